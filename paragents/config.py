@@ -1,0 +1,297 @@
+"""Runtime configuration: frozen, documented pydantic models and one loader with written precedence.
+
+Precedence, lowest to highest: built-in defaults < user file (``<config dir>/runtime_config.json``)
+< project file (``./runtime_config.json``) < environment (``PARAGENTS_BASE_URL``, ``PARAGENTS_MODEL``,
+``PARAGENTS_API_KEY`` / ``OPENAI_API_KEY``) < command-line flags. :func:`load_config` returns the
+effective config plus, for ``/show-config``, where each value came from.
+
+Errors are raised as :class:`ConfigError` with one readable message naming the file and field.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from paragents import paths
+
+CONFIG_FILENAME = "runtime_config.json"
+
+
+class ConfigError(Exception):
+    """A config file or value is invalid. ``str(err)`` is one readable message naming file and field."""
+
+
+class ModelSettings(BaseModel):
+    """Per-model settings, keyed by model name in ``RuntimeConfig.models``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    context_window: int = Field(8192, gt=0, description="Context window of the model, in tokens.")
+    input_price_per_mtok: float | None = Field(
+        None, ge=0, description="Price in USD per million prompt tokens, for cost display (optional)."
+    )
+    output_price_per_mtok: float | None = Field(
+        None, ge=0, description="Price in USD per million completion tokens, for cost display (optional)."
+    )
+
+
+class SharedResource(BaseModel):
+    """A named resource that sessions' commands share (e.g. ``port:8000``); two sessions running
+    commands that use the same resource at once conflict."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="Resource name shown to the user, e.g. 'port:8000' or 'uv.lock'.")
+    commands: tuple[str, ...] = Field(
+        description="Bash rule patterns (as in Bash(...) rules, '*' wildcards) of commands that use it."
+    )
+
+
+class RuntimeConfig(BaseModel):
+    """The effective runtime configuration (see ``runtime_config.example.json`` for every field)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = Field(
+        "http://127.0.0.1:8080/v1",
+        description="Base URL of the OpenAI-compatible API, up to and including /v1.",
+    )
+    model: str = Field("", description="Model name sent in each request (e.g. 'gpt-4o-mini', 'smollm2').")
+    api_key: SecretStr | None = Field(
+        None, description="API key. Prefer api_key_env; a key here requires the file to be mode 0600."
+    )
+    api_key_env: str | None = Field(
+        None, description="Name of the environment variable holding the API key (e.g. 'OPENAI_API_KEY')."
+    )
+    max_parallel_turns: int = Field(4, ge=1, le=64, description="How many sessions may run a turn at once.")
+    max_tool_rounds: int = Field(
+        25, ge=1, le=1000, description="Max model requests in one turn (the turn limit of the tool loop)."
+    )
+    connect_timeout: float = Field(10.0, gt=0, description="Seconds to wait for the TCP/TLS connection.")
+    read_timeout: float = Field(
+        120.0, gt=0, description="Seconds to wait for the first byte and between stream chunks."
+    )
+    max_retries: int = Field(3, ge=0, le=10, description="Retries on connect errors, 429 and 5xx.")
+    max_retry_wait: float = Field(
+        60.0, ge=0, description="Longest wait (seconds) honoured from Retry-After; longer is reported."
+    )
+    command_timeout: float = Field(120.0, gt=0, description="Default timeout of run_command, in seconds.")
+    max_output_chars: int = Field(
+        30000, gt=0, description="Cap on a tool result sent to the model, in characters."
+    )
+    default_context_window: int = Field(
+        8192, gt=0, description="Context window (tokens) for models not listed in 'models'."
+    )
+    compact_threshold: float = Field(
+        0.8, gt=0, le=1, description="Fraction of the context window at which to compact automatically."
+    )
+    models: dict[str, ModelSettings] = Field(default_factory=dict, description="Per-model settings.")
+    notify: bool = Field(False, description="Ring the bell / OSC 9 notification when a session waits.")
+    resources: tuple[SharedResource, ...] = Field((), description="Shared resources for conflict checks.")
+    extra_headers: dict[str, str] = Field(
+        default_factory=dict, description="Extra HTTP headers sent with every request (non-secret)."
+    )
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        parsed = urlparse(value)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ValueError("must be an http(s) URL such as http://127.0.0.1:8080/v1")
+        return value.rstrip("/")
+
+    def model_settings(self, model: str | None = None) -> ModelSettings:
+        """Return settings for ``model`` (default: the configured model), falling back to defaults."""
+        name = model or self.model
+        if name in self.models:
+            return self.models[name]
+        return ModelSettings(context_window=self.default_context_window)
+
+    def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        """Return the API key: ``api_key``, else ``$api_key_env``, else PARAGENTS_API_KEY / OPENAI_API_KEY.
+
+        Raises ConfigError when ``api_key_env`` names a variable that is not set."""
+        env = os.environ if env is None else env
+        if self.api_key is not None:
+            return self.api_key.get_secret_value()
+        if self.api_key_env:
+            value = env.get(self.api_key_env)
+            if not value:
+                raise ConfigError(
+                    f"api_key_env names ${self.api_key_env}, which is not set: export it or run /setup"
+                )
+            return value
+        return env.get("PARAGENTS_API_KEY") or env.get("OPENAI_API_KEY") or None
+
+
+def redact(secret: str | None) -> str:
+    """Return a secret shown safely: ``sk-…abcd`` (first 3 and last 4 chars at most), or '(none)'."""
+    if not secret:
+        return "(none)"
+    if len(secret) <= 8:
+        return "…" + secret[-2:]
+    return f"{secret[:3]}…{secret[-4:]}"
+
+
+@dataclass
+class LoadedConfig:
+    """The effective config and where each top-level field came from.
+
+    ``sources`` maps field name to 'default', a file path, 'env:NAME' or 'cli'. ``files`` lists the
+    files that were read, lowest precedence first."""
+
+    config: RuntimeConfig
+    sources: dict[str, str] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+
+def _format_validation(path: str, err: ValidationError) -> str:
+    parts = []
+    for e in err.errors():
+        loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            known = ", ".join(sorted(RuntimeConfig.model_fields))
+            msg = f"unknown key (known keys: {known})"
+        parts.append(f"{path}: field '{loc}': {msg}")
+    return "\n".join(parts)
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """Read one config file as a dict, validating it on its own.
+
+    Raises ConfigError naming the file (and line for JSON syntax errors, field for bad values)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: the top level must be a JSON object")
+    data.pop("$schema", None)
+    data = {k: v for k, v in data.items() if not k.startswith("//")}
+    try:
+        RuntimeConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(str(path), exc)) from exc
+    if "api_key" in data and data["api_key"] and os.name == "posix":
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            raise ConfigError(
+                f"{path}: holds an api_key but is readable by others (mode {mode:o}); run chmod 600 {path}"
+            )
+    return data
+
+
+def config_files(project_dir: Path) -> list[Path]:
+    """Return the existing config files to merge, lowest precedence first (user, then project)."""
+    found = []
+    user = paths.user_runtime_config_path()
+    if user.is_file():
+        found.append(user)
+    project = project_dir / CONFIG_FILENAME
+    if project.is_file() and project.resolve() != user.resolve():
+        found.append(project)
+    return found
+
+
+def load_config(
+    project_dir: Path,
+    cli: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> LoadedConfig:
+    """Load the effective config for ``project_dir``.
+
+    ``cli`` holds values given on the command line (e.g. ``{"base_url": ..., "model": ...}``; None values
+    are ignored). Raises ConfigError with a readable message on any bad file or value."""
+    env = os.environ if env is None else env
+    merged: dict[str, Any] = {}
+    sources: dict[str, str] = {}
+    files = config_files(project_dir)
+    for path in files:
+        data = read_config_file(path)
+        for key, value in data.items():
+            merged[key] = value
+            sources[key] = str(path)
+    for key, var in (("base_url", "PARAGENTS_BASE_URL"), ("model", "PARAGENTS_MODEL")):
+        if env.get(var):
+            merged[key] = env[var]
+            sources[key] = f"env:{var}"
+    for key, value in (cli or {}).items():
+        if value is not None:
+            merged[key] = value
+            sources[key] = "cli"
+    try:
+        config = RuntimeConfig.model_validate(merged)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation("effective config", exc)) from exc
+    for name in RuntimeConfig.model_fields:
+        sources.setdefault(name, "default")
+    if config.api_key is None and not config.api_key_env:
+        for var in ("PARAGENTS_API_KEY", "OPENAI_API_KEY"):
+            if env.get(var):
+                sources["api_key"] = f"env:{var}"
+                break
+    return LoadedConfig(config=config, sources=sources, files=files)
+
+
+def has_config(project_dir: Path) -> bool:
+    """Return True when a user or project runtime config file exists (else first-run setup is needed)."""
+    return bool(config_files(project_dir))
+
+
+def save_user_config(data: Mapping[str, Any], path: Path | None = None) -> Path:
+    """Validate ``data`` and write it as the user runtime config with mode 0600; return the path.
+
+    Raises ConfigError when ``data`` is not a valid config."""
+    target = path or paths.user_runtime_config_path()
+    clean = {k: v for k, v in data.items() if v not in (None, "", {}, [])}
+    try:
+        RuntimeConfig.model_validate(clean)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(str(target), exc)) from exc
+    paths.ensure_dir(target.parent)
+    tmp = target.with_suffix(".json.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(clean, fh, indent=2)
+        fh.write("\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, target)
+    return target
+
+
+def describe_config(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
+    """Return ``(field, shown value, source)`` rows for ``/show-config``; secrets are redacted."""
+    cfg = loaded.config
+    rows: list[tuple[str, str, str]] = []
+    for name in RuntimeConfig.model_fields:
+        value = getattr(cfg, name)
+        if name == "api_key":
+            try:
+                shown = redact(cfg.resolve_api_key(env))
+            except ConfigError as exc:
+                shown = f"(error: {exc})"
+        elif isinstance(value, BaseModel):
+            shown = json.dumps(value.model_dump(mode="json"))
+        elif isinstance(value, dict | tuple):
+            shown = json.dumps(
+                {k: (v.model_dump(mode="json") if isinstance(v, BaseModel) else v) for k, v in value.items()}
+                if isinstance(value, dict)
+                else [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
+            )
+        else:
+            shown = str(value)
+        rows.append((name, shown, loaded.sources.get(name, "default")))
+    return rows

@@ -1,0 +1,166 @@
+"""Core events: the one path by which the engine tells its clients (TUI, headless run, replay) what happened.
+
+Every event is a frozen dataclass carrying the ``session_id`` it belongs to. The engine calls an
+``EventSink`` (a plain callable); the TUI turns each event into a Textual Message, the headless
+runner prints it. Events are produced in order per session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from paragents.models import Message, SessionState, ToolCall, Usage
+
+ApprovalAnswer = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_with_note"]
+"""Answers to a permission ask (names follow the Agent Client Protocol, plus a session scope)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Base of all core events. ``session_id`` is the session's store id."""
+
+    session_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionStateChanged(Event):
+    """The session moved to ``state``; ``detail`` is a short human note (e.g. an error summary)."""
+
+    state: SessionState
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptQueued(Event):
+    """A prompt was queued; ``prompt_id`` identifies it for edit/remove; ``position`` is 0-based."""
+
+    prompt_id: str
+    text: str
+    position: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueChanged(Event):
+    """The session's queue of not-yet-started prompts is now ``prompts`` (list of (prompt_id, text))."""
+
+    prompts: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted(Event):
+    """A turn began for ``prompt`` (the user text)."""
+
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded(Event):
+    """A complete message was appended to the history (and stored). ``message`` is OpenAI-shaped."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    """A piece of answer text arrived from the model."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta(Event):
+    """A piece of reasoning (thinking) text arrived from the model."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRetry(Event):
+    """The request failed and will be retried after ``delay`` seconds; ``reason`` is readable."""
+
+    reason: str
+    delay: float
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted(Event):
+    """A tool call is about to run (after permission). ``summary`` is a one-line argument summary."""
+
+    call: ToolCall
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished(Event):
+    """A tool call ended. ``status`` is ok/error/denied/cancelled; ``output`` is the text sent back to
+    the model; ``diff`` is a unified diff for edits (or None)."""
+
+    call: ToolCall
+    status: Literal["ok", "error", "denied", "cancelled", "skipped"]
+    output: str
+    diff: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequested(Event):
+    """A tool call needs the user's answer. The UI shows it inline and resolves ``reply``.
+
+    - ``request_id``: unique id of this ask.
+    - ``call``: the tool call; ``summary``: one-line description of the exact call.
+    - ``reason``: why it asks (which rule or default).
+    - ``suggested_rules``: the rules "always allow" would store (editable by the user).
+    - ``reply``: a Future resolved with ``(answer, payload)`` where payload is the note for
+      ``reject_with_note`` or the edited rules (list[str]) for ``allow_always``, else None.
+    """
+
+    request_id: str
+    call: ToolCall
+    summary: str
+    reason: str
+    suggested_rules: tuple[str, ...]
+    reply: asyncio.Future[tuple[ApprovalAnswer, Any]] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionResolved(Event):
+    """The ask ``request_id`` was answered with ``answer`` (by ``by``: "user", "policy", "headless")."""
+
+    request_id: str
+    answer: str
+    by: str = "user"
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated(Event):
+    """Token totals changed. ``total`` is the session's cumulative usage; ``context_tokens`` the
+    size (tokens) of the next request's context; ``context_window`` the model's window (tokens)."""
+
+    total: Usage
+    context_tokens: int
+    context_window: int
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFinished(Event):
+    """A turn ended with ``status`` (completed/failed/cancelled); ``error`` is a readable message or None;
+    ``error_kind`` a short machine kind (auth, not_found, rate_limit, protocol, connection, ...)."""
+
+    status: Literal["completed", "failed", "cancelled"]
+    error: str | None = None
+    error_kind: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Notice(Event):
+    """A readable note for the session's transcript (level info/warning/error)."""
+
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+EventSink = Callable[[Event], None]
+"""A callable the engine calls with every event; it must not block (schedule work instead)."""
