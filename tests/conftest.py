@@ -1,0 +1,33 @@
+"""Shared test fixtures: every test runs with its own config and state dirs, never the real home."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+"""The workplace's shared/ folder (fixtures live in shared/fixtures); may be absent outside CI."""
+
+
+def shared_fixtures_dir() -> Path:
+    """Return ``shared/fixtures`` next to the repo, or ``tests/fixtures_shared`` (a vendored copy)."""
+    vendored = Path(__file__).resolve().parent / "fixtures_shared"
+    if vendored.is_dir():
+        return vendored
+    return SHARED / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Point config, state, managed-settings and HOME at a fresh temp dir; clear key env vars."""
+    root = tmp_path_factory.mktemp("paragents-home")
+    monkeypatch.setenv("HOME", str(root / "home"))
+    monkeypatch.setenv("PARAGENTS_CONFIG_DIR", str(root / "config"))
+    monkeypatch.setenv("PARAGENTS_STATE_DIR", str(root / "state"))
+    monkeypatch.setenv("PARAGENTS_MANAGED_SETTINGS", str(root / "managed" / "managed-permissions.json"))
+    for var in ("OPENAI_API_KEY", "PARAGENTS_API_KEY", "PARAGENTS_BASE_URL", "PARAGENTS_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    (root / "home").mkdir()
+    yield root
