@@ -1,0 +1,100 @@
+"""``paragents sessions list | show NAME | export NAME --format md|json``: read persisted sessions."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
+
+
+def transcript_markdown(name: str, messages: list[dict[str, Any]]) -> str:
+    """Return a session's messages as a Markdown document (user, assistant, tool calls and results)."""
+    lines = [f"# Session {name}", ""]
+    for msg in messages:
+        role = msg.get("role")
+        if role == "user":
+            lines += ["## User", "", str(msg.get("content") or ""), ""]
+        elif role == "assistant":
+            lines += ["## Assistant" + (" (incomplete)" if msg.get("incomplete") else ""), ""]
+            if msg.get("reasoning_content"):
+                lines += ["> " + line for line in str(msg["reasoning_content"]).splitlines()] + [""]
+            if msg.get("content"):
+                lines += [str(msg["content"]), ""]
+            for call in msg.get("tool_calls") or []:
+                fn = call.get("function", {})
+                lines += [f"**tool call** `{fn.get('name')}` `{fn.get('arguments')}`", ""]
+        elif role == "tool":
+            lines += [
+                f"**tool result** ({msg.get('tool_call_id')}):",
+                "",
+                "```",
+                str(msg.get("content")),
+                "```",
+                "",
+            ]
+    return "\n".join(lines)
+
+
+async def run_sessions(args: Any) -> int:
+    """Run a ``sessions`` subcommand; return the exit code (2 when the session does not exist)."""
+    from paragents import paths
+    from paragents.store import Store
+
+    project_dir = Path(args.dir or ".").expanduser().resolve()
+    console = Console(highlight=False)
+    db = paths.db_path()
+    if not db.exists():
+        console.print("no sessions yet (no store at " + str(db) + ")")
+        return 0 if args.sessions_command == "list" else 2
+    store = await Store.open(db)
+    try:
+        if args.sessions_command == "list":
+            recs = await store.list_sessions(None if getattr(args, "all", False) else project_dir)
+            table = Table("name", "state", "model", "messages", "tokens", "updated", "open", "project")
+            for r in recs:
+                count = await store.count_messages(r.id)
+                table.add_row(
+                    r.name,
+                    r.state,
+                    r.model,
+                    str(count),
+                    str(r.usage.total_tokens),
+                    _when(r.updated_at),
+                    "yes" if r.is_open else "",
+                    str(r.project_dir),
+                )
+            console.print(table)
+            return 0
+        rec = await store.find_session(project_dir, args.name)
+        if rec is None:
+            print(f"paragents sessions: no session named {args.name!r} in {project_dir}", file=sys.stderr)
+            return 2
+        stored = await store.load_messages(rec.id)
+        messages = []
+        for s in stored:
+            m = dict(s.message)
+            if not s.complete:
+                m["incomplete"] = True
+            messages.append(m)
+        if args.sessions_command == "export" and args.format == "json":
+            print(
+                json.dumps(
+                    {"session": rec.name, "model": rec.model, "messages": messages},
+                    indent=2,
+                    ensure_ascii=False,
+                )
+            )
+        else:
+            print(transcript_markdown(rec.name, messages))
+        return 0
+    finally:
+        await store.close()

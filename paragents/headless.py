@@ -1,0 +1,198 @@
+"""``paragents run``: one prompt through the same engine and store as the TUI, without the TUI.
+
+Output: the reply streams to stdout rendered with rich (or, with ``--json``, one JSON object at the end:
+``{"session", "status", "messages", "usage", "error"}``). Asks are answered on the command line with a
+prompt-toolkit prompt when stdin is a terminal; without a terminal an ask becomes a denial saying so.
+Exit codes: 0 done, 1 runtime failure, 2 config or auth, 3 endpoint protocol error, 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from paragents import events as ev
+from paragents.models import TurnStatus, Usage
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_CONFIG = 2
+EXIT_PROTOCOL = 3
+EXIT_CANCELLED = 130
+
+_CONFIG_KINDS = {"auth", "forbidden", "not_found", "config"}
+_PROTOCOL_KINDS = {"protocol"}
+
+
+def exit_code_for(status: str, error_kind: str | None) -> int:
+    """Map a turn's status and error kind to the documented exit code."""
+    if status == TurnStatus.COMPLETED:
+        return EXIT_OK
+    if status == TurnStatus.CANCELLED:
+        return EXIT_CANCELLED
+    if error_kind in _CONFIG_KINDS:
+        return EXIT_CONFIG
+    if error_kind in _PROTOCOL_KINDS:
+        return EXIT_PROTOCOL
+    return EXIT_FAILURE
+
+
+class HeadlessSink:
+    """Event sink for ``paragents run``: prints the stream (unless ``json_mode``) and answers asks."""
+
+    def __init__(self, console: Console, *, json_mode: bool, interactive: bool) -> None:
+        self.console = console
+        self.json_mode = json_mode
+        self.interactive = interactive
+        self._in_reasoning = False
+        self._ask_lock = asyncio.Lock()
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.PermissionRequested):
+            asyncio.get_running_loop().create_task(self._answer(event))
+            return
+        if self.json_mode:
+            return
+        out = self.console
+        if isinstance(event, ev.ReasoningDelta):
+            if not self._in_reasoning:
+                out.print("[dim italic]thinking: [/]", end="")
+                self._in_reasoning = True
+            out.print(escape(event.text), style="dim italic", end="", markup=False, highlight=False)
+        elif isinstance(event, ev.TextDelta):
+            if self._in_reasoning:
+                out.print()
+                self._in_reasoning = False
+            out.print(event.text, end="", markup=False, highlight=False)
+        elif isinstance(event, ev.ToolCallStarted):
+            out.print()
+            out.print(f"[bold cyan]⏵ {escape(event.summary)}[/]")
+        elif isinstance(event, ev.ToolCallFinished):
+            first = event.output.splitlines()[0] if event.output else ""
+            style = "green" if event.status == "ok" else "red"
+            out.print(f"[{style}]  {event.status}[/] [dim]{escape(first[:120])}[/]")
+        elif isinstance(event, ev.Notice):
+            style = {"info": "dim", "warning": "yellow", "error": "bold red"}[event.level]
+            out.print()
+            out.print(f"[{style}]{escape(event.text)}[/]")
+        elif isinstance(event, ev.TurnFinished):
+            out.print()
+
+    async def _answer(self, event: ev.PermissionRequested) -> None:
+        if not self.interactive:
+            if not event.reply.done():
+                event.reply.set_result(
+                    ("reject_once", {"headless": True, "reason": f"no terminal to ask ({event.reason})"})
+                )
+            return
+        async with self._ask_lock:
+            answer = await self._prompt(event)
+        if not event.reply.done():
+            event.reply.set_result(answer)
+
+    async def _prompt(self, event: ev.PermissionRequested) -> tuple[ev.ApprovalAnswer, Any]:
+        from prompt_toolkit import PromptSession
+
+        out = self.console
+        out.print()
+        out.print(f"[bold yellow]Allow {escape(event.summary)}?[/] [dim]{escape(event.reason)}[/]")
+        rules = ", ".join(event.suggested_rules) or "(none)"
+        out.print(
+            "  [bold]y[/] allow once  [bold]s[/] allow for this session  "
+            f"[bold]a[/] always allow ({escape(rules)})  [bold]n[/] deny  [bold]d[/] deny with a note"
+        )
+        session: PromptSession[str] = PromptSession()
+        while True:
+            choice = (await session.prompt_async("> ")).strip().lower()
+            if choice in ("y", "yes"):
+                return ("allow_once", None)
+            if choice == "s":
+                return ("allow_session", None)
+            if choice == "a":
+                edited = await session.prompt_async("rules to store (comma separated): ", default=rules)
+                return ("allow_always", [r.strip() for r in edited.split(",") if r.strip()])
+            if choice in ("n", "no"):
+                return ("reject_once", None)
+            if choice == "d":
+                note = await session.prompt_async("note to the model: ")
+                return ("reject_with_note", {"note": note})
+            out.print("answer y, s, a, n or d")
+
+
+async def run_headless(args: Any) -> int:
+    """Run ``paragents run`` with parsed ``args``; return the exit code (never raises for user errors)."""
+    from paragents.config import ConfigError, has_config
+    from paragents.runtime import Runtime, SessionError
+
+    console = Console(stderr=False, highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False)
+    project_dir = Path(args.dir or ".").expanduser().resolve()
+    if not project_dir.is_dir():
+        err.print(f"paragents run: --dir {project_dir} is not a directory")
+        return EXIT_CONFIG
+    if not has_config(project_dir) and not args.endpoint:
+        err.print(
+            "paragents run: no runtime_config.json found. Run `paragents` once for setup, or pass "
+            "--endpoint URL and --model NAME (the key then comes from PARAGENTS_API_KEY or OPENAI_API_KEY)."
+        )
+        return EXIT_CONFIG
+    overrides: dict[str, Any] = {"base_url": args.endpoint, "model": args.model}
+    if args.max_turns is not None:
+        overrides["max_tool_rounds"] = args.max_turns
+    try:
+        runtime = await Runtime.create(project_dir, cli_overrides=overrides, cli_rules=args.cli_rules)
+    except ConfigError as exc:
+        err.print(f"paragents run: config error: {exc}")
+        return EXIT_CONFIG
+    except Exception as exc:  # PolicyError and friends: fail closed with the message
+        err.print(f"paragents run: {exc}")
+        return EXIT_CONFIG
+    if not runtime.config.model:
+        err.print("paragents run: no model configured: pass --model NAME or run /setup")
+        await runtime.shutdown()
+        return EXIT_CONFIG
+    sink = HeadlessSink(console, json_mode=args.json, interactive=sys.stdin.isatty() and not args.json)
+    runtime.set_sink(sink)
+    status, error, kind = "failed", None, None
+    messages: list[dict[str, Any]] = []
+    usage = Usage()
+    name = args.session or "run"
+    try:
+        try:
+            view, _created = await runtime.attach_session(
+                name, model=args.model, workdir=project_dir, mode=args.mode
+            )
+        except SessionError as exc:
+            err.print(f"paragents run: {exc}")
+            return EXIT_CONFIG
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, lambda: runtime.cancel(view.id))
+        runtime.submit(view.id, args.prompt)
+        await runtime.wait_idle(view.id)
+        result = view.last_result
+        if result is not None:
+            status = result.status.value
+            error, kind = result.error, result.error_kind
+            messages = result.messages
+            usage = result.usage
+    finally:
+        await runtime.shutdown()
+    if args.json:
+        out = {
+            "session": name,
+            "status": status,
+            "messages": [{k: v for k, v in m.items() if k != "incomplete"} for m in messages],
+            "usage": usage.to_dict(),
+            "error": None if error is None else {"kind": kind or "error", "message": error},
+        }
+        print(json.dumps(out, ensure_ascii=False))
+    elif error:
+        err.print(f"[red]{escape(error)}[/]")
+    return exit_code_for(status, kind)

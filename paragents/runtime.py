@@ -1,0 +1,440 @@
+"""The runtime: the one facade every client (TUI, ``paragents run``, replay, demo) drives.
+
+It owns the config, the store, the policy, the chat client, the scheduler and one ``Agent`` per open
+session. Clients call its methods ("attributes down") and receive every core event through the one
+sink set with :meth:`Runtime.set_sink` ("messages up"). Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from paragents import events as ev
+from paragents.agent import Agent, TurnResult
+from paragents.config import ConfigError, LoadedConfig, describe_config, load_config
+from paragents.memory import build_system_prompt, load_instructions
+from paragents.models import Message, SessionState, TurnStatus, Usage
+from paragents.scheduler import QueuedPrompt, Scheduler
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+_NAME_RE = re.compile(r"^[\w.\-]{1,40}$")
+
+
+class SessionError(Exception):
+    """A runtime command could not be done (bad session name, unknown session...). ``str()`` is readable."""
+
+
+@dataclass
+class SessionView:
+    """Live state of one open session, shared by the runtime, its agent and the clients (read-only for them).
+
+    ``messages`` is the current conversation for display (OpenAI-shaped, system prompt excluded; a
+    partial reply kept after a failure carries ``"incomplete": True``). ``queue`` holds prompts not yet
+    started. ``pending`` maps request ids to unanswered permission asks. Token counts are in tokens."""
+
+    id: str
+    name: str
+    model: str
+    mode: str
+    workdir: Path
+    state: SessionState = SessionState.IDLE
+    usage: Usage = field(default_factory=Usage)
+    context_tokens: int = 0
+    context_window: int = 8192
+    queue: list[QueuedPrompt] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    pending: dict[str, ev.PermissionRequested] = field(default_factory=dict)
+    session_rules: list[str] = field(default_factory=list)
+    last_result: TurnResult | None = None
+
+
+class Runtime:
+    """Facade over the engine for one project directory. Build it with :meth:`create`."""
+
+    def __init__(self, project_dir: Path, loaded: LoadedConfig, store: Any, policy: Any, client: Any) -> None:
+        from paragents.tools.registry import default_registry
+
+        self.project_dir = project_dir
+        self.loaded = loaded
+        self.store = store
+        self.policy = policy
+        self.client = client
+        self.tools = default_registry()
+        self.sessions: dict[str, SessionView] = {}
+        self.agents: dict[str, Agent] = {}
+        self.notes: list[str] = []
+        self._sink: ev.EventSink | None = None
+        self._buffer: list[ev.Event] = []
+        self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
+        self.turn_done: dict[str, asyncio.Event] = {}
+
+    # -- construction --------------------------------------------------------------------------------
+    @classmethod
+    async def create(
+        cls,
+        project_dir: Path,
+        *,
+        cli_overrides: Mapping[str, Any] | None = None,
+        db_path: Path | None = None,
+        cli_rules: dict[str, list[str]] | None = None,
+        env: Mapping[str, str] | None = None,
+        client: Any = None,
+    ) -> Runtime:
+        """Load config and policy for ``project_dir``, open the store, build the chat client.
+
+        ``cli_overrides`` are config values from the command line; ``cli_rules`` permission rules from
+        ``--allow/--ask/--deny``. Raises ConfigError (bad config or missing key env var) or
+        PolicyError (unreadable permission files: the runtime fails closed)."""
+        from paragents import paths
+        from paragents.llm import ChatClient
+        from paragents.permissions import Policy
+        from paragents.store import Store
+
+        project_dir = project_dir.resolve()
+        loaded = load_config(project_dir, cli_overrides, env)
+        policy = Policy.load(project_dir, cli_rules=cli_rules)
+        cfg = loaded.config
+        if client is None:
+            client = ChatClient(
+                cfg.base_url,
+                cfg.resolve_api_key(env),
+                connect_timeout=cfg.connect_timeout,
+                read_timeout=cfg.read_timeout,
+                max_retries=cfg.max_retries,
+                max_retry_wait=cfg.max_retry_wait,
+                extra_headers=dict(cfg.extra_headers),
+            )
+        store = await Store.open(db_path or paths.db_path())
+        runtime = cls(project_dir, loaded, store, policy, client)
+        if getattr(store, "recovery_note", None):
+            runtime.notes.append(store.recovery_note)
+        runtime.notes.extend(await store.recover_interrupted(os.getpid()))
+        return runtime
+
+    @property
+    def config(self) -> Any:
+        """The effective ``RuntimeConfig``."""
+        return self.loaded.config
+
+    def set_sink(self, sink: ev.EventSink) -> None:
+        """Set the one callable that receives every core event (events before this are replayed)."""
+        self._sink = sink
+        buffered, self._buffer = self._buffer, []
+        for event in buffered:
+            sink(event)
+
+    def emit(self, event: ev.Event) -> None:
+        """Update session views from ``event`` and pass it to the sink."""
+        view = self.sessions.get(event.session_id)
+        if view is not None:
+            if isinstance(event, ev.PermissionRequested):
+                view.pending[event.request_id] = event
+            elif isinstance(event, ev.PermissionResolved):
+                view.pending.pop(event.request_id, None)
+            elif isinstance(event, ev.MessageAdded):
+                view.messages.append(event.message)
+        if self._sink is None:
+            self._buffer.append(event)
+        else:
+            self._sink(event)
+
+    # -- sessions ------------------------------------------------------------------------------------
+    def _context_window(self, model: str) -> int:
+        return int(self.config.model_settings(model).context_window)
+
+    async def _open_view(self, rec: Any) -> SessionView:
+        view = SessionView(
+            id=rec.id,
+            name=rec.name,
+            model=rec.model,
+            mode=rec.mode,
+            workdir=Path(rec.workdir),
+            state=SessionState(rec.state)
+            if rec.state in SessionState._value2member_map_
+            else SessionState.IDLE,
+            usage=rec.usage,
+            context_tokens=rec.last_prompt_tokens,
+            context_window=self._context_window(rec.model),
+            session_rules=list(rec.session_rules),
+        )
+        if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
+            view.state = SessionState.INTERRUPTED
+        history = await self.store.load_history(rec.id)
+        for stored in await self.store.load_messages(rec.id):
+            msg = dict(stored.message)
+            if not stored.complete:
+                msg["incomplete"] = True
+            view.messages.append(msg)
+        self.sessions[rec.id] = view
+        self.agents[rec.id] = Agent(
+            session=view,
+            client=self.client,
+            tools=self.tools,
+            policy=self.policy,
+            store=self.store,
+            config=self.config,
+            emit=self.emit,
+            system_prompt=lambda v=view: self._system_prompt(v),
+            history=history,
+        )
+        self.turn_done[rec.id] = asyncio.Event()
+        self.turn_done[rec.id].set()
+        return view
+
+    def _system_prompt(self, view: SessionView) -> str:
+        return build_system_prompt(
+            workdir=view.workdir, instructions=load_instructions(self.project_dir, view.workdir)
+        )
+
+    async def restore(self) -> list[SessionView]:
+        """Open the sessions that were open last time in this project (in panel order); return them."""
+        for rec in await self.store.list_sessions(self.project_dir, open_only=True):
+            if rec.id not in self.sessions:
+                await self._open_view(rec)
+        return list(self.sessions.values())
+
+    def _unique_name(self, base: str, taken: set[str]) -> str:
+        if base not in taken:
+            return base
+        n = 2
+        while f"{base}-{n}" in taken:
+            n += 1
+        return f"{base}-{n}"
+
+    async def new_session(
+        self,
+        name: str | None = None,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        open_panel: bool = True,
+    ) -> SessionView:
+        """Create, persist and open a new session; return its view (``open_panel``: shown in the TUI).
+
+        Raises SessionError for a bad name, an unknown mode or a workdir that is not a directory."""
+        taken = {r.name for r in await self.store.list_sessions(self.project_dir)}
+        if name is not None and not _NAME_RE.match(name):
+            raise SessionError(f"bad session name {name!r}: use 1-40 letters, digits, '.', '_' or '-'")
+        if name is not None and name in taken:
+            raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
+        name = name or self._unique_name(f"s{len(taken) + 1}", taken)
+        wd = (workdir or self.project_dir).expanduser()
+        if not wd.is_absolute():
+            wd = (self.project_dir / wd).resolve()
+        if not wd.is_dir():
+            raise SessionError(f"--dir {wd} is not a directory")
+        mode = mode or getattr(self.policy, "default_mode", None) or "default"
+        if mode not in PERMISSION_MODES:
+            raise SessionError(f"unknown mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+        rec = await self.store.create_session(
+            name=name, project_dir=self.project_dir, workdir=wd, model=model or self.config.model, mode=mode
+        )
+        if open_panel:
+            await self.store.update_session(rec.id, is_open=True, position=len(self.sessions))
+        view = await self._open_view(await self.store.get_session(rec.id))
+        self.emit(ev.SessionStateChanged(view.id, view.state, "created"))
+        return view
+
+    def _view(self, sid: str) -> SessionView:
+        try:
+            return self.sessions[sid]
+        except KeyError:
+            raise SessionError(f"no open session with id {sid}") from None
+
+    async def close_session(self, sid: str) -> None:
+        """Cancel the session's turn, drop its queue and close its panel; it stays in history."""
+        self._view(sid)
+        await self.scheduler.drop(sid)
+        await self.store.update_session(sid, is_open=False, state=SessionState.IDLE.value)
+        self.sessions.pop(sid, None)
+        self.agents.pop(sid, None)
+        self.turn_done.pop(sid, None)
+
+    async def reopen_session(self, sid: str) -> SessionView:
+        """Open a persisted session again (no-op when open); return its view. Raises SessionError."""
+        if sid in self.sessions:
+            return self.sessions[sid]
+        rec = await self.store.get_session(sid)
+        if rec is None:
+            raise SessionError(f"no session with id {sid}")
+        await self.store.update_session(sid, is_open=True, position=len(self.sessions))
+        return await self._open_view(await self.store.get_session(sid))
+
+    async def attach_session(
+        self, name: str, *, model: str | None = None, workdir: Path | None = None, mode: str | None = None
+    ) -> tuple[SessionView, bool]:
+        """Open the session ``name`` of this project for a headless run, creating it when missing.
+
+        Returns ``(view, created)``. An existing session keeps its history; ``model``/``mode`` given
+        here apply to it from now on. Does not change which sessions the TUI shows."""
+        rec = await self.store.find_session(self.project_dir, name)
+        if rec is None:
+            view = await self.new_session(name, model=model, workdir=workdir, mode=mode, open_panel=False)
+            return view, True
+        view = self.sessions.get(rec.id) or await self._open_view(rec)
+        if model and model != view.model:
+            await self.set_model(view.id, model)
+        if mode and mode != view.mode:
+            await self.set_mode(view.id, mode)
+        return view, False
+
+    async def rename_session(self, sid: str, name: str) -> None:
+        """Rename a session. Raises SessionError on a bad or taken name."""
+        view = self._view(sid)
+        if not _NAME_RE.match(name):
+            raise SessionError(f"bad session name {name!r}: use 1-40 letters, digits, '.', '_' or '-'")
+        try:
+            await self.store.update_session(sid, name=name)
+        except Exception as exc:
+            raise SessionError(str(exc)) from exc
+        view.name = name
+        self.emit(ev.SessionStateChanged(sid, view.state, f"renamed to {name}"))
+
+    async def set_model(self, sid: str, model: str) -> None:
+        """Use ``model`` for the session's next requests."""
+        view = self._view(sid)
+        await self.store.update_session(sid, model=model)
+        view.model = model
+        view.context_window = self._context_window(model)
+        self.emit(ev.SessionStateChanged(sid, view.state, f"model {model}"))
+
+    async def set_mode(self, sid: str, mode: str) -> None:
+        """Set the session's permission mode. Raises SessionError for an unknown mode."""
+        if mode not in PERMISSION_MODES:
+            raise SessionError(f"unknown mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
+        view = self._view(sid)
+        await self.store.update_session(sid, mode=mode)
+        view.mode = mode
+        self.emit(ev.SessionStateChanged(sid, view.state, f"mode {mode}"))
+
+    async def clear_session(self, sid: str) -> None:
+        """Start a new conversation in the session (the old one stays in the store's history)."""
+        view = self._view(sid)
+        if self.scheduler.is_running(sid):
+            raise SessionError("the session is running a turn: cancel it (Esc) before /clear")
+        await self.store.new_conversation(sid)
+        view.messages.clear()
+        view.context_tokens = 0
+        self.agents[sid].history.clear()
+        self.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
+
+    async def list_sessions(self) -> list[Any]:
+        """Return every persisted session of the project (store ``SessionRecord``s)."""
+        return list(await self.store.list_sessions(self.project_dir))
+
+    async def find_session(self, name: str) -> Any:
+        """Return the persisted session named ``name`` in this project, or None."""
+        return await self.store.find_session(self.project_dir, name)
+
+    # -- prompts --------------------------------------------------------------------------------------
+    def submit(self, sid: str, text: str) -> str:
+        """Queue ``text`` for the session (it starts when the session and a slot are free); return its id."""
+        self._view(sid)
+        self.turn_done[sid].clear()
+        prompt = self.scheduler.submit(sid, text)
+        if self.scheduler.queue(sid) and any(p.id == prompt.id for p in self.scheduler.queue(sid)):
+            pos = [p.id for p in self.scheduler.queue(sid)].index(prompt.id)
+            self.emit(ev.PromptQueued(sid, prompt.id, text, pos))
+        return prompt.id
+
+    def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
+        """Change a queued prompt that has not started; False when it already started or is gone."""
+        return self.scheduler.edit(sid, prompt_id, text)
+
+    def remove_queued(self, sid: str, prompt_id: str) -> bool:
+        """Remove a queued prompt that has not started; False when it already started or is gone."""
+        return self.scheduler.remove(sid, prompt_id)
+
+    def cancel(self, sid: str) -> bool:
+        """Cancel the session's running turn (stops the stream and kills a running command)."""
+        return self.scheduler.cancel(sid)
+
+    async def wait_idle(self, sid: str | None = None) -> None:
+        """Wait until ``sid`` (or every session) has no running turn and no queued prompt."""
+        if sid is None:
+            await self.scheduler.wait_idle()
+        else:
+            await self.turn_done[sid].wait()
+
+    def _queue_changed(self, sid: str) -> None:
+        view = self.sessions.get(sid)
+        if view is None:
+            return
+        view.queue = self.scheduler.queue(sid)
+        running = self.scheduler.is_running(sid)
+        if not running and view.queue and view.state not in (SessionState.QUEUED,):
+            view.state = SessionState.QUEUED
+            self.emit(ev.SessionStateChanged(sid, view.state, "waiting for a free slot"))
+        self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in view.queue)))
+        if not running and not view.queue:
+            done = self.turn_done.get(sid)
+            if done:
+                done.set()
+
+    async def _run_prompt(self, sid: str, prompt: QueuedPrompt) -> None:
+        agent = self.agents.get(sid)
+        view = self.sessions.get(sid)
+        if agent is None or view is None:
+            return
+        await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
+        try:
+            view.last_result = await agent.run_turn(prompt.text)
+        except asyncio.CancelledError:
+            view.last_result = TurnResult(status=TurnStatus.CANCELLED)
+        finally:
+            if sid in self.sessions:
+                await self.store.update_session(
+                    sid, state=view.state.value, last_prompt_tokens=view.context_tokens
+                )
+
+    # -- config ---------------------------------------------------------------------------------------
+    def config_rows(self) -> list[tuple[str, str, str]]:
+        """Return ``(field, redacted value, source)`` rows of the effective config for /show-config."""
+        return describe_config(self.loaded)
+
+    async def reload_config(self) -> None:
+        """Re-read the config files (after /setup) and rebuild the chat client. Raises ConfigError."""
+        from paragents.llm import ChatClient
+
+        loaded = load_config(self.project_dir)
+        cfg = loaded.config
+        client = ChatClient(
+            cfg.base_url,
+            cfg.resolve_api_key(),
+            connect_timeout=cfg.connect_timeout,
+            read_timeout=cfg.read_timeout,
+            max_retries=cfg.max_retries,
+            max_retry_wait=cfg.max_retry_wait,
+            extra_headers=dict(cfg.extra_headers),
+        )
+        old = self.client
+        self.loaded = loaded
+        self.client = client
+        self.scheduler.max_parallel = cfg.max_parallel_turns
+        for agent in self.agents.values():
+            agent.client = client
+            agent.config = cfg
+        for view in self.sessions.values():
+            if not view.model:
+                view.model = cfg.model
+        await old.aclose()
+
+    async def shutdown(self) -> None:
+        """Cancel running turns, mark open sessions idle, close the client and the store."""
+        await self.scheduler.shutdown()
+        for sid, view in list(self.sessions.items()):
+            if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
+                view.state = SessionState.IDLE
+            await self.store.update_session(sid, state=view.state.value)
+        await self.client.aclose()
+        await self.store.close()
+
+
+__all__ = ["PERMISSION_MODES", "ConfigError", "Runtime", "SessionError", "SessionView"]

@@ -1,0 +1,165 @@
+"""Per-session FIFO prompt queues under one global cap on concurrent turns.
+
+The scheduler owns the asyncio tasks that run turns. A prompt submitted to a session that is busy,
+or while ``max_parallel`` turns already run, waits in that session's queue (visible, editable and
+removable until it starts). When a slot frees, the oldest waiting prompt of a session that is not
+running starts (FIFO across sessions by submit order), so one chatty session cannot starve others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class QueuedPrompt:
+    """A prompt waiting to start. ``id`` is a short unique id; ``seq`` the global submit order."""
+
+    id: str
+    text: str
+    seq: int = 0
+
+
+RunTurn = Callable[[str, QueuedPrompt], Awaitable[None]]
+"""Coroutine function run for each prompt: ``run(session_id, prompt)``."""
+
+
+@dataclass
+class _SessionQueue:
+    prompts: list[QueuedPrompt] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+class Scheduler:
+    """Runs turns with at most ``max_parallel`` at a time.
+
+    ``run`` is awaited for each started prompt; ``on_change(session_id)`` is called (synchronously)
+    whenever a session's queue or running state changes, so the owner can emit events."""
+
+    def __init__(self, max_parallel: int, run: RunTurn, on_change: Callable[[str], None]) -> None:
+        if max_parallel < 1:
+            raise ValueError("max_parallel must be >= 1")
+        self.max_parallel = max_parallel
+        self._run = run
+        self._on_change = on_change
+        self._sessions: dict[str, _SessionQueue] = {}
+        self._seq = itertools.count()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # -- queries -------------------------------------------------------------------------------
+    def queue(self, session_id: str) -> list[QueuedPrompt]:
+        """Return a copy of the session's waiting prompts, oldest first."""
+        sq = self._sessions.get(session_id)
+        return list(sq.prompts) if sq else []
+
+    def is_running(self, session_id: str) -> bool:
+        """Return True while a turn of ``session_id`` runs."""
+        sq = self._sessions.get(session_id)
+        return bool(sq and sq.task and not sq.task.done())
+
+    @property
+    def running_count(self) -> int:
+        """Number of turns running now."""
+        return sum(1 for sq in self._sessions.values() if sq.task and not sq.task.done())
+
+    def waiting_sessions(self) -> list[str]:
+        """Return ids of sessions with prompts waiting for a slot, in the order they would start."""
+        heads = [
+            (sq.prompts[0].seq, sid)
+            for sid, sq in self._sessions.items()
+            if sq.prompts and not (sq.task and not sq.task.done())
+        ]
+        return [sid for _, sid in sorted(heads)]
+
+    # -- commands --------------------------------------------------------------------------------
+    def submit(self, session_id: str, text: str) -> QueuedPrompt:
+        """Queue ``text`` for ``session_id`` and start it at once when a slot is free; return it."""
+        prompt = QueuedPrompt(id=uuid.uuid4().hex[:8], text=text, seq=next(self._seq))
+        self._sessions.setdefault(session_id, _SessionQueue()).prompts.append(prompt)
+        self._on_change(session_id)
+        self._pump()
+        return prompt
+
+    def edit(self, session_id: str, prompt_id: str, text: str) -> bool:
+        """Replace the text of a prompt that has not started; return False when it is gone."""
+        for p in self._sessions.get(session_id, _SessionQueue()).prompts:
+            if p.id == prompt_id:
+                p.text = text
+                self._on_change(session_id)
+                return True
+        return False
+
+    def remove(self, session_id: str, prompt_id: str) -> bool:
+        """Remove a prompt that has not started; return False when it is gone (already started)."""
+        sq = self._sessions.get(session_id)
+        if not sq:
+            return False
+        for i, p in enumerate(sq.prompts):
+            if p.id == prompt_id:
+                del sq.prompts[i]
+                self._on_change(session_id)
+                return True
+        return False
+
+    def cancel(self, session_id: str) -> bool:
+        """Cancel the running turn of ``session_id`` (queued prompts stay); return True if one ran."""
+        sq = self._sessions.get(session_id)
+        if sq and sq.task and not sq.task.done():
+            sq.task.cancel()
+            return True
+        return False
+
+    async def drop(self, session_id: str) -> None:
+        """Forget a session: clear its queue, cancel its turn and wait for the turn to end."""
+        sq = self._sessions.pop(session_id, None)
+        if not sq:
+            return
+        sq.prompts.clear()
+        if sq.task and not sq.task.done():
+            sq.task.cancel()
+            await asyncio.gather(sq.task, return_exceptions=True)
+
+    async def wait_idle(self) -> None:
+        """Wait until no turn runs and no prompt waits."""
+        await self._idle.wait()
+
+    async def shutdown(self) -> None:
+        """Cancel every turn and clear every queue; wait for the tasks to end."""
+        tasks = []
+        for sq in self._sessions.values():
+            sq.prompts.clear()
+            if sq.task and not sq.task.done():
+                sq.task.cancel()
+                tasks.append(sq.task)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- internals -------------------------------------------------------------------------------
+    def _pump(self) -> None:
+        for sid in self.waiting_sessions():
+            if self.running_count >= self.max_parallel:
+                break
+            sq = self._sessions[sid]
+            prompt = sq.prompts.pop(0)
+            sq.task = asyncio.create_task(self._run_one(sid, prompt), name=f"turn-{sid}-{prompt.id}")
+            self._on_change(sid)
+        busy = self.running_count > 0 or any(sq.prompts for sq in self._sessions.values())
+        if busy:
+            self._idle.clear()
+        else:
+            self._idle.set()
+
+    async def _run_one(self, session_id: str, prompt: QueuedPrompt) -> None:
+        try:
+            await self._run(session_id, prompt)
+        finally:
+            sq = self._sessions.get(session_id)
+            if sq and sq.task is asyncio.current_task():
+                sq.task = None
+            self._on_change(session_id)
+            # Start the next prompts on the next loop iteration (this task is still finishing).
+            asyncio.get_running_loop().call_soon(self._pump)
