@@ -329,7 +329,8 @@ class ChatClient:
                         if certain or error.kind != "context_length":
                             raise _Fallback(error, certain)
                     if response.status_code in RETRY_STATUSES:
-                        raise _Retry(error, f"{error.kind.replace('_', ' ')} ({response.status_code})")
+                        what = "rate limited" if response.status_code == 429 else "server error"
+                        raise _Retry(error, f"{what} ({response.status_code})")
                     raise error
                 try:
                     return await self._read_reply(response, url, assembler, reads, deliver)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from paragents.llm.errors import ErrorKind, LLMError, kind_for_status, quote
 from paragents.models import AssembledReply, ToolCall, Usage
@@ -29,6 +29,7 @@ from paragents.models import AssembledReply, ToolCall, Usage
 class TextDelta:
     """A piece of answer text, in arrival order."""
 
+    kind: ClassVar[str] = "text"
     text: str
 
 
@@ -36,6 +37,7 @@ class TextDelta:
 class ReasoningDelta:
     """A piece of thinking text (``reasoning_content`` / ``reasoning``), in arrival order."""
 
+    kind: ClassVar[str] = "reasoning"
     text: str
 
 
@@ -45,6 +47,7 @@ class ToolCallDelta:
     order), ``name`` the name known so far ("" if none yet), ``fragment`` the argument text just
     received and ``arguments_chars`` the length of all argument text so far (characters)."""
 
+    kind: ClassVar[str] = "tool_call"
     position: int
     name: str
     fragment: str
