@@ -1,0 +1,270 @@
+"""Bash-family tool: ``run_command``, a ``bash -c`` command in the session's working directory.
+
+The command runs in a new session (so in its own process group) with stdin from /dev/null and
+stdout+stderr captured together through one pipe. On timeout or cancellation the whole process
+group is signalled: SIGTERM, then SIGKILL after a grace period. API keys and tokens are removed
+from its environment so they cannot leak into tool output. Output is decoded as UTF-8 (replace),
+cleaned of terminal escape sequences and capped keeping its head and tail.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, ClassVar
+
+from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult
+from paragents.tools.output import cap_middle, cap_parts, clean_output
+
+TERM_GRACE = 2.0
+"""Seconds between SIGTERM and SIGKILL when a command times out."""
+CANCEL_GRACE = 0.3
+"""Seconds between SIGTERM and SIGKILL when the running tool call is cancelled."""
+POST_EXIT_DRAIN = 1.0
+"""Seconds to keep reading after the command exits, while background processes still hold the pipe."""
+MAX_TIMEOUT = 3600.0
+"""Largest ``timeout`` argument accepted, in seconds."""
+
+SECRET_ENV_NAMES = frozenset({"PARAGENTS_API_KEY", "OPENAI_API_KEY"})
+"""Environment variables never passed to commands."""
+SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_ACCESS_KEY")
+"""Variables whose (upper-cased) name ends with one of these are never passed to commands."""
+FORCED_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
+"""Set for every command: no pagers, no colours, no interactive prompts."""
+
+
+def is_secret_env(name: str) -> bool:
+    """Return True when the environment variable ``name`` may hold a secret (see the constants above)."""
+    upper = name.upper()
+    return upper in SECRET_ENV_NAMES or upper.endswith(SECRET_ENV_SUFFIXES)
+
+
+def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Return the environment for a command: ``base`` (default ``os.environ``) without secrets,
+    with :data:`FORCED_ENV` applied."""
+    source = os.environ if base is None else base
+    env = {k: v for k, v in source.items() if not is_secret_env(k)}
+    env.update(FORCED_ENV)
+    return env
+
+
+class OutputCapture:
+    """Bounded capture of a byte stream: keeps the first and the last ``keep`` bytes and counts
+    the characters dropped in between (UTF-8, approximately at the cut points)."""
+
+    def __init__(self, keep: int) -> None:
+        """``keep``: bytes kept at each end."""
+        self.keep = keep
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.dropped_chars = 0
+        self.total_bytes = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Add one chunk read from the stream."""
+        self.total_bytes += len(chunk)
+        room = self.keep - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail += chunk
+        extra = len(self.tail) - self.keep
+        if extra > 0:
+            self.dropped_chars += len(bytes(self.tail[:extra]).decode("utf-8", errors="replace"))
+            del self.tail[:extra]
+
+    def text(self, limit: int) -> str:
+        """Return the captured output as clean text of about ``limit`` characters at most."""
+        if self.dropped_chars == 0:
+            return cap_middle(clean_output(bytes(self.head + self.tail)), limit)
+        return cap_parts(
+            clean_output(bytes(self.head)), clean_output(bytes(self.tail)), limit, self.dropped_chars
+        )
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to process group ``pgid``; a group that is already gone is fine."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def kill_group(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop ``proc``'s whole process group: SIGTERM, wait up to ``grace`` seconds for the leader to
+    exit, then SIGKILL the group (always, so children that ignored SIGTERM go too) and reap it."""
+    pgid = proc.pid
+    _signal_group(pgid, signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), grace)
+    except TimeoutError:
+        pass
+    finally:
+        _signal_group(pgid, signal.SIGKILL)
+    await proc.wait()
+
+
+def _describe_exit(code: int) -> str:
+    """Return ``exit code N``, naming the signal when the command was killed by one."""
+    if code < 0:
+        try:
+            return f"exit code {code} (killed by {signal.Signals(-code).name})"
+        except ValueError:
+            return f"exit code {code} (killed by signal {-code})"
+    return f"exit code {code}"
+
+
+class RunCommand(Tool):
+    """``run_command(command, timeout?, cwd?)``: run ``bash -c command`` and return its output."""
+
+    name: ClassVar[str] = "run_command"
+    family: ClassVar[ToolFamily] = "bash"
+    description: ClassVar[str] = (
+        "Run a shell command with 'bash -c' in the working directory (or the subdirectory 'cwd'). "
+        "Returns combined stdout and stderr and the exit code. stdin is empty; no pagers or colours. "
+        "The command is killed with its child processes after 'timeout' seconds. For long-running "
+        "servers, redirect their output to a file and run them in the background."
+    )
+    parameters: ClassVar[dict[str, Any]] = {
+        "type": "object",
+        "properties": {
+            "command": {"type": "string", "minLength": 1, "description": "The bash command line."},
+            "timeout": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "maximum": MAX_TIMEOUT,
+                "description": "Seconds before the command is killed (default: the session's setting).",
+            },
+            "cwd": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Subdirectory of the working directory to run in (relative path).",
+            },
+        },
+        "required": ["command"],
+        "additionalProperties": False,
+    }
+
+    def summarize(self, args: dict[str, Any]) -> str:
+        """Return e.g. ``run_command pytest -q`` (with `` (in sub)`` for a cwd)."""
+        cwd = args.get("cwd")
+        return self._line(str(args.get("command", "")) + (f" (in {cwd})" if cwd else ""))
+
+    def _workdir(self, ctx: ToolContext, cwd: str | None) -> Path | str:
+        """Return the directory to run in, or an error message when ``cwd`` is not a subdirectory."""
+        base = ctx.workdir.resolve()
+        if not cwd:
+            return base
+        target = (base / os.path.expanduser(cwd)).resolve()
+        if Path(cwd).is_absolute() or not target.is_relative_to(base):
+            return f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)"
+        if not target.is_dir():
+            return f"cwd '{cwd}' is not an existing directory under the working directory"
+        return target
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run the command; non-zero exit and timeout give ``is_error`` results. On cancellation
+        the process group is killed at once and CancelledError is re-raised."""
+        command: str = args["command"]
+        timeout = float(args.get("timeout") or ctx.command_timeout)
+        where = self._workdir(ctx, args.get("cwd"))
+        if isinstance(where, str):
+            return ToolResult(content=where, is_error=True)
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                cwd=where,
+                env=command_env(),
+                start_new_session=True,
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            return ToolResult(content=f"cannot start bash: {exc.strerror or exc}", is_error=True)
+        finally:
+            os.close(write_fd)
+        capture = OutputCapture(ctx.max_output_chars)
+        stream = asyncio.StreamReader()
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
+        )
+        pump = asyncio.create_task(self._pump(stream, capture))
+        started = time.monotonic()
+        timed_out = lingering = False
+        try:
+            try:
+                await asyncio.wait_for(proc.wait(), timeout)
+            except TimeoutError:
+                timed_out = True
+                await kill_group(proc, TERM_GRACE)
+            try:
+                await asyncio.wait_for(asyncio.shield(pump), POST_EXIT_DRAIN)
+            except TimeoutError:
+                lingering = True
+        except asyncio.CancelledError:
+            try:
+                await kill_group(proc, CANCEL_GRACE)
+            finally:
+                pump.cancel()
+                transport.close()
+            raise
+        finally:
+            pump.cancel()
+            transport.close()
+        code = proc.returncode if proc.returncode is not None else -1
+        return self._result(capture, ctx, code, timeout, timed_out, lingering, time.monotonic() - started)
+
+    @staticmethod
+    async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:
+        """Read ``stream`` to EOF into ``capture``."""
+        while chunk := await stream.read(65536):
+            capture.feed(chunk)
+
+    def _result(
+        self,
+        capture: OutputCapture,
+        ctx: ToolContext,
+        code: int,
+        timeout: float,
+        timed_out: bool,
+        lingering: bool,
+        duration: float,
+    ) -> ToolResult:
+        """Build the result text: output (capped), notes, and the ``exit code N`` line."""
+        notes = []
+        if timed_out:
+            notes.append(
+                f"[timed out after {timeout:g}s: killed the command's process group "
+                f"(SIGTERM, then SIGKILL after {TERM_GRACE:g}s)]"
+            )
+        if lingering:
+            notes.append(
+                "[background processes still hold the output; what they print later is not captured]"
+            )
+        notes.append(_describe_exit(code))
+        tail = "\n".join(notes)
+        output = capture.text(max(ctx.max_output_chars - len(tail) - 2, 100))
+        if not output.strip():
+            output = "(no output)"
+        content = output.rstrip("\n") + "\n" + tail
+        return ToolResult(
+            content=content,
+            is_error=timed_out or code != 0,
+            meta={
+                "exit_code": code,
+                "timed_out": timed_out,
+                "output_bytes": capture.total_bytes,
+                "duration_s": round(duration, 3),
+            },
+        )
