@@ -1,0 +1,29 @@
+"""The SQLite store: sessions, conversations, messages, turns, usage, audit, events, reservations,
+notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
+
+from paragents.store.history import INTERRUPTED_RESULT, repair_history
+from paragents.store.migrations import SCHEMA_VERSION
+from paragents.store.records import (
+    ConversationRecord,
+    NoteRecord,
+    ReservationRecord,
+    SessionRecord,
+    StoredMessage,
+    StoreError,
+    TurnRecord,
+)
+from paragents.store.store import Store
+
+__all__ = [
+    "INTERRUPTED_RESULT",
+    "SCHEMA_VERSION",
+    "ConversationRecord",
+    "NoteRecord",
+    "ReservationRecord",
+    "SessionRecord",
+    "Store",
+    "StoreError",
+    "StoredMessage",
+    "TurnRecord",
+    "repair_history",
+]

@@ -1,0 +1,110 @@
+"""The connection holder every part of :class:`paragents.store.Store` builds on.
+
+One aiosqlite connection per store (its own thread, so the UI loop never waits on disk). An
+asyncio lock serialises this store's statements so one coroutine's transaction never interleaves
+with another's; other processes are kept apart by SQLite's locks (``BEGIN IMMEDIATE``) and busy
+retries (:func:`paragents.store.connection.retry_busy`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+
+from paragents.store.connection import retry_busy
+from paragents.store.migrations import rollback_quietly
+from paragents.store.records import StoreError
+
+T = TypeVar("T")
+
+
+def now() -> float:
+    """Return the current time in unix seconds (the store's timestamp unit)."""
+    return time.time()
+
+
+class StoreBase:
+    """Holds the connection and runs reads and write transactions with busy retries."""
+
+    path: Path
+    """The database file."""
+    recovery_note: str | None
+    """Set when the file was found damaged on open: what happened and where the copy is; else None."""
+
+    def __init__(self, db: aiosqlite.Connection, path: Path, recovery_note: str | None = None) -> None:
+        self._db: aiosqlite.Connection | None = db
+        self._lock = asyncio.Lock()
+        self.path = path
+        self.recovery_note = recovery_note
+
+    def _conn(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise StoreError(f"the store {self.path} is closed; open it again with Store.open()")
+        return self._db
+
+    async def _write(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+        """Run ``work(db)`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` and return its result.
+
+        Rolls back and re-raises when ``work`` raises; retries the whole transaction when SQLite
+        reports the database busy. sqlite3 errors other than busy become StoreError."""
+        db = self._conn()
+
+        async def attempt() -> T:
+            await db.execute("BEGIN IMMEDIATE")
+            try:
+                result = await work(db)
+                await db.execute("COMMIT")
+            except BaseException:
+                await rollback_quietly(db)
+                raise
+            return result
+
+        async with self._lock:
+            try:
+                return await retry_busy(attempt)
+            except sqlite3.IntegrityError as exc:
+                raise StoreError(f"the database refused the change: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StoreError(f"database error in {self.path}: {exc}") from exc
+
+    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+        """Run one read query and return all rows (busy retries; errors become StoreError)."""
+        db = self._conn()
+
+        async def attempt() -> list[sqlite3.Row]:
+            async with db.execute(sql, tuple(params)) as cur:
+                return list(await cur.fetchall())
+
+        async with self._lock:
+            try:
+                return await retry_busy(attempt)
+            except sqlite3.Error as exc:
+                raise StoreError(f"database error in {self.path}: {exc}") from exc
+
+    async def _fetchdicts(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+        """Run one read query and return its rows as plain dicts keyed by column name."""
+        return [dict(zip(r.keys(), tuple(r), strict=True)) for r in await self._fetchall(sql, params)]
+
+    async def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+        """Run one read query and return its first row or None."""
+        rows = await self._fetchall(sql, params)
+        return rows[0] if rows else None
+
+
+async def fetchone(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+    """Inside a transaction: run ``sql`` and return its first row or None."""
+    async with db.execute(sql, tuple(params)) as cur:
+        row = await cur.fetchone()
+    return row
+
+
+async def fetchall(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    """Inside a transaction: run ``sql`` and return all rows."""
+    async with db.execute(sql, tuple(params)) as cur:
+        return list(await cur.fetchall())

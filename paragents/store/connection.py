@@ -1,0 +1,99 @@
+"""Opening SQLite connections with the store's settings, and retrying when the file is busy.
+
+Settings (https://sqlite.org/pragma.html): ``journal_mode=WAL`` (readers never block the writer),
+``synchronous=NORMAL`` (a commit survives a process crash; only a power loss may drop the last
+ones), ``busy_timeout=5000`` ms and ``foreign_keys=ON``. Connections are in autocommit mode
+(``isolation_level=None``): the store issues ``BEGIN IMMEDIATE`` / ``COMMIT`` itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+import aiosqlite
+
+BUSY_TIMEOUT_MS = 5000
+"""How long (milliseconds) SQLite itself waits for a lock before reporting SQLITE_BUSY."""
+
+BUSY_RETRIES = 5
+"""How many more times a busy operation is tried after the first, with doubling backoff."""
+
+BUSY_BACKOFF = 0.05
+"""First backoff between busy retries, in seconds (then 0.1, 0.2, ...)."""
+
+T = TypeVar("T")
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Return True when ``exc`` is SQLite's SQLITE_BUSY / SQLITE_LOCKED ("database is locked")."""
+    if not isinstance(exc, sqlite3.OperationalError):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return True
+    text = str(exc).lower()
+    return "database is locked" in text or "database is busy" in text or "database table is locked" in text
+
+
+async def retry_busy(operation: Callable[[], Awaitable[T]], retries: int = BUSY_RETRIES) -> T:
+    """Run ``operation()``; when it raises a busy error, wait (backoff) and run it again.
+
+    Returns its result; re-raises the last busy error after ``retries`` retries, and any other error
+    at once. ``operation`` must leave no transaction open when it fails (roll back first)."""
+    delay = BUSY_BACKOFF
+    for attempt in range(retries + 1):
+        try:
+            return await operation()
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or attempt == retries:
+                raise
+        await asyncio.sleep(delay)
+        delay *= 2
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def connect(path: Path) -> aiosqlite.Connection:
+    """Open ``path`` (created if missing) with the store's settings and return the connection.
+
+    Runs no integrity check (see :mod:`paragents.store.corruption`). Raises sqlite3.Error when the
+    file cannot be opened or is not a database (the caller turns that into recovery or StoreError)."""
+    db = await aiosqlite.connect(str(path), isolation_level=None)
+    try:
+        db.row_factory = sqlite3.Row
+        await db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        await db.execute("PRAGMA foreign_keys = ON")
+
+        async def set_wal() -> None:
+            async with db.execute("PRAGMA journal_mode = WAL") as cur:
+                row = await cur.fetchone()
+            if row is None or str(row[0]).lower() != "wal":
+                raise sqlite3.OperationalError(f"could not switch {path} to WAL mode (got {row and row[0]})")
+
+        await retry_busy(set_wal)
+        await db.execute("PRAGMA synchronous = NORMAL")
+    except BaseException:
+        await db.close()
+        raise
+    return db
+
+
+def pid_alive(pid: int | None) -> bool:
+    """Return True when a process with ``pid`` exists (``os.kill(pid, 0)``); False for None/<= 0.
+
+    A process of another user counts as alive. A reused pid cannot be told apart (rare)."""
+    if pid is None or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    return True

@@ -1,0 +1,128 @@
+"""Messages of a session's conversations: append, load, and a provider-ready (repaired) history.
+
+Order: by ``seq`` (position in the conversation) then ``id``. Every appended message gets the next
+``seq``; a synthetic tool result added by a repair takes the ``seq`` of the message it follows,
+so it sorts right after it even when it is written later.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiosqlite
+
+from paragents.models import Message
+from paragents.store.base import StoreBase, fetchall, now
+from paragents.store.history import RepairedHistory, repair_history
+from paragents.store.records import StoredMessage, StoreError, to_json
+
+_CURRENT = "(SELECT conversation_id FROM sessions WHERE id = ?)"
+
+_SELECT_CONVERSATION = "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq, id"
+
+
+async def repair_conversation(db: aiosqlite.Connection, conversation_id: str) -> RepairedHistory:
+    """Inside a write transaction: repair the conversation's history and persist the synthetic tool
+    results it needed (see :func:`paragents.store.history.repair_history`); return the repair."""
+    rows = await fetchall(db, _SELECT_CONVERSATION, (conversation_id,))
+    repaired = repair_history([StoredMessage.from_row(r) for r in rows])
+    stamp = now()
+    for anchor, message in repaired.synthetic:
+        await db.execute(
+            "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json, complete,"
+            " created_at) SELECT session_id, conversation_id, turn_id, seq, 'tool', ?, 1, ? "
+            "FROM messages WHERE id = ?",
+            (to_json(message, "message"), stamp, anchor),
+        )
+    return repaired
+
+
+class MessagesMixin(StoreBase):
+    """Message methods of :class:`paragents.store.Store`."""
+
+    async def append_message(
+        self,
+        session_id: str,
+        message: Message,
+        *,
+        turn_id: int | None = None,
+        complete: bool = True,
+        tokens: int | None = None,
+    ) -> int:
+        """Store one complete OpenAI-format message in the session's current conversation, committed
+        before returning; return its id (ids grow in the order messages were appended).
+
+        ``message`` is kept whole (content, tool_calls, tool_call_id, reasoning_content, name...).
+        ``complete=False`` marks a partial reply kept after a failure (never sent back to the
+        provider). ``tokens`` is its size in tokens when known. Raises StoreError when ``message``
+        has no ``role``, is not JSON-serialisable, holds an auth header/key, or the session is unknown."""
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or not message["role"]:
+            raise StoreError("message: expected an OpenAI message dict with a 'role' such as 'user'")
+        text = to_json(message, "message")
+        role = message["role"]
+
+        async def work(db: aiosqlite.Connection) -> int:
+            cur = await db.execute(
+                "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
+                " complete, created_at, tokens) "
+                "SELECT s.id, s.conversation_id, ?, COALESCE((SELECT MAX(m.seq) FROM messages m"
+                " WHERE m.conversation_id = s.conversation_id), 0) + 1, ?, ?, ?, ?, ? "
+                "FROM sessions s WHERE s.id = ?",
+                (turn_id, role, text, int(bool(complete)), now(), tokens, session_id),
+            )
+            if cur.rowcount != 1 or cur.lastrowid is None:
+                raise StoreError(f"no session with id {session_id!r} in {self.path}")
+            return int(cur.lastrowid)
+
+        return await self._write(work)
+
+    async def load_messages(self, session_id: str, conversation_id: str | None = None) -> list[StoredMessage]:
+        """Return every stored message of a conversation (default: the session's current one) in
+        order, including incomplete replies and repair results, for display. Empty when unknown."""
+        if conversation_id is None:
+            rows = await self._fetchall(
+                f"SELECT * FROM messages WHERE conversation_id = {_CURRENT} ORDER BY seq, id", (session_id,)
+            )
+        else:
+            rows = await self._fetchall(
+                "SELECT * FROM messages WHERE session_id = ? AND conversation_id = ? ORDER BY seq, id",
+                (session_id, conversation_id),
+            )
+        return [StoredMessage.from_row(r) for r in rows]
+
+    async def load_history(self, session_id: str) -> list[Message]:
+        """Return the current conversation as OpenAI messages ready to send to the provider.
+
+        Incomplete replies are left out; every assistant tool call has a tool result (a missing one
+        is added as ``"interrupted: the process stopped before this call finished"`` and persisted,
+        so the transcript shows it); no tool result comes without its call. Call it when no tool of
+        this session is still running (e.g. before each request of a turn), or the running calls
+        would be marked interrupted. Returns [] for an unknown session."""
+        stored = await self.load_messages(session_id)
+        repaired = repair_history(stored)
+        if not repaired.synthetic:
+            return repaired.messages
+
+        async def work(db: aiosqlite.Connection) -> list[Message]:
+            rows = await fetchall(db, "SELECT conversation_id FROM sessions WHERE id = ?", (session_id,))
+            if not rows:
+                return []
+            return (await repair_conversation(db, rows[0][0])).messages
+
+        return await self._write(work)
+
+    async def count_messages(
+        self, session_id: str, conversation_id: str | None = None, *, all_conversations: bool = False
+    ) -> int:
+        """Return how many messages are stored in the session's current conversation (or in
+        ``conversation_id``, or in all its conversations with ``all_conversations=True``)."""
+        params: tuple[Any, ...]
+        if all_conversations:
+            sql, params = "SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,)
+        elif conversation_id is not None:
+            sql = "SELECT COUNT(*) FROM messages WHERE session_id = ? AND conversation_id = ?"
+            params = (session_id, conversation_id)
+        else:
+            sql, params = f"SELECT COUNT(*) FROM messages WHERE conversation_id = {_CURRENT}", (session_id,)
+        row = await self._fetchone(sql, params)
+        return int(row[0]) if row else 0

@@ -1,0 +1,227 @@
+"""Numbered schema migrations of the SQLite store, and the code that applies them.
+
+``MIGRATIONS[i]`` is the SQL script that brings the schema from version ``i`` to ``i + 1``; the
+version reached is kept in the one-row table ``schema_version``. Append new scripts at the end;
+never edit a released one. Each migration runs in its own ``BEGIN IMMEDIATE`` transaction which
+first re-reads the version, so two processes opening the same file at once never both apply it.
+
+Times are unix seconds (REAL); ids of sessions and conversations are uuid4 hex text; JSON columns
+hold UTF-8 JSON text and are checked with ``json_valid``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+
+import aiosqlite
+
+MIGRATIONS: list[str] = [
+    # 1: initial schema
+    """
+    CREATE TABLE sessions (
+        id                 TEXT PRIMARY KEY,
+        name               TEXT NOT NULL CHECK (name <> ''),
+        project_dir        TEXT NOT NULL,
+        workdir            TEXT NOT NULL,
+        model              TEXT NOT NULL,
+        mode               TEXT NOT NULL DEFAULT 'default',
+        state              TEXT NOT NULL DEFAULT 'idle',
+        is_open            INTEGER NOT NULL DEFAULT 1 CHECK (is_open IN (0, 1)),
+        position           INTEGER NOT NULL DEFAULT 0,
+        conversation_id    TEXT,
+        pid                INTEGER,
+        created_at         REAL NOT NULL,
+        updated_at         REAL NOT NULL,
+        prompt_tokens      INTEGER NOT NULL DEFAULT 0,
+        completion_tokens  INTEGER NOT NULL DEFAULT 0,
+        total_tokens       INTEGER NOT NULL DEFAULT 0,
+        last_prompt_tokens INTEGER NOT NULL DEFAULT 0,
+        session_rules      TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(session_rules)),
+        UNIQUE (project_dir, name)
+    );
+
+    CREATE TABLE conversations (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        created_at  REAL NOT NULL,
+        title       TEXT
+    );
+    CREATE INDEX conversations_session ON conversations(session_id, created_at);
+
+    CREATE TABLE turns (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        conversation_id TEXT REFERENCES conversations(id) ON DELETE SET NULL,
+        prompt          TEXT NOT NULL,
+        status          TEXT NOT NULL DEFAULT 'running'
+                        CHECK (status IN ('running', 'completed', 'failed', 'cancelled', 'interrupted')),
+        error           TEXT,
+        started_at      REAL NOT NULL,
+        finished_at     REAL,
+        pid             INTEGER
+    );
+    CREATE INDEX turns_session ON turns(session_id, id);
+    CREATE INDEX turns_running ON turns(status) WHERE status = 'running';
+
+    CREATE TABLE messages (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        turn_id         INTEGER REFERENCES turns(id) ON DELETE SET NULL,
+        seq             INTEGER NOT NULL,
+        role            TEXT NOT NULL,
+        message_json    TEXT NOT NULL CHECK (json_valid(message_json)),
+        complete        INTEGER NOT NULL DEFAULT 1 CHECK (complete IN (0, 1)),
+        created_at      REAL NOT NULL,
+        tokens          INTEGER
+    );
+    CREATE INDEX messages_conversation ON messages(conversation_id, seq, id);
+    CREATE INDEX messages_session ON messages(session_id, id);
+
+    CREATE TABLE usage (
+        id                INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id        TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id           INTEGER REFERENCES turns(id) ON DELETE SET NULL,
+        model             TEXT NOT NULL,
+        prompt_tokens     INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        total_tokens      INTEGER NOT NULL,
+        estimated         INTEGER NOT NULL DEFAULT 0 CHECK (estimated IN (0, 1)),
+        created_at        REAL NOT NULL
+    );
+    CREATE INDEX usage_session ON usage(session_id, id);
+
+    CREATE TABLE audit (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        tool        TEXT NOT NULL,
+        input_json  TEXT NOT NULL CHECK (json_valid(input_json)),
+        decision    TEXT NOT NULL,
+        reason      TEXT,
+        rule        TEXT,
+        scope       TEXT,
+        answered_by TEXT NOT NULL CHECK (answered_by IN ('policy', 'user', 'headless')),
+        answer      TEXT,
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX audit_session ON audit(session_id, id);
+
+    CREATE TABLE events (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        kind        TEXT NOT NULL,
+        data_json   TEXT NOT NULL CHECK (json_valid(data_json)),
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX events_session ON events(session_id, kind, id);
+
+    CREATE TABLE reservations (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id     INTEGER REFERENCES turns(id) ON DELETE CASCADE,
+        path        TEXT NOT NULL,
+        kind        TEXT NOT NULL,
+        reason      TEXT,
+        pid         INTEGER,
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX reservations_session ON reservations(session_id);
+    CREATE INDEX reservations_path ON reservations(path);
+
+    CREATE TABLE notes (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        project_dir TEXT NOT NULL,
+        session_id  TEXT REFERENCES sessions(id) ON DELETE CASCADE,
+        text        TEXT NOT NULL,
+        author      TEXT NOT NULL,
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX notes_project ON notes(project_dir, session_id);
+    """,
+]
+"""The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+"""The schema version this code writes."""
+
+TABLES: tuple[str, ...] = (
+    "sessions",
+    "conversations",
+    "turns",
+    "messages",
+    "usage",
+    "audit",
+    "events",
+    "reservations",
+    "notes",
+)
+"""Data tables in an order where every referenced row comes before the rows that reference it."""
+
+
+def split_statements(script: str) -> list[str]:
+    """Split an SQL script into complete statements (uses ``sqlite3.complete_statement``).
+
+    Needed because ``executescript`` commits any open transaction first, which would break the
+    one-transaction-per-migration rule. Returns the statements without surrounding blank space."""
+    statements: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                statements.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        statements.append(buf.strip())
+    return statements
+
+
+async def rollback_quietly(db: aiosqlite.Connection) -> None:
+    """Roll back the open transaction of ``db``, if any; never raises (used on error paths)."""
+    with contextlib.suppress(sqlite3.Error, ValueError):
+        if db.in_transaction:
+            await db.execute("ROLLBACK")
+
+
+async def current_version(db: aiosqlite.Connection) -> int:
+    """Return the schema version recorded in ``db`` (0 for a new, empty database)."""
+    async with db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ) as cur:
+        if await cur.fetchone() is None:
+            return 0
+    async with db.execute("SELECT MAX(version) FROM schema_version") as cur:
+        row = await cur.fetchone()
+    return int(row[0]) if row and row[0] is not None else 0
+
+
+async def apply_migrations(db: aiosqlite.Connection) -> int:
+    """Bring ``db`` (an autocommit connection) up to :data:`SCHEMA_VERSION`; return the version.
+
+    Each step runs in ``BEGIN IMMEDIATE`` and re-checks the version inside the transaction.
+    Raises sqlite3.OperationalError when the database is busy beyond its ``busy_timeout`` (the
+    caller retries) and a ``ValueError`` when the file was written by a newer paragents."""
+    for target in range(1, SCHEMA_VERSION + 1):
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            await db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            version = await current_version(db)
+            if version >= target:
+                await db.execute("COMMIT")
+                continue
+            for statement in split_statements(MIGRATIONS[target - 1]):
+                await db.execute(statement)
+            await db.execute("DELETE FROM schema_version")
+            await db.execute("INSERT INTO schema_version (version) VALUES (?)", (target,))
+            await db.execute("COMMIT")
+        except BaseException:
+            await rollback_quietly(db)
+            raise
+    version = await current_version(db)
+    if version > SCHEMA_VERSION:
+        raise ValueError(
+            f"the database has schema version {version} but this paragents knows only up to "
+            f"{SCHEMA_VERSION}: upgrade paragents"
+        )
+    return version

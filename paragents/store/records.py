@@ -1,0 +1,215 @@
+"""Records returned by the store (frozen dataclasses), its error type and JSON helpers.
+
+Rows come from the tables created in :mod:`paragents.store.migrations`. Times are unix seconds
+(float), token counts are ints, messages are OpenAI chat-completions dicts (see ``paragents.models``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paragents.models import Message, SessionState, Usage
+
+
+class StoreError(Exception):
+    """A store operation was refused or failed. ``str(err)`` is one readable sentence saying what and
+    what to do (e.g. a duplicate session name, an unknown session id, a value of the wrong type)."""
+
+
+SECRET_KEYS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "api_key"})
+"""Dict keys (compared case-insensitively) that mark HTTP auth headers or keys: never stored."""
+
+
+def _find_secret_key(value: Any) -> str | None:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, sub in item.items():
+                if isinstance(key, str) and key.lower() in SECRET_KEYS:
+                    return key
+                stack.append(sub)
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return None
+
+
+def to_json(value: Any, field: str) -> str:
+    """Serialise ``value`` to JSON text for the column ``field`` (UTF-8, unicode kept as is).
+
+    Raises StoreError when it cannot be serialised, or when it holds a dict key naming an auth
+    header or API key (``Authorization``, ``api_key``...): the store never keeps secrets."""
+    secret = _find_secret_key(value)
+    if secret is not None:
+        raise StoreError(
+            f"{field}: refusing to store a value holding {secret!r} (auth headers and API keys are "
+            "never written to the database); strip it before storing"
+        )
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise StoreError(f"{field}: value is not JSON-serialisable ({exc})") from exc
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """One row of ``sessions``.
+
+    ``project_dir``/``workdir`` are absolute paths; ``state`` a :class:`SessionState`; ``is_open``
+    says whether the TUI shows it, ``position`` orders open panels (0 first); ``conversation_id`` is
+    the current conversation; ``pid`` the process running it (None when idle); ``usage`` the totals
+    in tokens over all requests; ``last_prompt_tokens`` the prompt size of the last request (for
+    the context %); ``session_rules`` the "allow for this session" permission rules."""
+
+    id: str
+    name: str
+    project_dir: Path
+    workdir: Path
+    model: str
+    mode: str
+    state: SessionState
+    is_open: bool
+    position: int
+    conversation_id: str
+    pid: int | None
+    created_at: float
+    updated_at: float
+    usage: Usage
+    last_prompt_tokens: int
+    session_rules: tuple[str, ...]
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> SessionRecord:
+        """Build from a ``SELECT * FROM sessions`` row. Unknown states read as ``idle``."""
+        try:
+            state = SessionState(row["state"])
+        except ValueError:
+            state = SessionState.IDLE
+        rules = json.loads(row["session_rules"] or "[]")
+        return cls(
+            id=row["id"],
+            name=row["name"],
+            project_dir=Path(row["project_dir"]),
+            workdir=Path(row["workdir"]),
+            model=row["model"],
+            mode=row["mode"],
+            state=state,
+            is_open=bool(row["is_open"]),
+            position=int(row["position"]),
+            conversation_id=row["conversation_id"] or "",
+            pid=row["pid"],
+            created_at=float(row["created_at"]),
+            updated_at=float(row["updated_at"]),
+            usage=Usage(int(row["prompt_tokens"]), int(row["completion_tokens"]), int(row["total_tokens"])),
+            last_prompt_tokens=int(row["last_prompt_tokens"]),
+            session_rules=tuple(str(r) for r in rules) if isinstance(rules, list) else (),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRecord:
+    """One conversation of a session (``/clear`` starts a new one; old ones stay as history).
+
+    ``message_count`` counts its stored messages; ``is_current`` is True for the session's current one."""
+
+    id: str
+    session_id: str
+    created_at: float
+    title: str | None
+    message_count: int
+    is_current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMessage:
+    """One stored message: ``id`` (its order), ``role``, ``message`` (the full OpenAI dict as
+    appended), ``complete`` (False for a partial reply kept after a failure), ``turn_id``,
+    ``created_at`` (unix seconds), ``conversation_id`` and ``tokens`` (optional size in tokens)."""
+
+    id: int
+    role: str
+    message: Message
+    complete: bool
+    turn_id: int | None
+    created_at: float
+    conversation_id: str = ""
+    tokens: int | None = None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> StoredMessage:
+        """Build from a ``messages`` row."""
+        return cls(
+            id=int(row["id"]),
+            role=row["role"],
+            message=json.loads(row["message_json"]),
+            complete=bool(row["complete"]),
+            turn_id=row["turn_id"],
+            created_at=float(row["created_at"]),
+            conversation_id=row["conversation_id"],
+            tokens=row["tokens"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRecord:
+    """One turn: a prompt and what the agent did about it. ``status`` is running, completed, failed,
+    cancelled or interrupted; times are unix seconds; ``pid`` is the process that ran it."""
+
+    id: int
+    session_id: str
+    conversation_id: str | None
+    prompt: str
+    status: str
+    error: str | None
+    started_at: float
+    finished_at: float | None
+    pid: int | None
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> TurnRecord:
+        """Build from a ``turns`` row."""
+        return cls(**{k: row[k] for k in row.keys()})  # noqa: SIM118 (sqlite3.Row is not a Mapping)
+
+
+@dataclass(frozen=True, slots=True)
+class ReservationRecord:
+    """A path (or resource) reserved by a session's turn for the conflict checker.
+
+    ``kind`` says how it is used (e.g. "write", "resource"); ``pid`` is the reserving process."""
+
+    id: int
+    session_id: str
+    turn_id: int | None
+    path: str
+    kind: str
+    reason: str | None
+    pid: int | None
+    created_at: float
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> ReservationRecord:
+        """Build from a ``reservations`` row."""
+        return cls(**{k: row[k] for k in row.keys()})  # noqa: SIM118
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """A memory note of a project (``session_id`` None) or of one session of it."""
+
+    id: int
+    project_dir: Path
+    session_id: str | None
+    text: str
+    author: str
+    created_at: float
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row) -> NoteRecord:
+        """Build from a ``notes`` row."""
+        data = {k: row[k] for k in row.keys()}  # noqa: SIM118
+        data["project_dir"] = Path(data["project_dir"])
+        return cls(**data)

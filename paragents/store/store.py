@@ -1,0 +1,161 @@
+"""The SQLite store of paragents: the only module family that speaks SQL.
+
+Usage::
+
+    async with await Store.open(paths.db_path()) as store:
+        if store.recovery_note:
+            show(store.recovery_note)
+        session = await store.create_session(name="api", project_dir=root, workdir=root, model="m")
+        await store.append_message(session.id, user_message("hello"))
+
+Methods are grouped by subject in :mod:`.sessions`, :mod:`.messages`, :mod:`.turns` and
+:mod:`.journal`; all are coroutines and run their SQL on aiosqlite's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+from types import TracebackType
+
+import aiosqlite
+
+from paragents import paths
+from paragents.store.connection import connect, retry_busy
+from paragents.store.corruption import is_corruption, move_aside, recovery_note, salvage
+from paragents.store.journal import JournalMixin
+from paragents.store.messages import MessagesMixin
+from paragents.store.migrations import apply_migrations
+from paragents.store.records import StoreError
+from paragents.store.sessions import SessionsMixin
+from paragents.store.turns import TurnsMixin
+
+
+async def _quick_check(db: aiosqlite.Connection) -> str | None:
+    """Return None when ``PRAGMA quick_check`` says ok, else its first complaint."""
+
+    async def run() -> list[sqlite3.Row]:
+        async with db.execute("PRAGMA quick_check") as cur:
+            return list(await cur.fetchall())
+
+    rows = await retry_busy(run)
+    first = str(rows[0][0]) if rows else "no answer"
+    return None if first == "ok" else first
+
+
+async def _open_checked(path: Path) -> tuple[aiosqlite.Connection | None, str | None]:
+    """Open ``path`` and check it. Returns (connection, None) when healthy, or (None, problem) when
+    the file is damaged. Raises sqlite3.Error for other failures (busy, permissions)."""
+    try:
+        db = await connect(path)
+    except sqlite3.DatabaseError as exc:
+        if is_corruption(exc):
+            return None, str(exc)
+        raise
+    try:
+        problem = await _quick_check(db)
+    except sqlite3.DatabaseError as exc:
+        if not is_corruption(exc):
+            await db.close()
+            raise
+        problem = str(exc)
+    if problem is not None:
+        await db.close()
+        return None, problem
+    return db, None
+
+
+async def _migrated(path: Path) -> aiosqlite.Connection:
+    db = await connect(path)
+    try:
+        await retry_busy(lambda: apply_migrations(db))
+    except BaseException:
+        await db.close()
+        raise
+    return db
+
+
+class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin):
+    """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
+    reservations and notes in one SQLite file (WAL mode), safe to share between processes.
+
+    Open with :meth:`open`; close with :meth:`close` or ``async with``. ``recovery_note`` is a
+    sentence to show the user when the file was found damaged on open, else None. Methods raise
+    :class:`StoreError` with a readable message for refused or failed operations."""
+
+    @classmethod
+    async def open(cls, path: Path | None = None) -> Store:
+        """Open (creating it and its directory, mode 0700, if needed) and migrate the database at
+        ``path`` (default ``paragents.paths.db_path()``); return the store.
+
+        A damaged file (not a database, or failing ``PRAGMA quick_check``) does not raise: it is
+        renamed to ``<name>.corrupt-<timestamp>``, readable rows are copied into a new file, and
+        ``recovery_note`` says so. Raises StoreError when the directory or file cannot be used
+        (permissions, a newer schema, a database locked for too long)."""
+        path = Path(path) if path is not None else paths.db_path()
+        try:
+            paths.ensure_dir(path.parent)
+        except OSError as exc:
+            raise StoreError(f"cannot create the state directory {path.parent}: {exc.strerror}") from exc
+        try:
+            return await cls._open(path)
+        except StoreError:
+            raise
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(
+                f"cannot open the database {path}: {exc}; check its permissions, "
+                "or move it aside to start anew"
+            ) from exc
+        except ValueError as exc:
+            raise StoreError(f"cannot use the database {path}: {exc}") from exc
+
+    @classmethod
+    async def _open(cls, path: Path) -> Store:
+        existed = path.exists()
+        note: str | None = None
+        db, problem = await _open_checked(path)
+        if db is not None:
+            healthy = db
+            try:
+                await retry_busy(lambda: apply_migrations(healthy))
+            except sqlite3.DatabaseError as exc:
+                await db.close()
+                if not is_corruption(exc):
+                    raise
+                db, problem = None, str(exc)
+        if db is None:
+            try:
+                kept = await asyncio.to_thread(move_aside, path)
+            except OSError as exc:
+                raise StoreError(
+                    f"the database {path} is damaged ({problem}) and could not be moved aside: "
+                    f"{exc.strerror}; move it away by hand"
+                ) from exc
+            db = await _migrated(path)
+            result = await asyncio.to_thread(salvage, kept, path)
+            note = recovery_note(problem or "unknown damage", kept, result)
+        if not existed or note is not None:
+            with contextlib.suppress(OSError):
+                os.chmod(path, 0o600)
+        return cls(db, path, note)
+
+    async def close(self) -> None:
+        """Close the connection (idempotent). Later calls raise StoreError."""
+        db, self._db = self._db, None
+        if db is not None:
+            async with self._lock:
+                await db.close()
+
+    async def __aenter__(self) -> Store:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

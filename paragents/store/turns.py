@@ -1,0 +1,187 @@
+"""Turns (one prompt and the agent's work on it), token usage, and recovery after a crash."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import aiosqlite
+
+from paragents.models import SessionState, TurnStatus, Usage
+from paragents.store.base import StoreBase, fetchone, now
+from paragents.store.connection import pid_alive
+from paragents.store.messages import repair_conversation
+from paragents.store.records import StoreError, TurnRecord
+
+INTERRUPTED = "interrupted"
+"""Turn status of a turn whose process stopped before it finished (found at startup)."""
+
+FINISHED_STATUSES = (*(s.value for s in TurnStatus), INTERRUPTED)
+"""Statuses :meth:`TurnsMixin.finish_turn` accepts."""
+
+_STATE_AFTER = {
+    TurnStatus.COMPLETED.value: SessionState.IDLE,
+    TurnStatus.CANCELLED.value: SessionState.IDLE,
+    TurnStatus.FAILED.value: SessionState.FAILED,
+    INTERRUPTED: SessionState.INTERRUPTED,
+}
+
+
+class TurnsMixin(StoreBase):
+    """Turn, usage and crash-recovery methods of :class:`paragents.store.Store`."""
+
+    async def start_turn(self, session_id: str, prompt: str, *, pid: int | None = None) -> int:
+        """Record a turn as running in the session's current conversation and return its id.
+
+        Also sets the session's state to ``running`` and its ``pid`` (default: this process).
+        Raises StoreError for an unknown session."""
+        owner = os.getpid() if pid is None else pid
+
+        async def work(db: aiosqlite.Connection) -> int:
+            row = await fetchone(db, "SELECT conversation_id FROM sessions WHERE id = ?", (session_id,))
+            if row is None:
+                raise StoreError(f"no session with id {session_id!r} in {self.path}")
+            stamp = now()
+            cur = await db.execute(
+                "INSERT INTO turns (session_id, conversation_id, prompt, status, started_at, pid) "
+                "VALUES (?, ?, ?, 'running', ?, ?)",
+                (session_id, row[0], prompt, stamp, owner),
+            )
+            await db.execute(
+                "UPDATE sessions SET state = ?, pid = ?, updated_at = ? WHERE id = ?",
+                (SessionState.RUNNING.value, owner, stamp, session_id),
+            )
+            assert cur.lastrowid is not None
+            return int(cur.lastrowid)
+
+        return await self._write(work)
+
+    async def finish_turn(self, turn_id: int, status: str, error: str | None = None) -> None:
+        """Mark a turn finished with ``status`` (completed, failed, cancelled or interrupted) and
+        an optional ``error`` text. The session's state becomes idle (completed/cancelled), failed
+        or interrupted, its pid is cleared, and the turn's reservations are released.
+        Raises StoreError for an unknown turn or status."""
+        status = str(status)
+        if status not in FINISHED_STATUSES:
+            raise StoreError(f"status: {status!r} is not one of {', '.join(FINISHED_STATUSES)}")
+
+        async def work(db: aiosqlite.Connection) -> None:
+            row = await fetchone(db, "SELECT session_id FROM turns WHERE id = ?", (turn_id,))
+            if row is None:
+                raise StoreError(f"no turn with id {turn_id} in {self.path}")
+            stamp = now()
+            await db.execute(
+                "UPDATE turns SET status = ?, error = ?, finished_at = ? WHERE id = ?",
+                (status, error, stamp, turn_id),
+            )
+            await db.execute(
+                "UPDATE sessions SET state = ?, pid = NULL, updated_at = ? WHERE id = ?",
+                (_STATE_AFTER[status].value, stamp, row[0]),
+            )
+            await db.execute("DELETE FROM reservations WHERE turn_id = ?", (turn_id,))
+
+        await self._write(work)
+
+    async def get_turn(self, turn_id: int) -> TurnRecord | None:
+        """Return the turn with id ``turn_id``, or None."""
+        row = await self._fetchone("SELECT * FROM turns WHERE id = ?", (turn_id,))
+        return TurnRecord.from_row(row) if row else None
+
+    async def list_turns(self, session_id: str) -> list[TurnRecord]:
+        """Return the session's turns, oldest first."""
+        rows = await self._fetchall("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,))
+        return [TurnRecord.from_row(r) for r in rows]
+
+    async def recover_interrupted(self, current_pid: int) -> list[str]:
+        """At startup: find turns still ``running`` whose process is gone, and clean up after them.
+
+        A turn is orphaned when its pid is not ``current_pid`` and ``os.kill(pid, 0)`` finds no
+        process. Each becomes ``interrupted``; its session's state becomes ``interrupted`` (pid
+        cleared); its conversation's unanswered tool calls get synthetic "interrupted" results; its
+        reservations are released. Returns one readable note per affected session (empty when none)."""
+        rows = await self._fetchall(
+            "SELECT t.id, t.pid, t.started_at, t.session_id, t.conversation_id, s.name, s.project_dir "
+            "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.status = 'running' ORDER BY t.id"
+        )
+        orphans = [r for r in rows if r["pid"] != current_pid and not pid_alive(r["pid"])]
+        if not orphans:
+            return []
+
+        async def work(db: aiosqlite.Connection) -> list[str]:
+            notes: dict[str, str] = {}
+            stamp = now()
+            for r in orphans:
+                cur = await db.execute(
+                    "UPDATE turns SET status = 'interrupted', finished_at = ?, error = ? "
+                    "WHERE id = ? AND status = 'running'",
+                    (stamp, f"the process (pid {r['pid']}) stopped during this turn", r["id"]),
+                )
+                if cur.rowcount != 1:
+                    continue  # another process recovered it first
+                await db.execute(
+                    "UPDATE sessions SET state = ?, pid = NULL, updated_at = ? WHERE id = ?",
+                    (SessionState.INTERRUPTED.value, stamp, r["session_id"]),
+                )
+                await db.execute("DELETE FROM reservations WHERE turn_id = ?", (r["id"],))
+                repaired = 0
+                if r["conversation_id"]:
+                    repaired = len((await repair_conversation(db, r["conversation_id"])).synthetic)
+                started = time.strftime("%Y-%m-%d %H:%M", time.localtime(r["started_at"]))
+                note = (
+                    f"session {r['name']!r} ({r['project_dir']}): the turn started {started} was "
+                    f"interrupted when process {r['pid']} stopped"
+                )
+                if repaired:
+                    plural = "" if repaired == 1 else "s"
+                    note += f"; {repaired} unfinished tool call{plural} marked interrupted"
+                notes[r["session_id"]] = note
+            return list(notes.values())
+
+        return await self._write(work)
+
+    async def add_usage(
+        self, session_id: str, turn_id: int | None, model: str, usage: Usage, *, estimated: bool = False
+    ) -> None:
+        """Record the token usage of one request (``estimated`` when counted locally, not reported
+        by the server) and, in the same transaction, add it to the session's totals and set its
+        ``last_prompt_tokens`` to ``usage.prompt_tokens``. Raises StoreError for an unknown session."""
+
+        async def work(db: aiosqlite.Connection) -> None:
+            stamp = now()
+            cur = await db.execute(
+                "UPDATE sessions SET prompt_tokens = prompt_tokens + ?, completion_tokens = "
+                "completion_tokens + ?, total_tokens = total_tokens + ?, last_prompt_tokens = ?, "
+                "updated_at = ? WHERE id = ?",
+                (
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.total_tokens,
+                    usage.prompt_tokens,
+                    stamp,
+                    session_id,
+                ),
+            )
+            if cur.rowcount != 1:
+                raise StoreError(f"no session with id {session_id!r} in {self.path}")
+            await db.execute(
+                "INSERT INTO usage (session_id, turn_id, model, prompt_tokens, completion_tokens,"
+                " total_tokens, estimated, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    session_id,
+                    turn_id,
+                    model,
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    usage.total_tokens,
+                    int(estimated),
+                    stamp,
+                ),
+            )
+
+        await self._write(work)
+
+    async def list_usage(self, session_id: str) -> list[dict[str, object]]:
+        """Return the session's per-request usage rows, oldest first, as dicts (column names as keys,
+        ``estimated`` as bool)."""
+        rows = await self._fetchdicts("SELECT * FROM usage WHERE session_id = ? ORDER BY id", (session_id,))
+        return [{**r, "estimated": bool(r["estimated"])} for r in rows]
