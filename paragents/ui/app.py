@@ -1,0 +1,398 @@
+"""The paragents Textual app: one panel per open session, routed core events, keys and commands.
+
+Build it with :func:`make_app` (the CLI and the tests use the same factory). The app is one client of
+the core: it calls the ``Runtime`` facade (paragents.runtime) and receives every core event through
+the runtime's sink, which posts an :class:`~paragents.ui.messages.AgentEvent`; the app routes each
+event to the panel of ``event.session_id``. Background work never touches widgets.
+
+Layout: 1 panel fills the screen, 2 split it side by side, 3-4 form a 2x2 grid, 5 and more keep the
+2-column grid with half-screen rows and the grid scrolls (alt+number / alt+arrows focus and scroll to
+a panel). Streamed text is repainted by one ticker (:data:`TICK_SECONDS`): the focused panel on every
+tick (25 Hz), the others every :data:`BACKGROUND_EVERY` ticks (5 Hz), staggered by panel index so a
+frame repaints one or two panels. The ticker pauses when nothing is streaming.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import events
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.containers import Container
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Static
+
+from paragents.config import ConfigError
+from paragents.events import (
+    Event,
+    PermissionRequested,
+    PermissionResolved,
+    ReasoningDelta,
+    SessionStateChanged,
+    TextDelta,
+    TurnFinished,
+)
+from paragents.models import SessionState
+from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
+from paragents.ui.screens.info import config_screen, help_screen, permissions_screen
+from paragents.ui.screens.sessions import SessionsScreen
+from paragents.ui.screens.setup import SetupScreen
+from paragents.ui.widgets.session_panel import SessionPanel
+
+TICK_SECONDS = 0.04
+"""Interval of the repaint ticker, in seconds (the focused panel repaints at 1/TICK_SECONDS Hz)."""
+BACKGROUND_EVERY = 5
+"""Background panels repaint every this many ticks (0.2 s → 5 Hz), staggered by panel index."""
+COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
+"""Commands the palette cannot run directly: it pre-fills the prompt box instead."""
+
+
+class ParagentsApp(App[None]):
+    """The TUI. ``runtime`` is a ``paragents.runtime.Runtime``; ``first_run`` shows setup first."""
+
+    TITLE = "paragents"
+    CSS_PATH = "app.tcss"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+n", "new_session", "New session", priority=True),
+        Binding("ctrl+w", "close_session", "Close session", priority=True),
+        Binding("alt+right,f6", "focus_offset(1)", "Next", priority=True),
+        Binding("alt+left,shift+f6", "focus_offset(-1)", "Previous", priority=True),
+        Binding("escape", "cancel_turn", "Cancel turn"),
+        *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
+    ]
+
+    def __init__(self, runtime: Any, *, first_run: bool = False) -> None:
+        super().__init__()
+        self.runtime = runtime
+        """The Runtime facade this app drives."""
+        self.first_run = first_run
+        self.panels: dict[str, SessionPanel] = {}
+        """Open panels by session id, in panel order."""
+        self.active_sid: str | None = None
+        """Session id of the focused (highlighted) panel."""
+        self.ready = False
+        """True once the open sessions were restored (or the first one created)."""
+        self._tick = 0
+        self._runtime_closed = False
+
+    # --- setup ---------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(icon="▣")
+        yield Container(id="panels")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.runtime.set_sink(self._sink)
+        self._ticker = self.set_interval(TICK_SECONDS, self._on_tick, pause=True)
+        if self.first_run:
+            self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self._after_setup)
+        self.run_worker(self._startup(), name="startup", exclusive=True, group="startup")
+
+    def _sink(self, event: Event) -> None:
+        """The runtime's event sink: wrap the core event in a Textual message (never touch widgets)."""
+        self.post_message(AgentEvent(event))
+
+    async def _startup(self) -> None:
+        for view in await self.runtime.restore():
+            await self._add_panel(view, focus=False)
+        if not self.panels:
+            await self._new_session()
+        for note in self.runtime.notes:
+            self.notify(note, title="paragents", timeout=10)
+        if self.active_sid is None and self.panels:
+            self.focus_panel(next(iter(self.panels)))
+        self.ready = True
+        self._update_header()
+
+    # --- panels --------------------------------------------------------------------------------
+    async def _add_panel(self, view: Any, *, focus: bool = True) -> SessionPanel:
+        panel = SessionPanel(view, len(self.panels) + 1)
+        self.panels[view.id] = panel
+        await self.query("#empty").remove()
+        await self.query_one("#panels", Container).mount(panel)
+        self._relayout()
+        if focus or self.active_sid is None:
+            self.focus_panel(view.id)
+        return panel
+
+    async def _remove_panel(self, sid: str) -> None:
+        panel = self.panels.pop(sid, None)
+        if panel is None:
+            return
+        await panel.remove()
+        for number, other in enumerate(self.panels.values(), start=1):
+            other.number = number
+            other.refresh_title()
+        self._relayout()
+        if self.active_sid == sid:
+            self.active_sid = None
+            if self.panels:
+                self.focus_panel(next(reversed(self.panels)))
+        if not self.panels:
+            await self.query_one("#panels").mount(
+                Static("No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one.", id="empty")
+            )
+        self._update_header()
+
+    def _relayout(self) -> None:
+        grid = self.query_one("#panels", Container)
+        n = len(self.panels)
+        for cls in ("-n2", "-n4", "-many"):
+            grid.remove_class(cls)
+        if n == 2:
+            grid.add_class("-n2")
+        elif 3 <= n <= 4:
+            grid.add_class("-n4")
+        elif n > 4:
+            grid.add_class("-many")
+        rows = max((self.size.height - 2) // 2, 8)
+        grid.styles.grid_rows = f"{rows}" if n > 4 else "1fr"
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+
+    def focus_panel(self, sid: str) -> None:
+        """Highlight the panel of ``sid`` and focus its approval bar (if an ask waits) or prompt box."""
+        panel = self.panels.get(sid)
+        if panel is None:
+            return
+        self._set_active(sid)
+        bar = panel.approval_bar
+        (bar if bar is not None else panel.prompt_box.input).focus()
+        panel.scroll_visible(animate=False)
+
+    def _set_active(self, sid: str) -> None:
+        if sid == self.active_sid:
+            return
+        for other_sid, panel in self.panels.items():
+            panel.set_class(other_sid == sid, "-active")
+        self.active_sid = sid
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        for node in event.widget.ancestors_with_self:
+            if isinstance(node, SessionPanel):
+                self._set_active(node.session_id)
+                return
+
+    @property
+    def active_panel(self) -> SessionPanel | None:
+        """The focused (highlighted) panel, or None."""
+        return self.panels.get(self.active_sid) if self.active_sid else None
+
+    # --- events from the core ------------------------------------------------------------------
+    async def on_agent_event(self, message: AgentEvent) -> None:
+        """Route a core event to its panel; start the repaint ticker for streamed text."""
+        event = message.event
+        panel = self.panels.get(event.session_id)
+        if panel is None:
+            return
+        await panel.apply(event)
+        if isinstance(event, TextDelta | ReasoningDelta):
+            self._ticker.resume()
+        elif isinstance(event, SessionStateChanged | PermissionRequested | PermissionResolved | TurnFinished):
+            self._update_header()
+
+    def _on_tick(self) -> None:
+        self._tick += 1
+        busy = False
+        for index, (sid, panel) in enumerate(self.panels.items()):
+            if not panel.dirty:
+                continue
+            busy = True
+            if sid == self.active_sid or (self._tick + index) % BACKGROUND_EVERY == 0:
+                panel.flush()
+        if not busy:
+            self._ticker.pause()
+
+    def _update_header(self) -> None:
+        panels = list(self.panels.values())
+        running = sum(p.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
+        asks = sum(len(p.pending) for p in panels)
+        parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
+        if asks:
+            parts.append(f"⚠ {asks} need{'s' if asks == 1 else ''} you")
+        self.sub_title = " · ".join(parts)
+
+    # --- user actions --------------------------------------------------------------------------
+    def _error(self, exc: Exception) -> None:
+        self.notify(str(exc), severity="error", timeout=8)
+
+    def on_prompt_submitted(self, message: PromptSubmitted) -> None:
+        """Submit a prompt to the runtime (it queues when the session is busy)."""
+        try:
+            self.runtime.submit(message.session_id, message.text)
+        except Exception as exc:  # SessionError and friends carry a readable message
+            self._error(exc)
+
+    def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
+        """Edit or remove a queued prompt; says so when it already started."""
+        if message.text is None:
+            ok = self.runtime.remove_queued(message.session_id, message.prompt_id)
+        else:
+            ok = self.runtime.edit_queued(message.session_id, message.prompt_id, message.text)
+        if not ok:
+            self.notify("That prompt already started (or is gone); it can no longer be changed.")
+        panel = self.panels.get(message.session_id)
+        view = self.runtime.sessions.get(message.session_id)
+        if panel is not None and view is not None:
+            self.run_worker(panel.apply_queue(tuple((q.id, q.text) for q in view.queue)))
+
+    def on_command_requested(self, message: CommandRequested) -> None:
+        """Run a slash command typed in a panel's prompt box."""
+        self.run_worker(self.run_command(message.session_id, message.command), group="commands")
+
+    async def run_command(self, sid: str | None, command: SlashCommand) -> None:
+        """Run ``command`` for session ``sid`` (the panel it was typed in); errors become notifications."""
+        rt = self.runtime
+        name = command.name
+        try:
+            if name == "new":
+                opts = command.options
+                await self._new_session(
+                    command.arg, model=opts.get("model"), workdir=Path(opts["dir"]) if "dir" in opts else None
+                )
+            elif name == "help":
+                self.push_screen(help_screen())
+            elif name == "quit":
+                await self.action_quit()
+            elif name == "setup":
+                self.push_screen(SetupScreen(rt.loaded.config), self._after_setup)
+            elif name == "show-config":
+                self.push_screen(config_screen(rt.config_rows()))
+            elif name == "permissions":
+                self.push_screen(permissions_screen(getattr(rt, "policy", None)))
+            elif name == "sessions":
+                records = await rt.list_sessions()
+                self.push_screen(SessionsScreen(records, set(self.panels)), self._after_sessions)
+            elif sid is None or sid not in self.panels:
+                self.notify(f"/{name} needs an open session: ctrl+n opens one.", severity="warning")
+            elif name == "close":
+                await self.close_session(sid)
+            elif name == "cancel":
+                if not rt.cancel(sid):
+                    self.notify("Nothing is running in this session.")
+            elif name == "clear":
+                await rt.clear_session(sid)
+                await self.panels[sid].clear_transcript()
+            elif name in ("rename", "model", "mode"):
+                method = {"rename": rt.rename_session, "model": rt.set_model, "mode": rt.set_mode}[name]
+                await method(sid, command.arg or "")
+                self.panels[sid].sync(rt.sessions[sid])
+        except (ConfigError, ValueError, OSError) as exc:
+            self._error(exc)
+        except Exception as exc:
+            if type(exc).__name__ in ("SessionError", "StoreError", "LLMError", "PolicyError"):
+                self._error(exc)
+            else:
+                raise
+
+    async def _new_session(
+        self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None
+    ) -> None:
+        view = await self.runtime.new_session(name, model=model, workdir=workdir)
+        await self._add_panel(view)
+        self._update_header()
+
+    async def close_session(self, sid: str) -> None:
+        """Close ``sid`` in the runtime (cancels its turn; it stays in /sessions) and drop its panel."""
+        await self.runtime.close_session(sid)
+        await self._remove_panel(sid)
+
+    def _after_setup(self, saved: bool | None) -> None:
+        if saved:
+            self.run_worker(self._reload_config(), group="config")
+
+    async def _reload_config(self) -> None:
+        try:
+            await self.runtime.reload_config()
+        except ConfigError as exc:
+            self._error(exc)
+            return
+        self.notify("Configuration saved and reloaded.")
+
+    def _after_sessions(self, sid: str | None) -> None:
+        if sid:
+            self.run_worker(self._reopen(sid), group="commands")
+
+    async def _reopen(self, sid: str) -> None:
+        if sid in self.panels:
+            self.focus_panel(sid)
+            return
+        try:
+            view = await self.runtime.reopen_session(sid)
+        except Exception as exc:
+            self._error(exc)
+            return
+        await self._add_panel(view)
+        self._update_header()
+
+    # --- key actions ---------------------------------------------------------------------------
+    def action_new_session(self) -> None:
+        """Open a new session with default name/model/workdir (ctrl+n)."""
+        self.run_worker(self.run_command(self.active_sid, SlashCommand("new")), group="commands")
+
+    def action_close_session(self) -> None:
+        """Close the focused session (ctrl+w)."""
+        if self.active_sid is not None:
+            self.run_worker(self.run_command(self.active_sid, SlashCommand("close")), group="commands")
+
+    def action_focus_offset(self, offset: int) -> None:
+        """Focus the next (+1) or previous (-1) panel, wrapping around."""
+        sids = list(self.panels)
+        if not sids:
+            return
+        index = sids.index(self.active_sid) if self.active_sid in sids else 0
+        self.focus_panel(sids[(index + offset) % len(sids)])
+
+    def action_focus_number(self, number: int) -> None:
+        """Focus panel ``number`` (1-based), if it exists."""
+        sids = list(self.panels)
+        if 1 <= number <= len(sids):
+            self.focus_panel(sids[number - 1])
+
+    def action_cancel_turn(self) -> None:
+        """Cancel the focused session's running turn (Esc)."""
+        if self.active_sid is not None and not self.runtime.cancel(self.active_sid):
+            self.notify("Nothing is running in this session.", timeout=2)
+
+    async def action_quit(self) -> None:
+        """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit."""
+        await self.shutdown_runtime()
+        self.exit()
+
+    async def shutdown_runtime(self) -> None:
+        """Call ``runtime.shutdown()`` once."""
+        if not self._runtime_closed:
+            self._runtime_closed = True
+            await self.runtime.shutdown()
+
+    # --- command palette -----------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's system commands plus one entry per slash command."""
+        yield from super().get_system_commands(screen)
+        for spec in COMMANDS:
+            help_text = f"{spec.help}  ({spec.usage})"
+            yield SystemCommand(f"/{spec.name}", help_text, partial(self._palette, spec.name))
+
+    def _palette(self, name: str) -> None:
+        panel = self.active_panel
+        if name in COMMANDS_WITH_ARGUMENT:
+            if panel is not None:
+                panel.prompt_box.input.value = f"/{name} "
+                panel.prompt_box.input.cursor_position = len(name) + 2
+                panel.prompt_box.input.focus()
+            return
+        self.run_worker(self.run_command(self.active_sid, SlashCommand(name)), group="commands")
+
+
+def make_app(runtime: Any, *, first_run: bool = False) -> ParagentsApp:
+    """Build the TUI for ``runtime`` (a ``paragents.runtime.Runtime``); the CLI and the tests call this.
+
+    ``first_run`` (no config file exists yet) shows the setup screen before the main screen.
+    The app shuts the runtime down when the user quits (ctrl+q, /quit)."""
+    return ParagentsApp(runtime, first_run=first_run)

@@ -1,0 +1,149 @@
+"""Slash commands typed in a session's prompt box: their table and a pure parser.
+
+No Textual import here, so the parser is unit-testable on its own. :func:`parse_command` turns a
+line such as ``/new api --model qwen --dir ../api`` into a :class:`SlashCommand`, or returns a
+:class:`CommandError` whose ``message`` is one readable sentence (unknown command, missing or
+extra argument) naming the commands that exist. The app maps each command name to an action.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+"""Claude Code's permission modes, accepted by ``/mode``."""
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSpec:
+    """One slash command: ``name`` (without the slash), ``usage`` line and one-line ``help``."""
+
+    name: str
+    usage: str
+    help: str
+
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec("new", "/new [name] [--model M] [--dir PATH]", "Open a new session"),
+    CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
+    CommandSpec("rename", "/rename NAME", "Rename the focused session"),
+    CommandSpec("model", "/model NAME", "Switch the focused session's model"),
+    CommandSpec("mode", "/mode MODE", "Permission mode: " + "|".join(PERMISSION_MODES)),
+    CommandSpec("clear", "/clear", "Start a new conversation in the focused session"),
+    CommandSpec("cancel", "/cancel", "Cancel the focused session's running turn"),
+    CommandSpec("sessions", "/sessions", "List stored sessions; Enter reopens one"),
+    CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
+    CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
+    CommandSpec("permissions", "/permissions", "Show the effective permission rules"),
+    CommandSpec("help", "/help", "List commands and keys"),
+    CommandSpec("quit", "/quit", "Quit paragents (sessions are restored next time)"),
+)
+"""Every slash command, in the order shown by ``/help`` and completion."""
+
+_BY_NAME = {spec.name: spec for spec in COMMANDS}
+
+
+@dataclass(frozen=True, slots=True)
+class SlashCommand:
+    """A parsed command: ``name`` (e.g. "new") and its arguments.
+
+    - ``arg``: the positional argument (name for /new and /rename, model for /model, mode for /mode),
+      or None when absent. Multi-word names are joined with single spaces.
+    - ``options``: ``--model`` / ``--dir`` values of ``/new`` keyed ``"model"`` / ``"dir"``.
+    """
+
+    name: str
+    arg: str | None = None
+    options: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CommandError:
+    """A line that looked like a command but is not valid; ``message`` says why and what exists."""
+
+    message: str
+
+
+def is_command(text: str) -> bool:
+    """Return True when ``text`` is meant as a slash command (starts with "/", not "//")."""
+    stripped = text.lstrip()
+    return stripped.startswith("/") and not stripped.startswith("//")
+
+
+def known_names() -> str:
+    """Return the command names as one readable list: "/new, /close, ..."."""
+    return ", ".join("/" + spec.name for spec in COMMANDS)
+
+
+def complete(prefix: str) -> list[CommandSpec]:
+    """Return the commands whose "/name" starts with ``prefix`` (e.g. "/se" → sessions, setup).
+
+    ``prefix`` must be the start of the line without a space (completion only covers the name)."""
+    if not prefix.startswith("/") or " " in prefix:
+        return []
+    head = prefix[1:].lower()
+    return [spec for spec in COMMANDS if spec.name.startswith(head)]
+
+
+def parse_command(text: str) -> SlashCommand | CommandError:
+    """Parse one prompt line starting with "/" into a command.
+
+    Takes the raw line; returns a :class:`SlashCommand` or a :class:`CommandError` (never raises).
+    Quoting follows POSIX shell words (``shlex``), so ``/rename "my api"`` and ``/new "a b"`` work."""
+    try:
+        words = shlex.split(text.strip())
+    except ValueError as exc:
+        return CommandError(f"Cannot read the command ({exc}); close the quotes and try again.")
+    if not words or not words[0].startswith("/") or words[0] == "/":
+        return CommandError(f"Type a command name after '/'. Commands: {known_names()}.")
+    name = words[0][1:].lower()
+    args = words[1:]
+    spec = _BY_NAME.get(name)
+    if spec is None:
+        matches = complete("/" + name[:2]) if name else []
+        hint = f" Did you mean {', '.join('/' + m.name for m in matches)}?" if matches else ""
+        return CommandError(f"Unknown command /{name}.{hint} Commands: {known_names()}.")
+    if name == "new":
+        return _parse_new(args, spec)
+    if name in ("rename", "model", "mode"):
+        if not args:
+            return CommandError(f"/{name} needs an argument. Usage: {spec.usage}")
+        value = " ".join(args)
+        if name == "mode" and value not in PERMISSION_MODES:
+            return CommandError(f"Unknown mode '{value}'. Modes: {', '.join(PERMISSION_MODES)}.")
+        if name == "model" and len(args) > 1:
+            return CommandError(f"/model takes one model name. Usage: {spec.usage}")
+        return SlashCommand(name, value)
+    if args:
+        return CommandError(f"/{name} takes no arguments. Usage: {spec.usage}")
+    return SlashCommand(name)
+
+
+def _parse_new(args: list[str], spec: CommandSpec) -> SlashCommand | CommandError:
+    options: dict[str, str] = {}
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word.startswith("--"):
+            key, eq, value = word[2:].partition("=")
+            if key not in ("model", "dir"):
+                return CommandError(f"/new has no option --{key}. Usage: {spec.usage}")
+            if not eq:
+                if i + 1 >= len(args):
+                    return CommandError(f"--{key} needs a value. Usage: {spec.usage}")
+                i += 1
+                value = args[i]
+            if not value:
+                return CommandError(f"--{key} needs a value. Usage: {spec.usage}")
+            options[key] = value
+        else:
+            names.append(word)
+        i += 1
+    return SlashCommand("new", " ".join(names) or None, options)
+
+
+def help_rows() -> list[tuple[str, str]]:
+    """Return ``(usage, help)`` rows for every command, for the help screen."""
+    return [(spec.usage, spec.help) for spec in COMMANDS]

@@ -1,0 +1,76 @@
+"""Textual messages of the UI ("messages up"): the wrapper for core events and the panel's requests.
+
+A core event reaches the UI only as :class:`AgentEvent`, posted by the runtime sink the app installs;
+the app routes it to the panel of ``event.session_id``. Panels never call the runtime: they post
+:class:`PromptSubmitted`, :class:`CommandRequested`, :class:`QueueEditRequested` or
+:class:`ApprovalAnswered` and the app makes the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+from paragents.events import ApprovalAnswer, Event
+from paragents.ui.commands import SlashCommand
+
+
+class AgentEvent(Message):
+    """A core event (paragents.events) delivered to the UI thread; ``event.session_id`` names the panel."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+        """The wrapped core event."""
+
+
+class PromptSubmitted(Message):
+    """The user pressed Enter on a prompt (not a command) in ``session_id``'s prompt box."""
+
+    def __init__(self, session_id: str, text: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        """Session the prompt is for."""
+        self.text = text
+        """The prompt text as typed (not stripped of inner whitespace)."""
+
+
+class CommandRequested(Message):
+    """The user typed a slash command in ``session_id``'s prompt box (already parsed and valid)."""
+
+    def __init__(self, session_id: str, command: SlashCommand) -> None:
+        super().__init__()
+        self.session_id = session_id
+        """Session whose prompt box received the command (the target of /close, /rename, ...)."""
+        self.command = command
+        """The parsed command."""
+
+
+class QueueEditRequested(Message):
+    """Edit (``text`` is the new text) or remove (``text`` is None) the queued prompt ``prompt_id``."""
+
+    def __init__(self, session_id: str, prompt_id: str, text: str | None) -> None:
+        super().__init__()
+        self.session_id = session_id
+        """Session owning the queue."""
+        self.prompt_id = prompt_id
+        """Id returned by ``Runtime.submit`` / carried by PromptQueued."""
+        self.text = text
+        """New text, or None to remove the prompt."""
+
+
+class ApprovalAnswered(Message):
+    """The user answered the permission ask ``request_id`` with ``answer`` and ``payload``.
+
+    ``payload`` is the list of rules (list[str]) for allow_always, the note (str) for
+    reject_with_note, else None."""
+
+    def __init__(self, request_id: str, answer: ApprovalAnswer, payload: Any = None) -> None:
+        super().__init__()
+        self.request_id = request_id
+        """Id of the PermissionRequested event answered."""
+        self.answer = answer
+        """One of allow_once, allow_session, allow_always, reject_once, reject_with_note."""
+        self.payload = payload
+        """Edited rules, note text, or None."""

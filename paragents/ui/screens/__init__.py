@@ -1,0 +1,1 @@
+"""Screens of the paragents TUI (setup, sessions list, config, help, permissions)."""

@@ -1,0 +1,210 @@
+"""The setup screen (/setup and first run): endpoint, model and API key, with a connection test.
+
+Fields: base URL; model (a Select filled from ``GET {base_url}/models`` once the server answered, a
+free-text Input until then); API key (password Input, never shown again once typed) or the name of the
+environment variable holding it. "Test connection" says plainly what worked or failed; "Save" writes
+the user config with :func:`paragents.config.save_user_config` (mode 0600) and dismisses with True;
+"Cancel" dismisses with False. The caller reloads the runtime's config after a save.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Button, Footer, Input, Label, Select, Static
+
+from paragents import paths
+from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
+
+
+def _existing_user_config() -> dict[str, Any]:
+    path = paths.user_runtime_config_path()
+    if not path.is_file():
+        return {}
+    try:
+        return read_config_file(path)
+    except ConfigError:
+        return {}
+
+
+class SetupScreen(Screen[bool]):
+    """Edit and test the endpoint settings; ``config`` pre-fills the fields (keys are never shown)."""
+
+    DEFAULT_CSS = """
+    SetupScreen { align: center top; }
+    SetupScreen > VerticalScroll { width: 100; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $accent; padding: 1 2; }
+    SetupScreen Label { margin: 1 0 0 0; text-style: bold; }
+    SetupScreen .help { color: $text-muted; }
+    SetupScreen #model-select { display: none; }
+    SetupScreen.-models #model-select { display: block; }
+    SetupScreen.-models #model-input { display: none; }
+    SetupScreen #buttons { height: auto; margin: 1 0 0 0; }
+    SetupScreen #buttons Button { margin: 0 2 0 0; }
+    SetupScreen #status { height: auto; margin: 1 0 0 0; }
+    SetupScreen #status.-ok { color: $success; }
+    SetupScreen #status.-error { color: $error; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel"),
+        Binding("ctrl+s", "save", "Save"),
+    ]
+
+    def __init__(self, config: RuntimeConfig | None = None, *, first_run: bool = False) -> None:
+        super().__init__()
+        self.config = config or RuntimeConfig.model_validate({})
+        self.first_run = first_run
+        self.models: list[str] = []
+        """Model ids the server listed at the last successful test (empty before)."""
+
+    def compose(self) -> ComposeResult:
+        cfg = self.config
+        existing_key = cfg.api_key.get_secret_value() if cfg.api_key else None
+        with VerticalScroll():
+            title = "Welcome to paragents: connect a model" if self.first_run else "Setup"
+            yield Static(title, classes="title", markup=False)
+            yield Static(
+                "Any OpenAI-compatible server works (llama.cpp, vLLM, Ollama, OpenAI, …).",
+                classes="help",
+                markup=False,
+            )
+            yield Label("Base URL (up to and including /v1)")
+            yield Input(cfg.base_url, placeholder="http://127.0.0.1:8080/v1", id="base-url")
+            yield Label("Model")
+            yield Input(cfg.model, placeholder="model name, e.g. qwen2.5-coder", id="model-input")
+            yield Select[str]([], prompt="pick a model", id="model-select", allow_blank=True)
+            yield Label("API key (leave empty to keep the current one / for servers without keys)")
+            yield Input(
+                placeholder=f"current: {redact(existing_key)}" if existing_key else "sk-…",
+                password=True,
+                id="api-key",
+            )
+            yield Label("…or the environment variable holding it")
+            yield Input(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
+            with Horizontal(id="buttons"):
+                yield Button("Test connection", id="test", variant="primary")
+                yield Button("Save", id="save", variant="success")
+                yield Button("Cancel", id="cancel")
+            yield Static("", id="status", markup=False)
+        yield Footer()
+
+    # --- values --------------------------------------------------------------------------------
+    def _value(self, wid: str) -> str:
+        return self.query_one(f"#{wid}", Input).value.strip()
+
+    @property
+    def model(self) -> str:
+        """The chosen model: the Select's value when models were listed, else the typed name."""
+        if self.has_class("-models"):
+            value = self.query_one("#model-select", Select).value
+            if isinstance(value, str):
+                return value
+        return self._value("model-input")
+
+    def _api_key(self) -> str | None:
+        typed = self._value("api-key")
+        if typed:
+            return typed
+        env_name = self._value("api-key-env")
+        if env_name:
+            return os.environ.get(env_name) or None
+        if self.config.api_key is not None:
+            return self.config.api_key.get_secret_value()
+        return os.environ.get("PARAGENTS_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
+
+    def _status(self, text: str, kind: str = "") -> None:
+        status = self.query_one("#status", Static)
+        status.update(text)
+        status.set_class(kind == "ok", "-ok")
+        status.set_class(kind == "error", "-error")
+
+    # --- actions -------------------------------------------------------------------------------
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "test":
+            self.test_connection()
+        elif event.button.id == "save":
+            self.action_save()
+        elif event.button.id == "cancel":
+            self.action_cancel()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if isinstance(event.value, str):
+            self.query_one("#model-input", Input).value = event.value
+
+    @work(exclusive=True, group="setup-test")
+    async def test_connection(self) -> None:
+        """Ask the server for its models and check the chosen one; report in plain words."""
+        from paragents.llm import ChatClient
+
+        base_url = self._value("base-url")
+        try:
+            RuntimeConfig.model_validate({"base_url": base_url})
+        except Exception:
+            self._status("Base URL must be an http(s) URL such as http://127.0.0.1:8080/v1", "error")
+            return
+        env_name = self._value("api-key-env")
+        if env_name and not self._value("api-key") and not os.environ.get(env_name):
+            self._status(f"${env_name} is not set in this shell: export it or type the key.", "error")
+            return
+        self._status(f"Connecting to {base_url} …")
+        client = ChatClient(base_url, self._api_key())
+        try:
+            ok, sentence = await client.check_connection(self.model)
+            try:
+                models = await client.list_models()
+            except Exception:
+                models = []
+        finally:
+            await client.aclose()
+        if models:
+            self.models = models
+            select = self.query_one("#model-select", Select)
+            select.set_options([(m, m) for m in models])
+            current = self._value("model-input")
+            if current in models:
+                select.value = current
+            self.add_class("-models")
+        self._status(("✓ " if ok else "✗ ") + sentence, "ok" if ok else "error")
+
+    def action_save(self) -> None:
+        """Validate and write the user config (0600), then dismiss with True."""
+        data = _existing_user_config()
+        data["base_url"] = self._value("base-url")
+        data["model"] = self.model
+        env_name = self._value("api-key-env")
+        typed = self._value("api-key")
+        if typed:
+            data["api_key"] = typed
+            data.pop("api_key_env", None)
+        elif env_name:
+            data["api_key_env"] = env_name
+            data.pop("api_key", None)
+        else:
+            data.pop("api_key_env", None)
+        try:
+            path = save_user_config(data)
+        except ConfigError as exc:
+            self._status(str(exc), "error")
+            return
+        self.notify(f"Saved {path}")
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        """Leave without saving."""
+        self.dismiss(False)
+
+
+if __name__ == "__main__":
+
+    class _Demo(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(SetupScreen(first_run=True), lambda saved: self.exit())
+
+    _Demo().run()

@@ -1,0 +1,1 @@
+"""Widgets of the paragents TUI (session panel, transcript, tool calls, approval bar, prompt box)."""

@@ -1,0 +1,286 @@
+"""One session's panel: title line, transcript, inline approval bar and prompt box.
+
+The panel keeps a copy of the session's displayed state (name, model, state, usage, queue, pending
+asks), seeded from the runtime's ``SessionView`` and updated by :meth:`SessionPanel.apply` with core
+events routed by the app ("attributes down"). It never calls the runtime; user actions go up as
+messages (paragents.ui.messages). Streamed text is only buffered by ``apply``; the app's ticker calls
+:meth:`SessionPanel.flush` to repaint at a bounded rate.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical
+from textual.widgets import Static
+
+from paragents.events import (
+    Event,
+    MessageAdded,
+    Notice,
+    PermissionRequested,
+    PermissionResolved,
+    PromptQueued,
+    QueueChanged,
+    ReasoningDelta,
+    SessionStateChanged,
+    StreamRetry,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from paragents.models import SessionState, Usage
+from paragents.ui.messages import ApprovalAnswered
+from paragents.ui.text import clean, shorten
+from paragents.ui.widgets.approval_bar import ApprovalBar
+from paragents.ui.widgets.prompt_input import PromptBox
+from paragents.ui.widgets.transcript import Transcript
+
+STATE_STYLES = {
+    SessionState.IDLE: "green",
+    SessionState.QUEUED: "yellow",
+    SessionState.RUNNING: "bold cyan",
+    SessionState.WAITING: "bold yellow",
+    SessionState.FAILED: "bold red",
+    SessionState.INTERRUPTED: "red",
+    SessionState.CLOSED: "dim",
+}
+
+
+def format_tokens(count: int) -> str:
+    """Return a token count in short form: 950 → "950", 12 345 → "12.3k", 2 500 000 → "2.5M"."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+class SessionPanel(Vertical):
+    """The panel of session ``session_id``; ``number`` is its 1-based position (alt+number)."""
+
+    DEFAULT_CSS = """
+    SessionPanel { border: round $panel-lighten-2; height: 1fr; width: 1fr; padding: 0; }
+    SessionPanel.-active { border: round $accent; }
+    SessionPanel > .panel-title { height: 1; padding: 0 1; background: $panel; }
+    SessionPanel.-active > .panel-title { background: $accent 30%; }
+    SessionPanel > #approval-slot { height: auto; }
+    """
+
+    def __init__(self, view: Any, number: int) -> None:
+        """``view`` is a runtime ``SessionView`` (or anything with the same attributes)."""
+        super().__init__(id=f"panel-{view.id}")
+        self.session_id: str = view.id
+        self.number = number
+        self.name_: str = view.name
+        self.model: str = view.model
+        self.mode: str = view.mode
+        self.state: SessionState = SessionState(view.state)
+        self.usage: Usage = view.usage
+        self.context_tokens: int = view.context_tokens
+        self.context_window: int = view.context_window
+        self.queue: tuple[tuple[str, str], ...] = tuple((q.id, q.text) for q in view.queue)
+        self.pending: dict[str, PermissionRequested] = dict(view.pending)
+        """Unanswered asks by request_id, oldest first."""
+        self._history = list(view.messages)
+        self.transcript = Transcript()
+        self.prompt_box = PromptBox(self.session_id)
+
+    def compose(self) -> ComposeResult:
+        yield Static(self.title_text(), classes="panel-title")
+        yield self.transcript
+        yield Vertical(id="approval-slot")
+        yield self.prompt_box
+
+    async def on_mount(self) -> None:
+        self.transcript.load_history(self._history)
+        self._history = []
+        await self.prompt_box.set_queue(self.queue)
+        await self._show_next_ask()
+
+    # --- display -------------------------------------------------------------------------------
+    def title_text(self) -> Text:
+        """Return the title line: number, name, model, state, mode, tokens, context %, queue, asks."""
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{self.number} ", style="bold reverse")
+        text.append(" ")
+        text.append(shorten(self.name_, 40), style="bold")
+        text.append(" · ")
+        text.append(shorten(self.model or "(no model)", 40))
+        text.append(" · ")
+        text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
+        text.append(f" · {self.mode}")
+        text.append(f" · {format_tokens(self.usage.total_tokens)} tok")
+        if self.context_window > 0:
+            pct = round(100 * self.context_tokens / self.context_window)
+            text.append(f" · ctx {pct}%", style="bold red" if pct >= 80 else "")
+        if self.queue:
+            text.append(f" · {len(self.queue)} queued", style="yellow")
+        if self.pending:
+            text.append(f" · ⚠ {len(self.pending)} needs you", style="bold yellow")
+        return text
+
+    def refresh_title(self) -> None:
+        """Re-render the title line from the panel's fields."""
+        if self.is_mounted:
+            self.query_one(".panel-title", Static).update(self.title_text())
+
+    def sync(self, view: Any) -> None:
+        """Copy name, model and mode from a ``SessionView`` (after rename/model/mode calls)."""
+        self.name_, self.model, self.mode = view.name, view.model, view.mode
+        self.refresh_title()
+
+    def flush(self) -> bool:
+        """Repaint buffered streamed text; return True when something was repainted."""
+        return self.transcript.flush()
+
+    @property
+    def dirty(self) -> bool:
+        """True when streamed text waits for :meth:`flush`."""
+        return self.transcript.dirty
+
+    async def apply_queue(self, prompts: tuple[tuple[str, str], ...]) -> None:
+        """Show ``prompts`` ((prompt_id, text) pairs) as the session's queue."""
+        self.queue = prompts
+        await self.prompt_box.set_queue(prompts)
+        self.refresh_title()
+
+    async def clear_transcript(self) -> None:
+        """Empty the transcript (after /clear) and say so."""
+        await self.transcript.reset()
+        self.transcript.add_notice("New conversation (the previous one stays in the history).")
+
+    # --- events --------------------------------------------------------------------------------
+    async def apply(self, event: Event) -> None:
+        """Update the panel for one core event of this session (see paragents.events)."""
+        t = self.transcript
+        if isinstance(event, TextDelta):
+            t.append_text(event.text)
+            return
+        if isinstance(event, ReasoningDelta):
+            t.append_reasoning(event.text)
+            return
+        if isinstance(event, SessionStateChanged):
+            self.state = SessionState(event.state)
+        elif isinstance(event, TurnStarted):
+            t.add_user(event.prompt)
+        elif isinstance(event, MessageAdded):
+            if event.message.get("role") != "user":
+                t.add_message(event.message)
+        elif isinstance(event, ToolCallStarted):
+            t.tool_status(event.call, "running", event.summary)
+        elif isinstance(event, ToolCallFinished):
+            t.tool_finished(event.call, event.status, event.output, event.diff)
+        elif isinstance(event, PermissionRequested):
+            self.pending[event.request_id] = event
+            t.tool_status(event.call, "asking", event.summary)
+            await self._show_next_ask()
+        elif isinstance(event, PermissionResolved):
+            self.pending.pop(event.request_id, None)
+            await self._show_next_ask()
+        elif isinstance(event, PromptQueued):
+            if all(pid != event.prompt_id for pid, _ in self.queue):
+                self.queue = (*self.queue, (event.prompt_id, event.text))
+                await self.prompt_box.set_queue(self.queue)
+        elif isinstance(event, QueueChanged):
+            self.queue = tuple(event.prompts)
+            await self.prompt_box.set_queue(self.queue)
+        elif isinstance(event, UsageUpdated):
+            self.usage = event.total
+            self.context_tokens, self.context_window = event.context_tokens, event.context_window
+        elif isinstance(event, StreamRetry):
+            t.add_notice(
+                f"Request failed ({clean(event.reason)}); retry {event.attempt} in {event.delay:.0f} s",
+                "warning",
+            )
+        elif isinstance(event, TurnFinished):
+            t.end_stream()
+            if event.status == "failed":
+                kind = f" [{event.error_kind}]" if event.error_kind else ""
+                t.add_notice(f"Turn failed{kind}: {event.error or 'unknown error'}", "error")
+            elif event.status == "cancelled":
+                t.add_notice("Turn cancelled.", "warning")
+            self.pending = {k: v for k, v in self.pending.items() if not v.reply.done()}
+            await self._show_next_ask()
+        elif isinstance(event, Notice):
+            t.add_notice(event.text, event.level)
+        self.refresh_title()
+
+    # --- approvals -----------------------------------------------------------------------------
+    @property
+    def approval_bar(self) -> ApprovalBar | None:
+        """The approval bar shown now, or None."""
+        bars = self.query(ApprovalBar)
+        return bars.first() if bars else None
+
+    async def _show_next_ask(self) -> None:
+        if not self.is_mounted:
+            return
+        self.pending = {k: v for k, v in self.pending.items() if not v.reply.done()}
+        current = self.approval_bar
+        first = next(iter(self.pending.values()), None)
+        if current is not None and first is not None and current.request.request_id == first.request_id:
+            return
+        had_focus = current is not None and current.has_focus_within
+        slot = self.query_one("#approval-slot", Vertical)
+        await slot.remove_children()
+        if first is None:
+            if had_focus:
+                self.prompt_box.input.focus()
+            self.refresh_title()
+            return
+        bar = ApprovalBar(first, extra_pending=len(self.pending) - 1)
+        await slot.mount(bar)
+        if had_focus or (self.has_class("-active") and not self.prompt_box.input.value):
+            bar.focus()
+        self.refresh_title()
+
+    async def on_approval_answered(self, message: ApprovalAnswered) -> None:
+        """Resolve the ask's Future with ``(answer, payload)`` and show the next ask, if any."""
+        message.stop()
+        request = self.pending.pop(message.request_id, None)
+        if request is not None and not request.reply.done():
+            request.reply.set_result((message.answer, message.payload))
+        await self._show_next_ask()
+
+
+if __name__ == "__main__":
+    import asyncio
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from paragents.models import ToolCall
+
+    class _Demo(App[None]):
+        BINDINGS: ClassVar[list[BindingType]] = [("f2", "ask", "ask"), ("f3", "stream", "stream")]
+
+        def compose(self) -> ComposeResult:
+            view = SimpleNamespace(
+                id="s1", name="api", model="qwen2.5-coder", mode="default", workdir=Path("."),
+                state=SessionState.IDLE, usage=Usage(100, 20, 120), context_tokens=2000,
+                context_window=8192, queue=[], messages=[{"role": "user", "content": "hello"},
+                {"role": "assistant", "content": "Hi! **How** can I help?"}], pending={},
+            )  # fmt: skip
+            panel = SessionPanel(view, 1)
+            panel.add_class("-active")
+            yield panel
+
+        async def action_ask(self) -> None:
+            fut = asyncio.get_running_loop().create_future()
+            call = ToolCall("c1", "write_file", '{"path": "a.py"}')
+            rules = ("Edit(a.py)",)
+            ev = PermissionRequested("s1", "r1", call, "write_file path=a.py", "no rule", rules, fut)
+            await self.query_one(SessionPanel).apply(ev)
+
+        async def action_stream(self) -> None:
+            panel = self.query_one(SessionPanel)
+            await panel.apply(TextDelta("s1", "some streamed words "))
+            panel.flush()
+
+    _Demo().run()

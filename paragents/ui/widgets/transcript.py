@@ -1,0 +1,398 @@
+"""A session's transcript: prompts, replies, thoughts, tool calls and notices, bounded in size.
+
+Streaming design (see shared/docs/STREAMING.md §5): the in-flight reply is buffered here and shown
+in a cheap :class:`LiveReply` (a ``Static`` holding a plain ``rich.text.Text`` tail of at most
+``LIVE_TAIL_CHARS``), repainted only when the owner calls :meth:`Transcript.flush` (the app's
+coalescing ticker: ~25 Hz for the focused panel, ~5 Hz staggered for the others). When the message
+completes it is replaced by one ``Markdown`` widget rendered once. At most ``MAX_MOUNTED`` entries are
+mounted; older ones stay as light records and come back through the "show earlier" button.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from rich.cells import cell_len
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Button, Collapsible, Markdown, Static
+
+from paragents.models import Message, ToolCall
+from paragents.ui.text import clean, safe_text, tail
+from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry, summarize_arguments
+
+MAX_MOUNTED = 200
+"""Most transcript entries mounted at once; older ones are unmounted (records kept)."""
+EARLIER_STEP = 50
+"""How many older entries one press of "show earlier" mounts."""
+LIVE_TAIL_CHARS = 6000
+"""Characters of the in-flight reply shown while it streams (the full text shows once complete)."""
+LIVE_REASONING_CHARS = 600
+"""Characters of in-flight reasoning shown while it streams."""
+
+
+@dataclass(eq=False)
+class TextEntry:
+    """A user prompt (``kind`` "user") or notice (``kind`` "info"/"warning"/"error")."""
+
+    kind: str
+    text: str
+    widget: Any = field(default=None, repr=False)
+
+
+@dataclass(eq=False)
+class AssistantEntry:
+    """A completed assistant message: ``content`` (Markdown) and optional ``reasoning``."""
+
+    content: str
+    reasoning: str = ""
+    widget: Any = field(default=None, repr=False)
+
+
+Entry = TextEntry | AssistantEntry | ToolEntry
+
+NOTICE_STYLES = {"user": "bold", "info": "dim", "warning": "yellow", "error": "bold red"}
+
+
+class UserPrompt(Static):
+    """A user prompt line (plain text, never markup)."""
+
+    DEFAULT_CSS = """
+    UserPrompt { height: auto; margin: 1 0 1 0; padding: 0 1; background: $boost; }
+    """
+
+
+class NoticeLine(Static):
+    """A notice (info/warning/error) in the transcript."""
+
+    DEFAULT_CSS = """
+    NoticeLine { height: auto; margin: 0 0 1 0; padding: 0 1; }
+    """
+
+
+class AssistantBlock(Vertical):
+    """A completed assistant reply: a collapsed thought block (if any) and the Markdown answer."""
+
+    DEFAULT_CSS = """
+    AssistantBlock { height: auto; margin: 0 0 1 0; }
+    AssistantBlock Collapsible { padding: 0; margin: 0; border: none; }
+    AssistantBlock .thought { color: $text-muted; text-style: italic; }
+    AssistantBlock Markdown { margin: 0; padding: 0 1; }
+    """
+
+    def __init__(self, entry: AssistantEntry) -> None:
+        super().__init__()
+        self.entry = entry
+        entry.widget = self
+
+    def compose(self) -> ComposeResult:
+        if self.entry.reasoning.strip():
+            words = len(self.entry.reasoning.split())
+            yield Collapsible(
+                Static(safe_text(self.entry.reasoning), classes="thought"),
+                title=f"Thought ({words} words)",
+                collapsed=True,
+            )
+        if self.entry.content.strip():
+            yield Markdown(clean(self.entry.content))
+
+
+class LiveReply(Static):
+    """The reply being streamed, shown as plain text (tail only); replaced when it completes."""
+
+    DEFAULT_CSS = """
+    LiveReply { height: auto; padding: 0 1; margin: 0 0 1 0; }
+    """
+
+    def __init__(self) -> None:
+        super().__init__("")
+        self._rows = -1
+
+    def show(self, content: str, reasoning: str) -> None:
+        """Render the tail of ``content`` (and a short tail of ``reasoning``) without Markdown parsing.
+
+        Asks for a layout pass only when the estimated number of rows changed (else a repaint)."""
+        text = Text(overflow="fold")
+        if reasoning:
+            shown, _ = tail(reasoning, LIVE_REASONING_CHARS)
+            text.append("thinking… ", style="bold dim")
+            text.append(clean(shown), style="dim italic")
+            if content:
+                text.append("\n\n")
+        if content:
+            shown, cut = tail(content, LIVE_TAIL_CHARS)
+            if cut:
+                text.append(f"… ({cut} earlier chars shown when the reply completes)\n", style="dim")
+            text.append(clean(shown))
+        width = max(self.size.width - 2, 10)
+        rows = sum(cell_len(line) // width + 1 for line in text.plain.split("\n"))
+        self.update(text, layout=rows != self._rows)
+        self._rows = rows
+
+
+class Transcript(VerticalScroll):
+    """Scrollable transcript of one session. Methods are called by its :class:`SessionPanel`."""
+
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; padding: 0 1 0 0; }
+    Transcript > #earlier { width: 100%; height: 1; min-width: 0; border: none; margin: 0; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id, can_focus=True)
+        self.records: list[Entry] = []
+        """Every entry of the session shown so far (mounted or not), oldest first."""
+        self.first_mounted = 0
+        """Index in ``records`` of the oldest mounted entry."""
+        self.live: LiveReply | None = None
+        """The in-flight reply widget, or None."""
+        self._text_parts: list[str] = []
+        self._reason_parts: list[str] = []
+        self._dirty = False
+        self._tools: dict[str, ToolEntry] = {}
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    @property
+    def dirty(self) -> bool:
+        """True when streamed text arrived since the last :meth:`flush`."""
+        return self._dirty
+
+    @property
+    def streamed_text(self) -> str:
+        """The in-flight reply text received so far ("" when none)."""
+        return "".join(self._text_parts)
+
+    async def reset(self) -> None:
+        """Forget every entry and unmount everything (a new conversation)."""
+        self._drop_live()
+        self.records.clear()
+        self._tools.clear()
+        self.first_mounted = 0
+        await self.remove_children()
+
+    # --- streaming -----------------------------------------------------------------------------
+    def append_text(self, delta: str) -> None:
+        """Buffer a piece of answer text (shown at the next :meth:`flush`)."""
+        self._text_parts.append(delta)
+        self._dirty = True
+
+    def append_reasoning(self, delta: str) -> None:
+        """Buffer a piece of reasoning text (shown at the next :meth:`flush`)."""
+        self._reason_parts.append(delta)
+        self._dirty = True
+
+    def flush(self) -> bool:
+        """Show buffered streamed text; return True when something was repainted."""
+        if not self._dirty:
+            return False
+        self._dirty = False
+        if self.live is None:
+            self.live = LiveReply()
+            self._mount_widget(self.live)
+        self.live.show("".join(self._text_parts), "".join(self._reason_parts))
+        return True
+
+    def _drop_live(self) -> tuple[str, str]:
+        text, reasoning = "".join(self._text_parts), "".join(self._reason_parts)
+        self._text_parts.clear()
+        self._reason_parts.clear()
+        self._dirty = False
+        if self.live is not None:
+            self.live.remove()
+            self.live = None
+        return text, reasoning
+
+    def end_stream(self) -> None:
+        """Turn ended without a final message (cancel/failure): keep what streamed as a finished reply."""
+        text, reasoning = self._drop_live()
+        if text.strip() or reasoning.strip():
+            self._add(AssistantEntry(text + "\n\n*(interrupted)*", reasoning))
+
+    # --- entries -------------------------------------------------------------------------------
+    def add_user(self, text: str) -> None:
+        """Append a user prompt."""
+        self._drop_live()
+        self._add(TextEntry("user", text))
+
+    def add_notice(self, text: str, level: str = "info") -> None:
+        """Append a notice; ``level`` is info, warning or error."""
+        self._add(TextEntry(level, text))
+
+    def add_message(self, message: Message) -> None:
+        """Append a completed message (OpenAI shape): assistant replies replace the live view and
+        announce their tool calls; tool results fill the matching tool block; user messages show
+        as prompts. Unknown roles are ignored."""
+        role = message.get("role")
+        if role == "assistant":
+            streamed, streamed_reasoning = self._drop_live()
+            content = message.get("content") or ""
+            reasoning = message.get("reasoning_content") or streamed_reasoning
+            if not content and streamed and not message.get("tool_calls"):
+                content = streamed
+            if content.strip() or reasoning.strip():
+                self._add(AssistantEntry(content, reasoning))
+            for raw in message.get("tool_calls") or []:
+                try:
+                    call = ToolCall.from_openai(raw)
+                except (KeyError, TypeError):
+                    continue
+                self._tool_entry(call, summarize_arguments(call.arguments))
+        elif role == "tool":
+            entry = self._tools.get(str(message.get("tool_call_id")))
+            if entry is not None and entry.status in ("pending", "asking", "running"):
+                entry.output = str(message.get("content") or "")
+                entry.status = "ok"
+                self._refresh_tool(entry)
+        elif role == "user":
+            self.add_user(str(message.get("content") or ""))
+
+    def load_history(self, messages: list[Message]) -> None:
+        """Show a stored conversation (e.g. after restore); mounts only the newest entries."""
+        for message in messages:
+            self.add_message(message)
+
+    def _tool_entry(self, call: ToolCall, summary: str) -> ToolEntry:
+        entry = self._tools.get(call.id)
+        if entry is None:
+            entry = ToolEntry(call.id, call.name, summary)
+            self._tools[call.id] = entry
+            self._add(entry)
+        return entry
+
+    def tool_status(self, call: ToolCall, status: str, summary: str | None = None) -> None:
+        """Set a tool call's status (asking/running) and, when given, its argument ``summary``."""
+        entry = self._tool_entry(call, summary or summarize_arguments(call.arguments))
+        entry.status = status
+        if summary:
+            entry.summary = summary
+        self._refresh_tool(entry)
+
+    def tool_finished(self, call: ToolCall, status: str, output: str, diff: str | None) -> None:
+        """Record a finished tool call: ``status`` ok/error/denied/cancelled/skipped, its output and diff."""
+        entry = self._tool_entry(call, summarize_arguments(call.arguments))
+        entry.status, entry.output, entry.diff = status, output, diff
+        self._refresh_tool(entry)
+
+    def _refresh_tool(self, entry: ToolEntry) -> None:
+        if entry.widget is not None and entry.widget.is_mounted:
+            entry.widget.refresh_entry()
+
+    # --- mounting & bounding -------------------------------------------------------------------
+    def _make_widget(self, entry: Entry) -> Widget:
+        if isinstance(entry, ToolEntry):
+            return ToolCallBlock(entry)
+        if isinstance(entry, AssistantEntry):
+            return AssistantBlock(entry)
+        style = NOTICE_STYLES.get(entry.kind, "")
+        if entry.kind == "user":
+            text = Text("› ", style="bold")
+            text.append_text(safe_text(entry.text))
+            widget: Static = UserPrompt(text)
+        else:
+            widget = NoticeLine(safe_text(entry.text, style))
+        entry.widget = widget
+        return widget
+
+    def _add(self, entry: Entry) -> None:
+        self.records.append(entry)
+        widget = self._make_widget(entry)
+        self._mount_widget(widget, before=self.live)
+        self._trim()
+
+    def _mount_widget(self, widget: Widget, before: Widget | None = None) -> None:
+        if before is not None and before.parent is self:
+            self.mount(widget, before=before)
+        else:
+            self.mount(widget)
+
+    @property
+    def mounted_count(self) -> int:
+        """Number of entries currently mounted."""
+        return len(self.records) - self.first_mounted
+
+    def _trim(self) -> None:
+        excess = self.mounted_count - MAX_MOUNTED
+        if excess <= 0:
+            return
+        for entry in self.records[self.first_mounted : self.first_mounted + excess]:
+            if entry.widget is not None:
+                entry.widget.remove()
+                entry.widget = None
+        self.first_mounted += excess
+        self._update_earlier_button()
+
+    def _update_earlier_button(self) -> None:
+        buttons = self.query("#earlier")
+        if self.first_mounted == 0:
+            buttons.remove()
+            return
+        label = f"▲ show earlier ({self.first_mounted} hidden)"
+        if buttons:
+            buttons.first(Button).label = label
+        else:
+            self.mount(Button(label, id="earlier", compact=True), before=0)
+
+    def show_earlier(self, count: int = EARLIER_STEP) -> None:
+        """Mount up to ``count`` older entries above the oldest mounted one."""
+        start = max(self.first_mounted - count, 0)
+        widgets = [self._make_widget(entry) for entry in self.records[start : self.first_mounted]]
+        self.first_mounted = start
+        following = start + len(widgets)
+        anchor_widget = self.records[following].widget if following < len(self.records) else None
+        if widgets:
+            if anchor_widget is not None and anchor_widget.parent is self:
+                self.mount_all(widgets, before=anchor_widget)
+            else:
+                self.mount_all(widgets)
+        self._update_earlier_button()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "earlier":
+            event.stop()
+            self.release_anchor()
+            self.show_earlier()
+
+
+if __name__ == "__main__":
+    from paragents.models import ToolCall as _TC
+
+    class _Demo(App[None]):
+        BINDINGS: ClassVar[list[BindingType]] = [
+            ("space", "stream", "stream a token"),
+            ("f", "finish", "finish reply"),
+        ]
+
+        def compose(self) -> ComposeResult:
+            yield Transcript()
+
+        def on_mount(self) -> None:
+            t = self.query_one(Transcript)
+            t.add_user("Please fix the failing test in [bold]tests/test_x.py[/bold] \x1b[31m(red)\x1b[0m")
+            t.add_message(
+                {
+                    "role": "assistant",
+                    "content": "Let me look.\n\n```python\nprint('hi')\n```",
+                    "reasoning_content": "The user wants a fix.",
+                    "tool_calls": [_TC("c1", "read_file", '{"path": "tests/test_x.py"}').to_openai()],
+                }
+            )
+            call = _TC("c1", "read_file", '{"path": "tests/test_x.py"}')
+            t.tool_finished(call, "ok", "def test(): ...", None)
+            t.add_notice("Retrying in 2 s (HTTP 503)", "warning")
+
+        def action_stream(self) -> None:
+            t = self.query_one(Transcript)
+            t.append_text("streaming **words** ")
+            t.flush()
+
+        def action_finish(self) -> None:
+            t = self.query_one(Transcript)
+            t.add_message({"role": "assistant", "content": t.streamed_text})
+
+    _Demo().run()
