@@ -11,10 +11,8 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import httpx
@@ -22,6 +20,7 @@ import httpx
 from paragents.llm.errors import LLMError, quote, safe_url, scrub, status_error
 from paragents.llm.sse import iter_events, reads_for_record
 from paragents.llm.stream import Delta, StreamAssembler, error_detail, parse_model_list
+from paragents.llm.transport import parse_retry_after, transport_error
 from paragents.models import AssembledReply
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
@@ -48,30 +47,6 @@ class _Fallback(Exception):
 
     error: LLMError
     certain: bool
-
-
-def parse_retry_after(headers: httpx.Headers, now: float | None = None) -> float | None:
-    """Return the wait in seconds asked by ``retry-after-ms`` or ``Retry-After`` (delta-seconds or an
-    HTTP-date, RFC 9110 §10.2.3), never negative; None when absent or unreadable. ``now`` is a UNIX
-    time (defaults to the current time)."""
-    raw_ms = headers.get("retry-after-ms")
-    if raw_ms:
-        try:
-            return max(0.0, float(raw_ms) / 1000)
-        except ValueError:
-            pass
-    raw = headers.get("retry-after")
-    if not raw:
-        return None
-    try:
-        return max(0.0, float(raw))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 class ChatClient:
@@ -157,50 +132,6 @@ class ChatClient:
         }
         record.update(reads_for_record(reads))
         self._recorder(json.loads(scrub(json.dumps(record), self._api_key)))
-
-    def _transport_error(
-        self, exc: httpx.HTTPError, url: str, partial: AssembledReply | None, *, got_data: bool = False
-    ) -> LLMError:
-        where = safe_url(url)
-        if isinstance(exc, httpx.ConnectTimeout):
-            return LLMError(
-                "timeout",
-                f"could not connect to {where} within {self.connect_timeout:g} s; "
-                "check that the server is running and base_url is right",
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            what = "more data" if got_data else "a response"
-            return LLMError(
-                "timeout",
-                f"waited {self.read_timeout:g} s for {what} from {where} (read_timeout); "
-                "the server may be overloaded — try again or raise read_timeout",
-                partial=partial,
-            )
-        if isinstance(exc, httpx.ConnectError):
-            return LLMError(
-                "connection",
-                f"could not connect to {where} ({quote(str(exc), 120)}); check that the "
-                "server is running and that base_url (host, port, http/https) is right",
-            )
-        if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):
-            return LLMError(
-                "connection",
-                f"cannot use base_url {where}: {quote(str(exc), 120)}; it must look "
-                "like http://127.0.0.1:8080/v1",
-            )
-        if partial is not None:
-            return LLMError(
-                "protocol",
-                f"the connection to {where} broke before the reply finished "
-                f"({quote(str(exc) or type(exc).__name__, 120)}); the partial reply was kept — "
-                "try again",
-                partial=partial,
-            )
-        return LLMError(
-            "connection",
-            f"the connection to {where} failed before a response "
-            f"({quote(str(exc) or type(exc).__name__, 120)}); try again",
-        )
 
     async def _error_from_response(
         self, response: httpx.Response, url: str, body: dict[str, Any] | None, path: str, model: str | None
@@ -338,7 +269,14 @@ class ChatClient:
                     self._record(body, path, response, reads)
         except httpx.HTTPError as exc:
             partial = assembler.snapshot() if started[0] else None
-            error = self._transport_error(exc, url, partial, got_data=bool(reads))
+            error = transport_error(
+                exc,
+                url,
+                partial,
+                connect_timeout=self.connect_timeout,
+                read_timeout=self.read_timeout,
+                got_data=bool(reads),
+            )
             if not started[0] and isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
                 raise _Retry(error, "connection failed") from None
             raise error from None
@@ -436,7 +374,11 @@ class ChatClient:
                 raw = await response.aread()
                 self._record(None, "/models", response, [raw])
         except httpx.HTTPError as exc:
-            raise self._scrub(self._transport_error(exc, url, None)) from None
+            raise self._scrub(
+                transport_error(
+                    exc, url, None, connect_timeout=self.connect_timeout, read_timeout=self.read_timeout
+                )
+            ) from None
         except LLMError as error:
             raise self._scrub(error) from None
         try:

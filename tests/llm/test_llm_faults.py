@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from paragents.llm import ChatClient, LLMError, ReplayServer, ScriptedResponse
-from paragents.llm.client import parse_retry_after
 from paragents.llm.stream import Delta, TextDelta
+from paragents.llm.transport import parse_retry_after
 
 KEY = "sk-live-SECRETKEY-abcdef123456"
 MSGS = [{"role": "user", "content": "hi"}]
