@@ -69,19 +69,22 @@ def cap_parts(head: str, tail: str, limit: int, dropped: int) -> str:
     """Join ``head`` and ``tail`` (the two ends of a text whose middle, ``dropped`` characters long,
     was already discarded) into at most about ``limit`` characters.
 
-    Keeps up to two thirds of ``limit`` from the start and the rest from the end. When anything is
-    missing, a line ``[... N chars omitted ...]`` (N counting ``dropped`` too) marks the gap."""
+    Keeps about two thirds of the room from the start and the rest from the end. When anything is
+    missing, a line ``[... N chars omitted ...]`` (N counting ``dropped`` too) marks the gap; the
+    result, marker included, is at most ``limit`` characters (for limits above ~40)."""
     if dropped == 0:
         head, tail = head + tail, ""
         if len(head) <= limit:
             return head
-    head_budget = limit * 2 // 3
-    if len(head) + len(tail) <= limit:
+    # Reserve room for the marker line (its count can only be smaller than this one).
+    reserve = len(f"[... {dropped + len(head) + len(tail)} chars omitted ...]\n") + 1
+    budget = max(limit - reserve, 0)
+    if len(head) + len(tail) <= budget:
         keep_head, keep_tail = head, tail
     else:
-        keep_head = head[:head_budget]
-        rest = head[head_budget:] + tail
-        tail_budget = limit - len(keep_head)
+        keep_head = head[: budget * 2 // 3]
+        rest = head[len(keep_head) :] + tail
+        tail_budget = budget - len(keep_head)
         keep_tail = rest[len(rest) - tail_budget :] if tail_budget > 0 else ""
     omitted = dropped + len(head) + len(tail) - len(keep_head) - len(keep_tail)
     if keep_head and not keep_head.endswith("\n"):

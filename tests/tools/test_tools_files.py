@@ -67,7 +67,7 @@ async def test_read_file_reads_at_most_256_kb_per_call(ctx: ToolContext, call: C
     last = result.meta["shown"][1]
     assert last * len(line) <= files_mod.MAX_READ_BYTES
     assert last < 4000
-    assert result.content.endswith(f"of 4000; use offset/limit]")
+    assert result.content.endswith("of 4000; use offset/limit]")
 
 
 async def test_read_file_missing_directory_binary_and_offset_errors(ctx: ToolContext, call: Call) -> None:
