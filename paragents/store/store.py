@@ -121,7 +121,7 @@ class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin):
             healthy = db
             try:
                 await retry_busy(lambda: apply_migrations(healthy))
-            except sqlite3.DatabaseError as exc:
+            except BaseException as exc:
                 await db.close()
                 if not is_corruption(exc):
                     raise
