@@ -1,0 +1,255 @@
+"""Check one tool call against merged rules: cut it into parts, find each part's rule, apply the mode.
+
+Each part (a simple command, a file read or written, an MCP tool) gets a :class:`Part` with a
+category saying why it got its answer before the mode is applied; :func:`finish` applies the mode
+and combines the parts (the strictest part decides). Order of checks for every part: deny rules,
+protected paths, ask rules, allow rules, then the defaults (reads inside the working directories
+run; everything else asks).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from paragents.permissions import commands as known
+from paragents.permissions import resolve
+from paragents.permissions.decision import STRICTNESS, Decision, PermissionMode, RuleKind, SubDecision
+from paragents.permissions.rules import bash_matches, escape_path, path_anchor, path_matches, tool_matches
+from paragents.permissions.settings import ScopedRule
+from paragents.permissions.shell import (
+    ParsedCommand,
+    SimpleCommand,
+    parse_command,
+    resolve_target,
+    shell_bases,
+)
+
+Category = Literal[
+    "deny_rule", "invalid", "protected", "opaque", "ask_rule", "risky", "unmatched", "edit_inside",
+    "allow_rule", "default_allow",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Part:
+    """One checked part of a call before the mode is applied."""
+
+    label: str
+    category: Category
+    reason: str
+    rule: ScopedRule | None = None
+    suggestions: tuple[str, ...] = ()
+
+
+parse_cached = lru_cache(maxsize=512)(parse_command)
+"""parse_command with a cache: the same command is often checked twice (preflight, then run)."""
+
+
+@dataclass
+class Checker:
+    """Rules and context for checking the parts of one call.
+
+    ``rules`` maps each kind to its rules in precedence order (managed first, session last)."""
+
+    rules: dict[RuleKind, list[ScopedRule]]
+    project_root: Path
+    cwd: Path
+    home: Path
+    dirs: list[Path]
+    managed: Path
+
+    # ---- rule lookup -------------------------------------------------------------------------
+    def _path_rule(self, kind: RuleKind, family: str, candidate: Path) -> ScopedRule | None:
+        for scoped in self.rules[kind]:
+            rule = scoped.rule
+            if rule.family != family:
+                continue
+            if rule.specifier is None:
+                return scoped
+            root, pattern = path_anchor(
+                rule.specifier, project_root=self.project_root, cwd=self.cwd, home=self.home,
+                anywhere=kind != "allow",
+            )  # fmt: skip
+            if path_matches(root, pattern, candidate):
+                return scoped
+        return None
+
+    def _bash_rule(self, kind: RuleKind, forms: Sequence[str]) -> ScopedRule | None:
+        for scoped in self.rules[kind]:
+            if scoped.rule.family == "Bash" and any(bash_matches(scoped.rule.specifier, f) for f in forms):
+                return scoped
+        return None
+
+    # ---- files -------------------------------------------------------------------------------
+    def check_path(self, family: str, path: Path) -> Part:
+        """Check a Read or Edit of absolute ``path`` (any spelling; it is resolved here)."""
+        label = f"{family} {path}"
+        if "\x00" in str(path):
+            return Part(label, "invalid", f"the path {str(path)!r} contains a NUL byte")
+        candidates = resolve.resolutions(path)
+        shown = " -> ".join(str(c) for c in candidates)
+        for candidate in candidates:
+            rule = self._path_rule("deny", family, candidate)
+            if rule:
+                return Part(
+                    label, "deny_rule", f"{family} of {candidate} is denied by {rule.describe()}", rule
+                )
+        if family == "Edit":
+            for candidate in candidates:
+                why = resolve.protected_reason(candidate, self.home, self.managed)
+                if why:
+                    return Part(label, "protected", f"protected path: {why}; changing it always asks")
+        for candidate in candidates:
+            rule = self._path_rule("ask", family, candidate)
+            if rule:
+                return Part(
+                    label, "ask_rule", f"{family} of {candidate} asks because of {rule.describe()}", rule
+                )
+        allowed = [self._path_rule("allow", family, c) for c in candidates]
+        first = allowed[0]
+        if first is not None and all(allowed):
+            return Part(label, "allow_rule", f"{family} of {shown} is allowed by {first.describe()}", first)
+        inside = all(resolve.is_inside(c, self.dirs) for c in candidates)
+        suggestions = tuple(dict.fromkeys(self._path_suggestion(family, c) for c in candidates))
+        if family == "Read":
+            if inside:
+                return Part(label, "default_allow", f"reading {shown} inside the working directories")
+            return Part(label, "unmatched", f"{shown} is outside the working directories", None, suggestions)
+        where = "inside" if inside else "outside"
+        reason = f"no rule allows editing {shown} ({where} the working directories)"
+        return Part(label, "edit_inside" if inside else "unmatched", reason, None, suggestions)
+
+    def _path_suggestion(self, family: str, path: Path) -> str:
+        if resolve.is_inside(path, [self.cwd]) and path != self.cwd:
+            return f"{family}(./{escape_path(str(path.relative_to(self.cwd)))})"
+        return f"{family}(//{escape_path(str(path)[1:])})"
+
+    # ---- shell -------------------------------------------------------------------------------
+    def check_command(self, command: str) -> tuple[list[Part], list[Path], bool]:
+        """Check a Bash command line; return (parts, absolute write targets, some targets unknown)."""
+        parsed: ParsedCommand = parse_cached(command)
+        parts: list[Part] = [self._simple(cmd) for cmd in parsed.commands]
+        if parsed.problem:
+            parts.append(Part(command.strip()[:80], "opaque", f"{parsed.problem}; it cannot be checked"))
+        if parsed.background:
+            parts.append(Part("&", "risky", "it starts a background job (&), which runs on unseen"))
+        bases, cd_unknown = shell_bases(parsed, self.cwd, self.home)
+        writes: list[Path] = []
+        unknown = parsed.problem is not None
+        for family, targets in (("Read", parsed.reads), ("Edit", parsed.writes)):
+            for target in targets:
+                if target.path is None or (cd_unknown and not target.path.startswith(("/", "~"))):
+                    unknown = unknown or family == "Edit"
+                    what = "writes" if family == "Edit" else "reads"
+                    reason = f"{target.origin!r} {what} a path that is only known when it runs"
+                    parts.append(Part(target.origin, "opaque", reason))
+                    continue
+                for path in resolve_target(target.path, bases, self.home):
+                    parts.append(self.check_path(family, path))
+                    normal = Path(os.path.normpath(path))
+                    if family == "Edit" and normal not in writes:
+                        writes.append(normal)
+        return parts, writes, unknown
+
+    def _simple(self, cmd: SimpleCommand) -> Part:
+        label = cmd.text
+        full = " ".join((*cmd.assignments, *cmd.words))
+        forms = [full, *(" ".join(layer) for layer in cmd.layers)]
+        forms += [" ".join((os.path.basename(layer[0]), *layer[1:])) for layer in cmd.layers if layer]
+        for kind, category in (("deny", "deny_rule"), ("ask", "ask_rule")):
+            rule = self._bash_rule(kind, forms)  # type: ignore[arg-type]
+            if rule:
+                verb = "is denied by" if kind == "deny" else "asks because of"
+                return Part(label, category, f"`{label}` {verb} {rule.describe()}", rule)  # type: ignore[arg-type]
+        if cmd.opaque:
+            return Part(label, "opaque", f"`{label}`: {cmd.opaque}")
+        if cmd.risky:
+            return Part(label, "risky", f"`{label}` {cmd.risky}")
+        if cmd.transparent:
+            return Part(label, "default_allow", f"`{label}` runs nested commands, each checked on its own")
+        effective = " ".join(cmd.effective)
+        rule = self._bash_rule("allow", [effective, " ".join((*cmd.assignments, *cmd.effective))])
+        if rule:
+            return Part(label, "allow_rule", f"`{label}` is allowed by {rule.describe()}", rule)
+        prefix = known.rule_prefix(cmd.effective)
+        suggestion = f"Bash({' '.join(prefix)} *)"
+        return Part(label, "unmatched", f"no rule allows `{effective}`", None, (suggestion,))
+
+    # ---- other tools -------------------------------------------------------------------------
+    def check_tool(self, tool: str) -> Part:
+        """Check a tool outside the three families (e.g. ``mcp__server__tool``) by rule name."""
+        for kind, category in (("deny", "deny_rule"), ("ask", "ask_rule"), ("allow", "allow_rule")):
+            for scoped in self.rules[kind]:  # type: ignore[index]
+                if tool_matches(scoped.rule, tool):
+                    return Part(tool, category, f"{tool} matches {scoped.describe()}", scoped)  # type: ignore[arg-type]
+        return Part(tool, "unmatched", f"no rule allows the tool {tool}", None, (tool,))
+
+
+_ASKING = frozenset({"ask_rule", "risky", "unmatched", "edit_inside"})
+
+
+def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[str, str, str | None]:
+    """Return (decision, reason, scope) for ``part`` under ``mode``."""
+    scope = part.rule.scope if part.rule else "default"
+    if part.category in ("deny_rule", "invalid"):
+        return "deny", part.reason, scope
+    if mode is PermissionMode.PLAN and family != "Read":
+        return "deny", f"plan mode: only reads run, so this is not run ({part.reason})", "mode"
+    if part.category in ("protected", "opaque"):
+        kind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
+        return kind, part.reason, "protected" if part.category == "protected" else "default"
+    if part.category in _ASKING:
+        if mode is PermissionMode.BYPASS:
+            return "allow", f"bypassPermissions mode ({part.reason})", "mode"
+        if mode is PermissionMode.ACCEPT_EDITS and part.category == "edit_inside":
+            return (
+                "allow",
+                f"acceptEdits mode: edits inside the working directories run ({part.reason})",
+                "mode",
+            )
+        if mode is PermissionMode.DONT_ASK:
+            return "deny", f"dontAsk mode: this would ask, so it is denied ({part.reason})", "mode"
+        return "ask", part.reason, scope
+    return "allow", part.reason, scope
+
+
+def finish(
+    parts: list[Part], family: str, mode: PermissionMode, writes: Sequence[Path] = (), unknown: bool = False
+) -> Decision:
+    """Apply ``mode`` to every part and combine them into one Decision (the strictest part decides)."""
+    if not parts:
+        parts = [Part("(nothing)", "default_allow", "the command runs nothing")]
+    subs: list[SubDecision] = []
+    scopes: list[str | None] = []
+    for part in parts:
+        decision, reason, scope = _with_mode(part, family, mode)
+        subs.append(SubDecision(part.label, decision, reason, part.rule.rule.text if part.rule else None))  # type: ignore[arg-type]
+        scopes.append(scope)
+    worst = max(STRICTNESS[s.decision] for s in subs)
+    index = next(i for i, s in enumerate(subs) if STRICTNESS[s.decision] == worst)
+    top = subs[index]
+    reason = top.reason
+    if len(subs) > 1 and top.decision == "allow":
+        reason = f"all {len(subs)} parts are allowed; first: {top.reason}"
+    suggestions: tuple[str, ...] = ()
+    if top.decision == "ask" and all(
+        s.decision != "ask" or p.category in ("unmatched", "edit_inside")
+        for s, p in zip(subs, parts, strict=True)
+    ):
+        pending = (p.suggestions for s, p in zip(subs, parts, strict=True) if s.decision == "ask")
+        suggestions = tuple(dict.fromkeys(rule for group in pending for rule in group))
+    return Decision(
+        decision=top.decision,
+        reason=reason,
+        rule=top.rule,
+        scope=scopes[index],
+        subcommands=tuple(subs),
+        suggested_rules=suggestions,
+        write_targets=tuple(str(p) for p in writes),
+        targets_unknown=unknown,
+    )

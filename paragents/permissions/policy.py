@@ -1,0 +1,240 @@
+"""The Policy: rules merged from every scope, and ``decide()``, the one function every tool call passes.
+
+Scopes, highest precedence first: managed (``paths.managed_settings_path()``), command line
+(``--allow/--ask/--deny``), project local (``<project>/.paragents/permissions.local.json``, where
+"always" answers go), project (``<project>/permissions.json``), user (``paths.user_permissions_path()``),
+then rules allowed for the current session. Deny rules from every scope are checked before any ask
+rule, and ask before allow, so a project file can never loosen a user or managed deny.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from paragents import paths
+from paragents.permissions import resolve
+from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
+from paragents.permissions.evaluate import Checker, Part, finish
+from paragents.permissions.settings import (
+    RULE_KINDS,
+    LoadedFile,
+    PolicyError,
+    ScopedRule,
+    load_file,
+    parse_rules,
+)
+
+INTERNAL_TOOLS = {
+    "read_file": "Read",
+    "list_dir": "Read",
+    "glob": "Read",
+    "grep": "Read",
+    "write_file": "Edit",
+    "edit_file": "Edit",
+    "run_command": "Bash",
+}
+"""The agent's tool names -> the rule family that governs them."""
+
+LOCAL_FILE = Path(".paragents") / "permissions.local.json"
+PROJECT_FILE = Path("permissions.json")
+
+
+def tool_family(tool: str) -> str:
+    """Return ``Bash``/``Read``/``Edit`` for a family or internal tool name; other names unchanged."""
+    return INTERNAL_TOOLS.get(tool, tool)
+
+
+class Policy:
+    """Merged permission rules for one project. Build with :meth:`load`; ask with :meth:`decide`."""
+
+    def __init__(
+        self,
+        project_dir: Path,
+        files: list[LoadedFile],
+        cli_rules: Sequence[ScopedRule] = (),
+        *,
+        settings_files: list[Path] | None = None,
+        cli_texts: dict[str, list[str]] | None = None,
+    ) -> None:
+        """Build from already-loaded files (precedence order) and CLI rules; prefer :meth:`load`."""
+        self.project_dir = Path(os.path.abspath(project_dir))
+        self.files = files
+        self._cli_rules = tuple(cli_rules)
+        self._settings_files = settings_files
+        self._cli_texts = cli_texts
+        ordered = [*self._cli_rules]
+        for loaded in files:
+            ordered.extend(loaded.rules)
+        scope_rank = {"managed": 0, "cli": 1, "local": 2, "project": 3, "user": 4}
+        ordered.sort(key=lambda r: scope_rank.get(r.scope, 9))
+        self._rules: dict[RuleKind, list[ScopedRule]] = {
+            k: [r for r in ordered if r.kind == k] for k in RULE_KINDS
+        }
+        extra: list[Path] = []
+        for loaded in files:
+            for text in loaded.data.permissions.additionalDirectories:
+                extra.append(resolve.absolute(text, self.project_dir, Path(os.path.expanduser("~"))))
+        self.additional_dirs = extra
+
+    # ---- loading -----------------------------------------------------------------------------
+    @classmethod
+    def load(
+        cls,
+        project_dir: Path,
+        *,
+        cli_rules: dict[str, list[str]] | None = None,
+        settings_files: list[Path] | None = None,
+    ) -> Policy:
+        """Load every scope for ``project_dir``; ``settings_files`` (when given) replace user and project.
+
+        ``cli_rules`` maps ``allow``/``ask``/``deny`` to rule strings. Raises PolicyError naming the file
+        and field for any unreadable file, bad JSON, unknown key, malformed rule or failing example."""
+        project_dir = Path(os.path.abspath(project_dir))
+        scoped_cli: list[ScopedRule] = []
+        for kind, texts in (cli_rules or {}).items():
+            if kind not in RULE_KINDS:
+                raise PolicyError(f"command line: unknown rule kind {kind!r}; use allow, ask or deny")
+            scoped_cli.extend(parse_rules(list(texts), kind, "cli", None, f"command line --{kind}"))
+        sources: list[tuple[Path, str]] = [(paths.managed_settings_path(), "managed")]
+        sources.append((project_dir / LOCAL_FILE, "local"))
+        if settings_files is not None:
+            for path in settings_files:
+                if not path.is_file():
+                    raise PolicyError(f"{path}: settings file not found (check the --settings path)")
+                sources.append((Path(os.path.abspath(path)), "project"))
+        else:
+            sources.append((project_dir / PROJECT_FILE, "project"))
+            sources.append((paths.user_permissions_path(), "user"))
+        files = [loaded for path, scope in sources if (loaded := load_file(path, scope)) is not None]
+        for loaded in files:
+            _check_examples(project_dir, loaded)
+        return cls(project_dir, files, scoped_cli, settings_files=settings_files, cli_texts=cli_rules)
+
+    def reload(self) -> Policy:
+        """Return a freshly loaded Policy with the same sources (raises PolicyError like :meth:`load`)."""
+        return Policy.load(self.project_dir, cli_rules=self._cli_texts, settings_files=self._settings_files)
+
+    # ---- queries -----------------------------------------------------------------------------
+    @property
+    def default_mode(self) -> PermissionMode:
+        """The ``defaultMode`` of the highest-precedence file that sets one (else ``default``)."""
+        for loaded in self.files:
+            if loaded.data.permissions.defaultMode is not None:
+                return self._allowed_mode(loaded.data.permissions.defaultMode)
+        return PermissionMode.DEFAULT
+
+    @property
+    def bypass_disabled(self) -> bool:
+        """True when some file sets ``disableBypassPermissionsMode: "disable"``."""
+        return any(f.data.permissions.disableBypassPermissionsMode == "disable" for f in self.files)
+
+    def _allowed_mode(self, mode: PermissionMode) -> PermissionMode:
+        if mode is PermissionMode.BYPASS and self.bypass_disabled:
+            return PermissionMode.DEFAULT
+        return mode
+
+    def rules_table(self) -> list[RuleRow]:
+        """Return every effective rule (deny, then ask, then allow; precedence order) with its source."""
+        return [
+            RuleRow(kind, scoped.rule.text, scoped.scope, scoped.source)
+            for kind in RULE_KINDS
+            for scoped in self._rules[kind]
+        ]
+
+    def decide(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        *,
+        cwd: Path,
+        mode: PermissionMode | str = PermissionMode.DEFAULT,
+        session_rules: Sequence[str] = (),
+        extra_dirs: Sequence[Path] = (),
+    ) -> Decision:
+        """Decide one tool call: allow, ask or deny, with a reason naming the rule and its file.
+
+        ``tool`` is an agent tool (read_file, list_dir, glob, grep, write_file, edit_file,
+        run_command), a family (Bash, Read, Edit) or an ``mcp__server__tool`` name. ``arguments`` holds
+        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash). ``cwd`` is the session's
+        working directory; ``session_rules`` are allow rules granted for this session;
+        ``extra_dirs`` are more working directories. Raises ValueError for an unknown ``mode`` or a
+        malformed session rule; a bad call (no path, non-string command) is denied with a reason."""
+        permission_mode = self._allowed_mode(parse_mode(mode))
+        rules = self._rules
+        if session_rules:
+            try:
+                extra = parse_rules(list(session_rules), "allow", "session", None, "session rule")
+            except PolicyError as err:
+                raise ValueError(str(err)) from None
+            rules = {**rules, "allow": [*rules["allow"], *extra]}
+        home = Path(os.path.expanduser("~"))
+        cwd = Path(os.path.abspath(cwd))
+        checker = Checker(
+            rules=rules,
+            project_root=self.project_dir,
+            cwd=cwd,
+            home=home,
+            dirs=resolve.working_dirs([cwd, *self.additional_dirs, *extra_dirs]),
+            managed=paths.managed_settings_path(),
+        )
+        family = tool_family(tool)
+        if family == "Bash":
+            command = arguments.get("command")
+            if not isinstance(command, str):
+                part = Part(tool, "invalid", f"{tool} call has no 'command' string argument")
+                return finish([part], family, permission_mode)
+            parts, writes, unknown = checker.check_command(command)
+            return finish(parts, family, permission_mode, writes, unknown)
+        if family in ("Read", "Edit"):
+            raw = arguments.get("path", "." if family == "Read" else None)
+            if not isinstance(raw, str) or not raw:
+                part = Part(tool, "invalid", f"{tool} call has no 'path' string argument")
+                return finish([part], family, permission_mode)
+            target = resolve.absolute(raw, cwd, home)
+            part = checker.check_path(family, target)
+            writes = [Path(os.path.normpath(target))] if family == "Edit" and "\x00" not in raw else []
+            return finish([part], family, permission_mode, writes)
+        return finish([checker.check_tool(tool)], family, permission_mode)
+
+    # ---- remembering -------------------------------------------------------------------------
+    def remember_always(self, rules: list[str], kind: RuleKind = "allow") -> Path:
+        """Append ``rules`` (validated) to the project-local file's ``kind`` list and reload this Policy.
+
+        Creates ``<project>/.paragents/`` with a ``.gitignore`` holding ``permissions.local.json``.
+        Returns the file's path. Raises PolicyError for a malformed rule or an unreadable local file,
+        OSError when the file cannot be written."""
+        parse_rules(list(rules), kind, "local", None, "remembered rule")
+        path = self.project_dir / LOCAL_FILE
+        loaded = load_file(path, "local")
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if loaded else {}
+        block = data.setdefault("permissions", {})
+        existing: list[str] = block.setdefault(kind, [])
+        existing.extend(rule for rule in rules if rule not in existing)
+        paths.ensure_dir(path.parent)
+        ignore = path.parent / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text("permissions.local.json\n", encoding="utf-8")
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        fresh = self.reload()
+        self.files, self._rules, self.additional_dirs = fresh.files, fresh._rules, fresh.additional_dirs
+        return path
+
+
+def _check_examples(project_dir: Path, loaded: LoadedFile) -> None:
+    """Decide each example of ``loaded`` against that file's rules alone; raise PolicyError on a miss."""
+    if not loaded.data.examples:
+        return
+    alone = Policy(project_dir, [loaded])
+    for index, example in enumerate(loaded.data.examples):
+        got = alone.decide(example.tool, example.input, cwd=project_dir, mode=example.mode)
+        if got.decision != example.expect:
+            raise PolicyError(
+                f"{loaded.path}: examples[{index}]: {example.tool} {json.dumps(example.input)} is "
+                f"{got.decision}, expected {example.expect} ({got.reason})"
+            )
