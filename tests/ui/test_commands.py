@@ -1,0 +1,70 @@
+"""The slash-command parser (pure, no Textual)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from paragents.ui.commands import COMMANDS, CommandError, SlashCommand, complete, is_command, parse_command
+
+
+def test_new_with_name_model_and_dir() -> None:
+    assert parse_command('/new "api work" --model qwen --dir ../api') == SlashCommand(
+        "new", "api work", {"model": "qwen", "dir": "../api"}
+    )
+    assert parse_command("/new --model=m") == SlashCommand("new", None, {"model": "m"})
+    assert parse_command("/new") == SlashCommand("new")
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("/rename backend", SlashCommand("rename", "backend")),
+        ("/model gpt-4o-mini", SlashCommand("model", "gpt-4o-mini")),
+        ("/mode acceptEdits", SlashCommand("mode", "acceptEdits")),
+        ("/CLEAR", SlashCommand("clear")),
+        ("  /show-config", SlashCommand("show-config")),
+    ],
+)
+def test_valid_commands(line: str, expected: SlashCommand) -> None:
+    assert parse_command(line) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "needle"),
+    [
+        ("/frobnicate", "Unknown command /frobnicate"),
+        ("/rename", "needs an argument"),
+        ("/mode yolo", "Unknown mode 'yolo'"),
+        ("/clear now", "takes no arguments"),
+        ("/new --colour red", "no option --colour"),
+        ("/new --model", "--model needs a value"),
+        ('/rename "unclosed', "close the quotes"),
+        ("/model a b", "one model name"),
+    ],
+)
+def test_errors_are_readable(line: str, needle: str) -> None:
+    result = parse_command(line)
+    assert isinstance(result, CommandError)
+    assert needle in result.message
+
+
+def test_unknown_command_lists_the_existing_ones_and_suggests() -> None:
+    result = parse_command("/sess")
+    assert isinstance(result, CommandError)
+    assert "/sessions" in result.message and "/quit" in result.message
+
+
+def test_completion_and_detection() -> None:
+    assert [s.name for s in complete("/se")] == ["sessions", "setup"]
+    assert complete("/new x") == [] and complete("hello") == []
+    assert len(complete("/")) == len(COMMANDS)
+    assert is_command("/help") and not is_command("//path/in/prompt") and not is_command("fix /tmp")
+
+
+def test_commands_module_does_not_import_textual() -> None:
+    code = "import sys, paragents.ui.commands; print('textual' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,172 @@
+"""Widgets fed with hand-made core events: transcript bounds and streaming, approval answers."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.widgets import Input, Markdown
+
+from paragents.events import (
+    MessageAdded,
+    PermissionRequested,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnFinished,
+)
+from paragents.models import SessionState, ToolCall, Usage
+from paragents.ui.widgets import transcript as transcript_module
+from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
+from paragents.ui.widgets.session_panel import SessionPanel
+from paragents.ui.widgets.transcript import LiveReply, Transcript
+from tests.ui.conftest import SIZE
+
+
+def view(sid: str = "s1", messages: list[dict[str, Any]] | None = None) -> SimpleNamespace:
+    return SimpleNamespace(
+        id=sid,
+        name="demo",
+        model="m",
+        mode="default",
+        workdir=Path("."),
+        state=SessionState.IDLE,
+        usage=Usage(),
+        context_tokens=0,
+        context_window=8192,
+        queue=[],
+        messages=messages or [],
+        pending={},
+    )
+
+
+class PanelApp(App[None]):
+    def __init__(self, messages: list[dict[str, Any]] | None = None) -> None:
+        super().__init__()
+        self.messages = messages
+
+    def compose(self) -> ComposeResult:
+        panel = SessionPanel(view(messages=self.messages), 1)
+        panel.add_class("-active")
+        yield panel
+
+
+async def test_transcript_keeps_at_most_max_mounted_entries(monkeypatch: Any) -> None:
+    monkeypatch.setattr(transcript_module, "MAX_MOUNTED", 20)
+    history = []
+    for i in range(30):
+        history += [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}"}]
+    app = PanelApp(history)
+    async with app.run_test(size=SIZE) as pilot:
+        t = app.query_one(Transcript)
+        await pilot.pause()
+        assert len(t.records) == 60
+        mounted = [c for c in t.children if c.id != "earlier"]
+        assert len(mounted) == 20 and t.first_mounted == 40
+        button = t.query_one("#earlier")
+        assert "40 hidden" in str(button.render())
+        t.show_earlier(10)
+        await pilot.pause()
+        assert t.first_mounted == 30
+        assert len([c for c in t.children if c.id != "earlier"]) == 30
+        # the oldest mounted widget is the record at first_mounted, in order
+        assert t.records[30].widget is next(c for c in t.children if c.id != "earlier")
+
+
+async def test_stream_shows_plain_live_text_then_one_markdown() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        for piece in ["# Title\n", "some [bold]x[/bold] ", "\x1b[31mtext"]:
+            await panel.apply(TextDelta("s1", piece))
+        assert panel.dirty and not panel.query(LiveReply)
+        assert panel.flush() is True and panel.flush() is False
+        await pilot.pause()
+        live = panel.query_one(LiveReply)
+        assert "[bold]x[/bold]" in str(live.render()) and "\x1b" not in str(live.render())
+        assert not panel.query(Markdown)
+        await panel.apply(MessageAdded("s1", {"role": "assistant", "content": "# Title\nsome text"}))
+        await pilot.pause()
+        assert not panel.query(LiveReply)
+        assert len(panel.query(Markdown)) == 1
+
+
+async def test_long_lines_and_wide_chars_do_not_widen_the_panel() -> None:
+    app = PanelApp([{"role": "assistant", "content": "x" * 5000 + " 🚀宽" * 300}])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        panel = app.query_one(SessionPanel)
+        assert panel.size.width <= SIZE[0]
+        assert app.query_one(Transcript).virtual_size.width <= SIZE[0]
+
+
+def ask(loop: asyncio.AbstractEventLoop, rid: str = "r1") -> PermissionRequested:
+    call = ToolCall("c1", "run_command", '{"command": "npm test"}')
+    return PermissionRequested(
+        "s1", rid, call, "run_command npm test", "no rule", ("Bash(npm test)",), loop.create_future()
+    )
+
+
+async def test_always_allow_stores_the_edited_rules() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        request = ask(asyncio.get_running_loop())
+        await panel.apply(request)
+        await pilot.pause()
+        bar = panel.query_one(ApprovalBar)
+        assert bar.has_focus
+        await pilot.press("a")
+        rules = bar.query_one("#rules", Input)
+        assert rules.has_focus and rules.value == "Bash(npm test)"
+        rules.value = "Bash(npm test *); Bash(npm run lint)"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert request.reply.result() == ("allow_always", ["Bash(npm test *)", "Bash(npm run lint)"])
+        assert not panel.query(ApprovalBar)
+
+
+async def test_deny_with_note_and_next_ask_follows() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        loop = asyncio.get_running_loop()
+        first, second = ask(loop, "r1"), ask(loop, "r2")
+        await panel.apply(first)
+        await panel.apply(second)
+        await pilot.pause()
+        assert "2 needs you" in panel.title_text().plain
+        await pilot.press("d", *"use pytest", "enter")
+        await pilot.pause()
+        assert first.reply.result() == ("reject_with_note", "use pytest")
+        bar = panel.query_one(ApprovalBar)
+        assert bar.request.request_id == "r2"
+        await pilot.press("s")
+        await pilot.pause()
+        assert second.reply.result() == ("allow_session", None)
+
+
+def test_parse_rules() -> None:
+    assert parse_rules(" Bash(a) ;\nEdit(b);; ") == ["Bash(a)", "Edit(b)"]
+
+
+async def test_tool_call_block_states_and_diff() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        call = ToolCall("c9", "edit_file", '{"path": "x.py"}')
+        await panel.apply(ToolCallStarted("s1", call, "x.py"))
+        await pilot.pause()
+        entry = panel.transcript.records[-1]
+        assert entry.status == "running"
+        diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+        await panel.apply(ToolCallFinished("s1", call, "ok", "edited", diff))
+        await pilot.pause()
+        assert entry.status == "ok" and entry.diff == diff
+        assert "diff" in str(entry.widget.query_one("Collapsible").title)
+        await panel.apply(TurnFinished("s1", "failed", "HTTP 401 from server", "auth"))
+        await pilot.pause()
+        assert "Turn failed [auth]: HTTP 401" in panel.transcript.records[-1].text
