@@ -196,13 +196,14 @@ class RunCommand(Tool):
             os.close(write_fd)
         capture = OutputCapture(ctx.max_output_chars)
         stream = asyncio.StreamReader()
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stream), os.fdopen(read_fd, "rb", buffering=0)
-        )
-        pump = asyncio.create_task(self._pump(stream, capture))
+        pipe = os.fdopen(read_fd, "rb", buffering=0)
+        transport: asyncio.ReadTransport | None = None
+        pump: asyncio.Task[None] | None = None
         started = time.monotonic()
         timed_out = lingering = False
         try:
+            transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), pipe)
+            pump = asyncio.create_task(self._pump(stream, capture))
             try:
                 await asyncio.wait_for(proc.wait(), timeout)
             except TimeoutError:
@@ -212,16 +213,17 @@ class RunCommand(Tool):
                 await asyncio.wait_for(asyncio.shield(pump), POST_EXIT_DRAIN)
             except TimeoutError:
                 lingering = True
-        except asyncio.CancelledError:
-            try:
-                await kill_group(proc, CANCEL_GRACE)
-            finally:
-                pump.cancel()
-                transport.close()
+        except BaseException:
+            # Cancelled (or an unexpected failure): stop the whole group at once, then re-raise.
+            await kill_group(proc, CANCEL_GRACE)
             raise
         finally:
-            pump.cancel()
-            transport.close()
+            if pump is not None:
+                pump.cancel()
+            if transport is not None:
+                transport.close()
+            else:
+                pipe.close()
         code = proc.returncode if proc.returncode is not None else -1
         return self._result(capture, ctx, code, timeout, timed_out, lingering, time.monotonic() - started)
 
