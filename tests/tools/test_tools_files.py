@@ -265,3 +265,19 @@ async def test_grep_bad_regex_and_missing_path(ctx: ToolContext, call: Call) -> 
     assert "invalid regex 'def (main'" in bad.content and "missing )" in bad.content
     missing = await call("grep", {"pattern": "x", "path": "nope"})
     assert missing.is_error and "not found: nope" in missing.content
+
+
+async def test_grep_strips_ansi_and_cuts_long_lines(ctx: ToolContext, call: Call) -> None:
+    write(ctx.workdir, "c.log", "\x1b[31mERROR\x1b[0m boom " + "z" * 1000 + "\n")
+    result = await call("grep", {"pattern": "ERROR"})
+    line = result.content
+    assert line.startswith("c.log:1: ERROR boom zzz")
+    assert "\x1b" not in line
+    assert line.endswith(" …")
+    assert len(line) == len("c.log:1: ") + files_mod.MAX_GREP_LINE_CHARS + 2
+
+
+async def test_read_file_cuts_very_long_lines(ctx: ToolContext, call: Call) -> None:
+    write(ctx.workdir, "min.js", "q" * 5000 + "\n")
+    result = await call("read_file", {"path": "min.js"})
+    assert result.content == "     1\t" + "q" * files_mod.MAX_LINE_CHARS + " … [line cut at 2000 chars]"
