@@ -299,6 +299,8 @@ class _Walker:
         for path in files.writes:
             unknowable = path in unknown or through_xargs or path == "{}"
             self.out.writes.append(Target(None if unknowable else path, f"{origin} {path}"))
+        if through_xargs and "\x00" in known.file_args((*effective, "\x00")).writes:
+            self.out.writes.append(Target(None, f"xargs {origin} (file names come from input)"))
         self.out.commands.append(
             SimpleCommand(
                 text=text.strip(),
