@@ -35,6 +35,30 @@ def is_corruption(exc: BaseException) -> bool:
     return "malformed" in text or "not a database" in text
 
 
+def check_file(path: Path) -> str | None:
+    """Run ``PRAGMA quick_check`` on ``path`` through a read-only connection; return None when the
+    file is missing, empty or healthy, else the first problem found (e.g. "file is not a database").
+
+    Read-only on purpose: a read-write connection checkpoints and deletes the ``-wal`` file when it
+    closes, which would destroy evidence (and data) of a damaged database. A busy database counts
+    as healthy (a live file is never moved aside). Raises sqlite3.Error when it cannot be opened."""
+    if not path.exists() or path.stat().st_size == 0:
+        return None
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5.0)
+    try:
+        rows = conn.execute("PRAGMA quick_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        if is_corruption(exc):
+            return str(exc)
+        if isinstance(exc, sqlite3.OperationalError):
+            return None  # busy, read-only or hot journal: not damage; the read-write open decides
+        raise
+    finally:
+        conn.close()
+    first = str(rows[0][0]) if rows else "quick_check gave no answer"
+    return None if first == "ok" else first
+
+
 @dataclass(frozen=True, slots=True)
 class Salvage:
     """What was copied out of a damaged database: row counts per table and the first error seen."""
@@ -77,16 +101,20 @@ def _copy_table(src: sqlite3.Connection, dest: sqlite3.Connection, table: str) -
     marks = ", ".join("?" for _ in cols)
     insert = f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})"
     copied = 0
-    try:
-        for row in src.execute(f"SELECT {names} FROM {table}"):
-            try:
-                cur = dest.execute(insert, tuple(row))
-            except sqlite3.IntegrityError:
-                continue  # its parent row was lost, or a value broke a constraint
-            copied += cur.rowcount if cur.rowcount > 0 else 0
-    except sqlite3.DatabaseError as exc:
-        return copied, f"{table}: {exc}"
-    return copied, None
+    first_error: str | None = None
+    # Forward, then backward: a damaged page stops a scan, the reverse scan gets the rows after it.
+    for order in ("ASC", "DESC"):
+        try:
+            for row in src.execute(f"SELECT {names} FROM {table} ORDER BY rowid {order}"):
+                try:
+                    cur = dest.execute(insert, tuple(row))
+                except sqlite3.IntegrityError:
+                    continue  # its parent row was lost, or a value broke a constraint
+                copied += max(cur.rowcount, 0)
+            break  # a full scan succeeded
+        except sqlite3.DatabaseError as exc:
+            first_error = first_error or f"{table}: {exc}"
+    return copied, first_error
 
 
 def _fix_sessions(dest: sqlite3.Connection) -> None:
@@ -119,6 +147,8 @@ def salvage(damaged: Path, dest_path: Path) -> Salvage:
         if wal.exists():
             shutil.copyfile(wal, Path(f"{scratch}-wal"))
         src = sqlite3.connect(str(scratch), isolation_level=None)
+        # Lets SQLite read a file shorter than its header says (a truncated file) instead of refusing.
+        src.execute("PRAGMA writable_schema = ON")
     except (OSError, sqlite3.Error) as exc:
         return Salvage(rows={}, error=str(exc))
     try:

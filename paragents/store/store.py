@@ -25,7 +25,7 @@ import aiosqlite
 
 from paragents import paths
 from paragents.store.connection import connect, retry_busy
-from paragents.store.corruption import is_corruption, move_aside, recovery_note, salvage
+from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.journal import JournalMixin
 from paragents.store.messages import MessagesMixin
 from paragents.store.migrations import apply_migrations
@@ -34,38 +34,19 @@ from paragents.store.sessions import SessionsMixin
 from paragents.store.turns import TurnsMixin
 
 
-async def _quick_check(db: aiosqlite.Connection) -> str | None:
-    """Return None when ``PRAGMA quick_check`` says ok, else its first complaint."""
-
-    async def run() -> list[sqlite3.Row]:
-        async with db.execute("PRAGMA quick_check") as cur:
-            return list(await cur.fetchall())
-
-    rows = await retry_busy(run)
-    first = str(rows[0][0]) if rows else "no answer"
-    return None if first == "ok" else first
-
-
 async def _open_checked(path: Path) -> tuple[aiosqlite.Connection | None, str | None]:
-    """Open ``path`` and check it. Returns (connection, None) when healthy, or (None, problem) when
-    the file is damaged. Raises sqlite3.Error for other failures (busy, permissions)."""
+    """Check ``path`` (read-only quick_check), then open it. Returns (connection, None) when healthy,
+    or (None, problem) when the file is damaged. Raises sqlite3.Error for other failures (busy too
+    long, permissions)."""
+    problem = await asyncio.to_thread(check_file, path)
+    if problem is not None:
+        return None, problem
     try:
-        db = await connect(path)
+        return await connect(path), None
     except sqlite3.DatabaseError as exc:
         if is_corruption(exc):
             return None, str(exc)
         raise
-    try:
-        problem = await _quick_check(db)
-    except sqlite3.DatabaseError as exc:
-        if not is_corruption(exc):
-            await db.close()
-            raise
-        problem = str(exc)
-    if problem is not None:
-        await db.close()
-        return None, problem
-    return db, None
 
 
 async def _migrated(path: Path) -> aiosqlite.Connection:
