@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,11 +47,18 @@ async def test_decisions_are_recorded_and_listed_newest_first(store: Store, sess
 async def test_decision_with_bad_answered_by_or_session_is_refused(
     store: Store, session: SessionRecord
 ) -> None:
-    kwargs = {"tool": "Bash", "input": {}, "decision": "allow", "reason": None, "rule": None, "scope": None}
+    kwargs: dict[str, Any] = {
+        "tool": "Bash",
+        "input": {},
+        "decision": "allow",
+        "reason": None,
+        "rule": None,
+        "scope": None,
+    }
     with pytest.raises(StoreError, match="answered_by"):
-        await store.record_decision(session.id, answered_by="robot", **kwargs)  # type: ignore[arg-type]
+        await store.record_decision(session.id, answered_by="robot", **kwargs)
     with pytest.raises(StoreError, match="no session"):
-        await store.record_decision("missing", answered_by="user", **kwargs)  # type: ignore[arg-type]
+        await store.record_decision("missing", answered_by="user", **kwargs)
 
 
 async def test_events_round_trip_and_filter_by_kind(store: Store, session: SessionRecord) -> None:

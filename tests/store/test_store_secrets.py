@@ -19,7 +19,7 @@ def _db_bytes(db_file: Path) -> bytes:
 
 
 async def test_full_session_db_does_not_contain_the_configured_key(db_file: Path, project: Path) -> None:
-    config = RuntimeConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key=KEY)  # type: ignore[arg-type]
+    config = RuntimeConfig.model_validate({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": KEY})
     assert config.resolve_api_key() == KEY
     async with await Store.open(db_file) as store:
         made = await store.create_session(name="s", project_dir=project, workdir=project, model=config.model)
