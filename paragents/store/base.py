@@ -73,6 +73,24 @@ class StoreBase:
             except sqlite3.Error as exc:
                 raise StoreError(f"database error in {self.path}: {exc}") from exc
 
+    async def _write_one(self, sql: str, params: Iterable[Any] = ()) -> tuple[int, int | None]:
+        """Run one writing statement as its own (autocommit) transaction, committed on return: the
+        cheapest durable write (one thread hop). Returns (rowcount, lastrowid). Busy retries;
+        sqlite3 errors become StoreError."""
+        db = self._conn()
+
+        async def attempt() -> tuple[int, int | None]:
+            async with db.execute(sql, tuple(params)) as cur:
+                return cur.rowcount, cur.lastrowid
+
+        async with self._lock:
+            try:
+                return await retry_busy(attempt)
+            except sqlite3.IntegrityError as exc:
+                raise StoreError(f"the database refused the change: {exc}") from exc
+            except sqlite3.Error as exc:
+                raise StoreError(f"database error in {self.path}: {exc}") from exc
+
     async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         """Run one read query and return all rows (busy retries; errors become StoreError)."""
         db = self._conn()

@@ -20,7 +20,7 @@ ANSWERED_BY = ("policy", "user", "headless")
 
 def _unknown_session(exc: StoreError, session_id: str | None) -> StoreError:
     if "FOREIGN KEY" in str(exc):
-        return StoreError(f"no session with id {session_id!r}")
+        return StoreError(f"no session with id {session_id!r} (or no turn with the turn_id given)")
     return exc
 
 

@@ -61,20 +61,17 @@ class MessagesMixin(StoreBase):
         text = to_json(message, "message")
         role = message["role"]
 
-        async def work(db: aiosqlite.Connection) -> int:
-            cur = await db.execute(
-                "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
-                " complete, created_at, tokens) "
-                "SELECT s.id, s.conversation_id, ?, COALESCE((SELECT MAX(m.seq) FROM messages m"
-                " WHERE m.conversation_id = s.conversation_id), 0) + 1, ?, ?, ?, ?, ? "
-                "FROM sessions s WHERE s.id = ?",
-                (turn_id, role, text, int(bool(complete)), now(), tokens, session_id),
-            )
-            if cur.rowcount != 1 or cur.lastrowid is None:
-                raise StoreError(f"no session with id {session_id!r} in {self.path}")
-            return int(cur.lastrowid)
-
-        return await self._write(work)
+        rowcount, rowid = await self._write_one(
+            "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
+            " complete, created_at, tokens) "
+            "SELECT s.id, s.conversation_id, ?, COALESCE((SELECT MAX(m.seq) FROM messages m"
+            " WHERE m.conversation_id = s.conversation_id), 0) + 1, ?, ?, ?, ?, ? "
+            "FROM sessions s WHERE s.id = ?",
+            (turn_id, role, text, int(bool(complete)), now(), tokens, session_id),
+        )
+        if rowcount != 1 or rowid is None:
+            raise StoreError(f"no session with id {session_id!r} in {self.path}")
+        return int(rowid)
 
     async def load_messages(self, session_id: str, conversation_id: str | None = None) -> list[StoredMessage]:
         """Return every stored message of a conversation (default: the session's current one) in
