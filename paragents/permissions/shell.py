@@ -292,7 +292,7 @@ class _Walker:
         if effective and effective[0] in ("cd", "pushd"):
             arg = next((w for w in effective[1:] if not w.startswith("-")), "~")
             self.out.cd_dirs.append(None if arg in unknown else arg)
-        files = known.file_args(effective)
+        files = known.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
         origin = " ".join(effective[:1])
         for path in files.reads:
             self.out.reads.append(Target(None if path in unknown else path, f"{origin} {path}"))
