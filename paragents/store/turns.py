@@ -98,13 +98,20 @@ class TurnsMixin(StoreBase):
         A turn is orphaned when its pid is not ``current_pid`` and ``os.kill(pid, 0)`` finds no
         process. Each becomes ``interrupted``; its session's state becomes ``interrupted`` (pid
         cleared); its conversation's unanswered tool calls get synthetic "interrupted" results; its
-        reservations are released. Returns one readable note per affected session (empty when none)."""
+        reservations are released. Sessions left ``running``/``waiting`` (or ``queued``) by a process
+        that is gone, with no such turn, become ``interrupted`` (``idle`` for queued). Returns one
+        readable note per affected session (empty when none)."""
         rows = await self._fetchall(
             "SELECT t.id, t.pid, t.started_at, t.session_id, t.conversation_id, s.name, s.project_dir "
             "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.status = 'running' ORDER BY t.id"
         )
         orphans = [r for r in rows if r["pid"] != current_pid and not pid_alive(r["pid"])]
-        if not orphans:
+        busy = await self._fetchall(
+            "SELECT id, name, project_dir, state, pid FROM sessions "
+            "WHERE state IN ('running', 'waiting', 'queued')"
+        )
+        stale = [r for r in busy if r["pid"] != current_pid and not pid_alive(r["pid"])]
+        if not orphans and not stale:
             return []
 
         async def work(db: aiosqlite.Connection) -> list[str]:
@@ -135,6 +142,19 @@ class TurnsMixin(StoreBase):
                     plural = "" if repaired == 1 else "s"
                     note += f"; {repaired} unfinished tool call{plural} marked interrupted"
                 notes[r["session_id"]] = note
+            for r in stale:
+                if r["id"] in notes:
+                    continue
+                state = SessionState.IDLE if r["state"] == "queued" else SessionState.INTERRUPTED
+                cur = await db.execute(
+                    "UPDATE sessions SET state = ?, pid = NULL, updated_at = ? WHERE id = ? AND state = ?",
+                    (state.value, stamp, r["id"], r["state"]),
+                )
+                if cur.rowcount == 1:
+                    notes[r["id"]] = (
+                        f"session {r['name']!r} ({r['project_dir']}) was {r['state']} when its process "
+                        f"stopped; it is now {state.value}"
+                    )
             return list(notes.values())
 
         return await self._write(work)

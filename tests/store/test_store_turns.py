@@ -123,3 +123,23 @@ async def test_recover_interrupted_leaves_live_turns_alone(store: Store, project
     assert len(await store.recover_interrupted(os.getpid())) == 1
     assert (await store.get_turn(other_turn)).status == "interrupted"  # type: ignore[union-attr]
     assert (await store.get_turn(my_turn)).status == "running"  # type: ignore[union-attr]
+
+
+async def test_recover_interrupted_resets_sessions_left_busy_by_a_dead_process(
+    store: Store, project: Path
+) -> None:
+    dead = _dead_pid()
+    waiting = await store.create_session(name="w", project_dir=project, workdir=project, model="m")
+    queued = await store.create_session(name="q", project_dir=project, workdir=project, model="m")
+    mine = await store.create_session(name="mine", project_dir=project, workdir=project, model="m")
+    await store.update_session(waiting.id, state=SessionState.WAITING, pid=dead)
+    await store.update_session(queued.id, state=SessionState.QUEUED, pid=dead)
+    await store.update_session(mine.id, state=SessionState.RUNNING, pid=os.getpid())
+    notes = await store.recover_interrupted(os.getpid())
+    assert len(notes) == 2 and any("'w'" in n and "interrupted" in n for n in notes)
+    states = {s.name: (s.state, s.pid) for s in await store.list_sessions()}
+    assert states == {
+        "w": (SessionState.INTERRUPTED, None),
+        "q": (SessionState.IDLE, None),
+        "mine": (SessionState.RUNNING, os.getpid()),
+    }
