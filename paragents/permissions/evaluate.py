@@ -18,7 +18,14 @@ from typing import Literal
 
 from paragents.permissions import commands as known
 from paragents.permissions import resolve
-from paragents.permissions.decision import STRICTNESS, Decision, PermissionMode, RuleKind, SubDecision
+from paragents.permissions.decision import (
+    STRICTNESS,
+    Decision,
+    DecisionKind,
+    PermissionMode,
+    RuleKind,
+    SubDecision,
+)
 from paragents.permissions.rules import bash_matches, escape_path, path_anchor, path_matches, tool_matches
 from paragents.permissions.settings import ScopedRule
 from paragents.permissions.shell import (
@@ -57,14 +64,15 @@ class Checker:
     ``rules`` maps each kind to its rules in precedence order (managed first, session last)."""
 
     rules: dict[RuleKind, list[ScopedRule]]
-    project_root: Path
-    cwd: Path
-    home: Path
-    dirs: list[Path]
-    managed: Path
+    project_root: str
+    cwd: str
+    home: str
+    dirs: list[str]
+    managed: str
+    """All paths are absolute and normalised strings (checks run on strings: they are hot)."""
 
     # ---- rule lookup -------------------------------------------------------------------------
-    def _path_rule(self, kind: RuleKind, family: str, candidate: Path) -> ScopedRule | None:
+    def _path_rule(self, kind: RuleKind, family: str, candidate: str) -> ScopedRule | None:
         for scoped in self.rules[kind]:
             rule = scoped.rule
             if rule.family != family:
@@ -86,13 +94,13 @@ class Checker:
         return None
 
     # ---- files -------------------------------------------------------------------------------
-    def check_path(self, family: str, path: Path) -> Part:
+    def check_path(self, family: str, path: str) -> Part:
         """Check a Read or Edit of absolute ``path`` (any spelling; it is resolved here)."""
         label = f"{family} {path}"
-        if "\x00" in str(path):
-            return Part(label, "invalid", f"the path {str(path)!r} contains a NUL byte")
+        if "\x00" in path:
+            return Part(label, "invalid", f"the path {path!r} contains a NUL byte")
         candidates = resolve.resolutions(path)
-        shown = " -> ".join(str(c) for c in candidates)
+        shown = " -> ".join(candidates)
         for candidate in candidates:
             rule = self._path_rule("deny", family, candidate)
             if rule:
@@ -124,13 +132,13 @@ class Checker:
         reason = f"no rule allows editing {shown} ({where} the working directories)"
         return Part(label, "edit_inside" if inside else "unmatched", reason, None, suggestions)
 
-    def _path_suggestion(self, family: str, path: Path) -> str:
-        if resolve.is_inside(path, [self.cwd]) and path != self.cwd:
-            return f"{family}(./{escape_path(str(path.relative_to(self.cwd)))})"
-        return f"{family}(//{escape_path(str(path)[1:])})"
+    def _path_suggestion(self, family: str, path: str) -> str:
+        if path != self.cwd and resolve.is_inside(path, [self.cwd]):
+            return f"{family}(./{escape_path(os.path.relpath(path, self.cwd))})"
+        return f"{family}(//{escape_path(path[1:])})"
 
     # ---- shell -------------------------------------------------------------------------------
-    def check_command(self, command: str) -> tuple[list[Part], list[Path], bool]:
+    def check_command(self, command: str) -> tuple[list[Part], list[str], bool]:
         """Check a Bash command line; return (parts, absolute write targets, some targets unknown)."""
         parsed: ParsedCommand = parse_cached(command)
         parts: list[Part] = [self._simple(cmd) for cmd in parsed.commands]
@@ -138,8 +146,8 @@ class Checker:
             parts.append(Part(command.strip()[:80], "opaque", f"{parsed.problem}; it cannot be checked"))
         if parsed.background:
             parts.append(Part("&", "risky", "it starts a background job (&), which runs on unseen"))
-        bases, cd_unknown = shell_bases(parsed, self.cwd, self.home)
-        writes: list[Path] = []
+        bases, cd_unknown = shell_bases(parsed, Path(self.cwd), Path(self.home))
+        writes: list[str] = []
         unknown = parsed.problem is not None
         for family, targets in (("Read", parsed.reads), ("Edit", parsed.writes)):
             for target in targets:
@@ -149,9 +157,9 @@ class Checker:
                     reason = f"{target.origin!r} {what} a path that is only known when it runs"
                     parts.append(Part(target.origin, "opaque", reason))
                     continue
-                for path in resolve_target(target.path, bases, self.home):
-                    parts.append(self.check_path(family, path))
-                    normal = Path(os.path.normpath(path))
+                for path in resolve_target(target.path, bases, Path(self.home)):
+                    parts.append(self.check_path(family, str(path)))
+                    normal = os.path.normpath(path)
                     if family == "Edit" and normal not in writes:
                         writes.append(normal)
         return parts, writes, unknown
@@ -161,11 +169,12 @@ class Checker:
         full = " ".join((*cmd.assignments, *cmd.words))
         forms = [full, *(" ".join(layer) for layer in cmd.layers)]
         forms += [" ".join((os.path.basename(layer[0]), *layer[1:])) for layer in cmd.layers if layer]
-        for kind, category in (("deny", "deny_rule"), ("ask", "ask_rule")):
-            rule = self._bash_rule(kind, forms)  # type: ignore[arg-type]
-            if rule:
-                verb = "is denied by" if kind == "deny" else "asks because of"
-                return Part(label, category, f"`{label}` {verb} {rule.describe()}", rule)  # type: ignore[arg-type]
+        rule = self._bash_rule("deny", forms)
+        if rule:
+            return Part(label, "deny_rule", f"`{label}` is denied by {rule.describe()}", rule)
+        rule = self._bash_rule("ask", forms)
+        if rule:
+            return Part(label, "ask_rule", f"`{label}` asks because of {rule.describe()}", rule)
         if cmd.opaque:
             return Part(label, "opaque", f"`{label}`: {cmd.opaque}")
         if cmd.risky:
@@ -183,17 +192,20 @@ class Checker:
     # ---- other tools -------------------------------------------------------------------------
     def check_tool(self, tool: str) -> Part:
         """Check a tool outside the three families (e.g. ``mcp__server__tool``) by rule name."""
-        for kind, category in (("deny", "deny_rule"), ("ask", "ask_rule"), ("allow", "allow_rule")):
-            for scoped in self.rules[kind]:  # type: ignore[index]
+        kinds: tuple[tuple[RuleKind, Category], ...] = (
+            ("deny", "deny_rule"), ("ask", "ask_rule"), ("allow", "allow_rule"),
+        )  # fmt: skip
+        for kind, category in kinds:
+            for scoped in self.rules[kind]:
                 if tool_matches(scoped.rule, tool):
-                    return Part(tool, category, f"{tool} matches {scoped.describe()}", scoped)  # type: ignore[arg-type]
+                    return Part(tool, category, f"{tool} matches {scoped.describe()}", scoped)
         return Part(tool, "unmatched", f"no rule allows the tool {tool}", None, (tool,))
 
 
 _ASKING = frozenset({"ask_rule", "risky", "unmatched", "edit_inside"})
 
 
-def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[str, str, str | None]:
+def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[DecisionKind, str, str | None]:
     """Return (decision, reason, scope) for ``part`` under ``mode``."""
     scope = part.rule.scope if part.rule else "default"
     if part.category in ("deny_rule", "invalid"):
@@ -201,7 +213,7 @@ def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[str, str,
     if mode is PermissionMode.PLAN and family != "Read":
         return "deny", f"plan mode: only reads run, so this is not run ({part.reason})", "mode"
     if part.category in ("protected", "opaque"):
-        kind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
+        kind: DecisionKind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
         return kind, part.reason, "protected" if part.category == "protected" else "default"
     if part.category in _ASKING:
         if mode is PermissionMode.BYPASS:
@@ -219,7 +231,7 @@ def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[str, str,
 
 
 def finish(
-    parts: list[Part], family: str, mode: PermissionMode, writes: Sequence[Path] = (), unknown: bool = False
+    parts: list[Part], family: str, mode: PermissionMode, writes: Sequence[str] = (), unknown: bool = False
 ) -> Decision:
     """Apply ``mode`` to every part and combine them into one Decision (the strictest part decides)."""
     if not parts:
@@ -228,7 +240,7 @@ def finish(
     scopes: list[str | None] = []
     for part in parts:
         decision, reason, scope = _with_mode(part, family, mode)
-        subs.append(SubDecision(part.label, decision, reason, part.rule.rule.text if part.rule else None))  # type: ignore[arg-type]
+        subs.append(SubDecision(part.label, decision, reason, part.rule.rule.text if part.rule else None))
         scopes.append(scope)
     worst = max(STRICTNESS[s.decision] for s in subs)
     index = next(i for i, s in enumerate(subs) if STRICTNESS[s.decision] == worst)
@@ -250,6 +262,6 @@ def finish(
         scope=scopes[index],
         subcommands=tuple(subs),
         suggested_rules=suggestions,
-        write_targets=tuple(str(p) for p in writes),
+        write_targets=tuple(writes),
         targets_unknown=unknown,
     )

@@ -74,11 +74,12 @@ class Policy:
         self._rules: dict[RuleKind, list[ScopedRule]] = {
             k: [r for r in ordered if r.kind == k] for k in RULE_KINDS
         }
-        extra: list[Path] = []
-        for loaded in files:
-            for text in loaded.data.permissions.additionalDirectories:
-                extra.append(resolve.absolute(text, self.project_dir, Path(os.path.expanduser("~"))))
-        self.additional_dirs = extra
+        home = os.path.expanduser("~")
+        self.additional_dirs = [
+            Path(resolve.absolute(text, self.project_dir, home))
+            for loaded in files
+            for text in loaded.data.permissions.additionalDirectories
+        ]
 
     # ---- loading -----------------------------------------------------------------------------
     @classmethod
@@ -171,15 +172,15 @@ class Policy:
             except PolicyError as err:
                 raise ValueError(str(err)) from None
             rules = {**rules, "allow": [*rules["allow"], *extra]}
-        home = Path(os.path.expanduser("~"))
-        cwd = Path(os.path.abspath(cwd))
+        home = os.path.normpath(os.path.expanduser("~"))
+        cwd_text = os.path.abspath(cwd)
         checker = Checker(
             rules=rules,
-            project_root=self.project_dir,
-            cwd=cwd,
+            project_root=str(self.project_dir),
+            cwd=cwd_text,
             home=home,
-            dirs=resolve.working_dirs([cwd, *self.additional_dirs, *extra_dirs]),
-            managed=paths.managed_settings_path(),
+            dirs=resolve.working_dirs([cwd_text, *self.additional_dirs, *extra_dirs]),
+            managed=os.path.abspath(paths.managed_settings_path()),
         )
         family = tool_family(tool)
         if family == "Bash":
@@ -194,9 +195,9 @@ class Policy:
             if not isinstance(raw, str) or not raw:
                 part = Part(tool, "invalid", f"{tool} call has no 'path' string argument")
                 return finish([part], family, permission_mode)
-            target = resolve.absolute(raw, cwd, home)
+            target = resolve.absolute(raw, cwd_text, home)
             part = checker.check_path(family, target)
-            writes = [Path(os.path.normpath(target))] if family == "Edit" and "\x00" not in raw else []
+            writes = [os.path.normpath(target)] if family == "Edit" and "\x00" not in raw else []
             return finish([part], family, permission_mode, writes)
         return finish([checker.check_tool(tool)], family, permission_mode)
 

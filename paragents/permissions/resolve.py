@@ -15,56 +15,58 @@ PERMISSION_FILE_NAMES = frozenset({"permissions.json", "permissions.local.json",
 SHELL_RC_FILES = (".bashrc", ".zshrc", ".profile", ".bash_profile", ".zprofile")
 
 
-def absolute(path: str, cwd: Path, home: Path) -> Path:
+def absolute(path: str, cwd: str | Path, home: str | Path) -> str:
     """Return ``path`` made absolute against ``cwd`` with a leading ``~`` expanded to ``home``.
 
     ``~user`` forms are left as written (they then sit under cwd and match nothing special)."""
     if path == "~" or path.startswith("~/"):
         path = str(home) + path[1:]
-    return Path(os.path.join(cwd, path))
+    return os.path.join(cwd, path)
 
 
-def resolutions(path: Path) -> list[Path]:
+def resolutions(path: str) -> list[str]:
     """Return the distinct resolutions of absolute ``path``: lexical, lexical+symlinks, kernel order."""
     lexical = os.path.normpath(path)
-    out: list[Path] = []
-    for candidate in (lexical, os.path.realpath(lexical), os.path.realpath(path)):
-        as_path = Path(candidate)
-        if as_path not in out:
-            out.append(as_path)
+    out = [lexical]
+    forms = (lexical, path) if "/.." in path else (lexical,)
+    for form in forms:
+        real = os.path.realpath(form)
+        if real not in out:
+            out.append(real)
     return out
 
 
-def is_inside(path: Path, dirs: list[Path]) -> bool:
-    """Return True when ``path`` is one of ``dirs`` or lies below one of them."""
-    return any(path == d or d in path.parents for d in dirs)
+def is_inside(path: str, dirs: list[str]) -> bool:
+    """Return True when absolute ``path`` is one of the normalised ``dirs`` or lies below one of them."""
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in dirs)
 
 
-def working_dirs(dirs: list[Path]) -> list[Path]:
+def working_dirs(dirs: list[str | Path]) -> list[str]:
     """Return ``dirs`` normalised, each followed by its symlink-resolved form when that differs."""
-    out: list[Path] = []
+    out: list[str] = []
     for d in dirs:
-        for form in (Path(os.path.normpath(d)), Path(os.path.realpath(d))):
+        for form in (os.path.normpath(d), os.path.realpath(d)):
             if form not in out:
                 out.append(form)
     return out
 
 
-def protected_reason(path: Path, home: Path, managed: Path) -> str | None:
-    """Return why ``path`` is protected (never changed without asking), or None.
+def protected_reason(path: str, home: str, managed: str) -> str | None:
+    """Return why absolute ``path`` is protected (never changed without asking), or None.
 
     Protected: permission and config files (``permissions.json``, ``permissions.local.json``,
     ``runtime_config.json``, the managed file), anything in ``.paragents/`` or ``.git/``, and the shell
     start-up files in ``home``. Names are compared case-insensitively (for case-insensitive disks)."""
-    lowered = [part.lower() for part in path.parts]
+    lowered = path.lower().split("/")
     if ".git" in lowered:
         return f"{path} is inside .git/ (repository internals)"
     if ".paragents" in lowered:
         return f"{path} is inside .paragents/ (saved permission answers)"
-    if lowered and lowered[-1] in PERMISSION_FILE_NAMES:
+    if lowered[-1] in PERMISSION_FILE_NAMES:
         return f"{path} is a permission/config file"
-    if path in (managed, Path(os.path.realpath(managed))):
+    if path in (managed, os.path.realpath(managed)):
         return f"{path} is the managed permissions file"
-    if path.parent in (home, Path(os.path.realpath(home))) and path.name in SHELL_RC_FILES:
+    parent, name = os.path.split(path)
+    if name in SHELL_RC_FILES and parent in (home, os.path.realpath(home)):
         return f"{path} is a shell start-up file"
     return None

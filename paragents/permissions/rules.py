@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import pathspec
 
@@ -95,13 +94,13 @@ def _spec(pattern: str) -> pathspec.PathSpec:
     return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 
-def path_anchor(spec: str, *, project_root: Path, cwd: Path, home: Path, anywhere: bool) -> tuple[Path, str]:
+def path_anchor(spec: str, *, project_root: str, cwd: str, home: str, anywhere: bool) -> tuple[str, str]:
     """Return (root directory, gitwildmatch pattern relative to it) for a Read/Edit specifier.
 
     ``anywhere`` makes a slash-free pattern (``.env``) match at any depth of the whole filesystem
     (used for deny/ask rules, the strict reading); otherwise it matches at any depth below ``cwd``."""
     if spec.startswith("//"):
-        return Path("/"), spec[1:]
+        return "/", spec[1:]
     if spec == "~":
         return home, "/**"
     if spec.startswith("~/"):
@@ -111,17 +110,17 @@ def path_anchor(spec: str, *, project_root: Path, cwd: Path, home: Path, anywher
     if spec.startswith("./"):
         return cwd, spec[1:]
     if "/" not in spec.rstrip("/"):
-        return (Path("/") if anywhere else cwd), spec
+        return ("/" if anywhere else cwd), spec
     return cwd, spec
 
 
-def path_matches(root: Path, pattern: str, candidate: Path) -> bool:
-    """Return True when absolute ``candidate`` lies under ``root`` and matches the gitwildmatch pattern."""
-    root_text = str(root).rstrip("/")
-    text = str(candidate)
-    if not text.startswith(root_text + "/"):
+def path_matches(root: str, pattern: str, candidate: str) -> bool:
+    """Return True when absolute ``candidate`` lies under absolute ``root`` and matches the gitignore
+    ``pattern`` (relative to ``root``)."""
+    root_text = root.rstrip("/")
+    if not candidate.startswith(root_text + "/"):
         return False
-    rel = text[len(root_text) + 1 :]
+    rel = candidate[len(root_text) + 1 :]
     return bool(rel) and _spec(pattern).match_file(rel)
 
 

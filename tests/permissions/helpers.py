@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +11,8 @@ from paragents.permissions import Decision, Policy
 
 
 def write_rules(
-    path: Path, allow: list[str] = (), ask: list[str] = (), deny: list[str] = (), **extra: Any
-) -> Path:  # type: ignore[assignment]
+    path: Path, allow: Sequence[str] = (), ask: Sequence[str] = (), deny: Sequence[str] = (), **extra: Any
+) -> Path:
     """Write a permission file with the given rule lists (and extra ``permissions`` keys); return it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     block: dict[str, Any] = {"allow": list(allow), "ask": list(ask), "deny": list(deny), **extra}

@@ -38,8 +38,8 @@ def _replay_before(case: Case, capsys: pytest.CaptureFixture[str]) -> None:
         answer = earlier.get("answer")
         if answer in ("allow_always", "reject_always"):
             policy = Policy.load(case.cwd, settings_files=[case.settings_path])
-            kind = "allow" if answer == "allow_always" else "deny"
-            policy.remember_always(list(got["suggested_rules"]), kind)  # type: ignore[call-overload]
+            rules = [str(rule) for rule in got["suggested_rules"]]  # type: ignore[attr-defined]
+            policy.remember_always(rules, "allow" if answer == "allow_always" else "deny")
 
 
 def test_fixtures_exist() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import bash, edit, read, write_rules
@@ -245,7 +246,7 @@ def test_claude_code_block_pastes_unchanged(project: Path) -> None:
 
 
 def test_examples_are_checked_on_load(project: Path) -> None:
-    data = {
+    data: dict[str, Any] = {
         "permissions": {"allow": ["Bash(ls *)"], "deny": ["Bash(rm *)"]},
         "examples": [
             {"tool": "Bash", "input": {"command": "ls -la"}, "expect": "allow"},
