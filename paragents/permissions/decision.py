@@ -30,7 +30,8 @@ class PermissionMode(StrEnum):
     DONT_ASK = "dontAsk"
     """Whatever would ask is denied."""
     BYPASS = "bypassPermissions"
-    """Everything runs except deny rules and protected paths (which still ask)."""
+    """Everything runs except deny rules, protected paths and commands that cannot be analysed
+    (syntax errors, non-literal ``eval``, write targets only known at run time), which still ask."""
 
 
 def parse_mode(value: PermissionMode | str) -> PermissionMode:

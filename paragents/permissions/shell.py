@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -22,6 +23,7 @@ import tree_sitter as ts
 import tree_sitter_bash
 
 from paragents.permissions import commands as known
+from paragents.permissions import resolve
 
 MAX_COMMAND_CHARS = 10_000
 """Commands longer than this are not analysed (and so never auto-allowed)."""
@@ -34,10 +36,20 @@ _LITERAL_CHILDREN = frozenset({"string_content"})
 _GLOB_CHARS = frozenset("*?[{")
 
 
+_LOCAL = threading.local()
+
+
 @lru_cache(maxsize=1)
+def _language() -> ts.Language:
+    return ts.Language(tree_sitter_bash.language())
+
+
 def _parser() -> ts.Parser:
-    """Return the one tree-sitter parser for bash (built once; parsing is not thread-shared state)."""
-    return ts.Parser(ts.Language(tree_sitter_bash.language()))
+    """Return this thread's tree-sitter bash parser (built once per thread: parsers are not thread-safe)."""
+    parser: ts.Parser | None = getattr(_LOCAL, "parser", None)
+    if parser is None:
+        parser = _LOCAL.parser = ts.Parser(_language())
+    return parser
 
 
 @dataclass(frozen=True)
@@ -352,11 +364,7 @@ def resolve_target(path: str, bases: list[Path], home: Path) -> list[Path]:
     """Return the absolute spellings of ``path`` (``~`` expanded) for each possible shell cwd in ``bases``.
 
     Paths are made absolute but not normalised (``..`` and symlinks are the policy's job)."""
-    if path == "~" or path.startswith("~/"):
-        return [Path(str(home) + path[1:])]
-    if path.startswith("/"):
-        return [Path(path)]
-    return [Path(os.path.join(base, path)) for base in bases]
+    return list(dict.fromkeys(Path(resolve.absolute(path, base, home)) for base in bases))
 
 
 def shell_bases(parsed: ParsedCommand, cwd: Path, home: Path) -> tuple[list[Path], bool]:

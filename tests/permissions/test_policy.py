@@ -313,3 +313,14 @@ def test_decision_carries_parts_and_write_targets(project: Path) -> None:
     commands = [s.command for s in decision.subcommands]
     assert "echo a" in commands[0]
     assert any(c == f"Edit {project / 'out.txt'}" for c in commands)
+
+
+def test_shipped_example_file_loads_and_its_examples_hold(project: Path) -> None:
+    example = Path(__file__).resolve().parents[2] / "paragents" / "permissions" / "permissions.example.json"
+    policy = Policy.load(project, settings_files=[example])
+    assert any(row.rule == "Bash(rm -rf *)" for row in policy.rules_table())
+    broken = json.loads(example.read_text(encoding="utf-8"))
+    broken["examples"][0]["expect"] = "deny"
+    (project / "broken.json").write_text(json.dumps(broken), encoding="utf-8")
+    with pytest.raises(PolicyError, match=r"examples\[0\]"):
+        Policy.load(project, settings_files=[project / "broken.json"])
