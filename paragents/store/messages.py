@@ -7,12 +7,14 @@ so it sorts right after it even when it is written later.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import aiosqlite
 
 from paragents.models import Message
 from paragents.store.base import StoreBase, fetchall, now
+from paragents.store.connection import pid_alive
 from paragents.store.history import RepairedHistory, repair_history
 from paragents.store.records import StoredMessage, StoreError, to_json
 
@@ -93,18 +95,23 @@ class MessagesMixin(StoreBase):
         Incomplete replies are left out; every assistant tool call has a tool result (a missing one
         is added as ``"interrupted: the process stopped before this call finished"`` and persisted,
         so the transcript shows it); no tool result comes without its call. Call it when no tool of
-        this session is still running (e.g. before each request of a turn), or the running calls
-        would be marked interrupted. Returns [] for an unknown session."""
+        this session is still running in this process (e.g. before each request of a turn), or the
+        running calls would be marked interrupted. While a live *other* process has a running turn in
+        this conversation the repair is returned but not persisted. Returns [] for an unknown session."""
         stored = await self.load_messages(session_id)
         repaired = repair_history(stored)
         if not repaired.synthetic:
             return repaired.messages
 
+        conversation = stored[0].conversation_id
+        running = await self._fetchall(
+            "SELECT pid FROM turns WHERE conversation_id = ? AND status = 'running'", (conversation,)
+        )
+        if any(r["pid"] != os.getpid() and pid_alive(r["pid"]) for r in running):
+            return repaired.messages  # another live process is mid-turn here: its calls may still finish
+
         async def work(db: aiosqlite.Connection) -> list[Message]:
-            rows = await fetchall(db, "SELECT conversation_id FROM sessions WHERE id = ?", (session_id,))
-            if not rows:
-                return []
-            return (await repair_conversation(db, rows[0][0])).messages
+            return (await repair_conversation(db, conversation)).messages
 
         return await self._write(work)
 

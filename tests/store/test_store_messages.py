@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +162,22 @@ async def test_history_never_has_a_tool_result_before_its_call(store: Store, ses
 async def test_history_of_unknown_session_is_empty(store: Store) -> None:
     assert await store.load_history("missing") == []
     assert await store.load_messages("missing") == []
+
+
+async def test_repair_is_not_persisted_while_another_live_process_runs_the_turn(
+    store: Store, session: SessionRecord
+) -> None:
+    live = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        turn = await store.start_turn(session.id, "q", pid=live.pid)
+        await store.append_message(session.id, user_message("q"), turn_id=turn)
+        await store.append_message(session.id, _assistant("c1"), turn_id=turn)
+        history = await store.load_history(session.id)
+        assert history[-1] == tool_message("c1", INTERRUPTED_RESULT)
+        assert await store.count_messages(session.id) == 2
+    finally:
+        live.communicate(b"")
+    await store.recover_interrupted(os.getpid())
+    stored = await store.load_messages(session.id)
+    assert [m.message for m in stored][-1] == tool_message("c1", INTERRUPTED_RESULT)
+    assert await store.count_messages(session.id) == 3
