@@ -48,6 +48,8 @@ TICK_SECONDS = 0.04
 """Interval of the repaint ticker, in seconds (the focused panel repaints at 1/TICK_SECONDS Hz)."""
 BACKGROUND_EVERY = 5
 """Background panels repaint every this many ticks (0.2 s → 5 Hz), staggered by panel index."""
+MAIN_SCREEN_ACTIONS = {"new_session", "close_session", "focus_offset", "focus_number", "cancel_turn"}
+"""Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
 """Commands the palette cannot run directly: it pre-fills the prompt box instead."""
 
@@ -370,6 +372,10 @@ class ParagentsApp(App[None]):
         if not self._runtime_closed:
             self._runtime_closed = True
             await self.runtime.shutdown()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the main-screen keys while another screen (setup, sessions, ...) is on top."""
+        return not (action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1)
 
     # --- command palette -----------------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

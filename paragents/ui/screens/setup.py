@@ -94,6 +94,11 @@ class SetupScreen(Screen[bool]):
             yield Static("", id="status", markup=False)
         yield Footer()
 
+    def on_mount(self) -> None:
+        if self.app.is_headless:  # frozen cursors: deterministic screenshots in tests
+            for field in self.query(Input):
+                field.cursor_blink = False
+
     # --- values --------------------------------------------------------------------------------
     def _value(self, wid: str) -> str:
         return self.query_one(f"#{wid}", Input).value.strip()

@@ -36,7 +36,7 @@ class ApprovalBar(Vertical, can_focus=True):
     ApprovalBar { height: auto; padding: 0 1; border: tall $warning; background: $warning 10%; }
     ApprovalBar:focus { border: tall $warning-lighten-2; background: $warning 20%; }
     ApprovalBar > .ask { height: auto; }
-    ApprovalBar > .keys { height: 1; color: $text-muted; }
+    ApprovalBar > .keys { height: auto; color: $text-muted; }
     ApprovalBar > Input { display: none; }
     ApprovalBar.-rules > #rules, ApprovalBar.-note > #note { display: block; }
     """
@@ -60,9 +60,11 @@ class ApprovalBar(Vertical, can_focus=True):
         req = self.request
         text = Text(overflow="fold")
         text.append("⚠ Permission needed: ", style="bold")
-        text.append(clean(req.call.name), style="bold")
-        text.append("  ")
-        text.append(shorten(req.summary, 400))
+        summary = shorten(req.summary, 400)
+        if not summary.startswith(req.call.name):
+            text.append(clean(req.call.name), style="bold")
+            text.append("  ")
+        text.append(summary)
         if req.reason:
             text.append("\n  why: ", style="dim")
             text.append(shorten(req.reason, 200), style="dim")

@@ -123,6 +123,10 @@ class PromptBox(Vertical):
         )
         yield Static("", classes="hint", markup=False)
 
+    def on_mount(self) -> None:
+        if self.app.is_headless:  # frozen cursor: deterministic screenshots in tests
+            self.input.cursor_blink = False
+
     @property
     def input(self) -> Input:
         """The prompt Input."""

@@ -71,11 +71,10 @@ class ToolCallBlock(Vertical):
         super().__init__(classes=f"-{entry.status}")
         self.entry = entry
         entry.widget = self
-        self._header = Static(self._header_text(), classes="tool-header")
         self._shown_status = entry.status
 
     def compose(self) -> ComposeResult:
-        yield self._header
+        yield Static(self._header_text(), classes="tool-header")
         if self.entry.status not in ("pending", "asking", "running"):
             yield self._result()
 
@@ -105,8 +104,10 @@ class ToolCallBlock(Vertical):
         return Collapsible(Static(body, classes="tool-result"), title=title, collapsed=True)
 
     def refresh_entry(self) -> None:
-        """Re-render the header, and mount the result once the call has finished."""
-        self._header.update(self._header_text())
+        """Re-render the header, and mount the result once the call has finished (no-op before mount)."""
+        if not self.is_mounted:
+            return
+        self.query_one(".tool-header", Static).update(self._header_text())
         self.set_class(False, f"-{self._shown_status}")
         self.set_class(True, f"-{self.entry.status}")
         finished = self.entry.status not in ("pending", "asking", "running")

@@ -1,0 +1,167 @@
+"""Screenshots of the main screen (1, 2, 4 panels), the approval bar and the setup screen.
+
+Deterministic: fake runtime with fixed ids, hand-fed events, no clock, no spinner."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from paragents.events import (
+    MessageAdded,
+    PermissionRequested,
+    SessionStateChanged,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnStarted,
+    UsageUpdated,
+)
+from paragents.models import SessionState, ToolCall, Usage
+from paragents.ui.app import ParagentsApp, make_app
+from tests.ui.conftest import SIZE
+from tests.ui.fake_runtime import FakeRuntime, FakeView
+
+ANSWER = """I found the bug in `parse()`:
+
+```python
+def parse(text: str) -> int:
+    return int(text.strip())
+```
+
+| file | change |
+|------|--------|
+| src/parse.py | strip whitespace |
+"""
+
+
+def conversation(sid: str) -> list[Any]:
+    call = ToolCall("c1", "edit_file", '{"path": "src/parse.py"}')
+    return [
+        SessionStateChanged(sid, SessionState.RUNNING),
+        TurnStarted(sid, "Fix the failing test in tests/test_parse.py"),
+        MessageAdded(
+            sid,
+            {
+                "role": "assistant",
+                "content": "Let me fix it.",
+                "reasoning_content": "The test fails on whitespace.",
+                "tool_calls": [call.to_openai()],
+            },
+        ),
+        ToolCallStarted(sid, call, "src/parse.py"),
+        ToolCallFinished(
+            sid, call, "ok", "edited", "--- a/src/parse.py\n+++ b/src/parse.py\n@@ -1 +1 @@\n-x\n+y\n"
+        ),
+        MessageAdded(sid, {"role": "assistant", "content": ANSWER}),
+        UsageUpdated(sid, Usage(3000, 400, 3400), 3400, 8192),
+        SessionStateChanged(sid, SessionState.IDLE),
+    ]
+
+
+def app_with(tmp_path: Path, names: list[str]) -> tuple[ParagentsApp, FakeRuntime]:
+    views = [FakeView(f"s{i + 1}", name) for i, name in enumerate(names)]
+    runtime = FakeRuntime(views, tmp_path)
+    return make_app(runtime), runtime
+
+
+async def settle(pilot: Any) -> None:
+    app = pilot.app
+    for _ in range(200):
+        if app.ready:
+            break
+        await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    for panel in app.panels.values():
+        panel.flush()
+    await pilot.pause()
+
+
+def feed(runtime: FakeRuntime, events: list[Any]) -> None:
+    for event in events:
+        runtime.emit(event)
+
+
+def test_one_panel(snap_compare: Any, tmp_path: Path) -> None:
+    app, runtime = app_with(tmp_path, ["api"])
+
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        feed(runtime, conversation("s1"))
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_two_panels_one_streaming(snap_compare: Any, tmp_path: Path) -> None:
+    app, runtime = app_with(tmp_path, ["api", "web"])
+
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        feed(runtime, conversation("s1"))
+        feed(
+            runtime,
+            [
+                SessionStateChanged("s2", SessionState.RUNNING),
+                TurnStarted("s2", "Add a dark mode toggle"),
+                TextDelta("s2", "Sure. I will add a **toggle** in `settings.tsx` and "),
+                TextDelta("s2", "wire it to the theme context…"),
+            ],
+        )
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_four_panels(snap_compare: Any, tmp_path: Path) -> None:
+    app, runtime = app_with(tmp_path, ["api", "web", "docs", "infra"])
+
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        feed(runtime, conversation("s1"))
+        feed(runtime, [TurnStarted("s3", "Summarise the README"), TextDelta("s3", "The README explains…")])
+        feed(runtime, [SessionStateChanged("s4", SessionState.FAILED)])
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_approval_bar(snap_compare: Any, tmp_path: Path) -> None:
+    app, runtime = app_with(tmp_path, ["api", "web"])
+
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        call = ToolCall("c7", "write_file", '{"path": "src/app.py", "content": "print(1)"}')
+        loop = asyncio.get_running_loop()
+        feed(
+            runtime,
+            [
+                SessionStateChanged("s2", SessionState.WAITING),
+                TurnStarted("s2", "Create src/app.py"),
+                MessageAdded("s2", {"role": "assistant", "content": "", "tool_calls": [call.to_openai()]}),
+                PermissionRequested(
+                    "s2",
+                    "r1",
+                    call,
+                    "write_file src/app.py (1 lines)",
+                    "Edit is not allowed by any rule (default mode asks)",
+                    ("Edit(src/app.py)",),
+                    loop.create_future(),
+                ),
+            ],
+        )
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_setup_screen(snap_compare: Any, tmp_path: Path) -> None:
+    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    app = make_app(runtime, first_run=True)
+
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
