@@ -134,7 +134,10 @@ def run_tui(args: argparse.Namespace) -> int:
         from paragents.ui.app import make_app
 
         app = make_app(runtime, first_run=first_run)
-        await app.run_async()
+        try:
+            await app.run_async()
+        finally:
+            await app.shutdown_runtime()
         return int(app.return_code or 0)
 
     return asyncio.run(main_async())
