@@ -114,6 +114,12 @@ class Agent:
         """Return the full message list of the next request: system prompt + history."""
         return [{"role": "system", "content": self.system_prompt()}, *self.history]
 
+    def tool_specs(self) -> list[dict[str, Any]]:
+        """Return the tool specs sent with each request ([] when the model is set to chat without tools)."""
+        if not self.config.model_settings(self.session.model).tools:
+            return []
+        return self.tools.specs()
+
     def _set_state(self, state: SessionState, detail: str = "") -> None:
         self.session.state = state
         self.emit(ev.SessionStateChanged(self.session.id, state, detail))
@@ -144,10 +150,10 @@ class Agent:
                 reply = await self._stream(partial)
                 if reply is None:
                     return await self._finish(TurnStatus.FAILED, added, total, partial.error, partial.kind)
-                if reply.usage:
-                    total = total + reply.usage
                 await self._append(reply.to_message(), added)
-                await self._account(reply)
+                total = total + await self._account(reply)
+                if not reply.tool_calls and not reply.content:
+                    self.emit(ev.Notice(sid, "the model returned an empty reply", "warning"))
                 if not reply.tool_calls:
                     return await self._finish(TurnStatus.COMPLETED, added, total)
                 pending_calls = list(reply.tool_calls)
@@ -223,11 +229,12 @@ class Agent:
             self.emit(ev.StreamRetry(sid, reason, delay, attempt))
             self.emit(ev.Notice(sid, f"{reason}, retrying in {delay:.0f} s (attempt {attempt})", "warning"))
 
+        specs = self.tool_specs()
         try:
             return await self.client.stream_chat(
                 model=self.session.model,
                 messages=self.request_messages(),
-                tools=self.tools.specs(),
+                tools=specs or None,
                 on_delta=on_delta,
                 on_retry=on_retry,
                 session_label=self.session.name,
@@ -245,26 +252,33 @@ class Agent:
                     ev.Notice(sid, "the reply broke off: partial text kept and marked incomplete", "warning")
                 )
             partial.error = exc.message
+            if exc.kind == "protocol" and specs and not (text or reasoning):
+                partial.error += (
+                    f" (the server sent no reply to a request with tools; if {self.session.model} cannot "
+                    'call tools, set "tools": false for it under "models" in runtime_config.json)'
+                )
             partial.kind = exc.kind
-            self.emit(ev.Notice(sid, exc.message, "error"))
+            self.emit(ev.Notice(sid, partial.error, "error"))
             return None
 
-    async def _account(self, reply: AssembledReply) -> None:
-        """Record usage (the server's, else a local estimate) and the context size of the next request."""
+    async def _account(self, reply: AssembledReply) -> Usage:
+        """Record usage (the server's, else a local estimate) and the context size of the next request;
+        return the usage counted for this request (tokens)."""
         sid = self.session.id
         estimated = reply.usage is None
         if reply.usage is not None:
             usage = reply.usage
             context = usage.total_tokens or (usage.prompt_tokens + usage.completion_tokens)
         else:
-            prompt_est = estimate_messages_tokens(self.request_messages()[:-1], self.tools.specs())
+            prompt_est = estimate_messages_tokens(self.request_messages()[:-1], self.tool_specs())
             completion_est = estimate_messages_tokens([self.history[-1]]) if self.history else 0
             usage = Usage(prompt_est, completion_est, prompt_est + completion_est)
-            context = estimate_messages_tokens(self.request_messages(), self.tools.specs())
+            context = estimate_messages_tokens(self.request_messages(), self.tool_specs())
         self.session.usage = self.session.usage + usage
         self.session.context_tokens = context
         await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=estimated)
         self.emit(ev.UsageUpdated(sid, self.session.usage, context, self.session.context_window))
+        return usage
 
     # -- tools -----------------------------------------------------------------------------------------
     async def _run_call(self, call: ToolCall, finish_reason: str | None) -> str:

@@ -26,6 +26,9 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1"
     )
+    p.add_argument(
+        "--no-tools", action="store_true", help="chat without tools (models that cannot call tools)"
+    )
     p.add_argument("--mode", choices=["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"])
     p.add_argument("--allow", action="append", default=[], metavar="RULE", help="extra allow rule")
     p.add_argument("--ask", action="append", default=[], metavar="RULE", help="extra ask rule")
@@ -121,6 +124,8 @@ def run_tui(args: argparse.Namespace) -> int:
         return 2
     first_run = not has_config(project_dir) and not args.endpoint
     overrides: dict[str, Any] = {"base_url": args.endpoint, "model": args.model}
+    if args.no_tools:
+        overrides["tools"] = False
 
     async def main_async() -> int:
         try:

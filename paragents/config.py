@@ -35,6 +35,11 @@ class ModelSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     context_window: int = Field(8192, gt=0, description="Context window of the model, in tokens.")
+    tools: bool = Field(
+        True,
+        description="Send the tool specs to this model. Set false for models or servers that cannot do "
+        "tool calling (the session then chats without tools).",
+    )
     input_price_per_mtok: float | None = Field(
         None, ge=0, description="Price in USD per million prompt tokens, for cost display (optional)."
     )
@@ -93,6 +98,9 @@ class RuntimeConfig(BaseModel):
     compact_threshold: float = Field(
         0.8, gt=0, le=1, description="Fraction of the context window at which to compact automatically."
     )
+    tools: bool = Field(
+        True, description="Send tool specs to models not listed in 'models' (false: chat without tools)."
+    )
     models: dict[str, ModelSettings] = Field(default_factory=dict, description="Per-model settings.")
     notify: bool = Field(False, description="Ring the bell / OSC 9 notification when a session waits.")
     resources: tuple[SharedResource, ...] = Field((), description="Shared resources for conflict checks.")
@@ -113,7 +121,7 @@ class RuntimeConfig(BaseModel):
         name = model or self.model
         if name in self.models:
             return self.models[name]
-        return ModelSettings(context_window=self.default_context_window)
+        return ModelSettings(context_window=self.default_context_window, tools=self.tools)
 
     def resolve_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """Return the API key: ``api_key``, else ``$api_key_env``, else PARAGENTS_API_KEY / OPENAI_API_KEY.
@@ -176,7 +184,9 @@ def read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from exc
+        raise ConfigError(
+            f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})"
+        ) from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a JSON object")
     data.pop("$schema", None)

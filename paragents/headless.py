@@ -47,8 +47,11 @@ def exit_code_for(status: str, error_kind: str | None) -> int:
 class HeadlessSink:
     """Event sink for ``paragents run``: prints the stream (unless ``json_mode``) and answers asks."""
 
-    def __init__(self, console: Console, *, json_mode: bool, interactive: bool) -> None:
+    def __init__(
+        self, console: Console, *, json_mode: bool, interactive: bool, err: Console | None = None
+    ) -> None:
         self.console = console
+        self.err = err or Console(stderr=True, highlight=False)
         self.json_mode = json_mode
         self.interactive = interactive
         self._in_reasoning = False
@@ -81,7 +84,8 @@ class HeadlessSink:
         elif isinstance(event, ev.Notice):
             style = {"info": "dim", "warning": "yellow", "error": "bold red"}[event.level]
             out.print()
-            out.print(f"[{style}]{escape(event.text)}[/]")
+            target = self.err if event.level == "error" else out
+            target.print(f"[{style}]{escape(event.text)}[/]")
         elif isinstance(event, ev.TurnFinished):
             out.print()
 
@@ -146,6 +150,8 @@ async def run_headless(args: Any) -> int:
     overrides: dict[str, Any] = {"base_url": args.endpoint, "model": args.model}
     if args.max_turns is not None:
         overrides["max_tool_rounds"] = args.max_turns
+    if getattr(args, "no_tools", False):
+        overrides["tools"] = False
     try:
         runtime = await Runtime.create(project_dir, cli_overrides=overrides, cli_rules=args.cli_rules)
     except ConfigError as exc:
@@ -158,7 +164,9 @@ async def run_headless(args: Any) -> int:
         err.print("paragents run: no model configured: pass --model NAME or run /setup")
         await runtime.shutdown()
         return EXIT_CONFIG
-    sink = HeadlessSink(console, json_mode=args.json, interactive=sys.stdin.isatty() and not args.json)
+    sink = HeadlessSink(
+        console, json_mode=args.json, interactive=sys.stdin.isatty() and not args.json, err=err
+    )
     runtime.set_sink(sink)
     status, error, kind = "failed", None, None
     messages: list[dict[str, Any]] = []
@@ -193,6 +201,4 @@ async def run_headless(args: Any) -> int:
             "error": None if error is None else {"kind": kind or "error", "message": error},
         }
         print(json.dumps(out, ensure_ascii=False))
-    elif error:
-        err.print(f"[red]{escape(error)}[/]")
     return exit_code_for(status, kind)

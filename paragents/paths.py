@@ -24,7 +24,8 @@ def config_dir() -> Path:
 
 
 def state_dir() -> Path:
-    """Return the user state dir holding the store (``~/.local/state/paragents`` or ``$PARAGENTS_STATE_DIR``)."""
+    """Return the user state dir holding the store (``~/.local/state/paragents``, or
+    ``$PARAGENTS_STATE_DIR``)."""
     override = os.environ.get("PARAGENTS_STATE_DIR")
     if override:
         return Path(override).expanduser()
