@@ -7,6 +7,7 @@ that the wrapped command or the file arguments can be found. Nothing here touche
 
 from __future__ import annotations
 
+import posixpath
 import re
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
         0,
     ),
     "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}), 0),
+    "coproc": (frozenset(), 0),
 }
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -39,6 +41,11 @@ _DANGEROUS_EXACT = frozenset(
 )  # fmt: skip
 
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def command_name(words: tuple[str, ...]) -> str:
+    """Return the name of the program ``words`` runs, without its directory (``/bin/rm`` -> ``rm``)."""
+    return posixpath.basename(words[0]) if words else ""
 
 
 def is_assignment(word: str) -> bool:
@@ -69,10 +76,12 @@ class Unwrapped:
 
 
 def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
-    """Look through one wrapper (``timeout 5 cmd`` -> start of ``cmd``); None when ``words[0]`` is none."""
-    if not words or words[0] not in _WRAPPERS:
+    """Look through one wrapper (``timeout 5 cmd`` -> start of ``cmd``); None when ``words[0]`` is none.
+
+    The wrapper may be spelled with a directory (``/usr/bin/env``)."""
+    name = command_name(words)
+    if name not in _WRAPPERS:
         return None
-    name = words[0]
     value_opts, positionals = _WRAPPERS[name]
     i = 1
     while i < len(words):
@@ -103,14 +112,14 @@ def shell_string(words: tuple[str, ...]) -> tuple[bool, int | None]:
     For ``eval`` the index is 1 (all following words are joined). For a shell, the word after the option
     cluster holding ``c`` (``-c``, ``-ec``, ``-xc`` ...). ``(False, None)`` for anything else; ``(True,
     None)`` when the string is missing."""
-    if not words:
-        return False, None
-    if words[0] == "eval":
+    name = command_name(words)
+    if name == "eval":
         return True, 1 if len(words) > 1 else None
-    if words[0] in SHELLS:
+    if name in SHELLS:
         for i, word in enumerate(words[1:], start=1):
             if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-                return True, i + 1 if i + 1 < len(words) else None
+                index = i + 2 if i + 1 < len(words) and words[i + 1] == "--" else i + 1
+                return True, index if index < len(words) else None
             if not word.startswith(("-", "+")):
                 return False, None
     return False, None
@@ -118,7 +127,7 @@ def shell_string(words: tuple[str, ...]) -> tuple[bool, int | None]:
 
 def find_exec(words: tuple[str, ...]) -> list[tuple[str, ...]]:
     """Return the commands ``find ... -exec CMD ... ;`` (also -execdir/-ok/-okdir) would run."""
-    if not words or words[0] != "find":
+    if command_name(words) != "find":
         return []
     found: list[tuple[str, ...]] = []
     i = 1
@@ -191,9 +200,7 @@ def file_args(words: tuple[str, ...]) -> FileArgs:
     Readers: cat, head, tail, grep, sed, less, more, wc (and the sources of cp). Writers: output of
     tee, cp/mv destination (mv sources too: they disappear), rm, touch, mkdir, sed -i, truncate,
     chmod/chown (after the mode/owner), ln (the link), dd ``of=``. ``-`` (stdin/stdout) is skipped."""
-    if not words:
-        return FileArgs()
-    name = words[0]
+    name = command_name(words)
 
     def keep(items: list[str]) -> tuple[str, ...]:
         return tuple(w for w in items if w != "-")

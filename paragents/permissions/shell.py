@@ -288,7 +288,7 @@ class _Walker:
             if is_shell:
                 if index is None:
                     break
-                if current[0] == "eval":
+                if known.command_name(current) == "eval":
                     string, dynamic = " ".join(current[1:]), any(w in unknown for w in current[1:])
                 else:
                     string, dynamic = current[index], current[index] in unknown

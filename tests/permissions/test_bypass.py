@@ -105,6 +105,17 @@ def test_plain_assignments_are_stripped_for_matching(project: Path) -> None:
         "echo $(rm -rf /)",
         "cat <(rm -rf /)",
         "env -S 'rm -rf /'",
+        "coproc rm -rf /",
+        "sh -c -- 'rm -rf /'",
+        "/usr/bin/env rm -rf /",
+        "r\\m -rf /",
+        "'r'\"m\" -rf /",
+        "$'rm' -rf /",
+        "rm   -rf    /",
+        "echo ${x:=$(rm -rf /)}",
+        "until rm -rf /; do :; done",
+        "ls 2> >(rm -rf /)",
+        "cat <<EOF\n$(rm -rf /)\nEOF\n",
     ],
 )
 def test_wrapped_and_nested_denied_commands_are_denied(project: Path, command: str) -> None:
