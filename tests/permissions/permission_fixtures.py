@@ -46,6 +46,16 @@ class Case:
         return str(self.root) + path
 
 
+def case_insensitive_disk(directory: Path) -> bool:
+    """Return True when ``directory``'s filesystem ignores letter case."""
+    probe = directory / "CaseProbe"
+    probe.write_text("", encoding="utf-8")
+    try:
+        return (directory / "caseprobe").exists()
+    finally:
+        probe.unlink()
+
+
 def _reroot_rule(rule: str, root: Path) -> str:
     name, paren, spec = rule.partition("(")
     if paren and name in ("Read", "Edit") and spec.startswith("//"):

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from permission_fixtures import Case, fixture_files, materialise
+from permission_fixtures import Case, case_insensitive_disk, fixture_files, materialise
 
 from paragents.cli_permissions import main
 from paragents.permissions import Policy
@@ -46,15 +46,44 @@ def test_fixtures_exist() -> None:
     assert len(FILES) >= 20
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
-def test_fixture_through_cli(
+def _run_case(
     path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     case = materialise(path, tmp_path)
+    if case.data.get("fs", {}).get("case_insensitive") and not case_insensitive_disk(tmp_path):
+        pytest.skip("this fixture needs a case-insensitive filesystem")  # ok: only when one is needed
     monkeypatch.setenv("HOME", str(case.home))
     _replay_before(case, capsys)
     got = _run_in_process(_check_args(case, case.data["tool"], case.data["input"]), capsys)
     assert got["decision"] == case.data["expected"], f"{case.data['title']}: {got['reason']}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_fixture_through_cli(
+    path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run_case(path, tmp_path, monkeypatch, capsys)
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"), [("allow_always", "allow"), ("reject_always", "deny"), ("allow_once", "ask")]
+)
+def test_before_calls_are_replayed_with_their_answers(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    answer: str,
+    expected: str,
+) -> None:
+    data = json.loads(FILES[0].read_text(encoding="utf-8"))
+    data["before"] = [
+        {"tool": "Bash", "input": {"command": "npm run test"}, "expected": "ask", "answer": answer}
+    ]
+    data["input"] = {"command": "npm run test -- --watch"}
+    data["expected"] = expected
+    synthetic = tmp_path / "synthetic.json"
+    synthetic.write_text(json.dumps(data), encoding="utf-8")
+    _run_case(synthetic, tmp_path / "case", monkeypatch, capsys)
 
 
 SUBPROCESS_SAMPLE = [p for p in FILES if p.stem in ("B1-1", "B4-4", "B7-3", "B8-3", "B8-5")]
