@@ -145,7 +145,7 @@ class Checker:
         if parsed.problem:
             parts.append(Part(command.strip()[:80], "opaque", f"{parsed.problem}; it cannot be checked"))
         if parsed.background:
-            parts.append(Part("&", "risky", "it starts a background job (&), which runs on unseen"))
+            parts.append(Part("&", "risky", "it starts a background job (&) that keeps running unobserved"))
         bases, cd_unknown = shell_bases(parsed, Path(self.cwd), Path(self.home))
         writes: list[str] = []
         unknown = parsed.problem is not None

@@ -193,7 +193,7 @@ class _Walker:
             self.walk(child)
 
     def _standalone_assignment(self, node: ts.Node) -> None:
-        name = _text(node).split("=", 1)[0].lstrip("+")
+        name = _text(node).split("=", 1)[0].rstrip("+")
         if known.dangerous_variable(name):
             self.out.commands.append(
                 SimpleCommand(
@@ -283,6 +283,8 @@ class _Walker:
                 current = current[step.start :]
                 if current:
                     layers.append(current)
+                    if current[0] in unknown:
+                        opaque = f"the command name {current[0]!r} is only known when it runs"
                 continue
             is_shell, index = known.shell_string(current)
             if is_shell:

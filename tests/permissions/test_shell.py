@@ -90,6 +90,9 @@ def test_dangerous_assignments_and_dynamic_names() -> None:
     assert parse_command("FOO=$(id) ls").commands[0].risky
     assert parse_command("FOO=bar ls").commands[0].risky is None
     assert parse_command("$CMD -rf /").commands[0].opaque
+    assert parse_command("timeout 5 $CMD -rf /").commands[0].opaque
+    assert parse_command("env A=1 $(which rm) -rf /").commands[0].opaque
+    assert parse_command("PATH+=:/tmp; ls").commands[0].risky
     assert parse_command('eval "$X"').commands[0].opaque
     assert parse_command('bash -c "$X"').commands[0].opaque
     assert parse_command("export PATH=/tmp; ls").commands[0].risky
