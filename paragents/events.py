@@ -134,6 +134,53 @@ class PermissionResolved(Event):
     by: str = "user"
 
 
+ConflictAnswer = Literal["wait", "run_anyway", "skip", "reread"]
+"""Answers to a conflict: hold the call until the holder releases, run it anyway, skip it (the model is
+told why), or (stale reads) tell the model the file changed and give it the new content."""
+
+ConflictKind = Literal["reservation", "stale_read", "resource", "unknown_targets"]
+"""Why a call conflicts: another session reserved an overlapping path, the file changed since this
+session read it, another session uses the same named resource, or a command's write targets cannot be
+known while another session holds a reservation."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictDetected(Event):
+    """A tool call was held by the conflict checker (paragents.conflicts); the UI asks and resolves ``reply``.
+
+    - ``conflict_id``: unique id of this conflict; ``call``/``summary``: the held tool call.
+    - ``kind``: see :data:`ConflictKind`; ``path``: the contested path (or ``resource:NAME``).
+    - ``holder``: name of the session holding it ("" for stale reads and unknown holders);
+      ``holder_reason``: what the holder is doing (its call summary), may be "".
+    - ``since``: when the holder took it (Unix time, seconds) or when this session read the file.
+    - ``diff``: unified diff of what changed on disk (stale reads), else None.
+    - ``choices``: the answers offered (subset of :data:`ConflictAnswer`).
+    - ``reply``: a Future resolved with one of ``choices``.
+    """
+
+    conflict_id: str
+    call: ToolCall
+    summary: str
+    kind: ConflictKind
+    path: str
+    holder: str
+    holder_reason: str
+    since: float
+    diff: str | None
+    choices: tuple[ConflictAnswer, ...]
+    reply: asyncio.Future[ConflictAnswer] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictResolved(Event):
+    """The conflict ``conflict_id`` ended with ``answer`` (by ``by``: "user", "auto" when the holder
+    released by itself, "unattended" when nobody could answer, "cancelled")."""
+
+    conflict_id: str
+    answer: str
+    by: str = "user"
+
+
 @dataclass(frozen=True, slots=True)
 class UsageUpdated(Event):
     """Token totals changed. ``total`` is the session's cumulative usage; ``context_tokens`` the
