@@ -96,6 +96,8 @@ class Agent:
         system_prompt: Callable[[], str],
         history: list[Message] | None = None,
         preflight: Preflight | None = None,
+        on_read: Callable[[Path, str], None] | None = None,
+        on_write: Callable[[Path, str], None] | None = None,
     ) -> None:
         self.session = session
         self.client = client
@@ -107,7 +109,16 @@ class Agent:
         self.system_prompt = system_prompt
         self.history: list[Message] = list(history or [])
         self.preflight = preflight
+        self.on_read = on_read
+        """Called with (resolved path, sha256 hex) after each successful read_file (stale-read checks)."""
+        self.on_write = on_write
+        """Called with (resolved path, sha256 hex) after each successful write_file/edit_file."""
         self._turn_id: int | None = None
+
+    @property
+    def turn_id(self) -> int | None:
+        """Store id of the running turn, or None between turns."""
+        return self._turn_id
 
     # ------------------------------------------------------------------------------------------------
     def request_messages(self) -> list[Message]:
@@ -323,6 +334,8 @@ class Agent:
             session_id=sid,
             command_timeout=self.config.command_timeout,
             max_output_chars=self.config.max_output_chars,
+            on_read=self.on_read,
+            on_write=self.on_write,
         )
         try:
             result = await tool.run(args, ctx)
