@@ -13,9 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conftest import shared_fixtures_dir
-
-FIXTURE_DIR = shared_fixtures_dir() / "permissions"
+_TESTS = Path(__file__).resolve().parents[1]
+# Same lookup as tests/conftest.py's shared_fixtures_dir(); not imported from there because several
+# test folders have a conftest module and the name ``conftest`` is ambiguous on sys.path.
+FIXTURE_DIR = (
+    _TESTS / "fixtures_shared"
+    if (_TESTS / "fixtures_shared").is_dir()
+    else _TESTS.parent.parent / "shared" / "fixtures"
+) / "permissions"
 
 
 def fixture_files() -> list[Path]:

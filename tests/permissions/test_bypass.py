@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers import bash, edit, read
+from permission_helpers import bash, edit, read
 
 from paragents.permissions import Policy
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from helpers import write_rules
+from permission_helpers import write_rules
 
 from paragents.cli_permissions import main
 

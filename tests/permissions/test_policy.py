@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import bash, edit, read, write_rules
+from permission_helpers import bash, edit, read, write_rules
 
 from paragents import paths
 from paragents.permissions import Policy, PolicyError
