@@ -1,0 +1,167 @@
+"""``paragents run`` and ``paragents sessions`` as real subprocesses against a loopback replay server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ThreadedReplayServer
+
+
+@pytest.fixture
+def server() -> Iterator[ThreadedReplayServer]:
+    with ThreadedReplayServer(models=["m"]) as srv:
+        yield srv
+
+
+def paragents(
+    *args: str, cwd: Path, stdin: str | None = None, extra_env: dict | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(extra_env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "paragents.cli", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def run_json(server: ThreadedReplayServer, cwd: Path, *extra: str, prompt: str = "hi") -> tuple[int, dict]:
+    proc = paragents(
+        "run", "--endpoint", server.base_url, "--model", "m", "--json", *extra, prompt, cwd=cwd, stdin=""
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_run_json_completes_and_is_persisted(server: ThreadedReplayServer, tmp_path: Path) -> None:
+    server.add(
+        ScriptedResponse.from_message(
+            content="Hello!", usage={"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22}
+        ),
+        session="demo",
+    )
+    code, out = run_json(server, tmp_path, "--session", "demo")
+    assert code == 0
+    assert out["session"] == "demo" and out["status"] == "completed" and out["error"] is None
+    assert out["messages"] == [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]
+    assert out["usage"] == {"prompt_tokens": 20, "completion_tokens": 2, "total_tokens": 22}
+    shown = paragents("sessions", "show", "demo", cwd=tmp_path)
+    assert shown.returncode == 0 and "Hello!" in shown.stdout
+    exported = json.loads(paragents("sessions", "export", "demo", "--format", "json", cwd=tmp_path).stdout)
+    assert [m["content"] for m in exported["messages"]] == ["hi", "Hello!"]
+    listed = paragents("sessions", "list", cwd=tmp_path)
+    assert "demo" in listed.stdout
+
+
+def test_session_flag_continues_the_same_history(server: ThreadedReplayServer, tmp_path: Path) -> None:
+    server.add(ScriptedResponse.from_message(content="one"), session="s")
+    server.add(ScriptedResponse.from_message(content="two"), session="s")
+    assert run_json(server, tmp_path, "--session", "s", prompt="first")[0] == 0
+    code, out = run_json(server, tmp_path, "--session", "s", prompt="second")
+    assert code == 0 and [m["content"] for m in out["messages"]] == ["second", "two"]
+    sent = server.requests[-1].body_json["messages"]
+    assert [m["content"] for m in sent[1:]] == ["first", "one", "second"]
+
+
+def test_ask_without_a_terminal_becomes_a_denial_with_the_reason(
+    server: ThreadedReplayServer, tmp_path: Path
+) -> None:
+    call = {"id": "c1", "name": "write_file", "arguments": json.dumps({"path": "f.txt", "content": "x"})}
+    server.add(ScriptedResponse.from_message(tool_calls=[call]), session="run")
+    server.add(ScriptedResponse.from_message(content="could not write"), session="run")
+    code, out = run_json(server, tmp_path)
+    assert code == 0
+    tool = [m for m in out["messages"] if m["role"] == "tool"][0]
+    assert "no terminal" in tool["content"] and "denied" in tool["content"]
+    assert not (tmp_path / "f.txt").exists()
+
+
+def test_mode_flag_lets_edits_run_headless(server: ThreadedReplayServer, tmp_path: Path) -> None:
+    call = {"id": "c1", "name": "write_file", "arguments": json.dumps({"path": "f.txt", "content": "x"})}
+    server.add(ScriptedResponse.from_message(tool_calls=[call]), session="run")
+    server.add(ScriptedResponse.from_message(content="written"), session="run")
+    code, _out = run_json(server, tmp_path, "--mode", "acceptEdits")
+    assert code == 0 and (tmp_path / "f.txt").read_text() == "x"
+
+
+@pytest.mark.parametrize(
+    ("response", "code", "kind"),
+    [
+        (
+            ScriptedResponse(
+                status=401,
+                headers={"content-type": "application/json"},
+                reads=['{"error": {"message": "bad key"}}'],
+            ),
+            2,
+            "auth",
+        ),
+        (ScriptedResponse(reads=["data: not json at all\n\n"]), 3, "protocol"),
+        (ScriptedResponse(status=500, reads=["boom"]), 1, "server"),
+    ],
+)
+def test_exit_codes_follow_the_error_kind(
+    server: ThreadedReplayServer, tmp_path: Path, response: ScriptedResponse, code: int, kind: str
+) -> None:
+    server.add(response, session="run")
+    got, out = run_json(server, tmp_path, "--max-turns", "1")
+    assert got == code
+    assert out["status"] == "failed" and out["error"]["kind"] == kind and out["error"]["message"]
+
+
+def test_no_config_and_no_endpoint_says_what_to_do(tmp_path: Path) -> None:
+    proc = paragents("run", "hello", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "--endpoint" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
+    proc = paragents(
+        "run", "--endpoint", "http://127.0.0.1:9/v1", "--model", "m", "--max-turns", "0", "x", cwd=tmp_path
+    )
+    assert proc.returncode == 2 and "--max-turns" in proc.stderr and "Traceback" not in proc.stderr
+    proc = paragents("run", "--endpoint", "not a url", "--model", "m", "x", cwd=tmp_path)
+    assert proc.returncode == 2 and "base_url" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.real_model
+@pytest.mark.skipif(
+    not os.environ.get("PARAGENTS_REAL_ENDPOINT"),
+    reason="PARAGENTS_REAL_ENDPOINT is not set (start ../shared/tools/local-model)",
+)
+def test_real_model_completion_is_returned_and_persisted(tmp_path: Path) -> None:
+    """Runs only when PARAGENTS_REAL_ENDPOINT names a live OpenAI-compatible server (e.g. local-model)."""
+    endpoint = os.environ["PARAGENTS_REAL_ENDPOINT"]
+    model = os.environ.get("PARAGENTS_REAL_MODEL", "smollm2")
+    proc = paragents(
+        "run",
+        "--endpoint",
+        endpoint,
+        "--model",
+        model,
+        "--no-tools",
+        "--json",
+        "--session",
+        "real",
+        "Name one colour.",
+        cwd=tmp_path,
+        stdin="",
+    )
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["status"] == "completed"
+    reply = out["messages"][-1]
+    assert reply["role"] == "assistant" and reply["content"].strip()
+    exported = json.loads(paragents("sessions", "export", "real", "--format", "json", cwd=tmp_path).stdout)
+    assert exported["messages"][-1]["content"] == reply["content"]
