@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import shared_fixtures_dir
+from tests.conftest import shared_fixtures_dir
 
 from paragents.llm import ChatClient, LLMError, ReplayServer, ScriptedResponse
 from paragents.llm.stream import Delta, ReasoningDelta, TextDelta
