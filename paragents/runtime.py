@@ -11,6 +11,7 @@ import asyncio
 import os
 import re
 from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,11 @@ from paragents.scheduler import QueuedPrompt, Scheduler
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 _NAME_RE = re.compile(r"^[\w.\-]{1,40}$")
+
+ACTIVE_RECORDER: ContextVar[Any] = ContextVar("paragents_active_recorder", default=None)
+"""The recorder :meth:`Runtime.create` attaches when none is passed (set by ``--record FILE``; see
+``paragents.cassette.recorder.Recorder``): an object with ``on_response(record)`` (the ChatClient
+recorder callback) and ``attach(runtime)`` (called once the runtime exists)."""
 
 
 class SessionError(Exception):
@@ -71,6 +77,9 @@ class Runtime:
         self.notes: list[str] = []
         self._sink: ev.EventSink | None = None
         self._buffer: list[ev.Event] = []
+        self.observers: list[ev.EventSink] = []
+        """Extra sinks that see every event before the sink (recorders, replay); they must not block."""
+        self.recorder: Any = None
         self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
         self.turn_done: dict[str, asyncio.Event] = {}
 
@@ -85,12 +94,14 @@ class Runtime:
         cli_rules: dict[str, list[str]] | None = None,
         env: Mapping[str, str] | None = None,
         client: Any = None,
+        recorder: Any = None,
     ) -> Runtime:
         """Load config and policy for ``project_dir``, open the store, build the chat client.
 
         ``cli_overrides`` are config values from the command line; ``cli_rules`` permission rules from
         ``--allow/--ask/--deny``. Raises ConfigError (bad config or missing key env var) or
-        PolicyError (unreadable permission files: the runtime fails closed)."""
+        PolicyError (unreadable permission files: the runtime fails closed). ``recorder`` (default:
+        :data:`ACTIVE_RECORDER`) receives every raw response and is attached to the runtime."""
         from paragents import paths
         from paragents.llm import ChatClient
         from paragents.permissions import Policy
@@ -100,6 +111,7 @@ class Runtime:
         loaded = load_config(project_dir, cli_overrides, env)
         policy = Policy.load(project_dir, cli_rules=cli_rules)
         cfg = loaded.config
+        recorder = recorder if recorder is not None else ACTIVE_RECORDER.get()
         if client is None:
             client = ChatClient(
                 cfg.base_url,
@@ -109,9 +121,13 @@ class Runtime:
                 max_retries=cfg.max_retries,
                 max_retry_wait=cfg.max_retry_wait,
                 extra_headers=dict(cfg.extra_headers),
+                recorder=recorder.on_response if recorder is not None else None,
             )
         store = await Store.open(db_path or paths.db_path())
         runtime = cls(project_dir, loaded, store, policy, client)
+        if recorder is not None:
+            runtime.recorder = recorder
+            recorder.attach(runtime)
         if getattr(store, "recovery_note", None):
             runtime.notes.append(store.recovery_note)
         runtime.notes.extend(await store.recover_interrupted(os.getpid()))
@@ -139,6 +155,8 @@ class Runtime:
                 view.pending.pop(event.request_id, None)
             elif isinstance(event, ev.MessageAdded):
                 view.messages.append(event.message)
+        for observer in self.observers:
+            observer(event)
         if self._sink is None:
             self._buffer.append(event)
         else:
@@ -413,6 +431,7 @@ class Runtime:
             max_retries=cfg.max_retries,
             max_retry_wait=cfg.max_retry_wait,
             extra_headers=dict(cfg.extra_headers),
+            recorder=self.recorder.on_response if self.recorder is not None else None,
         )
         old = self.client
         self.loaded = loaded
