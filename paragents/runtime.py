@@ -19,6 +19,7 @@ from typing import Any
 from paragents import events as ev
 from paragents.agent import Agent, TurnResult
 from paragents.config import ConfigError, LoadedConfig, describe_config, load_config
+from paragents.conflicts import UNATTENDED_WAIT, ConflictChecker
 from paragents.memory import build_system_prompt, load_instructions
 from paragents.models import Message, SessionState, TurnStatus, Usage
 from paragents.scheduler import QueuedPrompt, Scheduler
@@ -56,6 +57,10 @@ class SessionView:
     queue: list[QueuedPrompt] = field(default_factory=list)
     messages: list[Message] = field(default_factory=list)
     pending: dict[str, ev.PermissionRequested] = field(default_factory=dict)
+    conflicts: dict[str, ev.ConflictDetected] = field(default_factory=dict)
+    """Unanswered conflicts (paragents.conflicts) by conflict id, oldest first."""
+    waiting_on: str | None = None
+    """What a held tool call waits on (the holder session's name, or a path), else None."""
     session_rules: list[str] = field(default_factory=list)
     last_result: TurnResult | None = None
 
@@ -82,6 +87,17 @@ class Runtime:
         self.recorder: Any = None
         self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
         self.turn_done: dict[str, asyncio.Event] = {}
+        self.conflicts = ConflictChecker(
+            store,
+            emit=self.emit,
+            session_name=lambda sid: self.sessions[sid].name if sid in self.sessions else None,
+            turn_of=lambda sid: self.agents[sid].turn_id if sid in self.agents else None,
+            workdir_of=lambda sid: self.sessions[sid].workdir if sid in self.sessions else project_dir,
+            set_waiting=self._set_waiting,
+            summarize=self._summarize_call,
+            resources=loaded.config.resources,
+        )
+        """The preflight conflict checker shared by every session's agent (paragents.conflicts)."""
 
     # -- construction --------------------------------------------------------------------------------
     @classmethod
@@ -130,6 +146,11 @@ class Runtime:
             recorder.attach(runtime)
         if getattr(store, "recovery_note", None):
             runtime.notes.append(store.recovery_note)
+        dead_note = await runtime.conflicts.release_dead()
+        if dead_note:
+            runtime.notes.append(dead_note)
+        if not _stdin_is_terminal():
+            runtime.conflicts.unattended_wait = UNATTENDED_WAIT
         runtime.notes.extend(await store.recover_interrupted(os.getpid()))
         return runtime
 
@@ -153,6 +174,10 @@ class Runtime:
                 view.pending[event.request_id] = event
             elif isinstance(event, ev.PermissionResolved):
                 view.pending.pop(event.request_id, None)
+            elif isinstance(event, ev.ConflictDetected):
+                view.conflicts[event.conflict_id] = event
+            elif isinstance(event, ev.ConflictResolved):
+                view.conflicts.pop(event.conflict_id, None)
             elif isinstance(event, ev.MessageAdded):
                 view.messages.append(event.message)
         for observer in self.observers:
@@ -200,6 +225,9 @@ class Runtime:
             emit=self.emit,
             system_prompt=lambda v=view: self._system_prompt(v),
             history=history,
+            preflight=self.conflicts.preflight,
+            on_read=lambda path, digest, sid=rec.id: self.conflicts.on_read(sid, path, digest),
+            on_write=lambda path, digest, sid=rec.id: self.conflicts.on_write(sid, path, digest),
         )
         self.turn_done[rec.id] = asyncio.Event()
         self.turn_done[rec.id].set()
@@ -274,6 +302,8 @@ class Runtime:
         self.sessions.pop(sid, None)
         self.agents.pop(sid, None)
         self.turn_done.pop(sid, None)
+        await self.conflicts.release(sid)
+        self.conflicts.forget(sid)
 
     async def reopen_session(self, sid: str) -> SessionView:
         """Open a persisted session again (no-op when open); return its view. Raises SessionError."""
@@ -407,10 +437,29 @@ class Runtime:
         except asyncio.CancelledError:
             view.last_result = TurnResult(status=TurnStatus.CANCELLED)
         finally:
+            await self.conflicts.release(sid)
             if sid in self.sessions:
                 await self.store.update_session(
                     sid, state=view.state.value, last_prompt_tokens=view.context_tokens
                 )
+
+    # -- conflicts ------------------------------------------------------------------------------------
+    def _set_waiting(self, sid: str, what: str | None) -> None:
+        """Mark a session as holding a call on a conflict (``what`` it waits on) or running again (None)."""
+        view = self.sessions.get(sid)
+        if view is None:
+            return
+        view.waiting_on = what
+        if what:
+            view.state = SessionState.WAITING
+            self.emit(ev.SessionStateChanged(sid, view.state, f"waiting on {what}"))
+        elif view.state is SessionState.WAITING:
+            view.state = SessionState.RUNNING
+            self.emit(ev.SessionStateChanged(sid, view.state, ""))
+
+    def _summarize_call(self, call: Any, args: dict[str, Any]) -> str:
+        tool = self.tools.get(call.name)
+        return tool.summarize(args) if tool is not None else call.name
 
     # -- config ---------------------------------------------------------------------------------------
     def config_rows(self) -> list[tuple[str, str, str]]:
@@ -440,6 +489,7 @@ class Runtime:
         for agent in self.agents.values():
             agent.client = client
             agent.config = cfg
+        self.conflicts.resources = tuple(cfg.resources)
         for view in self.sessions.values():
             if not view.model:
                 view.model = cfg.model
@@ -454,6 +504,14 @@ class Runtime:
             await self.store.update_session(sid, state=view.state.value)
         await self.client.aclose()
         await self.store.close()
+
+
+def _stdin_is_terminal() -> bool:
+    """Return True when stdin is a terminal (someone can answer a conflict); False for pipes/closed."""
+    try:
+        return bool(os.isatty(0))
+    except (OSError, ValueError):
+        return False
 
 
 __all__ = ["PERMISSION_MODES", "ConfigError", "Runtime", "SessionError", "SessionView"]
