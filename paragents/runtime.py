@@ -226,8 +226,8 @@ class Runtime:
             system_prompt=lambda v=view: self._system_prompt(v),
             history=history,
             preflight=self.conflicts.preflight,
-            on_read=lambda path, digest, sid=rec.id: self.conflicts.on_read(sid, path, digest),
-            on_write=lambda path, digest, sid=rec.id: self.conflicts.on_write(sid, path, digest),
+            on_read=self.conflicts.read_hook(rec.id),
+            on_write=self.conflicts.write_hook(rec.id),
         )
         self.turn_done[rec.id] = asyncio.Event()
         self.turn_done[rec.id].set()

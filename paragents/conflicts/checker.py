@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import time
 import uuid
@@ -120,6 +121,14 @@ class ConflictChecker:
     def on_write(self, session_id: str, path: Path, digest: str) -> None:
         """``ToolContext.on_write`` of ``session_id``: the session now knows the content it wrote."""
         self.reads.saw(session_id, path, digest, "write")
+
+    def read_hook(self, session_id: str) -> Callable[[Path, str], None]:
+        """Return the ``ToolContext.on_read`` callable of ``session_id`` (path, sha256 hex)."""
+        return functools.partial(self.on_read, session_id)
+
+    def write_hook(self, session_id: str) -> Callable[[Path, str], None]:
+        """Return the ``ToolContext.on_write`` callable of ``session_id`` (path, sha256 hex)."""
+        return functools.partial(self.on_write, session_id)
 
     def held(self, session_id: str) -> list[Held]:
         """Return the reservations ``session_id`` holds in this process, oldest first."""
