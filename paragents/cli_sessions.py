@@ -16,6 +16,16 @@ def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
 
 
+def _shown_state(state: str, pid: int | None) -> str:
+    """Return the state to show: a session left running/waiting by a process that is gone is
+    ``interrupted`` (``idle`` when it was only queued), as the next start will record it."""
+    from paragents.store.connection import pid_alive
+
+    if state in ("running", "waiting", "queued") and not pid_alive(pid):
+        return "idle" if state == "queued" else "interrupted"
+    return state
+
+
 def transcript_markdown(name: str, messages: list[dict[str, Any]]) -> str:
     """Return a session's messages as a Markdown document (user, assistant, tool calls and results)."""
     lines = [f"# Session {name}", ""]
@@ -64,7 +74,7 @@ async def run_sessions(args: Any) -> int:
                 count = await store.count_messages(r.id)
                 table.add_row(
                     r.name,
-                    r.state,
+                    _shown_state(r.state, r.pid),
                     r.model,
                     str(count),
                     str(r.usage.total_tokens),
