@@ -136,7 +136,7 @@ async def run_headless(args: Any) -> int:
     from paragents.runtime import Runtime, SessionError
 
     console = Console(stderr=False, highlight=False, soft_wrap=True)
-    err = Console(stderr=True, highlight=False)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per error, never cut
     project_dir = Path(args.dir or ".").expanduser().resolve()
     if not project_dir.is_dir():
         err.print(f"paragents run: --dir {project_dir} is not a directory")
