@@ -1,0 +1,33 @@
+"""The core never imports Textual: only paragents/ui may (checked in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import pkgutil
+import subprocess
+import sys
+
+import paragents
+
+
+def core_modules() -> list[str]:
+    names = []
+    for info in pkgutil.walk_packages(paragents.__path__, "paragents."):
+        if info.name.startswith("paragents.ui") or info.name.startswith("paragents.demo"):
+            continue
+        names.append(info.name)
+    return names
+
+
+def test_core_modules_do_not_import_textual() -> None:
+    modules = core_modules()
+    assert "paragents.agent" in modules and "paragents.runtime" in modules
+    code = (
+        "import importlib, sys\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
+        "print(','.join(bad))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "", f"core imported textual: {proc.stdout.strip()}"
