@@ -4,6 +4,7 @@
     paragents run [--session NAME] [--dir PATH] [--model M] [--endpoint URL] [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
     paragents permissions check ... | show ...
+    paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
 
 Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error, 130 cancelled.
 """
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"paragents {__version__}")
     _add_common(parser)
+    parser.add_argument("--record", metavar="FILE", help="write a cassette of this run to FILE (no secrets)")
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="run one prompt headless, with the same engine and store")
@@ -50,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the stream")
     run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
+    run.add_argument(
+        "--record", metavar="FILE", default=argparse.SUPPRESS, help="write a cassette of this run to FILE"
+    )
+
+    from paragents.cassette.command import add_cassette_parsers
+
+    add_cassette_parsers(sub)
 
     sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
     ssub = sessions.add_subparsers(dest="sessions_command", required=True)
@@ -93,6 +102,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("replay", "demo") or getattr(args, "record", None):
+        from paragents.cassette.command import run_cassette_command
+
+        return run_cassette_command(args, _dispatch_plain)
+    return _dispatch_plain(args)
+
+
+def _dispatch_plain(args: argparse.Namespace) -> int:
     if args.command == "run":
         if args.prompt == "-":
             args.prompt = sys.stdin.read()
