@@ -1,0 +1,63 @@
+"""First-run setup: test connection against a real loopback server, save a 0600 config, reload it."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+from typing import Any
+
+from textual.widgets import Input, Static
+
+from paragents import paths
+from paragents.llm.replay import ReplayServer
+from paragents.ui.app import make_app
+from paragents.ui.screens.setup import SetupScreen
+from tests.ui.conftest import SIZE, wait_until
+
+
+def status_text(app: Any) -> str:
+    return str(app.screen.query_one("#status", Static).render())
+
+
+async def test_setup_tests_the_connection_saves_0600_and_reloads(make_runtime: Any, replay: ReplayServer) -> None:
+    runtime = await make_runtime()
+    app = make_app(runtime, first_run=True)
+    key = "sk-setup-SECRET-9876"
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
+        screen = app.screen
+        screen.query_one("#base-url", Input).value = replay.base_url
+        screen.query_one("#model-input", Input).value = "m"
+        screen.query_one("#api-key", Input).value = key
+        await pilot.click("#test")
+        await wait_until(pilot, lambda: status_text(app).startswith(("✓", "✗")), "the connection result")
+        assert status_text(app).startswith("✓"), status_text(app)
+        assert key not in app.export_screenshot()
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SetupScreen), "the setup screen to close")
+        saved = paths.user_runtime_config_path()
+        assert stat.S_IMODE(saved.stat().st_mode) == 0o600
+        data = json.loads(saved.read_text())
+        assert data["base_url"] == replay.base_url and data["model"] == "m" and data["api_key"] == key
+        await wait_until(pilot, lambda: runtime.config.base_url == replay.base_url, "the config reload")
+        await app.shutdown_runtime()
+
+
+async def test_setup_says_plainly_when_the_server_is_down(make_runtime: Any) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    runtime = await make_runtime()
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
+        app.screen.query_one("#base-url", Input).value = f"http://127.0.0.1:{port}/v1"
+        await pilot.click("#test")
+        await wait_until(pilot, lambda: status_text(app).startswith(("✓", "✗")), "the connection result")
+        text = status_text(app)
+        assert text.startswith("✗") and str(port) in text
+        app.screen.query_one("#base-url", Input).value = "not-a-url"
+        await pilot.click("#test")
+        await wait_until(pilot, lambda: "http(s) URL" in status_text(app), "the URL error")
+        await app.shutdown_runtime()
