@@ -48,7 +48,14 @@ TICK_SECONDS = 0.04
 """Interval of the repaint ticker, in seconds (the focused panel repaints at 1/TICK_SECONDS Hz)."""
 BACKGROUND_EVERY = 5
 """Background panels repaint every this many ticks (0.2 s → 5 Hz), staggered by panel index."""
-MAIN_SCREEN_ACTIONS = {"new_session", "close_session", "focus_offset", "focus_number", "cancel_turn"}
+MAIN_SCREEN_ACTIONS = {
+    "new_session",
+    "close_session",
+    "focus_offset",
+    "focus_number",
+    "cancel_turn",
+    "cycle_mode",
+}
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
 """Commands the palette cannot run directly: it pre-fills the prompt box instead."""
@@ -65,6 +72,7 @@ class ParagentsApp(App[None]):
         Binding("alt+right,f6", "focus_offset(1)", "Next", priority=True),
         Binding("alt+left,shift+f6", "focus_offset(-1)", "Previous", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn"),
+        Binding("shift+tab", "cycle_mode", "Mode", priority=True),
         *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
     ]
 
@@ -356,6 +364,19 @@ class ParagentsApp(App[None]):
         sids = list(self.panels)
         if 1 <= number <= len(sids):
             self.focus_panel(sids[number - 1])
+
+    async def action_cycle_mode(self) -> None:
+        """Cycle the focused session's permission mode: default -> acceptEdits -> plan -> default
+        (shift+tab, as in Claude Code; dontAsk and bypassPermissions only through /mode)."""
+        sid = self.active_sid
+        if sid is None or sid not in self.runtime.sessions:
+            return
+        order = ["default", "acceptEdits", "plan"]
+        current = self.runtime.sessions[sid].mode
+        nxt = order[(order.index(current) + 1) % len(order)] if current in order else "default"
+        await self.runtime.set_mode(sid, nxt)
+        self.panels[sid].sync(self.runtime.sessions[sid])
+        self.notify(f"Permission mode: {nxt}", timeout=2)
 
     def action_cancel_turn(self) -> None:
         """Cancel the focused session's running turn (Esc)."""

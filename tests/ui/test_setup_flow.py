@@ -61,3 +61,21 @@ async def test_setup_says_plainly_when_the_server_is_down(make_runtime: Any) -> 
         await pilot.click("#test")
         await wait_until(pilot, lambda: "http(s) URL" in status_text(app), "the URL error")
         await app.shutdown_runtime()
+
+
+async def test_shift_tab_cycles_the_permission_mode_of_the_focused_session(make_runtime: Any) -> None:
+    runtime = await make_runtime()
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: bool(runtime.sessions) and app.active_sid is not None, "a session")
+        sid = app.active_sid
+        seen: list[str] = []
+        for _ in range(3):
+            before = runtime.sessions[sid].mode
+            await pilot.press("shift+tab")
+            await wait_until(pilot, lambda b=before: runtime.sessions[sid].mode != b, "the mode to change")
+            seen.append(runtime.sessions[sid].mode)
+        assert seen == ["acceptEdits", "plan", "default"]
+        record = await runtime.store.get_session(sid)
+        assert record.mode == "default"
+        await app.shutdown_runtime()
