@@ -44,6 +44,14 @@ if TYPE_CHECKING:
 CANCELLED_RESULT = "cancelled: the user cancelled the turn before this call finished"
 
 
+def _capped(text: str, limit: int = 1000) -> str:
+    """Return an error detail cut to about ``limit`` characters (head and tail kept), so a huge
+    argument quoted in an error (a 1 MB path or name from the model) never floods the history."""
+    from paragents.tools.output import cap_middle
+
+    return cap_middle(text, limit)
+
+
 class SessionLike(Protocol):
     """What the agent reads and updates of its session (``paragents.runtime.SessionView``)."""
 
@@ -305,7 +313,7 @@ class Agent:
         try:
             args = parse_arguments(call.arguments)
         except ValueError as exc:
-            msg = f"error: {exc}; the call was not run"
+            msg = f"error: {_capped(str(exc))}; the call was not run"
             if finish_reason == "length":
                 msg += " (the reply was truncated: finish_reason=length); send the call again, complete"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
@@ -313,7 +321,7 @@ class Agent:
         try:
             args = tool.validate(args)
         except ValueError as exc:
-            msg = f"error: bad arguments for {call.name}: {exc}"
+            msg = f"error: bad arguments for {call.name}: {_capped(str(exc))}"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg
         summary = tool.summarize(args)
@@ -342,7 +350,7 @@ class Agent:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool bug must not kill the loop
-            msg = f"error: {call.name} failed unexpectedly: {type(exc).__name__}: {exc}"
+            msg = f"error: {call.name} failed unexpectedly: {_capped(f'{type(exc).__name__}: {exc}')}"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg
         self.emit(
