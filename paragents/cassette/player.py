@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ from paragents.cassette.journal import Journal, call_args
 from paragents.cassette.model import Cassette, Reply
 from paragents.cassette.report import build_report
 from paragents.llm import ChatClient, ReplayServer, ScriptedResponse
+
+_LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d+")
 
 REPLAY_MAX_RETRIES = 1
 """Retries the replay client makes on 5xx/429 (kept small so HTTP-error cassettes stay fast)."""
@@ -75,6 +78,7 @@ class Player:
 
     # -- helpers ---------------------------------------------------------------------------------------
     def _normalise(self, text: str) -> str:
+        text = _LOOPBACK.sub("<endpoint>", text)
         for base, label in ((self.workspace, "<workspace>"), (self.root, "<replay>")):
             for form in {str(base), str(base.resolve())}:
                 text = text.replace(form, label)
@@ -267,7 +271,7 @@ class Player:
                         self.warnings.append(f"session {spec.name}: {left} scripted repl{'y was' if left == 1 else 'ies were'} not used")
                 for a in self.book.unused():
                     self.warnings.append(f"{a.where} ({a.answer}) was not used")
-                report = build_report(self, runtime)
+                report = await build_report(self, runtime)
             finally:
                 for task in list(self._tasks):
                     task.cancel()

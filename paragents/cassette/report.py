@@ -57,9 +57,9 @@ def files_changed(before: dict[str, str], after: dict[str, str]) -> list[dict[st
     return out
 
 
-def build_report(player: Any, runtime: Any) -> dict[str, Any]:
+async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
     """Build the report dict from a finished :class:`~paragents.cassette.player.Player` and its last
-    runtime (read before shutdown). Keys: ``cassette``, ``sessions`` (cassette order), ``files``
+    runtime (read before shutdown; messages come from the store, incomplete replies included). Keys: ``cassette``, ``sessions`` (cassette order), ``files``
     (final content of changed files), ``files_changed``, ``replay_errors``, ``warnings``, ``expect``."""
     cassette = player.cassette
     norm = player._normalise
@@ -76,7 +76,13 @@ def build_report(player: Any, runtime: Any) -> dict[str, Any]:
                     f"({len(spec.replies)})"
                 )
                 break
-        messages = [] if view is None else _normalise_obj([dict(m) for m in view.messages], norm)
+        messages: list[dict[str, Any]] = []
+        if view is not None:
+            for stored in await runtime.store.load_messages(view.id):
+                msg = dict(stored.message)
+                if not stored.complete:
+                    msg["incomplete"] = True
+                messages.append(_normalise_obj(msg, norm))
         sessions.append(
             {
                 "name": spec.name,
