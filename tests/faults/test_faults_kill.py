@@ -12,6 +12,7 @@ random delay (startup, mid-write to the store, between steps)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -141,7 +142,7 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
                 j = 0 if point == "request" else rng.randrange(1, len(responses[k].reads))
                 where = f"response {k} read {j}"
 
-                async def gate(n: int, j: int = j) -> None:
+                async def gate(n: int, j: int = j, hit: threading.Event = hit) -> None:
                     if n == j:
                         hit.set()
                         await asyncio.Event().wait()  # never sends the rest: the kill comes first
@@ -163,10 +164,8 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
                     else:
                         delay = rng.uniform(0.05, 1.6)
                         where = f"after {delay:.2f} s"
-                        try:
+                        with contextlib.suppress(subprocess.TimeoutExpired):
                             proc.wait(timeout=delay)  # fault injection timing, not synchronisation
-                        except subprocess.TimeoutExpired:
-                            pass
                     killed = proc.poll() is None
                     if killed:
                         os.kill(proc.pid, signal.SIGKILL)
@@ -207,8 +206,8 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
                 assert rec.pid == proc.pid
                 listing = subprocess.run(
                     [sys.executable, "-m", "paragents.cli", "sessions", "list", "--dir", str(project)],
-                    capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"}, timeout=WAIT, check=True,
-                    stdin=subprocess.DEVNULL,
+                    capture_output=True, text=True, env={**os.environ, "COLUMNS": "250"}, timeout=WAIT,
+                    check=True, stdin=subprocess.DEVNULL,
                 )  # fmt: skip
                 row = next(line for line in listing.stdout.splitlines() if SESSION in line)
                 assert "interrupted" in row and "running" not in row, row
