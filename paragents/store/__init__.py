@@ -1,6 +1,7 @@
 """The SQLite store: sessions, conversations, messages, turns, usage, audit, events, reservations,
 notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
+from paragents.store.compactions import CompactionRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.migrations import SCHEMA_VERSION
 from paragents.store.records import (
@@ -17,6 +18,7 @@ from paragents.store.store import Store
 __all__ = [
     "INTERRUPTED_RESULT",
     "SCHEMA_VERSION",
+    "CompactionRecord",
     "ConversationRecord",
     "NoteRecord",
     "ReservationRecord",

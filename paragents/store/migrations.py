@@ -139,6 +139,18 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX notes_project ON notes(project_dir, session_id);
     """,
+    # 2: compaction records (the summary that replaces the older part of a conversation in requests)
+    """
+    CREATE TABLE compactions (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id      TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+        upto_message_id INTEGER NOT NULL,
+        summary         TEXT NOT NULL,
+        created_at      REAL NOT NULL
+    );
+    CREATE INDEX compactions_conversation ON compactions(conversation_id, id);
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -155,6 +167,7 @@ TABLES: tuple[str, ...] = (
     "events",
     "reservations",
     "notes",
+    "compactions",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -24,6 +24,7 @@ from types import TracebackType
 import aiosqlite
 
 from paragents import paths
+from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.journal import JournalMixin
@@ -59,7 +60,7 @@ async def _migrated(path: Path) -> aiosqlite.Connection:
     return db
 
 
-class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin):
+class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsMixin):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
 

@@ -62,7 +62,9 @@ async def test_truncated_file_is_salvaged(db_file: Path, project: Path) -> None:
         total = 0
         for record in sessions:
             texts = [m["content"] for m in await store.load_history(record.id)]
-            assert texts == contents[record.id][: len(texts)]
+            # in order, none invented; a lost page may leave a gap (the reverse scan reads past it)
+            remaining = iter(contents[record.id])
+            assert all(text in remaining for text in texts)
             total += len(texts)
         assert 0 < total < 300
         assert f"({total} messages)" in note
