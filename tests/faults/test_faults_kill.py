@@ -122,7 +122,6 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
     (project / "notes.txt").write_text("the notes the model reads\n")
     fifo = project / "tool-started.fifo"
     os.mkfifo(fifo)
-    fifo_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # held open so the tool's write never blocks
     kills = runs = lost_total = recovered = 0
     killed_pids: set[int] = set()
     listed_interrupted = 0
@@ -152,6 +151,8 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
             url = server.start()
             try:
                 server.add(responses, session=SESSION)
+                # a fresh read end per run (a FIFO reports EOF forever once its last writer left)
+                fifo_fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK) if point == "tool" else -1
                 proc = launch(url, project, f"prompt {i}")
                 try:
                     if point in ("stream", "request"):
@@ -174,6 +175,8 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
                     if proc.poll() is None:
                         proc.kill()
                         proc.wait()
+                    if fifo_fd >= 0:
+                        os.close(fifo_fd)
             finally:
                 server.stop()
             runs += 1
@@ -240,7 +243,6 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
         assert listed_interrupted >= 1
         assert any(m.get("content") == INTERRUPTED_RESULT for m in posts[0]["messages"])
     finally:
-        os.close(fifo_fd)
         record("kill -9 (paragents run subprocess)", recovered=True, lost=lost_total, runs=recovered)
         if kills > recovered:
             record("kill -9 (paragents run subprocess)", recovered=False, runs=kills - recovered)
