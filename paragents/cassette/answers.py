@@ -51,12 +51,18 @@ class AnswerBook:
         return [a for a, u in zip(self.answers, self.used, strict=True) if not u]
 
 
-def permission_reply(answer: Answer) -> tuple[str, Any]:
-    """The ``(answer, payload)`` pair a PermissionRequested future is resolved with."""
+def permission_reply(answer: Answer, workspace: str = "<workspace>") -> tuple[str, Any]:
+    """The ``(answer, payload)`` pair a PermissionRequested future is resolved with (``workspace``
+    replaces ``<workspace>`` in a recorded reason)."""
     if answer.answer == "reject_with_note":
         return answer.answer, {"note": answer.note or ""}
     if answer.answer == "allow_always":
         return answer.answer, list(answer.rules) if answer.rules else None
+    if answer.reason is not None or answer.headless:
+        payload: dict[str, Any] = {"headless": True} if answer.headless else {}
+        if answer.reason is not None:
+            payload["reason"] = answer.reason.replace("<workspace>", workspace)
+        return answer.answer, payload
     return answer.answer, None
 
 

@@ -201,6 +201,8 @@ def _build(data: dict[str, Any], source: str) -> Cassette:
                 command=a.get("command"),
                 note=a.get("note"),
                 rules=a.get("rules"),
+                reason=a.get("reason"),
+                headless=bool(a.get("headless", False)),
             )
         )
     expect: dict[str, Expectation] = {}

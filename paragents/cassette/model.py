@@ -112,7 +112,8 @@ class Answer:
 
     Matching (first unused answer in cassette order wins): ``session`` (name), ``tool``, ``path`` and
     ``command`` each must equal the ask's when given. ``note`` goes with reject_with_note, ``rules``
-    with allow_always."""
+    with allow_always, ``reason`` with reject_once (``<workspace>`` stands for the project path);
+    ``headless`` marks an answer given by ``paragents run`` without a terminal."""
 
     answer: str
     where: str
@@ -123,6 +124,8 @@ class Answer:
     command: str | None = None
     note: str | None = None
     rules: list[str] | None = None
+    reason: str | None = None
+    headless: bool = False
 
 
 @dataclass

@@ -144,7 +144,7 @@ class Player:
             self.errors.append(f"no scripted answer for the approval ask in {self._normalise(what)}")
             reply: tuple[str, Any] = ("reject_once", {"headless": True, "reason": "replay: no scripted answer"})
         else:
-            reply = permission_reply(answer)
+            reply = permission_reply(answer, str(self.workspace.resolve()))
         self.deliver_permission(event, reply)
 
     def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:

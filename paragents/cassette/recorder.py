@@ -174,6 +174,12 @@ class Recorder:
             entry["answer"] = str(answer)
             if isinstance(payload, dict) and payload.get("note"):
                 entry["note"] = str(payload["note"])
+            elif isinstance(payload, dict):
+                if payload.get("headless"):
+                    entry["headless"] = True
+                if payload.get("reason"):
+                    root = str(self.project_dir.resolve()) if self.project_dir else ""
+                    entry["reason"] = str(payload["reason"]).replace(root, "<workspace>") if root else str(payload["reason"])
             elif isinstance(payload, list | tuple) and payload:
                 entry["rules"] = [str(r) for r in payload]
 
