@@ -209,5 +209,17 @@ class Notice(Event):
     level: Literal["info", "warning", "error"] = "info"
 
 
+@dataclass(frozen=True, slots=True)
+class Compacted(Event):
+    """The session's history was compacted: in requests, a summary now stands for the first
+    ``covered`` history messages (``replaced`` of them newly folded by this compaction). The store and
+    the transcript keep every message. ``tokens_before`` / ``tokens_after``: estimated request size."""
+
+    replaced: int
+    covered: int
+    tokens_before: int
+    tokens_after: int
+
+
 EventSink = Callable[[Event], None]
 """A callable the engine calls with every event; it must not block (schedule work instead)."""
