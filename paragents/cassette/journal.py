@@ -47,6 +47,7 @@ class Journal:
         self.normalise = normalise
         self.changed = asyncio.Event()
         self._asks: dict[str, dict[str, Any]] = {}
+        self._conflicts: dict[Any, dict[str, Any]] = {}
 
     def log(self, name: str) -> SessionLog:
         """The log of session ``name`` (created empty on first use)."""
@@ -117,16 +118,19 @@ class Journal:
                 entry = {"type": "state", "state": event.state.value}
         elif type(event).__name__.startswith("Conflict"):
             entry = {"type": _snake(type(event).__name__)}
-            for key in ("path", "other_session", "answer", "reason", "summary"):
+            for key in ("kind", "path", "holder", "summary", "answer", "by"):
                 value = getattr(event, key, None)
                 if isinstance(value, str):
                     entry[key] = n(value)
+            cid = getattr(event, "conflict_id", None)
             if type(event).__name__ == "ConflictDetected":
-                log.conflicts.append(dict(entry, answer=None))
-            elif "answer" in entry:
-                pending = [c for c in log.conflicts if c.get("answer") is None]
-                if pending:
-                    pending[0]["answer"] = entry["answer"]
+                record = {k: v for k, v in entry.items() if k != "type"}
+                record["answer"] = None
+                self._conflicts[cid] = record
+                log.conflicts.append(record)
+            elif cid in self._conflicts:
+                self._conflicts[cid]["answer"] = entry.get("answer")
+                self._conflicts[cid]["by"] = entry.get("by")
         if entry is not None:
             self._add(log, entry)
         self.changed.set()

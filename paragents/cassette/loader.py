@@ -180,7 +180,12 @@ def _build(data: dict[str, Any], source: str) -> Cassette:
         )
     for si, s in enumerate(sessions):
         for pi, step in enumerate(x for x in s.steps if not x.restart):
-            if step.after is not None and (step.after not in names or step.after == s.name):
+            other, _, count = (step.after or "").partition(":")
+            if step.after is not None and count and not count.isdigit():
+                raise CassetteError(
+                    f"{source}: sessions[{si}].prompts[{pi}].after: use NAME or NAME:N (N = prompts done)"
+                )
+            if step.after is not None and (other not in names or other == s.name):
                 raise CassetteError(
                     f"{source}: sessions[{si}].prompts[{pi}].after: {step.after!r} is not another session "
                     f"of this cassette ({', '.join(sorted(names - {s.name})) or 'none'})"

@@ -220,7 +220,9 @@ class Player:
     # -- driving ---------------------------------------------------------------------------------------
     async def drive_phase(self, runtime: Any, phase: int) -> None:
         """Run every session's prompts of ``phase`` (sessions concurrently, prompts in order)."""
-        done = {spec.name: asyncio.Event() for spec in self.cassette.sessions}
+        finished = {spec.name: 0 for spec in self.cassette.sessions}
+        total = {s.name: len(s.phases()[phase]) if phase < len(s.phases()) else 0 for s in self.cassette.sessions}
+        changed = asyncio.Condition()
 
         async def session(spec_index: int) -> None:
             spec = self.cassette.sessions[spec_index]
@@ -229,12 +231,20 @@ class Player:
             try:
                 for step in steps:
                     if step.after:
-                        await done[step.after].wait()
+                        other, _, count = step.after.partition(":")
+                        need = int(count) if count else total[other]
+                        async with changed:
+                            await changed.wait_for(lambda o=other, n=need: finished[o] >= n)
                     sid = self.ids[spec.name]
                     runtime.submit(sid, step.text or "")
                     await runtime.wait_idle(sid)
+                    async with changed:
+                        finished[spec.name] += 1
+                        changed.notify_all()
             finally:
-                done[spec.name].set()
+                async with changed:
+                    finished[spec.name] = max(finished[spec.name], total[spec.name])
+                    changed.notify_all()
 
         await asyncio.gather(*(session(i) for i in range(len(self.cassette.sessions))))
 

@@ -238,3 +238,12 @@ def test_replay_through_a_real_subprocess_prints_one_json_object() -> None:
     report = json.loads(proc.stdout)
     assert [s["name"] for s in report["sessions"]] == ["api", "web"]
     assert report["expect"]["ok"] is True
+
+
+@pytest.mark.parametrize("answer", ["skip", "run_anyway"])
+async def test_conflicts_are_answered_from_the_cassette(answer: str) -> None:
+    report = await replay(HERE / f"conflict_{answer}.json")
+    reader = session(report, "reader")
+    assert [(c["kind"], c["answer"]) for c in reader["conflicts"]] == [("stale_read", answer)]
+    edit = [r for r in reader["tool_results"] if r["tool"] == "edit_file"][0]
+    assert edit["status"] == ("skipped" if answer == "skip" else "ok")
