@@ -76,7 +76,7 @@ class ParagentsApp(App[None]):
         *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
     ]
 
-    def __init__(self, runtime: Any, *, first_run: bool = False) -> None:
+    def __init__(self, runtime: Any, *, first_run: bool = False, demo: bool = False) -> None:
         super().__init__()
         self.runtime = runtime
         """The Runtime facade this app drives."""
@@ -89,6 +89,10 @@ class ParagentsApp(App[None]):
         """True once the open sessions were restored (or the first one created)."""
         self._tick = 0
         self._runtime_closed = False
+        self.demo = demo
+        """True for ``paragents demo``: the title says so on screen."""
+        if demo:
+            self.title = "paragents — DEMO: scripted replies, no model, no network"
 
     # --- setup ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -417,9 +421,9 @@ class ParagentsApp(App[None]):
         self.run_worker(self.run_command(self.active_sid, SlashCommand(name)), group="commands")
 
 
-def make_app(runtime: Any, *, first_run: bool = False) -> ParagentsApp:
+def make_app(runtime: Any, *, first_run: bool = False, demo: bool = False) -> ParagentsApp:
     """Build the TUI for ``runtime`` (a ``paragents.runtime.Runtime``); the CLI and the tests call this.
 
     ``first_run`` (no config file exists yet) shows the setup screen before the main screen.
     The app shuts the runtime down when the user quits (ctrl+q, /quit)."""
-    return ParagentsApp(runtime, first_run=first_run)
+    return ParagentsApp(runtime, first_run=first_run, demo=demo)
