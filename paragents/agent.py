@@ -21,6 +21,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents import events as ev
+from paragents.compaction import (
+    CompactionError,
+    CompactionOutcome,
+    CompactionState,
+    build_request,
+    compact_agent,
+    tool_output_limit,
+)
 from paragents.models import (
     AssembledReply,
     Message,
@@ -122,6 +130,10 @@ class Agent:
         self.on_write = on_write
         """Called with (resolved path, sha256 hex) after each successful write_file/edit_file."""
         self._turn_id: int | None = None
+        self.compaction: CompactionState | None = None
+        """The compaction in force (a summary standing for the oldest history messages), or None."""
+        self._compact_lock = asyncio.Lock()
+        self._compact_waiters: list[tuple[str | None, asyncio.Future[CompactionOutcome]]] = []
 
     @property
     def turn_id(self) -> int | None:
@@ -130,8 +142,47 @@ class Agent:
 
     # ------------------------------------------------------------------------------------------------
     def request_messages(self) -> list[Message]:
-        """Return the full message list of the next request: system prompt + history."""
-        return [{"role": "system", "content": self.system_prompt()}, *self.history]
+        """Return the full message list of the next request: system prompt, then the compaction
+        summary (when one is in force) in place of the messages it covers, then the rest of the
+        history; tool outputs longer than the window allows are trimmed (see paragents.compaction)."""
+        limit = tool_output_limit(self.session.context_window)
+        return build_request(self.system_prompt(), self.history, self.compaction, limit)
+
+    async def compact(self, focus: str | None = None) -> CompactionOutcome:
+        """Compact the history now (see :func:`paragents.compaction.compact_agent`); call it only when
+        no tool call is running. Never raises for a failed compaction: it emits a Notice saying why,
+        leaves the history and the compaction in force unchanged, and returns ``ok=False``."""
+        async with self._compact_lock:
+            try:
+                return await compact_agent(self, focus)
+            except CompactionError as exc:
+                text = f"compaction failed: {exc}; the history is unchanged"
+                self.emit(ev.Notice(self.session.id, text, "error"))
+                return CompactionOutcome(False, text)
+
+    def request_compaction(self, focus: str | None = None) -> asyncio.Future[CompactionOutcome]:
+        """Ask for a compaction at the next safe point of the running turn (before its next request,
+        or when it ends), never while a tool call is in flight; return a Future of the outcome."""
+        future: asyncio.Future[CompactionOutcome] = asyncio.get_running_loop().create_future()
+        self._compact_waiters.append((focus, future))
+        return future
+
+    async def run_pending_compactions(self) -> None:
+        """Run the compactions asked with :meth:`request_compaction` (no tool call may be running)."""
+        while self._compact_waiters:
+            focus, future = self._compact_waiters.pop(0)
+            outcome = await self.compact(focus)
+            if not future.done():
+                future.set_result(outcome)
+
+    async def _before_request(self) -> None:
+        """Between requests of a turn (every tool call answered): run asked-for compactions, then
+        compact automatically when the request would reach ``compact_threshold`` of the window."""
+        await self.run_pending_compactions()
+        window = self.session.context_window
+        size = estimate_messages_tokens(self.request_messages(), self.tool_specs())
+        if window > 0 and size >= self.config.compact_threshold * window:
+            await self.compact(None)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """Return the tool specs sent with each request ([] when the model is set to chat without tools)."""
@@ -166,6 +217,7 @@ class Agent:
             await self._append(user_message(prompt), added)
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
+                await self._before_request()
                 reply = await self._stream(partial)
                 if reply is None:
                     return await self._finish(TurnStatus.FAILED, added, total, partial.error, partial.kind)
