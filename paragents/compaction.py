@@ -31,6 +31,7 @@ from paragents.tokens import estimate_message_tokens, estimate_messages_tokens, 
 
 if TYPE_CHECKING:
     from paragents.agent import Agent
+    from paragents.store import Store
 
 TASK_CHARS = 2000
 """The first user message is quoted in the summary up to this many characters."""
@@ -334,3 +335,18 @@ async def compact_agent(agent: Agent, focus: str | None = None) -> CompactionOut
     return CompactionOutcome(
         True, f"compacted: {cut - start} messages summarised", cut - start, before, after
     )
+
+
+async def load_compaction(
+    store: Store, session_id: str, history: Sequence[Message]
+) -> CompactionState | None:
+    """Return the compaction in force for the session's current conversation, mapped onto
+    ``history`` (its repaired history from ``store.load_history``), or None when there is none or
+    its message is no longer stored."""
+    record = await store.latest_compaction(session_id)
+    if record is None:
+        return None
+    covered = covered_count(await store.load_messages(session_id), history, record.upto_message_id)
+    if covered == 0:
+        return None
+    return CompactionState(record.summary, covered, first_task(history), record.id)

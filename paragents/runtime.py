@@ -18,9 +18,10 @@ from typing import Any
 
 from paragents import events as ev
 from paragents.agent import Agent, TurnResult
+from paragents.compaction import CompactionOutcome, load_compaction
 from paragents.config import ConfigError, LoadedConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT, ConflictChecker
-from paragents.memory import build_system_prompt, load_instructions
+from paragents.memory import MemoryReport, NoteBook, build_system_prompt, load_instructions, note_line
 from paragents.models import Message, SessionState, TurnStatus, Usage
 from paragents.scheduler import QueuedPrompt, Scheduler
 
@@ -77,6 +78,8 @@ class Runtime:
         self.policy = policy
         self.client = client
         self.tools = default_registry()
+        self.notebook = NoteBook(store, project_dir)
+        self._register_memory_tools()
         self.sessions: dict[str, SessionView] = {}
         self.agents: dict[str, Agent] = {}
         self.notes: list[str] = []
@@ -229,13 +232,18 @@ class Runtime:
             on_read=self.conflicts.read_hook(rec.id),
             on_write=self.conflicts.write_hook(rec.id),
         )
+        self.agents[rec.id].compaction = await load_compaction(self.store, rec.id, history)
+        await self.notebook.refresh(rec.id)
         self.turn_done[rec.id] = asyncio.Event()
         self.turn_done[rec.id].set()
         return view
 
     def _system_prompt(self, view: SessionView) -> str:
         return build_system_prompt(
-            workdir=view.workdir, instructions=load_instructions(self.project_dir, view.workdir)
+            workdir=view.workdir,
+            instructions=load_instructions(self.project_dir, view.workdir),
+            notes=[note_line(n) for n in self.notebook.session_notes(view.id)],
+            project_notes=[note_line(n) for n in self.notebook.project_notes(view.id)],
         )
 
     async def restore(self) -> list[SessionView]:
@@ -371,6 +379,7 @@ class Runtime:
         view.messages.clear()
         view.context_tokens = 0
         self.agents[sid].history.clear()
+        self.agents[sid].compaction = None
         self.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
 
     async def list_sessions(self) -> list[Any]:
@@ -433,10 +442,12 @@ class Runtime:
             return
         await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
         try:
+            await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
             view.last_result = await agent.run_turn(prompt.text)
         except asyncio.CancelledError:
             view.last_result = TurnResult(status=TurnStatus.CANCELLED)
         finally:
+            await agent.run_pending_compactions()  # asked with /compact during the turn
             await self.conflicts.release(sid)
             if sid in self.sessions:
                 await self.store.update_session(
@@ -460,6 +471,66 @@ class Runtime:
     def _summarize_call(self, call: Any, args: dict[str, Any]) -> str:
         tool = self.tools.get(call.name)
         return tool.summarize(args) if tool is not None else call.name
+
+    # -- memory and context ---------------------------------------------------------------------------
+    def _register_memory_tools(self) -> None:
+        from paragents.tools.remember import Remember
+
+        async def save(sid: str, text: str) -> str:
+            view = self._view(sid)
+            note = await self.notebook.add(sid, text, project=False, author=f"agent@{view.name}")
+            return f"noted (session note {note.id}); it stays in your instructions"
+
+        if "remember" not in self.tools:
+            self.tools.register(Remember(save))
+
+    async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome:
+        """Compact the session's history with its own model (``focus`` steers the summary).
+
+        While a turn runs, waits for its next safe point (no tool call in flight). Returns the
+        outcome; a failure (``ok=False``, also shown as a Notice) leaves the history unchanged."""
+        agent = self.agents[self._view(sid).id]
+        if self.scheduler.is_running(sid):
+            return await agent.request_compaction(focus)
+        return await agent.compact(focus)
+
+    async def remember(self, sid: str, text: str, project: bool = False) -> Any:
+        """Store a note written by the user: for this session, or for every session of the project
+        (``project``). Returns the store's ``NoteRecord``; raises ValueError for empty text."""
+        view = self._view(sid)
+        note = await self.notebook.add(sid, text, project=project, author=f"user@{view.name}")
+        if project:
+            for other in self.sessions:
+                await self.notebook.refresh(other)
+        return note
+
+    async def memory(self, sid: str) -> MemoryReport:
+        """Return what the session's agent has in memory: instruction files (with paths), session
+        and project notes (with author and time), and the compaction in force."""
+        view = self._view(sid)
+        await self.notebook.refresh(sid)
+        state = self.agents[sid].compaction
+        return MemoryReport(
+            instructions=load_instructions(self.project_dir, view.workdir),
+            session_notes=self.notebook.session_notes(sid),
+            project_notes=self.notebook.project_notes(sid),
+            compaction=f"{state.covered} messages summarised in requests" if state else None,
+        )
+
+    async def fork(self, sid: str, name: str | None = None) -> SessionView:
+        """Start a new session with a copy of this one's history (and compaction, and session notes);
+        return its view. Raises SessionError for a bad or taken name."""
+        from paragents.memory import fork_session
+
+        return await fork_session(self, self._view(sid), name)
+
+    def session_cost(self, sid: str) -> float | None:
+        """Return the session's cost in USD from its usage and its model's prices, or None (no prices)."""
+        from paragents.tokens import cost_usd
+
+        view = self._view(sid)
+        settings = self.config.model_settings(view.model)
+        return cost_usd(view.usage, settings.input_price_per_mtok, settings.output_price_per_mtok)
 
     # -- config ---------------------------------------------------------------------------------------
     def config_rows(self) -> list[tuple[str, str, str]]:
