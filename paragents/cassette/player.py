@@ -75,6 +75,10 @@ class Player:
         self.server: ReplayServer | None = None
         self.ids: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.wants_report = True
+        """False when the caller only wants the run (the demo): no report, the runtime may be closed."""
+        self.runtime_closed = False
+        """Set by subclasses whose UI already shut the runtime down."""
 
     # -- helpers ---------------------------------------------------------------------------------------
     def _normalise(self, text: str) -> str:
@@ -281,11 +285,12 @@ class Player:
                         self.warnings.append(f"session {spec.name}: {left} scripted repl{'y was' if left == 1 else 'ies were'} not used")
                 for a in self.book.unused():
                     self.warnings.append(f"{a.where} ({a.answer}) was not used")
-                report = await build_report(self, runtime)
+                report = await build_report(self, runtime) if self.wants_report else {}
             finally:
                 for task in list(self._tasks):
                     task.cancel()
-                await self.runtime.shutdown()
+                if not self.runtime_closed:
+                    await self.runtime.shutdown()
         return report
 
     async def play(self) -> dict[str, Any]:

@@ -1,0 +1,1 @@
+"""``paragents demo`` and ``paragents replay --tui``: cassettes played through the real Textual app."""

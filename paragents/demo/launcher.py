@@ -1,0 +1,86 @@
+"""``paragents demo``: the TUI on a throwaway sandbox with three scripted sessions.
+
+The demo cassette (``paragents/demo/demo.json``) is played by the same engine as ``paragents
+replay`` (real Runtime, store, tools and policy) against the loopback replay server: no model, no
+key, no network beyond 127.0.0.1. Workspace, config and state live in a temp dir removed at exit,
+so the user's real store and config are untouched. Replies stream at a human pace (the cassette's
+``delay`` per network read); approvals and conflicts are answered by the script after
+:data:`AUTO_ANSWER_AFTER` seconds unless the user answers first with the usual keys."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from importlib import resources
+from typing import Any
+
+from paragents import events as ev
+from paragents.cassette import Cassette, validate_cassette
+from paragents.cassette.player import Player
+
+AUTO_ANSWER_AFTER = 2.0
+"""Seconds an approval or conflict stays on screen before the demo answers it itself."""
+
+
+def demo_cassette() -> Cassette:
+    """Load the packaged demo cassette (``paragents/demo/demo.json``)."""
+    import json
+
+    text = resources.files("paragents.demo").joinpath("demo.json").read_text("utf-8")
+    return validate_cassette(json.loads(text), "paragents/demo/demo.json")
+
+
+class DemoPlayer(Player):
+    """Runs the cassette inside the real, interactive app (``app.run_async``) until the user quits."""
+
+    def __init__(self, cassette: Cassette, *, pace: float | None = None, auto_answer_after: float = AUTO_ANSWER_AFTER) -> None:
+        super().__init__(cassette, pace=pace, timeout=3600)
+        self.wants_report = False
+        self.auto_answer_after = auto_answer_after
+        self.app: Any = None
+
+    async def run_phase(self, runtime: Any, phase: int) -> None:
+        """Run the app; drive the sessions from a task once the panels exist."""
+        from paragents.ui.app import make_app
+
+        self.app = make_app(runtime, demo=True)
+
+        async def drive() -> None:
+            while not self.app.ready:
+                await asyncio.sleep(0.05)
+            await self.drive_phase(runtime, phase)
+            self.app.notify("Demo finished: every session is done. Press ctrl+q to quit.", title="DEMO", timeout=30)
+
+        self._spawn(drive())
+        try:
+            await self.app.run_async()
+        finally:
+            await self.app.shutdown_runtime()
+            self.runtime_closed = True
+
+    def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+        """Leave the ask on screen for a moment (the user may answer), then answer it."""
+
+        async def later() -> None:
+            await asyncio.sleep(self.auto_answer_after)
+            if not event.reply.done():
+                event.reply.set_result(reply)  # type: ignore[arg-type]
+
+        self._spawn(later())
+
+    def _answer_conflict(self, event: Any) -> None:
+        async def later() -> None:
+            await asyncio.sleep(self.auto_answer_after)
+            if not event.reply.done():
+                Player._answer_conflict(self, event)
+
+        self._spawn(later())
+
+
+def run_demo(pace: float | None = None) -> int:
+    """Open the demo (``pace``: seconds between streamed chunks, None = the cassette's); return 0."""
+    if not sys.stdout.isatty():
+        print("paragents demo needs a terminal (try: paragents replay --tui for a headless run)", file=sys.stderr)
+        return 2
+    asyncio.run(DemoPlayer(demo_cassette(), pace=pace).play())
+    return 0
