@@ -43,6 +43,8 @@ TOOL_OUTPUT_SHARE = 0.25
 """A tool output in a request is trimmed beyond this share of the window (at ~3 chars per token)."""
 MIN_TOOL_OUTPUT_CHARS = 400
 """Tool outputs are never trimmed below this many characters."""
+KEEP_TURNS = 2
+"""At most this many recent user turns are kept verbatim (fewer when they do not fit)."""
 
 SUMMARY_HEADER = (
     "Summary of the earlier part of this conversation (compacted; the most recent messages follow verbatim):"
@@ -139,13 +141,18 @@ def _trimmed(message: Message, limit: int) -> Message:
     return message
 
 
-def choose_cut(history: Sequence[Message], start: int, keep_tokens: int, limit_chars: int) -> int | None:
+def choose_cut(
+    history: Sequence[Message], start: int, keep_tokens: int, limit_chars: int, keep_turns: int = KEEP_TURNS
+) -> int | None:
     """Return where to cut so that the messages from the cut on fit ``keep_tokens`` (estimated, with
-    tool outputs trimmed to ``limit_chars``): the smallest valid cut after ``start`` that fits, else
-    the last valid cut (the most recent turn alone). None when no valid cut lies after ``start``."""
+    tool outputs trimmed to ``limit_chars``) and hold at most ``keep_turns`` user turns: the smallest
+    such valid cut after ``start``; else the start of the latest user turn (that turn alone is kept);
+    else, inside one long turn, the last valid cut. None when no valid cut lies after ``start``."""
     cuts = [c for c in valid_cuts(history) if c > start]
     if not cuts:
         return None
+    users = [i for i, m in enumerate(history) if m.get("role") == "user"]
+    floor = users[-keep_turns] if keep_turns > 0 and len(users) >= keep_turns else 0
     suffix = 0
     sizes: dict[int, int] = {}
     index = len(history)
@@ -154,8 +161,11 @@ def choose_cut(history: Sequence[Message], start: int, keep_tokens: int, limit_c
             index -= 1
             suffix += estimate_message_tokens(_trimmed(history[index], limit_chars))
         sizes[c] = suffix
-    fitting = [c for c in cuts if sizes[c] <= keep_tokens]
-    return min(fitting) if fitting else max(cuts)
+    fitting = [c for c in cuts if sizes[c] <= keep_tokens and c >= floor]
+    if fitting:
+        return min(fitting)
+    turn_starts = [c for c in cuts if history[c].get("role") == "user"]
+    return max(turn_starts) if turn_starts else max(cuts)
 
 
 def build_request(
@@ -283,6 +293,8 @@ async def compact_agent(agent: Agent, focus: str | None = None) -> CompactionOut
     record it in the store and put it in force for the next requests (the history list itself and
     the store's messages are not changed). Call only when no tool call of the agent is running.
 
+    The summary request is sent without tools and labelled ``<session name>/compact`` (header
+    ``X-Paragents-Session``), so logs, proxies and the replay server can tell it from turn requests.
     Returns the outcome; raises CompactionError (nothing changed) when there is nothing to compact,
     the summary request fails, the summary is empty or too long, or the store refuses the record."""
     from paragents import events as ev
@@ -309,7 +321,7 @@ async def compact_agent(agent: Agent, focus: str | None = None) -> CompactionOut
     )
     try:
         reply = await agent.client.stream_chat(
-            model=session.model, messages=messages, tools=None, session_label=session.name
+            model=session.model, messages=messages, tools=None, session_label=f"{session.name}/compact"
         )
     except LLMError as exc:
         raise CompactionError(f"the summary request failed: {exc.message}") from None
