@@ -10,7 +10,6 @@ from paragents import events as ev
 from paragents.compaction import SUMMARY_HEADER, build_request, choose_cut, valid_cuts
 from paragents.llm.replay import ScriptedResponse
 from paragents.runtime import Runtime
-
 from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
 
 
