@@ -32,6 +32,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("mode", "/mode MODE", "Permission mode: " + "|".join(PERMISSION_MODES)),
     CommandSpec("clear", "/clear", "Start a new conversation in the focused session"),
     CommandSpec("cancel", "/cancel", "Cancel the focused session's running turn"),
+    CommandSpec("compact", "/compact [focus]", "Summarise older messages in requests (focus steers it)"),
+    CommandSpec("remember", "/remember [--project] TEXT", "Store a note for this session (or the project)"),
+    CommandSpec("memory", "/memory", "Show loaded AGENTS.md/CLAUDE.md files, notes and compaction"),
+    CommandSpec("fork", "/fork [name]", "Start a new session with a copy of this one's history"),
     CommandSpec("sessions", "/sessions", "List stored sessions; Enter reopens one"),
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
@@ -106,6 +110,14 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         return CommandError(f"Unknown command /{name}.{hint} Commands: {known_names()}.")
     if name == "new":
         return _parse_new(args, spec)
+    if name in ("compact", "fork"):
+        return SlashCommand(name, " ".join(args) or None)
+    if name == "remember":
+        project = bool(args) and args[0] == "--project"
+        text = " ".join(args[1:] if project else args)
+        if not text:
+            return CommandError(f"/remember needs the note text. Usage: {spec.usage}")
+        return SlashCommand(name, text, {"project": "1"} if project else {})
     if name in ("rename", "model", "mode"):
         if not args:
             return CommandError(f"/{name} needs an argument. Usage: {spec.usage}")
