@@ -39,7 +39,7 @@ from paragents.events import (
 from paragents.models import SessionState
 from paragents.ui.commands import COMMANDS, SlashCommand
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
-from paragents.ui.screens.info import config_screen, help_screen, permissions_screen
+from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
 from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -297,6 +297,19 @@ class ParagentsApp(App[None]):
                 method = {"rename": rt.rename_session, "model": rt.set_model, "mode": rt.set_mode}[name]
                 await method(sid, command.arg or "")
                 self.panels[sid].sync(rt.sessions[sid])
+            elif name == "compact":
+                outcome = await rt.compact(sid, command.arg)
+                if outcome.ok:
+                    self.notify(outcome.message)
+            elif name == "remember":
+                project = bool(command.options.get("project"))
+                await rt.remember(sid, command.arg or "", project=project)
+                self.notify("Noted for the whole project." if project else "Noted for this session.")
+            elif name == "memory":
+                report = await rt.memory(sid)
+                self.push_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
+            elif name == "fork":
+                await self._add_panel(await rt.fork(sid, command.arg))
         except (ConfigError, ValueError, OSError) as exc:
             self._error(exc)
         except Exception as exc:

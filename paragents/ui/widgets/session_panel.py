@@ -18,6 +18,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from paragents.events import (
+    Compacted,
     Event,
     MessageAdded,
     Notice,
@@ -210,6 +211,11 @@ class SessionPanel(Vertical):
             await self._show_next_ask()
         elif isinstance(event, Notice):
             t.add_notice(event.text, event.level)
+        elif isinstance(event, Compacted):
+            t.add_notice(
+                f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
+                f"keeps them all (~{event.tokens_before} → ~{event.tokens_after} tokens)"
+            )
         self.refresh_title()
 
     # --- approvals -----------------------------------------------------------------------------
