@@ -60,7 +60,11 @@ class Journal:
             await self.changed.wait()
 
     def _add(self, log: SessionLog, entry: dict[str, Any]) -> None:
-        if entry.get("type") in ("text", "reasoning") and log.events and log.events[-1]["type"] == entry["type"]:
+        if (
+            entry.get("type") in ("text", "reasoning")
+            and log.events
+            and log.events[-1]["type"] == entry["type"]
+        ):
             log.events[-1]["text"] += entry["text"]
         else:
             log.events.append(entry)
@@ -92,22 +96,32 @@ class Journal:
             entry = {"type": "tool_started", "tool": event.call.name, "summary": n(event.summary)}
         elif isinstance(event, ev.ToolCallFinished):
             entry = {"type": "tool_finished", "tool": event.call.name, "status": event.status}
-            result = {"id": event.call.id, "tool": event.call.name, "status": event.status, "output": n(event.output)}
+            result = {
+                "id": event.call.id,
+                "tool": event.call.name,
+                "status": event.status,
+                "output": n(event.output),
+            }
             if event.diff:
                 result["diff"] = n(event.diff)
             log.tool_results.append(result)
         elif isinstance(event, ev.PermissionRequested):
             args = call_args(event.call)
-            ask = {"tool": event.call.name, "summary": n(event.summary), "reason": n(event.reason), "answer": None}
+            ask: dict[str, Any] = {
+                "tool": event.call.name,
+                "summary": n(event.summary),
+                "reason": n(event.reason),
+                "answer": None,
+            }
             if "path" in args or "command" in args:
                 ask["input"] = n(str(args.get("path") or args.get("command")))
             self._asks[event.request_id] = ask
             log.approvals.append(ask)
             entry = {"type": "approval_asked", "tool": event.call.name, "summary": n(event.summary)}
         elif isinstance(event, ev.PermissionResolved):
-            ask = self._asks.pop(event.request_id, None)
-            if ask is not None:
-                ask["answer"], ask["by"] = event.answer, event.by
+            resolved = self._asks.pop(event.request_id, None)
+            if resolved is not None:
+                resolved["answer"], resolved["by"] = event.answer, event.by
             entry = {"type": "approval_answered", "answer": event.answer}
         elif isinstance(event, ev.StreamRetry):
             entry = {"type": "retry", "reason": n(event.reason), "attempt": event.attempt}

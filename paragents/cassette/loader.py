@@ -55,7 +55,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
     validator, expected = error.validator, error.validator_value
     if validator == "type":
         kinds = expected if isinstance(expected, list) else [expected]
-        return "expected " + " or ".join(_TYPE_WORDS.get(k, k) for k in kinds)
+        return "expected " + " or ".join(_TYPE_WORDS.get(str(k), str(k)) for k in kinds)
     if validator == "required":
         missing = [k for k in expected if isinstance(error.instance, dict) and k not in error.instance]
         return f"missing required field {missing[0]!r}" if missing else error.message
@@ -72,7 +72,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
     if validator in ("minimum", "maximum", "minLength", "minItems"):
         return f"{error.message}"
     if validator == "oneOf":
-        return "expected a prompt string, {\"prompt\": str, \"after\"?: str} or {\"restart\": true}"
+        return 'expected a prompt string, {"prompt": str, "after"?: str} or {"restart": true}'
     return error.message
 
 
@@ -111,7 +111,9 @@ def load_cassette(path: str | Path) -> Cassette:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CassetteError(f"{p}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise CassetteError(
+            f"{p}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
     return validate_cassette(data, str(p))
 
 
@@ -123,7 +125,9 @@ def _reply(data: dict[str, Any], where: str, source: str) -> Reply:
         raise CassetteError(f"{source}: {where}: give either 'reads' or 'reads_b64', not both")
     if raw and has_message:
         extra = sorted(message_keys & set(data))[0]
-        raise CassetteError(f"{source}: {where}.{extra}: a raw reply ('reads') cannot also have message fields")
+        raise CassetteError(
+            f"{source}: {where}.{extra}: a raw reply ('reads') cannot also have message fields"
+        )
     if "reads_b64" in data:
         for i, item in enumerate(data["reads_b64"]):
             try:
@@ -135,7 +139,9 @@ def _reply(data: dict[str, Any], where: str, source: str) -> Reply:
     if "body" in data or "status" in data:
         if has_message:
             extra = sorted(message_keys & set(data))[0]
-            raise CassetteError(f"{source}: {where}.{extra}: an HTTP error reply cannot also have message fields")
+            raise CassetteError(
+                f"{source}: {where}.{extra}: an HTTP error reply cannot also have message fields"
+            )
         if "status" not in data:
             raise CassetteError(f"{source}: {where}: an HTTP error reply needs 'status' (e.g. 500)")
         if int(data["status"]) < 300:
@@ -175,9 +181,7 @@ def _build(data: dict[str, Any], source: str) -> Cassette:
                         f"at {calls[call['id']]}"
                     )
                 calls[call["id"]] = f"{reply.where}.tool_calls[{ci}]"
-        sessions.append(
-            SessionSpec(s["name"], s.get("dir"), s.get("mode"), s.get("model"), steps, replies)
-        )
+        sessions.append(SessionSpec(s["name"], s.get("dir"), s.get("mode"), s.get("model"), steps, replies))
     for si, s in enumerate(sessions):
         for pi, step in enumerate(x for x in s.steps if not x.restart):
             other, _, count = (step.after or "").partition(":")
@@ -214,11 +218,15 @@ def _build(data: dict[str, Any], source: str) -> Cassette:
     for name, e in (data.get("expect") or {}).items():
         if name not in names:
             raise CassetteError(f"{source}: expect.{name}: no session named {name!r}")
-        expect[name] = Expectation(e.get("status"), e.get("messages"), e.get("error_contains"), dict(e.get("files", {})))
+        expect[name] = Expectation(
+            e.get("status"), e.get("messages"), e.get("error_contains"), dict(e.get("files", {}))
+        )
     for rel in data.get("workspace", {}):
         p = Path(rel)
         if p.is_absolute() or ".." in p.parts or not rel.strip():
-            raise CassetteError(f"{source}: workspace.{rel}: paths must be relative and stay inside the workspace")
+            raise CassetteError(
+                f"{source}: workspace.{rel}: paths must be relative and stay inside the workspace"
+            )
     return Cassette(
         sessions=sessions,
         workspace=dict(data.get("workspace", {})),

@@ -60,7 +60,9 @@ class Reply:
                 reads = [str(r) for r in d["reads"]]
             else:
                 reads = [base64.b64decode(r) for r in d["reads_b64"]]
-            resp = ScriptedResponse(status=int(d.get("status", 200)), headers=dict(d.get("headers", {})), reads=reads)
+            resp = ScriptedResponse(
+                status=int(d.get("status", 200)), headers=dict(d.get("headers", {})), reads=reads
+            )
         else:
             body = d.get("body", "")
             text = body if isinstance(body, str) else json.dumps(body)

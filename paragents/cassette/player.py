@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import re
 import shutil
@@ -55,20 +56,30 @@ def isolated_dirs(root: Path) -> Iterator[None]:
                 os.environ[key] = old
 
 
+def _reached(finished: dict[str, int], name: str, need: int) -> bool:
+    return finished[name] >= need
+
+
 class Player:
     """Plays one cassette. ``pace`` (seconds between network reads) overrides each reply's
-    ``delay`` when not None (0: as fast as possible); ``timeout`` bounds the whole replay (seconds).
+    ``delay`` when not None (0: as fast as possible); ``timeout`` bounds the whole replay (seconds);
+    ``root`` is the scratch dir (default: a new temp dir; either way it is removed at the end).
 
     Use :meth:`play` for the report dict (see ``docs/cassettes.md``, "Output")."""
 
-    def __init__(self, cassette: Cassette, *, pace: float | None = 0.0, timeout: float = 60.0) -> None:
+    def __init__(
+        self, cassette: Cassette, *, pace: float | None = 0.0, timeout: float = 60.0, root: Path | None = None
+    ) -> None:
         self.cassette = cassette
         self.pace = pace
         self.timeout = timeout
         self.book = AnswerBook(cassette.answers)
         self.errors: list[str] = []
         self.warnings: list[str] = []
-        self.root = Path(tempfile.mkdtemp(prefix="paragents-replay-"))
+        if root is not None:
+            shutil.rmtree(root, ignore_errors=True)
+            root.mkdir(parents=True)
+        self.root = root or Path(tempfile.mkdtemp(prefix="paragents-replay-"))
         self.workspace = self.root / "workspace"
         self.journal = Journal(self._normalise)
         self.runtime: Any = None
@@ -146,7 +157,10 @@ class Player:
         if answer is None:
             what = describe_ask(name, event.call.name, args)
             self.errors.append(f"no scripted answer for the approval ask in {self._normalise(what)}")
-            reply: tuple[str, Any] = ("reject_once", {"headless": True, "reason": "replay: no scripted answer"})
+            reply: tuple[str, Any] = (
+                "reject_once",
+                {"headless": True, "reason": "replay: no scripted answer"},
+            )
         else:
             reply = permission_reply(answer, str(self.workspace.resolve()))
         self.deliver_permission(event, reply)
@@ -163,7 +177,9 @@ class Player:
         tool = call.name if call is not None else ""
         answer = self.book.take("conflict", name, tool, args)
         if answer is None:
-            self.errors.append(f"no scripted answer for the conflict in {self._normalise(describe_ask(name, tool, args))}")
+            self.errors.append(
+                f"no scripted answer for the conflict in {self._normalise(describe_ask(name, tool, args))}"
+            )
             choice = "skip"
         else:
             choice = answer.answer
@@ -196,7 +212,11 @@ class Player:
             retry_base_delay=0.001,
         )
         runtime = await Runtime.create(
-            self.workspace, cli_overrides=overrides, db_path=self.root / "state" / "paragents.db", env={}, client=client
+            self.workspace,
+            cli_overrides=overrides,
+            db_path=self.root / "state" / "paragents.db",
+            env={},
+            client=client,
         )
         runtime.observers.extend([self.journal, self._observe])
         self.runtime = runtime
@@ -225,7 +245,9 @@ class Player:
     async def drive_phase(self, runtime: Any, phase: int) -> None:
         """Run every session's prompts of ``phase`` (sessions concurrently, prompts in order)."""
         finished = {spec.name: 0 for spec in self.cassette.sessions}
-        total = {s.name: len(s.phases()[phase]) if phase < len(s.phases()) else 0 for s in self.cassette.sessions}
+        total = {
+            s.name: len(s.phases()[phase]) if phase < len(s.phases()) else 0 for s in self.cassette.sessions
+        }
         changed = asyncio.Condition()
 
         async def session(spec_index: int) -> None:
@@ -238,7 +260,7 @@ class Player:
                         other, _, count = step.after.partition(":")
                         need = int(count) if count else total[other]
                         async with changed:
-                            await changed.wait_for(lambda o=other, n=need: finished[o] >= n)
+                            await changed.wait_for(functools.partial(_reached, finished, other, need))
                     sid = self.ids[spec.name]
                     runtime.submit(sid, step.text or "")
                     await runtime.wait_idle(sid)
@@ -282,7 +304,10 @@ class Player:
                 for spec in self.cassette.sessions:
                     left = server.pending(spec.name)
                     if left:
-                        self.warnings.append(f"session {spec.name}: {left} scripted repl{'y was' if left == 1 else 'ies were'} not used")
+                        self.warnings.append(
+                            f"session {spec.name}: {left} scripted "
+                            f"repl{'y was' if left == 1 else 'ies were'} not used"
+                        )
                 for a in self.book.unused():
                     self.warnings.append(f"{a.where} ({a.answer}) was not used")
                 report = await build_report(self, runtime) if self.wants_report else {}
@@ -302,6 +327,8 @@ class Player:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-async def play_cassette(cassette: Cassette, *, pace: float | None = 0.0, timeout: float = 60.0) -> dict[str, Any]:
+async def play_cassette(
+    cassette: Cassette, *, pace: float | None = 0.0, timeout: float = 60.0
+) -> dict[str, Any]:
     """Replay ``cassette`` headless and return the report dict (see :class:`Player`)."""
     return await Player(cassette, pace=pace, timeout=timeout).play()

@@ -114,7 +114,9 @@ class Recorder:
                 self._task_session[task] = name
             if not session["prompts"] and len(view.messages) > 0:
                 self._had_history.add(name)
-                self.notes.append(f"session {name} had history before the recording; it is not in the cassette")
+                self.notes.append(
+                    f"session {name} had history before the recording; it is not in the cassette"
+                )
             session["prompts"].append(event.prompt)
         elif isinstance(event, ev.TextDelta | ev.ReasoningDelta):
             self._streamed[name] = self._streamed.get(name, "") + event.text
@@ -148,7 +150,9 @@ class Recorder:
                     try:
                         entry["dir"] = Path(view.workdir).relative_to(self.project_dir).as_posix()
                     except ValueError:
-                        self.notes.append(f"session {name} works outside the project ({view.workdir}); dir not kept")
+                        self.notes.append(
+                            f"session {name} works outside the project ({view.workdir}); dir not kept"
+                        )
             self.sessions[name] = entry
         return self.sessions[name]
 
@@ -179,7 +183,11 @@ class Recorder:
                     entry["headless"] = True
                 if payload.get("reason"):
                     root = str(self.project_dir.resolve()) if self.project_dir else ""
-                    entry["reason"] = str(payload["reason"]).replace(root, "<workspace>") if root else str(payload["reason"])
+                    entry["reason"] = (
+                        str(payload["reason"]).replace(root, "<workspace>")
+                        if root
+                        else str(payload["reason"])
+                    )
             elif isinstance(payload, list | tuple) and payload:
                 entry["rules"] = [str(r) for r in payload]
 
@@ -252,7 +260,11 @@ class Recorder:
                 continue
             replies = [{k: v for k, v in r.items() if not k.startswith("_")} for r in entry["replies"]]
             sessions.append({**entry, "replies": replies})
-            view = next((v for v in self.runtime.sessions.values() if v.name == name), None) if self.runtime else None
+            view = (
+                next((v for v in self.runtime.sessions.values() if v.name == name), None)
+                if self.runtime
+                else None
+            )
             result = getattr(view, "last_result", None)
             exp: dict[str, Any] = {}
             if result is not None:
@@ -270,7 +282,9 @@ class Recorder:
         cassette: dict[str, Any] = {
             "version": 1,
             "title": "recorded run",
-            "model": self.runtime.config.model if self.runtime is not None and self.runtime.config.model else "replay-model",
+            "model": self.runtime.config.model
+            if self.runtime is not None and self.runtime.config.model
+            else "replay-model",
             "workspace": dict(sorted(self.workspace.items())),
             "sessions": sessions,
             "answers": [a for a in self.answers if "answer" in a],

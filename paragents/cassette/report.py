@@ -59,8 +59,9 @@ def files_changed(before: dict[str, str], after: dict[str, str]) -> list[dict[st
 
 async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
     """Build the report dict from a finished :class:`~paragents.cassette.player.Player` and its last
-    runtime (read before shutdown; messages come from the store, incomplete replies included). Keys: ``cassette``, ``sessions`` (cassette order), ``files``
-    (final content of changed files), ``files_changed``, ``replay_errors``, ``warnings``, ``expect``."""
+    runtime (read before shutdown; messages come from the store, incomplete replies included).
+    Keys: ``cassette``, ``sessions`` (cassette order), ``files`` (final content of changed files),
+    ``files_changed``, ``replay_errors``, ``warnings``, ``expect``."""
     cassette = player.cassette
     norm = player._normalise
     sessions: list[dict[str, Any]] = []
@@ -100,7 +101,11 @@ async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
                 "events": log.events,
             }
         )
-    skip = {"permissions.json"} if cassette.permissions is not None and "permissions.json" not in cassette.workspace else set()
+    skip = (
+        {"permissions.json"}
+        if cassette.permissions is not None and "permissions.json" not in cassette.workspace
+        else set()
+    )
     after = snapshot_files(player.workspace, skip=skip)
     changed = files_changed(dict(cassette.workspace), after)
     report: dict[str, Any] = {
@@ -115,7 +120,9 @@ async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
     return report
 
 
-def check_expect(cassette: Any, sessions: list[dict[str, Any]], files: dict[str, str]) -> dict[str, Any] | None:
+def check_expect(
+    cassette: Any, sessions: list[dict[str, Any]], files: dict[str, str]
+) -> dict[str, Any] | None:
     """Compare the cassette's ``expect`` with the final state. Returns None without ``expect``, else
     ``{"ok", "failures": [sentence...], "diff": unified diff of expected vs actual (JSON)}``."""
     if not cassette.expect:
@@ -176,7 +183,9 @@ def render_text(report: dict[str, Any]) -> str:
         for m in s["messages"]:
             role = m.get("role")
             text = m.get("content") or ""
-            calls = ", ".join(f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls", []))
+            calls = ", ".join(
+                f"{c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls", [])
+            )
             mark = " [incomplete]" if m.get("incomplete") else ""
             lines.append(f"   {role}{mark}: {_short(text)}" + (f" -> {_short(calls)}" if calls else ""))
         for ask in s["approvals"]:

@@ -33,7 +33,9 @@ def demo_cassette() -> Cassette:
 class DemoPlayer(Player):
     """Runs the cassette inside the real, interactive app (``app.run_async``) until the user quits."""
 
-    def __init__(self, cassette: Cassette, *, pace: float | None = None, auto_answer_after: float = AUTO_ANSWER_AFTER) -> None:
+    def __init__(
+        self, cassette: Cassette, *, pace: float | None = None, auto_answer_after: float = AUTO_ANSWER_AFTER
+    ) -> None:
         super().__init__(cassette, pace=pace, timeout=3600)
         self.wants_report = False
         self.auto_answer_after = auto_answer_after
@@ -49,7 +51,9 @@ class DemoPlayer(Player):
             while not self.app.ready:
                 await asyncio.sleep(0.05)
             await self.drive_phase(runtime, phase)
-            self.app.notify("Demo finished: every session is done. Press ctrl+q to quit.", title="DEMO", timeout=30)
+            self.app.notify(
+                "Demo finished: every session is done. Press ctrl+q to quit.", title="DEMO", timeout=30
+            )
 
         self._spawn(drive())
         try:
@@ -80,7 +84,10 @@ class DemoPlayer(Player):
 def run_demo(pace: float | None = None) -> int:
     """Open the demo (``pace``: seconds between streamed chunks, None = the cassette's); return 0."""
     if not sys.stdout.isatty():
-        print("paragents demo needs a terminal (try: paragents replay --tui for a headless run)", file=sys.stderr)
+        print(
+            "paragents demo needs a terminal (try: paragents replay --tui for a headless run)",
+            file=sys.stderr,
+        )
         return 2
     asyncio.run(DemoPlayer(demo_cassette(), pace=pace).play())
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
@@ -16,7 +17,13 @@ from paragents.cassette.player import Player
 SIZE = (160, 45)
 """Terminal size (columns, rows) of the headless app."""
 
-_KEYS = {"allow_once": "y", "allow_session": "s", "reject_once": "n", "allow_always": "a", "reject_with_note": "d"}
+_KEYS = {
+    "allow_once": "y",
+    "allow_session": "s",
+    "reject_once": "n",
+    "allow_always": "a",
+    "reject_with_note": "d",
+}
 
 
 class TuiPlayer(Player):
@@ -32,8 +39,9 @@ class TuiPlayer(Player):
         timeout: float = 60.0,
         demo: bool = False,
         on_settled: Callable[[Any, Any, int], Awaitable[None]] | None = None,
+        root: Path | None = None,
     ) -> None:
-        super().__init__(cassette, pace=pace, timeout=timeout)
+        super().__init__(cassette, pace=pace, timeout=timeout, root=root)
         self.demo = demo
         self.on_settled = on_settled
         self.app: Any = None
@@ -77,7 +85,10 @@ class TuiPlayer(Player):
             try:
                 panel = self.app.panels[event.session_id]
                 await self.wait_ui(
-                    lambda: panel.approval_bar is not None and panel.approval_bar.request.request_id == event.request_id
+                    lambda: (
+                        panel.approval_bar is not None
+                        and panel.approval_bar.request.request_id == event.request_id
+                    )
                 )
                 self.app.focus_panel(event.session_id)
                 bar = panel.approval_bar

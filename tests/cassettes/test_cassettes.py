@@ -149,7 +149,9 @@ async def test_an_ask_without_a_scripted_answer_fails_the_replay_without_hanging
         {"content": "ok"},
     ]
     report = await play_cassette(validate_cassette(data), timeout=30)
-    assert report["replay_errors"] == ["no scripted answer for the approval ask in session s: write_file x.txt"]
+    assert report["replay_errors"] == [
+        "no scripted answer for the approval ask in session s: write_file x.txt"
+    ]
     assert not report_ok(report)
     assert session(report, "s")["tool_results"][0]["status"] == "denied"
 
@@ -168,7 +170,10 @@ async def test_running_out_of_replies_is_a_replay_error() -> None:
             {
                 "sessions": [
                     {"name": "a"},
-                    {"name": "b", "replies": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "x"}}]}]},
+                    {
+                        "name": "b",
+                        "replies": [{"tool_calls": [{"name": "read_file", "arguments": {"path": "x"}}]}],
+                    },
                 ]
             },
             "sessions[1].replies[0].tool_calls[0].arguments: expected a string",
@@ -189,7 +194,10 @@ async def test_running_out_of_replies_is_a_replay_error() -> None:
             {"sessions": [{"name": "a", "prompts": [{"prompt": "x", "after": "zz"}]}]},
             "sessions[0].prompts[0].after: 'zz' is not another session",
         ),
-        ({"sessions": [{"name": "a"}], "expect": {"b": {"status": "completed"}}}, "expect.b: no session named 'b'"),
+        (
+            {"sessions": [{"name": "a"}], "expect": {"b": {"status": "completed"}}},
+            "expect.b: no session named 'b'",
+        ),
         ({"sessions": [{"name": "a"}], "workspace": {"../x": "y"}}, "workspace.../x: paths must be relative"),
     ],
 )
@@ -207,7 +215,9 @@ def test_unreadable_json_names_the_line(tmp_path: Path) -> None:
         load_cassette(path)
 
 
-def test_cli_bad_cassette_exits_2_naming_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_bad_cassette_exits_2_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"sessions": [{"name": "a", "replies": [{"content": 5}]}]}))
     assert cli_main(["replay", str(path)]) == 2
@@ -227,7 +237,14 @@ def test_cli_expect_failure_exits_1_with_a_diff(tmp_path: Path, capsys: pytest.C
 def test_replay_through_a_real_subprocess_prints_one_json_object() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.run(
-        [sys.executable, "-m", "paragents.cli", "replay", str(HERE / "two_sessions_interleaved.json"), "--json"],
+        [
+            sys.executable,
+            "-m",
+            "paragents.cli",
+            "replay",
+            str(HERE / "two_sessions_interleaved.json"),
+            "--json",
+        ],
         capture_output=True,
         text=True,
         env=env,
@@ -245,5 +262,5 @@ async def test_conflicts_are_answered_from_the_cassette(answer: str) -> None:
     report = await replay(HERE / f"conflict_{answer}.json")
     reader = session(report, "reader")
     assert [(c["kind"], c["answer"]) for c in reader["conflicts"]] == [("stale_read", answer)]
-    edit = [r for r in reader["tool_results"] if r["tool"] == "edit_file"][0]
+    edit = next(r for r in reader["tool_results"] if r["tool"] == "edit_file")
     assert edit["status"] == ("skipped" if answer == "skip" else "ok")

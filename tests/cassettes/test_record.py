@@ -3,7 +3,6 @@ in a subprocess) replays to the same final state; keys never reach the cassette 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -28,7 +27,10 @@ def msg(content: str | None = None, calls: list[dict[str, str]] | None = None) -
 
 
 def comparable(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")} for m in messages]
+    return [
+        {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id")}
+        for m in messages
+    ]
 
 
 async def test_recorded_multi_session_run_replays_to_the_same_state(
@@ -43,14 +45,25 @@ async def test_recorded_multi_session_run_replays_to_the_same_state(
         server.add(
             [
                 msg("Reading.", [{"id": "c1", "name": "read_file", "arguments": '{"path": "notes.txt"}'}]),
-                msg(None, [{"id": "c2", "name": "write_file", "arguments": '{"path": "notes.txt", "content": "new\\n"}'}]),
+                msg(
+                    None,
+                    [
+                        {
+                            "id": "c2",
+                            "name": "write_file",
+                            "arguments": '{"path": "notes.txt", "content": "new\\n"}',
+                        }
+                    ],
+                ),
                 msg("Rewrote notes.txt."),
             ],
             session="a",
         )
         server.add(
             [
-                ScriptedResponse(status=503, headers={"Retry-After": "0"}, reads=['{"error": {"message": "busy"}}']),
+                ScriptedResponse(
+                    status=503, headers={"Retry-After": "0"}, reads=['{"error": {"message": "busy"}}']
+                ),
                 msg("Hello from b."),
             ],
             session="b",
@@ -82,7 +95,9 @@ async def test_recorded_multi_session_run_replays_to_the_same_state(
     assert "authorization" not in text.lower()
     data = json.loads(text)
     assert data["workspace"] == {"notes.txt": "first line\n"}
-    assert data["answers"] == [{"session": "a", "tool": "write_file", "path": "notes.txt", "answer": "allow_once"}]
+    assert data["answers"] == [
+        {"session": "a", "tool": "write_file", "path": "notes.txt", "answer": "allow_once"}
+    ]
     assert [s["prompts"] for s in data["sessions"]] == [["rewrite the notes"], ["say hello"]]
     assert data["sessions"][1]["replies"][0]["status"] == 503
     report = await play_cassette(validate_cassette(data, str(path)), timeout=30)
@@ -102,15 +117,36 @@ def test_paragents_run_record_writes_a_cassette_that_replays(tmp_path: Path) -> 
         server.add(
             [
                 msg(None, [{"id": "r1", "name": "read_file", "arguments": '{"path": "a.txt"}'}]),
-                msg(None, [{"id": "w1", "name": "write_file", "arguments": '{"path": "b.txt", "content": "b"}'}]),
+                msg(
+                    None,
+                    [{"id": "w1", "name": "write_file", "arguments": '{"path": "b.txt", "content": "b"}'}],
+                ),
                 msg("I could read a.txt but not write b.txt."),
             ],
             session="run",
         )
         proc = subprocess.run(
-            [sys.executable, "-m", "paragents.cli", "run", "--dir", str(project), "--endpoint", server.base_url,
-             "--model", "m", "--json", "--record", str(cassette), "copy a to b"],
-            capture_output=True, text=True, env=env, timeout=60, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "paragents.cli",
+                "run",
+                "--dir",
+                str(project),
+                "--endpoint",
+                server.base_url,
+                "--model",
+                "m",
+                "--json",
+                "--record",
+                str(cassette),
+                "copy a to b",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
         )
     assert proc.returncode == 0, proc.stderr
     live = json.loads(proc.stdout)
@@ -120,7 +156,10 @@ def test_paragents_run_record_writes_a_cassette_that_replays(tmp_path: Path) -> 
     assert data["answers"][0]["answer"] == "reject_once"
     replayed = subprocess.run(
         [sys.executable, "-m", "paragents.cli", "replay", str(cassette), "--json"],
-        capture_output=True, text=True, env=env, timeout=60,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     report = json.loads(replayed.stdout)

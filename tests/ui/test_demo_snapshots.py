@@ -1,0 +1,65 @@
+"""Screenshots of the demo cassette played through the real app (headless, no pacing) at two key
+moments: an approval and a conflict waiting for the user while the third session is done, and the
+end of the run. Deterministic: answers are held until exactly that state is reached."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from paragents import events as ev
+from paragents.cassette import report_ok
+from paragents.demo.launcher import demo_cassette
+from paragents.demo.tui_player import TuiPlayer
+
+SNAPSHOT_ROOT = "/tmp/paragents-demo-snapshot"
+"""Fixed scratch dir: paths shown on screen (approval reasons) must be the same on every run."""
+
+
+class HeldTuiPlayer(TuiPlayer):
+    """Holds every answer until an approval and a conflict are both pending and 'notes' is done,
+    takes a screenshot, then answers (approvals by key presses, conflicts through their Future)."""
+
+    def __init__(self) -> None:
+        self.shots: dict[str, str] = {}
+        super().__init__(
+            demo_cassette(), pace=0, timeout=60, demo=True, on_settled=self._final, root=Path(SNAPSHOT_ROOT)
+        )
+        self.held: list[Any] = []
+        self.changed = asyncio.Event()
+        self._released = False
+
+    def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+        self.held.append(lambda: TuiPlayer.deliver_permission(self, event, reply))
+        self._spawn(self._maybe_release())
+
+    def _answer_conflict(self, event: Any) -> None:
+        self.held.append(lambda: TuiPlayer._answer_conflict(self, event))
+        self._spawn(self._maybe_release())
+
+    async def _maybe_release(self) -> None:
+        notes = self.journal.log("notes")
+        if self._released or len(self.held) < 2:
+            return
+        await self.journal.wait_for(lambda: bool(notes.turns) and notes.turns[-1]["status"] == "completed")
+        self._released = True
+        for _ in range(3):
+            await self.settle()
+        self.shots["waiting"] = self.app.export_screenshot()
+        for release in self.held:
+            release()
+
+    async def _final(self, app: Any, pilot: Any, phase: int) -> None:
+        for _ in range(3):
+            await self.settle()
+        self.shots["finished"] = app.export_screenshot()
+
+
+async def test_demo_snapshots(snapshot: Any) -> None:
+    player = HeldTuiPlayer()
+    report = await player.play()
+    assert report_ok(report), report["replay_errors"]
+    assert "DEMO" in player.shots["waiting"]
+    assert player.shots["waiting"] == snapshot(name="approval_and_conflict_waiting")
+    assert player.shots["finished"] == snapshot(name="finished")
