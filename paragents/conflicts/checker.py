@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import os
 import time
 import uuid
@@ -111,6 +112,10 @@ class ConflictChecker:
         self._released = asyncio.Condition()
         self._names: dict[str, str] = {}
         self._generation = 0
+        self._queue: dict[str, tuple[int, CallTargets, str, float]] = {}
+        """Held calls of this process: session -> (arrival number, targets, summary, since); first come,
+        first served."""
+        self._arrivals = itertools.count()
         """Counts releases in this process (waiters compare it with the value seen at their check)."""
 
     # -- tool hooks ------------------------------------------------------------------------------------
@@ -140,10 +145,13 @@ class ConflictChecker:
         wake the calls waiting on it; return how many store rows were deleted."""
         self._held.pop(session_id, None)
         count = int(await self.store.release_reservations(session_id=session_id))
+        await self._notify()
+        return count
+
+    async def _notify(self) -> None:
         async with self._released:
             self._generation += 1
             self._released.notify_all()
-        return count
 
     def forget(self, session_id: str) -> None:
         """Drop the read tracking of a closed session."""
@@ -191,6 +199,8 @@ class ConflictChecker:
                     if shown is not None:  # a different conflict came up after a release
                         await self._resolved(session_id, shown, "wait", "user" if chose_wait else "auto")
                         chose_wait = False
+                    if session_id not in self._queue:
+                        self._queue[session_id] = (next(self._arrivals), targets, summary, time.time())
                     shown = self._show(session_id, call, summary, conflict)
                     await self._record(session_id, shown, None, "", final=False)
                     if self.unattended_wait is not None:
@@ -215,6 +225,8 @@ class ConflictChecker:
                 await asyncio.shield(self._resolved(session_id, shown, "cancelled", "cancelled"))
             raise
         finally:
+            if self._queue.pop(session_id, None) is not None:
+                await asyncio.shield(self._notify())  # later waiters may go now
             if shown is not None:
                 self.set_waiting(session_id, None)
 
@@ -244,6 +256,22 @@ class ConflictChecker:
                         res.reason or "",
                         res.created_at,
                         foreign=res.pid != self.pid,
+                        generation=generation,
+                    )
+        mine_seq = self._queue[session_id][0] if session_id in self._queue else None
+        for other, (seq, theirs, reason, since) in self._queue.items():
+            if other == session_id or (mine_seq is not None and seq > mine_seq):
+                continue
+            for path in mine:
+                theirs_all = [*theirs.paths, *(RESOURCE_PREFIX + n for n in theirs.resources)]
+                hit = next((t for t in theirs_all if paths_overlap(path, t)), None)
+                if hit is not None:
+                    return Conflict(
+                        "resource" if hit.startswith(RESOURCE_PREFIX) else "reservation",
+                        hit,
+                        await self._holder_name(other),
+                        f"waiting to run: {reason}",
+                        since,
                         generation=generation,
                     )
         if targets.unknown and others:
