@@ -19,6 +19,8 @@ from textual.widgets import Static
 
 from paragents.events import (
     Compacted,
+    ConflictDetected,
+    ConflictResolved,
     Event,
     MessageAdded,
     Notice,
@@ -40,6 +42,7 @@ from paragents.models import SessionState, Usage
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.approval_bar import ApprovalBar
+from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, resolve
 from paragents.ui.widgets.prompt_input import PromptBox
 from paragents.ui.widgets.transcript import Transcript
 
@@ -72,6 +75,7 @@ class SessionPanel(Vertical):
     SessionPanel > .panel-title { height: 1; padding: 0 1; background: $panel; }
     SessionPanel.-active > .panel-title { background: $accent 30%; }
     SessionPanel > #approval-slot { height: auto; }
+    SessionPanel > #conflict-slot { height: auto; }
     """
 
     def __init__(self, view: Any, number: int) -> None:
@@ -89,6 +93,10 @@ class SessionPanel(Vertical):
         self.queue: tuple[tuple[str, str], ...] = tuple((q.id, q.text) for q in view.queue)
         self.pending: dict[str, PermissionRequested] = dict(view.pending)
         """Unanswered asks by request_id, oldest first."""
+        self.conflicts: dict[str, ConflictDetected] = dict(getattr(view, "conflicts", {}))
+        """Unanswered conflicts by conflict_id, oldest first (paragents.conflicts)."""
+        self.waiting_on: str | None = getattr(view, "waiting_on", None)
+        """What a held call waits on (holder session or path), shown in the title."""
         self._history = list(view.messages)
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
@@ -97,6 +105,7 @@ class SessionPanel(Vertical):
         yield Static(self.title_text(), classes="panel-title")
         yield self.transcript
         yield Vertical(id="approval-slot")
+        yield Vertical(id="conflict-slot")
         yield self.prompt_box
 
     async def on_mount(self) -> None:
@@ -104,6 +113,7 @@ class SessionPanel(Vertical):
         self._history = []
         await self.prompt_box.set_queue(self.queue)
         await self._show_next_ask()
+        await self._show_conflict()
 
     # --- display -------------------------------------------------------------------------------
     def title_text(self) -> Text:
@@ -115,7 +125,10 @@ class SessionPanel(Vertical):
         text.append(" · ")
         text.append(shorten(self.model or "(no model)", 40))
         text.append(" · ")
-        text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
+        if self.state is SessionState.WAITING and self.waiting_on:
+            text.append(f"waiting on {shorten(self.waiting_on, 40)}", style=STATE_STYLES[self.state])
+        else:
+            text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
         text.append(f" · {self.mode}")
         text.append(f" · {format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
@@ -123,8 +136,8 @@ class SessionPanel(Vertical):
             text.append(f" · ctx {pct}%", style="bold red" if pct >= 80 else "")
         if self.queue:
             text.append(f" · {len(self.queue)} queued", style="yellow")
-        if self.pending:
-            text.append(f" · ⚠ {len(self.pending)} needs you", style="bold yellow")
+        if self.pending or self.conflicts:
+            text.append(f" · ⚠ {len(self.pending) + len(self.conflicts)} needs you", style="bold yellow")
         return text
 
     def refresh_title(self) -> None:
@@ -169,6 +182,14 @@ class SessionPanel(Vertical):
             return
         if isinstance(event, SessionStateChanged):
             self.state = SessionState(event.state)
+            waiting = event.detail.startswith("waiting on ") and self.state is SessionState.WAITING
+            self.waiting_on = event.detail.removeprefix("waiting on ") if waiting else None
+        elif isinstance(event, ConflictDetected):
+            self.conflicts[event.conflict_id] = event
+            await self._show_conflict()
+        elif isinstance(event, ConflictResolved):
+            self.conflicts.pop(event.conflict_id, None)
+            await self._show_conflict()
         elif isinstance(event, TurnStarted):
             t.add_user(event.prompt)
         elif isinstance(event, MessageAdded):
@@ -209,6 +230,8 @@ class SessionPanel(Vertical):
                 t.add_notice("Turn cancelled.", "warning")
             self.pending = {k: v for k, v in self.pending.items() if not v.reply.done()}
             await self._show_next_ask()
+            self.conflicts = {k: v for k, v in self.conflicts.items() if not v.reply.done()}
+            await self._show_conflict()
         elif isinstance(event, Notice):
             t.add_notice(event.text, event.level)
         elif isinstance(event, Compacted):
@@ -246,6 +269,42 @@ class SessionPanel(Vertical):
         if had_focus or (self.has_class("-active") and not self.prompt_box.input.value):
             bar.focus()
         self.refresh_title()
+
+    @property
+    def conflict_bar(self) -> ConflictBar | None:
+        """The conflict bar shown now, or None."""
+        bars = self.query(ConflictBar)
+        return bars.first() if bars else None
+
+    async def _show_conflict(self) -> None:
+        """Show the oldest unanswered conflict in the conflict slot (or empty it)."""
+        if not self.is_mounted:
+            return
+        self.conflicts = {k: v for k, v in self.conflicts.items() if not v.reply.done()}
+        current = self.conflict_bar
+        first = next(iter(self.conflicts.values()), None)
+        if current is not None and first is not None and current.conflict.conflict_id == first.conflict_id:
+            return
+        had_focus = current is not None and current.has_focus_within
+        slot = self.query_one("#conflict-slot", Vertical)
+        await slot.remove_children()
+        if first is not None:
+            bar = ConflictBar(first)
+            await slot.mount(bar)
+            free = self.approval_bar is None and not self.prompt_box.input.value
+            if had_focus or (self.has_class("-active") and free):
+                bar.focus()
+        elif had_focus:
+            self.prompt_box.input.focus()
+        self.refresh_title()
+
+    async def on_conflict_answered(self, message: ConflictAnswered) -> None:
+        """Resolve the conflict's Future with the answer and show the next conflict, if any."""
+        message.stop()
+        conflict = self.conflicts.pop(message.conflict_id, None)
+        if conflict is not None:
+            resolve(conflict, message.answer)
+        await self._show_conflict()
 
     async def on_approval_answered(self, message: ApprovalAnswered) -> None:
         """Resolve the ask's Future with ``(answer, payload)`` and show the next ask, if any."""
