@@ -14,6 +14,7 @@ frame repaints one or two panels. The ticker pauses when nothing is streaming.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
@@ -28,6 +29,8 @@ from textual.widgets import Footer, Header, Static
 
 from paragents.config import ConfigError
 from paragents.events import (
+    ConflictDetected,
+    ConflictResolved,
     Event,
     PermissionRequested,
     PermissionResolved,
@@ -39,7 +42,9 @@ from paragents.events import (
 from paragents.models import SessionState
 from paragents.ui.commands import COMMANDS, SlashCommand
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
+from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
 from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
+from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
 from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -55,6 +60,8 @@ MAIN_SCREEN_ACTIONS = {
     "focus_number",
     "cancel_turn",
     "cycle_mode",
+    "inbox",
+    "overview",
 }
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
@@ -73,6 +80,8 @@ class ParagentsApp(App[None]):
         Binding("alt+left,shift+f6", "focus_offset(-1)", "Previous", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn"),
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
+        Binding("f2", "inbox", "Inbox", priority=True, show=False),
+        Binding("f3", "overview", "Overview", priority=True, show=False),
         *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
     ]
 
@@ -89,6 +98,10 @@ class ParagentsApp(App[None]):
         """True once the open sessions were restored (or the first one created)."""
         self._tick = 0
         self._runtime_closed = False
+        self.clock = time.time
+        """Returns Unix seconds for ages in the inbox/overview (tests fix it)."""
+        self.activity = ActivityLog(lambda: self.clock())
+        """Last event, running tool and ask arrival times per session (inbox order, overview)."""
         self.demo = demo
         """True for ``paragents demo``: the title says so on screen."""
         if demo:
@@ -176,7 +189,7 @@ class ParagentsApp(App[None]):
         if panel is None:
             return
         self._set_active(sid)
-        bar = panel.approval_bar
+        bar = panel.approval_bar or panel.conflict_bar
         (bar if bar is not None else panel.prompt_box.input).focus()
         panel.scroll_visible(animate=False)
 
@@ -205,11 +218,18 @@ class ParagentsApp(App[None]):
         panel = self.panels.get(event.session_id)
         if panel is None:
             return
+        self.activity.observe(event)
         await panel.apply(event)
         if isinstance(event, TextDelta | ReasoningDelta):
             self._ticker.resume()
         elif isinstance(event, SessionStateChanged | PermissionRequested | PermissionResolved | TurnFinished):
             self._update_header()
+        if isinstance(event, PermissionRequested | PermissionResolved | ConflictDetected | ConflictResolved):
+            self._update_header()
+            if isinstance(self.screen, InboxScreen):
+                await self.screen.reload()
+        if isinstance(event, PermissionRequested | ConflictDetected) and event.session_id != self.active_sid:
+            self._ring(panel.name_)
 
     def _on_tick(self) -> None:
         self._tick += 1
@@ -226,7 +246,7 @@ class ParagentsApp(App[None]):
     def _update_header(self) -> None:
         panels = list(self.panels.values())
         running = sum(p.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
-        asks = sum(len(p.pending) for p in panels)
+        asks = sum(len(p.pending) + len(p.conflicts) for p in panels)
         parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
         if asks:
             parts.append(f"⚠ {asks} need{'s' if asks == 1 else ''} you")
@@ -280,6 +300,10 @@ class ParagentsApp(App[None]):
                 self.push_screen(config_screen(rt.config_rows()))
             elif name == "permissions":
                 self.push_screen(permissions_screen(getattr(rt, "policy", None)))
+            elif name == "inbox":
+                self.action_inbox()
+            elif name == "overview":
+                self.action_overview()
             elif name == "sessions":
                 records = await rt.list_sessions()
                 self.push_screen(SessionsScreen(records, set(self.panels)), self._after_sessions)
@@ -394,6 +418,28 @@ class ParagentsApp(App[None]):
         await self.runtime.set_mode(sid, nxt)
         self.panels[sid].sync(self.runtime.sessions[sid])
         self.notify(f"Permission mode: {nxt}", timeout=2)
+
+    def action_inbox(self) -> None:
+        """Show every pending approval and conflict, oldest first (F2, /inbox)."""
+        self.push_screen(InboxScreen(lambda: collect_items(self), lambda: self.clock()), self._after_pick)
+
+    def action_overview(self) -> None:
+        """Show one row per session, like top (F3, /overview)."""
+        self.push_screen(OverviewScreen(lambda: collect_rows(self)), self._after_pick)
+
+    def _after_pick(self, sid: str | None) -> None:
+        self._update_header()
+        if sid:
+            self.focus_panel(sid)
+
+    def _ring(self, name: str) -> None:
+        """A background session started waiting: bell + OSC 9 notification when ``notify`` is on."""
+        if not getattr(self.runtime.loaded.config, "notify", False):
+            return
+        self.bell()
+        driver = getattr(self, "_driver", None)
+        if driver is not None:
+            driver.write(notification_sequence(f"paragents: {name} needs you"))
 
     def action_cancel_turn(self) -> None:
         """Cancel the focused session's running turn (Esc)."""

@@ -37,6 +37,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("memory", "/memory", "Show loaded AGENTS.md/CLAUDE.md files, notes and compaction"),
     CommandSpec("fork", "/fork [name]", "Start a new session with a copy of this one's history"),
     CommandSpec("sessions", "/sessions", "List stored sessions; Enter reopens one"),
+    CommandSpec("inbox", "/inbox", "Every pending approval and conflict, oldest first (F2)"),
+    CommandSpec("overview", "/overview", "One row per session, like top; Enter focuses it (F3)"),
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
     CommandSpec("permissions", "/permissions", "Show the effective permission rules"),

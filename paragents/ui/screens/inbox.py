@@ -1,0 +1,195 @@
+"""The "needs you" inbox: every pending approval and conflict across sessions, oldest first.
+
+The list shows age, session, kind and the call; the selected item's own bar (the same
+:class:`~paragents.ui.widgets.approval_bar.ApprovalBar` or
+:class:`~paragents.ui.widgets.conflict_bar.ConflictBar` as in the panel, so the same keys) sits
+under it and has focus. ``up``/``down`` move the selection, Enter focuses the item's session, Esc
+closes. Answers resolve the event's Future directly; the panels update from the resulting events.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from paragents.events import ConflictDetected, ConflictResolved, PermissionRequested
+from paragents.ui.messages import ApprovalAnswered
+from paragents.ui.text import clean, shorten
+from paragents.ui.widgets.approval_bar import ApprovalBar
+from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One thing waiting on the user: ``key`` (request or conflict id), its session, ``kind``
+    ("approval"/"conflict"), the call ``summary``, ``since`` (Unix seconds, or None) and the ``event``."""
+
+    key: str
+    session_id: str
+    session_name: str
+    kind: str
+    summary: str
+    since: float | None
+    event: PermissionRequested | ConflictDetected
+
+
+def collect_items(app: Any) -> list[InboxItem]:
+    """Return the unanswered approvals and conflicts of every panel of ``app`` (a ParagentsApp),
+    oldest first (arrival time from ``app.activity``; panel order breaks ties)."""
+    asked: dict[str, float] = app.activity.asked
+    items: list[InboxItem] = []
+    for sid, panel in app.panels.items():
+        for req in panel.pending.values():
+            if not req.reply.done():
+                since = asked.get(req.request_id)
+                items.append(InboxItem(req.request_id, sid, panel.name_, "approval", req.summary, since, req))
+        for con in panel.conflicts.values():
+            if not con.reply.done():
+                since = asked.get(con.conflict_id)
+                items.append(
+                    InboxItem(con.conflict_id, sid, panel.name_, "conflict", con.summary, since, con)
+                )
+    order = {key: i for i, key in enumerate(i.key for i in items)}
+    items.sort(key=lambda i: (i.since if i.since is not None else math.inf, order[i.key]))
+    return items
+
+
+def inbox_title(count: int) -> str:
+    """Return the inbox title with its count, e.g. "Needs you (3)"."""
+    return f"Needs you ({count})"
+
+
+def notification_sequence(text: str) -> str:
+    """Return the OSC 9 escape sequence (iTerm2/Windows Terminal/kitty/foot desktop notification) for
+    ``text``, with control characters removed so it cannot break out of the sequence."""
+    safe = "".join(ch for ch in text if ch.isprintable())[:200]
+    return f"\x1b]9;{safe}\x07"
+
+
+class InboxScreen(Screen[str | None]):
+    """The inbox over ``items()`` (re-read by :meth:`reload`); ``clock`` gives Unix seconds for ages.
+    Dismissed with a session id (Enter: focus it) or None (Esc)."""
+
+    DEFAULT_CSS = """
+    InboxScreen > #inbox-title { height: 1; padding: 0 1; background: $warning 30%; text-style: bold; }
+    InboxScreen > #inbox-list { height: auto; max-height: 60%; padding: 0 1; }
+    InboxScreen > #inbox-bar { height: auto; }
+    InboxScreen > #inbox-empty { padding: 1 2; color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "Close"),
+        Binding("up", "move(-1)", "Previous", priority=True),
+        Binding("down", "move(1)", "Next", priority=True),
+        Binding("enter", "open", "Go to session"),
+    ]
+
+    def __init__(self, items: Callable[[], list[InboxItem]], clock: Callable[[], float]) -> None:
+        super().__init__()
+        self.items_source = items
+        self.clock = clock
+        self.items: list[InboxItem] = []
+        self.selected: str | None = None
+        """Key of the selected item."""
+
+    def compose(self) -> ComposeResult:
+        yield Static(inbox_title(0), id="inbox-title")
+        yield Static("", id="inbox-list")
+        yield Vertical(id="inbox-bar")
+        yield Static("Nothing waits on you. Esc goes back.", id="inbox-empty")
+        yield Footer()
+
+    async def on_mount(self) -> None:
+        await self.reload()
+
+    def _list_text(self) -> Text:
+        now = self.clock()
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for n, item in enumerate(self.items):
+            mine = item.key == self.selected
+            age = age_text(now - item.since) if item.since is not None else "?"
+            text.append("▶ " if mine else "  ", style="bold")
+            text.append(f"{age:>6}  ", style="dim")
+            text.append(f"{shorten(item.session_name, 20):<20} ", style="bold")
+            text.append(f"{item.kind:<9} ", style="yellow" if item.kind == "approval" else "red")
+            text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
+            if n < len(self.items) - 1:
+                text.append("\n")
+        return text
+
+    async def reload(self) -> None:
+        """Re-read the items; keep the selection when it still waits, else select the oldest."""
+        self.items = self.items_source()
+        keys = [i.key for i in self.items]
+        if self.selected not in keys:
+            self.selected = keys[0] if keys else None
+        self.query_one("#inbox-title", Static).update(inbox_title(len(self.items)))
+        self.query_one("#inbox-list", Static).update(self._list_text())
+        self.query_one("#inbox-empty", Static).display = not self.items
+        await self._show_bar()
+
+    async def _show_bar(self) -> None:
+        slot = self.query_one("#inbox-bar", Vertical)
+        item = next((i for i in self.items if i.key == self.selected), None)
+        current = next(iter(slot.children), None)
+        shown = getattr(current, "request", None) or getattr(current, "conflict", None)
+        if item is not None and shown is item.event:
+            return
+        await slot.remove_children()
+        if item is None:
+            return
+        event = item.event
+        bar: ApprovalBar | ConflictBar
+        if isinstance(event, PermissionRequested):
+            bar = ApprovalBar(event)
+        else:
+            bar = ConflictBar(event, clock=self.clock)
+        await slot.mount(bar)
+        bar.focus()
+
+    async def action_move(self, step: int) -> None:
+        """Select the previous (-1) or next (+1) item."""
+        keys = [i.key for i in self.items]
+        if not keys:
+            return
+        index = keys.index(self.selected) if self.selected in keys else 0
+        self.selected = keys[(index + step) % len(keys)]
+        self.query_one("#inbox-list", Static).update(self._list_text())
+        await self._show_bar()
+
+    def action_open(self) -> None:
+        """Close the inbox and focus the selected item's session."""
+        item = next((i for i in self.items if i.key == self.selected), None)
+        self.dismiss(item.session_id if item is not None else None)
+
+    def action_close(self) -> None:
+        """Close the inbox."""
+        self.dismiss(None)
+
+    async def on_approval_answered(self, message: ApprovalAnswered) -> None:
+        """Resolve the approval's Future with ``(answer, payload)``, as the panel does."""
+        message.stop()
+        item = next((i for i in self.items if i.key == message.request_id), None)
+        if item is not None and isinstance(item.event, PermissionRequested) and not item.event.reply.done():
+            item.event.reply.set_result((message.answer, message.payload))
+        await self.reload()
+
+    async def on_conflict_answered(self, message: ConflictAnswered) -> None:
+        """Resolve the conflict's Future with the answer."""
+        message.stop()
+        item = next((i for i in self.items if i.key == message.conflict_id), None)
+        if item is not None and isinstance(item.event, ConflictDetected):
+            resolve(item.event, message.answer)
+            # "wait" emits nothing until the call runs: tell the panel its bar was answered here
+            panel = getattr(self.app, "panels", {}).get(item.session_id)
+            if panel is not None:
+                await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
+        await self.reload()
