@@ -33,6 +33,9 @@ LIVE_TAIL_CHARS = 6000
 """Characters of the in-flight reply shown while it streams (the full text shows once complete)."""
 LIVE_REASONING_CHARS = 600
 """Characters of in-flight reasoning shown while it streams."""
+RESTORE_MOUNTED = 8
+"""Entries mounted when a stored conversation is loaded (restore/reopen); "show earlier" mounts more.
+Kept small so startup with many persisted sessions stays fast (see docs/performance.md)."""
 
 
 @dataclass(eq=False)
@@ -154,6 +157,7 @@ class Transcript(VerticalScroll):
         self._reason_parts: list[str] = []
         self._dirty = False
         self._tools: dict[str, ToolEntry] = {}
+        self._loading = False
 
     def on_mount(self) -> None:
         self.anchor()
@@ -253,9 +257,23 @@ class Transcript(VerticalScroll):
             self.add_user(str(message.get("content") or ""))
 
     def load_history(self, messages: list[Message]) -> None:
-        """Show a stored conversation (e.g. after restore); mounts only the newest entries."""
-        for message in messages:
-            self.add_message(message)
+        """Show a stored conversation (e.g. after restore): every message becomes a light record, and
+        only the newest :data:`RESTORE_MOUNTED` entries are mounted (older ones via "show earlier")."""
+        self._loading = True
+        try:
+            for message in messages:
+                self.add_message(message)
+        finally:
+            self._loading = False
+        start = max(len(self.records) - RESTORE_MOUNTED, self.first_mounted)
+        widgets = [self._make_widget(entry) for entry in self.records[start:] if entry.widget is None]
+        self.first_mounted = start
+        if widgets:
+            if self.live is not None and self.live.parent is self:
+                self.mount_all(widgets, before=self.live)
+            else:
+                self.mount_all(widgets)
+        self._update_earlier_button()
 
     def _tool_entry(self, call: ToolCall, summary: str) -> ToolEntry:
         entry = self._tools.get(call.id)
@@ -301,6 +319,8 @@ class Transcript(VerticalScroll):
 
     def _add(self, entry: Entry) -> None:
         self.records.append(entry)
+        if self._loading:
+            return
         widget = self._make_widget(entry)
         self._mount_widget(widget, before=self.live)
         self._trim()

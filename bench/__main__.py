@@ -1,0 +1,234 @@
+"""``uv run python -m bench [--quick] [--json-only]``: the paragents performance benchmark.
+
+Runs every scenario in fresh child processes (the replay server in its own process, so its CPU is not
+charged to the app) and prints a readable table to stderr-free stdout followed by one JSON object on
+the last line. Streaming scenarios (N sessions × R tokens/s) run the real app and, right after, the
+``Log`` baseline against the same server; ``baseline_ratio`` = app CPU per 1k tokens ÷ baseline's.
+``--quick`` (CI) runs (1, 50), (8, 50) and startup with shorter streams, in under a minute; it reports
+and never fails on times. Exit status is 0 unless a scenario crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.common import eprint, isolated_env, percentile, r
+
+PY = sys.executable
+FULL = [(1, 50, False), (4, 50, False), (8, 50, False), (8, 200, False), (16, 30, True)]
+QUICK = [(1, 50, False), (8, 50, False)]
+
+TARGETS = {
+    "8x50": {"tok_to_frame_p99_ms": 150, "loop_lag_p99_ms": 50, "cpu_pct": 60, "baseline_ratio": 1.5},
+    "16x30": {"key_p99_ms": 100, "tokens_dropped": 0},
+    "startup": {"ready_frame_s": 0.6},
+    "reopen": {"reopen_s": 0.5, "rss_ratio_5000_vs_50": 2.0},
+    "permissions": {"perm_p99_us": 2000},
+}
+
+
+class Server:
+    """The paced replay server child process (``bench.server``)."""
+
+    def __init__(self, env: dict[str, str], rate: float, tokens: int) -> None:
+        cmd = [PY, "-m", "bench.server", "--rate", str(rate), "--tokens", str(tokens)]
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+def child(args: list[str], env: dict[str, str], timeout: float = 300) -> dict[str, Any]:
+    """Run ``python -m bench.<args>`` and return the JSON object it prints last."""
+    out = subprocess.run([PY, "-m", *args], env=env, capture_output=True, text=True, timeout=timeout)
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode != 0 or not lines:
+        tail = (out.stderr or out.stdout).strip().splitlines()[-5:]
+        raise RuntimeError(f"bench.{args[0]} failed (exit {out.returncode}): " + " | ".join(tail))
+    return json.loads(lines[-1])
+
+
+def streaming(n: int, rate: int, keys: bool, seconds: float) -> dict[str, Any]:
+    """One (N, R) scenario: the app, then the Log baseline, against one paced server."""
+    tokens = int(rate * seconds)
+    env = isolated_env()
+    server = Server(env, rate, tokens)
+    try:
+        base = ["--n", str(n), "--rate", str(rate), "--tokens", str(tokens), "--url", server.url]
+        app = child(["bench.stream", "--mode", "app", *base, *(["--keys"] if keys else [])], env)
+        log = child(["bench.stream", "--mode", "log", *base], isolated_env())
+    finally:
+        server.close()
+    app["baseline_ratio"] = r(app["cpu_ms_per_1k_tokens"] / max(log["cpu_ms_per_1k_tokens"], 1), 2)
+    app["baseline"] = log
+    return app
+
+
+def startup(runs: int) -> dict[str, Any]:
+    """Process start → first frame: empty state, then with 20 persisted sessions of 500 messages."""
+    result: dict[str, Any] = {}
+    for label, seed in (("empty", None), ("20x500", ["--sessions", "20", "--messages", "500"])):
+        env = isolated_env()
+        if seed:
+            child(["bench.startup", "seed", *seed, "--prefix", "seed"], env)
+        firsts, readies = [], []
+        for _ in range(runs):
+            marks = child(["bench.startup", "start", "--t0", repr(time.time())], env)
+            firsts.append(marks["first_frame_s"])
+            readies.append(marks["ready_frame_s"])
+        result[label] = {
+            "first_frame_s": r(percentile(firsts, 50), 3),
+            "ready_frame_s": r(percentile(readies, 50), 3),
+        }
+    return result
+
+
+def reopen() -> dict[str, Any]:
+    """Reopen a closed 5,000-message session (and a 50-message one for the memory comparison)."""
+    env = isolated_env()
+    child(
+        ["bench.startup", "seed", "--sessions", "1", "--messages", "5000", "--closed", "--prefix", "big"], env
+    )
+    child(
+        ["bench.startup", "seed", "--sessions", "1", "--messages", "50", "--closed", "--prefix", "small"], env
+    )
+    big = child(["bench.startup", "reopen", "--name", "big1"], env)
+    small = child(["bench.startup", "reopen", "--name", "small1"], env)
+    return {
+        "reopen_s": r(big["reopen_s"], 3),
+        "reopen_50_s": r(small["reopen_s"], 3),
+        "rss_5000_mb": r(big["rss_after_mb"]),
+        "rss_50_mb": r(small["rss_after_mb"]),
+        "rss_ratio_5000_vs_50": r(big["rss_after_mb"] / small["rss_after_mb"], 2),
+        "rss_growth_5000_mb": r(big["rss_after_mb"] - big["rss_before_mb"]),
+        "rss_growth_50_mb": r(small["rss_after_mb"] - small["rss_before_mb"]),
+        "mounted_entries": big["mounted"],
+    }
+
+
+def micro() -> dict[str, Any]:
+    """Permission decision and SSE ceiling."""
+    from bench.micro import permission_decision, run_sse
+
+    env = isolated_env()
+    project = Path(env["BENCH_ROOT"]) / "project"
+    result = permission_decision(project)
+    server = Server(env, 0, 20000)
+    try:
+        result.update(run_sse(server.url, 20000))
+    finally:
+        server.close()
+    return result
+
+
+def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
+    """Which targets are met (None: not measured in this run)."""
+    found: dict[str, bool | None] = {}
+    sources = {
+        "8x50": report["streaming"].get("8x50"),
+        "16x30": report["streaming"].get("16x30"),
+        "startup": report.get("startup", {}).get("20x500"),
+        "reopen": report.get("reopen"),
+        "permissions": report.get("micro"),
+    }
+    for name, limits in TARGETS.items():
+        data = sources[name]
+        for key, limit in limits.items():
+            value = None if data is None else data.get(key)
+            found[f"{name}.{key}<={limit}"] = None if value is None else value <= limit
+    md = report["streaming"].get("8x50")
+    found["8x50.markdown_ok"] = None if md is None else bool(md.get("markdown_ok"))
+    return found
+
+
+COLUMNS = [
+    ("tok_to_frame_p50_ms", "tok→frame p50"),
+    ("tok_to_frame_p99_ms", "p99 ms"),
+    ("loop_lag_p99_ms", "lag p99"),
+    ("loop_lag_max_ms", "lag max"),
+    ("cpu_pct", "CPU %"),
+    ("cpu_ms_per_1k_tokens", "CPU ms/1k tok"),
+    ("baseline_ratio", "× Log"),
+    ("fps", "fps"),
+    ("rss_growth_mb", "RSS +MB"),
+    ("rss_growth_after_mb", "after"),
+    ("key_p99_ms", "key p99"),
+    ("tokens_dropped", "dropped"),
+]
+
+
+def table(report: dict[str, Any]) -> str:
+    """A Markdown table of the report."""
+    lines = ["| scenario | " + " | ".join(h for _, h in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    for name, data in report["streaming"].items():
+        for label, row in ((f"{name} app", data), (f"{name} Log baseline", data["baseline"])):
+            cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines.append("")
+    for section in ("startup", "reopen", "micro"):
+        if section in report:
+            lines.append(f"- **{section}**: " + json.dumps(report[section]))
+    lines.append("")
+    lines.append(
+        "Targets: "
+        + ", ".join(
+            f"{k} {'✔' if v else '✘' if v is False else '–'}" for k, v in report["targets_met"].items()
+        )
+    )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup; < 60 s")
+    parser.add_argument("--only", default="", help="comma list of sections: stream,startup,reopen,micro")
+    parser.add_argument(
+        "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
+    )
+    args = parser.parse_args()
+    started = time.perf_counter()
+    seconds = args.seconds or (4 if args.quick else 8)
+    sections = set(args.only.split(",")) if args.only else {"stream", "startup", "reopen", "micro"}
+    if args.quick:
+        sections = sections & {"stream", "startup"}
+    report: dict[str, Any] = {"quick": args.quick, "seconds_per_scenario": seconds, "streaming": {}}
+    status = 0
+    try:
+        if "stream" in sections:
+            for n, rate, keys in QUICK if args.quick else FULL:
+                eprint(f"bench: {n} sessions × {rate} tok/s ...")
+                report["streaming"][f"{n}x{rate}"] = streaming(n, rate, keys, seconds)
+        if "startup" in sections:
+            eprint("bench: startup ...")
+            report["startup"] = startup(1 if args.quick else 3)
+        if "reopen" in sections:
+            eprint("bench: reopen ...")
+            report["reopen"] = reopen()
+        if "micro" in sections:
+            eprint("bench: permissions, SSE ...")
+            report["micro"] = micro()
+    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+        report["error"] = str(exc)
+        status = 1
+    report["total_s"] = r(time.perf_counter() - started)
+    report["targets_met"] = verdicts(report)
+    print(table(report))
+    print(json.dumps(report))
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

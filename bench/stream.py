@@ -1,0 +1,215 @@
+"""One streaming scenario in this (fresh) process: ``python -m bench.stream --mode app|log --n N
+--rate R --tokens K --url URL [--keys]`` prints one JSON object of metrics (see bench/probes.py).
+
+``app`` runs the real paragents app (``make_app`` + ``App.run_test(size=(200, 50))``) with a real
+Runtime against the benchmark's replay server; ``log`` is the baseline: a bare Textual app with one
+``Log`` widget per panel, fed by the same ChatClient and stream (one ``write`` per token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import time
+from collections import defaultdict
+from typing import Any
+
+from bench.common import bench_root, percentile, r, rss_mb
+from bench.probes import FrameProbe, LagTicker, Window, summarize
+
+SIZE = (200, 50)
+SETTLE_S = 0.5
+"""Seconds the window stays open after the last reply ended (final frames, Markdown render)."""
+
+
+def _visible(app: Any, widget: Any) -> bool:
+    try:
+        return widget in app.screen._compositor.visible_widgets
+    except Exception:
+        return False
+
+
+async def _press_keys(pilot: Any, app: Any, stop: asyncio.Event, delays_ms: list[float]) -> None:
+    """Press f6 (focus next panel) every 0.2 s; ``delays_ms`` gets press → handler start times."""
+    pressed = [0.0]
+    original = app.action_focus_offset
+
+    def handler(offset: int) -> None:
+        delays_ms.append((time.perf_counter() - pressed[0]) * 1000)
+        original(offset)
+
+    app.action_focus_offset = handler
+    while not stop.is_set():
+        pressed[0] = time.perf_counter()
+        await pilot.press("f6")
+        try:
+            await asyncio.wait_for(stop.wait(), 0.2)
+        except TimeoutError:
+            pass
+
+
+async def run_app(args: argparse.Namespace) -> dict[str, Any]:
+    """The real app: N sessions, one prompt each, all streaming at once."""
+    from paragents.events import MessageAdded, TextDelta, TurnFinished
+    from paragents.runtime import Runtime
+    from paragents.ui.app import make_app
+    from paragents.ui.widgets.session_panel import SessionPanel
+    from paragents.ui.widgets.transcript import AssistantBlock
+
+    root = bench_root()
+    overrides = {"base_url": args.url, "model": "m", "max_retries": 0}
+    runtime = await Runtime.create(root / "project", cli_overrides=overrides, db_path=root / "state" / "b.db")
+    sids = [(await runtime.new_session(f"p{i + 1}")).id for i in range(args.n)]
+    app = make_app(runtime)
+    probe = FrameProbe(app, lambda sid: sid in app.panels and _visible(app, app.panels[sid]))
+    received: dict[str, list[str]] = defaultdict(list)
+    applied: dict[str, int] = defaultdict(int)
+    original_sink = app._sink
+
+    def sink(event: Any) -> None:
+        if isinstance(event, TextDelta):
+            probe.token(event.session_id)
+            received[event.session_id].append(event.text)
+        original_sink(event)
+
+    app._sink = sink  # type: ignore[method-assign]
+    original_apply, original_flush = SessionPanel.apply, SessionPanel.flush
+
+    async def apply(self: SessionPanel, event: Any) -> None:
+        await original_apply(self, event)
+        if isinstance(event, TextDelta):
+            applied[self.session_id] += 1
+        elif isinstance(event, MessageAdded | TurnFinished):
+            probe.hand(self.session_id, applied[self.session_id])
+
+    def flush(self: SessionPanel) -> bool:
+        count = applied[self.session_id]
+        done = original_flush(self)
+        if done:
+            probe.hand(self.session_id, count)
+        return done
+
+    SessionPanel.apply = apply  # type: ignore[method-assign]
+    SessionPanel.flush = flush  # type: ignore[method-assign]
+    lag, window, keys_ms = LagTicker(), Window(), []
+    async with app.run_test(size=SIZE) as pilot:
+        while not (app.ready and len(app.panels) == args.n):
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+        lag.start()
+        probe.recording = True
+        window.start()
+        for sid in sids:
+            runtime.submit(sid, "go")
+        stop = asyncio.Event()
+        keys = asyncio.create_task(_press_keys(pilot, app, stop, keys_ms)) if args.keys else None
+        await asyncio.sleep(0.2)
+        await asyncio.wait_for(runtime.wait_idle(), timeout=args.tokens / args.rate * 4 + 30)
+        stop.set()
+        if keys is not None:
+            await keys
+        await asyncio.sleep(SETTLE_S)
+        window.stop()
+        lag.stop()
+        # Checks: every token reached the transcript; finished replies are real Markdown widgets.
+        dropped = 0
+        markdown_ok = True
+        for sid in sids:
+            text = "".join(received[sid])
+            dropped += args.tokens - len(received[sid])
+            blocks = list(app.panels[sid].query(AssistantBlock))
+            final = blocks[-1].entry.content if blocks else ""
+            dropped += 0 if final == text else 1
+            names = {type(w).__name__ for w in blocks[-1].walk_children()} if blocks else set()
+            markdown_ok &= {"MarkdownFence", "MarkdownTable"} <= names or args.tokens < 300
+        gc.collect()
+        await asyncio.sleep(1.0)
+        rss_after = rss_mb()
+    total = sum(len(v) for v in received.values())
+    result = summarize(probe, lag, window, total, rss_after)
+    result.update(tokens_dropped=dropped, markdown_ok=markdown_ok)
+    if args.keys:
+        result.update(key_p99_ms=r(percentile(keys_ms, 99)), key_presses=len(keys_ms))
+    await runtime.shutdown()
+    return result
+
+
+async def run_log(args: argparse.Namespace) -> dict[str, Any]:
+    """The baseline: a bare Textual app, one ``Log`` per panel, the same client and stream."""
+    from textual.app import App, ComposeResult
+    from textual.containers import Grid
+    from textual.widgets import Log
+
+    from paragents.llm import ChatClient
+    from paragents.llm.stream import TextDelta
+
+    class Baseline(App[None]):
+        CSS = """
+        Grid { grid-size: 2; grid-rows: 1fr; }
+        Grid.-many { grid-rows: 24; overflow-y: auto; }
+        Grid.-one { grid-size: 1; }
+        Log { border: round $panel-lighten-2; }
+        """
+
+        def compose(self) -> ComposeResult:
+            cls = "-one" if args.n == 1 else "-many" if args.n > 4 else ""
+            with Grid(classes=cls):
+                for i in range(args.n):
+                    yield Log(id=f"p{i}")
+
+    app = Baseline()
+    probe = FrameProbe(app, lambda key: _visible(app, app.query_one(f"#{key}")))
+    client = ChatClient(args.url, None, max_retries=0)
+    lag, window = LagTicker(), Window()
+    counts: dict[str, int] = defaultdict(int)
+
+    async def stream(key: str) -> None:
+        log = app.query_one(f"#{key}", Log)
+
+        def on_delta(delta: Any) -> None:
+            if isinstance(delta, TextDelta):
+                probe.token(key)
+                counts[key] += 1
+                log.write(delta.text)
+                probe.hand(key)
+
+        await client.stream_chat(
+            model="m", messages=[{"role": "user", "content": "go"}], tools=None, on_delta=on_delta
+        )
+
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        lag.start()
+        probe.recording = True
+        window.start()
+        await asyncio.gather(*(stream(f"p{i}") for i in range(args.n)))
+        await asyncio.sleep(SETTLE_S)
+        window.stop()
+        lag.stop()
+        gc.collect()
+        await asyncio.sleep(1.0)
+        rss_after = rss_mb()
+    await client.aclose()
+    total = sum(counts.values())
+    result = summarize(probe, lag, window, total, rss_after)
+    result["tokens_dropped"] = args.n * args.tokens - total
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.stream")
+    parser.add_argument("--mode", choices=("app", "log"), required=True)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--rate", type=float, required=True)
+    parser.add_argument("--tokens", type=int, required=True)
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--keys", action="store_true", help="press f6 every 0.2 s and time the handler")
+    args = parser.parse_args()
+    run = run_app if args.mode == "app" else run_log
+    print(json.dumps(asyncio.run(run(args))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
