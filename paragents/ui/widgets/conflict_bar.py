@@ -95,7 +95,7 @@ def keys_help(event: ConflictDetected) -> str:
 
 class ConflictBar(Vertical, can_focus=True):
     """Shows ``conflict`` and turns the user's key into a :class:`ConflictAnswered`. ``clock`` returns
-    the time now (Unix seconds; tests pass a fixed one)."""
+    the time now (Unix seconds); by default the app's ``clock`` (tests fix it), else ``time.time``."""
 
     DEFAULT_CSS = """
     ConflictBar { height: auto; padding: 0 1; border: tall $error; background: $error 10%; }
@@ -111,15 +111,21 @@ class ConflictBar(Vertical, can_focus=True):
         Binding("e", "answer('reread')", "Re-read first"),
     ]
 
-    def __init__(self, conflict: ConflictDetected, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, conflict: ConflictDetected, *, clock: Callable[[], float] | None = None) -> None:
         super().__init__(classes="conflict-bar")
         self.conflict = conflict
         """The conflict being shown."""
         self.clock = clock
 
     def compose(self) -> ComposeResult:
-        yield Static(describe(self.conflict, self.clock()), classes="conflict")
+        clock = self.clock or getattr(self.app, "clock", time.time)
+        yield Static(describe(self.conflict, clock()), classes="conflict")
         yield Static(keys_help(self.conflict), classes="keys", markup=False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Hide the keys of answers this conflict does not offer (e.g. wait for a stale read)."""
+        offered = not parameters or parameters[0] in self.conflict.choices
+        return action != "answer" or offered
 
     def action_answer(self, answer: str) -> None:
         """Post the answer when the conflict offers it (other keys do nothing)."""
