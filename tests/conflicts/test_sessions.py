@@ -328,3 +328,31 @@ async def test_cancel_while_held_releases_and_clears_the_conflict(cenv: Conflict
     gate_a.set()
     await rt.wait_idle()
     await rt.shutdown()
+
+
+async def test_unattended_conflict_waits_its_bound_then_skips_and_says_so(cenv: ConflictEnv) -> None:
+    """Without a terminal nobody can answer: after ``unattended_wait`` seconds the call is skipped."""
+    rt = await cenv.runtime()
+    a, b = await cenv.session(rt, "a"), await cenv.session(rt, "b")
+    rt.conflicts.unattended_wait = 0.05
+    gate_a = asyncio.Event()
+    cenv.server.add(
+        [
+            reply(tool_calls=[tool("write_file", {"path": "n.txt", "content": "A"})]),
+            gated(reply("ok"), gate_a),
+        ],
+        session="a",
+    )
+    cenv.server.add(
+        [reply(tool_calls=[tool("write_file", {"path": "n.txt", "content": "B"})]), reply("ok")], session="b"
+    )
+    rt.submit(a.id, "a")
+    await cenv.sink.wait_for(lambda: bool(cenv.sink.of(ev.ToolCallFinished, a.id)))
+    rt.submit(b.id, "b")
+    await rt.wait_idle(b.id)
+    assert [(e.answer, e.by) for e in cenv.sink.of(ev.ConflictResolved, b.id)] == [("skip", "unattended")]
+    assert "no terminal to ask" in cenv.sink.of(ev.ToolCallFinished, b.id)[0].output
+    assert (cenv.project / "n.txt").read_text() == "A"
+    gate_a.set()
+    await rt.wait_idle()
+    await rt.shutdown()
