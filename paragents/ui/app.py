@@ -125,8 +125,13 @@ class ParagentsApp(App[None]):
         self.post_message(AgentEvent(event))
 
     async def _startup(self) -> None:
-        for view in await self.runtime.restore():
-            await self._add_panel(view, focus=False)
+        # Mount every restored panel at once (one style/layout pass, not one per panel).
+        restored = [SessionPanel(view, number) for number, view in enumerate(await self.runtime.restore(), 1)]
+        if restored:
+            self.panels.update((panel.session_id, panel) for panel in restored)
+            await self.query("#empty").remove()
+            self._relayout()
+            await self.query_one("#panels", Container).mount_all(restored)
         if not self.panels:
             await self._new_session()
         for note in self.runtime.notes:
@@ -169,14 +174,11 @@ class ParagentsApp(App[None]):
     def _relayout(self) -> None:
         grid = self.query_one("#panels", Container)
         n = len(self.panels)
-        for cls in ("-n2", "-n4", "-many"):
-            grid.remove_class(cls)
-        if n == 2:
-            grid.add_class("-n2")
-        elif 3 <= n <= 4:
-            grid.add_class("-n4")
-        elif n > 4:
-            grid.add_class("-many")
+        # set_class only touches classes that change: a remove+add of the same class restyles every
+        # panel's subtree (20 restored panels took ~45 s; docs/performance.md).
+        grid.set_class(n == 2, "-n2")
+        grid.set_class(3 <= n <= 4, "-n4")
+        grid.set_class(n > 4, "-many")
         rows = max((self.size.height - 2) // 2, 8)
         grid.styles.grid_rows = f"{rows}" if n > 4 else "1fr"
 
