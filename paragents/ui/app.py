@@ -51,8 +51,9 @@ from paragents.ui.widgets.session_panel import SessionPanel
 
 TICK_SECONDS = 0.04
 """Interval of the repaint ticker, in seconds (the focused panel repaints at 1/TICK_SECONDS Hz)."""
-BACKGROUND_EVERY = 5
-"""Background panels repaint every this many ticks (0.2 s → 5 Hz), staggered by panel index."""
+BACKGROUND_EVERY = 2
+"""Background panels repaint every this many ticks (0.08 s → 12.5 Hz), staggered by panel index;
+panels scrolled off screen are not repainted until they are visible (docs/performance.md)."""
 MAIN_SCREEN_ACTIONS = {
     "new_session",
     "close_session",
@@ -240,6 +241,8 @@ class ParagentsApp(App[None]):
             if not panel.dirty:
                 continue
             busy = True
+            if sid != self.active_sid and not panel.region:
+                continue  # scrolled off screen: repainted lazily once it is visible again
             if sid == self.active_sid or (self._tick + index) % BACKGROUND_EVERY == 0:
                 panel.flush()
         if not busy:
