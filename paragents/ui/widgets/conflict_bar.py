@@ -118,7 +118,9 @@ class ConflictBar(Vertical, can_focus=True):
         self.clock = clock
 
     def compose(self) -> ComposeResult:
-        clock = self.clock or getattr(self.app, "clock", time.time)
+        clock: Callable[[], float] = (
+            self.clock if self.clock is not None else getattr(self.app, "clock", time.time)
+        )
         yield Static(describe(self.conflict, clock()), classes="conflict")
         yield Static(keys_help(self.conflict), classes="keys", markup=False)
 
