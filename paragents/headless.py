@@ -61,6 +61,15 @@ class HeadlessSink:
         if isinstance(event, ev.PermissionRequested):
             asyncio.get_running_loop().create_task(self._answer(event))
             return
+        if isinstance(event, ev.ConflictDetected):
+            if self.interactive:
+                asyncio.get_running_loop().create_task(self._answer_conflict(event))
+            elif not self.json_mode:
+                self.err.print(
+                    f"[yellow]conflict: {escape(event.summary)} ({event.kind} on {escape(event.path)}"
+                    f"{', held by ' + escape(event.holder) if event.holder else ''}); waiting[/]"
+                )
+            return
         if self.json_mode:
             return
         out = self.console
@@ -100,6 +109,33 @@ class HeadlessSink:
             answer = await self._prompt(event)
         if not event.reply.done():
             event.reply.set_result(answer)
+
+    async def _answer_conflict(self, event: ev.ConflictDetected) -> None:
+        from prompt_toolkit import PromptSession
+
+        keys: dict[str, ev.ConflictAnswer] = {"w": "wait", "r": "run_anyway", "s": "skip", "e": "reread"}
+        offered = {k: v for k, v in keys.items() if v in event.choices}
+        async with self._ask_lock:
+            if event.reply.done():
+                return
+            out = self.console
+            out.print()
+            holder = f" held by {escape(event.holder)}" if event.holder else ""
+            out.print(
+                f"[bold yellow]Conflict: {escape(event.summary)}[/] "
+                f"[dim]{event.kind} on {escape(event.path)}{holder}[/]"
+            )
+            if event.diff:
+                out.print(event.diff, markup=False, highlight=False)
+            labels = {"w": "wait", "r": "run anyway", "s": "skip", "e": "re-read first"}
+            out.print("  " + "  ".join(f"[bold]{k}[/] {labels[k]}" for k in offered))
+            session: PromptSession[str] = PromptSession()
+            while not event.reply.done():
+                choice = (await session.prompt_async("> ")).strip().lower()
+                if choice in offered and not event.reply.done():
+                    event.reply.set_result(offered[choice])
+                    return
+                out.print("answer " + ", ".join(offered))
 
     async def _prompt(self, event: ev.PermissionRequested) -> tuple[ev.ApprovalAnswer, Any]:
         from prompt_toolkit import PromptSession
