@@ -25,6 +25,7 @@ from paragents.compaction import (
     CompactionError,
     CompactionOutcome,
     CompactionState,
+    NothingToCompact,
     build_request,
     compact_agent,
     tool_output_limit,
@@ -148,13 +149,19 @@ class Agent:
         limit = tool_output_limit(self.session.context_window)
         return build_request(self.system_prompt(), self.history, self.compaction, limit)
 
-    async def compact(self, focus: str | None = None) -> CompactionOutcome:
+    async def compact(self, focus: str | None = None, *, auto: bool = False) -> CompactionOutcome:
         """Compact the history now (see :func:`paragents.compaction.compact_agent`); call it only when
         no tool call is running. Never raises for a failed compaction: it emits a Notice saying why,
-        leaves the history and the compaction in force unchanged, and returns ``ok=False``."""
+        leaves the history and the compaction in force unchanged, and returns ``ok=False`` (``auto``:
+        when there is nothing worth compacting, returns quietly without a Notice)."""
         async with self._compact_lock:
             try:
-                return await compact_agent(self, focus)
+                return await compact_agent(self, focus, auto=auto)
+            except NothingToCompact as exc:
+                if auto:
+                    return CompactionOutcome(False, str(exc))
+                self.emit(ev.Notice(self.session.id, f"not compacted: {exc}", "info"))
+                return CompactionOutcome(False, str(exc))
             except CompactionError as exc:
                 text = f"compaction failed: {exc}; the history is unchanged"
                 self.emit(ev.Notice(self.session.id, text, "error"))
@@ -182,7 +189,7 @@ class Agent:
         window = self.session.context_window
         size = estimate_messages_tokens(self.request_messages(), self.tool_specs())
         if window > 0 and size >= self.config.compact_threshold * window:
-            await self.compact(None)
+            await self.compact(None, auto=True)
 
     def tool_specs(self) -> list[dict[str, Any]]:
         """Return the tool specs sent with each request ([] when the model is set to chat without tools)."""

@@ -64,6 +64,11 @@ class CompactionError(Exception):
     """A compaction could not be done; ``str()`` says why in one readable sentence."""
 
 
+class NothingToCompact(CompactionError):
+    """Compacting now would not make the request smaller (nothing old enough, or too little of it);
+    automatic compaction skips quietly, ``/compact`` says so."""
+
+
 @dataclass(frozen=True, slots=True)
 class CompactionState:
     """The compaction in force for an agent's history: ``covered`` history messages (from the
@@ -288,13 +293,15 @@ def covered_count(stored: Sequence[StoredMessage], history: Sequence[Message], u
     return len(history)
 
 
-async def compact_agent(agent: Agent, focus: str | None = None) -> CompactionOutcome:
+async def compact_agent(agent: Agent, focus: str | None = None, *, auto: bool = False) -> CompactionOutcome:
     """Compact ``agent``'s history now: summarise the older part with the session's own model,
     record it in the store and put it in force for the next requests (the history list itself and
     the store's messages are not changed). Call only when no tool call of the agent is running.
 
     The summary request is sent without tools and labelled ``<session name>/compact`` (header
     ``X-Paragents-Session``), so logs, proxies and the replay server can tell it from turn requests.
+    ``auto`` (automatic compaction) also refuses, with NothingToCompact, when the messages to fold
+    are smaller than half the summary budget: such a compaction would cost a request and save little.
     Returns the outcome; raises CompactionError (nothing changed) when there is nothing to compact,
     the summary request fails, the summary is empty or too long, or the store refuses the record."""
     from paragents import events as ev
@@ -315,7 +322,15 @@ async def compact_agent(agent: Agent, focus: str | None = None) -> CompactionOut
     keep = max(0, int(window * agent.config.compact_threshold * KEEP_SHARE) - fixed - max_summary)
     cut = choose_cut(history, start, keep, limit)
     if cut is None:
-        raise CompactionError("nothing to compact yet: the request holds only the latest turn")
+        raise NothingToCompact("nothing to compact yet: the request holds only the latest turn")
+    folded = estimate_messages_tokens(history[start:cut]) - estimate_text_tokens(
+        state.summary if state else ""
+    )
+    if auto and folded <= max_summary // 2:
+        raise NothingToCompact(
+            f"nothing worth compacting yet: the older messages hold about {max(folded, 0)} tokens "
+            f"and a summary may take up to {max_summary}"
+        )
     messages = summarization_messages(
         history[start:cut], state.summary if state is not None else None, focus, window - max_summary - 32
     )
