@@ -58,6 +58,8 @@ class FrameProbe:
         self.frame_times: list[float] = []
         self.frame_cost_ms: list[float] = []
         self.bytes = 0
+        self.offscreen = 0
+        """Tokens handed to a widget while its panel was scrolled off screen (no latency recorded)."""
         self.recording = False
         original = app._display
 
@@ -79,10 +81,14 @@ class FrameProbe:
                 return
             for key, handed in self.handed.items():
                 shown = self.shown[key]
-                if handed > shown and self.visible(key):
+                if handed <= shown:
+                    continue
+                if self.visible(key):
                     arrived = self.arrived[key]
                     self.latencies_ms.extend((now - arrived[i]) * 1000 for i in range(shown, handed))
-                    self.shown[key] = handed
+                else:  # scrolled off screen: not displayable, so not counted
+                    self.offscreen += handed - shown
+                self.shown[key] = handed
 
         app._display = display
 
@@ -127,6 +133,7 @@ def summarize(
     return {
         "tokens": tokens,
         "tok_shown": len(probe.latencies_ms),
+        "tok_offscreen": probe.offscreen,
         "tok_to_frame_p50_ms": r(percentile(probe.latencies_ms, 50)),
         "tok_to_frame_p99_ms": r(percentile(probe.latencies_ms, 99)),
         "loop_lag_p99_ms": r(percentile(lag.lags_ms, 99)),

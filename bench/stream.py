@@ -59,7 +59,7 @@ async def run_app(args: argparse.Namespace) -> dict[str, Any]:
     from paragents.ui.widgets.transcript import AssistantBlock
 
     root = bench_root()
-    overrides = {"base_url": args.url, "model": "m", "max_retries": 0}
+    overrides = {"base_url": args.url, "model": "m", "max_retries": 0, "max_parallel_turns": max(args.n, 4)}
     runtime = await Runtime.create(root / "project", cli_overrides=overrides, db_path=root / "state" / "b.db")
     sids = [(await runtime.new_session(f"p{i + 1}")).id for i in range(args.n)]
     app = make_app(runtime)
@@ -118,7 +118,7 @@ async def run_app(args: argparse.Namespace) -> dict[str, Any]:
         markdown_ok = True
         for sid in sids:
             text = "".join(received[sid])
-            dropped += args.tokens - len(received[sid])
+            dropped += max(0, args.tokens - len(received[sid]))
             blocks = list(app.panels[sid].query(AssistantBlock))
             final = blocks[-1].entry.content if blocks else ""
             dropped += 0 if final == text else 1
@@ -194,7 +194,7 @@ async def run_log(args: argparse.Namespace) -> dict[str, Any]:
     await client.aclose()
     total = sum(counts.values())
     result = summarize(probe, lag, window, total, rss_after)
-    result["tokens_dropped"] = args.n * args.tokens - total
+    result["tokens_dropped"] = sum(max(0, args.tokens - counts[f"p{i}"]) for i in range(args.n))
     return result
 
 

@@ -19,7 +19,7 @@ from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Button, Collapsible, Markdown, Static
+from textual.widgets import Button, Collapsible, Static
 
 from paragents.models import Message, ToolCall
 from paragents.ui.text import clean, safe_text, tail
@@ -33,7 +33,7 @@ LIVE_TAIL_CHARS = 6000
 """Characters of the in-flight reply shown while it streams (the full text shows once complete)."""
 LIVE_REASONING_CHARS = 600
 """Characters of in-flight reasoning shown while it streams."""
-RESTORE_MOUNTED = 8
+RESTORE_MOUNTED = 20
 """Entries mounted when a stored conversation is loaded (restore/reopen); "show earlier" mounts more.
 Kept small so startup with many persisted sessions stays fast (see docs/performance.md)."""
 
@@ -101,6 +101,8 @@ class AssistantBlock(Vertical):
                 collapsed=True,
             )
         if self.entry.content.strip():
+            from textual.widgets import Markdown  # lazy: markdown-it + pygments cost ~0.15 s at startup
+
             yield Markdown(clean(self.entry.content))
 
 
@@ -265,12 +267,18 @@ class Transcript(VerticalScroll):
                 self.add_message(message)
         finally:
             self._loading = False
-        start = max(len(self.records) - RESTORE_MOUNTED, self.first_mounted)
-        widgets = [self._make_widget(entry) for entry in self.records[start:] if entry.widget is None]
-        self.first_mounted = start
+        self.first_mounted = max(len(self.records) - min(RESTORE_MOUNTED, MAX_MOUNTED), self.first_mounted)
+        # Mount after the next refresh: the first frame (panels, titles, prompt boxes) comes first.
+        self.call_after_refresh(self._mount_restored)
+
+    def _mount_restored(self) -> None:
+        pending = self.records[self.first_mounted :]
+        later = next((e.widget for e in pending if e.widget is not None and e.widget.parent is self), None)
+        widgets = [self._make_widget(e) for e in pending if e.widget is None]
+        before = later or (self.live if self.live is not None and self.live.parent is self else None)
         if widgets:
-            if self.live is not None and self.live.parent is self:
-                self.mount_all(widgets, before=self.live)
+            if before is not None:
+                self.mount_all(widgets, before=before)
             else:
                 self.mount_all(widgets)
         self._update_earlier_button()
