@@ -262,6 +262,7 @@ class Agent:
             if partial.reasoning:
                 msg["reasoning_content"] = partial.reasoning
             await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
+            self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
             self.emit(ev.Notice(sid, "cancelled: the partial reply was kept (marked incomplete)", "warning"))
         for call in pending:
             await self._append(tool_message(call.id, CANCELLED_RESULT), added)
@@ -326,6 +327,7 @@ class Agent:
                 if reasoning:
                     msg["reasoning_content"] = reasoning
                 await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
+                self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
                 self.emit(
                     ev.Notice(sid, "the reply broke off: partial text kept and marked incomplete", "warning")
                 )

@@ -77,8 +77,11 @@ def safe_url(url: str) -> str:
 
 
 def scrub(text: str, api_key: str | None) -> str:
-    """Return ``text`` with every occurrence of ``api_key`` replaced by its redacted form."""
-    if api_key and api_key in text:
+    """Return ``text`` with every occurrence of ``api_key`` replaced by its redacted form.
+
+    Keys shorter than 6 characters (placeholders such as "x" for local servers) are left alone: replacing
+    them would garble every message."""
+    if api_key and len(api_key) >= 6 and api_key in text:
         text = text.replace(api_key, redact(api_key))
     return text
 

@@ -156,6 +156,7 @@ async def test_stream_breaking_midway_keeps_partial_text_marked_and_out_of_histo
     assert s.state == SessionState.FAILED
     stored = await rt.store.load_messages(s.id)
     assert stored[-1].message["content"] == "Partial ans" and stored[-1].complete is False
+    assert s.messages[-1] == {"role": "assistant", "content": "Partial ans", "incomplete": True}
     env.server.add(reply("full answer"), session="a")
     rt.submit(s.id, "q2")
     await rt.wait_idle(s.id)
