@@ -58,7 +58,11 @@ class ToolCall:
 
     def to_openai(self) -> dict[str, Any]:
         """Return the ``tool_calls[]`` item of an assistant message in OpenAI shape."""
-        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+        return {
+            "id": self.id,
+            "type": "function",
+            "function": {"name": self.name, "arguments": self.arguments},
+        }
 
     @classmethod
     def from_openai(cls, data: dict[str, Any]) -> ToolCall:

@@ -8,6 +8,7 @@ sink set with :meth:`Runtime.set_sink` ("messages up"). Nothing here imports Tex
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -147,7 +148,7 @@ class Runtime:
         if recorder is not None:
             runtime.recorder = recorder
             recorder.attach(runtime)
-        if getattr(store, "recovery_note", None):
+        if store.recovery_note:
             runtime.notes.append(store.recovery_note)
         dead_note = await runtime.conflicts.release_dead()
         if dead_note:
@@ -226,7 +227,7 @@ class Runtime:
             store=self.store,
             config=self.config,
             emit=self.emit,
-            system_prompt=lambda v=view: self._system_prompt(v),
+            system_prompt=functools.partial(self._system_prompt, view),
             history=history,
             preflight=self.conflicts.preflight,
             on_read=self.conflicts.read_hook(rec.id),
@@ -273,6 +274,8 @@ class Runtime:
         """Create, persist and open a new session; return its view (``open_panel``: shown in the TUI).
 
         Raises SessionError for a bad name, an unknown mode or a workdir that is not a directory."""
+        if not (model or self.config.model):
+            raise SessionError("no model is configured: run /setup, or give one with /new --model NAME")
         taken = {r.name for r in await self.store.list_sessions(self.project_dir)}
         if name is not None and not _NAME_RE.match(name):
             raise SessionError(f"bad session name {name!r}: use 1-40 letters, digits, '.', '_' or '-'")

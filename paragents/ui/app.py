@@ -133,8 +133,10 @@ class ParagentsApp(App[None]):
             await self.query("#empty").remove()
             self._relayout()
             await self.query_one("#panels", Container).mount_all(restored)
-        if not self.panels:
+        if not self.panels and self.runtime.config.model:
             await self._new_session()
+        elif not self.panels:
+            self.notify("Choose a model in setup to start the first session.", timeout=5)
         for note in self.runtime.notes:
             self.notify(note, title="paragents", timeout=10)
         if self.active_sid is None and self.panels:
@@ -370,6 +372,8 @@ class ParagentsApp(App[None]):
             self._error(exc)
             return
         self.notify("Configuration saved and reloaded.")
+        if not self.panels and self.runtime.config.model:
+            await self._new_session()
 
     def _after_sessions(self, sid: str | None) -> None:
         if sid:

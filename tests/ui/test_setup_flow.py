@@ -7,7 +7,7 @@ import socket
 import stat
 from typing import Any
 
-from textual.widgets import Input, Static
+from textual.widgets import Button, Input, Static
 
 from paragents import paths
 from paragents.llm.replay import ReplayServer
@@ -58,8 +58,8 @@ async def test_setup_says_plainly_when_the_server_is_down(make_runtime: Any) -> 
         text = status_text(app)
         assert text.startswith("✗") and str(port) in text
         app.screen.query_one("#base-url", Input).value = "not-a-url"
-        await pilot.click("#test")
-        await wait_until(pilot, lambda: "http(s) URL" in status_text(app), "the URL error")
+        app.screen.query_one("#test", Button).press()
+        await wait_until(pilot, lambda: "http(s) URL" in status_text(app), "the URL error: " + status_text(app))
         await app.shutdown_runtime()
 
 
@@ -78,4 +78,27 @@ async def test_shift_tab_cycles_the_permission_mode_of_the_focused_session(make_
         assert seen == ["acceptEdits", "plan", "default"]
         record = await runtime.store.get_session(sid)
         assert record.mode == "default"
+        await app.shutdown_runtime()
+
+
+async def test_true_first_run_without_a_model_opens_setup_then_the_first_session(
+    tmp_path: Any, replay: ReplayServer
+) -> None:
+    from paragents.runtime import Runtime
+
+    project = tmp_path / "fresh"
+    project.mkdir()
+    runtime = await Runtime.create(project, db_path=tmp_path / "fresh.db")
+    assert runtime.config.model == ""
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup and startup")
+        assert app.panels == {}
+        assert app.focused is app.screen.query_one("#base-url", Input)
+        app.screen.query_one("#base-url", Input).value = replay.base_url
+        app.screen.query_one("#model-input", Input).value = "m"
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: len(app.panels) == 1, "the first session after setup")
+        view = next(iter(runtime.sessions.values()))
+        assert view.model == "m"
         await app.shutdown_runtime()

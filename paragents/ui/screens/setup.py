@@ -95,6 +95,7 @@ class SetupScreen(Screen[bool]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#base-url", Input).focus()
         if self.app.is_headless:  # frozen cursors: deterministic screenshots in tests
             for field in self.query(Input):
                 field.cursor_blink = False
