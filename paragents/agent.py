@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from paragents.store import Store
     from paragents.tools.registry import ToolRegistry
 
+OVERSIZE_FACTOR = 1.5
+"""A request whose local token estimate exceeds this many context windows is refused before sending
+(the estimate can run high on some tokenizers, so only clear overflows are stopped locally)."""
 CANCELLED_RESULT = "cancelled: the user cancelled the turn before this call finished"
 
 
@@ -309,10 +312,23 @@ class Agent:
             self.emit(ev.Notice(sid, f"{reason}, retrying in {delay:.0f} s (attempt {attempt})", "warning"))
 
         specs = self.tool_specs()
+        messages = self.request_messages()
+        estimate = estimate_messages_tokens(messages, specs)
+        window = self.session.context_window
+        if estimate > OVERSIZE_FACTOR * window:
+            partial.kind = "context_length"
+            partial.error = (
+                f"this request is about {estimate:,} tokens, far more than {self.session.model}'s context "
+                f"window ({window:,} tokens), so it was not sent: shorten the prompt, /compact or /clear "
+                f"(if the window is larger, set models.{self.session.model}.context_window "
+                "in runtime_config.json)"
+            )
+            self.emit(ev.Notice(sid, partial.error, "error"))
+            return None
         try:
             return await self.client.stream_chat(
                 model=self.session.model,
-                messages=self.request_messages(),
+                messages=messages,
                 tools=specs or None,
                 on_delta=on_delta,
                 on_retry=on_retry,

@@ -295,6 +295,8 @@ class Runtime:
         )
         if open_panel:
             await self.store.update_session(rec.id, is_open=True, position=len(self.sessions))
+        else:  # headless sessions are not shown as TUI panels until reopened from /sessions
+            await self.store.update_session(rec.id, is_open=False)
         view = await self._open_view(await self.store.get_session(rec.id))
         self.emit(ev.SessionStateChanged(view.id, view.state, "created"))
         return view

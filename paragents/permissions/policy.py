@@ -48,6 +48,10 @@ def tool_family(tool: str) -> str:
     return INTERNAL_TOOLS.get(tool, tool)
 
 
+_PATH_KEYS = ("path", "file_path", "notebook_path")
+_DIRECTORY_TOOLS = frozenset({"list_dir", "glob", "grep", "Glob", "Grep", "LS"})
+"""Tools whose path argument defaults to the working directory when absent."""
+
 class Policy:
     """Merged permission rules for one project. Build with :meth:`load`; ask with :meth:`decide`."""
 
@@ -191,9 +195,13 @@ class Policy:
             parts, writes, unknown = checker.check_command(command)
             return finish(parts, family, permission_mode, writes, unknown)
         if family in ("Read", "Edit"):
-            raw = arguments.get("path", "." if family == "Read" else None)
+            # Claude Code's tools name the path file_path / notebook_path; ours name it path.
+            raw = next(
+                (arguments[k] for k in _PATH_KEYS if arguments.get(k) is not None),
+                "." if tool in _DIRECTORY_TOOLS else None,
+            )
             if not isinstance(raw, str) or not raw:
-                part = Part(tool, "invalid", f"{tool} call has no 'path' string argument")
+                part = Part(tool, "invalid", f"{tool} call has no 'path' (or 'file_path') string argument")
                 return finish([part], family, permission_mode)
             target = resolve.absolute(raw, cwd_text, home)
             part = checker.check_path(family, target)

@@ -296,3 +296,17 @@ async def test_agents_md_is_in_the_system_prompt(env: Env) -> None:
 def test_fixture_dir_is_present() -> None:
     assert (shared_fixtures_dir() / "sse").is_dir()
     assert Path(__file__).exists()
+
+
+async def test_a_prompt_far_over_the_context_window_is_refused_locally(env: Env) -> None:
+    rt = await env.runtime(default_context_window=2000)
+    s = await rt.new_session("a")
+    rt.submit(s.id, "word " * 20000)
+    await rt.wait_idle(s.id)
+    assert s.last_result is not None and s.last_result.status == "failed"
+    assert s.last_result.error_kind == "context_length"
+    assert "context window" in (s.last_result.error or "") and "2,000" in (s.last_result.error or "")
+    assert env.server.requests == []
+    stored = await rt.store.load_messages(s.id)
+    assert stored[0].message["role"] == "user"
+    await rt.shutdown()
