@@ -323,7 +323,6 @@ class Agent:
                 f"(if the window is larger, set models.{self.session.model}.context_window "
                 "in runtime_config.json)"
             )
-            self.emit(ev.Notice(sid, partial.error, "error"))
             return None
         try:
             return await self.client.stream_chat(
@@ -354,7 +353,6 @@ class Agent:
                     'call tools, set "tools": false for it under "models" in runtime_config.json)'
                 )
             partial.kind = exc.kind
-            self.emit(ev.Notice(sid, partial.error, "error"))
             return None
 
     async def _account(self, reply: AssembledReply) -> Usage:

@@ -97,6 +97,8 @@ class HeadlessSink:
             target.print(f"[{style}]{escape(event.text)}[/]")
         elif isinstance(event, ev.TurnFinished):
             out.print()
+            if event.error and event.status == "failed":
+                self.err.print(f"[bold red]{escape(event.error)}[/]")
 
     async def _answer(self, event: ev.PermissionRequested) -> None:
         if not self.interactive:
