@@ -165,7 +165,7 @@ def _format_validation(path: str, err: ValidationError) -> str:
     parts = []
     for e in err.errors():
         loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        msg = e["msg"]
+        msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
             known = ", ".join(sorted(RuntimeConfig.model_fields))
             msg = f"unknown key (known keys: {known})"
@@ -301,6 +301,10 @@ def describe_config(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
                 if isinstance(value, dict)
                 else [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
             )
+        elif value is None:
+            shown = "(not set)"
+        elif isinstance(value, bool):
+            shown = "true" if value else "false"
         else:
             shown = str(value)
         rows.append((name, shown, loaded.sources.get(name, "default")))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from paragents.permissions.decision import PermissionMode, RuleKind
 from paragents.permissions.rules import Rule, parse_rule
@@ -60,10 +60,48 @@ class Example(BaseModel):
     mode: PermissionMode = Field(PermissionMode.DEFAULT, description="Mode to check the example in.")
 
 
+CLAUDE_SETTINGS_KEYS = frozenset(
+    {
+        "env",
+        "hooks",
+        "model",
+        "apiKeyHelper",
+        "cleanupPeriodDays",
+        "includeCoAuthoredBy",
+        "statusLine",
+        "outputStyle",
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "disabledMcpjsonServers",
+        "forceLoginMethod",
+        "forceLoginOrgUUID",
+        "awsAuthRefresh",
+        "awsCredentialExport",
+        "spinnerTipsEnabled",
+        "alwaysThinkingEnabled",
+        "companyAnnouncements",
+        "theme",
+        "sandbox",
+        "otelHeadersHelper",
+        "disableAllHooks",
+        "subagentStatusLine",
+    }
+)
+"""Other top-level keys of a Claude Code settings.json: ignored, so a whole file can be pasted. Any
+other unknown key is still an error (a misspelt "permisions" must never silently drop a deny)."""
+
+
 class PermissionsFile(BaseModel):
-    """A whole permission file."""
+    """A whole permission file (a Claude Code settings.json loads too: its other keys are ignored)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_claude_settings(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in CLAUDE_SETTINGS_KEYS}
+        return data
 
     schema_: str | None = Field(None, alias="$schema", description="Optional JSON-schema URL (ignored).")
     permissions: PermissionsBlock = Field(default_factory=lambda: PermissionsBlock.model_validate({}))

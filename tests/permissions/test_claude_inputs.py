@@ -24,3 +24,25 @@ def test_a_read_without_any_path_is_refused_but_directory_tools_default_to_cwd(t
     assert policy.decide("Read", {}, cwd=tmp_path).decision == "deny"
     assert policy.decide("read_file", {}, cwd=tmp_path).decision == "deny"
     assert policy.decide("list_dir", {}, cwd=tmp_path).decision == "allow"
+
+
+def test_a_whole_claude_code_settings_file_loads_but_a_misspelt_key_is_an_error(tmp_path: Path) -> None:
+    import json
+
+    import pytest
+
+    from paragents.permissions import PolicyError
+
+    settings = {
+        "env": {"FOO": "1"},
+        "model": "opus",
+        "hooks": {},
+        "permissions": {"allow": ["Bash(git status)"], "deny": ["Read(./.env)"]},
+    }
+    (tmp_path / "permissions.json").write_text(json.dumps(settings))
+    policy = Policy.load(tmp_path)
+    assert policy.decide("Bash", {"command": "git status"}, cwd=tmp_path).decision == "allow"
+    assert policy.decide("Read", {"path": ".env"}, cwd=tmp_path).decision == "deny"
+    (tmp_path / "permissions.json").write_text(json.dumps({"permisions": {"deny": ["Read(./.env)"]}}))
+    with pytest.raises(PolicyError, match="permisions"):
+        Policy.load(tmp_path)

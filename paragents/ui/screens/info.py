@@ -21,10 +21,14 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+w", "Close the focused session"),
     ("alt+right / f6", "Focus the next session"),
     ("alt+left / shift+f6", "Focus the previous session"),
-    ("alt+1 … alt+9", "Focus session by number"),
+    ("alt+1 … alt+9", "Focus session by number (where the terminal sends alt+digit)"),
     ("escape", "Cancel the focused session's running turn"),
+    ("shift+tab", "Cycle the focused session's permission mode (default → acceptEdits → plan)"),
     ("ctrl+p", "Command palette (every slash command is there)"),
+    ("f2", "Inbox: every pending approval and conflict, oldest first"),
+    ("f3", "Overview: one row per session, like top"),
     ("y s a n d", "In the approval bar: allow once / this session / always…, deny, deny with note…"),
+    ("w r s e", "In the conflict bar: wait / run anyway / skip / re-read first"),
     ("ctrl+q", "Quit"),
 )
 """Key bindings shown by /help (kept in sync with ParagentsApp.BINDINGS)."""
