@@ -51,8 +51,9 @@ if TYPE_CHECKING:
     from paragents.tools.registry import ToolRegistry
 
 OVERSIZE_FACTOR = 1.5
-"""A request whose local token estimate exceeds this many context windows is refused before sending
-(the estimate can run high on some tokenizers, so only clear overflows are stopped locally)."""
+"""A request whose local token estimate exceeds this many context windows is refused before sending,
+when the model's window is configured (``models.NAME.context_window``); the estimate can run high on
+some tokenizers, so only clear overflows are stopped locally, and unknown windows are left to the server."""
 CANCELLED_RESULT = "cancelled: the user cancelled the turn before this call finished"
 
 
@@ -315,7 +316,8 @@ class Agent:
         messages = self.request_messages()
         estimate = estimate_messages_tokens(messages, specs)
         window = self.session.context_window
-        if estimate > OVERSIZE_FACTOR * window:
+        explicit = self.session.model in self.config.models
+        if explicit and estimate > OVERSIZE_FACTOR * window:
             partial.kind = "context_length"
             partial.error = (
                 f"this request is about {estimate:,} tokens, far more than {self.session.model}'s context "

@@ -299,7 +299,7 @@ def test_fixture_dir_is_present() -> None:
 
 
 async def test_a_prompt_far_over_the_context_window_is_refused_locally(env: Env) -> None:
-    rt = await env.runtime(default_context_window=2000)
+    rt = await env.runtime(models={"m": {"context_window": 2000}})
     s = await rt.new_session("a")
     rt.submit(s.id, "word " * 20000)
     await rt.wait_idle(s.id)
