@@ -31,3 +31,34 @@ def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.delenv(var, raising=False)
     (root / "home").mkdir()
     yield root
+
+
+
+_EXIT_STATUS = [0]
+
+
+def _leaked_threads() -> list:
+    import threading
+
+    return [
+        t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()
+    ]
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Remember the exit status and report threads a test leaked (they would keep the process alive)."""
+    _EXIT_STATUS[0] = int(exitstatus)
+    leaked = _leaked_threads()
+    if leaked:
+        print("\nLEAKED NON-DAEMON THREADS (a test did not close its store/runtime):", [t.name for t in leaked])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Never let a leaked thread hang the run (CI would wait 90 minutes): exit with pytest's status."""
+    if _leaked_threads():
+        import os
+        import sys
+
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT_STATUS[0] or 1)

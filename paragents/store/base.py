@@ -52,7 +52,13 @@ class StoreBase:
         """Run ``work(db)`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` and return its result.
 
         Rolls back and re-raises when ``work`` raises; retries the whole transaction when SQLite
-        reports the database busy. sqlite3 errors other than busy become StoreError."""
+        reports the database busy. sqlite3 errors other than busy become StoreError. The transaction
+        is shielded from cancellation: a cancelled caller gets CancelledError at once, while the
+        transaction still commits or rolls back as a whole (a cancel between BEGIN and COMMIT would
+        otherwise leave the connection inside an open transaction)."""
+        return await asyncio.shield(self._write_now(work))
+
+    async def _write_now(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         db = self._conn()
 
         async def attempt() -> T:
