@@ -20,7 +20,9 @@ def shared_fixtures_dir() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
     """Point config, state, managed-settings and HOME at a fresh temp dir; clear key env vars."""
     root = tmp_path_factory.mktemp("paragents-home")
     monkeypatch.setenv("HOME", str(root / "home"))
@@ -31,7 +33,6 @@ def isolated_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
         monkeypatch.delenv(var, raising=False)
     (root / "home").mkdir()
     yield root
-
 
 
 _EXIT_STATUS = [0]
@@ -50,7 +51,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     _EXIT_STATUS[0] = int(exitstatus)
     leaked = _leaked_threads()
     if leaked:
-        print("\nLEAKED NON-DAEMON THREADS (a test did not close its store/runtime):", [t.name for t in leaked])
+        print(
+            "\nLEAKED NON-DAEMON THREADS (a test did not close its store/runtime):", [t.name for t in leaked]
+        )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
