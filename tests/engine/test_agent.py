@@ -24,7 +24,10 @@ def call(name: str, args: dict | str, id: str = "call_1") -> dict:
 async def test_text_reply_is_streamed_stored_and_counted(env: Env) -> None:
     rt = await env.runtime()
     s = await rt.new_session("a")
-    env.server.add(reply("Hello **there**", usage={"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}), session="a")
+    env.server.add(
+        reply("Hello **there**", usage={"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}),
+        session="a",
+    )
     rt.submit(s.id, "hi")
     await rt.wait_idle(s.id)
     assert "".join(e.text for e in env.sink.of(ev.TextDelta, s.id)) == "Hello **there**"
@@ -63,7 +66,9 @@ async def test_truncated_arguments_are_never_run_and_the_loop_goes_on(env: Env) 
     """A9-t1: write_file with cut-off JSON gets an error tool message; the file is not written."""
     rt = await env.runtime()
     s = await rt.new_session("a")
-    env.server.add_fixture(json.loads((shared_fixtures_dir() / "sse" / "A9-t1.json").read_text()), session="a")
+    env.server.add_fixture(
+        json.loads((shared_fixtures_dir() / "sse" / "A9-t1.json").read_text()), session="a"
+    )
     env.server.add(reply("Sorry, retrying later."), session="a")
     rt.submit(s.id, "write it")
     await rt.wait_idle(s.id)
@@ -170,7 +175,9 @@ async def test_cancel_mid_stream_ends_the_turn_cancelled_and_keeps_partial(env: 
     rt = await env.runtime()
     s = await rt.new_session("a")
     env.server.add(
-        ScriptedResponse(reads=['data: {"choices":[{"index":0,"delta":{"content":"Working on"}}]}\n\n'], hang=True),
+        ScriptedResponse(
+            reads=['data: {"choices":[{"index":0,"delta":{"content":"Working on"}}]}\n\n'], hang=True
+        ),
         session="a",
     )
     rt.submit(s.id, "long task")

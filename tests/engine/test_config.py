@@ -60,7 +60,7 @@ def test_wrong_type_and_bad_url_are_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="max_parallel_turns"):
         load_config(tmp_path)
     (tmp_path / "runtime_config.json").write_text(json.dumps({"base_url": "localhost:8080"}))
-    with pytest.raises(ConfigError, match="base_url.*http"):
+    with pytest.raises(ConfigError, match=r"base_url.*http"):
         load_config(tmp_path)
 
 
@@ -75,7 +75,7 @@ def test_saved_config_is_0600_and_key_file_readable_by_others_is_refused(tmp_pat
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert load_config(tmp_path).config.resolve_api_key() == "sk-secret-123456"
     os.chmod(path, 0o644)
-    with pytest.raises(ConfigError, match="chmod 600"):
+    with pytest.raises(ConfigError, match=r"chmod 600"):
         load_config(tmp_path)
 
 

@@ -82,7 +82,7 @@ def test_ask_without_a_terminal_becomes_a_denial_with_the_reason(
     server.add(ScriptedResponse.from_message(content="could not write"), session="run")
     code, out = run_json(server, tmp_path)
     assert code == 0
-    tool = [m for m in out["messages"] if m["role"] == "tool"][0]
+    tool = next(m for m in out["messages"] if m["role"] == "tool")
     assert "no terminal" in tool["content"] and "denied" in tool["content"]
     assert not (tmp_path / "f.txt").exists()
 

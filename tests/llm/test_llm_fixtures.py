@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import shared_fixtures_dir
 
 from paragents.llm import ChatClient, LLMError, ReplayServer, ScriptedResponse
 from paragents.llm.stream import Delta, ReasoningDelta, TextDelta
 from paragents.models import parse_arguments
+from tests.conftest import shared_fixtures_dir
 
 API_KEY = "sk-test-fixture-key-0123456789"
 FIXTURES = sorted((shared_fixtures_dir() / "sse").glob("*.json"))

@@ -20,7 +20,9 @@ def status_text(app: Any) -> str:
     return str(app.screen.query_one("#status", Static).render())
 
 
-async def test_setup_tests_the_connection_saves_0600_and_reloads(make_runtime: Any, replay: ReplayServer) -> None:
+async def test_setup_tests_the_connection_saves_0600_and_reloads(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
     runtime = await make_runtime()
     app = make_app(runtime, first_run=True)
     key = "sk-setup-SECRET-9876"
@@ -59,7 +61,9 @@ async def test_setup_says_plainly_when_the_server_is_down(make_runtime: Any) -> 
         assert text.startswith("✗") and str(port) in text
         app.screen.query_one("#base-url", Input).value = "not-a-url"
         app.screen.query_one("#test", Button).press()
-        await wait_until(pilot, lambda: "http(s) URL" in status_text(app), "the URL error: " + status_text(app))
+        await wait_until(
+            pilot, lambda: "http(s) URL" in status_text(app), "the URL error: " + status_text(app)
+        )
         await app.shutdown_runtime()
 
 
@@ -92,7 +96,9 @@ async def test_true_first_run_without_a_model_opens_setup_then_the_first_session
     assert runtime.config.model == ""
     app = make_app(runtime, first_run=True)
     async with app.run_test(size=SIZE) as pilot:
-        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup and startup")
+        await wait_until(
+            pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup and startup"
+        )
         assert app.panels == {}
         assert app.focused is app.screen.query_one("#base-url", Input)
         app.screen.query_one("#base-url", Input).value = replay.base_url
