@@ -3,66 +3,13 @@ and a checker of what the server received."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import pytest
-
-from paragents import events as ev
 from paragents.compaction import SUMMARY_PROMPT
 from paragents.llm.replay import ReceivedRequest, ReplayServer
-from paragents.runtime import Runtime
 
-
-@dataclass
-class Collector:
-    """Event sink recording every event; answers permission asks from ``answers`` when given."""
-
-    events: list[ev.Event] = field(default_factory=list)
-    answers: list[tuple[str, Any]] = field(default_factory=list)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def __call__(self, event: ev.Event) -> None:
-        self.events.append(event)
-        self.changed.set()
-        if isinstance(event, ev.PermissionRequested) and self.answers:
-            event.reply.set_result(self.answers.pop(0))
-
-    def of(self, kind: type, sid: str | None = None) -> list[Any]:
-        return [e for e in self.events if isinstance(e, kind) and (sid is None or e.session_id == sid)]
-
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10) -> None:
-        async def loop() -> None:
-            while not predicate():
-                self.changed.clear()
-                await self.changed.wait()
-
-        await asyncio.wait_for(loop(), timeout)
-
-
-@dataclass
-class Env:
-    server: ReplayServer
-    project: Path
-    db: Path
-    sink: Collector
-
-    async def runtime(self, **overrides: Any) -> Runtime:
-        cfg = {"base_url": self.server.base_url, "model": "m", "max_retries": 0, **overrides}
-        rt = await Runtime.create(self.project, cli_overrides=cfg, db_path=self.db)
-        rt.set_sink(self.sink)
-        return rt
-
-
-@pytest.fixture
-async def env(tmp_path: Path) -> AsyncIterator[Env]:
-    project = tmp_path / "proj"
-    project.mkdir()
-    async with ReplayServer(models=["m"]) as server:
-        yield Env(server=server, project=project, db=tmp_path / "state" / "paragents.db", sink=Collector())
+# The same Runtime/ReplayServer fixtures as the engine tests (one definition, shared).
+from tests.engine.conftest import Collector, Env, env  # noqa: F401
 
 
 def is_summary_request(request: ReceivedRequest) -> bool:
