@@ -240,8 +240,13 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
         all_turns = turns()
         assert all(t.status != "running" for t in all_turns)
         dead = [t for t in all_turns if t.prompt in killed_prompts]  # by prompt: pids can be reused
-        wrong = [(t.id, t.status, t.pid, t.error) for t in dead if t.status != "interrupted"]
+        # A kill that lands after the turn was recorded complete (while the process shuts down) leaves
+        # an honest "completed"; any other end state of a killed run's turn is wrong.
+        wrong = [
+            (t.id, t.status, t.pid, t.error) for t in dead if t.status not in ("interrupted", "completed")
+        ]
         assert dead and not wrong, wrong
+        assert any(t.status == "interrupted" for t in dead)
         # the kills hit every kind of point, and some interrupted tool calls were answered for the provider
         assert set(by_point) == {"stream", "request", "tool", "delay"}, by_point
         assert listed_interrupted >= 1
