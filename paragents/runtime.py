@@ -19,11 +19,12 @@ from typing import Any
 
 from paragents import events as ev
 from paragents.agent import Agent, TurnResult
-from paragents.compaction import CompactionOutcome, load_compaction
+from paragents.compaction import load_compaction
 from paragents.config import ConfigError, LoadedConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT, ConflictChecker
-from paragents.memory import MemoryReport, NoteBook, build_system_prompt, load_instructions, note_line
+from paragents.memory import NoteBook, build_system_prompt, load_instructions, note_line
 from paragents.models import Message, SessionState, TurnStatus, Usage
+from paragents.runtime_memory import MemoryCommands
 from paragents.scheduler import QueuedPrompt, Scheduler
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
@@ -67,7 +68,7 @@ class SessionView:
     last_result: TurnResult | None = None
 
 
-class Runtime:
+class Runtime(MemoryCommands):
     """Facade over the engine for one project directory. Build it with :meth:`create`."""
 
     def __init__(self, project_dir: Path, loaded: LoadedConfig, store: Any, policy: Any, client: Any) -> None:
@@ -123,7 +124,6 @@ class Runtime:
         PolicyError (unreadable permission files: the runtime fails closed). ``recorder`` (default:
         :data:`ACTIVE_RECORDER`) receives every raw response and is attached to the runtime."""
         from paragents import paths
-        from paragents.llm import ChatClient
         from paragents.permissions import Policy
         from paragents.store import Store
 
@@ -133,16 +133,7 @@ class Runtime:
         cfg = loaded.config
         recorder = recorder if recorder is not None else ACTIVE_RECORDER.get()
         if client is None:
-            client = ChatClient(
-                cfg.base_url,
-                cfg.resolve_api_key(env),
-                connect_timeout=cfg.connect_timeout,
-                read_timeout=cfg.read_timeout,
-                max_retries=cfg.max_retries,
-                max_retry_wait=cfg.max_retry_wait,
-                extra_headers=dict(cfg.extra_headers),
-                recorder=recorder.on_response if recorder is not None else None,
-            )
+            client = make_client(cfg, recorder, env)
         store = await Store.open(db_path or paths.db_path())
         runtime = cls(project_dir, loaded, store, policy, client)
         if recorder is not None:
@@ -477,66 +468,6 @@ class Runtime:
         tool = self.tools.get(call.name)
         return tool.summarize(args) if tool is not None else call.name
 
-    # -- memory and context ---------------------------------------------------------------------------
-    def _register_memory_tools(self) -> None:
-        from paragents.tools.remember import Remember
-
-        async def save(sid: str, text: str) -> str:
-            view = self._view(sid)
-            note = await self.notebook.add(sid, text, project=False, author=f"agent@{view.name}")
-            return f"noted (session note {note.id}); it stays in your instructions"
-
-        if "remember" not in self.tools:
-            self.tools.register(Remember(save))
-
-    async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome:
-        """Compact the session's history with its own model (``focus`` steers the summary).
-
-        While a turn runs, waits for its next safe point (no tool call in flight). Returns the
-        outcome; a failure (``ok=False``, also shown as a Notice) leaves the history unchanged."""
-        agent = self.agents[self._view(sid).id]
-        if self.scheduler.is_running(sid):
-            return await agent.request_compaction(focus)
-        return await agent.compact(focus)
-
-    async def remember(self, sid: str, text: str, project: bool = False) -> Any:
-        """Store a note written by the user: for this session, or for every session of the project
-        (``project``). Returns the store's ``NoteRecord``; raises ValueError for empty text."""
-        view = self._view(sid)
-        note = await self.notebook.add(sid, text, project=project, author=f"user@{view.name}")
-        if project:
-            for other in self.sessions:
-                await self.notebook.refresh(other)
-        return note
-
-    async def memory(self, sid: str) -> MemoryReport:
-        """Return what the session's agent has in memory: instruction files (with paths), session
-        and project notes (with author and time), and the compaction in force."""
-        view = self._view(sid)
-        await self.notebook.refresh(sid)
-        state = self.agents[sid].compaction
-        return MemoryReport(
-            instructions=load_instructions(self.project_dir, view.workdir),
-            session_notes=self.notebook.session_notes(sid),
-            project_notes=self.notebook.project_notes(sid),
-            compaction=f"{state.covered} messages summarised in requests" if state else None,
-        )
-
-    async def fork(self, sid: str, name: str | None = None) -> SessionView:
-        """Start a new session with a copy of this one's history (and compaction, and session notes);
-        return its view. Raises SessionError for a bad or taken name."""
-        from paragents.memory import fork_session
-
-        return await fork_session(self, self._view(sid), name)
-
-    def session_cost(self, sid: str) -> float | None:
-        """Return the session's cost in USD from its usage and its model's prices, or None (no prices)."""
-        from paragents.tokens import cost_usd
-
-        view = self._view(sid)
-        settings = self.config.model_settings(view.model)
-        return cost_usd(view.usage, settings.input_price_per_mtok, settings.output_price_per_mtok)
-
     # -- config ---------------------------------------------------------------------------------------
     def config_rows(self) -> list[tuple[str, str, str]]:
         """Return ``(field, redacted value, source)`` rows of the effective config for /show-config."""
@@ -544,20 +475,9 @@ class Runtime:
 
     async def reload_config(self) -> None:
         """Re-read the config files (after /setup) and rebuild the chat client. Raises ConfigError."""
-        from paragents.llm import ChatClient
-
         loaded = load_config(self.project_dir)
         cfg = loaded.config
-        client = ChatClient(
-            cfg.base_url,
-            cfg.resolve_api_key(),
-            connect_timeout=cfg.connect_timeout,
-            read_timeout=cfg.read_timeout,
-            max_retries=cfg.max_retries,
-            max_retry_wait=cfg.max_retry_wait,
-            extra_headers=dict(cfg.extra_headers),
-            recorder=self.recorder.on_response if self.recorder is not None else None,
-        )
+        client = make_client(cfg, self.recorder)
         old = self.client
         self.loaded = loaded
         self.client = client
@@ -580,6 +500,24 @@ class Runtime:
             await self.store.update_session(sid, state=view.state.value)
         await self.client.aclose()
         await self.store.close()
+
+
+def make_client(cfg: Any, recorder: Any = None, env: Mapping[str, str] | None = None) -> Any:
+    """Return the ``ChatClient`` for a ``RuntimeConfig`` (key resolved from ``env``), reporting raw
+    responses to ``recorder.on_response`` when a recorder is given. Raises ConfigError (missing key
+    env var)."""
+    from paragents.llm import ChatClient
+
+    return ChatClient(
+        cfg.base_url,
+        cfg.resolve_api_key(env),
+        connect_timeout=cfg.connect_timeout,
+        read_timeout=cfg.read_timeout,
+        max_retries=cfg.max_retries,
+        max_retry_wait=cfg.max_retry_wait,
+        extra_headers=dict(cfg.extra_headers),
+        recorder=recorder.on_response if recorder is not None else None,
+    )
 
 
 def _stdin_is_terminal() -> bool:
