@@ -19,7 +19,8 @@ _BLOCKS = [
     "- read `tests/test_cli.py` to see what it expects\n- change `parse_args` to build the default lazily\n"
     "- run the suite again and check **every** case\n\n",
     "```python\ndef parse_args(argv: list[str] | None = None) -> Namespace:\n    parser = build_parser()\n"
-    "    args = parser.parse_args(argv)\n    if args.config is None:\n        args.config = default_config()\n"
+    "    args = parser.parse_args(argv)\n    if args.config is None:\n"
+    "        args.config = default_config()\n"
     "    return args\n```\n\n",
     "| file | change | risk |\n|---|---|---|\n| `cli.py` | lazy default | low |\n"
     "| `config.py` | new helper | low |\n| `tests/test_cli.py` | new case | none |\n\n",

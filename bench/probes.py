@@ -12,6 +12,7 @@ skips turning the compositor update into terminal bytes, so the wrapper does tha
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import defaultdict
 from typing import Any
@@ -68,10 +69,8 @@ class FrameProbe:
             original(screen, renderable)
             if renderable is None or app._batch_count:
                 return
-            try:
+            with contextlib.suppress(Exception):
                 self.bytes += len(renderable.render_segments(app.console))
-            except Exception:
-                pass
             now = time.perf_counter()
             if not self.recording:
                 return

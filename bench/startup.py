@@ -59,7 +59,7 @@ async def start(t0: float, url: str) -> dict[str, Any]:
 
     runtime = await _runtime(url)
     expected = len(await runtime.store.list_sessions(runtime.project_dir, open_only=True))
-    app = make_app(runtime)
+    app = make_app(runtime, tune_gc=True)  # as the CLI does
     marks: dict[str, float] = {}
     original = app._display
 
@@ -85,7 +85,7 @@ async def reopen(name: str, url: str) -> dict[str, Any]:
 
     runtime = await _runtime(url)
     rec = await runtime.find_session(name)
-    app = make_app(runtime)
+    app = make_app(runtime, tune_gc=True)  # as the CLI does
     shown = asyncio.Event()
     target: list[Any] = []
     original = app._display

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import time
@@ -44,10 +45,8 @@ async def _press_keys(pilot: Any, app: Any, stop: asyncio.Event, delays_ms: list
     while not stop.is_set():
         pressed[0] = time.perf_counter()
         await pilot.press("f6")
-        try:
+        with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), 0.2)
-        except TimeoutError:
-            pass
 
 
 async def run_app(args: argparse.Namespace) -> dict[str, Any]:
@@ -62,7 +61,7 @@ async def run_app(args: argparse.Namespace) -> dict[str, Any]:
     overrides = {"base_url": args.url, "model": "m", "max_retries": 0, "max_parallel_turns": max(args.n, 4)}
     runtime = await Runtime.create(root / "project", cli_overrides=overrides, db_path=root / "state" / "b.db")
     sids = [(await runtime.new_session(f"p{i + 1}")).id for i in range(args.n)]
-    app = make_app(runtime)
+    app = make_app(runtime, tune_gc=True)  # as the CLI does
     probe = FrameProbe(app, lambda sid: sid in app.panels and _visible(app, app.panels[sid]))
     received: dict[str, list[str]] = defaultdict(list)
     applied: dict[str, int] = defaultdict(int)
@@ -80,7 +79,7 @@ async def run_app(args: argparse.Namespace) -> dict[str, Any]:
     async def apply(self: SessionPanel, event: Any) -> None:
         await original_apply(self, event)
         if isinstance(event, TextDelta):
-            applied[self.session_id] += 1
+            applied[self.session_id] += event.pieces  # the app joins queued deltas
         elif isinstance(event, MessageAdded | TurnFinished):
             probe.hand(self.session_id, applied[self.session_id])
 

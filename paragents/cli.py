@@ -155,7 +155,7 @@ def run_tui(args: argparse.Namespace) -> int:
             return 2
         from paragents.ui.app import make_app
 
-        app = make_app(runtime, first_run=first_run)
+        app = make_app(runtime, first_run=first_run, tune_gc=True)
         try:
             await app.run_async()
         finally:

@@ -65,16 +65,19 @@ class MessageAdded(Event):
 
 @dataclass(frozen=True, slots=True)
 class TextDelta(Event):
-    """A piece of answer text arrived from the model."""
+    """A piece of answer text arrived from the model; ``pieces`` > 1 when a consumer joined that many
+    consecutive deltas of one session into this one (the TUI does while they wait in its queue)."""
 
     text: str
+    pieces: int = 1
 
 
 @dataclass(frozen=True, slots=True)
 class ReasoningDelta(Event):
-    """A piece of reasoning (thinking) text arrived from the model."""
+    """A piece of reasoning (thinking) text arrived from the model; ``pieces`` as in :class:`TextDelta`."""
 
     text: str
+    pieces: int = 1
 
 
 @dataclass(frozen=True, slots=True)

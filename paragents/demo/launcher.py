@@ -45,7 +45,7 @@ class DemoPlayer(Player):
         """Run the app; drive the sessions from a task once the panels exist."""
         from paragents.ui.app import make_app
 
-        self.app = make_app(runtime, demo=True)
+        self.app = make_app(runtime, demo=True, tune_gc=True)
 
         async def drive() -> None:
             while not self.app.ready:

@@ -52,6 +52,7 @@ _PATH_KEYS = ("path", "file_path", "notebook_path")
 _DIRECTORY_TOOLS = frozenset({"list_dir", "glob", "grep", "Glob", "Grep", "LS"})
 """Tools whose path argument defaults to the working directory when absent."""
 
+
 class Policy:
     """Merged permission rules for one project. Build with :meth:`load`; ask with :meth:`decide`."""
 

@@ -14,6 +14,7 @@ frame repaints one or two panels. The ticker pauses when nothing is streaming.
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterable
 from functools import partial
@@ -67,6 +68,17 @@ MAIN_SCREEN_ACTIONS = {
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
 """Commands the palette cannot run directly: it pre-fills the prompt box instead."""
+GC_THRESHOLDS = (10_000, 20, 20)
+"""``gc.set_threshold`` of a tuned app (Python's default is 700, 10, 10). Streaming allocates many
+short-lived objects; with the defaults a full (generation 2) collection ran about once a second and
+stalled the loop 60-100 ms each time with eight panels streaming (docs/performance.md)."""
+
+
+def tune_gc() -> None:
+    """Make full garbage collections rare for a long-running TUI process: raise the collection
+    thresholds to :data:`GC_THRESHOLDS`. Process-wide; the CLI calls it (through ``make_app(...,
+    tune_gc=True)``), tests do not."""
+    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class ParagentsApp(App[None]):
@@ -86,7 +98,9 @@ class ParagentsApp(App[None]):
         *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
     ]
 
-    def __init__(self, runtime: Any, *, first_run: bool = False, demo: bool = False) -> None:
+    def __init__(
+        self, runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
+    ) -> None:
         super().__init__()
         self.runtime = runtime
         """The Runtime facade this app drives."""
@@ -98,6 +112,7 @@ class ParagentsApp(App[None]):
         self.ready = False
         """True once the open sessions were restored (or the first one created)."""
         self._tick = 0
+        self._waiting_delta: dict[str, AgentEvent] = {}
         self._runtime_closed = False
         self.clock = time.time
         """Returns Unix seconds for ages in the inbox/overview (tests fix it)."""
@@ -105,6 +120,8 @@ class ParagentsApp(App[None]):
         """Last event, running tool and ask arrival times per session (inbox order, overview)."""
         self.demo = demo
         """True for ``paragents demo``: the title says so on screen."""
+        self.tune_gc = tune_gc
+        """True when this app owns the process (the CLI): it tunes and, once started, freezes the GC."""
         if demo:
             self.title = "paragents — DEMO: scripted replies, no model, no network"
 
@@ -115,6 +132,8 @@ class ParagentsApp(App[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self.tune_gc:
+            tune_gc()
         self.runtime.set_sink(self._sink)
         self._ticker = self.set_interval(TICK_SECONDS, self._on_tick, pause=True)
         if self.first_run:
@@ -122,7 +141,20 @@ class ParagentsApp(App[None]):
         self.run_worker(self._startup(), name="startup", exclusive=True, group="startup")
 
     def _sink(self, event: Event) -> None:
-        """The runtime's event sink: wrap the core event in a Textual message (never touch widgets)."""
+        """The runtime's event sink: wrap the core event in a Textual message (never touch widgets).
+
+        A delta joins the session's previous delta message while that one still waits in the queue
+        (order is kept: any other event of the session ends the joining)."""
+        sid = event.session_id
+        if isinstance(event, TextDelta | ReasoningDelta):
+            waiting = self._waiting_delta.get(sid)
+            if waiting is not None and waiting.absorb(event):
+                return
+            message = AgentEvent(event)
+            self._waiting_delta[sid] = message
+            self.post_message(message)
+            return
+        self._waiting_delta.pop(sid, None)
         self.post_message(AgentEvent(event))
 
     async def _startup(self) -> None:
@@ -143,6 +175,10 @@ class ParagentsApp(App[None]):
             self.focus_panel(next(iter(self.panels)))
         self.ready = True
         self._update_header()
+        if self.tune_gc:
+            # Everything alive now (modules, widgets, restored records) lives as long as the app: move
+            # it out of the collector's view so full collections only walk what streaming allocates.
+            self.call_after_refresh(gc.freeze)
 
     # --- panels --------------------------------------------------------------------------------
     async def _add_panel(self, view: Any, *, focus: bool = True) -> SessionPanel:
@@ -220,6 +256,8 @@ class ParagentsApp(App[None]):
     async def on_agent_event(self, message: AgentEvent) -> None:
         """Route a core event to its panel; start the repaint ticker for streamed text."""
         event = message.event
+        if self._waiting_delta.get(event.session_id) is message:
+            del self._waiting_delta[event.session_id]  # handled: later deltas start a new message
         panel = self.panels.get(event.session_id)
         if panel is None:
             return
@@ -489,9 +527,13 @@ class ParagentsApp(App[None]):
         self.run_worker(self.run_command(self.active_sid, SlashCommand(name)), group="commands")
 
 
-def make_app(runtime: Any, *, first_run: bool = False, demo: bool = False) -> ParagentsApp:
+def make_app(
+    runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
+) -> ParagentsApp:
     """Build the TUI for ``runtime`` (a ``paragents.runtime.Runtime``); the CLI and the tests call this.
 
-    ``first_run`` (no config file exists yet) shows the setup screen before the main screen.
-    The app shuts the runtime down when the user quits (ctrl+q, /quit)."""
-    return ParagentsApp(runtime, first_run=first_run, demo=demo)
+    ``first_run`` (no config file exists yet) shows the setup screen before the main screen;
+    ``demo`` says DEMO in the title; ``tune_gc`` (the CLI: the app owns the process) applies
+    :func:`tune_gc` at mount and ``gc.freeze()`` once started. The app shuts the runtime down when the
+    user quits (ctrl+q, /quit)."""
+    return ParagentsApp(runtime, first_run=first_run, demo=demo, tune_gc=tune_gc)

@@ -12,17 +12,43 @@ from typing import Any
 
 from textual.message import Message
 
-from paragents.events import ApprovalAnswer, Event
+from paragents.events import ApprovalAnswer, Event, ReasoningDelta, TextDelta
 from paragents.ui.commands import SlashCommand
 
 
 class AgentEvent(Message):
-    """A core event (paragents.events) delivered to the UI thread; ``event.session_id`` names the panel."""
+    """A core event (paragents.events) delivered to the UI thread; ``event.session_id`` names the panel.
+
+    A streamed-text event (TextDelta / ReasoningDelta) that is still waiting in the app's queue absorbs
+    the same session's next deltas of the same kind (:meth:`absorb`), so a busy UI handles one message
+    per session per turn of its loop instead of one per token."""
 
     def __init__(self, event: Event) -> None:
         super().__init__()
-        self.event = event
-        """The wrapped core event."""
+        self._parts: list[str] = []
+        self._event = event
+
+    @property
+    def event(self) -> Event:
+        """The wrapped core event; for absorbed deltas, one delta of the joined text (``pieces`` = count)."""
+        if self._parts:
+            first = self._event
+            assert isinstance(first, TextDelta | ReasoningDelta)
+            text = first.text + "".join(self._parts)
+            self._event = type(first)(first.session_id, text, pieces=first.pieces + len(self._parts))
+            self._parts.clear()
+        return self._event
+
+    def absorb(self, event: Event) -> bool:
+        """Join ``event`` into this message when both are deltas of the same kind and session; return
+        False (nothing changed) otherwise."""
+        first = self._event
+        if type(event) is not type(first) or event.session_id != first.session_id:
+            return False
+        if not isinstance(event, TextDelta | ReasoningDelta) or event.pieces != 1:
+            return False
+        self._parts.append(event.text)
+        return True
 
 
 class PromptSubmitted(Message):

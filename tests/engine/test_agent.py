@@ -224,7 +224,9 @@ async def test_two_sessions_stream_concurrently_and_the_cap_queues_a_third(env: 
             ScriptedResponse(
                 reads=[
                     f'data: {{"choices":[{{"index":0,"delta":{{"content":"{name}1 "}}}}]}}\n\n',
-                    f'data: {{"choices":[{{"index":0,"delta":{{"content":"{name}2"}},"finish_reason":"stop"}}]}}\n\n',
+                    'data: {"choices":[{"index":0,"delta":{"content":"'
+                    + f"{name}2"
+                    + '"},"finish_reason":"stop"}]}\n\n',
                     "data: [DONE]\n\n",
                 ],
                 before_read=lambda i: hold(i) if i == 1 else _noop(),

@@ -71,7 +71,9 @@ def test_json_syntax_error_names_line(tmp_path: Path) -> None:
 
 
 def test_saved_config_is_0600_and_key_file_readable_by_others_is_refused(tmp_path: Path) -> None:
-    path = save_user_config({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk-secret-123456"})
+    path = save_user_config(
+        {"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": "sk-secret-123456"}
+    )
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert load_config(tmp_path).config.resolve_api_key() == "sk-secret-123456"
     os.chmod(path, 0o644)

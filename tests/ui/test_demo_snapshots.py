@@ -44,16 +44,36 @@ class HeldTuiPlayer(TuiPlayer):
             return
         await self.journal.wait_for(lambda: bool(notes.turns) and notes.turns[-1]["status"] == "completed")
         self._released = True
-        for _ in range(3):
-            await self.settle()
-        self.shots["waiting"] = self.app.export_screenshot()
+        self.shots["waiting"] = await self.stable_screenshot()
         for release in self.held:
             release()
 
     async def _final(self, app: Any, pilot: Any, phase: int) -> None:
-        for _ in range(3):
-            await self.settle()
-        self.shots["finished"] = app.export_screenshot()
+        self.shots["finished"] = await self.stable_screenshot()
+
+    async def stable_screenshot(self) -> str:
+        """Settle until two fully repainted screenshots in a row are equal, then return it.
+
+        Layout and anchored scrolling can take a few refreshes after the last event, and a scrollbar
+        can keep a thumb drawn from an earlier frame until something repaints it (seen in about a
+        third of runs), so every widget is repainted before each screenshot."""
+        shot = await self._repainted_screenshot()
+        for _ in range(20):
+            again = await self._repainted_screenshot()
+            if again == shot:
+                return shot
+            shot = again
+        raise AssertionError("the screen did not settle in 20 refreshes")
+
+    async def _repainted_screenshot(self) -> str:
+        await self.settle()
+        for widget in self.app.screen.walk_children():
+            widget.refresh()
+            for bar in (widget._vertical_scrollbar, widget._horizontal_scrollbar):
+                if bar is not None:  # scrollbars are not DOM children: walk_children skips them
+                    bar.refresh()
+        await self.settle()
+        return str(self.app.export_screenshot())
 
 
 async def test_demo_snapshots(snapshot: Any) -> None:

@@ -170,3 +170,54 @@ async def test_tool_call_block_states_and_diff() -> None:
         await panel.apply(TurnFinished("s1", "failed", "HTTP 401 from server", "auth"))
         await pilot.pause()
         assert "Turn failed [auth]: HTTP 401" in panel.transcript.records[-1].text
+
+
+async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_in_steps() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        t = panel.transcript
+        await panel.apply(TextDelta("s1", "line 0\n"))
+        panel.flush()
+        await pilot.pause()
+        live = panel.query_one(LiveReply)
+        limit, step = live._limit()
+        assert (
+            limit == transcript_module.LIVE_SCREENS * t.size.height
+            and step >= transcript_module.LIVE_GROW_ROWS
+        )
+        first_height = live.outer_size.height
+        assert first_height == step and live.hidden_rows == 0
+        heights = {first_height}
+        for i in range(1, 3 * limit, 3):
+            for j in range(i, i + 3):
+                await panel.apply(TextDelta("s1", f"line {j}\n"))
+            panel.flush()
+            await pilot.pause()
+            heights.add(live.outer_size.height)
+        shown = str(live.render())
+        # every height is a whole number of steps (or the limit); never more rows than the limit
+        assert all(h % step == 0 or h == limit for h in heights) and max(heights) == limit
+        last = max(range(1, 3 * limit, 3)) + 2
+        assert f"line {last}" in shown and "line 0\n" not in shown
+        assert shown.startswith("… earlier rows show when the reply completes") and live.hidden_rows > 0
+        assert len(shown.split("\n")) <= limit
+        # the whole reply is kept and shown once it completes
+        full = t.streamed_text
+        await panel.apply(MessageAdded("s1", {"role": "assistant", "content": full}))
+        await pilot.pause()
+        assert not panel.query(LiveReply) and t.records[-1].content == full
+
+
+async def test_live_reply_keeps_the_tail_of_one_huge_line() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        await panel.apply(TextDelta("s1", "a" * 200_000 + "THE-END"))
+        panel.flush()
+        await pilot.pause()
+        live = panel.query_one(LiveReply)
+        shown = str(live.render())
+        limit, _ = live._limit()
+        assert shown.endswith("THE-END") and len(shown.split("\n")) <= limit
+        assert len(shown) < 200_000 // 10

@@ -143,7 +143,8 @@ class SessionPanel(Vertical):
     def refresh_title(self) -> None:
         """Re-render the title line from the panel's fields."""
         if self.is_mounted:
-            self.query_one(".panel-title", Static).update(self.title_text())
+            # One fixed row (CSS height: 1): a repaint, never a screen-wide layout pass.
+            self.query_one(".panel-title", Static).update(self.title_text(), layout=False)
 
     def sync(self, view: Any) -> None:
         """Copy name, model and mode from a ``SessionView`` (after rename/model/mode calls)."""

@@ -1,9 +1,10 @@
 """A session's transcript: prompts, replies, thoughts, tool calls and notices, bounded in size.
 
 Streaming design (see shared/docs/STREAMING.md §5): the in-flight reply is buffered here and shown
-in a cheap :class:`LiveReply` (a ``Static`` holding a plain ``rich.text.Text`` tail of at most
-``LIVE_TAIL_CHARS``), repainted only when the owner calls :meth:`Transcript.flush` (the app's
-coalescing ticker: ~25 Hz for the focused panel, ~5 Hz staggered for the others). When the message
+in a cheap :class:`LiveReply` (a ``Static`` holding plain ``rich.text.Text``: the newest rows, at most
+``LIVE_SCREENS`` transcript heights, in a height that grows in steps), repainted only when the owner
+calls :meth:`Transcript.flush` (the app's ticker: 25 Hz for the focused panel, 12.5 Hz staggered for
+the others). When the message
 completes it is replaced by one ``Markdown`` widget rendered once. At most ``MAX_MOUNTED`` entries are
 mounted; older ones stay as light records and come back through the "show earlier" button.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
@@ -29,8 +29,14 @@ MAX_MOUNTED = 200
 """Most transcript entries mounted at once; older ones are unmounted (records kept)."""
 EARLIER_STEP = 50
 """How many older entries one press of "show earlier" mounts."""
-LIVE_TAIL_CHARS = 6000
-"""Characters of the in-flight reply shown while it streams (the full text shows once complete)."""
+LIVE_SCREENS = 2
+"""The in-flight reply shows at most this many transcript heights of rows (the newest); the whole
+reply shows once it completes."""
+LIVE_MIN_ROWS = 8
+"""The in-flight reply may always use at least this many rows (tiny panels)."""
+LIVE_GROW_ROWS = 4
+"""The in-flight reply's height grows in steps of a third of the transcript height, at least this many
+rows (each step is one screen-wide layout pass)."""
 LIVE_REASONING_CHARS = 600
 """Characters of in-flight reasoning shown while it streams."""
 RESTORE_MOUNTED = 20
@@ -107,7 +113,13 @@ class AssistantBlock(Vertical):
 
 
 class LiveReply(Static):
-    """The reply being streamed, shown as plain text (tail only); replaced when it completes."""
+    """The reply being streamed, shown as plain text; replaced by Markdown when it completes.
+
+    Its height only changes in steps of :data:`LIVE_GROW_ROWS` rows and stops at
+    :data:`LIVE_SCREENS` transcript heights; past that it shows the newest rows only. A repaint
+    therefore wraps and renders O(panel) characters, and a screen-wide layout pass (tens of ms
+    with eight panels; docs/performance.md) happens a few times per reply instead of once per new
+    row."""
 
     DEFAULT_CSS = """
     LiveReply { height: auto; padding: 0 1; margin: 0 0 1 0; }
@@ -115,28 +127,55 @@ class LiveReply(Static):
 
     def __init__(self) -> None:
         super().__init__("")
-        self._rows = -1
+        self._height = 0
+        self.hidden_rows = 0
+        """Rows of the in-flight reply above the shown window (0 while it all fits)."""
+
+    def _limit(self) -> tuple[int, int]:
+        """``(most rows shown, height step)``: LIVE_SCREENS transcript heights (at least LIVE_MIN_ROWS),
+        growing by a third of a transcript height (at least LIVE_GROW_ROWS)."""
+        parent = self.parent
+        height = parent.size.height if isinstance(parent, Widget) else 0
+        return max(LIVE_SCREENS * height, LIVE_MIN_ROWS), max(height // 3, LIVE_GROW_ROWS)
 
     def show(self, content: str, reasoning: str) -> None:
         """Render the tail of ``content`` (and a short tail of ``reasoning``) without Markdown parsing.
 
-        Asks for a layout pass only when the estimated number of rows changed (else a repaint)."""
-        text = Text(overflow="fold")
+        Wraps at most ``limit × width`` characters (``limit`` from :meth:`_limit`) and keeps the last
+        ``limit`` rows; asks for a layout pass only when the height step changes (else a repaint)."""
+        width = max(self.size.width or self.parent_width(), 10)
+        limit, step = self._limit()
+        budget = limit * width
+        text = Text()
         if reasoning:
-            shown, _ = tail(reasoning, LIVE_REASONING_CHARS)
+            shown, _ = tail(reasoning, min(LIVE_REASONING_CHARS, budget))
             text.append("thinking… ", style="bold dim")
             text.append(clean(shown), style="dim italic")
             if content:
                 text.append("\n\n")
         if content:
-            shown, cut = tail(content, LIVE_TAIL_CHARS)
-            if cut:
-                text.append(f"… ({cut} earlier chars shown when the reply completes)\n", style="dim")
+            shown, _ = tail(content, budget)
             text.append(clean(shown))
-        width = max(self.size.width - 2, 10)
-        rows = sum(cell_len(line) // width + 1 for line in text.plain.split("\n"))
-        self.update(text, layout=rows != self._rows)
-        self._rows = rows
+        lines = text.wrap(self.app.console, width, overflow="fold")
+        hidden = max(len(lines) - limit, 0) + (1 if len(content) > budget else 0)
+        if hidden:
+            kept = list(lines)[-(limit - 1) :]
+            note = Text("… earlier rows show when the reply completes", style="dim")
+            rows = [note, *kept]
+        else:
+            rows = list(lines)
+        self.hidden_rows = hidden
+        height = min(-(-max(len(rows), 1) // step) * step, limit)
+        if height != self._height:
+            self._height = height
+            self.styles.height = height
+        self.update(Text("\n").join(rows), layout=False)
+
+    def parent_width(self) -> int:
+        """This widget's content width in cells before its first layout (the transcript's width less
+        its right padding and this widget's side padding); 0 when not mounted."""
+        parent = self.parent
+        return parent.size.width - 3 if isinstance(parent, Widget) else 0
 
 
 class Transcript(VerticalScroll):
