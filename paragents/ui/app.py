@@ -277,11 +277,12 @@ class ParagentsApp(App[None]):
     def _on_tick(self) -> None:
         self._tick += 1
         busy = False
+        shown = self.query_one("#panels", Container).region
         for index, (sid, panel) in enumerate(self.panels.items()):
             if not panel.dirty:
                 continue
             busy = True
-            if sid != self.active_sid and not panel.region:
+            if sid != self.active_sid and not panel.region.overlaps(shown):
                 continue  # scrolled off screen: repainted lazily once it is visible again
             if sid == self.active_sid or (self._tick + index) % BACKGROUND_EVERY == 0:
                 panel.flush()

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from textual.app import App, ComposeResult
-from textual.widgets import Input, Markdown
+from textual.widgets import Input
 
 from paragents.events import (
     MessageAdded,
@@ -21,6 +21,7 @@ from paragents.events import (
 from paragents.models import SessionState, ToolCall, Usage
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
+from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import LiveReply, Transcript
 from tests.ui.conftest import SIZE
@@ -87,11 +88,11 @@ async def test_stream_shows_plain_live_text_then_one_markdown() -> None:
         await pilot.pause()
         live = panel.query_one(LiveReply)
         assert "[bold]x[/bold]" in str(live.render()) and "\x1b" not in str(live.render())
-        assert not panel.query(Markdown)
+        assert not panel.query(MarkdownReply)
         await panel.apply(MessageAdded("s1", {"role": "assistant", "content": "# Title\nsome text"}))
         await pilot.pause()
         assert not panel.query(LiveReply)
-        assert len(panel.query(Markdown)) == 1
+        assert len(panel.query(MarkdownReply)) == 1
 
 
 async def test_long_lines_and_wide_chars_do_not_widen_the_panel() -> None:

@@ -4,9 +4,9 @@ Streaming design (see shared/docs/STREAMING.md §5): the in-flight reply is buff
 in a cheap :class:`LiveReply` (a ``Static`` holding plain ``rich.text.Text``: the newest rows, at most
 ``LIVE_SCREENS`` transcript heights, in a height that grows in steps), repainted only when the owner
 calls :meth:`Transcript.flush` (the app's ticker: 25 Hz for the focused panel, 12.5 Hz staggered for
-the others). When the message
-completes it is replaced by one ``Markdown`` widget rendered once. At most ``MAX_MOUNTED`` entries are
-mounted; older ones stay as light records and come back through the "show earlier" button.
+the others). When the message completes it is replaced by one ``MarkdownReply`` rendered once. At
+most ``MAX_MOUNTED`` entries are mounted; older ones stay as light records and come back through the
+"show earlier" button.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from textual.widgets import Button, Collapsible, Static
 
 from paragents.models import Message, ToolCall
 from paragents.ui.text import clean, safe_text, tail
+from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry, summarize_arguments
 
 MAX_MOUNTED = 200
@@ -84,13 +85,14 @@ class NoticeLine(Static):
 
 
 class AssistantBlock(Vertical):
-    """A completed assistant reply: a collapsed thought block (if any) and the Markdown answer."""
+    """A completed assistant reply: a collapsed thought block (if any) and the answer rendered as
+    Markdown (:class:`~paragents.ui.widgets.markdown_reply.MarkdownReply`)."""
 
     DEFAULT_CSS = """
     AssistantBlock { height: auto; margin: 0 0 1 0; }
     AssistantBlock Collapsible { padding: 0; margin: 0; border: none; }
     AssistantBlock .thought { color: $text-muted; text-style: italic; }
-    AssistantBlock Markdown { margin: 0; padding: 0 1; }
+    AssistantBlock MarkdownReply { margin: 0; padding: 0 1; }
     """
 
     def __init__(self, entry: AssistantEntry) -> None:
@@ -107,9 +109,7 @@ class AssistantBlock(Vertical):
                 collapsed=True,
             )
         if self.entry.content.strip():
-            from textual.widgets import Markdown  # lazy: markdown-it + pygments cost ~0.15 s at startup
-
-            yield Markdown(clean(self.entry.content))
+            yield MarkdownReply(clean(self.entry.content))
 
 
 class LiveReply(Static):

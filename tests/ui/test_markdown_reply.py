@@ -1,0 +1,66 @@
+"""Finished replies: Markdown rendered by rich in one widget (highlighted fences, laid-out tables,
+left-aligned headings), re-rendered per width, selectable, safe with any text."""
+
+from __future__ import annotations
+
+from textual.app import App, ComposeResult
+from textual.selection import Selection
+
+from paragents.ui.widgets.markdown_reply import MarkdownReply, render_markdown
+
+SOURCE = (
+    "# Title\n\nSome **bold** text and `code`.\n\n"
+    "```python\ndef parse(text: str) -> int:\n    return int(text.strip())\n```\n\n"
+    "| file | change |\n|---|---|\n| parse.py | strip |\n\n- one\n- two\n"
+)
+
+
+class ReplyApp(App[None]):
+    def compose(self) -> ComposeResult:
+        yield MarkdownReply(SOURCE)
+
+
+async def test_fence_is_highlighted_table_laid_out_heading_left() -> None:
+    app = ReplyApp()
+    async with app.run_test(size=(80, 40)):
+        text = render_markdown(SOURCE, 60, app.console)
+        lines = text.split("\n")
+        plain = [line.plain for line in lines]
+        assert plain[0].startswith("Title")  # left-aligned, not centred
+        code = next(line for line in lines if "def parse" in line.plain)
+        assert len({str(span.style) for span in code.spans}) >= 3  # pygments colours
+        header = next(i for i, p in enumerate(plain) if "file" in p and "change" in p)
+        assert "|" not in plain[header] and set(plain[header + 1].strip()) <= set("─━")
+        assert any("parse.py" in p and "strip" in p and "|" not in p for p in plain)
+        assert any(p.lstrip().startswith("•") and "one" in p for p in plain)
+        assert all(len(p) <= 60 for p in plain)
+
+
+async def test_widget_height_is_its_rows_and_follows_the_width() -> None:
+    app = ReplyApp()
+    async with app.run_test(size=(80, 40)) as pilot:
+        reply = app.query_one(MarkdownReply)
+        await pilot.pause()
+        wide = reply.size.height
+        assert wide == len(reply.rendered(reply.size.width).plain.split("\n"))
+        await pilot.resize_terminal(30, 40)
+        await pilot.pause()
+        assert reply.size.width < 30 and reply.size.height > wide
+        assert all(len(line) <= reply.size.width for line in str(reply.render()).split("\n"))
+
+
+async def test_rendered_reply_text_can_be_selected() -> None:
+    app = ReplyApp()
+    async with app.run_test(size=(80, 40)) as pilot:
+        reply = app.query_one(MarkdownReply)
+        await pilot.pause()
+        selected = reply.get_selection(Selection(None, None))
+        assert selected is not None and "def parse(text: str)" in selected[0]
+
+
+def test_any_text_renders_without_error() -> None:
+    from rich.console import Console
+
+    console = Console(width=40)
+    for source in ["", "```", "| a |\n|--", "\x00\x1b[31m red", "# " * 500, "x" * 10_000]:
+        render_markdown(source, 40, console)
