@@ -166,6 +166,7 @@ COLUMNS = [
     ("rss_growth_mb", "RSS +MB"),
     ("rss_growth_after_mb", "after"),
     ("key_p99_ms", "key p99"),
+    ("focus_key_p99_ms", "f6 p99"),
     ("tokens_dropped", "dropped"),
 ]
 

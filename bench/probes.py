@@ -62,6 +62,8 @@ class FrameProbe:
         self.offscreen = 0
         """Tokens handed to a widget while its panel was scrolled off screen (no latency recorded)."""
         self.recording = False
+        self.hidden_at: dict[str, float] = {}
+        """Per panel, the last frame (perf_counter s) at which it was scrolled off screen."""
         original = app._display
 
         def display(screen: Any, renderable: Any) -> None:
@@ -78,13 +80,21 @@ class FrameProbe:
             self.frame_cost_ms.append((now - started) * 1000)
             if screen is not app.screen_stack[0]:
                 return
+            for key in self.arrived:
+                if not self.visible(key):
+                    self.hidden_at[key] = now
             for key, handed in self.handed.items():
                 shown = self.shown[key]
                 if handed <= shown:
                     continue
                 if self.visible(key):
+                    # A token that arrived while its panel was scrolled off screen could not be shown
+                    # before the panel came back: its latency counts from then.
+                    since = self.hidden_at.get(key, 0.0)
                     arrived = self.arrived[key]
-                    self.latencies_ms.extend((now - arrived[i]) * 1000 for i in range(shown, handed))
+                    self.latencies_ms.extend(
+                        (now - max(arrived[i], since)) * 1000 for i in range(shown, handed)
+                    )
                 else:  # scrolled off screen: not displayable, so not counted
                     self.offscreen += handed - shown
                 self.shown[key] = handed

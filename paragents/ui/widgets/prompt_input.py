@@ -113,6 +113,7 @@ class PromptBox(Vertical):
     def __init__(self, session_id: str) -> None:
         super().__init__()
         self.session_id = session_id
+        self._shown_hint: tuple[str, bool] = ("", False)
 
     def compose(self) -> ComposeResult:
         yield QueueList(self.session_id)
@@ -133,6 +134,12 @@ class PromptBox(Vertical):
         return self.query_one("#prompt", Input)
 
     def _hint(self, text: str | Text, *, error: bool = False) -> None:
+        # Called on every keystroke: touch the hint only when it changes (an update is a screen-wide
+        # layout pass, ~20 ms with eight panels).
+        key = (str(text), error)
+        if key == self._shown_hint:
+            return
+        self._shown_hint = key
         hint = self.query_one(".hint", Static)
         hint.update(text)
         hint.set_class(bool(text), "-shown")
