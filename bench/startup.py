@@ -3,9 +3,10 @@
 - ``seed --sessions S --messages M [--closed]``: write S sessions of M messages each (alternating user
   prompts and Markdown replies) into the default store of this environment (see common.isolated_env).
 - ``start --t0 EPOCH``: build the Runtime and the real app as the CLI does, run it headless and print
-  ``{"first_frame_s", "ready_frame_s"}``: seconds from ``EPOCH`` (the parent's clock just before it
-  spawned this process) to the first frame, and to the first frame after every persisted session's
-  panel was restored.
+  ``{"first_frame_s", "ready_frame_s", "history_frame_s", "all_history_s"}``: seconds from ``EPOCH``
+  (the parent's clock just before it spawned this process) to the first frame, to the first frame
+  showing every persisted session's panel, to the first frame where the panels on screen show their
+  restored history, and to the frame where every panel has it.
 - ``reopen --name NAME``: start the app, then reopen the closed session NAME and print the seconds
   from the reopen call to the first frame showing its panel, and the process RSS before/after.
 """
@@ -63,14 +64,28 @@ async def start(t0: float, url: str) -> dict[str, Any]:
     marks: dict[str, float] = {}
     original = app._display
 
+    def filled(panel: Any) -> bool:
+        return not panel.transcript.restore_pending and bool(panel.transcript.records) == bool(expected)
+
     def display(screen: Any, renderable: Any) -> None:
         original(screen, renderable)
         if renderable is None or app._batch_count:
             return
         now = time.time()
-        marks.setdefault("first_frame_s", now - t0)
-        if app.ready and len(app.panels) >= max(expected, 1) and "ready_frame_s" not in marks:
-            marks["ready_frame_s"] = now - t0
+        if "first_frame_s" not in marks:
+            marks["first_frame_s"] = now - t0
+            app.set_interval(0.01, poll)
+        if not (app.ready and len(app.panels) >= max(expected, 1)):
+            return
+        marks.setdefault("ready_frame_s", now - t0)
+        panels = list(app.panels.values())
+        visible = [p for p in panels if p in screen._compositor.visible_widgets]
+        if all(filled(p) for p in visible):
+            marks.setdefault("history_frame_s", now - t0)
+
+    def poll() -> None:  # panels off screen fill without a frame: poll for the last one
+        if "history_frame_s" in marks and all(filled(p) for p in app.panels.values()):
+            marks.setdefault("all_history_s", time.time() - t0)
             app.exit()
 
     app._display = display  # type: ignore[method-assign]

@@ -92,6 +92,9 @@ class Runtime(MemoryCommands):
         self.recorder: Any = None
         self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
         self.turn_done: dict[str, asyncio.Event] = {}
+        self._unloaded: list[str] = []
+        self._loaded = asyncio.Event()
+        self._loaded.set()
         self.conflicts = ConflictChecker(
             store,
             emit=self.emit,
@@ -186,7 +189,13 @@ class Runtime(MemoryCommands):
     def _context_window(self, model: str) -> int:
         return int(self.config.model_settings(model).context_window)
 
-    async def _open_view(self, rec: Any) -> SessionView:
+    async def _open_view(self, rec: Any, loaded: tuple[list[Any], list[Any]] | None = None) -> SessionView:
+        view = self._register_view(rec)
+        await self._load_view(view, loaded)
+        return view
+
+    def _register_view(self, rec: Any) -> SessionView:
+        """Make the session's view from its record (no messages yet) and register it."""
         view = SessionView(
             id=rec.id,
             name=rec.name,
@@ -203,14 +212,22 @@ class Runtime(MemoryCommands):
         )
         if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
             view.state = SessionState.INTERRUPTED
-        history = await self.store.load_history(rec.id)
-        for stored in await self.store.load_messages(rec.id):
+        self.sessions[rec.id] = view
+        self.turn_done[rec.id] = asyncio.Event()
+        self.turn_done[rec.id].set()
+        return view
+
+    async def _load_view(self, view: SessionView, loaded: tuple[list[Any], list[Any]] | None = None) -> None:
+        """Read the session's conversation into ``view.messages`` and build its agent. ``loaded`` is
+        ``store.load_for_display_and_history(view.id)`` when the caller already read it."""
+        sid = view.id
+        stored_messages, history = loaded or await self.store.load_for_display_and_history(sid)
+        for stored in stored_messages:
             msg = dict(stored.message)
             if not stored.complete:
                 msg["incomplete"] = True
             view.messages.append(msg)
-        self.sessions[rec.id] = view
-        self.agents[rec.id] = Agent(
+        self.agents[sid] = Agent(
             session=view,
             client=self.client,
             tools=self.tools,
@@ -221,14 +238,11 @@ class Runtime(MemoryCommands):
             system_prompt=functools.partial(self._system_prompt, view),
             history=history,
             preflight=self.conflicts.preflight,
-            on_read=self.conflicts.read_hook(rec.id),
-            on_write=self.conflicts.write_hook(rec.id),
+            on_read=self.conflicts.read_hook(sid),
+            on_write=self.conflicts.write_hook(sid),
         )
-        self.agents[rec.id].compaction = await load_compaction(self.store, rec.id, history)
-        await self.notebook.refresh(rec.id)
-        self.turn_done[rec.id] = asyncio.Event()
-        self.turn_done[rec.id].set()
-        return view
+        self.agents[sid].compaction = await load_compaction(self.store, sid, history)
+        await self.notebook.refresh(sid)
 
     def _system_prompt(self, view: SessionView) -> str:
         return build_system_prompt(
@@ -239,11 +253,45 @@ class Runtime(MemoryCommands):
         )
 
     async def restore(self) -> list[SessionView]:
-        """Open the sessions that were open last time in this project (in panel order); return them."""
+        """Open the sessions that were open last time in this project (in panel order); return them
+        (:meth:`restore_views` then :meth:`load_restored`)."""
+        await self.restore_views()
+        await self.load_restored()
+        return list(self.sessions.values())
+
+    async def restore_views(self) -> list[SessionView]:
+        """First half of :meth:`restore` (the TUI shows its panels after it): register the views of the
+        sessions open last time, in panel order, without their messages (``view.messages`` stays empty
+        until :meth:`load_restored`). Prompts submitted meanwhile wait for the load. Returns every view."""
         for rec in await self.store.list_sessions(self.project_dir, open_only=True):
             if rec.id not in self.sessions:
-                await self._open_view(rec)
+                self._register_view(rec)
+                self._unloaded.append(rec.id)
+        if self._unloaded:
+            self._loaded.clear()
         return list(self.sessions.values())
+
+    async def load_restored(self) -> list[SessionView]:
+        """Second half of :meth:`restore`: read the conversations of the views :meth:`restore_views`
+        registered and build their agents; return those views (closed meanwhile: left out). Raises
+        StoreError when the store cannot be read (prompts then find no agent and do nothing)."""
+        sids, self._unloaded = self._unloaded, []
+        try:
+            # Read every conversation at once: the store's thread fetches one while this loop parses another.
+            loaded = await asyncio.gather(*(self.store.load_for_display_and_history(sid) for sid in sids))
+            views = []
+            for sid, pair in zip(sids, loaded, strict=True):
+                view = self.sessions.get(sid)
+                if view is not None:
+                    await self._load_view(view, pair)
+                    views.append(view)
+            return views
+        finally:
+            self._loaded.set()
+
+    async def wait_loaded(self) -> None:
+        """Return once every registered session has its messages and agent (see :meth:`restore_views`)."""
+        await self._loaded.wait()
 
     def _unique_name(self, base: str, taken: set[str]) -> str:
         if base not in taken:
@@ -368,6 +416,7 @@ class Runtime(MemoryCommands):
 
     async def clear_session(self, sid: str) -> None:
         """Start a new conversation in the session (the old one stays in the store's history)."""
+        await self._loaded.wait()
         view = self._view(sid)
         if self.scheduler.is_running(sid):
             raise SessionError("the session is running a turn: cancel it (Esc) before /clear")
@@ -432,6 +481,7 @@ class Runtime(MemoryCommands):
                 done.set()
 
     async def _run_prompt(self, sid: str, prompt: QueuedPrompt) -> None:
+        await self._loaded.wait()  # a prompt typed while restored sessions load waits for them
         agent = self.agents.get(sid)
         view = self.sessions.get(sid)
         if agent is None or view is None:

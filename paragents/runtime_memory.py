@@ -30,6 +30,9 @@ class MemoryCommands:
     def _view(self, sid: str) -> SessionView:  # pragma: no cover - Runtime overrides it
         raise NotImplementedError
 
+    async def wait_loaded(self) -> None:  # pragma: no cover - Runtime overrides it
+        raise NotImplementedError
+
     def _register_memory_tools(self) -> None:
         from paragents.tools.remember import Remember
 
@@ -46,6 +49,7 @@ class MemoryCommands:
 
         While a turn runs, waits for its next safe point (no tool call in flight). Returns the
         outcome; a failure (``ok=False``, also shown as a Notice) leaves the history unchanged."""
+        await self.wait_loaded()
         agent = self.agents[self._view(sid).id]
         if self.scheduler.is_running(sid):
             return await agent.request_compaction(focus)
@@ -64,6 +68,7 @@ class MemoryCommands:
     async def memory(self, sid: str) -> MemoryReport:
         """Return what the session's agent has in memory: instruction files (with paths), session
         and project notes (with author and time), and the compaction in force."""
+        await self.wait_loaded()
         view = self._view(sid)
         await self.notebook.refresh(sid)
         state = self.agents[sid].compaction
@@ -79,6 +84,7 @@ class MemoryCommands:
         return its view. Raises SessionError for a bad or taken name."""
         from paragents.memory import fork_session
 
+        await self.wait_loaded()
         return await fork_session(self, self._view(sid), name)  # type: ignore[arg-type]
 
     def session_cost(self, sid: str) -> float | None:

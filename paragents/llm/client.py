@@ -91,18 +91,33 @@ class ChatClient:
         self._recorder = recorder
         self.include_usage = True
         """False once the server refused ``stream_options``; then it is no longer sent."""
-        self._http = httpx.AsyncClient(
-            timeout=httpx.Timeout(
-                connect=connect_timeout, read=read_timeout, write=read_timeout, pool=read_timeout
+        self._http_client: httpx.AsyncClient | None = None
+        self._closed = False
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        """The connection pool, created on first use (building its TLS context costs ~80 ms, which
+        startup does not need). Raises RuntimeError once :meth:`aclose` was called."""
+        if self._http_client is None:
+            if self._closed:
+                raise RuntimeError("ChatClient is closed")
+            timeout = httpx.Timeout(
+                connect=self.connect_timeout,
+                read=self.read_timeout,
+                write=self.read_timeout,
+                pool=self.read_timeout,
             )
-        )
+            self._http_client = httpx.AsyncClient(timeout=timeout)
+        return self._http_client
 
     def __repr__(self) -> str:
         return f"ChatClient(base_url={safe_url(self.base_url)!r})"
 
     async def aclose(self) -> None:
-        """Close the connection pool. The client cannot be used afterwards."""
-        await self._http.aclose()
+        """Close the connection pool (if one was opened). The client cannot be used afterwards."""
+        self._closed = True
+        if self._http_client is not None:
+            await self._http_client.aclose()
 
     # -- helpers ---------------------------------------------------------------------------------
     def _headers(self, session_label: str | None, accept: str) -> dict[str, str]:

@@ -20,7 +20,9 @@ from paragents.store.records import StoredMessage, StoreError, to_json
 
 _CURRENT = "(SELECT conversation_id FROM sessions WHERE id = ?)"
 
-_SELECT_CONVERSATION = "SELECT * FROM messages WHERE conversation_id = ? ORDER BY seq, id"
+_SELECT_CONVERSATION = (
+    f"SELECT {StoredMessage.COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq, id"
+)
 
 
 async def repair_conversation(db: aiosqlite.Connection, conversation_id: str) -> RepairedHistory:
@@ -80,16 +82,19 @@ class MessagesMixin(StoreBase):
         order, including incomplete replies and repair results, for display. Empty when unknown."""
         if conversation_id is None:
             rows = await self._fetchall(
-                f"SELECT * FROM messages WHERE conversation_id = {_CURRENT} ORDER BY seq, id", (session_id,)
+                f"SELECT {StoredMessage.COLUMNS} FROM messages WHERE conversation_id = {_CURRENT}"
+                " ORDER BY seq, id",
+                (session_id,),
             )
         else:
             rows = await self._fetchall(
-                "SELECT * FROM messages WHERE session_id = ? AND conversation_id = ? ORDER BY seq, id",
+                f"SELECT {StoredMessage.COLUMNS} FROM messages WHERE session_id = ? AND conversation_id = ?"
+                " ORDER BY seq, id",
                 (session_id, conversation_id),
             )
         return [StoredMessage.from_row(r) for r in rows]
 
-    async def load_history(self, session_id: str) -> list[Message]:
+    async def load_history(self, session_id: str, stored: list[StoredMessage] | None = None) -> list[Message]:
         """Return the current conversation as OpenAI messages ready to send to the provider.
 
         Incomplete replies are left out; every assistant tool call has a tool result (a missing one
@@ -97,8 +102,11 @@ class MessagesMixin(StoreBase):
         so the transcript shows it); no tool result comes without its call. Call it when no tool of
         this session is still running in this process (e.g. before each request of a turn), or the
         running calls would be marked interrupted. While a live *other* process has a running turn in
-        this conversation the repair is returned but not persisted. Returns [] for an unknown session."""
-        stored = await self.load_messages(session_id)
+        this conversation the repair is returned but not persisted. Returns [] for an unknown session.
+        ``stored``: the result of :meth:`load_messages` for this session when the caller has it (saves
+        reading the conversation twice)."""
+        if stored is None:
+            stored = await self.load_messages(session_id)
         repaired = repair_history(stored)
         if not repaired.synthetic:
             return repaired.messages
@@ -114,6 +122,19 @@ class MessagesMixin(StoreBase):
             return (await repair_conversation(db, conversation)).messages
 
         return await self._write(work)
+
+    async def load_for_display_and_history(
+        self, session_id: str
+    ) -> tuple[list[StoredMessage], list[Message]]:
+        """Return ``(load_messages(session_id), load_history(session_id))`` reading the conversation
+        once when it needs no repair (the common case: opening a session); after a repair the stored
+        messages are read again so they include the persisted "interrupted" results."""
+        stored = await self.load_messages(session_id)
+        repaired = repair_history(stored)
+        if not repaired.synthetic:
+            return stored, repaired.messages
+        history = await self.load_history(session_id, stored)  # persists the repair
+        return await self.load_messages(session_id), history
 
     async def count_messages(
         self, session_id: str, conversation_id: str | None = None, *, all_conversations: bool = False

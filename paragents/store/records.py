@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from paragents.models import Message, SessionState, Usage
 
@@ -139,18 +140,22 @@ class StoredMessage:
     conversation_id: str = ""
     tokens: int | None = None
 
+    COLUMNS: ClassVar[str] = "id, role, message_json, complete, turn_id, created_at, conversation_id, tokens"
+    """The ``messages`` columns :meth:`from_row` reads, in order (``SELECT {COLUMNS} FROM messages``)."""
+
     @classmethod
-    def from_row(cls, row: sqlite3.Row) -> StoredMessage:
-        """Build from a ``messages`` row."""
+    def from_row(cls, row: Sequence[Any]) -> StoredMessage:
+        """Build from a ``messages`` row selected as :data:`COLUMNS` (read by position: opening 20
+        sessions of 500 messages reads 10,000 rows at startup)."""
         return cls(
-            id=int(row["id"]),
-            role=row["role"],
-            message=json.loads(row["message_json"]),
-            complete=bool(row["complete"]),
-            turn_id=row["turn_id"],
-            created_at=float(row["created_at"]),
-            conversation_id=row["conversation_id"],
-            tokens=row["tokens"],
+            int(row[0]),
+            row[1],
+            json.loads(row[2]),
+            bool(row[3]),
+            row[4],
+            float(row[5]),
+            row[6],
+            row[7],
         )
 
 

@@ -15,9 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError
-
 from paragents.tools.output import shorten
 
 ToolFamily = Literal["read", "edit", "bash"]
@@ -150,6 +147,8 @@ class Tool(abc.ABC):
             raise ToolArgumentError(
                 f"{self.name}: unknown argument '{unknown[0]}' (allowed arguments: {allowed})"
             )
+        from jsonschema import Draft202012Validator  # lazy: ~30-80 ms of startup otherwise
+
         validator = Draft202012Validator(self.parameters)
         errors = sorted(validator.iter_errors(args), key=lambda e: (list(e.absolute_path), e.validator))
         if errors:
@@ -168,8 +167,8 @@ class Tool(abc.ABC):
                 out[key] = schema["default"]
         return out
 
-    def _describe(self, err: ValidationError) -> str:
-        """Turn one jsonschema error into a readable message naming the argument."""
+    def _describe(self, err: Any) -> str:
+        """Turn one ``jsonschema.ValidationError`` into a readable message naming the argument."""
         arg = ".".join(str(p) for p in err.absolute_path)
         schema = err.schema if isinstance(err.schema, dict) else {}
         if err.validator == "required":

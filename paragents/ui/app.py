@@ -14,6 +14,7 @@ frame repaints one or two panels. The ticker pauses when nothing is streaming.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
 from collections.abc import Iterable
@@ -159,7 +160,9 @@ class ParagentsApp(App[None]):
 
     async def _startup(self) -> None:
         # Mount every restored panel at once (one style/layout pass, not one per panel).
-        restored = [SessionPanel(view, number) for number, view in enumerate(await self.runtime.restore(), 1)]
+        # Panels first (titles, prompt boxes), then every conversation, then transcripts panel by panel.
+        views = await self.runtime.restore_views()
+        restored = [SessionPanel(view, number, defer_history=True) for number, view in enumerate(views, 1)]
         if restored:
             self.panels.update((panel.session_id, panel) for panel in restored)
             await self.query("#empty").remove()
@@ -175,10 +178,42 @@ class ParagentsApp(App[None]):
             self.focus_panel(next(iter(self.panels)))
         self.ready = True
         self._update_header()
+        if restored:  # after the first frame that shows every panel
+            self.call_after_refresh(
+                lambda: self.run_worker(
+                    self._fill_restored(), name="restore transcripts", group="startup-fill"
+                )
+            )
         if self.tune_gc:
             # Everything alive now (modules, widgets, restored records) lives as long as the app: move
             # it out of the collector's view so full collections only walk what streaming allocates.
             self.call_after_refresh(gc.freeze)
+
+    async def _fill_restored(self) -> None:
+        """Read the restored sessions' conversations, then mount their transcripts one panel per frame,
+        the panels on screen first: the first frame shows every panel and keys are handled while the
+        rest fills in (docs/performance.md)."""
+        try:
+            views = await self.runtime.load_restored()
+        except Exception as exc:  # StoreError: say so; the panels stay, empty
+            self._error(exc)
+            return
+        for view in views:
+            panel = self.panels.get(view.id)
+            if panel is not None:
+                panel.show_history(view.messages)
+        grid = self.query_one("#panels", Container)
+        while True:
+            pending = [p for p in self.panels.values() if p.transcript.restore_pending]
+            if not pending:
+                return
+            shown = grid.region
+            # Every panel on screen at once (one layout pass), then the others one per frame.
+            batch = [p for p in pending if p.region.overlaps(shown)] or pending[:1]
+            for mounted in [panel.transcript.mount_restored() for panel in batch]:
+                if mounted is not None:
+                    await mounted
+            await asyncio.sleep(TICK_SECONDS)  # a frame (and any key) between two steps
 
     # --- panels --------------------------------------------------------------------------------
     async def _add_panel(self, view: Any, *, focus: bool = True) -> SessionPanel:

@@ -273,6 +273,29 @@ async def test_restart_restores_open_sessions_and_continues_the_history(env: Env
     await rt2.shutdown()
 
 
+async def test_a_prompt_submitted_before_restored_history_loads_waits_for_it(env: Env) -> None:
+    rt = await env.runtime()
+    s = await rt.new_session("keep")
+    env.server.add(reply("first answer"), session="keep")
+    rt.submit(s.id, "first")
+    await rt.wait_idle(s.id)
+    await rt.shutdown()
+
+    rt2 = await env.runtime()
+    views = await rt2.restore_views()  # the TUI's first half: panels before messages
+    v = views[0]
+    assert v.name == "keep" and v.messages == [] and v.id not in rt2.agents
+    env.server.add(reply("second answer"), session="keep")
+    rt2.submit(v.id, "second")  # typed into the panel before the history was read
+    loaded = await rt2.load_restored()
+    assert loaded == [v]
+    await rt2.wait_idle(v.id)
+    sent = env.server.requests[-1].body_json["messages"]
+    assert [m.get("content") for m in sent[1:]] == ["first", "first answer", "second"]
+    assert [m["content"] for m in v.messages] == ["first", "first answer", "second", "second answer"]
+    await rt2.shutdown()
+
+
 async def test_clear_starts_a_new_conversation_and_keeps_the_old(env: Env) -> None:
     rt = await env.runtime()
     s = await rt.new_session("a")

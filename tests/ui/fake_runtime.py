@@ -59,6 +59,12 @@ class FakeRuntime:
             self.sessions[v.id] = v
         return list(self._restore)
 
+    async def restore_views(self) -> list[FakeView]:
+        return await self.restore()
+
+    async def load_restored(self) -> list[FakeView]:
+        return list(self._restore)
+
     async def new_session(
         self, name: str | None = None, *, model: str | None = None, workdir: Any = None
     ) -> FakeView:

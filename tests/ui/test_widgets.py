@@ -57,6 +57,7 @@ class PanelApp(App[None]):
 
 async def test_transcript_keeps_at_most_max_mounted_entries(monkeypatch: Any) -> None:
     monkeypatch.setattr(transcript_module, "MAX_MOUNTED", 20)
+    monkeypatch.setattr(transcript_module, "RESTORE_MOUNTED", 20)
     history = []
     for i in range(30):
         history += [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}"}]

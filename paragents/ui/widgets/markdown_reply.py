@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from rich.markdown import Heading, Markdown
 from rich.text import Text
 from textual.geometry import Size
 from textual.widget import Widget
@@ -21,14 +20,26 @@ CODE_THEME = "monokai"
 """Pygments style of highlighted code fences."""
 
 
-class _LeftHeading(Heading):
-    """Headings aligned left, as in a chat transcript (rich centres h1)."""
-
-    LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
+_MARKDOWN_CLASS: Any = None
 
 
-class _ReplyMarkdown(Markdown):
-    elements: ClassVar[dict[str, Any]] = {**Markdown.elements, "heading_open": _LeftHeading}
+def _markdown_class() -> Any:
+    """rich's Markdown with left-aligned headings (rich centres h1), imported on first use (rich.markdown
+    pulls in markdown-it and pygments: ~45 ms that startup does not need)."""
+    global _MARKDOWN_CLASS
+    if _MARKDOWN_CLASS is None:
+        from rich.markdown import Heading, Markdown
+
+        class LeftHeading(Heading):
+            LEVEL_ALIGN: ClassVar[dict[str, Any]] = dict.fromkeys(
+                ("h1", "h2", "h3", "h4", "h5", "h6"), "left"
+            )
+
+        class ReplyMarkdown(Markdown):
+            elements: ClassVar[dict[str, Any]] = {**Markdown.elements, "heading_open": LeftHeading}
+
+        _MARKDOWN_CLASS = ReplyMarkdown
+    return _MARKDOWN_CLASS
 
 
 def render_markdown(source: str, width: int, console: Any) -> Text:
@@ -36,7 +47,7 @@ def render_markdown(source: str, width: int, console: Any) -> Text:
     newlines, no trailing spaces, no wrapping needed). ``console`` is a ``rich.console.Console`` (the
     app's). Never raises for any input text."""
     width = max(width, 10)
-    markdown = _ReplyMarkdown(source, code_theme=CODE_THEME, hyperlinks=True)
+    markdown = _markdown_class()(source, code_theme=CODE_THEME, hyperlinks=True)
     options = console.options.update(width=width, height=None)
     lines = console.render_lines(markdown, options, pad=False)
     rows: list[Text] = []

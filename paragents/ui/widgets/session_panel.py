@@ -78,8 +78,10 @@ class SessionPanel(Vertical):
     SessionPanel > #conflict-slot { height: auto; }
     """
 
-    def __init__(self, view: Any, number: int) -> None:
-        """``view`` is a runtime ``SessionView`` (or anything with the same attributes)."""
+    def __init__(self, view: Any, number: int, *, defer_history: bool = False) -> None:
+        """``view`` is a runtime ``SessionView`` (or anything with the same attributes); with
+        ``defer_history`` its messages are not shown until the owner calls :meth:`show_history` and
+        ``transcript.mount_restored()`` (the app's startup)."""
         super().__init__(id=f"panel-{view.id}")
         self.session_id: str = view.id
         self.number = number
@@ -98,6 +100,7 @@ class SessionPanel(Vertical):
         self.waiting_on: str | None = getattr(view, "waiting_on", None)
         """What a held call waits on (holder session or path), shown in the title."""
         self._history = list(view.messages)
+        self._defer_history = defer_history
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
 
@@ -109,11 +112,17 @@ class SessionPanel(Vertical):
         yield self.prompt_box
 
     async def on_mount(self) -> None:
-        self.transcript.load_history(self._history)
+        if not self._defer_history:
+            self.transcript.load_history(self._history)
         self._history = []
         await self.prompt_box.set_queue(self.queue)
         await self._show_next_ask()
         await self._show_conflict()
+
+    def show_history(self, messages: list[Any]) -> None:
+        """Load the session's stored ``messages`` (OpenAI dicts) into a panel built with
+        ``defer_history``; they are mounted when the owner calls ``transcript.mount_restored()``."""
+        self.transcript.load_history(messages, mount=False)
 
     # --- display -------------------------------------------------------------------------------
     def title_text(self) -> Text:

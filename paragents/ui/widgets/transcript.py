@@ -18,7 +18,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Button, Collapsible, Static
 
 from paragents.models import Message, ToolCall
@@ -40,9 +40,10 @@ LIVE_GROW_ROWS = 4
 rows (each step is one screen-wide layout pass)."""
 LIVE_REASONING_CHARS = 600
 """Characters of in-flight reasoning shown while it streams."""
-RESTORE_MOUNTED = 20
+RESTORE_MOUNTED = 10
 """Entries mounted when a stored conversation is loaded (restore/reopen); "show earlier" mounts more.
-Kept small so startup with many persisted sessions stays fast (see docs/performance.md)."""
+Kept small (five exchanges fill a panel) so startup with many persisted sessions stays fast
+(docs/performance.md)."""
 
 
 @dataclass(eq=False)
@@ -199,6 +200,7 @@ class Transcript(VerticalScroll):
         self._dirty = False
         self._tools: dict[str, ToolEntry] = {}
         self._loading = False
+        self._restore_pending = False
 
     def on_mount(self) -> None:
         self.anchor()
@@ -297,9 +299,12 @@ class Transcript(VerticalScroll):
         elif role == "user":
             self.add_user(str(message.get("content") or ""))
 
-    def load_history(self, messages: list[Message]) -> None:
+    def load_history(self, messages: list[Message], *, mount: bool = True) -> None:
         """Show a stored conversation (e.g. after restore): every message becomes a light record, and
-        only the newest :data:`RESTORE_MOUNTED` entries are mounted (older ones via "show earlier")."""
+        only the newest :data:`RESTORE_MOUNTED` entries are mounted (older ones via "show earlier").
+
+        ``mount``: mount them right after the next refresh (the panel's frame comes first); with False
+        they wait for :meth:`mount_restored` (the app fills restored panels one per frame)."""
         self._loading = True
         try:
             for message in messages:
@@ -307,20 +312,33 @@ class Transcript(VerticalScroll):
         finally:
             self._loading = False
         self.first_mounted = max(len(self.records) - min(RESTORE_MOUNTED, MAX_MOUNTED), self.first_mounted)
-        # Mount after the next refresh: the first frame (panels, titles, prompt boxes) comes first.
-        self.call_after_refresh(self._mount_restored)
+        self._restore_pending = True
+        if mount:
+            self.call_after_refresh(self.mount_restored)
 
-    def _mount_restored(self) -> None:
+    @property
+    def restore_pending(self) -> bool:
+        """True while loaded history waits for :meth:`mount_restored`."""
+        return self._restore_pending
+
+    def mount_restored(self) -> AwaitMount | None:
+        """Mount the loaded history's newest entries (once); returns the mount to await, or None."""
+        if not self._restore_pending:
+            return None
+        self._restore_pending = False
+        if not self.is_attached:  # the panel was closed or the app quit meanwhile
+            return None
         pending = self.records[self.first_mounted :]
         later = next((e.widget for e in pending if e.widget is not None and e.widget.parent is self), None)
         widgets = [self._make_widget(e) for e in pending if e.widget is None]
         before = later or (self.live if self.live is not None and self.live.parent is self else None)
+        mounted = None
         if widgets:
-            if before is not None:
-                self.mount_all(widgets, before=before)
-            else:
-                self.mount_all(widgets)
+            mounted = (
+                self.mount_all(widgets, before=before) if before is not None else self.mount_all(widgets)
+            )
         self._update_earlier_button()
+        return mounted
 
     def _tool_entry(self, call: ToolCall, summary: str) -> ToolEntry:
         entry = self._tools.get(call.id)
