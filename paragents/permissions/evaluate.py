@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -32,7 +32,6 @@ from paragents.permissions.shell import (
     ParsedCommand,
     SimpleCommand,
     parse_command,
-    resolve_target,
     shell_bases,
 )
 
@@ -70,6 +69,8 @@ class Checker:
     dirs: list[str]
     managed: str
     """All paths are absolute and normalised strings (checks run on strings: they are hot)."""
+    real_dirs: dict[str, str] = field(default_factory=dict)
+    """Directory → realpath, filled while checking this call's paths (see resolve.resolutions)."""
 
     # ---- rule lookup -------------------------------------------------------------------------
     def _path_rule(self, kind: RuleKind, family: str, candidate: str) -> ScopedRule | None:
@@ -99,7 +100,7 @@ class Checker:
         label = f"{family} {path}"
         if "\x00" in path:
             return Part(label, "invalid", f"the path {path!r} contains a NUL byte")
-        candidates = resolve.resolutions(path)
+        candidates = resolve.resolutions(path, self.real_dirs)
         shown = " -> ".join(candidates)
         for candidate in candidates:
             rule = self._path_rule("deny", family, candidate)
@@ -109,7 +110,7 @@ class Checker:
                 )
         if family == "Edit":
             for candidate in candidates:
-                why = resolve.protected_reason(candidate, self.home, self.managed)
+                why = resolve.protected_reason(candidate, self.home, self.managed, self.real_dirs)
                 if why:
                     return Part(label, "protected", f"protected path: {why}; changing it always asks")
         for candidate in candidates:
@@ -133,8 +134,9 @@ class Checker:
         return Part(label, "edit_inside" if inside else "unmatched", reason, None, suggestions)
 
     def _path_suggestion(self, family: str, path: str) -> str:
-        if path != self.cwd and resolve.is_inside(path, [self.cwd]):
-            return f"{family}(./{escape_path(os.path.relpath(path, self.cwd))})"
+        cwd = self.cwd.rstrip("/")
+        if path != self.cwd and path.startswith(cwd + "/"):  # inside cwd: the relative spelling
+            return f"{family}(./{escape_path(path[len(cwd) + 1 :])})"
         return f"{family}(//{escape_path(path[1:])})"
 
     # ---- shell -------------------------------------------------------------------------------
@@ -147,6 +149,7 @@ class Checker:
         if parsed.background:
             parts.append(Part("&", "risky", "it starts a background job (&) that keeps running unobserved"))
         bases, cd_unknown = shell_bases(parsed, Path(self.cwd), Path(self.home))
+        base_strs = [str(base) for base in bases]
         writes: list[str] = []
         unknown = parsed.problem is not None
         for family, targets in (("Read", parsed.reads), ("Edit", parsed.writes)):
@@ -157,8 +160,12 @@ class Checker:
                     reason = f"{target.origin!r} {what} a path that is only known when it runs"
                     parts.append(Part(target.origin, "opaque", reason))
                     continue
-                for path in resolve_target(target.path, bases, Path(self.home)):
-                    parts.append(self.check_path(family, str(path)))
+                # resolve_target's spellings, as strings (Path objects cost more than the checks here)
+                spellings = dict.fromkeys(
+                    resolve.absolute(target.path, base, self.home) for base in base_strs
+                )
+                for path in spellings:
+                    parts.append(self.check_path(family, path))
                     normal = os.path.normpath(path)
                     if family == "Edit" and normal not in writes:
                         writes.append(normal)

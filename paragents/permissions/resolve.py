@@ -24,16 +24,39 @@ def absolute(path: str, cwd: str | Path, home: str | Path) -> str:
     return os.path.join(cwd, path)
 
 
-def resolutions(path: str) -> list[str]:
-    """Return the distinct resolutions of absolute ``path``: lexical, lexical+symlinks, kernel order."""
+def resolutions(path: str, real_dirs: dict[str, str] | None = None) -> list[str]:
+    """Return the distinct resolutions of absolute ``path``: lexical, lexical+symlinks, kernel order.
+
+    ``real_dirs`` (directory → its ``realpath``) is a cache for the checks of one call: a compound
+    command names many paths in the same few directories, and resolving each from ``/`` again costs
+    one ``lstat`` per component."""
     lexical = os.path.normpath(path)
     out = [lexical]
     forms = (lexical, path) if "/.." in path else (lexical,)
     for form in forms:
-        real = os.path.realpath(form)
+        real = os.path.realpath(form) if real_dirs is None or "/.." in form else _realpath(form, real_dirs)
         if real not in out:
             out.append(real)
     return out
+
+
+def _real_cached(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath(path)``, remembered in ``real_dirs``."""
+    real = real_dirs.get(path)
+    if real is None:
+        real = real_dirs[path] = os.path.realpath(path)
+    return real
+
+
+def _realpath(path: str, real_dirs: dict[str, str]) -> str:
+    """``os.path.realpath`` of a normalised absolute ``path`` (no ``..``), its directory taken from
+    ``real_dirs`` (filled on a miss): the same result, one ``lstat`` instead of one per component."""
+    parent, name = os.path.split(path)
+    if not name:
+        return os.path.realpath(path)
+    real_parent = _real_cached(parent, real_dirs)
+    candidate = os.path.join(real_parent, name)
+    return os.path.realpath(candidate) if os.path.islink(candidate) else candidate
 
 
 def is_inside(path: str, dirs: list[str]) -> bool:
@@ -51,12 +74,15 @@ def working_dirs(dirs: list[str | Path]) -> list[str]:
     return out
 
 
-def protected_reason(path: str, home: str, managed: str) -> str | None:
+def protected_reason(
+    path: str, home: str, managed: str, real_dirs: dict[str, str] | None = None
+) -> str | None:
     """Return why absolute ``path`` is protected (never changed without asking), or None.
 
     Protected: permission and config files (``permissions.json``, ``permissions.local.json``,
     ``runtime_config.json``, the managed file), anything in ``.paragents/`` or ``.git/``, and the shell
-    start-up files in ``home``. Names are compared case-insensitively (for case-insensitive disks)."""
+    start-up files in ``home``. Names are compared case-insensitively (for case-insensitive disks).
+    ``real_dirs``: the call's realpath cache (see :func:`resolutions`)."""
     lowered = path.lower().split("/")
     if ".git" in lowered:
         return f"{path} is inside .git/ (repository internals)"
@@ -64,9 +90,10 @@ def protected_reason(path: str, home: str, managed: str) -> str | None:
         return f"{path} is inside .paragents/ (saved permission answers)"
     if lowered[-1] in PERMISSION_FILE_NAMES:
         return f"{path} is a permission/config file"
-    if path in (managed, os.path.realpath(managed)):
+    real = os.path.realpath if real_dirs is None else (lambda p: _real_cached(p, real_dirs))
+    if path in (managed, real(managed)):
         return f"{path} is the managed permissions file"
     parent, name = os.path.split(path)
-    if name in SHELL_RC_FILES and parent in (home, os.path.realpath(home)):
+    if name in SHELL_RC_FILES and parent in (home, real(home)):
         return f"{path} is a shell start-up file"
     return None
