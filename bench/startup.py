@@ -64,8 +64,8 @@ async def start(t0: float, url: str) -> dict[str, Any]:
     marks: dict[str, float] = {}
     original = app._display
 
-    def filled(panel: Any) -> bool:
-        return not panel.transcript.restore_pending and bool(panel.transcript.records) == bool(expected)
+    def filled(panel: Any) -> bool:  # its stored history is loaded and mounted
+        return bool(panel.history_shown) and not panel.transcript.restore_pending
 
     def display(screen: Any, renderable: Any) -> None:
         original(screen, renderable)

@@ -101,6 +101,8 @@ class SessionPanel(Vertical):
         """What a held call waits on (holder session or path), shown in the title."""
         self._history = list(view.messages)
         self._defer_history = defer_history
+        self.history_shown = not defer_history
+        """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
 
@@ -123,6 +125,7 @@ class SessionPanel(Vertical):
         """Load the session's stored ``messages`` (OpenAI dicts) into a panel built with
         ``defer_history``; they are mounted when the owner calls ``transcript.mount_restored()``."""
         self.transcript.load_history(messages, mount=False)
+        self.history_shown = True
 
     # --- display -------------------------------------------------------------------------------
     def title_text(self) -> Text:
