@@ -8,8 +8,10 @@ event to the panel of ``event.session_id``. Background work never touches widget
 Layout: 1 panel fills the screen, 2 split it side by side, 3-4 form a 2x2 grid, 5 and more keep the
 2-column grid with half-screen rows and the grid scrolls (alt+number / alt+arrows focus and scroll to
 a panel). Streamed text is repainted by one ticker (:data:`TICK_SECONDS`): the focused panel on every
-tick (25 Hz), the others every :data:`BACKGROUND_EVERY` ticks (5 Hz), staggered by panel index so a
-frame repaints one or two panels. The ticker pauses when nothing is streaming.
+tick (25 Hz), the others every :data:`BACKGROUND_EVERY` ticks (12.5 Hz), staggered by panel index;
+panels scrolled out of the grid are not repainted until they are visible. The ticker pauses when
+nothing is streaming. Streamed deltas of a session that wait in the message queue are joined into
+one message (:meth:`ParagentsApp._sink`).
 """
 
 from __future__ import annotations
