@@ -64,3 +64,24 @@ def test_any_text_renders_without_error() -> None:
     console = Console(width=40)
     for source in ["", "```", "| a |\n|--", "\x00\x1b[31m red", "# " * 500, "x" * 10_000]:
         render_markdown(source, 40, console)
+
+
+def test_angle_brackets_and_html_stay_visible_and_single_newlines_break_lines() -> None:
+    from rich.console import Console
+
+    source = (
+        "Run git checkout <branch> to switch.\n\nA Vec<String> holds strings.\n\n"
+        "<details>hidden?</details>\n\n<!-- a comment --> after comment.\n\n"
+        "Line one\nLine two\n\nSee [the docs](https://example.com/x)."
+    )
+    plain = render_markdown(source, 70, Console(width=80)).plain
+    for kept in (
+        "<branch>",
+        "Vec<String>",
+        "<details>hidden?</details>",
+        "after comment.",
+        "https://example.com/x",
+    ):
+        assert kept in plain, kept
+    lines = [line.strip() for line in plain.split("\n")]
+    assert "Line one" in lines and "Line two" in lines  # not joined into "Line one Line two"

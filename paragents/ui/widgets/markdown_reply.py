@@ -1,7 +1,8 @@
 """A finished assistant reply rendered as Markdown in one widget.
 
 Rendering uses rich's Markdown (``rich.markdown.Markdown``: markdown-it parsing, CommonMark + tables;
-code fences highlighted by pygments, tables laid out as rich tables, links as terminal hyperlinks),
+code fences highlighted by pygments, tables laid out as rich tables, links as "text (url)"; HTML shown
+as text and single newlines kept as line breaks, see :func:`_parse`),
 turned into one ``rich.text.Text`` per width, so the reply is a single widget that the user can select
 and copy from. Textual's own ``Markdown`` widget builds one widget per block (dozens per reply): with
 eight panels finishing at once that made every layout pass cost 80-130 ms and grew memory ~3x
@@ -38,8 +39,28 @@ def _markdown_class() -> Any:
         class ReplyMarkdown(Markdown):
             elements: ClassVar[dict[str, Any]] = {**Markdown.elements, "heading_open": LeftHeading}
 
+            def __init__(self, markup: str, **kwargs: Any) -> None:
+                super().__init__("", **kwargs)
+                self.markup = markup
+                self.parsed = _parse(markup)
+
         _MARKDOWN_CLASS = ReplyMarkdown
     return _MARKDOWN_CLASS
+
+
+def _parse(source: str) -> list[Any]:
+    """markdown-it tokens of ``source`` as a chat reply wants them (CommonMark + tables and
+    strikethrough, as rich parses): HTML is not interpreted, so ``<branch>``, ``Vec<String>`` or
+    ``<details>`` stay visible as text (rich drops HTML tokens); a single newline inside a paragraph
+    is a line break (models write line-per-step text), not a space."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table").parse(source)
+    for token in tokens:
+        for child in token.children or ():
+            if child.type == "softbreak":
+                child.type = "hardbreak"
+    return tokens
 
 
 def render_markdown(source: str, width: int, console: Any) -> Text:
@@ -47,7 +68,7 @@ def render_markdown(source: str, width: int, console: Any) -> Text:
     newlines, no trailing spaces, no wrapping needed). ``console`` is a ``rich.console.Console`` (the
     app's). Never raises for any input text."""
     width = max(width, 10)
-    markdown = _markdown_class()(source, code_theme=CODE_THEME, hyperlinks=True)
+    markdown = _markdown_class()(source, code_theme=CODE_THEME, hyperlinks=False)
     options = console.options.update(width=width, height=None)
     lines = console.render_lines(markdown, options, pad=False)
     rows: list[Text] = []
