@@ -22,6 +22,7 @@ CODE_THEME = "monokai"
 
 
 _MARKDOWN_CLASS: Any = None
+_PARSER: Any = None
 
 
 def _markdown_class() -> Any:
@@ -53,9 +54,12 @@ def _parse(source: str) -> list[Any]:
     strikethrough, as rich parses): HTML is not interpreted, so ``<branch>``, ``Vec<String>`` or
     ``<details>`` stay visible as text (rich drops HTML tokens); a single newline inside a paragraph
     is a line break (models write line-per-step text), not a space."""
-    from markdown_it import MarkdownIt
+    global _PARSER
+    if _PARSER is None:
+        from markdown_it import MarkdownIt
 
-    tokens = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table").parse(source)
+        _PARSER = MarkdownIt("commonmark", {"html": False}).enable("strikethrough").enable("table")
+    tokens = _PARSER.parse(source)
     for token in tokens:
         for child in token.children or ():
             if child.type == "softbreak":
