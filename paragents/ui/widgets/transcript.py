@@ -116,8 +116,9 @@ class AssistantBlock(Vertical):
 class LiveReply(Static):
     """The reply being streamed, shown as plain text; replaced by Markdown when it completes.
 
-    Its height only changes in steps of :data:`LIVE_GROW_ROWS` rows and stops at
-    :data:`LIVE_SCREENS` transcript heights; past that it shows the newest rows only. A repaint
+    Its height only changes in steps of a third of the transcript height (at least
+    :data:`LIVE_GROW_ROWS` rows) and stops at :data:`LIVE_SCREENS` transcript heights; past that it
+    shows the newest rows only, under a dim note. A repaint
     therefore wraps and renders O(panel) characters, and a screen-wide layout pass (tens of ms
     with eight panels; docs/performance.md) happens a few times per reply instead of once per new
     row."""
@@ -130,7 +131,7 @@ class LiveReply(Static):
         super().__init__("")
         self._height = 0
         self.hidden_rows = 0
-        """Rows of the in-flight reply above the shown window (0 while it all fits)."""
+        """More than 0 when part of the in-flight reply is above the shown rows (about how many rows)."""
 
     def _limit(self) -> tuple[int, int]:
         """``(most rows shown, height step)``: LIVE_SCREENS transcript heights (at least LIVE_MIN_ROWS),
