@@ -252,7 +252,8 @@ async def _noop() -> None:
     return None
 
 
-async def test_restart_restores_open_sessions_and_continues_the_history(env: Env) -> None:
+async def _one_stored_turn(env: Env) -> None:
+    """A session "keep" with one completed turn ("first" -> "first answer"), left open in the store."""
     rt = await env.runtime()
     s = await rt.new_session("keep")
     env.server.add(reply("first answer"), session="keep")
@@ -260,6 +261,9 @@ async def test_restart_restores_open_sessions_and_continues_the_history(env: Env
     await rt.wait_idle(s.id)
     await rt.shutdown()
 
+
+async def test_restart_restores_open_sessions_and_continues_the_history(env: Env) -> None:
+    await _one_stored_turn(env)
     rt2 = await env.runtime()
     views = await rt2.restore()
     assert [v.name for v in views] == ["keep"]
@@ -274,13 +278,7 @@ async def test_restart_restores_open_sessions_and_continues_the_history(env: Env
 
 
 async def test_a_prompt_submitted_before_restored_history_loads_waits_for_it(env: Env) -> None:
-    rt = await env.runtime()
-    s = await rt.new_session("keep")
-    env.server.add(reply("first answer"), session="keep")
-    rt.submit(s.id, "first")
-    await rt.wait_idle(s.id)
-    await rt.shutdown()
-
+    await _one_stored_turn(env)
     rt2 = await env.runtime()
     views = await rt2.restore_views()  # the TUI's first half: panels before messages
     v = views[0]
