@@ -8,24 +8,23 @@ sink set with :meth:`Runtime.set_sink` ("messages up"). Nothing here imports Tex
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import re
 from collections.abc import Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
 from paragents.agent import Agent, TurnResult
-from paragents.compaction import load_compaction
 from paragents.config import ConfigError, LoadedConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT, ConflictChecker
 from paragents.memory import NoteBook, build_system_prompt, load_instructions, note_line
-from paragents.models import Message, SessionState, TurnStatus, Usage
+from paragents.models import SessionState, TurnStatus
 from paragents.runtime_memory import MemoryCommands
+from paragents.runtime_sessions import SessionOpening
 from paragents.scheduler import QueuedPrompt, Scheduler
+from paragents.session_view import SessionError, SessionView
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 _NAME_RE = re.compile(r"^[\w.\-]{1,40}$")
@@ -36,39 +35,7 @@ ACTIVE_RECORDER: ContextVar[Any] = ContextVar("paragents_active_recorder", defau
 recorder callback) and ``attach(runtime)`` (called once the runtime exists)."""
 
 
-class SessionError(Exception):
-    """A runtime command could not be done (bad session name, unknown session...). ``str()`` is readable."""
-
-
-@dataclass
-class SessionView:
-    """Live state of one open session, shared by the runtime, its agent and the clients (read-only for them).
-
-    ``messages`` is the current conversation for display (OpenAI-shaped, system prompt excluded; a
-    partial reply kept after a failure carries ``"incomplete": True``). ``queue`` holds prompts not yet
-    started. ``pending`` maps request ids to unanswered permission asks. Token counts are in tokens."""
-
-    id: str
-    name: str
-    model: str
-    mode: str
-    workdir: Path
-    state: SessionState = SessionState.IDLE
-    usage: Usage = field(default_factory=Usage)
-    context_tokens: int = 0
-    context_window: int = 8192
-    queue: list[QueuedPrompt] = field(default_factory=list)
-    messages: list[Message] = field(default_factory=list)
-    pending: dict[str, ev.PermissionRequested] = field(default_factory=dict)
-    conflicts: dict[str, ev.ConflictDetected] = field(default_factory=dict)
-    """Unanswered conflicts (paragents.conflicts) by conflict id, oldest first."""
-    waiting_on: str | None = None
-    """What a held tool call waits on (the holder session's name, or a path), else None."""
-    session_rules: list[str] = field(default_factory=list)
-    last_result: TurnResult | None = None
-
-
-class Runtime(MemoryCommands):
+class Runtime(SessionOpening, MemoryCommands):
     """Facade over the engine for one project directory. Build it with :meth:`create`."""
 
     def __init__(self, project_dir: Path, loaded: LoadedConfig, store: Any, policy: Any, client: Any) -> None:
@@ -189,61 +156,6 @@ class Runtime(MemoryCommands):
     def _context_window(self, model: str) -> int:
         return int(self.config.model_settings(model).context_window)
 
-    async def _open_view(self, rec: Any, loaded: tuple[list[Any], list[Any]] | None = None) -> SessionView:
-        view = self._register_view(rec)
-        await self._load_view(view, loaded)
-        return view
-
-    def _register_view(self, rec: Any) -> SessionView:
-        """Make the session's view from its record (no messages yet) and register it."""
-        view = SessionView(
-            id=rec.id,
-            name=rec.name,
-            model=rec.model,
-            mode=rec.mode,
-            workdir=Path(rec.workdir),
-            state=SessionState(rec.state)
-            if rec.state in SessionState._value2member_map_
-            else SessionState.IDLE,
-            usage=rec.usage,
-            context_tokens=rec.last_prompt_tokens,
-            context_window=self._context_window(rec.model),
-            session_rules=list(rec.session_rules),
-        )
-        if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
-            view.state = SessionState.INTERRUPTED
-        self.sessions[rec.id] = view
-        self.turn_done[rec.id] = asyncio.Event()
-        self.turn_done[rec.id].set()
-        return view
-
-    async def _load_view(self, view: SessionView, loaded: tuple[list[Any], list[Any]] | None = None) -> None:
-        """Read the session's conversation into ``view.messages`` and build its agent. ``loaded`` is
-        ``store.load_for_display_and_history(view.id)`` when the caller already read it."""
-        sid = view.id
-        stored_messages, history = loaded or await self.store.load_for_display_and_history(sid)
-        for stored in stored_messages:
-            msg = dict(stored.message)
-            if not stored.complete:
-                msg["incomplete"] = True
-            view.messages.append(msg)
-        self.agents[sid] = Agent(
-            session=view,
-            client=self.client,
-            tools=self.tools,
-            policy=self.policy,
-            store=self.store,
-            config=self.config,
-            emit=self.emit,
-            system_prompt=functools.partial(self._system_prompt, view),
-            history=history,
-            preflight=self.conflicts.preflight,
-            on_read=self.conflicts.read_hook(sid),
-            on_write=self.conflicts.write_hook(sid),
-        )
-        self.agents[sid].compaction = await load_compaction(self.store, sid, history)
-        await self.notebook.refresh(sid)
-
     def _system_prompt(self, view: SessionView) -> str:
         return build_system_prompt(
             workdir=view.workdir,
@@ -251,47 +163,6 @@ class Runtime(MemoryCommands):
             notes=[note_line(n) for n in self.notebook.session_notes(view.id)],
             project_notes=[note_line(n) for n in self.notebook.project_notes(view.id)],
         )
-
-    async def restore(self) -> list[SessionView]:
-        """Open the sessions that were open last time in this project (in panel order); return them
-        (:meth:`restore_views` then :meth:`load_restored`)."""
-        await self.restore_views()
-        await self.load_restored()
-        return list(self.sessions.values())
-
-    async def restore_views(self) -> list[SessionView]:
-        """First half of :meth:`restore` (the TUI shows its panels after it): register the views of the
-        sessions open last time, in panel order, without their messages (``view.messages`` stays empty
-        until :meth:`load_restored`). Prompts submitted meanwhile wait for the load. Returns every view."""
-        for rec in await self.store.list_sessions(self.project_dir, open_only=True):
-            if rec.id not in self.sessions:
-                self._register_view(rec)
-                self._unloaded.append(rec.id)
-        if self._unloaded:
-            self._loaded.clear()
-        return list(self.sessions.values())
-
-    async def load_restored(self) -> list[SessionView]:
-        """Second half of :meth:`restore`: read the conversations of the views :meth:`restore_views`
-        registered and build their agents; return those views (closed meanwhile: left out). Raises
-        StoreError when the store cannot be read (prompts then find no agent and do nothing)."""
-        sids, self._unloaded = self._unloaded, []
-        try:
-            # Read every conversation at once: the store's thread fetches one while this loop parses another.
-            loaded = await asyncio.gather(*(self.store.load_for_display_and_history(sid) for sid in sids))
-            views = []
-            for sid, pair in zip(sids, loaded, strict=True):
-                view = self.sessions.get(sid)
-                if view is not None:
-                    await self._load_view(view, pair)
-                    views.append(view)
-            return views
-        finally:
-            self._loaded.set()
-
-    async def wait_loaded(self) -> None:
-        """Return once every registered session has its messages and agent (see :meth:`restore_views`)."""
-        await self._loaded.wait()
 
     def _unique_name(self, base: str, taken: set[str]) -> str:
         if base not in taken:
