@@ -60,6 +60,7 @@ BACKGROUND_EVERY = 2
 panels scrolled off screen are not repainted until they are visible (docs/performance.md)."""
 MAIN_SCREEN_ACTIONS = {
     "new_session",
+    "scroll_transcript",
     "close_session",
     "focus_offset",
     "focus_number",
@@ -96,6 +97,8 @@ class ParagentsApp(App[None]):
         Binding("alt+left,shift+f6", "focus_offset(-1)", "Previous", priority=True),
         Binding("escape", "cancel_turn", "Cancel turn"),
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
+        Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
         Binding("f2", "inbox", "Inbox", priority=True, show=False),
         Binding("f3", "overview", "Overview", priority=True, show=False),
         *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
@@ -484,6 +487,20 @@ class ParagentsApp(App[None]):
             return
         index = sids.index(self.active_sid) if self.active_sid in sids else 0
         self.focus_panel(sids[(index + offset) % len(sids)])
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        """Scroll the focused panel's transcript one page up (-1) or down (+1) while the prompt box
+        keeps focus (PageUp/PageDown); scrolling up stops following new output until the bottom is
+        reached again."""
+        panel = self.active_panel
+        if panel is None:
+            return
+        transcript = panel.transcript
+        if direction < 0:
+            transcript.release_anchor()
+            transcript.scroll_page_up(animate=False)
+        else:
+            transcript.scroll_page_down(animate=False)
 
     def action_focus_number(self, number: int) -> None:
         """Focus panel ``number`` (1-based), if it exists."""

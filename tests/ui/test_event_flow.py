@@ -83,3 +83,37 @@ async def test_cli_app_raises_gc_thresholds_and_freezes_after_start(tmp_path: Pa
     async with plain.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: plain.ready, "startup")
         assert gc.get_threshold() == before
+
+
+async def test_pageup_and_pagedown_scroll_the_focused_transcript_while_the_prompt_has_focus(
+    tmp_path: Path,
+) -> None:
+    from tests.ui.fake_runtime import FakeView as View
+
+    history: list[dict[str, Any]] = []
+    for i in range(10):
+        history += [
+            {"role": "user", "content": f"question {i}"},
+            {"role": "assistant", "content": f"answer {i}"},
+        ]
+    view = View("s1", "api")
+    view.messages = history
+    runtime = FakeRuntime([view], tmp_path)
+    app = make_app(runtime)
+    async with app.run_test(size=(80, 20)) as pilot:
+        await wait_until(pilot, lambda: app.ready and bool(app.panels), "startup")
+        panel = app.panels["s1"]
+        transcript = panel.transcript
+        await wait_until(
+            pilot, lambda: transcript.max_scroll_y > 0 and not transcript.restore_pending, "history"
+        )
+        await wait_until(
+            pilot, lambda: transcript.scroll_y == transcript.max_scroll_y, "anchored at the bottom"
+        )
+        bottom = transcript.scroll_y
+        assert app.focused is panel.prompt_box.input
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: transcript.scroll_y < bottom, "scrolled up")
+        assert app.focused is panel.prompt_box.input and panel.prompt_box.input.value == ""
+        await pilot.press("pagedown", "pagedown")
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y, "back at the bottom")

@@ -21,6 +21,7 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+w", "Close the focused session"),
     ("alt+right / f6", "Focus the next session"),
     ("alt+left / shift+f6", "Focus the previous session"),
+    ("pageup / pagedown", "Scroll the focused session's transcript"),
     ("alt+1 … alt+9", "Focus session by number (where the terminal sends alt+digit)"),
     ("escape", "Cancel the focused session's running turn"),
     ("shift+tab", "Cycle the focused session's permission mode (default → acceptEdits → plan)"),
