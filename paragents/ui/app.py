@@ -44,12 +44,11 @@ from paragents.events import (
     TurnFinished,
 )
 from paragents.models import SessionState
+from paragents.ui.command_runner import run_command
 from paragents.ui.commands import COMMANDS, SlashCommand
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
 from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
-from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
-from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.widgets.session_panel import SessionPanel
 
@@ -119,6 +118,7 @@ class ParagentsApp(App[None]):
         """True once the open sessions were restored (or the first one created)."""
         self._tick = 0
         self._waiting_delta: dict[str, AgentEvent] = {}
+        self._grid: Container | None = None
         self._runtime_closed = False
         self.clock = time.time
         """Returns Unix seconds for ages in the inbox/overview (tests fix it)."""
@@ -136,6 +136,14 @@ class ParagentsApp(App[None]):
         yield Header(icon="▣")
         yield Container(id="panels")
         yield Footer()
+
+    @property
+    def grid(self) -> Container:
+        """The container holding the panels (#panels), looked up once (the ticker needs it 25 times a
+        second)."""
+        if self._grid is None:
+            self._grid = self.query_one("#panels", Container)
+        return self._grid
 
     def on_mount(self) -> None:
         if self.tune_gc:
@@ -172,7 +180,7 @@ class ParagentsApp(App[None]):
             self.panels.update((panel.session_id, panel) for panel in restored)
             await self.query("#empty").remove()
             self._relayout()
-            await self.query_one("#panels", Container).mount_all(restored)
+            await self.grid.mount_all(restored)
         if not self.panels and self.runtime.config.model:
             await self._new_session()
         elif not self.panels:
@@ -207,7 +215,7 @@ class ParagentsApp(App[None]):
             panel = self.panels.get(view.id)
             if panel is not None:
                 panel.show_history(view.messages)
-        grid = self.query_one("#panels", Container)
+        grid = self.grid
         while True:
             pending = [p for p in self.panels.values() if p.transcript.restore_pending]
             if not pending:
@@ -225,7 +233,7 @@ class ParagentsApp(App[None]):
         panel = SessionPanel(view, len(self.panels) + 1)
         self.panels[view.id] = panel
         await self.query("#empty").remove()
-        await self.query_one("#panels", Container).mount(panel)
+        await self.grid.mount(panel)
         self._relayout()
         if focus or self.active_sid is None:
             self.focus_panel(view.id)
@@ -245,13 +253,13 @@ class ParagentsApp(App[None]):
             if self.panels:
                 self.focus_panel(next(reversed(self.panels)))
         if not self.panels:
-            await self.query_one("#panels").mount(
+            await self.grid.mount(
                 Static("No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one.", id="empty")
             )
         self._update_header()
 
     def _relayout(self) -> None:
-        grid = self.query_one("#panels", Container)
+        grid = self.grid
         n = len(self.panels)
         # set_class only touches classes that change: a remove+add of the same class restyles every
         # panel's subtree (20 restored panels took ~45 s; docs/performance.md).
@@ -317,7 +325,7 @@ class ParagentsApp(App[None]):
     def _on_tick(self) -> None:
         self._tick += 1
         busy = False
-        shown = self.query_one("#panels", Container).region
+        shown = self.grid.region
         for index, (sid, panel) in enumerate(self.panels.items()):
             if not panel.dirty:
                 continue
@@ -367,66 +375,9 @@ class ParagentsApp(App[None]):
         self.run_worker(self.run_command(message.session_id, message.command), group="commands")
 
     async def run_command(self, sid: str | None, command: SlashCommand) -> None:
-        """Run ``command`` for session ``sid`` (the panel it was typed in); errors become notifications."""
-        rt = self.runtime
-        name = command.name
-        try:
-            if name == "new":
-                opts = command.options
-                await self._new_session(
-                    command.arg, model=opts.get("model"), workdir=Path(opts["dir"]) if "dir" in opts else None
-                )
-            elif name == "help":
-                self.push_screen(help_screen())
-            elif name == "quit":
-                await self.action_quit()
-            elif name == "setup":
-                self.push_screen(SetupScreen(rt.loaded.config), self._after_setup)
-            elif name == "show-config":
-                self.push_screen(config_screen(rt.config_rows()))
-            elif name == "permissions":
-                self.push_screen(permissions_screen(getattr(rt, "policy", None)))
-            elif name == "inbox":
-                self.action_inbox()
-            elif name == "overview":
-                self.action_overview()
-            elif name == "sessions":
-                records = await rt.list_sessions()
-                self.push_screen(SessionsScreen(records, set(self.panels)), self._after_sessions)
-            elif sid is None or sid not in self.panels:
-                self.notify(f"/{name} needs an open session: ctrl+n opens one.", severity="warning")
-            elif name == "close":
-                await self.close_session(sid)
-            elif name == "cancel":
-                if not rt.cancel(sid):
-                    self.notify("Nothing is running in this session.")
-            elif name == "clear":
-                await rt.clear_session(sid)
-                await self.panels[sid].clear_transcript()
-            elif name in ("rename", "model", "mode"):
-                method = {"rename": rt.rename_session, "model": rt.set_model, "mode": rt.set_mode}[name]
-                await method(sid, command.arg or "")
-                self.panels[sid].sync(rt.sessions[sid])
-            elif name == "compact":
-                outcome = await rt.compact(sid, command.arg)
-                if outcome.ok:
-                    self.notify(outcome.message)
-            elif name == "remember":
-                project = bool(command.options.get("project"))
-                await rt.remember(sid, command.arg or "", project=project)
-                self.notify("Noted for the whole project." if project else "Noted for this session.")
-            elif name == "memory":
-                report = await rt.memory(sid)
-                self.push_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
-            elif name == "fork":
-                await self._add_panel(await rt.fork(sid, command.arg))
-        except (ConfigError, ValueError, OSError) as exc:
-            self._error(exc)
-        except Exception as exc:
-            if type(exc).__name__ in ("SessionError", "StoreError", "LLMError", "PolicyError"):
-                self._error(exc)
-            else:
-                raise
+        """Run ``command`` for session ``sid`` (the panel it was typed in); errors become notifications
+        (see :func:`paragents.ui.command_runner.run_command`)."""
+        await run_command(self, sid, command)
 
     async def _new_session(
         self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None
