@@ -100,7 +100,6 @@ class SessionPanel(Vertical):
         self.waiting_on: str | None = getattr(view, "waiting_on", None)
         """What a held call waits on (holder session or path), shown in the title."""
         self._history = list(view.messages)
-        self._defer_history = defer_history
         self.history_shown = not defer_history
         """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
@@ -114,7 +113,7 @@ class SessionPanel(Vertical):
         yield self.prompt_box
 
     async def on_mount(self) -> None:
-        if not self._defer_history:
+        if self.history_shown:  # not deferred: show the stored messages now
             self.transcript.load_history(self._history)
         self._history = []
         await self.prompt_box.set_queue(self.queue)
