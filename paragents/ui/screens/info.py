@@ -26,6 +26,7 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("escape", "Cancel the focused session's running turn"),
     ("shift+tab", "Cycle the focused session's permission mode (default → acceptEdits → plan)"),
     ("ctrl+p", "Command palette (every slash command is there)"),
+    ("ctrl+q", "Quit (open sessions come back next time)"),
     ("f2", "Inbox: every pending approval and conflict, oldest first"),
     ("f3", "Overview: one row per session, like top"),
     ("y s a n d", "In the approval bar: allow once / this session / always…, deny, deny with note…"),
