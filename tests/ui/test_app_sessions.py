@@ -42,7 +42,15 @@ def prompts(panel: SessionPanel) -> list[str]:
 
 
 async def started(pilot: Any, app: ParagentsApp, count: int = 1) -> list[SessionPanel]:
-    await wait_until(pilot, lambda: app.ready and len(app.panels) == count, f"{count} panel(s)")
+    """Wait for ``count`` panels with their restored history shown (it fills after the panels)."""
+
+    def done() -> bool:
+        panels = app.panels.values()
+        return app.ready and len(panels) == count and all(
+            p.history_shown and not p.transcript.restore_pending for p in panels
+        )
+
+    await wait_until(pilot, done, f"{count} panel(s) with their history")
     return list(app.panels.values())
 
 
