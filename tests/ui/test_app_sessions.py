@@ -46,8 +46,10 @@ async def started(pilot: Any, app: ParagentsApp, count: int = 1) -> list[Session
 
     def done() -> bool:
         panels = app.panels.values()
-        return app.ready and len(panels) == count and all(
-            p.history_shown and not p.transcript.restore_pending for p in panels
+        return (
+            app.ready
+            and len(panels) == count
+            and all(p.history_shown and not p.transcript.restore_pending for p in panels)
         )
 
     await wait_until(pilot, done, f"{count} panel(s) with their history")
