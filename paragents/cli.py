@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--record", metavar="FILE", default=argparse.SUPPRESS, help="write a cassette of this run to FILE"
     )
 
-    from paragents.cassette.command import add_cassette_parsers
+    from paragents.cli_cassette import add_cassette_parsers
 
     add_cassette_parsers(sub)
 
@@ -103,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("replay", "demo") or getattr(args, "record", None):
-        from paragents.cassette.command import run_cassette_command
+        from paragents.cli_cassette import run_cassette_command
 
         return run_cassette_command(args, _dispatch_plain)
     return _dispatch_plain(args)
