@@ -208,7 +208,7 @@ class SessionPanel(Vertical):
             if event.message.get("role") != "user":
                 t.add_message(event.message)
         elif isinstance(event, ToolCallStarted):
-            t.tool_status(event.call, "running", event.summary)
+            t.tool_status(event.call, "running", event.summary + (" · sandboxed" if event.sandboxed else ""))
         elif isinstance(event, ToolCallFinished):
             t.tool_finished(event.call, event.status, event.output, event.diff)
         elif isinstance(event, PermissionRequested):
