@@ -171,8 +171,9 @@ class Policy:
         working directory; ``session_rules`` are allow rules granted for this session;
         ``extra_dirs`` are more working directories; ``sandboxed``: a Bash call that will run in the
         sandbox with ``sandbox.auto_allow`` on, so the parts that would ask only because they are
-        commands run without asking (deny and ask rules still apply). Raises ValueError for an unknown ``mode`` or a
-        malformed session rule; a bad call (no path, non-string command) is denied with a reason."""
+        commands run without asking (deny and ask rules still apply). Raises ValueError for an unknown
+        ``mode`` or a malformed session rule; a bad call (no path, non-string command) is denied with a
+        reason."""
         permission_mode = self._allowed_mode(parse_mode(mode))
         rules = self._rules
         if session_rules:
@@ -225,7 +226,7 @@ class Policy:
                 cwd=os.path.abspath(cwd),
                 home=home,
                 anywhere=True,
-            )  # fmt: skip
+            )
             for scoped in self._rules["deny"]
             if scoped.rule.family == "Read" and scoped.rule.specifier
         )
