@@ -204,7 +204,7 @@ def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path)
     )  # fmt: skip
     assert RuntimeConfig().sandbox.mode == "auto" and RuntimeConfig().sandbox.auto_allow is False
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"network": "loopback"}}))
-    with pytest.raises(ConfigError, match="sandbox.network"):
+    with pytest.raises(ConfigError, match=r"sandbox\.network"):
         load_config(tmp_path)
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"netwrok": "all"}}))
     with pytest.raises(ConfigError, match="known keys: auto_allow, bwrap, mode, network, writable"):
