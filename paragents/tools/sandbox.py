@@ -27,8 +27,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -176,21 +177,29 @@ def hidden_paths(rules: Iterable[tuple[str, str]], search_root: Path) -> list[Pa
         base = os.path.join(root, *literal)
         if base == "/":
             base = str(search_root)
-        spec = pathspec.PathSpec.from_lines("gitignore", [pattern])
-        for path in _walk_matches(base, root, spec, budget):
+        for path in _walk_matches(base, _matcher(root, pattern, anchored), budget):
             found[os.path.realpath(path)] = None
     return [Path(p) for p in found]
 
 
-def _walk_matches(base: str, root: str, spec: pathspec.PathSpec, budget: list[int]) -> Iterable[str]:
-    """Yield paths under ``base`` whose path relative to ``root`` matches ``spec`` (not below a match)."""
+def _matcher(root: str, pattern: str, anchored: bool) -> Callable[[str, str, bool], bool]:
+    """Return ``match(path, name, is_dir)`` for a gitignore ``pattern`` relative to ``root``."""
+    if not anchored:  # a slash-free pattern matches names (fnmatch is much faster than pathspec)
+        name_pattern, dir_only = pattern.rstrip("/"), pattern.endswith("/")
+        return lambda _path, name, is_dir: (is_dir or not dir_only) and fnmatchcase(name, name_pattern)
+    spec = pathspec.PathSpec.from_lines("gitignore", [pattern])
     prefix = root.rstrip("/") + "/"
+    return lambda path, _name, is_dir: spec.match_file(path.removeprefix(prefix) + ("/" if is_dir else ""))
+
+
+def _walk_matches(base: str, match: Callable[[str, str, bool], bool], budget: list[int]) -> Iterable[str]:
+    """Yield the paths under ``base`` that ``match`` (not those below a matching directory)."""
     for top, dirs, files in os.walk(base):
         kept = []
         for name in dirs:
             budget[0] -= 1
             path = os.path.join(top, name)
-            if spec.match_file(path.removeprefix(prefix) + "/"):
+            if match(path, name, True):
                 yield path
             elif name not in SKIPPED_DIRS:
                 kept.append(name)
@@ -198,7 +207,7 @@ def _walk_matches(base: str, root: str, spec: pathspec.PathSpec, budget: list[in
         for name in files:
             budget[0] -= 1
             path = os.path.join(top, name)
-            if spec.match_file(path.removeprefix(prefix)):
+            if match(path, name, False):
                 yield path
         if budget[0] <= 0:
             return
