@@ -213,7 +213,7 @@ class SessionPanel(Vertical):
             t.tool_finished(event.call, event.status, event.output, event.diff)
         elif isinstance(event, PermissionRequested):
             self.pending[event.request_id] = event
-            t.tool_status(event.call, "asking", event.summary)
+            t.tool_status(event.call, "asking", event.summary + (" · sandboxed" if event.sandboxed else ""))
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
             self.pending.pop(event.request_id, None)
