@@ -114,7 +114,7 @@ def _probe(bwrap: str) -> str | None:
 def check(config: SandboxConfig, platform: str = sys.platform) -> SandboxStatus:
     """Return whether commands under ``config`` run confined, unconfined or not at all (and why)."""
     if config.mode == "off":
-        return SandboxStatus("off", "sandbox off: commands run unconfined")
+        return SandboxStatus("off", "commands run unconfined")
     found = shutil.which(config.bwrap) if platform.startswith("linux") else None
     if not platform.startswith("linux"):
         why = f"sandboxing needs Linux and bubblewrap (this is {platform})"
