@@ -16,6 +16,7 @@ import os
 import signal
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -184,7 +185,8 @@ class RunCommand(Tool):
             if status.state == "refused":
                 return ToolResult(content=status.message, is_error=True, meta={"sandboxed": False})
             if status.active and status.bwrap:
-                argv = bwrap_argv(status.bwrap, ctx.sandbox, where, argv)
+                sandbox = ctx.sandbox if ctx.sandbox.root else replace(ctx.sandbox, root=ctx.workdir)
+                argv = bwrap_argv(status.bwrap, sandbox, where, argv)
                 sandboxed = True
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()

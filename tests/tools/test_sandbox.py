@@ -58,6 +58,14 @@ async def test_command_cannot_write_outside_the_workdir_but_can_inside(
 
 
 @needs_bwrap
+async def test_a_cwd_subdirectory_keeps_the_whole_workdir_writable(call: Call, ctx: ToolContext) -> None:
+    (ctx.workdir / "sub").mkdir()
+    result = await call("run_command", {"command": "echo x > ../top.txt", "cwd": "sub"}, sandboxed(ctx))
+    assert not result.is_error, result.content
+    assert (ctx.workdir / "top.txt").read_text() == "x\n"
+
+
+@needs_bwrap
 async def test_writable_paths_can_be_written(call: Call, ctx: ToolContext, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     cache.mkdir()
