@@ -77,8 +77,11 @@ async def test_writable_paths_can_be_written(call: Call, ctx: ToolContext, tmp_p
 
 
 @needs_bwrap
-async def test_paths_of_read_deny_rules_are_hidden(call: Call, ctx: ToolContext, tmp_path: Path) -> None:
-    home = Path(os.environ["HOME"])
+async def test_paths_of_read_deny_rules_are_hidden(
+    call: Call, ctx: ToolContext, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = outside  # not under /tmp, which the sandbox replaces anyway
+    monkeypatch.setenv("HOME", str(home))
     (home / ".ssh").mkdir()
     (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
     (ctx.workdir / ".env").write_text("API_TOKEN=hunter2")
