@@ -169,9 +169,9 @@ def hidden_paths(rules: Iterable[tuple[str, str]], search_root: Path) -> list[Pa
         stem = pattern[:-3] if pattern.endswith("/**") else pattern
         anchored = "/" in pattern.rstrip("/")  # gitignore: else it matches at any depth
         literal, complete = _literal_prefix(stem) if anchored else ([], False)
-        if complete and literal:
+        if complete:
             path = os.path.join(root, *literal)
-            if os.path.lexists(path):
+            if path != "/" and os.path.lexists(path):
                 found[os.path.realpath(path)] = None
             continue
         base = os.path.join(root, *literal)
@@ -234,6 +234,8 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
         text = str(hidden)
         if text == "/" or (_under(text, ["/tmp"]) and not _under(text, binds)):
             continue  # the private /tmp already hides it
+        if any(_under(bind, [text]) for bind in binds):
+            continue  # hiding it would hide the writable root (or a writable path) too
         if hidden.is_dir():
             argv += ["--tmpfs", text, "--remount-ro", text]
         else:

@@ -204,6 +204,16 @@ def test_argv_binds_the_root_a_caller_passes_and_drops_capabilities(tmp_path: Pa
     assert argv[-4:] == ["--", "bash", "-c", "x"]
 
 
+def test_argv_never_hides_a_directory_holding_the_writable_root(outside: Path) -> None:
+    lane = outside / "lane"
+    lane.mkdir()
+    (lane / "x").write_text("secret")
+    rules = ((str(outside.parent), "/" + outside.name), (str(outside), "/lane/**"), (str(outside), "/lane/x"))
+    argv = bwrap_argv("bwrap", SandboxConfig(root=lane, hidden_rules=rules), lane, ["true"])
+    assert str(outside) not in argv and "--tmpfs" not in argv[argv.index("--bind") :]
+    assert argv[argv.index(str(lane / "x")) - 2] == "--ro-bind"
+
+
 def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path) -> None:
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": "off"}))
     assert load_config(tmp_path).config.sandbox.mode == "off"
