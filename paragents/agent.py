@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from paragents import events as ev
 from paragents.compaction import (
@@ -439,9 +439,9 @@ class Agent:
             msg = f"error: {call.name} failed unexpectedly: {_capped(f'{type(exc).__name__}: {exc}')}"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg
-        status = "error" if result.is_error else "ok"
+        outcome: Literal["ok", "error"] = "error" if result.is_error else "ok"
         ran_sandboxed = result.meta.get("sandboxed") if sandbox is not None else None
-        self.emit(ev.ToolCallFinished(sid, call, status, result.content, result.diff, ran_sandboxed))
+        self.emit(ev.ToolCallFinished(sid, call, outcome, result.content, result.diff, ran_sandboxed))
         return result.content
 
     def sandbox_config(self) -> SandboxConfig:
