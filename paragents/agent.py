@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from paragents import events as ev
 from paragents.compaction import (
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from paragents.permissions import Policy
     from paragents.store import Store
     from paragents.tools.registry import ToolRegistry
+    from paragents.tools.sandbox import SandboxConfig, SandboxStatus
 
 OVERSIZE_FACTOR = 1.5
 """A request whose local token estimate exceeds this many context windows is refused before sending,
@@ -139,6 +140,8 @@ class Agent:
         """The compaction in force (a summary standing for the oldest history messages), or None."""
         self._compact_lock = asyncio.Lock()
         self._compact_waiters: list[tuple[str | None, asyncio.Future[CompactionOutcome]]] = []
+        self._sandbox_warned = False
+        """True once the "sandbox unavailable, running unconfined" warning was shown in this session."""
 
     @property
     def turn_id(self) -> int | None:
@@ -402,7 +405,12 @@ class Agent:
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg
         summary = tool.summarize(args)
-        allowed, why = await self._permit(call, tool.name, args, summary)
+        sandbox, status = self._sandbox_for(tool.family)
+        if status is not None and status.state == "refused":
+            self.emit(ev.ToolCallFinished(sid, call, "error", status.message, sandboxed=False))
+            return status.message
+        sandboxed = None if status is None else status.active
+        allowed, why = await self._permit(call, tool.name, args, summary, sandbox, sandboxed)
         if not allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", why))
             return why
@@ -411,7 +419,7 @@ class Agent:
             if skip is not None:
                 self.emit(ev.ToolCallFinished(sid, call, "skipped", skip))
                 return skip
-        self.emit(ev.ToolCallStarted(sid, call, summary))
+        self.emit(ev.ToolCallStarted(sid, call, summary, sandboxed))
         from paragents.tools.base import ToolContext
 
         ctx = ToolContext(
@@ -421,6 +429,7 @@ class Agent:
             max_output_chars=self.config.max_output_chars,
             on_read=self.on_read,
             on_write=self.on_write,
+            sandbox=sandbox,
         )
         try:
             result = await tool.run(args, ctx)
@@ -430,15 +439,54 @@ class Agent:
             msg = f"error: {call.name} failed unexpectedly: {_capped(f'{type(exc).__name__}: {exc}')}"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg
-        self.emit(
-            ev.ToolCallFinished(sid, call, "error" if result.is_error else "ok", result.content, result.diff)
-        )
+        outcome: Literal["ok", "error"] = "error" if result.is_error else "ok"
+        ran_sandboxed = result.meta.get("sandboxed") if sandbox is not None else None
+        self.emit(ev.ToolCallFinished(sid, call, outcome, result.content, result.diff, ran_sandboxed))
         return result.content
 
+    def sandbox_config(self) -> SandboxConfig:
+        """Return how this session's commands are confined: the config's ``sandbox`` settings with the
+        session's ``/sandbox`` mode (``session.sandbox_mode``), its writable root
+        (``session.sandbox_root``, e.g. a lane's worktree; else the working directory) and the paths
+        of the Read deny rules to hide."""
+        from paragents.tools.sandbox import SandboxConfig
+
+        settings = self.config.sandbox
+        return SandboxConfig(
+            mode=getattr(self.session, "sandbox_mode", None) or settings.mode,
+            network=settings.network,
+            writable=settings.writable,
+            hidden_rules=self.policy.read_deny_patterns(self.session.workdir),
+            root=getattr(self.session, "sandbox_root", None),
+            auto_allow=settings.auto_allow,
+            bwrap=settings.bwrap,
+        )
+
+    def _sandbox_for(self, family: str) -> tuple[SandboxConfig | None, SandboxStatus | None]:
+        """For a command (``bash`` family): the sandbox and its status, warning once per session when
+        it runs unconfined in mode "auto"; (None, None) for other tools."""
+        if family != "bash":
+            return None, None
+        from paragents.tools.sandbox import check
+
+        sandbox = self.sandbox_config()
+        status = check(sandbox)
+        if status.state == "unconfined" and not self._sandbox_warned:
+            self._sandbox_warned = True
+            self.emit(ev.Notice(self.session.id, status.message, "warning"))
+        return sandbox, status
+
     async def _permit(
-        self, call: ToolCall, tool_name: str, args: dict[str, Any], summary: str
+        self,
+        call: ToolCall,
+        tool_name: str,
+        args: dict[str, Any],
+        summary: str,
+        sandbox: SandboxConfig | None = None,
+        sandboxed: bool | None = None,
     ) -> tuple[bool, str]:
-        """Ask the policy (and the user when it says ask); return (allowed, denial text for the model)."""
+        """Ask the policy (and the user when it says ask); return (allowed, denial text for the model).
+        ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies)."""
         sid = self.session.id
         decision = self.policy.decide(
             tool_name,
@@ -446,6 +494,7 @@ class Agent:
             cwd=self.session.workdir,
             mode=self.session.mode,
             session_rules=tuple(self.session.session_rules),
+            sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
         )
         audit: dict[str, Any] = {
             "tool": tool_name,
@@ -468,7 +517,14 @@ class Agent:
         self._set_state(SessionState.WAITING, summary)
         self.emit(
             ev.PermissionRequested(
-                sid, request_id, call, summary, decision.reason, tuple(decision.suggested_rules), reply
+                sid,
+                request_id,
+                call,
+                summary,
+                decision.reason,
+                tuple(decision.suggested_rules),
+                reply,
+                sandboxed,
             )
         )
         try:

@@ -15,10 +15,18 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from paragents import paths
 
@@ -58,6 +66,33 @@ class SharedResource(BaseModel):
     commands: tuple[str, ...] = Field(
         description="Bash rule patterns (as in Bash(...) rules, '*' wildcards) of commands that use it."
     )
+
+
+class SandboxSettings(BaseModel):
+    """How ``run_command`` is confined (docs/sandbox.md). A bare string (``"sandbox": "off"``) sets
+    only ``mode``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Literal["off", "auto", "required"] = Field(
+        "auto",
+        description="off: never confine; auto: use bubblewrap when it works, else warn once and run "
+        "unconfined; required: refuse to run commands without it.",
+    )
+    network: Literal["none", "all"] = Field(
+        "none", description="none: no network at all (not even the host's loopback); all: the host's."
+    )
+    writable: tuple[str, ...] = Field(
+        (), description="More writable paths besides the working directory (e.g. '~/.cache/uv')."
+    )
+    auto_allow: bool = Field(
+        False,
+        validation_alias=AliasChoices("auto_allow", "autoAllow"),
+        description="Sandboxed commands that would ask only because they are commands run without "
+        "asking (deny and ask rules, protected paths and writes outside the working directories still "
+        "apply).",
+    )
+    bwrap: str = Field("bwrap", description="The bubblewrap program: a name looked up in PATH, or a path.")
 
 
 class RuntimeConfig(BaseModel):
@@ -107,6 +142,14 @@ class RuntimeConfig(BaseModel):
     extra_headers: dict[str, str] = Field(
         default_factory=dict, description="Extra HTTP headers sent with every request (non-secret)."
     )
+    sandbox: SandboxSettings = Field(
+        default_factory=SandboxSettings, description="Confinement of run_command (docs/sandbox.md)."
+    )
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _sandbox_shorthand(cls, value: Any) -> Any:
+        return {"mode": value} if isinstance(value, str) else value
 
     @field_validator("base_url")
     @classmethod
@@ -167,7 +210,8 @@ def _format_validation(path: str, err: ValidationError) -> str:
         loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
-            known = ", ".join(sorted(RuntimeConfig.model_fields))
+            model = SandboxSettings if e["loc"][:1] == ("sandbox",) else RuntimeConfig
+            known = ", ".join(sorted(model.model_fields))
             msg = f"unknown key (known keys: {known})"
         parts.append(f"{path}: field '{loc}': {msg}")
     return "\n".join(parts)

@@ -91,21 +91,25 @@ class StreamRetry(Event):
 
 @dataclass(frozen=True, slots=True)
 class ToolCallStarted(Event):
-    """A tool call is about to run (after permission). ``summary`` is a one-line argument summary."""
+    """A tool call is about to run (after permission). ``summary`` is a one-line argument summary;
+    ``sandboxed`` says whether a command runs in the sandbox (None: not a command)."""
 
     call: ToolCall
     summary: str
+    sandboxed: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):
     """A tool call ended. ``status`` is ok/error/denied/cancelled; ``output`` is the text sent back to
-    the model; ``diff`` is a unified diff for edits (or None)."""
+    the model; ``diff`` is a unified diff for edits (or None); ``sandboxed`` says whether a command
+    ran in the sandbox (None: not a command, or it did not run)."""
 
     call: ToolCall
     status: Literal["ok", "error", "denied", "cancelled", "skipped"]
     output: str
     diff: str | None = None
+    sandboxed: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,7 @@ class PermissionRequested(Event):
     - ``suggested_rules``: the rules "always allow" would store (editable by the user).
     - ``reply``: a Future resolved with ``(answer, payload)`` where payload is the note for
       ``reject_with_note`` or the edited rules (list[str]) for ``allow_always``, else None.
+    - ``sandboxed``: whether the command would run in the sandbox (None: not a command).
     """
 
     request_id: str
@@ -126,6 +131,7 @@ class PermissionRequested(Event):
     reason: str
     suggested_rules: tuple[str, ...]
     reply: asyncio.Future[tuple[ApprovalAnswer, Any]] = field(compare=False, repr=False)
+    sandboxed: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

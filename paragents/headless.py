@@ -85,7 +85,8 @@ class HeadlessSink:
             out.print(event.text, end="", markup=False, highlight=False)
         elif isinstance(event, ev.ToolCallStarted):
             out.print()
-            out.print(f"[bold cyan]⏵ {escape(event.summary)}[/]")
+            marker = " [dim](sandboxed)[/]" if event.sandboxed else ""
+            out.print(f"[bold cyan]⏵ {escape(event.summary)}[/]{marker}")
         elif isinstance(event, ev.ToolCallFinished):
             first = event.output.splitlines()[0] if event.output else ""
             style = "green" if event.status == "ok" else "red"

@@ -27,6 +27,7 @@ from paragents.scheduler import QueuedPrompt, Scheduler
 from paragents.session_view import SessionError, SessionView
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+SANDBOX_MODES = ("off", "auto", "required")
 _NAME_RE = re.compile(r"^[\w.\-]{1,40}$")
 
 ACTIVE_RECORDER: ContextVar[Any] = ContextVar("paragents_active_recorder", default=None)
@@ -284,6 +285,26 @@ class Runtime(SessionOpening, MemoryCommands):
         await self.store.update_session(sid, mode=mode)
         view.mode = mode
         self.emit(ev.SessionStateChanged(sid, view.state, f"mode {mode}"))
+
+    def set_sandbox(self, sid: str, mode: str) -> None:
+        """Set the session's sandbox mode (off/auto/required) until it is closed. Raises SessionError
+        for an unknown mode."""
+        if mode not in SANDBOX_MODES:
+            raise SessionError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
+        view = self._view(sid)
+        view.sandbox_mode = mode
+        self.emit(ev.SessionStateChanged(sid, view.state, f"sandbox {mode}"))
+
+    def sandbox_report(self, sid: str) -> str:
+        """Return the lines ``/sandbox`` shows for the session (mode, state, network, paths)."""
+        from paragents.tools.sandbox import check, describe
+
+        view = self._view(sid)
+        agent = self.agents.get(sid)
+        if agent is None:
+            raise SessionError(f"session {view.name!r} is still loading; try again in a moment")
+        sandbox = agent.sandbox_config()
+        return describe(sandbox, check(sandbox), view.workdir)
 
     async def clear_session(self, sid: str) -> None:
         """Start a new conversation in the session (the old one stays in the store's history)."""

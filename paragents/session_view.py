@@ -42,3 +42,7 @@ class SessionView:
     """What a held tool call waits on (the holder session's name, or a path), else None."""
     session_rules: list[str] = field(default_factory=list)
     last_result: TurnResult | None = None
+    sandbox_mode: str | None = None
+    """The session's ``/sandbox`` mode (off/auto/required), or None for the config's ``sandbox.mode``."""
+    sandbox_root: Path | None = None
+    """The sandbox's writable root (e.g. a lane's worktree), or None for ``workdir``."""

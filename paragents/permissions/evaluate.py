@@ -4,14 +4,15 @@ Each part (a simple command, a file read or written, an MCP tool) gets a :class:
 category saying why it got its answer before the mode is applied; :func:`finish` applies the mode
 and combines the parts (the strictest part decides). Order of checks for every part: deny rules,
 protected paths, ask rules, allow rules, then the defaults (reads inside the working directories
-run; everything else asks).
+run; everything else asks). With ``sandboxed`` (a Bash call that will run in the sandbox with
+``sandbox.auto_allow`` on) the parts that ask only by default run without asking (:func:`_auto_allowed`).
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -50,6 +51,8 @@ class Part:
     reason: str
     rule: ScopedRule | None = None
     suggestions: tuple[str, ...] = ()
+    what: Literal["command", "Read", "Edit"] = "command"
+    """A simple command, or a file the call reads or writes."""
 
 
 parse_cached = lru_cache(maxsize=512)(parse_command)
@@ -97,6 +100,10 @@ class Checker:
     # ---- files -------------------------------------------------------------------------------
     def check_path(self, family: str, path: str) -> Part:
         """Check a Read or Edit of absolute ``path`` (any spelling; it is resolved here)."""
+        part = self._check_path(family, path)
+        return replace(part, what="Edit") if family == "Edit" else replace(part, what="Read")
+
+    def _check_path(self, family: str, path: str) -> Part:
         label = f"{family} {path}"
         if "\x00" in path:
             return Part(label, "invalid", f"the path {path!r} contains a NUL byte")
@@ -212,13 +219,29 @@ class Checker:
 _ASKING = frozenset({"ask_rule", "risky", "unmatched", "edit_inside"})
 
 
-def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[DecisionKind, str, str | None]:
-    """Return (decision, reason, scope) for ``part`` under ``mode``."""
+def _auto_allowed(part: Part) -> bool:
+    """True when ``part`` of a sandboxed command asks only because it is a command: a command no rule
+    allows or a risky one, a read anywhere (Read deny rules hide their paths in the sandbox), a write
+    inside the working directories. Ask rules, protected paths, commands that cannot be analysed and
+    writes (deletions too) outside the working directories keep asking."""
+    if part.what == "command":
+        return part.category in ("unmatched", "risky")
+    if part.what == "Read":
+        return part.category == "unmatched"
+    return part.category == "edit_inside"
+
+
+def _with_mode(
+    part: Part, family: str, mode: PermissionMode, sandboxed: bool = False
+) -> tuple[DecisionKind, str, str | None]:
+    """Return (decision, reason, scope) for ``part`` under ``mode`` (and the sandbox's auto-allow)."""
     scope = part.rule.scope if part.rule else "default"
     if part.category in ("deny_rule", "invalid"):
         return "deny", part.reason, scope
     if mode is PermissionMode.PLAN and family != "Read":
         return "deny", f"plan mode: only reads run, so this is not run ({part.reason})", "mode"
+    if sandboxed and family == "Bash" and _auto_allowed(part):
+        return "allow", f"sandboxed, so it runs without asking (sandbox.autoAllow; {part.reason})", "sandbox"
     if part.category in ("protected", "opaque"):
         kind: DecisionKind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
         return kind, part.reason, "protected" if part.category == "protected" else "default"
@@ -238,15 +261,21 @@ def _with_mode(part: Part, family: str, mode: PermissionMode) -> tuple[DecisionK
 
 
 def finish(
-    parts: list[Part], family: str, mode: PermissionMode, writes: Sequence[str] = (), unknown: bool = False
+    parts: list[Part],
+    family: str,
+    mode: PermissionMode,
+    writes: Sequence[str] = (),
+    unknown: bool = False,
+    sandboxed: bool = False,
 ) -> Decision:
-    """Apply ``mode`` to every part and combine them into one Decision (the strictest part decides)."""
+    """Apply ``mode`` to every part and combine them into one Decision (the strictest part decides);
+    ``sandboxed``: the call is a command that will run in the sandbox with auto-allow on."""
     if not parts:
         parts = [Part("(nothing)", "default_allow", "the command runs nothing")]
     subs: list[SubDecision] = []
     scopes: list[str | None] = []
     for part in parts:
-        decision, reason, scope = _with_mode(part, family, mode)
+        decision, reason, scope = _with_mode(part, family, mode, sandboxed)
         subs.append(SubDecision(part.label, decision, reason, part.rule.rule.text if part.rule else None))
         scopes.append(scope)
     worst = max(STRICTNESS[s.decision] for s in subs)

@@ -19,6 +19,7 @@ from paragents import paths
 from paragents.permissions import resolve
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
 from paragents.permissions.evaluate import Checker, Part, finish
+from paragents.permissions.rules import path_anchor
 from paragents.permissions.settings import (
     RULE_KINDS,
     LoadedFile,
@@ -160,6 +161,7 @@ class Policy:
         mode: PermissionMode | str = PermissionMode.DEFAULT,
         session_rules: Sequence[str] = (),
         extra_dirs: Sequence[Path] = (),
+        sandboxed: bool = False,
     ) -> Decision:
         """Decide one tool call: allow, ask or deny, with a reason naming the rule and its file.
 
@@ -167,8 +169,11 @@ class Policy:
         run_command), a family (Bash, Read, Edit) or an ``mcp__server__tool`` name. ``arguments`` holds
         ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash). ``cwd`` is the session's
         working directory; ``session_rules`` are allow rules granted for this session;
-        ``extra_dirs`` are more working directories. Raises ValueError for an unknown ``mode`` or a
-        malformed session rule; a bad call (no path, non-string command) is denied with a reason."""
+        ``extra_dirs`` are more working directories; ``sandboxed``: a Bash call that will run in the
+        sandbox with ``sandbox.auto_allow`` on, so the parts that would ask only because they are
+        commands run without asking (deny and ask rules still apply). Raises ValueError for an unknown
+        ``mode`` or a malformed session rule; a bad call (no path, non-string command) is denied with a
+        reason."""
         permission_mode = self._allowed_mode(parse_mode(mode))
         rules = self._rules
         if session_rules:
@@ -194,7 +199,7 @@ class Policy:
                 part = Part(tool, "invalid", f"{tool} call has no 'command' string argument")
                 return finish([part], family, permission_mode)
             parts, writes, unknown = checker.check_command(command)
-            return finish(parts, family, permission_mode, writes, unknown)
+            return finish(parts, family, permission_mode, writes, unknown, sandboxed)
         if family in ("Read", "Edit"):
             # Claude Code's tools name the path file_path / notebook_path; ours name it path.
             raw = next(
@@ -209,6 +214,22 @@ class Policy:
             writes = [os.path.normpath(target)] if family == "Edit" and "\x00" not in raw else []
             return finish([part], family, permission_mode, writes)
         return finish([checker.check_tool(tool)], family, permission_mode)
+
+    def read_deny_patterns(self, cwd: Path) -> tuple[tuple[str, str], ...]:
+        """Return ``(root, gitignore pattern)`` for every ``Read(...)`` deny rule, anchored for ``cwd``
+        (the sandbox hides the paths they name; a bare ``Read`` deny names no path)."""
+        home = os.path.normpath(os.path.expanduser("~"))
+        return tuple(
+            path_anchor(
+                scoped.rule.specifier,
+                project_root=str(self.project_dir),
+                cwd=os.path.abspath(cwd),
+                home=home,
+                anywhere=True,
+            )
+            for scoped in self._rules["deny"]
+            if scoped.rule.family == "Read" and scoped.rule.specifier
+        )
 
     # ---- remembering -------------------------------------------------------------------------
     def remember_always(self, rules: list[str], kind: RuleKind = "allow") -> Path:

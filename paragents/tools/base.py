@@ -13,9 +13,12 @@ import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from paragents.tools.output import shorten
+
+if TYPE_CHECKING:
+    from paragents.tools.sandbox import SandboxConfig
 
 ToolFamily = Literal["read", "edit", "bash"]
 """Which permission family a tool belongs to (Claude Code's Read / Edit / Bash)."""
@@ -32,6 +35,7 @@ class ToolContext:
     - ``on_read`` / ``on_write``: called as ``(resolved path, sha256 hex of the file's bytes)`` after a
       successful read (``read_file``) / write (``write_file``, ``edit_file``); the conflict checker
       uses them to detect stale reads. Exceptions they raise propagate to the caller of ``run``.
+    - ``sandbox``: how ``run_command`` is confined (paragents.tools.sandbox); None runs it unconfined.
     """
 
     workdir: Path
@@ -40,6 +44,7 @@ class ToolContext:
     max_output_chars: int = 30000
     on_read: Callable[[Path, str], None] | None = None
     on_write: Callable[[Path, str], None] | None = None
+    sandbox: SandboxConfig | None = None
 
 
 @dataclass

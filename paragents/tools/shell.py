@@ -4,7 +4,8 @@ The command runs in a new session (so in its own process group) with stdin from 
 stdout+stderr captured together through one pipe. On timeout or cancellation the whole process
 group is signalled: SIGTERM, then SIGKILL after a grace period. API keys and tokens are removed
 from its environment so they cannot leak into tool output. Output is decoded as UTF-8 (replace),
-cleaned of terminal escape sequences and capped keeping its head and tail.
+cleaned of terminal escape sequences and capped keeping its head and tail. With a sandbox in the
+context (paragents.tools.sandbox) it runs inside bubblewrap; ``meta["sandboxed"]`` says whether it did.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import os
 import signal
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult
 from paragents.tools.output import cap_middle, cap_parts, clean_output
+from paragents.tools.sandbox import bwrap_argv, check
 
 TERM_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL when a command times out."""
@@ -175,13 +178,21 @@ class RunCommand(Tool):
         where = self._workdir(ctx, args.get("cwd"))
         if isinstance(where, str):
             return ToolResult(content=where, is_error=True)
+        argv = ["bash", "-c", command]
+        sandboxed = False
+        if ctx.sandbox is not None:
+            status = check(ctx.sandbox)
+            if status.state == "refused":
+                return ToolResult(content=status.message, is_error=True, meta={"sandboxed": False})
+            if status.active and status.bwrap:
+                sandbox = ctx.sandbox if ctx.sandbox.root else replace(ctx.sandbox, root=ctx.workdir)
+                argv = bwrap_argv(status.bwrap, sandbox, where, argv)
+                sandboxed = True
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()
         try:
             proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
@@ -191,7 +202,8 @@ class RunCommand(Tool):
             )
         except OSError as exc:
             os.close(read_fd)
-            return ToolResult(content=f"cannot start bash: {exc.strerror or exc}", is_error=True)
+            what = "bwrap" if sandboxed else "bash"
+            return ToolResult(content=f"cannot start {what}: {exc.strerror or exc}", is_error=True)
         finally:
             os.close(write_fd)
         capture = OutputCapture(ctx.max_output_chars)
@@ -225,7 +237,12 @@ class RunCommand(Tool):
             else:
                 pipe.close()
         code = proc.returncode if proc.returncode is not None else -1
-        return self._result(capture, ctx, code, timeout, timed_out, lingering, time.monotonic() - started)
+        result = self._result(capture, ctx, code, timeout, timed_out, lingering, time.monotonic() - started)
+        result.meta["sandboxed"] = sandboxed
+        if sandboxed and code != 0:
+            net = "no network" if ctx.sandbox and ctx.sandbox.network == "none" else "network allowed"
+            result.content += f"\n[ran sandboxed: read-only outside the working directory, {net}]"
+        return result
 
     @staticmethod
     async def _pump(stream: asyncio.StreamReader, capture: OutputCapture) -> None:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 """Claude Code's permission modes, accepted by ``/mode``."""
+SANDBOX_MODES: tuple[str, ...] = ("off", "auto", "required")
+"""Sandbox modes of ``run_command``, accepted by ``/sandbox``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
     CommandSpec("model", "/model NAME", "Switch the focused session's model"),
     CommandSpec("mode", "/mode MODE", "Permission mode: " + "|".join(PERMISSION_MODES)),
+    CommandSpec("sandbox", "/sandbox [off|auto|required]", "Show or switch the session's command sandbox"),
     CommandSpec("clear", "/clear", "Start a new conversation in the focused session"),
     CommandSpec("cancel", "/cancel", "Cancel the focused session's running turn"),
     CommandSpec("compact", "/compact [focus]", "Summarise older messages in requests (focus steers it)"),
@@ -120,6 +123,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if not text:
             return CommandError(f"/remember needs the note text. Usage: {spec.usage}")
         return SlashCommand(name, text, {"project": "1"} if project else {})
+    if name == "sandbox":
+        if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):
+            return CommandError(f"/sandbox takes one of {', '.join(SANDBOX_MODES)}. Usage: {spec.usage}")
+        return SlashCommand(name, args[0] if args else None)
     if name in ("rename", "model", "mode"):
         if not args:
             return CommandError(f"/{name} needs an argument. Usage: {spec.usage}")

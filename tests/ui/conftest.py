@@ -59,6 +59,9 @@ class StubPolicy:
     def remember_always(self, rules: list[str]) -> None:
         self.remembered.extend(rules)
 
+    def read_deny_patterns(self, cwd: Path) -> tuple[tuple[str, str], ...]:
+        return ()
+
 
 async def _runtime_with_stub_policy(project: Path, overrides: dict[str, Any], db: Path) -> Runtime:
     from paragents.config import load_config

@@ -208,12 +208,12 @@ class SessionPanel(Vertical):
             if event.message.get("role") != "user":
                 t.add_message(event.message)
         elif isinstance(event, ToolCallStarted):
-            t.tool_status(event.call, "running", event.summary)
+            t.tool_status(event.call, "running", event.summary + (" · sandboxed" if event.sandboxed else ""))
         elif isinstance(event, ToolCallFinished):
             t.tool_finished(event.call, event.status, event.output, event.diff)
         elif isinstance(event, PermissionRequested):
             self.pending[event.request_id] = event
-            t.tool_status(event.call, "asking", event.summary)
+            t.tool_status(event.call, "asking", event.summary + (" · sandboxed" if event.sandboxed else ""))
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
             self.pending.pop(event.request_id, None)

@@ -1,0 +1,239 @@
+"""run_command under bubblewrap: confinement, hidden paths, network, exit codes and timeouts, and the
+"auto"/"required" modes without bwrap. Uses the real bwrap; its tests are skipped when it is absent."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paragents.config import ConfigError, RuntimeConfig, load_config
+from paragents.permissions import Policy
+from paragents.tools import ToolContext
+from paragents.tools.sandbox import SandboxConfig, bwrap_argv, check, hidden_paths
+from paragents.ui.commands import CommandError, SlashCommand, parse_command
+from tests.tools.conftest import Call
+
+BWRAP_WORKS = shutil.which("bwrap") is not None and check(SandboxConfig()).active
+needs_bwrap = pytest.mark.skipif(
+    not BWRAP_WORKS,
+    reason="bwrap (Debian package bubblewrap) is not installed or cannot create a sandbox here",
+)
+MISSING = "/nonexistent/bin/bwrap"
+
+
+def sandboxed(ctx: ToolContext, **settings: object) -> ToolContext:
+    """``ctx`` with a sandbox of ``settings`` (mode "required" unless given)."""
+    settings.setdefault("mode", "required")
+    ctx.sandbox = SandboxConfig(**settings)  # type: ignore[arg-type]
+    return ctx
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A writable directory outside the workdir and outside /tmp (which the sandbox replaces)."""
+    with tempfile.TemporaryDirectory(dir="/var/tmp", prefix="paragents-test-") as name:
+        yield Path(name)
+
+
+@needs_bwrap
+async def test_command_cannot_write_outside_the_workdir_but_can_inside(
+    call: Call, ctx: ToolContext, outside: Path
+) -> None:
+    marker = f"/tmp/paragents-sandbox-{os.getpid()}"
+    cmd = f"echo in > inside.txt; echo out > {outside}/f.txt; echo tmp > {marker}; cat {marker}"
+    result = await call("run_command", {"command": cmd}, sandboxed(ctx))
+    assert result.meta["sandboxed"] is True
+    assert (ctx.workdir / "inside.txt").read_text() == "in\n"
+    assert not (outside / "f.txt").exists()
+    assert "Read-only file system" in result.content
+    assert "tmp" in result.content and not os.path.exists(marker)  # /tmp is private to the command
+
+
+@needs_bwrap
+async def test_a_cwd_subdirectory_keeps_the_whole_workdir_writable(call: Call, ctx: ToolContext) -> None:
+    (ctx.workdir / "sub").mkdir()
+    result = await call("run_command", {"command": "echo x > ../top.txt", "cwd": "sub"}, sandboxed(ctx))
+    assert not result.is_error, result.content
+    assert (ctx.workdir / "top.txt").read_text() == "x\n"
+
+
+@needs_bwrap
+async def test_writable_paths_can_be_written(call: Call, ctx: ToolContext, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    result = await call(
+        "run_command", {"command": f"echo x > {cache}/f"}, sandboxed(ctx, writable=(str(cache),))
+    )
+    assert not result.is_error, result.content
+    assert (cache / "f").read_text() == "x\n"
+
+
+@needs_bwrap
+async def test_paths_of_read_deny_rules_are_hidden(
+    call: Call, ctx: ToolContext, outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = outside  # not under /tmp, which the sandbox replaces anyway
+    monkeypatch.setenv("HOME", str(home))
+    (home / ".ssh").mkdir()
+    (home / ".ssh" / "id_ed25519").write_text("PRIVATE KEY")
+    (ctx.workdir / ".env").write_text("API_TOKEN=hunter2")
+    (ctx.workdir / "sub").mkdir()
+    (ctx.workdir / "sub" / ".env").write_text("NESTED=hunter3")
+    (ctx.workdir / "visible.txt").write_text("plain")
+    (ctx.workdir / "permissions.json").write_text(
+        json.dumps({"permissions": {"deny": ["Read(~/.ssh/**)", "Read(.env)"]}})
+    )
+    rules = Policy.load(ctx.workdir).read_deny_patterns(ctx.workdir)
+    cmd = "ls -A ~/.ssh; cat ~/.ssh/id_ed25519 .env sub/.env visible.txt"
+    result = await call("run_command", {"command": cmd}, sandboxed(ctx, hidden_rules=rules))
+    assert "plain" in result.content
+    for secret in ("PRIVATE KEY", "hunter2", "hunter3", "id_ed25519\n"):
+        assert secret not in result.content
+    assert (ctx.workdir / ".env").read_text() == "API_TOKEN=hunter2"  # hidden, not changed
+
+
+def test_hidden_paths_expand_globs_below_their_directory(tmp_path: Path) -> None:
+    (tmp_path / "keys").mkdir()
+    (tmp_path / "keys" / "a.pem").write_text("x")
+    (tmp_path / "keys" / "a.txt").write_text("x")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "one").write_text("x")
+    root = str(tmp_path)
+    found = hidden_paths([(root, "*.pem"), (root, "/secrets/**"), (root, "/missing")], tmp_path)
+    assert sorted(found) == [tmp_path / "keys" / "a.pem", tmp_path / "secrets"]
+
+
+async def _loopback_server() -> tuple[asyncio.Server, int, list[bytes]]:
+    got: list[bytes] = []
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        got.append(await reader.readline())
+        writer.write(b"pong\n")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, server.sockets[0].getsockname()[1], got
+
+
+@needs_bwrap
+async def test_network_none_cannot_reach_a_host_loopback_server_and_all_can(
+    call: Call, ctx: ToolContext
+) -> None:
+    server, port, got = await _loopback_server()
+    cmd = f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo ping >&3 && head -1 <&3"
+    async with server:
+        closed = await call("run_command", {"command": cmd}, sandboxed(ctx, network="none"))
+        assert closed.is_error and "pong" not in closed.content and got == []
+        opened = await call("run_command", {"command": cmd}, sandboxed(ctx, network="all"))
+        assert not opened.is_error, opened.content
+        assert "pong" in opened.content and got == [b"ping\n"]
+
+
+@needs_bwrap
+async def test_exit_code_and_output_are_kept(call: Call, ctx: ToolContext) -> None:
+    result = await call("run_command", {"command": "echo out; echo err >&2; exit 7"}, sandboxed(ctx))
+    assert result.meta["exit_code"] == 7 and result.is_error
+    assert "out\nerr\n" in result.content and "exit code 7" in result.content
+
+
+def _running(tag: str) -> list[int]:
+    """Host pids whose command line contains ``tag``."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if tag.encode() in cmdline and ") Z " not in stat:
+                pids.append(int(entry))
+    return pids
+
+
+@needs_bwrap
+async def test_timeout_kills_the_whole_process_tree(call: Call, ctx: ToolContext) -> None:
+    tag = f"{os.getpid() % 1000}.{time.monotonic_ns() % 100000}"
+    cmd = f"(trap '' TERM; exec sleep 1{tag}) & (exec sleep 2{tag}) & sleep 3{tag}"
+    result = await call("run_command", {"command": cmd, "timeout": 0.5}, sandboxed(ctx))
+    assert result.meta["timed_out"] is True and result.meta["sandboxed"] is True
+    deadline = time.monotonic() + 5
+    while _running(tag) and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)  # polling a condition with a deadline, not a fixed wait
+    assert _running(tag) == []
+
+
+async def test_required_without_bwrap_refuses_and_says_how_to_install(call: Call, ctx: ToolContext) -> None:
+    result = await call("run_command", {"command": "touch ran"}, sandboxed(ctx, bwrap=MISSING))
+    assert result.is_error and result.meta["sandboxed"] is False
+    assert "apt-get install bubblewrap" in result.content and "not run" in result.content
+    assert not (ctx.workdir / "ran").exists()
+
+
+async def test_auto_without_bwrap_or_off_linux_runs_unconfined(
+    call: Call, ctx: ToolContext, tmp_path: Path
+) -> None:
+    result = await call(
+        "run_command",
+        {"command": f"touch ran {tmp_path}/outside"},
+        sandboxed(ctx, mode="auto", bwrap=MISSING),
+    )
+    assert not result.is_error and result.meta["sandboxed"] is False
+    assert (tmp_path / "outside").exists()
+    status = check(SandboxConfig(mode="auto"), platform="darwin")
+    assert status.state == "unconfined" and "darwin" in status.message
+    assert check(SandboxConfig(mode="required"), platform="darwin").state == "refused"
+    assert check(SandboxConfig(mode="off")).state == "off"
+
+
+def test_argv_binds_the_root_a_caller_passes_and_drops_capabilities(tmp_path: Path) -> None:
+    lane = tmp_path / "lane"
+    lane.mkdir()
+    argv = bwrap_argv("bwrap", SandboxConfig(root=lane, network="all"), lane / ".", ["bash", "-c", "x"])
+    assert argv[argv.index("--bind") + 1] == str(lane)
+    assert "--unshare-net" not in argv and argv[argv.index("--cap-drop") + 1] == "ALL"
+    assert argv[-4:] == ["--", "bash", "-c", "x"]
+
+
+def test_argv_never_hides_a_directory_holding_the_writable_root(outside: Path) -> None:
+    lane = outside / "lane"
+    lane.mkdir()
+    (lane / "x").write_text("secret")
+    rules = ((str(outside.parent), "/" + outside.name), (str(outside), "/lane/**"), (str(outside), "/lane/x"))
+    argv = bwrap_argv("bwrap", SandboxConfig(root=lane, hidden_rules=rules), lane, ["true"])
+    assert str(outside) not in argv and "--tmpfs" not in argv[argv.index("--bind") :]
+    assert argv[argv.index(str(lane / "x")) - 2] == "--ro-bind"
+
+
+def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path) -> None:
+    (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": "off"}))
+    assert load_config(tmp_path).config.sandbox.mode == "off"
+    data = {"sandbox": {"mode": "required", "network": "all", "writable": ["~/.cache"], "autoAllow": True}}
+    (tmp_path / "runtime_config.json").write_text(json.dumps(data))
+    sandbox = load_config(tmp_path).config.sandbox
+    assert (sandbox.mode, sandbox.network, sandbox.writable, sandbox.auto_allow) == (
+        "required", "all", ("~/.cache",), True,
+    )  # fmt: skip
+    assert RuntimeConfig().sandbox.mode == "auto" and RuntimeConfig().sandbox.auto_allow is False
+    (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"network": "loopback"}}))
+    with pytest.raises(ConfigError, match=r"sandbox\.network"):
+        load_config(tmp_path)
+    (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"netwrok": "all"}}))
+    with pytest.raises(ConfigError, match="known keys: auto_allow, bwrap, mode, network, writable"):
+        load_config(tmp_path)
+
+
+def test_sandbox_command_parses_an_optional_mode() -> None:
+    assert parse_command("/sandbox") == SlashCommand("sandbox", None)
+    assert parse_command("/sandbox required") == SlashCommand("sandbox", "required")
+    error = parse_command("/sandbox sometimes")
+    assert isinstance(error, CommandError) and "off, auto, required" in error.message
