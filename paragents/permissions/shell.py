@@ -4,10 +4,11 @@ Parsing uses tree-sitter-bash (the grammar of github.com/tree-sitter/tree-sitter
 regex splitting. Every simple command is found wherever it sits: lists (``&&``, ``||``, ``;``, ``&``,
 newlines), pipelines (``|``, ``|&``), subshells, brace groups, ``$(...)``, backticks (also inside double
 quotes), process substitution, loops, conditionals, case, function bodies, heredocs with unquoted
-delimiters, ``eval``/``bash -c`` strings (parsed recursively when literal) and ``find -exec``.
-Wrappers (timeout, nice, nohup, env, command, builtin, exec, time, stdbuf, xargs, sudo) are looked
-through. Words are rebuilt with quotes removed, so ``git commit -m 'a b'`` has the words
-``git, commit, -m, a b``.
+delimiters, ``eval``/``bash -c``/``watch``/``flock -c`` strings (parsed recursively when literal) and
+``find -exec``. Wrappers (timeout, nice, nohup, env, command, builtin, exec, time, stdbuf, xargs, sudo,
+watch, setsid, ionice, flock ...) are looked through; :mod:`special` says which of them allow rules
+look past and which need an exact rule. Words are rebuilt with quotes removed, so
+``git commit -m 'a b'`` has the words ``git, commit, -m, a b``.
 """
 
 from __future__ import annotations
@@ -303,7 +304,7 @@ class _Walker:
                         risky = f"sets {name}, which changes what runs"
                 if step.split_string:
                     rest = current[step.start :] if step.join_rest else current[step.start : step.start + 1]
-                    parent = self._forms(layers, allow_index, assignments) if exact_only else ()
+                    parent = self._forms(layers, allow_index, assignments, text) if exact_only else ()
                     dynamic = any(w in unknown for w in rest)
                     transparent = self._nested(" ".join(rest), dynamic, text, parent)
                     if not transparent and exact_only is None:
@@ -338,7 +339,7 @@ class _Walker:
         glob = special.glob_may_become_option(effective, {w.text for w in words if not w.known})
         if glob is not None and risky is None:
             risky = f"its unquoted glob {glob!r} could expand to an option such as -delete"
-        parent = self._forms(layers, allow_index, assignments) if exact_only else self.parent_forms
+        parent = self._forms(layers, allow_index, assignments, text) if exact_only else self.parent_forms
         outer, self.parent_forms = self.parent_forms, parent
         for nested in known.find_exec(effective):
             self._analyse(" ".join(nested), [_Word(w, w not in unknown) for w in nested], [])
@@ -380,11 +381,13 @@ class _Walker:
 
     @staticmethod
     def _forms(
-        layers: list[tuple[str, ...]], index: int, assignments: list[tuple[str, bool]]
+        layers: list[tuple[str, ...]], index: int, assignments: list[tuple[str, bool]], text: str
     ) -> tuple[str, ...]:
-        """The spellings an exact rule for this command may use: its allow layer, with assignments."""
+        """The spellings an exact rule for this command may use: its allow layer (with and without
+        assignments) and the command as written."""
         words = layers[index]
-        return tuple(dict.fromkeys((" ".join(words), " ".join((*(a for a, _ in assignments), *words)))))
+        spelled = (" ".join(words), " ".join((*(a for a, _ in assignments), *words)), text.strip())
+        return tuple(dict.fromkeys(spelled))
 
     def _nested(self, string: str, dynamic: bool, text: str, parent: tuple[str, ...] = ()) -> bool:
         """Parse a literal ``eval``/``sh -c`` string into this result; return True when it was."""
