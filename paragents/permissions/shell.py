@@ -293,10 +293,10 @@ class _Walker:
             step = known.unwrap(current)
             if step is not None:
                 kind = special.wrapper_kind(current)
-                if stripping and kind != "stripped":
-                    stripping = False
-                    if kind == "exec" and (step.split_string or step.start < len(current)):
-                        exact_only = f"{step.wrapper} runs another command"
+                stripping = stripping and kind == "stripped"
+                runs = step.split_string or step.start < len(current)
+                if kind == "exec" and runs and exact_only is None:  # at any depth (``xargs -0 sudo x``)
+                    exact_only = f"{step.wrapper} runs another command"
                 through_xargs = through_xargs or step.wrapper == "xargs"
                 for assignment in step.assignments:
                     name = assignment.split("=", 1)[0]

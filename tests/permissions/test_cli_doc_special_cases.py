@@ -251,3 +251,13 @@ def test_up_to_5_rules_may_be_saved_for_a_single_compound_command(
 ) -> None:
     got = check(capsys, tmp_path, "a1 && a2 && a3 && a4 && a5 && a6 && a7")
     assert got["suggested_rules"] == [f"Bash(a{i} *)" for i in range(1, 6)]
+
+
+def test_an_exec_wrapper_behind_xargs_still_needs_an_exact_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        check(capsys, tmp_path, "xargs -n1 sudo apt install", allow=("Bash(xargs *)",))["decision"] == "ask"
+    )
+    exact = ("Bash(xargs -n1 sudo apt install)",)
+    assert check(capsys, tmp_path, "xargs -n1 sudo apt install", allow=exact)["decision"] == "allow"
