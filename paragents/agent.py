@@ -235,6 +235,10 @@ class Agent:
                 reply = await self._stream(partial)
                 if reply is None:
                     return await self._finish(TurnStatus.FAILED, added, total, partial.error, partial.kind)
+                nameless = [c for c in reply.tool_calls if not c.name.strip()]
+                if nameless:
+                    error = await self._refuse_nameless(reply, nameless)
+                    return await self._finish(TurnStatus.FAILED, added, total, error, "protocol")
                 await self._append(reply.to_message(), added)
                 total = total + await self._account(reply)
                 if not reply.tool_calls and not reply.content:
@@ -359,6 +363,27 @@ class Agent:
                 )
             partial.kind = exc.kind
             return None
+
+    async def _refuse_nameless(self, reply: AssembledReply, nameless: list[ToolCall]) -> str:
+        """Keep a reply holding a tool call whose function name never arrived out of the history.
+
+        Such a call cannot be answered in a way every provider accepts (an empty name, or one made
+        up here, is rejected by strict servers in the next request), so none of the reply's calls
+        run: its text is stored marked incomplete (never sent back), like a reply that broke off,
+        and the turn fails with the returned error."""
+        sid = self.session.id
+        if reply.content or reply.reasoning:
+            msg: Message = {"role": "assistant", "content": reply.content or ""}
+            if reply.reasoning:
+                msg["reasoning_content"] = reply.reasoning
+            await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
+            self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
+        first = nameless[0]
+        return (
+            f"the model sent a tool call without a function name (id {first.id}, arguments "
+            f"{_capped(first.arguments, 200)!r}); no call of that reply was run and it was not sent "
+            "back to the model; send the prompt again"
+        )
 
     async def _account(self, reply: AssembledReply) -> Usage:
         """Record usage (the server's, else a local estimate) and the context size of the next request;

@@ -7,6 +7,7 @@ wild and captured as fixtures (``shared/fixtures/sse``):
 
 - tool-call fragments merge by ``index``; an ``id`` of "" means "no id"; a different non-empty id
   on an index already in use starts a new call; the name may arrive after the first arguments;
+  arguments that are empty or only whitespace are kept as ``{}`` once the reply is complete;
 - ``reasoning_content`` (DeepSeek, vLLM, llama.cpp) and ``reasoning`` (OpenRouter, Ollama) deltas
   both accumulate into the reasoning text; null or "" content adds nothing;
 - chunks with empty/absent ``choices`` only contribute ``usage``; a later ``usage: null`` never
@@ -230,12 +231,21 @@ class StreamAssembler:
 
     def snapshot(self, complete: bool = False) -> AssembledReply:
         """Return what has been assembled so far. Calls without an id get a generated
-        ``call_<24 hex>`` id; argument text is kept raw (never repaired)."""
+        ``call_<24 hex>`` id; argument text is kept raw (never repaired), except that in a complete
+        reply arguments that are empty or only whitespace become ``{}`` (a call without parameters;
+        several servers reject ``""`` in the history). A complete reply drops empty fragments that
+        never got an id, a name or any argument text. A call whose name never arrived keeps
+        ``name == ""``: the agent refuses such a reply (see docs/architecture.md, failure rules)."""
         calls = []
         for builder in self._ordered():
+            arguments = "".join(builder.parts)
+            if complete and not arguments.strip():
+                if not (builder.id or builder.name.strip() or arguments):
+                    continue
+                arguments = "{}"
             if not builder.id:
                 builder.id = f"call_{uuid.uuid4().hex[:24]}"
-            calls.append(ToolCall(id=builder.id, name=builder.name, arguments="".join(builder.parts)))
+            calls.append(ToolCall(id=builder.id, name=builder.name, arguments=arguments))
         return AssembledReply(
             content="".join(self._content) or None,
             reasoning="".join(self._reasoning) or None,

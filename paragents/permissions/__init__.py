@@ -2,8 +2,9 @@
 
 Rules use Claude Code's ``permissions`` syntax and files (a Claude Code block pastes in unchanged).
 Modules: ``rules`` (grammar, matching), ``shell`` (tree-sitter-bash: simple commands, redirects,
-wrappers), ``commands`` (what known commands read/write), ``resolve`` (path resolutions, protected
-paths), ``settings`` (files), ``evaluate`` (per-part checks, modes), ``policy`` (scopes, decide).
+wrappers), ``commands`` (what known commands read/write), ``special`` (Claude Code's documented Bash
+special cases), ``resolve`` (path resolutions, protected paths), ``settings`` (files), ``evaluate``
+(per-part checks, modes), ``policy`` (scopes, decide).
 """
 
 from paragents.permissions.decision import Decision, PermissionMode, RuleRow, SubDecision, parse_mode

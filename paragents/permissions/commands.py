@@ -30,6 +30,13 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     ),
     "sudo": (frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group"}), 0),
     "coproc": (frozenset(), 0),
+    "doas": (frozenset({"-u", "-C"}), 0),
+    "watch": (frozenset({"-n", "--interval", "-q", "--equexit"}), 0),
+    "setsid": (frozenset(), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata", "-p", "--pid", "-P", "--pgid", "-u"}), 0),
+    "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
+    "chrt": (frozenset(), 1),
+    "taskset": (frozenset(), 1),
 }
 
 SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
@@ -73,6 +80,8 @@ class Unwrapped:
     assignments: tuple[str, ...]
     start: int
     split_string: bool = False
+    join_rest: bool = False
+    """With ``split_string``: the string is all words from ``start`` joined by spaces (``watch``)."""
 
 
 def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
@@ -80,8 +89,8 @@ def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
 
     The wrapper may be spelled with a directory (``/usr/bin/env``)."""
     name = command_name(words)
-    if name not in _WRAPPERS:
-        return None
+    if name not in _WRAPPERS or (name == "command" and any(w in ("-v", "-V") for w in words[1:2])):
+        return None  # ``command -v NAME`` only looks NAME up
     value_opts, positionals = _WRAPPERS[name]
     i = 1
     while i < len(words):
@@ -103,6 +112,10 @@ def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
             assignments.append(words[i])
             i += 1
     i += positionals
+    if name == "flock" and i < len(words) and words[i] in ("-c", "--command") and i + 1 < len(words):
+        return Unwrapped(name, (), i + 1, split_string=True)
+    if name == "watch" and "-x" not in words[1:i] and "--exec" not in words[1:i] and i < len(words):
+        return Unwrapped(name, (), i, split_string=True, join_rest=True)  # watch runs ``sh -c ARGS``
     return Unwrapped(name, tuple(assignments), min(i, len(words)))
 
 

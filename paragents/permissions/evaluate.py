@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from paragents.permissions import commands as known
-from paragents.permissions import resolve
+from paragents.permissions import resolve, special
 from paragents.permissions.decision import (
     STRICTNESS,
     Decision,
@@ -131,7 +131,8 @@ class Checker:
         if first is not None and all(allowed):
             return Part(label, "allow_rule", f"{family} of {shown} is allowed by {first.describe()}", first)
         inside = all(resolve.is_inside(c, self.dirs) for c in candidates)
-        suggestions = tuple(dict.fromkeys(self._path_suggestion(family, c) for c in candidates))
+        wanted = [self._path_suggestion(family, c) for c in candidates]
+        suggestions = tuple(dict.fromkeys(w for w in wanted if w)) if all(wanted) else ()
         if family == "Read":
             if inside:
                 return Part(label, "default_allow", f"reading {shown} inside the working directories")
@@ -140,7 +141,13 @@ class Checker:
         reason = f"no rule allows editing {shown} ({where} the working directories)"
         return Part(label, "edit_inside" if inside else "unmatched", reason, None, suggestions)
 
-    def _path_suggestion(self, family: str, path: str) -> str:
+    def _path_suggestion(self, family: str, path: str) -> str | None:
+        """The rule naming exactly ``path``; None when that rule would cover far more than this call
+        (``/``, the home directory, or a working directory or one of its parents)."""
+        if path in ("/", self.home) or any(
+            d == path or d.startswith(path.rstrip("/") + "/") for d in self.dirs
+        ):
+            return None
         cwd = self.cwd.rstrip("/")
         if path != self.cwd and path.startswith(cwd + "/"):  # inside cwd: the relative spelling
             return f"{family}(./{escape_path(path[len(cwd) + 1 :])})"
@@ -176,6 +183,16 @@ class Checker:
                     normal = os.path.normpath(path)
                     if family == "Edit" and normal not in writes:
                         writes.append(normal)
+        for mention in parsed.mentions:
+            for path in dict.fromkeys(resolve.absolute(mention.path or "", b, self.home) for b in base_strs):
+                found = self.check_mentioned(path, mention.origin)
+                if found is not None:
+                    parts.append(found)
+                    break
+        if any(special.destructive(cmd.effective) for cmd in parsed.commands) and (
+            unknown or any(p.label.startswith("Edit ") and p.category != "edit_inside" for p in parts)
+        ):  # never offer "always allow" for a destructive command reaching outside the workdir
+            parts = [replace(p, suggestions=()) for p in parts]
         return parts, writes, unknown
 
     def _simple(self, cmd: SimpleCommand) -> Part:
@@ -193,15 +210,52 @@ class Checker:
             return Part(label, "opaque", f"`{label}`: {cmd.opaque}")
         if cmd.risky:
             return Part(label, "risky", f"`{label}` {cmd.risky}")
+        if cmd.parent_forms:
+            rule = self._exact_allow(cmd.parent_forms)
+            if rule:
+                return Part(
+                    label, "allow_rule", f"`{label}` is part of a command {rule.describe()} allows", rule
+                )
         if cmd.transparent:
             return Part(label, "default_allow", f"`{label}` runs nested commands, each checked on its own")
-        effective = " ".join(cmd.effective)
-        rule = self._bash_rule("allow", [effective, " ".join((*cmd.assignments, *cmd.effective))])
+        matched = " ".join(cmd.matched)
+        allow_forms = list(dict.fromkeys([matched, " ".join((*cmd.assignments, *cmd.matched))]))
+        if cmd.exact_only:
+            rule = self._exact_allow((*allow_forms, label))
+            if rule:
+                return Part(label, "allow_rule", f"`{label}` is allowed by {rule.describe()}", rule)
+            reason = f"`{label}`: {cmd.exact_only}, so only a rule for this exact command allows it"
+            return Part(label, "unmatched", reason, None, _exact_suggestion(allow_forms[-1]))
+        rule = self._bash_rule("allow", allow_forms)
         if rule:
             return Part(label, "allow_rule", f"`{label}` is allowed by {rule.describe()}", rule)
-        prefix = known.rule_prefix(cmd.effective)
-        suggestion = f"Bash({' '.join(prefix)} *)"
-        return Part(label, "unmatched", f"no rule allows `{effective}`", None, (suggestion,))
+        if special.destructive(cmd.effective) or known.command_name(cmd.matched) == "xargs":
+            suggestions = _exact_suggestion(allow_forms[-1])
+        else:
+            suggestions = (f"Bash({' '.join(known.rule_prefix(cmd.matched))} *)",)
+        return Part(label, "unmatched", f"no rule allows `{matched}`", None, suggestions)
+
+    def _exact_allow(self, forms: Sequence[str]) -> ScopedRule | None:
+        """Return an allow rule naming one of ``forms`` exactly (or every command: ``Bash``, ``Bash(*)``)."""
+        for scoped in self.rules["allow"]:
+            spec = scoped.rule.specifier
+            if scoped.rule.family == "Bash" and (spec is None or spec == "*" or spec in forms):
+                return scoped
+        return None
+
+    def check_mentioned(self, path: str, origin: str) -> Part | None:
+        """Check a path named in an interpreter one-liner's code against Read/Edit deny and ask rules
+        (the code may open it itself); None when no such rule matches."""
+        candidates = resolve.resolutions(path, self.real_dirs) if "\x00" not in path else []
+        for kind, category in (("deny", "deny_rule"), ("ask", "ask_rule")):
+            for family in ("Read", "Edit"):
+                for candidate in candidates:
+                    rule = self._path_rule(kind, family, candidate)  # type: ignore[arg-type]
+                    if rule:
+                        what = "is denied by" if kind == "deny" else "asks because of"
+                        reason = f"{origin}: {family} of {candidate} {what} {rule.describe()}"
+                        return Part(origin, category, reason, rule)  # type: ignore[arg-type]
+        return None
 
     # ---- other tools -------------------------------------------------------------------------
     def check_tool(self, tool: str) -> Part:
@@ -214,6 +268,17 @@ class Checker:
                 if tool_matches(scoped.rule, tool):
                     return Part(tool, category, f"{tool} matches {scoped.describe()}", scoped)
         return Part(tool, "unmatched", f"no rule allows the tool {tool}", None, (tool,))
+
+
+MAX_SUGGESTED_RULES = 5
+"""At most this many rules are suggested for one call (Claude Code: "Up to 5 rules may be saved for a
+single compound command")."""
+
+
+def _exact_suggestion(form: str) -> tuple[str, ...]:
+    """``Bash(<form>)`` naming exactly ``form``; none when ``form`` holds a ``*`` (the rule would be a
+    pattern matching more than this command)."""
+    return () if "*" in form else (f"Bash({form})",)
 
 
 _ASKING = frozenset({"ask_rule", "risky", "unmatched", "edit_inside"})
@@ -289,8 +354,10 @@ def finish(
         s.decision != "ask" or p.category in ("unmatched", "edit_inside")
         for s, p in zip(subs, parts, strict=True)
     ):
-        pending = (p.suggestions for s, p in zip(subs, parts, strict=True) if s.decision == "ask")
-        suggestions = tuple(dict.fromkeys(rule for group in pending for rule in group))
+        pending = [p.suggestions for s, p in zip(subs, parts, strict=True) if s.decision == "ask"]
+        if all(pending):  # a part no rule may cover: "always allow" cannot make this call pass
+            suggestions = tuple(dict.fromkeys(rule for group in pending for rule in group))
+            suggestions = suggestions[:MAX_SUGGESTED_RULES]
     return Decision(
         decision=top.decision,
         reason=reason,

@@ -4,10 +4,11 @@ Parsing uses tree-sitter-bash (the grammar of github.com/tree-sitter/tree-sitter
 regex splitting. Every simple command is found wherever it sits: lists (``&&``, ``||``, ``;``, ``&``,
 newlines), pipelines (``|``, ``|&``), subshells, brace groups, ``$(...)``, backticks (also inside double
 quotes), process substitution, loops, conditionals, case, function bodies, heredocs with unquoted
-delimiters, ``eval``/``bash -c`` strings (parsed recursively when literal) and ``find -exec``.
-Wrappers (timeout, nice, nohup, env, command, builtin, exec, time, stdbuf, xargs, sudo) are looked
-through. Words are rebuilt with quotes removed, so ``git commit -m 'a b'`` has the words
-``git, commit, -m, a b``.
+delimiters, ``eval``/``bash -c``/``watch``/``flock -c`` strings (parsed recursively when literal) and
+``find -exec``. Wrappers (timeout, nice, nohup, env, command, builtin, exec, time, stdbuf, xargs, sudo,
+watch, setsid, ionice, flock ...) are looked through; :mod:`special` says which of them allow rules
+look past and which need an exact rule. Words are rebuilt with quotes removed, so
+``git commit -m 'a b'`` has the words ``git, commit, -m, a b``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import tree_sitter as ts
 import tree_sitter_bash
 
 from paragents.permissions import commands as known
-from paragents.permissions import resolve
+from paragents.permissions import resolve, special
 
 MAX_COMMAND_CHARS = 10_000
 """Commands longer than this are not analysed (and so never auto-allowed)."""
@@ -78,11 +79,24 @@ class SimpleCommand:
     """Why it must not run on an allow rule alone (e.g. ``LD_PRELOAD=...``) or None."""
     transparent: bool = False
     """True for ``eval``/``sh -c`` whose string was parsed: the nested commands are checked instead."""
+    allow_index: int = -1
+    """The layer allow rules are matched against: the first one after the stripped wrappers
+    (timeout, time, nice, nohup, stdbuf, bare xargs ...); deny and ask rules match every layer."""
+    exact_only: str | None = None
+    """Why only an exact-match rule may allow it (exec wrappers, ``find -exec``/``-delete``) or None."""
+    parent_forms: tuple[str, ...] = ()
+    """For a command nested in an exact-only one (``watch 'make'``, ``find -exec``): the outer
+    command's forms; an exact rule for the outer command also allows this one."""
 
     @property
     def effective(self) -> tuple[str, ...]:
         """The innermost layer: the command that really runs."""
         return self.layers[-1]
+
+    @property
+    def matched(self) -> tuple[str, ...]:
+        """The layer allow rules are matched against (see ``allow_index``)."""
+        return self.layers[self.allow_index]
 
 
 @dataclass
@@ -92,6 +106,8 @@ class ParsedCommand:
     commands: list[SimpleCommand] = field(default_factory=list)
     reads: list[Target] = field(default_factory=list)
     writes: list[Target] = field(default_factory=list)
+    mentions: list[Target] = field(default_factory=list)
+    """Path literals named in interpreter one-liners' code (``python -c "open('.env')"``)."""
     cd_dirs: list[str | None] = field(default_factory=list)
     """Literal ``cd``/``pushd`` targets in order (None: not knowable); relative paths may use them."""
     background: bool = False
@@ -169,9 +185,10 @@ def _word(node: ts.Node) -> _Word:
 class _Walker:
     """Collects simple commands, redirects and cd targets from one tree (and nested strings)."""
 
-    def __init__(self, out: ParsedCommand, depth: int) -> None:
+    def __init__(self, out: ParsedCommand, depth: int, parent_forms: tuple[str, ...] = ()) -> None:
         self.out = out
         self.depth = depth
+        self.parent_forms = parent_forms
 
     def walk(self, node: ts.Node) -> None:
         kind = node.type
@@ -269,20 +286,35 @@ class _Walker:
         current = texts
         transparent = False
         through_xargs = False
+        stripping = True  # still inside the stripped wrappers (allow rules match past them)
+        allow_index = 0
+        exact_only: str | None = None
         while current and opaque is None:
             step = known.unwrap(current)
             if step is not None:
+                kind = special.wrapper_kind(current)
+                stripping = stripping and kind == "stripped"
+                runs = step.split_string or step.start < len(current)
+                if kind == "exec" and runs and exact_only is None:  # at any depth (``xargs -0 sudo x``)
+                    exact_only = f"{step.wrapper} runs another command"
                 through_xargs = through_xargs or step.wrapper == "xargs"
                 for assignment in step.assignments:
                     name = assignment.split("=", 1)[0]
                     if known.dangerous_variable(name) or assignment in unknown:
                         risky = f"sets {name}, which changes what runs"
                 if step.split_string:
-                    transparent = self._nested(current[step.start], current[step.start] in unknown, text)
+                    rest = current[step.start :] if step.join_rest else current[step.start : step.start + 1]
+                    parent = self._forms(layers, allow_index, assignments, text) if exact_only else ()
+                    dynamic = any(w in unknown for w in rest)
+                    transparent = self._nested(" ".join(rest), dynamic, text, parent)
+                    if not transparent and exact_only is None:
+                        opaque = f"{step.wrapper} runs a string that is only known when it runs"
                     break
                 current = current[step.start :]
                 if current:
                     layers.append(current)
+                    if stripping:
+                        allow_index = len(layers) - 1
                     if current[0] in unknown:
                         opaque = f"the command name {current[0]!r} is only known when it runs"
                 continue
@@ -298,9 +330,26 @@ class _Walker:
                 if not transparent:
                     opaque = f"{current[0]} runs a string that is only known when it runs"
             break
+        if exact_only and transparent:
+            transparent = False  # the wrapper itself still needs its exact rule
         effective = layers[-1]
+        actions, printed, deleted = special.find_actions(effective)
+        if actions and exact_only is None:
+            exact_only = f"find with {', '.join(dict.fromkeys(actions))} runs, deletes or writes files"
+        glob = special.glob_may_become_option(effective, {w.text for w in words if not w.known})
+        if glob is not None and risky is None:
+            risky = f"its unquoted glob {glob!r} could expand to an option such as -delete"
+        parent = self._forms(layers, allow_index, assignments, text) if exact_only else self.parent_forms
+        outer, self.parent_forms = self.parent_forms, parent
         for nested in known.find_exec(effective):
             self._analyse(" ".join(nested), [_Word(w, w not in unknown) for w in nested], [])
+        self.parent_forms = outer
+        for path in (*printed, *deleted):
+            self.out.writes.append(Target(None if path in unknown else path, f"find {path}"))
+        for code in special.interpreter_code(effective):
+            if code not in unknown:
+                for path in special.code_paths(code):
+                    self.out.mentions.append(Target(path, f"{effective[0]} code names {path!r}"))
         if effective and effective[0] in ("source", ".") and any(w in unknown for w in effective[1:]):
             opaque = "source runs a file whose name is only known when it runs"
         if effective and effective[0] in ("cd", "pushd"):
@@ -324,21 +373,34 @@ class _Walker:
                 opaque=opaque,
                 risky=risky,
                 transparent=transparent,
+                allow_index=allow_index,
+                exact_only=exact_only,
+                parent_forms=self.parent_forms,
             )
         )
 
-    def _nested(self, string: str, dynamic: bool, text: str) -> bool:
+    @staticmethod
+    def _forms(
+        layers: list[tuple[str, ...]], index: int, assignments: list[tuple[str, bool]], text: str
+    ) -> tuple[str, ...]:
+        """The spellings an exact rule for this command may use: its allow layer (with and without
+        assignments) and the command as written."""
+        words = layers[index]
+        spelled = (" ".join(words), " ".join((*(a for a, _ in assignments), *words)), text.strip())
+        return tuple(dict.fromkeys(spelled))
+
+    def _nested(self, string: str, dynamic: bool, text: str, parent: tuple[str, ...] = ()) -> bool:
         """Parse a literal ``eval``/``sh -c`` string into this result; return True when it was."""
         if dynamic:
             return False
         if self.depth >= MAX_NESTING:
             self.out.problem = f"nesting of eval/sh -c is deeper than {MAX_NESTING} in {text!r}"
             return False
-        _parse_into(string, self.out, self.depth + 1)
+        _parse_into(string, self.out, self.depth + 1, parent or self.parent_forms)
         return True
 
 
-def _parse_into(command: str, out: ParsedCommand, depth: int) -> None:
+def _parse_into(command: str, out: ParsedCommand, depth: int, parent_forms: tuple[str, ...] = ()) -> None:
     if len(command) > MAX_COMMAND_CHARS:
         out.problem = f"the command is longer than {MAX_COMMAND_CHARS} characters"
         return
@@ -346,7 +408,7 @@ def _parse_into(command: str, out: ParsedCommand, depth: int) -> None:
     if tree.root_node.has_error:
         where = "a nested eval/sh -c string" if depth else "the command"
         out.problem = f"{where} could not be parsed as bash (syntax error or unsupported syntax)"
-    _Walker(out, depth).walk(tree.root_node)
+    _Walker(out, depth, parent_forms).walk(tree.root_node)
 
 
 def parse_command(command: str) -> ParsedCommand:

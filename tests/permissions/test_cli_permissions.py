@@ -9,6 +9,7 @@ import pytest
 from permission_helpers import write_rules
 
 from paragents.cli_permissions import main
+from paragents.permissions import Policy
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -95,3 +96,52 @@ def test_show_lists_rules_with_sources(tmp_path: Path, capsys: pytest.CaptureFix
     assert "allow  Bash(ls *)" in out
     (tmp_path / "permissions.json").write_text("{", encoding="utf-8")
     assert run(capsys, "show", "--cwd", str(tmp_path))[0] == 2
+
+
+# ---- "always allow" suggestions (issue 12) ----------------------------------------------------
+def suggested(capsys: pytest.CaptureFixture[str], cwd: Path, command: str, *rules: str) -> list[str]:
+    args = ["check", "--tool", "Bash", "--input", json.dumps({"command": command}), "--cwd", str(cwd)]
+    code, out, _ = run(capsys, *args, *rules, "--json")
+    assert code == 0
+    return json.loads(out)["suggested_rules"]
+
+
+def test_destructive_command_outside_the_workdir_gets_no_suggestion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert suggested(capsys, tmp_path, "ls && rm -rf ~") == []
+    assert suggested(capsys, tmp_path, "rm -rf /tmp/elsewhere") == []
+    assert suggested(capsys, tmp_path, "rm -rf $DIR") == []
+    code, out, _ = run(capsys, "check", "--tool", "Bash", "--input", '{"command": "ls && rm -rf ~"}',
+                       "--cwd", str(tmp_path))  # fmt: skip
+    assert code == 0 and "always allow" not in out
+
+
+def test_destructive_command_inside_the_workdir_gets_only_the_exact_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rules = suggested(capsys, tmp_path, "rm -rf build")
+    assert rules == ["Bash(rm -rf build)", "Edit(./build)"]
+    policy = Policy.load(tmp_path)
+    policy.remember_always(rules)
+    assert policy.decide("Bash", {"command": "rm -rf build"}, cwd=tmp_path).decision == "allow"
+    assert policy.decide("Bash", {"command": "rm -rf src"}, cwd=tmp_path).decision == "ask"
+
+
+def test_no_rule_for_the_whole_home_or_project_is_suggested(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert suggested(capsys, tmp_path, "chmod -R 700 ~") == []
+    assert suggested(capsys, tmp_path, "grep -r token ~") == []
+    assert suggested(capsys, tmp_path, "chmod 755 .") == []
+
+
+def test_non_destructive_suggestions_keep_their_prefix_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert suggested(capsys, tmp_path, "npm run test") == ["Bash(npm run test *)"]
+    assert suggested(capsys, tmp_path, "git status && make build") == [
+        "Bash(git status *)",
+        "Bash(make build *)",
+    ]
+    assert suggested(capsys, tmp_path, "touch notes.txt") == ["Bash(touch *)", "Edit(./notes.txt)"]

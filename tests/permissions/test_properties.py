@@ -104,8 +104,11 @@ RESERVED = {"if", "then", "else", "elif", "fi", "for", "while", "until", "do", "
             "exec", "stdbuf", "xargs", "sudo", "eval", "source", "bash", "sh", "zsh", "dash", "ksh", "cd",
             "pushd", "cat", "head", "tail", "grep", "sed", "less", "more", "wc", "cp", "mv", "rm", "touch",
             "mkdir", "truncate", "chmod", "chown", "chgrp", "ln", "tee", "dd", "find", "export", "declare",
-            "local", "readonly", "typeset", "unset"}  # fmt: skip
-NAME = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True).filter(lambda w: w not in RESERVED)
+            "local", "readonly", "typeset", "unset", "watch", "setsid", "ionice", "flock", "doas", "chrt",
+            "taskset", "rmdir", "unlink", "shred", "srm", "wipefs"}  # fmt: skip
+NAME = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True).filter(
+    lambda w: w not in RESERVED and not w.startswith("mkfs")
+)
 ARG = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12)
 
 

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from textual.app import App, ComposeResult
-from textual.widgets import Input
+from textual.widgets import Input, Static
 
 from paragents.events import (
     MessageAdded,
@@ -129,6 +129,28 @@ async def test_always_allow_stores_the_edited_rules() -> None:
         await pilot.pause()
         assert request.reply.result() == ("allow_always", ["Bash(npm test *)", "Bash(npm run lint)"])
         assert not panel.query(ApprovalBar)
+
+
+async def test_no_always_allow_when_no_rule_is_suggested() -> None:
+    """``ls && rm -rf ~`` gets no suggested rule, so the bar offers no "always allow"."""
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        call = ToolCall("c1", "run_command", '{"command": "ls && rm -rf ~"}')
+        loop = asyncio.get_running_loop()
+        request = PermissionRequested(
+            "s1", "r1", call, "run_command ls && rm -rf ~", "no rule", (), loop.create_future()
+        )
+        await panel.apply(request)
+        await pilot.pause()
+        bar = panel.query_one(ApprovalBar)
+        assert "always allow" not in str(bar.query_one(".keys", Static).render())
+        await pilot.press("a")
+        await pilot.pause()
+        assert not bar.has_class("-rules") and not request.reply.done()
+        await pilot.press("y")
+        await pilot.pause()
+        assert request.reply.result()[0] == "allow_once"
 
 
 async def test_deny_with_note_and_next_ask_follows() -> None:

@@ -22,6 +22,8 @@ from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 
 KEY_HELP = "y allow once · s allow this session · a always allow… · n deny · d deny with note…"
+KEY_HELP_NO_RULES = "y allow once · s allow this session · n deny · d deny with note…"
+"""Shown when the policy suggests no rule (e.g. ``rm -rf ~``): "always allow" is not offered."""
 
 
 def parse_rules(text: str) -> list[str]:
@@ -71,13 +73,18 @@ class ApprovalBar(Vertical, can_focus=True):
         if self.extra_pending:
             text.append(f"\n  (+{self.extra_pending} more waiting)", style="dim")
         yield Static(text, classes="ask")
-        yield Static(KEY_HELP, classes="keys", markup=False)
+        keys = KEY_HELP if req.suggested_rules else KEY_HELP_NO_RULES
+        yield Static(keys, classes="keys", markup=False)
         yield Input(
             "; ".join(req.suggested_rules),
             placeholder="rules to store, separated by ';'  (Enter saves, Esc goes back)",
             id="rules",
         )
         yield Input(placeholder="note for the model (Enter sends, Esc goes back)", id="note")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Offer "always allow" only when the policy suggested rules for this call."""
+        return action != "always" or bool(self.request.suggested_rules)
 
     def action_answer(self, answer: str) -> None:
         """Answer without payload (allow_once, allow_session, reject_once)."""
