@@ -184,7 +184,7 @@ class ParagentsApp(App[None]):
         if not self.panels and self.runtime.config.model:
             await self._new_session()
         elif not self.panels:
-            self.notify("Choose a model in setup to start the first session.", timeout=5)
+            await self._show_empty_hint()
         for note in self.runtime.notes:
             self.notify(note, title="paragents", timeout=10)
         if self.active_sid is None and self.panels:
@@ -253,10 +253,17 @@ class ParagentsApp(App[None]):
             if self.panels:
                 self.focus_panel(next(reversed(self.panels)))
         if not self.panels:
-            await self.grid.mount(
-                Static("No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one.", id="empty")
-            )
+            await self._show_empty_hint()
         self._update_header()
+
+    async def _show_empty_hint(self) -> None:
+        """Say what to do on the empty main screen: set up a model first, or open a session."""
+        if self.runtime.config.model:
+            hint = "No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one."
+        else:
+            hint = "No model is set up yet: press ctrl+p and choose /setup to connect one."
+        await self.query("#empty").remove()
+        await self.grid.mount(Static(hint, id="empty", markup=False))
 
     def _relayout(self) -> None:
         grid = self.grid
@@ -394,6 +401,8 @@ class ParagentsApp(App[None]):
     def _after_setup(self, saved: bool | None) -> None:
         if saved:
             self.run_worker(self._reload_config(), group="config")
+        elif not self.panels and self.ready:
+            self.run_worker(self._show_empty_hint(), group="config")
 
     async def _reload_config(self) -> None:
         try:
