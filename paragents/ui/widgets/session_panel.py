@@ -158,8 +158,10 @@ class SessionPanel(Vertical):
             self.query_one(".panel-title", Static).update(self.title_text(), layout=False)
 
     def sync(self, view: Any) -> None:
-        """Copy name, model and mode from a ``SessionView`` (after rename/model/mode calls)."""
+        """Copy name, model, mode and context size from a ``SessionView`` (after rename/model/mode,
+        /clear and /reload)."""
         self.name_, self.model, self.mode = view.name, view.model, view.mode
+        self.context_tokens, self.context_window = view.context_tokens, view.context_window
         self.refresh_title()
 
     def flush(self) -> bool:
