@@ -1,7 +1,9 @@
-"""Small newcomer papercuts in the app: /reload, /clear's context %, emoji in session names."""
+"""Small newcomer papercuts in the app: /reload, /clear's context %, emoji in session names, the wait
+for a first token and the empty-reply hint."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -9,6 +11,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import ParagentsApp, make_app
 from paragents.ui.widgets.session_panel import SessionPanel
+from paragents.ui.widgets.transcript import TextEntry
 from tests.ui.conftest import SIZE, wait_until
 
 
@@ -93,4 +96,52 @@ async def test_session_names_may_contain_emoji(make_runtime: Any) -> None:
         await type_line(pilot, panel, "/rename a/b")
         await wait_until(pilot, lambda: any("bad session name" in n for n in notices(app)), "the error")
         assert panel.name_ == "🚀api"
+        await app.shutdown_runtime()
+
+
+async def test_the_title_counts_the_wait_for_the_first_token(make_runtime: Any, replay: ReplayServer) -> None:
+    gate = asyncio.Event()
+
+    async def before(i: int) -> None:
+        if i == 0:
+            await gate.wait()
+
+    slow = ScriptedResponse.from_message("late but here", chunk_size=4)
+    slow.before_read = before
+    replay.add(slow)
+    runtime = await make_runtime()
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await first_panel(pilot, app)
+        await type_line(pilot, panel, "hi")
+        await wait_until(pilot, lambda: panel.awaiting_since is not None, "the request to be sent")
+        since = panel.awaiting_since
+        panel.clock = lambda: since + 12.4
+        await wait_until(
+            pilot, lambda: "waiting for first token, 12 s" in title(panel), "the wait count: " + title(panel)
+        )
+        panel.clock = lambda: since + 13.1
+        await wait_until(pilot, lambda: "first token, 13 s" in title(panel), "the count to update")
+        gate.set()
+        await wait_until(pilot, lambda: panel.awaiting_since is None, "the first token")
+        assert "waiting for first token" not in title(panel)
+        await app.shutdown_runtime()
+
+
+async def test_an_empty_reply_to_a_request_with_tools_says_what_to_try(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    replay.add(ScriptedResponse.from_message(content=""))
+    runtime = await make_runtime()
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        panel = await first_panel(pilot, app)
+        await type_line(pilot, panel, "hi")
+
+        def hint() -> str:
+            found = [e.text for e in panel.transcript.records if isinstance(e, TextEntry)]
+            return next((t for t in found if "empty reply" in t), "")
+
+        await wait_until(pilot, lambda: bool(hint()), "the empty-reply notice")
+        assert "tools" in hint() and "/setup" in hint() and "/reload" in hint()
         await app.shutdown_runtime()
