@@ -69,6 +69,11 @@ MAIN_SCREEN_ACTIONS = {
     "overview",
 }
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
+DEMO_TYPED_PROMPT = (
+    "This is the demo: its replies are scripted, so typed prompts are not sent. Answer the asks, try "
+    "/overview or /help; run `paragents` (setup connects a model) to chat for real."
+)
+"""What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
 """Commands the palette cannot run directly: it pre-fills the prompt box instead."""
 GC_THRESHOLDS = (10_000, 20, 20)
@@ -358,7 +363,10 @@ class ParagentsApp(App[None]):
         self.notify(str(exc), severity="error", timeout=8)
 
     def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        """Submit a prompt to the runtime (it queues when the session is busy)."""
+        """Submit a prompt to the runtime (it queues when the session is busy); the demo refuses it."""
+        if self.demo:
+            self.notify(DEMO_TYPED_PROMPT, title="DEMO", severity="warning", timeout=10, markup=False)
+            return
         try:
             self.runtime.submit(message.session_id, message.text)
         except Exception as exc:  # SessionError and friends carry a readable message
