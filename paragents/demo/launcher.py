@@ -81,9 +81,16 @@ class DemoPlayer(Player):
         await app.run_async()
 
     def _say(self, session_id: str, text: str) -> None:
-        """Show ``text`` in the session's transcript, after the event being observed reached the app."""
+        """Show ``text`` in the session's transcript (after the event being observed reached the app)
+        and as a toast: a conflict or approval bar can leave a small panel no room for the transcript."""
         notice = ev.Notice(session_id, text, "warning")
         asyncio.get_running_loop().call_soon(self.runtime.emit, notice)
+        if self.app is not None:
+            name = self.journal.names.get(session_id, "")
+            timeout = max(self.auto_answer_after, 8.0)
+            self.app.notify(
+                text.removeprefix("DEMO: "), title=f"DEMO · {name}", timeout=timeout, markup=False
+            )
 
     def _countdown(self) -> str:
         return f"DEMO: the demo will answer in {self.auto_answer_after:g} s, or answer it yourself."

@@ -36,6 +36,8 @@ class PilotDemo(DemoPlayer):
             assert api.approval_bar is not None and api.pending, "the first ask must wait for the user"
             assert WAIT_FOR_USER in texts(api)
             assert any("the demo will answer in" in t for t in texts(docs))  # the conflict's countdown
+            toasts = [str(n.message) for n in app._notifications]
+            assert any("answer it yourself" in t for t in toasts), toasts  # also when the bar hides it
 
             docs.prompt_box.input.focus()
             docs.prompt_box.input.value = "hello there"
