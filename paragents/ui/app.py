@@ -419,6 +419,9 @@ class ParagentsApp(App[None]):
             self._error(exc)
             return
         self.notify("Configuration saved and reloaded.")
+        for sid, panel in self.panels.items():  # a new context window or model for open sessions
+            if sid in self.runtime.sessions:
+                panel.sync(self.runtime.sessions[sid])
         if not self.panels and self.runtime.config.model:
             await self._new_session()
 
