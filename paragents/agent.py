@@ -204,6 +204,19 @@ class Agent:
             return []
         return self.tools.specs()
 
+    def _empty_reply_note(self) -> str:
+        """The notice for an empty reply: with tools sent, what to try (models that cannot call tools
+        often answer a request with tool specs with nothing)."""
+        note = "the model returned an empty reply"
+        if not self.tool_specs():
+            return note + "; try rephrasing the prompt, or another model (/model NAME)"
+        model = self.session.model
+        return (
+            f'{note} to a request with tools. If {model} cannot call tools, untick "The model can call '
+            f'tools" in /setup (or set "tools": false for it under "models" in runtime_config.json '
+            "and /reload), then send the prompt again"
+        )
+
     def _set_state(self, state: SessionState, detail: str = "") -> None:
         self.session.state = state
         self.emit(ev.SessionStateChanged(self.session.id, state, detail))
@@ -242,7 +255,7 @@ class Agent:
                 await self._append(reply.to_message(), added)
                 total = total + await self._account(reply)
                 if not reply.tool_calls and not reply.content:
-                    self.emit(ev.Notice(sid, "the model returned an empty reply", "warning"))
+                    self.emit(ev.Notice(sid, self._empty_reply_note(), "warning"))
                 if not reply.tool_calls:
                     return await self._finish(TurnStatus.COMPLETED, added, total)
                 pending_calls = list(reply.tool_calls)
@@ -302,8 +315,13 @@ class Agent:
         from paragents.llm import LLMError
 
         sid = self.session.id
+        awaiting = False
 
         def on_delta(delta: Any) -> None:
+            nonlocal awaiting
+            if awaiting:  # the first token of the reply (text, reasoning or a tool call)
+                awaiting = False
+                self.emit(ev.AwaitingReply(sid, False))
             kind = getattr(delta, "kind", None)
             text = getattr(delta, "text", None)
             if not text:
@@ -333,6 +351,8 @@ class Agent:
                 "in runtime_config.json)"
             )
             return None
+        awaiting = True
+        self.emit(ev.AwaitingReply(sid, True))
         try:
             return await self.client.stream_chat(
                 model=self.session.model,
@@ -363,6 +383,10 @@ class Agent:
                 )
             partial.kind = exc.kind
             return None
+        finally:
+            if awaiting:  # ended (empty reply, error, cancel) before any token
+                awaiting = False
+                self.emit(ev.AwaitingReply(sid, False))
 
     async def _refuse_nameless(self, reply: AssembledReply, nameless: list[ToolCall]) -> str:
         """Keep a reply holding a tool call whose function name never arrived out of the history.

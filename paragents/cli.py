@@ -1,7 +1,7 @@
 """Command line: argument parsing only; everything is built through factories.
 
     paragents [--dir PATH] [--model M] [--endpoint URL] [--allow R] [--ask R] [--deny R]     (the TUI)
-    paragents run [--session NAME] [--dir PATH] [--model M] [--endpoint URL] [--max-turns N] [--json] PROMPT
+    paragents run [--session NAME | --continue] [--dir PATH] [--model M] [--endpoint URL] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
     paragents permissions check ... | show ...
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
@@ -48,7 +48,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser("run", help="run one prompt headless, with the same engine and store")
     _add_common(run)
-    run.add_argument("--session", metavar="NAME", help="continue (or create) this session")
+    which = run.add_mutually_exclusive_group()
+    which.add_argument("--session", metavar="NAME", help="continue (or create) this session")
+    which.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the most recent run session (default: each run starts its own session run-N)",
+    )
     run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the stream")
     run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")

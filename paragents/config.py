@@ -326,6 +326,21 @@ def save_user_config(data: Mapping[str, Any], path: Path | None = None) -> Path:
     return target
 
 
+def describe_changes(changes: list[tuple[str, str, str]], files: list[Path]) -> str:
+    """Return the one-paragraph notice of a reload: which files were read and what changed.
+
+    ``changes`` are ``(field, old, new)`` rows as :meth:`Runtime.reload_config` returns them."""
+    read = ", ".join(str(f) for f in files) or f"no {CONFIG_FILENAME} (defaults, environment, command line)"
+    if not changes:
+        return f"Reloaded {read}: nothing changed."
+
+    def short(value: str) -> str:
+        return value if len(value) <= 60 else value[:59] + "…"
+
+    parts = [f"{name}: {short(old)} → {short(new)}" for name, old, new in changes]
+    return f"Reloaded {read}: " + "; ".join(parts) + "."
+
+
 def describe_config(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> list[tuple[str, str, str]]:
     """Return ``(field, shown value, source)`` rows for ``/show-config``; secrets are redacted."""
     cfg = loaded.config

@@ -73,6 +73,15 @@ class TextDelta(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class AwaitingReply(Event):
+    """``waiting`` True: a model request was sent and nothing of its reply has arrived yet (clients show
+    how long, e.g. "waiting for first token, 12 s"); False: the first text, reasoning or tool-call
+    token arrived, or the request ended without one."""
+
+    waiting: bool
+
+
+@dataclass(frozen=True, slots=True)
 class ReasoningDelta(Event):
     """A piece of reasoning (thinking) text arrived from the model; ``pieces`` as in :class:`TextDelta`."""
 

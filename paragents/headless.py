@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import sys
 from pathlib import Path
@@ -169,6 +170,40 @@ class HeadlessSink:
             out.print("answer y, s, a, n or d")
 
 
+RUN_SESSION = re.compile(r"^run(-\d+)?$")
+"""Names of the sessions ``paragents run`` creates without ``--session`` (``run`` is the pre-0.2 one)."""
+
+
+async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console) -> Any:
+    """Return the session of a run without ``--session``: a new ``run-N`` one, or with ``--continue``
+    the most recently used run session (a new one when there is none). Raises SessionError."""
+    from paragents.runtime import SessionError
+
+    records = [r for r in await runtime.list_sessions() if RUN_SESSION.match(r.name)]
+    if getattr(args, "continue_", False):
+        if records:
+            latest = max(records, key=lambda r: (r.updated_at, r.created_at))
+            view, _created = await runtime.attach_session(
+                latest.name, model=args.model, workdir=project_dir, mode=args.mode
+            )
+            return view
+        err.print("paragents run: no earlier run session to continue; starting a new one", style="dim")
+    number = max((int(r.name[4:] or 0) for r in records), default=0) + 1
+    for attempt in range(5):  # another run may take the same number at the same moment
+        try:
+            return await runtime.new_session(
+                f"run-{number + attempt}",
+                model=args.model,
+                workdir=project_dir,
+                mode=args.mode,
+                open_panel=False,
+            )
+        except SessionError as exc:
+            if "already exists" not in str(exc) or attempt == 4:
+                raise
+    raise AssertionError("unreachable")
+
+
 async def run_headless(args: Any) -> int:
     """Run ``paragents run`` with parsed ``args``; return the exit code (never raises for user errors)."""
     from paragents.config import ConfigError, has_config
@@ -213,9 +248,13 @@ async def run_headless(args: Any) -> int:
     name = args.session or "run"
     try:
         try:
-            view, _created = await runtime.attach_session(
-                name, model=args.model, workdir=project_dir, mode=args.mode
-            )
+            if args.session:
+                view, _created = await runtime.attach_session(
+                    args.session, model=args.model, workdir=project_dir, mode=args.mode
+                )
+            else:
+                view = await _run_session(runtime, args, project_dir, err)
+            name = view.name
         except SessionError as exc:
             err.print(f"paragents run: {exc}")
             return EXIT_CONFIG
@@ -231,6 +270,8 @@ async def run_headless(args: Any) -> int:
             usage = result.usage
     finally:
         await runtime.shutdown()
+    if not args.json and not args.session:
+        err.print(f"session {name} (continue it with --continue or --session {name})", style="dim")
     if args.json:
         out = {
             "session": name,

@@ -28,7 +28,10 @@ from paragents.session_view import SessionError, SessionView
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 SANDBOX_MODES = ("off", "auto", "required")
-_NAME_RE = re.compile(r"^[\w.\-]{1,40}$")
+_NAME_RE = re.compile(r"^[^\s\x00-\x1f\x7f!-,/:-@\[-^`{-~\u202a-\u202e\u2066-\u2069]{1,40}$")
+"""Session names: 1-40 characters, no whitespace, control characters or ASCII punctuation other than
+'.', '_' and '-' (letters of any script, digits and emoji are fine)."""
+_NAME_HELP = "use 1-40 letters, digits, emoji, '.', '_' or '-' (no spaces)"
 
 ACTIVE_RECORDER: ContextVar[Any] = ContextVar("paragents_active_recorder", default=None)
 """The recorder :meth:`Runtime.create` attaches when none is passed (set by ``--record FILE``; see
@@ -58,6 +61,10 @@ class Runtime(SessionOpening, MemoryCommands):
         self.observers: list[ev.EventSink] = []
         """Extra sinks that see every event before the sink (recorders, replay); they must not block."""
         self.recorder: Any = None
+        self.cli_overrides: dict[str, Any] = {}
+        """Config values given on the command line; they stay on top when the config is reloaded."""
+        self.env: Mapping[str, str] | None = None
+        """The environment the config was read with (None: ``os.environ``)."""
         self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
         self.turn_done: dict[str, asyncio.Event] = {}
         self._unloaded: list[str] = []
@@ -107,6 +114,8 @@ class Runtime(SessionOpening, MemoryCommands):
             client = make_client(cfg, recorder, env)
         store = await Store.open(db_path or paths.db_path())
         runtime = cls(project_dir, loaded, store, policy, client)
+        runtime.cli_overrides = dict(cli_overrides or {})
+        runtime.env = env
         if recorder is not None:
             runtime.recorder = recorder
             recorder.attach(runtime)
@@ -189,7 +198,7 @@ class Runtime(SessionOpening, MemoryCommands):
             raise SessionError("no model is configured: run /setup, or give one with /new --model NAME")
         taken = {r.name for r in await self.store.list_sessions(self.project_dir)}
         if name is not None and not _NAME_RE.match(name):
-            raise SessionError(f"bad session name {name!r}: use 1-40 letters, digits, '.', '_' or '-'")
+            raise SessionError(f"bad session name {name!r}: {_NAME_HELP}")
         if name is not None and name in taken:
             raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
         name = name or self._unique_name(f"s{len(taken) + 1}", taken)
@@ -261,7 +270,7 @@ class Runtime(SessionOpening, MemoryCommands):
         """Rename a session. Raises SessionError on a bad or taken name."""
         view = self._view(sid)
         if not _NAME_RE.match(name):
-            raise SessionError(f"bad session name {name!r}: use 1-40 letters, digits, '.', '_' or '-'")
+            raise SessionError(f"bad session name {name!r}: {_NAME_HELP}")
         try:
             await self.store.update_session(sid, name=name)
         except Exception as exc:
@@ -313,6 +322,7 @@ class Runtime(SessionOpening, MemoryCommands):
         if self.scheduler.is_running(sid):
             raise SessionError("the session is running a turn: cancel it (Esc) before /clear")
         await self.store.new_conversation(sid)
+        await self.store.update_session(sid, last_prompt_tokens=0)
         view.messages.clear()
         view.context_tokens = 0
         self.agents[sid].history.clear()
@@ -415,11 +425,15 @@ class Runtime(SessionOpening, MemoryCommands):
         """Return ``(field, redacted value, source)`` rows of the effective config for /show-config."""
         return describe_config(self.loaded)
 
-    async def reload_config(self) -> None:
-        """Re-read the config files (after /setup) and rebuild the chat client. Raises ConfigError."""
-        loaded = load_config(self.project_dir)
+    async def reload_config(self) -> list[tuple[str, str, str]]:
+        """Re-read the config files (after /setup, /reload) with the command line's values still on top,
+        rebuild the chat client and apply the new values to open sessions. Returns ``(field, old, new)``
+        for every value that changed (secrets redacted, as /show-config shows them). Raises ConfigError
+        naming the file and field; the running config is then left as it was."""
+        loaded = load_config(self.project_dir, self.cli_overrides, self.env)
         cfg = loaded.config
-        client = make_client(cfg, self.recorder)
+        client = make_client(cfg, self.recorder, self.env)
+        before = {name: value for name, value, _source in describe_config(self.loaded, self.env)}
         old = self.client
         self.loaded = loaded
         self.client = client
@@ -431,7 +445,12 @@ class Runtime(SessionOpening, MemoryCommands):
         for view in self.sessions.values():
             if not view.model:
                 view.model = cfg.model
+            view.context_window = self._context_window(view.model)
         await old.aclose()
+        after = describe_config(loaded, self.env)
+        return [
+            (name, before.get(name, ""), value) for name, value, _src in after if before.get(name) != value
+        ]
 
     async def shutdown(self) -> None:
         """Cancel running turns, mark open sessions idle, close the client and the store."""

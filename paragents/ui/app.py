@@ -69,6 +69,11 @@ MAIN_SCREEN_ACTIONS = {
     "overview",
 }
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
+DEMO_TYPED_PROMPT = (
+    "This is the demo: its replies are scripted, so typed prompts are not sent. Answer the asks, try "
+    "/overview or /help; run `paragents` (setup connects a model) to chat for real."
+)
+"""What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
 """Commands the palette cannot run directly: it pre-fills the prompt box instead."""
 GC_THRESHOLDS = (10_000, 20, 20)
@@ -184,7 +189,7 @@ class ParagentsApp(App[None]):
         if not self.panels and self.runtime.config.model:
             await self._new_session()
         elif not self.panels:
-            self.notify("Choose a model in setup to start the first session.", timeout=5)
+            await self._show_empty_hint()
         for note in self.runtime.notes:
             self.notify(note, title="paragents", timeout=10)
         if self.active_sid is None and self.panels:
@@ -253,10 +258,17 @@ class ParagentsApp(App[None]):
             if self.panels:
                 self.focus_panel(next(reversed(self.panels)))
         if not self.panels:
-            await self.grid.mount(
-                Static("No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one.", id="empty")
-            )
+            await self._show_empty_hint()
         self._update_header()
+
+    async def _show_empty_hint(self) -> None:
+        """Say what to do on the empty main screen: set up a model first, or open a session."""
+        if self.runtime.config.model:
+            hint = "No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one."
+        else:
+            hint = "No model is set up yet: press ctrl+p and choose /setup to connect one."
+        await self.query("#empty").remove()
+        await self.grid.mount(Static(hint, id="empty", markup=False))
 
     def _relayout(self) -> None:
         grid = self.grid
@@ -351,7 +363,10 @@ class ParagentsApp(App[None]):
         self.notify(str(exc), severity="error", timeout=8)
 
     def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        """Submit a prompt to the runtime (it queues when the session is busy)."""
+        """Submit a prompt to the runtime (it queues when the session is busy); the demo refuses it."""
+        if self.demo:
+            self.notify(DEMO_TYPED_PROMPT, title="DEMO", severity="warning", timeout=10, markup=False)
+            return
         try:
             self.runtime.submit(message.session_id, message.text)
         except Exception as exc:  # SessionError and friends carry a readable message
@@ -394,6 +409,8 @@ class ParagentsApp(App[None]):
     def _after_setup(self, saved: bool | None) -> None:
         if saved:
             self.run_worker(self._reload_config(), group="config")
+        elif not self.panels and self.ready:
+            self.run_worker(self._show_empty_hint(), group="config")
 
     async def _reload_config(self) -> None:
         try:
@@ -402,6 +419,9 @@ class ParagentsApp(App[None]):
             self._error(exc)
             return
         self.notify("Configuration saved and reloaded.")
+        for sid, panel in self.panels.items():  # a new context window or model for open sessions
+            if sid in self.runtime.sessions:
+                panel.sync(self.runtime.sessions[sid])
         if not self.panels and self.runtime.config.model:
             await self._new_session()
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from paragents.config import ConfigError
+from paragents.config import ConfigError, describe_changes
 from paragents.ui.commands import SlashCommand
 from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
 from paragents.ui.screens.sessions import SessionsScreen
@@ -32,6 +32,8 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             await app.action_quit()
         elif name == "setup":
             app.push_screen(SetupScreen(rt.loaded.config), app._after_setup)
+        elif name == "reload":
+            await reload_config(app)
         elif name == "show-config":
             app.push_screen(config_screen(rt.config_rows()))
         elif name == "permissions":
@@ -53,6 +55,7 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
         elif name == "clear":
             await rt.clear_session(sid)
             await app.panels[sid].clear_transcript()
+            app.panels[sid].sync(rt.sessions[sid])
         elif name in ("rename", "model", "mode"):
             method = {"rename": rt.rename_session, "model": rt.set_model, "mode": rt.set_mode}[name]
             await method(sid, command.arg or "")
@@ -81,3 +84,20 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             app._error(exc)
         else:
             raise
+
+
+async def reload_config(app: Any) -> None:
+    """``/reload``: re-read the config files, apply them and say what changed (or which file and field
+    is wrong; the running config then stays as it was)."""
+    rt = app.runtime
+    try:
+        changes = await rt.reload_config()
+    except ConfigError as exc:
+        app.notify(
+            f"Config not reloaded (the old one stays): {exc}", severity="error", timeout=12, markup=False
+        )
+        return
+    for sid, panel in app.panels.items():
+        if sid in rt.sessions:
+            panel.sync(rt.sessions[sid])
+    app.notify(describe_changes(changes, rt.loaded.files), timeout=10, markup=False)

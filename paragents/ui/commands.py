@@ -43,6 +43,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("inbox", "/inbox", "Every pending approval and conflict, oldest first (F2)"),
     CommandSpec("overview", "/overview", "One row per session, like top; Enter focuses it (F3)"),
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
+    CommandSpec("reload", "/reload", "Re-read runtime_config.json and apply it (says what changed)"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
     CommandSpec("permissions", "/permissions", "Show the effective permission rules"),
     CommandSpec("help", "/help", "List commands and keys"),

@@ -123,7 +123,7 @@ def test_paragents_run_record_writes_a_cassette_that_replays(tmp_path: Path) -> 
                 ),
                 msg("I could read a.txt but not write b.txt."),
             ],
-            session="run",
+            session="run-1",
         )
         proc = subprocess.run(
             [

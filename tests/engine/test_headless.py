@@ -74,12 +74,36 @@ def test_session_flag_continues_the_same_history(server: ThreadedReplayServer, t
     assert [m["content"] for m in sent[1:]] == ["first", "one", "second"]
 
 
+def test_each_run_without_session_gets_its_own_session(server: ThreadedReplayServer, tmp_path: Path) -> None:
+    server.add([ScriptedResponse.from_message(content="one"), ScriptedResponse.from_message(content="two")])
+    code1, out1 = run_json(server, tmp_path, prompt="first")
+    code2, out2 = run_json(server, tmp_path, prompt="second")
+    assert (code1, code2) == (0, 0)
+    assert out1["session"] == "run-1" and out2["session"] == "run-2"
+    sent = server.requests[-1].body_json["messages"]
+    assert [m["content"] for m in sent[1:]] == ["second"]  # nothing of the first run
+
+
+def test_continue_flag_continues_the_most_recent_run_session(
+    server: ThreadedReplayServer, tmp_path: Path
+) -> None:
+    server.add([ScriptedResponse.from_message(content=c) for c in ("one", "two", "three")])
+    run_json(server, tmp_path, prompt="first")
+    run_json(server, tmp_path, prompt="second")
+    code, out = run_json(server, tmp_path, "--continue", prompt="third")
+    assert code == 0 and out["session"] == "run-2"
+    sent = server.requests[-1].body_json["messages"]
+    assert [m["content"] for m in sent[1:]] == ["second", "two", "third"]
+    proc = paragents("run", "--continue", "--session", "x", "hi", cwd=tmp_path, stdin="")
+    assert proc.returncode == 2 and "not allowed with" in proc.stderr
+
+
 def test_ask_without_a_terminal_becomes_a_denial_with_the_reason(
     server: ThreadedReplayServer, tmp_path: Path
 ) -> None:
     call = {"id": "c1", "name": "write_file", "arguments": json.dumps({"path": "f.txt", "content": "x"})}
-    server.add(ScriptedResponse.from_message(tool_calls=[call]), session="run")
-    server.add(ScriptedResponse.from_message(content="could not write"), session="run")
+    server.add(ScriptedResponse.from_message(tool_calls=[call]), session="run-1")
+    server.add(ScriptedResponse.from_message(content="could not write"), session="run-1")
     code, out = run_json(server, tmp_path)
     assert code == 0
     tool = next(m for m in out["messages"] if m["role"] == "tool")
@@ -89,8 +113,8 @@ def test_ask_without_a_terminal_becomes_a_denial_with_the_reason(
 
 def test_mode_flag_lets_edits_run_headless(server: ThreadedReplayServer, tmp_path: Path) -> None:
     call = {"id": "c1", "name": "write_file", "arguments": json.dumps({"path": "f.txt", "content": "x"})}
-    server.add(ScriptedResponse.from_message(tool_calls=[call]), session="run")
-    server.add(ScriptedResponse.from_message(content="written"), session="run")
+    server.add(ScriptedResponse.from_message(tool_calls=[call]), session="run-1")
+    server.add(ScriptedResponse.from_message(content="written"), session="run-1")
     code, _out = run_json(server, tmp_path, "--mode", "acceptEdits")
     assert code == 0 and (tmp_path / "f.txt").read_text() == "x"
 
@@ -114,7 +138,7 @@ def test_mode_flag_lets_edits_run_headless(server: ThreadedReplayServer, tmp_pat
 def test_exit_codes_follow_the_error_kind(
     server: ThreadedReplayServer, tmp_path: Path, response: ScriptedResponse, code: int, kind: str
 ) -> None:
-    server.add(response, session="run")
+    server.add(response, session="run-1")
     got, out = run_json(server, tmp_path, "--max-turns", "1")
     assert got == code
     assert out["status"] == "failed" and out["error"]["kind"] == kind and out["error"]["message"]

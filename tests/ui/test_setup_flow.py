@@ -7,7 +7,7 @@ import socket
 import stat
 from typing import Any
 
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Checkbox, Input, Select, Static
 
 from paragents import paths
 from paragents.llm.replay import ReplayServer
@@ -107,4 +107,72 @@ async def test_true_first_run_without_a_model_opens_setup_then_the_first_session
         await wait_until(pilot, lambda: len(app.panels) == 1, "the first session after setup")
         view = next(iter(runtime.sessions.values()))
         assert view.model == "m"
+        await app.shutdown_runtime()
+
+
+async def fresh_runtime(tmp_path: Any) -> Any:
+    """A runtime of a project with no config file at all (model "")."""
+    from paragents.runtime import Runtime
+
+    project = tmp_path / "fresh"
+    project.mkdir(exist_ok=True)
+    return await Runtime.create(project, db_path=tmp_path / "fresh.db")
+
+
+async def test_setup_refuses_to_save_without_a_model(tmp_path: Any, replay: ReplayServer) -> None:
+    runtime = await fresh_runtime(tmp_path)
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup")
+        app.screen.query_one("#base-url", Input).value = replay.base_url
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: "Choose a model" in status_text(app), "the missing-model error")
+        assert isinstance(app.screen, SetupScreen)
+        assert not paths.user_runtime_config_path().exists()
+        await app.shutdown_runtime()
+
+
+async def test_a_single_listed_model_is_preselected_and_saved(tmp_path: Any, replay: ReplayServer) -> None:
+    runtime = await fresh_runtime(tmp_path)
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup")
+        app.screen.query_one("#base-url", Input).value = replay.base_url
+        await pilot.click("#test")
+        await wait_until(pilot, lambda: status_text(app).startswith(("✓", "✗")), "the connection result")
+        assert app.screen.query_one("#model-select", Select).value == "m"
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: len(app.panels) == 1, "the first session after setup")
+        assert json.loads(paths.user_runtime_config_path().read_text())["model"] == "m"
+        await app.shutdown_runtime()
+
+
+async def test_the_tools_switch_saves_tools_false_for_the_model(tmp_path: Any, replay: ReplayServer) -> None:
+    runtime = await fresh_runtime(tmp_path)
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup")
+        app.screen.query_one("#base-url", Input).value = replay.base_url
+        app.screen.query_one("#model-input", Input).value = "m"
+        tools = app.screen.query_one("#tools", Checkbox)
+        assert tools.value is True
+        tools.value = False
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: len(app.panels) == 1, "the first session after setup")
+        data = json.loads(paths.user_runtime_config_path().read_text())
+        assert data["models"]["m"]["tools"] is False
+        assert runtime.config.model_settings("m").tools is False
+        await app.shutdown_runtime()
+
+
+async def test_escape_on_first_run_setup_says_how_to_open_setup_again(tmp_path: Any) -> None:
+    runtime = await fresh_runtime(tmp_path)
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: bool(app.query("#empty")), "the hint on the empty screen")
+        hint = str(app.query_one("#empty", Static).render())
+        assert "/setup" in hint and "ctrl+p" in hint
+        assert "/setup" in app.export_screenshot()
         await app.shutdown_runtime()

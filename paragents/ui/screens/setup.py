@@ -2,9 +2,12 @@
 
 Fields: base URL; model (a Select filled from ``GET {base_url}/models`` once the server answered, a
 free-text Input until then); API key (password Input, never shown again once typed) or the name of the
-environment variable holding it. "Test connection" says plainly what worked or failed; "Save" writes
-the user config with :func:`paragents.config.save_user_config` (mode 0600) and dismisses with True;
-"Cancel" dismisses with False. The caller reloads the runtime's config after a save.
+environment variable holding it; a "the model can call tools" switch (off writes ``"tools": false``
+for that model, for models or servers that answer tool specs with an empty reply). "Test connection"
+says plainly what worked or failed and preselects the model when the server lists exactly one; "Save"
+refuses an empty model, writes the user config with :func:`paragents.config.save_user_config` (mode
+0600) and dismisses with True; "Cancel" dismisses with False. The caller reloads the runtime's config
+after a save.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Input, Label, Select, Static
+from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Static
 
 from paragents import paths
 from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
@@ -50,6 +53,7 @@ class SetupScreen(Screen[bool]):
     SetupScreen #status { height: auto; margin: 1 0 0 0; }
     SetupScreen #status.-ok { color: $success; }
     SetupScreen #status.-error { color: $error; }
+    SetupScreen #tools { margin: 1 0 0 0; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "cancel", "Cancel"),
@@ -87,6 +91,11 @@ class SetupScreen(Screen[bool]):
             )
             yield Label("…or the environment variable holding it")
             yield Input(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
+            yield Checkbox(
+                "The model can call tools (untick when it answers with empty replies)",
+                cfg.model_settings().tools,
+                id="tools",
+            )
             with Horizontal(id="buttons"):
                 yield Button("Test connection", id="test", variant="primary")
                 yield Button("Save", id="save", variant="success")
@@ -143,6 +152,7 @@ class SetupScreen(Screen[bool]):
     def on_select_changed(self, event: Select.Changed) -> None:
         if isinstance(event.value, str):
             self.query_one("#model-input", Input).value = event.value
+            self.query_one("#tools", Checkbox).value = self.config.model_settings(event.value).tools
 
     @work(exclusive=True, group="setup-test")
     async def test_connection(self) -> None:
@@ -176,14 +186,24 @@ class SetupScreen(Screen[bool]):
             current = self._value("model-input")
             if current in models:
                 select.value = current
+            elif len(models) == 1:  # the only model the server has: nothing to choose
+                select.value = models[0]
+                self.query_one("#model-input", Input).value = models[0]
             self.add_class("-models")
         self._status(("✓ " if ok else "✗ ") + sentence, "ok" if ok else "error")
 
     def action_save(self) -> None:
         """Validate and write the user config (0600), then dismiss with True."""
+        if not self.model:
+            self._status(
+                "Choose a model first: type its name, or press Test connection to list them.", "error"
+            )
+            self.query_one("#model-select" if self.has_class("-models") else "#model-input").focus()
+            return
         data = _existing_user_config()
         data["base_url"] = self._value("base-url")
         data["model"] = self.model
+        self._set_tools(data, self.query_one("#tools", Checkbox).value)
         env_name = self._value("api-key-env")
         typed = self._value("api-key")
         if typed:
@@ -201,6 +221,20 @@ class SetupScreen(Screen[bool]):
             return
         self.notify(f"Saved {path}")
         self.dismiss(True)
+
+    def _set_tools(self, data: dict[str, Any], tools: bool) -> None:
+        """Record the tools switch for the chosen model in ``data`` (an entry of ``models``)."""
+        models = dict(data.get("models") or {})
+        entry = dict(models.get(self.model) or {})
+        current = entry.get("tools", True) if self.model in models else data.get("tools", True)
+        if current == tools:
+            return  # already so (a model not listed follows the top-level "tools", true by default)
+        if not entry:
+            default_window = data.get("default_context_window", self.config.default_context_window)
+            entry["context_window"] = default_window
+        entry["tools"] = tools
+        models[self.model] = entry
+        data["models"] = models
 
     def action_cancel(self) -> None:
         """Leave without saving."""

@@ -9,6 +9,8 @@ messages (paragents.ui.messages). Streamed text is only buffered by ``apply``; t
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -18,6 +20,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from paragents.events import (
+    AwaitingReply,
     Compacted,
     ConflictDetected,
     ConflictResolved,
@@ -99,6 +102,11 @@ class SessionPanel(Vertical):
         """Unanswered conflicts by conflict_id, oldest first (paragents.conflicts)."""
         self.waiting_on: str | None = getattr(view, "waiting_on", None)
         """What a held call waits on (holder session or path), shown in the title."""
+        self.awaiting_since: float | None = None
+        """When (``clock()``) the pending model request was sent, while no token of it has arrived."""
+        self.clock: Callable[[], float] = time.monotonic
+        """Seconds for the "waiting for first token" count (tests replace it)."""
+        self._wait_timer: Any = None
         self._history = list(view.messages)
         self.history_shown = not defer_history
         """False while a deferred history waits for :meth:`show_history`."""
@@ -113,6 +121,7 @@ class SessionPanel(Vertical):
         yield self.prompt_box
 
     async def on_mount(self) -> None:
+        self._wait_timer = self.set_interval(1.0, self.refresh_title, pause=True)
         if self.history_shown:  # not deferred: show the stored messages now
             self.transcript.load_history(self._history)
         self._history = []
@@ -136,8 +145,11 @@ class SessionPanel(Vertical):
         text.append(" · ")
         text.append(shorten(self.model or "(no model)", 40))
         text.append(" · ")
+        waited = self.waited_for_first_token()
         if self.state is SessionState.WAITING and self.waiting_on:
             text.append(f"waiting on {shorten(self.waiting_on, 40)}", style=STATE_STYLES[self.state])
+        elif waited is not None and self.state is SessionState.RUNNING:
+            text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
         else:
             text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
         text.append(f" · {self.mode}")
@@ -151,6 +163,22 @@ class SessionPanel(Vertical):
             text.append(f" · ⚠ {len(self.pending) + len(self.conflicts)} needs you", style="bold yellow")
         return text
 
+    def waited_for_first_token(self) -> int | None:
+        """Whole seconds the pending model request has waited for its first token (None: not waiting,
+        or for less than a second)."""
+        if self.awaiting_since is None:
+            return None
+        waited = int(self.clock() - self.awaiting_since)
+        return waited if waited >= 1 else None
+
+    def _set_awaiting(self, waiting: bool) -> None:
+        self.awaiting_since = self.clock() if waiting else None
+        if self._wait_timer is not None:
+            if waiting:
+                self._wait_timer.resume()
+            else:
+                self._wait_timer.pause()
+
     def refresh_title(self) -> None:
         """Re-render the title line from the panel's fields."""
         if self.is_mounted:
@@ -158,8 +186,10 @@ class SessionPanel(Vertical):
             self.query_one(".panel-title", Static).update(self.title_text(), layout=False)
 
     def sync(self, view: Any) -> None:
-        """Copy name, model and mode from a ``SessionView`` (after rename/model/mode calls)."""
+        """Copy name, model, mode and context size from a ``SessionView`` (after rename/model/mode,
+        /clear and /reload)."""
         self.name_, self.model, self.mode = view.name, view.model, view.mode
+        self.context_tokens, self.context_window = view.context_tokens, view.context_window
         self.refresh_title()
 
     def flush(self) -> bool:
@@ -192,7 +222,9 @@ class SessionPanel(Vertical):
         if isinstance(event, ReasoningDelta):
             t.append_reasoning(event.text)
             return
-        if isinstance(event, SessionStateChanged):
+        if isinstance(event, AwaitingReply):
+            self._set_awaiting(event.waiting)
+        elif isinstance(event, SessionStateChanged):
             self.state = SessionState(event.state)
             waiting = event.detail.startswith("waiting on ") and self.state is SessionState.WAITING
             self.waiting_on = event.detail.removeprefix("waiting on ") if waiting else None
@@ -234,6 +266,7 @@ class SessionPanel(Vertical):
                 "warning",
             )
         elif isinstance(event, TurnFinished):
+            self._set_awaiting(False)
             t.end_stream()
             if event.status == "failed":
                 kind = f" [{event.error_kind}]" if event.error_kind else ""

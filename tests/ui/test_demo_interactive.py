@@ -1,0 +1,61 @@
+"""``paragents demo`` as a newcomer meets it: the first approval waits for the user (and says so), a
+conflict says when the demo will answer it, and a typed prompt is refused with a notice instead of a
+failed turn. The real DemoPlayer runs the packaged cassette; Pilot stands in for the terminal."""
+
+from __future__ import annotations
+
+from paragents.demo.launcher import WAIT_FOR_USER, DemoPlayer, demo_cassette
+from paragents.ui.app import DEMO_TYPED_PROMPT, ParagentsApp
+from paragents.ui.widgets.session_panel import SessionPanel
+from paragents.ui.widgets.transcript import TextEntry
+from tests.ui.conftest import SIZE, wait_until
+
+
+def texts(panel: SessionPanel) -> list[str]:
+    return [e.text for e in panel.transcript.records if isinstance(e, TextEntry)]
+
+
+class PilotDemo(DemoPlayer):
+    """The demo with Pilot as the user: no pacing, conflicts answered by the script at once."""
+
+    def __init__(self) -> None:
+        super().__init__(demo_cassette(), pace=0, auto_answer_after=0, tune_gc=False)
+        self.checked = False
+
+    def done(self, name: str, turns: int) -> bool:
+        log = self.journal.log(name)
+        return len(log.turns) >= turns and log.turns[-1]["status"] == "completed"
+
+    async def run_app(self, app: ParagentsApp) -> None:
+        async with app.run_test(size=SIZE) as pilot:
+            await wait_until(pilot, lambda: app.ready and len(app.panels) == 3, "the three demo panels")
+            panels = {p.name_: p for p in app.panels.values()}
+            api, docs = panels["api"], panels["docs"]
+            await wait_until(pilot, lambda: api.approval_bar is not None, "api's approval")
+            await wait_until(pilot, lambda: self.done("docs", 2) and self.done("notes", 1), "the others")
+            assert api.approval_bar is not None and api.pending, "the first ask must wait for the user"
+            assert WAIT_FOR_USER in texts(api)
+            assert any("the demo will answer in" in t for t in texts(docs))  # the conflict's countdown
+            toasts = [str(n.message) for n in app._notifications]
+            assert any("answer it yourself" in t for t in toasts), toasts  # also when the bar hides it
+
+            docs.prompt_box.input.focus()
+            docs.prompt_box.input.value = "hello there"
+            await pilot.press("enter")
+            await wait_until(
+                pilot, lambda: any(n.message == DEMO_TYPED_PROMPT for n in app._notifications), "the notice"
+            )
+            assert not app.runtime.scheduler.is_running(docs.session_id)
+            assert not any(t.startswith("Turn failed") for t in texts(docs))
+
+            app.focus_panel(api.session_id)
+            await pilot.press("y")
+            await wait_until(pilot, lambda: self.done("api", 1), "api to finish after the answer")
+            self.checked = True
+
+
+async def test_the_demo_waits_for_the_user_and_refuses_typed_prompts() -> None:
+    player = PilotDemo()
+    await player.play()
+    assert player.checked
+    assert not [e for e in player.errors if "timed out" in e]
