@@ -42,3 +42,6 @@ class SessionView:
     """What a held tool call waits on (the holder session's name, or a path), else None."""
     session_rules: list[str] = field(default_factory=list)
     last_result: TurnResult | None = None
+    read_only: str | None = None
+    """Set when another live process holds the session (one writer per session): why it is shown
+    read-only here and how to take it over; None when this process holds it."""

@@ -75,9 +75,9 @@ class HoldersMixin(StoreBase):
             stamp = now()
             held = _holder(await fetchone(db, _SELECT, (session_id,)))
             mine = held is not None and held.pid == owner and held.host == host
-            if held is not None and not mine and not take_over:
-                if not holder_gone(held, host=host, stamp=stamp, stale_after=limit):
-                    raise SessionHeld(held)
+            keep = held is not None and not mine and not take_over
+            if keep and not holder_gone(held, host=host, stamp=stamp, stale_after=limit):
+                raise SessionHeld(held)
             if mine:
                 await db.execute(
                     "UPDATE session_holders SET heartbeat = ? WHERE session_id = ?", (stamp, session_id)
@@ -136,3 +136,13 @@ class HoldersMixin(StoreBase):
         conversation); 0 for an unknown session."""
         row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
         return int(row[0]) if row else 0
+
+    async def history_mark(self, session_id: str) -> tuple[int, int]:
+        """Return ``(revision, newest message id)`` of the session in one read: what a copy of its
+        history loaded now is up to date with ((0, 0) for an unknown session)."""
+        row = await self._fetchone(
+            "SELECT revision, (SELECT COALESCE(MAX(m.id), 0) FROM messages m WHERE m.session_id = s.id) "
+            "FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        )
+        return (int(row[0]), int(row[1])) if row else (0, 0)

@@ -119,8 +119,8 @@ class MessagesMixin(StoreBase):
         """Return the current conversation as OpenAI messages ready to send to the provider.
 
         Incomplete replies are left out; every assistant tool call has a tool result (a missing one
-        is added as :data:`~paragents.store.history.INTERRUPTED_RESULT` (outcome ``interrupted``) and persisted,
-        so the transcript shows it); no tool result comes without its call. Call it when no tool of
+        is added as :data:`~paragents.store.history.INTERRUPTED_RESULT`, outcome ``interrupted``, and
+        persisted, so the transcript shows it); no tool result comes without its call. Call it when no tool of
         this session is still running in this process (e.g. before each request of a turn), or the
         running calls would be marked interrupted. While a live *other* process has a running turn in
         this conversation the repair is returned but not persisted. Returns [] for an unknown session.

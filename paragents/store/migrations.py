@@ -163,8 +163,8 @@ MIGRATIONS: list[str] = [
 
     ALTER TABLE sessions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
 
-    ALTER TABLE messages ADD COLUMN outcome TEXT
-        CHECK (outcome IS NULL OR outcome IN ('ok', 'error', 'denied', 'cancelled', 'interrupted', 'skipped'));
+    ALTER TABLE messages ADD COLUMN outcome TEXT CHECK (outcome IS NULL
+        OR outcome IN ('ok', 'error', 'denied', 'cancelled', 'interrupted', 'skipped'));
 
     UPDATE messages SET outcome = CASE
         WHEN json_extract(message_json, '$.content') LIKE 'interrupted:%' THEN 'interrupted'

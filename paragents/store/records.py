@@ -192,6 +192,16 @@ class StoredMessage:
     )
     """The ``messages`` columns :meth:`from_row` reads, in order (``SELECT {COLUMNS} FROM messages``)."""
 
+    def for_display(self) -> Message:
+        """Return the message for a transcript: a copy marked ``"incomplete": True`` when it is a
+        partial reply, and carrying ``"outcome"`` when it is a tool result (never sent to a provider)."""
+        msg = dict(self.message)
+        if not self.complete:
+            msg["incomplete"] = True
+        if self.role == "tool":
+            msg["outcome"] = self.outcome or "ok"
+        return msg
+
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> StoredMessage:
         """Build from a ``messages`` row selected as :data:`COLUMNS` (read by position: opening 20
