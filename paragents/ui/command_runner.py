@@ -57,6 +57,8 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             method = {"rename": rt.rename_session, "model": rt.set_model, "mode": rt.set_mode}[name]
             await method(sid, command.arg or "")
             app.panels[sid].sync(rt.sessions[sid])
+        elif name == "takeover":
+            await rt.take_over(sid)
         elif name == "compact":
             outcome = await rt.compact(sid, command.arg)
             if outcome.ok:
