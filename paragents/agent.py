@@ -329,7 +329,14 @@ class Agent:
                 while pending_calls:
                     call = pending_calls[0]
                     content, outcome = await self._run_call(call, reply.finish_reason)
-                    await self._append(tool_message(call.id, content), added, outcome)
+                    result = tool_message(call.id, content)
+                    try:
+                        await self._append(result, added, outcome)
+                    except HistoryChanged:  # taken over meanwhile: keep this result, right after its call
+                        await self.store.append_late_tool_result(
+                            sid, result, outcome=outcome, turn_id=self._turn_id
+                        )
+                        raise
                     pending_calls.pop(0)
             self.emit(
                 ev.Notice(

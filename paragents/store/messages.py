@@ -7,6 +7,7 @@ so it sorts right after it even when it is written later.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -97,6 +98,45 @@ class MessagesMixin(StoreBase):
                 raise HistoryChanged(session_id, expect_revision, int(row[0]))
             raise StoreError(f"no session with id {session_id!r} in {self.path}")
         return int(rowid)
+
+    async def append_late_tool_result(
+        self, session_id: str, message: Message, *, outcome: str, turn_id: int | None = None
+    ) -> int | None:
+        """Store a tool result that finished after another process wrote to the conversation: it
+        goes right after its call (the call's ``seq``), so it is neither dropped as out of place nor
+        replaced by an "interrupted" repair, and the other process's messages keep their order.
+        Returns its id, or None when the call is not in the current conversation or already has a
+        result (e.g. the other process marked it interrupted first)."""
+        call_id = message.get("tool_call_id")
+        text = to_json(message, "message")
+
+        async def work(db: aiosqlite.Connection) -> int | None:
+            rows = await fetchall(
+                db,
+                f"SELECT id, seq, role, message_json FROM messages WHERE conversation_id = {_CURRENT}"
+                " AND complete = 1 ORDER BY seq, id",
+                (session_id,),
+            )
+            anchor: int | None = None
+            for row in rows:
+                msg = json.loads(row[3])
+                if row[2] == "assistant" and any(
+                    isinstance(c, dict) and c.get("id") == call_id for c in msg.get("tool_calls") or []
+                ):
+                    anchor = int(row[1])
+                elif row[2] == "tool" and anchor is not None and msg.get("tool_call_id") == call_id:
+                    return None
+            if anchor is None:
+                return None
+            cur = await db.execute(
+                "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
+                " complete, created_at, outcome) SELECT id, conversation_id, ?, ?, 'tool', ?, 1, ?, ?"
+                " FROM sessions WHERE id = ?",
+                (turn_id, anchor, text, now(), outcome, session_id),
+            )
+            return cur.lastrowid
+
+        return await self._write(work)
 
     async def load_messages(self, session_id: str, conversation_id: str | None = None) -> list[StoredMessage]:
         """Return every stored message of a conversation (default: the session's current one) in
