@@ -10,9 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from paragents import events as ev
 from paragents.llm import ScriptedResponse
-from paragents.runtime import Runtime
+from paragents.runtime import Runtime, SessionError
 from paragents.store import INTERRUPTED_RESULT
 from tests.engine.conftest import Env
 
@@ -143,3 +145,44 @@ async def test_restored_tool_results_show_ok_error_denied_cancelled_and_interrup
     sent_history = again.agents[view.id].history
     assert all("outcome" not in m for m in sent_history)  # the outcome is never sent to the model
     await again.shutdown()
+
+
+async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_takes_it_over(
+    env: Env,
+) -> None:
+    rt = await env.runtime()
+    s = await rt.new_session("a")
+    await rt.shutdown()
+    holder = subprocess.Popen(
+        [sys.executable, str(WRITER.with_name("store_child_holder.py")), str(env.db), s.id],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        tui = await env.runtime()
+        (view,) = await tui.restore()
+        assert (
+            view.read_only and f"held by pid {holder.pid}" in view.read_only and "/takeover" in view.read_only
+        )
+        assert any(f"held by pid {holder.pid}" in note for note in tui.notes)
+        assert any(f"held by pid {holder.pid}" in n.text for n in env.sink.of(ev.Notice, view.id))
+        with pytest.raises(SessionError, match="read-only"):
+            tui.submit(view.id, "refused")
+        await tui.take_over(view.id)  # the user confirmed
+        assert view.read_only is None
+        holder_row = await tui.store.get_holder(view.id)
+        assert holder_row is not None and holder_row.pid == os.getpid()
+        env.server.add(reply("after the take-over"), session="a")
+        tui.submit(view.id, "now it runs")
+        await tui.wait_idle(view.id)
+        assert view.last_result is not None and view.last_result.status == "completed"
+
+        # another process takes it back: the next heartbeat makes it read-only here again
+        await tui.store.acquire_session(view.id, take_over=True, pid=holder.pid)
+        assert await tui.check_holds() == [view.id]
+        assert view.read_only and "taken over by another process" in view.read_only
+        await tui.shutdown()
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
