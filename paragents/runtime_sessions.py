@@ -149,8 +149,7 @@ class SessionOpening:
             if rec.id not in self.sessions:
                 view = self._register_view(rec)
                 if not await self._hold(view, rec):
-                    self.notes.append(str(view.read_only))
-                    self.emit(Notice(view.id, str(view.read_only), "warning"))
+                    self.notes.append(str(view.read_only))  # the panel says it once loaded
                 self._unloaded.append(rec.id)
         if self._unloaded:
             self._loaded.clear()
@@ -171,6 +170,8 @@ class SessionOpening:
                 if view is not None:
                     await self._load_view(view, pair, mark)
                     views.append(view)
+                    if view.read_only:  # after its panel exists (the TUI mounts panels before this)
+                        self.emit(Notice(view.id, view.read_only, "warning"))
             return views
         finally:
             self._loaded.set()
