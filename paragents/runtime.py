@@ -23,6 +23,7 @@ from paragents.config import ConfigError, LoadedConfig, describe_config, load_co
 from paragents.conflicts import UNATTENDED_WAIT, ConflictChecker
 from paragents.memory import NoteBook, build_system_prompt, load_instructions, note_line
 from paragents.models import SessionState, TurnStatus, Usage
+from paragents.runtime_holds import SessionHolds
 from paragents.runtime_memory import MemoryCommands
 from paragents.runtime_sessions import SessionOpening
 from paragents.scheduler import QueuedPrompt, Scheduler
@@ -39,7 +40,7 @@ ACTIVE_RECORDER: ContextVar[Any] = ContextVar("paragents_active_recorder", defau
 recorder callback) and ``attach(runtime)`` (called once the runtime exists)."""
 
 
-class Runtime(SessionOpening, MemoryCommands):
+class Runtime(SessionOpening, SessionHolds, MemoryCommands):
     """Facade over the engine for one project directory. Build it with :meth:`create`."""
 
     def __init__(self, project_dir: Path, loaded: LoadedConfig, store: Any, policy: Any, client: Any) -> None:
@@ -482,60 +483,6 @@ class Runtime(SessionOpening, MemoryCommands):
         self.holds.clear()
         await self.client.aclose()
         await self.store.close()
-
-    # -- one writer per session -----------------------------------------------------------------------
-    def _ensure_heartbeat(self) -> None:
-        """Start renewing this process's holds (once), while it holds sessions."""
-        if self._heartbeat is None or self._heartbeat.done():
-            self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="session-holds")
-
-    async def _beat(self) -> None:
-        from paragents.store import StoreError
-        from paragents.store.holders import HEARTBEAT_INTERVAL
-
-        while True:
-            await asyncio.sleep(HEARTBEAT_INTERVAL)
-            try:
-                await self.check_holds()
-            except StoreError:
-                continue  # a busy store: the next beat tries again
-            except Exception:
-                log.exception("renewing the session holds failed")
-
-    async def check_holds(self) -> list[str]:
-        """Renew this process's holds; a session another process took over becomes read-only here
-        (its running turn is cancelled, with a Notice). Returns the ids of the sessions lost."""
-        lost = await self.store.renew_holds(sorted(self.holds))
-        for sid in lost:
-            self.holds.discard(sid)
-            view = self.sessions.get(sid)
-            if view is None:
-                continue
-            view.read_only = (
-                f"session {view.name!r} was taken over by another process: shown read-only here; "
-                "/takeover takes it back"
-            )
-            self.scheduler.cancel(sid)
-            self.emit(ev.Notice(sid, view.read_only, "error"))
-        return lost
-
-    async def take_over(self, sid: str) -> SessionView:
-        """Take the session over from the process holding it (the user confirmed): this process
-        becomes its writer and reloads its history (what the other process wrote is kept)."""
-        view = self._view(sid)
-        if not view.read_only:
-            return view
-        await self._loaded.wait()
-        await self._hold(view, take_over=True)
-        if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
-            view.state = SessionState.IDLE
-        agent = self.agents.get(sid)
-        if agent is not None:
-            await agent.sync()
-        note = self.notes[-1] if self.notes else f"session {view.name!r} taken over"
-        self.emit(ev.SessionStateChanged(sid, view.state, "taken over"))
-        self.emit(ev.Notice(sid, note, "warning"))
-        return view
 
 
 def make_client(cfg: Any, recorder: Any = None, env: Mapping[str, str] | None = None) -> Any:

@@ -42,41 +42,16 @@ class SessionOpening:
     def emit(self, event: Any) -> None:  # pragma: no cover - Runtime overrides it
         raise NotImplementedError
 
-    holds: set[str]
     notes: list[str]
 
-    def _ensure_heartbeat(self) -> None:  # pragma: no cover - Runtime overrides it
-        raise NotImplementedError
+    _hold: Any
+    """``SessionHolds._hold`` (the Runtime's other mixin): make this process the session's writer."""
 
     async def _open_view(self, rec: Any, loaded: tuple[list[Any], list[Any]] | None = None) -> SessionView:
         view = self._register_view(rec)
         await self._hold(view, rec)
         await self._load_view(view, loaded)
         return view
-
-    async def _hold(self, view: SessionView, rec: Any = None, *, take_over: bool = False) -> bool:
-        """Make this process the session's one writer (see ``Store.acquire_session``). When another
-        live process holds it, the view becomes read-only (``view.read_only`` says why and how to
-        take over) and False is returned. A holder that is gone is taken over with a note."""
-        from paragents.store import SessionHeld
-
-        try:
-            previous = await self.store.acquire_session(view.id, take_over=take_over)
-        except SessionHeld as exc:
-            view.read_only = (
-                f"{exc}: shown read-only here; /takeover takes it over (only when that process is "
-                "gone or you are sure)"
-            )
-            if rec is not None and rec.state in SessionState._value2member_map_:
-                view.state = SessionState(rec.state)  # the holder's state, not ours
-            return False
-        view.read_only = None
-        self.holds.add(view.id)
-        self._ensure_heartbeat()
-        if previous is not None:
-            why = "at your request" if take_over else "its process is gone"
-            self.notes.append(f"session {view.name!r}: taken over from {previous.describe()} ({why})")
-        return True
 
     def _register_view(self, rec: Any) -> SessionView:
         """Make the session's view from its record (no messages yet) and register it."""
