@@ -14,6 +14,7 @@ every started tool call with a "cancelled" result so the history stays valid, th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ OVERSIZE_FACTOR = 1.5
 when the model's window is configured (``models.NAME.context_window``); the estimate can run high on
 some tokenizers, so only clear overflows are stopped locally, and unknown windows are left to the server."""
 CANCELLED_RESULT = "cancelled: the user cancelled the turn before this call finished"
+STORE_KIND = "store"
+"""``error_kind`` of a turn stopped because the store could not be written (or refused a stale write)."""
 
 
 def _capped(text: str, limit: int = 1000) -> str:
@@ -142,6 +145,50 @@ class Agent:
         self._compact_waiters: list[tuple[str | None, asyncio.Future[CompactionOutcome]]] = []
         self._sandbox_warned = False
         """True once the "sandbox unavailable, running unconfined" warning was shown in this session."""
+        self.revision: int | None = None
+        """The store revision of the session's history that ``history`` is up to date with; None
+        (never checked) until :meth:`mark_current`. Writes are refused by the store when it moved."""
+        self.last_message_id = 0
+        """The newest stored message id ``history`` includes (messages after it are new to this copy)."""
+
+    async def mark_current(self) -> None:
+        """Record that ``history`` is up to date with the store now (after loading it)."""
+        self.revision, self.last_message_id = await self.store.history_mark(self.session.id)
+
+    async def sync(self) -> int:
+        """Reload the history when another process wrote to this session since it was loaded
+        (its revision moved): the history, the compaction in force and the messages shown (new
+        ones are emitted as MessageAdded, in store order). Returns how many new messages it found."""
+        from paragents.compaction import load_compaction
+
+        if self.revision is None:
+            return 0
+        sid = self.session.id
+        found = 0
+        for _attempt in range(3):
+            revision, _newest = await self.store.history_mark(sid)
+            if revision == self.revision:
+                break
+            stored, history = await self.store.load_for_display_and_history(sid)
+            self.history = history
+            self.compaction = await load_compaction(self.store, sid, history)
+            new = [m for m in stored if m.id > self.last_message_id]
+            for item in new:
+                self.emit(ev.MessageAdded(sid, item.for_display()))
+            found += len(new)
+            self.last_message_id = max([self.last_message_id, *(m.id for m in stored)])
+            self.revision = revision
+        if found:
+            plural = "" if found == 1 else "s"
+            self.emit(
+                ev.Notice(
+                    sid,
+                    f"this session changed in another process: {found} new message{plural} "
+                    "loaded before going on",
+                    "warning",
+                )
+            )
+        return found
 
     @property
     def turn_id(self) -> int | None:
@@ -161,9 +208,16 @@ class Agent:
         no tool call is running. Never raises for a failed compaction: it emits a Notice saying why,
         leaves the history and the compaction in force unchanged, and returns ``ok=False`` (``auto``:
         when there is nothing worth compacting, returns quietly without a Notice)."""
+        from paragents.store.records import StoreError
+
         async with self._compact_lock:
             try:
+                await self.sync()  # never summarise (or record) a stale copy
                 return await compact_agent(self, focus, auto=auto)
+            except StoreError as exc:
+                text = f"compaction failed: {exc}; the history is unchanged"
+                self.emit(ev.Notice(self.session.id, text, "error"))
+                return CompactionOutcome(False, text)
             except NothingToCompact as exc:
                 if auto:
                     return CompactionOutcome(False, str(exc))
@@ -221,31 +275,64 @@ class Agent:
         self.session.state = state
         self.emit(ev.SessionStateChanged(self.session.id, state, detail))
 
-    async def _append(self, message: Message, added: list[Message]) -> None:
-        await self.store.append_message(self.session.id, message, turn_id=self._turn_id)
+    async def _append(self, message: Message, added: list[Message], outcome: str | None = None) -> None:
+        """Store ``message`` (refused with HistoryChanged when another process wrote meanwhile), then
+        add it to the history and the turn's messages and emit it (a tool result with its outcome)."""
+        msg_id = await self.store.append_message(
+            self.session.id, message, turn_id=self._turn_id, outcome=outcome, expect_revision=self.revision
+        )
+        self._written(msg_id)
         self.history.append(message)
-        added.append(message)
-        self.emit(ev.MessageAdded(self.session.id, message))
+        shown = {**message, "outcome": outcome or "ok"} if message.get("role") == "tool" else message
+        added.append(shown)
+        self.emit(ev.MessageAdded(self.session.id, shown))
+
+    def _written(self, msg_id: int) -> None:
+        """Note one history write of this copy (the store's revision grew by one)."""
+        self.last_message_id = max(self.last_message_id, msg_id)
+        if self.revision is not None:
+            self.revision += 1
+
+    async def _append_partial(self, msg: Message, added: list[Message]) -> None:
+        """Store a partial reply (kept, marked incomplete, never sent back) and report it."""
+        msg_id = await self.store.append_message(
+            self.session.id, msg, turn_id=self._turn_id, complete=False, expect_revision=self.revision
+        )
+        self._written(msg_id)
+        shown = {**msg, "incomplete": True}
+        added.append(shown)
+        self.emit(ev.MessageAdded(self.session.id, shown))
 
     async def run_turn(self, prompt: str) -> TurnResult:
         """Run one turn for the user text ``prompt``; return how it ended.
 
         Never raises for endpoint or tool failures (they end the turn as failed, with the error);
         re-raises asyncio.CancelledError after recording the turn as cancelled."""
+        from paragents.store.records import HistoryChanged, StoreError
+
         sid = self.session.id
         added: list[Message] = []
         total = Usage()
-        self._turn_id = await self.store.start_turn(sid, prompt)
+        try:
+            await self.sync()  # another process may have written since this copy was loaded
+            self._turn_id = await self.store.start_turn(sid, prompt)
+        except StoreError as exc:
+            self.emit(ev.TurnStarted(sid, prompt))
+            return await self._store_failed(exc, added, total)
         self._set_state(SessionState.RUNNING)
         self.emit(ev.TurnStarted(sid, prompt))
         pending_calls: list[ToolCall] = []
         partial = _Partial()
         try:
-            await self._append(user_message(prompt), added)
+            try:
+                await self._append(user_message(prompt), added)
+            except HistoryChanged:  # written between the sync and now: reload once more
+                await self.sync()
+                await self._append(user_message(prompt), added)
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
                 await self._before_request()
-                reply = await self._stream(partial)
+                reply = await self._stream(partial, added)
                 if reply is None:
                     return await self._finish(TurnStatus.FAILED, added, total, partial.error, partial.kind)
                 nameless = [c for c in reply.tool_calls if not c.name.strip()]
@@ -261,8 +348,15 @@ class Agent:
                 pending_calls = list(reply.tool_calls)
                 while pending_calls:
                     call = pending_calls[0]
-                    content = await self._run_call(call, reply.finish_reason)
-                    await self._append(tool_message(call.id, content), added)
+                    content, outcome = await self._run_call(call, reply.finish_reason)
+                    result = tool_message(call.id, content)
+                    try:
+                        await self._append(result, added, outcome)
+                    except HistoryChanged:  # taken over meanwhile: keep this result, right after its call
+                        await self.store.append_late_tool_result(
+                            sid, result, outcome=outcome, turn_id=self._turn_id
+                        )
+                        raise
                     pending_calls.pop(0)
             self.emit(
                 ev.Notice(
@@ -273,24 +367,53 @@ class Agent:
                 )
             )
             return await self._finish(TurnStatus.COMPLETED, added, total)
+        except StoreError as exc:
+            return await self._store_failed(exc, added, total)
         except asyncio.CancelledError:
             await asyncio.shield(self._on_cancel(partial, pending_calls, added, total))
             raise
 
+    async def _store_failed(self, exc: Exception, added: list[Message], total: Usage) -> TurnResult:
+        """End the turn as failed with ``error_kind`` "store": the store could not be written (a lock
+        held too long, a full disk...) or refused a write because another process changed the
+        session meanwhile (then the history is reloaded so the next turn starts from the truth)."""
+        from paragents.store.records import HistoryChanged, StoreError
+
+        if isinstance(exc, HistoryChanged):
+            text = (
+                "another process wrote to this session while this turn ran (it was taken over), so "
+                "this turn stopped without writing more; what both wrote is kept in order. Send the "
+                "prompt again if it is still needed"
+            )
+            with contextlib.suppress(StoreError):
+                await self.sync()
+        else:
+            text = str(exc)
+            if "nothing more could be saved" not in text:
+                text += "; the turn stopped (what was saved before is kept): check the disk and that "
+                text += "no other program holds the database, then send the prompt again"
+        return await self._finish(TurnStatus.FAILED, added, total, text, STORE_KIND)
+
     async def _on_cancel(
         self, partial: _Partial, pending: list[ToolCall], added: list[Message], total: Usage
     ) -> None:
+        from paragents.store.records import StoreError
+
         sid = self.session.id
-        if partial.text or partial.reasoning:
-            msg: Message = {"role": "assistant", "content": partial.text}
-            if partial.reasoning:
-                msg["reasoning_content"] = partial.reasoning
-            await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
-            self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
-            self.emit(ev.Notice(sid, "cancelled: the partial reply was kept (marked incomplete)", "warning"))
-        for call in pending:
-            await self._append(tool_message(call.id, CANCELLED_RESULT), added)
-            self.emit(ev.ToolCallFinished(sid, call, "cancelled", CANCELLED_RESULT))
+        try:
+            if partial.text or partial.reasoning:
+                msg: Message = {"role": "assistant", "content": partial.text}
+                if partial.reasoning:
+                    msg["reasoning_content"] = partial.reasoning
+                await self._append_partial(msg, added)
+                self.emit(
+                    ev.Notice(sid, "cancelled: the partial reply was kept (marked incomplete)", "warning")
+                )
+            for call in pending:
+                await self._append(tool_message(call.id, CANCELLED_RESULT), added, "cancelled")
+                self.emit(ev.ToolCallFinished(sid, call, "cancelled", CANCELLED_RESULT))
+        except StoreError as exc:
+            self.emit(ev.Notice(sid, f"cancelled, but not everything could be saved: {exc}", "error"))
         await self._finish(TurnStatus.CANCELLED, added, total, "cancelled by the user", "cancelled")
 
     async def _finish(
@@ -301,9 +424,15 @@ class Agent:
         error: str | None = None,
         kind: str | None = None,
     ) -> TurnResult:
+        from paragents.store.records import StoreError
+
         sid = self.session.id
         if self._turn_id is not None:
-            await self.store.finish_turn(self._turn_id, status.value, error)
+            try:
+                await self.store.finish_turn(self._turn_id, status.value, error)
+            except StoreError as exc:  # the store keeps it and writes it with its next turn or close
+                if kind != STORE_KIND:
+                    self.emit(ev.Notice(sid, f"the end of this turn could not be saved yet: {exc}", "error"))
         self._turn_id = None
         state = SessionState.FAILED if status is TurnStatus.FAILED else SessionState.IDLE
         self._set_state(state, error or "")
@@ -311,7 +440,7 @@ class Agent:
         return TurnResult(status=status, error=error, error_kind=kind, messages=added, usage=total)
 
     # -- streaming ------------------------------------------------------------------------------------
-    async def _stream(self, partial: _Partial) -> AssembledReply | None:
+    async def _stream(self, partial: _Partial, added: list[Message]) -> AssembledReply | None:
         from paragents.llm import LLMError
 
         sid = self.session.id
@@ -370,8 +499,7 @@ class Agent:
                 msg: Message = {"role": "assistant", "content": text}
                 if reasoning:
                     msg["reasoning_content"] = reasoning
-                await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
-                self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
+                await self._append_partial(msg, added)
                 self.emit(
                     ev.Notice(sid, "the reply broke off: partial text kept and marked incomplete", "warning")
                 )
@@ -429,8 +557,9 @@ class Agent:
         return usage
 
     # -- tools -----------------------------------------------------------------------------------------
-    async def _run_call(self, call: ToolCall, finish_reason: str | None) -> str:
-        """Check, ask, run one tool call; return the text of its tool message (never raises but Cancelled)."""
+    async def _run_call(self, call: ToolCall, finish_reason: str | None) -> tuple[str, str]:
+        """Check, ask, run one tool call; return the text of its tool message and its outcome (ok,
+        error, denied or skipped). Never raises but CancelledError (and StoreError)."""
         sid = self.session.id
         tool = self.tools.get(call.name)
         if tool is None:
@@ -438,7 +567,7 @@ class Agent:
 
             msg = unknown_tool_message(call.name)
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
-            return msg
+            return msg, "error"
         try:
             args = parse_arguments(call.arguments)
         except ValueError as exc:
@@ -446,28 +575,28 @@ class Agent:
             if finish_reason == "length":
                 msg += " (the reply was truncated: finish_reason=length); send the call again, complete"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
-            return msg
+            return msg, "error"
         try:
             args = tool.validate(args)
         except ValueError as exc:
             msg = f"error: bad arguments for {call.name}: {_capped(str(exc))}"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
-            return msg
+            return msg, "error"
         summary = tool.summarize(args)
         sandbox, status = self._sandbox_for(tool.family)
         if status is not None and status.state == "refused":
             self.emit(ev.ToolCallFinished(sid, call, "error", status.message, sandboxed=False))
-            return status.message
+            return status.message, "error"
         sandboxed = None if status is None else status.active
         allowed, why = await self._permit(call, tool.name, args, summary, sandbox, sandboxed)
         if not allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", why))
-            return why
+            return why, "denied"
         if self.preflight is not None:
             skip = await self.preflight(sid, call, args)
             if skip is not None:
                 self.emit(ev.ToolCallFinished(sid, call, "skipped", skip))
-                return skip
+                return skip, "skipped"
         self.emit(ev.ToolCallStarted(sid, call, summary, sandboxed))
         from paragents.tools.base import ToolContext
 
@@ -487,11 +616,11 @@ class Agent:
         except Exception as exc:  # a tool bug must not kill the loop
             msg = f"error: {call.name} failed unexpectedly: {_capped(f'{type(exc).__name__}: {exc}')}"
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
-            return msg
+            return msg, "error"
         outcome: Literal["ok", "error"] = "error" if result.is_error else "ok"
         ran_sandboxed = result.meta.get("sandboxed") if sandbox is not None else None
         self.emit(ev.ToolCallFinished(sid, call, outcome, result.content, result.diff, ran_sandboxed))
-        return result.content
+        return result.content, outcome
 
     def sandbox_config(self) -> SandboxConfig:
         """Return how this session's commands are confined: the config's ``sandbox`` settings with the

@@ -1,12 +1,14 @@
 """Command line: argument parsing only; everything is built through factories.
 
     paragents [--dir PATH] [--model M] [--endpoint URL] [--allow R] [--ask R] [--deny R]     (the TUI)
-    paragents run [--session NAME | --continue] [--dir PATH] [--model M] [--endpoint URL] [--json] PROMPT
+    paragents run [--session NAME | --continue] [--take-over] [--dir PATH] [--model M] [--endpoint URL]
+                  [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
     paragents permissions check ... | show ...
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
 
-Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error, 130 cancelled.
+Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
+4 session held by another live process (``run`` without ``--take-over``), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -58,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the stream")
+    run.add_argument(
+        "--take-over",
+        action="store_true",
+        help="run even when another live paragents holds the session (it becomes read-only there)",
+    )
     run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
     run.add_argument(
         "--record", metavar="FILE", default=argparse.SUPPRESS, help="write a cassette of this run to FILE"

@@ -44,7 +44,7 @@ def transcript_markdown(name: str, messages: list[dict[str, Any]]) -> str:
                 lines += [f"**tool call** `{fn.get('name')}` `{fn.get('arguments')}`", ""]
         elif role == "tool":
             lines += [
-                f"**tool result** ({msg.get('tool_call_id')}):",
+                f"**tool result** ({msg.get('tool_call_id')}, {msg.get('outcome') or 'ok'}):",
                 "",
                 "```",
                 str(msg.get("content")),
@@ -89,12 +89,7 @@ async def run_sessions(args: Any) -> int:
             print(f"paragents sessions: no session named {args.name!r} in {project_dir}", file=sys.stderr)
             return 2
         stored = await store.load_messages(rec.id)
-        messages = []
-        for s in stored:
-            m = dict(s.message)
-            if not s.complete:
-                m["incomplete"] = True
-            messages.append(m)
+        messages = [s.for_display() for s in stored]  # incomplete replies marked, tool outcomes kept
         if args.sessions_command == "export" and args.format == "json":
             print(
                 json.dumps(

@@ -350,7 +350,10 @@ async def compact_agent(agent: Agent, focus: str | None = None, *, auto: bool = 
     try:
         await agent.store.add_usage(session.id, None, session.model, usage, estimated=reply.usage is None)
         upto = upto_message_id(await agent.store.load_messages(session.id), history, cut)
-        record_id = await agent.store.add_compaction(session.id, upto, summary)
+        revision = getattr(agent, "revision", None)
+        record_id = await agent.store.add_compaction(session.id, upto, summary, expect_revision=revision)
+        if revision is not None:
+            agent.revision = revision + 1  # refused above when another process wrote meanwhile
     except StoreError as exc:
         raise CompactionError(f"the compaction could not be recorded: {exc}") from None
     agent.compaction = CompactionState(summary, cut, first_task(history), record_id)

@@ -1,9 +1,14 @@
 """``paragents run``: one prompt through the same engine and store as the TUI, without the TUI.
 
 Output: the reply streams to stdout rendered with rich (or, with ``--json``, one JSON object at the end:
-``{"session", "status", "messages", "usage", "error"}``). Asks are answered on the command line with a
+``{"session", "status", "messages", "usage", "error", "notes"}``; a reply that broke off mid-stream is
+in ``messages`` marked ``"incomplete": true``, tool results carry their ``"outcome"``). Recovery notes
+of the start (interrupted turns repaired, reservations released, a session taken over) go to stderr
+and into ``notes``. Asks are answered on the command line with a
 prompt-toolkit prompt when stdin is a terminal; without a terminal an ask becomes a denial saying so.
-Exit codes: 0 done, 1 runtime failure, 2 config or auth, 3 endpoint protocol error, 130 cancelled.
+Exit codes: 0 done, 1 runtime failure (``error.kind`` "store": the database could not be written),
+2 config or auth, 3 endpoint protocol error, 4 the session is held by another live process (pass
+``--take-over`` to take it), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_CONFIG = 2
 EXIT_PROTOCOL = 3
+EXIT_HELD = 4
 EXIT_CANCELLED = 130
 
 _CONFIG_KINDS = {"auth", "forbidden", "not_found", "config"}
@@ -184,7 +190,11 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
         if records:
             latest = max(records, key=lambda r: (r.updated_at, r.created_at))
             view, _created = await runtime.attach_session(
-                latest.name, model=args.model, workdir=project_dir, mode=args.mode
+                latest.name,
+                model=args.model,
+                workdir=project_dir,
+                mode=args.mode,
+                take_over=bool(getattr(args, "take_over", False)),
             )
             return view
         err.print("paragents run: no earlier run session to continue; starting a new one", style="dim")
@@ -208,6 +218,7 @@ async def run_headless(args: Any) -> int:
     """Run ``paragents run`` with parsed ``args``; return the exit code (never raises for user errors)."""
     from paragents.config import ConfigError, has_config
     from paragents.runtime import Runtime, SessionError
+    from paragents.store import SessionHeld
 
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per error, never cut
@@ -246,11 +257,13 @@ async def run_headless(args: Any) -> int:
     messages: list[dict[str, Any]] = []
     usage = Usage()
     name = args.session or "run"
+    notes = runtime.notes
     try:
         try:
+            take_over = bool(getattr(args, "take_over", False))
             if args.session:
                 view, _created = await runtime.attach_session(
-                    args.session, model=args.model, workdir=project_dir, mode=args.mode
+                    args.session, model=args.model, workdir=project_dir, mode=args.mode, take_over=take_over
                 )
             else:
                 view = await _run_session(runtime, args, project_dir, err)
@@ -258,6 +271,15 @@ async def run_headless(args: Any) -> int:
         except SessionError as exc:
             err.print(f"paragents run: {exc}")
             return EXIT_CONFIG
+        except SessionHeld as exc:
+            err.print(
+                f"paragents run: {exc}; wait until it is done with it, or pass --take-over to take "
+                "it over (that process then can no longer write to it)",
+                markup=False,
+            )
+            return EXIT_HELD
+        for note in notes:
+            err.print(f"note: {note}", markup=False, style="yellow")
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, lambda: runtime.cancel(view.id))
         runtime.submit(view.id, args.prompt)
@@ -276,9 +298,10 @@ async def run_headless(args: Any) -> int:
         out = {
             "session": name,
             "status": status,
-            "messages": [{k: v for k, v in m.items() if k != "incomplete"} for m in messages],
+            "messages": messages,
             "usage": usage.to_dict(),
             "error": None if error is None else {"kind": kind or "error", "message": error},
+            "notes": list(notes),
         }
         print(json.dumps(out, ensure_ascii=False))
     return exit_code_for(status, kind)

@@ -198,6 +198,7 @@ async def fork_session(runtime: Runtime, view: SessionView, name: str | None = N
     copy = runtime.agents[new.id]
     copy.history = await runtime.store.load_history(new.id)
     copy.compaction = await load_compaction(runtime.store, new.id, copy.history)
+    await copy.mark_current()
     new.messages = [dict(m) for m in copy.history]
     new.context_tokens = view.context_tokens
     await runtime.notebook.refresh(new.id)

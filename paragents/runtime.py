@@ -8,6 +8,8 @@ sink set with :meth:`Runtime.set_sink` ("messages up"). Nothing here imports Tex
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 import os
 import re
 from collections.abc import Mapping
@@ -20,11 +22,14 @@ from paragents.agent import Agent, TurnResult
 from paragents.config import ConfigError, LoadedConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT, ConflictChecker
 from paragents.memory import NoteBook, build_system_prompt, load_instructions, note_line
-from paragents.models import SessionState, TurnStatus
+from paragents.models import SessionState, TurnStatus, Usage
+from paragents.runtime_holds import SessionHolds
 from paragents.runtime_memory import MemoryCommands
 from paragents.runtime_sessions import SessionOpening
 from paragents.scheduler import QueuedPrompt, Scheduler
 from paragents.session_view import SessionError, SessionView
+
+log = logging.getLogger(__name__)
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
 SANDBOX_MODES = ("off", "auto", "required")
@@ -39,7 +44,7 @@ ACTIVE_RECORDER: ContextVar[Any] = ContextVar("paragents_active_recorder", defau
 recorder callback) and ``attach(runtime)`` (called once the runtime exists)."""
 
 
-class Runtime(SessionOpening, MemoryCommands):
+class Runtime(SessionOpening, SessionHolds, MemoryCommands):
     """Facade over the engine for one project directory. Build it with :meth:`create`."""
 
     def __init__(self, project_dir: Path, loaded: LoadedConfig, store: Any, policy: Any, client: Any) -> None:
@@ -56,6 +61,11 @@ class Runtime(SessionOpening, MemoryCommands):
         self.sessions: dict[str, SessionView] = {}
         self.agents: dict[str, Agent] = {}
         self.notes: list[str] = []
+        """Recovery notes of the start (interrupted turns repaired, reservations released, sessions
+        taken over or held elsewhere): the TUI notifies them, ``paragents run`` prints them."""
+        self.holds: set[str] = set()
+        """Ids of the sessions this process holds (is the one writer of); see ``Store.acquire_session``."""
+        self._heartbeat: asyncio.Task[None] | None = None
         self._sink: ev.EventSink | None = None
         self._buffer: list[ev.Event] = []
         self.observers: list[ev.EventSink] = []
@@ -228,10 +238,16 @@ class Runtime(SessionOpening, MemoryCommands):
             raise SessionError(f"no open session with id {sid}") from None
 
     async def close_session(self, sid: str) -> None:
-        """Cancel the session's turn, drop its queue and close its panel; it stays in history."""
-        self._view(sid)
+        """Cancel the session's turn, drop its queue and close its panel; it stays in history (and
+        this process stops holding it)."""
+        view = self._view(sid)
         await self.scheduler.drop(sid)
-        await self.store.update_session(sid, is_open=False, state=SessionState.IDLE.value)
+        if view.read_only:
+            await self.store.update_session(sid, is_open=False)  # the holder's state stays
+        else:
+            await self.store.update_session(sid, is_open=False, state=SessionState.IDLE.value)
+            await self.store.release_session(sid)
+        self.holds.discard(sid)
         self.sessions.pop(sid, None)
         self.agents.pop(sid, None)
         self.turn_done.pop(sid, None)
@@ -249,16 +265,27 @@ class Runtime(SessionOpening, MemoryCommands):
         return await self._open_view(await self.store.get_session(sid))
 
     async def attach_session(
-        self, name: str, *, model: str | None = None, workdir: Path | None = None, mode: str | None = None
+        self,
+        name: str,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        take_over: bool = False,
     ) -> tuple[SessionView, bool]:
         """Open the session ``name`` of this project for a headless run, creating it when missing.
 
         Returns ``(view, created)``. An existing session keeps its history; ``model``/``mode`` given
-        here apply to it from now on. Does not change which sessions the TUI shows."""
+        here apply to it from now on. Does not change which sessions the TUI shows. Raises
+        ``SessionHeld`` when another live process holds the session, unless ``take_over``."""
         rec = await self.store.find_session(self.project_dir, name)
         if rec is None:
             view = await self.new_session(name, model=model, workdir=workdir, mode=mode, open_panel=False)
             return view, True
+        previous = await self.store.acquire_session(rec.id, take_over=take_over)  # raises SessionHeld
+        if previous is not None:
+            why = "as --take-over asked" if take_over else "its process is gone"
+            self.notes.append(f"session {name!r}: taken over from {previous.describe()} ({why})")
         view = self.sessions.get(rec.id) or await self._open_view(rec)
         if model and model != view.model:
             await self.set_model(view.id, model)
@@ -327,6 +354,7 @@ class Runtime(SessionOpening, MemoryCommands):
         view.context_tokens = 0
         self.agents[sid].history.clear()
         self.agents[sid].compaction = None
+        await self.agents[sid].mark_current()
         self.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
 
     async def list_sessions(self) -> list[Any]:
@@ -339,8 +367,11 @@ class Runtime(SessionOpening, MemoryCommands):
 
     # -- prompts --------------------------------------------------------------------------------------
     def submit(self, sid: str, text: str) -> str:
-        """Queue ``text`` for the session (it starts when the session and a slot are free); return its id."""
-        self._view(sid)
+        """Queue ``text`` for the session (it starts when the session and a slot are free); return its id.
+        Raises SessionError for a session held by another process (read-only here)."""
+        view = self._view(sid)
+        if view.read_only:
+            raise SessionError(view.read_only)
         self.turn_done[sid].clear()
         prompt = self.scheduler.submit(sid, text)
         if self.scheduler.queue(sid) and any(p.id == prompt.id for p in self.scheduler.queue(sid)):
@@ -383,24 +414,41 @@ class Runtime(SessionOpening, MemoryCommands):
                 done.set()
 
     async def _run_prompt(self, sid: str, prompt: QueuedPrompt) -> None:
+        """Run one queued prompt (the scheduler's task): never raises but CancelledError, so no turn
+        task ends with an exception nobody retrieves; a store that cannot be written fails the turn
+        with ``error_kind`` "store" (the agent reports it, or this does when it fails before)."""
+        from paragents.store import StoreError
+
         await self._loaded.wait()  # a prompt typed while restored sessions load waits for them
         agent = self.agents.get(sid)
         view = self.sessions.get(sid)
         if agent is None or view is None:
             return
-        await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
         try:
+            await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
             await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
             view.last_result = await agent.run_turn(prompt.text)
         except asyncio.CancelledError:
             view.last_result = TurnResult(status=TurnStatus.CANCELLED)
+        except StoreError as exc:  # before the agent's turn began
+            self.emit(ev.TurnStarted(sid, prompt.text))
+            view.last_result = await agent._store_failed(exc, [], Usage())
+        except Exception as exc:  # a bug: report it on the turn rather than lose it in the task
+            log.exception("turn of session %s failed", sid)
+            text = f"internal error: {type(exc).__name__}: {exc}"
+            view.last_result = TurnResult(status=TurnStatus.FAILED, error=text, error_kind="internal")
+            view.state = SessionState.FAILED
+            self.emit(ev.TurnFinished(sid, TurnStatus.FAILED.value, text, "internal"))
         finally:
-            await agent.run_pending_compactions()  # asked with /compact during the turn
-            await self.conflicts.release(sid)
-            if sid in self.sessions:
-                await self.store.update_session(
-                    sid, state=view.state.value, last_prompt_tokens=view.context_tokens
-                )
+            try:
+                await agent.run_pending_compactions()  # asked with /compact during the turn
+                await self.conflicts.release(sid)
+                if sid in self.sessions:
+                    await self.store.update_session(
+                        sid, state=view.state.value, last_prompt_tokens=view.context_tokens
+                    )
+            except StoreError as exc:
+                self.emit(ev.Notice(sid, f"after the turn: {exc}", "error"))
 
     # -- conflicts ------------------------------------------------------------------------------------
     def _set_waiting(self, sid: str, what: str | None) -> None:
@@ -453,12 +501,26 @@ class Runtime(SessionOpening, MemoryCommands):
         ]
 
     async def shutdown(self) -> None:
-        """Cancel running turns, mark open sessions idle, close the client and the store."""
+        """Cancel running turns, mark open sessions idle, give up the sessions held, close the client
+        and the store. A store that cannot be written does not stop it (a failing store fails fast)."""
+        from paragents.store import StoreError
+
         await self.scheduler.shutdown()
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+            self._heartbeat = None
         for sid, view in list(self.sessions.items()):
+            if view.read_only:
+                continue  # another process holds it: its state is not ours to write
             if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
                 view.state = SessionState.IDLE
-            await self.store.update_session(sid, state=view.state.value)
+            with contextlib.suppress(StoreError):
+                await self.store.update_session(sid, state=view.state.value)
+        for sid in list(self.holds):
+            with contextlib.suppress(StoreError):
+                await self.store.release_session(sid)
+        self.holds.clear()
         await self.client.aclose()
         await self.store.close()
 

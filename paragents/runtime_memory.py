@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from paragents.compaction import CompactionOutcome
 from paragents.memory import MemoryReport, load_instructions
+from paragents.session_view import SessionError
 
 if TYPE_CHECKING:
     from paragents.runtime import SessionView
@@ -50,7 +51,10 @@ class MemoryCommands:
         While a turn runs, waits for its next safe point (no tool call in flight). Returns the
         outcome; a failure (``ok=False``, also shown as a Notice) leaves the history unchanged."""
         await self.wait_loaded()
-        agent = self.agents[self._view(sid).id]
+        view = self._view(sid)
+        if getattr(view, "read_only", None):
+            raise SessionError(view.read_only)
+        agent = self.agents[view.id]
         if self.scheduler.is_running(sid):
             return await agent.request_compaction(focus)
         return await agent.compact(focus)

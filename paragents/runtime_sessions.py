@@ -11,6 +11,7 @@ from typing import Any
 
 from paragents.agent import Agent
 from paragents.compaction import load_compaction
+from paragents.events import Notice
 from paragents.models import SessionState
 from paragents.session_view import SessionView
 
@@ -41,8 +42,14 @@ class SessionOpening:
     def emit(self, event: Any) -> None:  # pragma: no cover - Runtime overrides it
         raise NotImplementedError
 
+    notes: list[str]
+
+    _hold: Any
+    """``SessionHolds._hold`` (the Runtime's other mixin): make this process the session's writer."""
+
     async def _open_view(self, rec: Any, loaded: tuple[list[Any], list[Any]] | None = None) -> SessionView:
         view = self._register_view(rec)
+        await self._hold(view, rec)
         await self._load_view(view, loaded)
         return view
 
@@ -69,16 +76,19 @@ class SessionOpening:
         self.turn_done[rec.id].set()
         return view
 
-    async def _load_view(self, view: SessionView, loaded: tuple[list[Any], list[Any]] | None = None) -> None:
+    async def _load_view(
+        self,
+        view: SessionView,
+        loaded: tuple[list[Any], list[Any]] | None = None,
+        mark: tuple[int, int] | None = None,
+    ) -> None:
         """Read the session's conversation into ``view.messages`` and build its agent. ``loaded`` is
-        ``store.load_for_display_and_history(view.id)`` when the caller already read it."""
+        ``store.load_for_display_and_history(view.id)`` when the caller already read it, and then
+        ``mark`` the ``store.history_mark(view.id)`` read before it (the revision the copy is at)."""
         sid = view.id
+        revision, _newest = mark or await self.store.history_mark(sid)  # before reading: conservative
         stored_messages, history = loaded or await self.store.load_for_display_and_history(sid)
-        for stored in stored_messages:
-            msg = dict(stored.message)
-            if not stored.complete:
-                msg["incomplete"] = True
-            view.messages.append(msg)
+        view.messages.extend(stored.for_display() for stored in stored_messages)
         self.agents[sid] = Agent(
             session=view,
             client=self.client,
@@ -93,7 +103,10 @@ class SessionOpening:
             on_read=self.conflicts.read_hook(sid),
             on_write=self.conflicts.write_hook(sid),
         )
-        self.agents[sid].compaction = await load_compaction(self.store, sid, history)
+        agent = self.agents[sid]
+        agent.compaction = await load_compaction(self.store, sid, history)
+        agent.revision = revision
+        agent.last_message_id = max((m.id for m in stored_messages), default=0)
         await self.notebook.refresh(sid)
 
     async def restore(self) -> list[SessionView]:
@@ -109,7 +122,9 @@ class SessionOpening:
         until :meth:`load_restored`). Prompts submitted meanwhile wait for the load. Returns every view."""
         for rec in await self.store.list_sessions(self.project_dir, open_only=True):
             if rec.id not in self.sessions:
-                self._register_view(rec)
+                view = self._register_view(rec)
+                if not await self._hold(view, rec):
+                    self.notes.append(str(view.read_only))  # the panel says it once loaded
                 self._unloaded.append(rec.id)
         if self._unloaded:
             self._loaded.clear()
@@ -122,13 +137,16 @@ class SessionOpening:
         sids, self._unloaded = self._unloaded, []
         try:
             # Read every conversation at once: the store's thread fetches one while this loop parses another.
+            marks = await asyncio.gather(*(self.store.history_mark(sid) for sid in sids))
             loaded = await asyncio.gather(*(self.store.load_for_display_and_history(sid) for sid in sids))
             views = []
-            for sid, pair in zip(sids, loaded, strict=True):
+            for sid, pair, mark in zip(sids, loaded, marks, strict=True):
                 view = self.sessions.get(sid)
                 if view is not None:
-                    await self._load_view(view, pair)
+                    await self._load_view(view, pair, mark)
                     views.append(view)
+                    if view.read_only:  # after its panel exists (the TUI mounts panels before this)
+                        self.emit(Notice(view.id, view.read_only, "warning"))
             return views
         finally:
             self._loaded.set()

@@ -46,3 +46,6 @@ class SessionView:
     """The session's ``/sandbox`` mode (off/auto/required), or None for the config's ``sandbox.mode``."""
     sandbox_root: Path | None = None
     """The sandbox's writable root (e.g. a lane's worktree), or None for ``workdir``."""
+    read_only: str | None = None
+    """Set when another live process holds the session (one writer per session): why it is shown
+    read-only here and how to take it over; None when this process holds it."""

@@ -6,8 +6,11 @@ from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.migrations import SCHEMA_VERSION
 from paragents.store.records import (
     ConversationRecord,
+    HistoryChanged,
+    HolderRecord,
     NoteRecord,
     ReservationRecord,
+    SessionHeld,
     SessionRecord,
     StoredMessage,
     StoreError,
@@ -20,8 +23,11 @@ __all__ = [
     "SCHEMA_VERSION",
     "CompactionRecord",
     "ConversationRecord",
+    "HistoryChanged",
+    "HolderRecord",
     "NoteRecord",
     "ReservationRecord",
+    "SessionHeld",
     "SessionRecord",
     "Store",
     "StoreError",

@@ -9,6 +9,7 @@ retries (:func:`paragents.store.connection.retry_busy`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Iterable
@@ -17,7 +18,8 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from paragents.store.connection import retry_busy
+from paragents.store import connection
+from paragents.store.connection import is_busy, retry_busy
 from paragents.store.migrations import rollback_quietly
 from paragents.store.records import StoreError
 
@@ -42,6 +44,13 @@ class StoreBase:
         self._lock = asyncio.Lock()
         self.path = path
         self.recovery_note = recovery_note
+        self.failing: str | None = None
+        """Set (to the error) when a write gave up on a lock held too long: later writes then fail
+        fast (short busy timeout, no retries) instead of each waiting the whole budget; the next
+        write that succeeds clears it."""
+        self.unfinished_turns: dict[int, tuple[str, str | None]] = {}
+        """Turns whose ``finish_turn`` could not be written (turn id -> status, error): written by
+        the next ``start_turn`` or by ``close``, so no turn row is left running."""
 
     def _conn(self) -> aiosqlite.Connection:
         if self._db is None:
@@ -72,12 +81,34 @@ class StoreBase:
             return result
 
         async with self._lock:
-            try:
-                return await retry_busy(attempt)
-            except sqlite3.IntegrityError as exc:
-                raise StoreError(f"the database refused the change: {exc}") from exc
-            except sqlite3.Error as exc:
+            return await self._guarded(attempt)
+
+    async def _guarded(self, attempt: Callable[[], Awaitable[T]]) -> T:
+        """Run a write ``attempt`` with busy retries (none while :attr:`failing`); turn sqlite3 errors
+        into StoreError, and enter or leave the failing state. Call with ``self._lock`` held."""
+        db = self._conn()
+        failing = self.failing is not None
+        try:
+            result = await retry_busy(attempt, 0 if failing else None)
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"the database refused the change: {exc}") from exc
+        except sqlite3.Error as exc:
+            if not is_busy(exc):
                 raise StoreError(f"database error in {self.path}: {exc}") from exc
+            if not failing:
+                with contextlib.suppress(sqlite3.Error, ValueError):
+                    await db.execute(f"PRAGMA busy_timeout = {connection.FAILING_BUSY_TIMEOUT_MS}")
+            self.failing = (
+                f"the database {self.path} stayed locked by another program past the busy budget "
+                f"({exc}): nothing more could be saved; close other paragents processes or tools "
+                "using it (or check the disk), then try again"
+            )
+            raise StoreError(self.failing) from exc
+        if failing:
+            self.failing = None
+            with contextlib.suppress(sqlite3.Error, ValueError):
+                await db.execute(f"PRAGMA busy_timeout = {connection.BUSY_TIMEOUT_MS}")
+        return result
 
     async def _write_one(self, sql: str, params: Iterable[Any] = ()) -> tuple[int, int | None]:
         """Run one writing statement as its own (autocommit) transaction, committed on return: the
@@ -90,12 +121,7 @@ class StoreBase:
                 return cur.rowcount, cur.lastrowid
 
         async with self._lock:
-            try:
-                return await retry_busy(attempt)
-            except sqlite3.IntegrityError as exc:
-                raise StoreError(f"the database refused the change: {exc}") from exc
-            except sqlite3.Error as exc:
-                raise StoreError(f"database error in {self.path}: {exc}") from exc
+            return await self._guarded(attempt)
 
     async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         """Run one read query and return all rows (busy retries; errors become StoreError)."""

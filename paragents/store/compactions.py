@@ -11,7 +11,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from paragents.store.base import StoreBase, now
-from paragents.store.records import StoreError
+from paragents.store.records import HistoryChanged, StoreError
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,19 +35,28 @@ class CompactionRecord:
 class CompactionsMixin(StoreBase):
     """Compaction methods of :class:`paragents.store.Store`."""
 
-    async def add_compaction(self, session_id: str, upto_message_id: int, summary: str) -> int:
+    async def add_compaction(
+        self, session_id: str, upto_message_id: int, summary: str, *, expect_revision: int | None = None
+    ) -> int:
         """Record a compaction of the session's current conversation up to ``upto_message_id``;
-        return its id. Raises StoreError for an empty summary, an unknown session, or a message id
-        that is not in that conversation."""
+        return its id (the session's revision grows by one). With ``expect_revision`` it is recorded
+        only while the revision is still that number, else :class:`HistoryChanged` is raised. Raises
+        StoreError for an empty summary, an unknown session, or a message id that is not in that
+        conversation."""
         if not summary.strip():
             raise StoreError("summary: a compaction needs a non-empty summary")
         rowcount, rowid = await self._write_one(
             "INSERT INTO compactions (session_id, conversation_id, upto_message_id, summary, created_at) "
             "SELECT s.id, s.conversation_id, m.id, ?, ? FROM sessions s "
-            "JOIN messages m ON m.id = ? AND m.conversation_id = s.conversation_id WHERE s.id = ?",
-            (summary, now(), int(upto_message_id), session_id),
+            "JOIN messages m ON m.id = ? AND m.conversation_id = s.conversation_id WHERE s.id = ?"
+            " AND (? IS NULL OR s.revision = ?)",
+            (summary, now(), int(upto_message_id), session_id, expect_revision, expect_revision),
         )
         if rowcount != 1 or rowid is None:
+            if expect_revision is not None:
+                row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
+                if row is not None and int(row[0]) != expect_revision:
+                    raise HistoryChanged(session_id, expect_revision, int(row[0]))
             raise StoreError(
                 f"no message {upto_message_id} in the current conversation of session {session_id!r}"
             )

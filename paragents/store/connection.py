@@ -40,11 +40,18 @@ def is_busy(exc: BaseException) -> bool:
     return "database is locked" in text or "database is busy" in text or "database table is locked" in text
 
 
-async def retry_busy(operation: Callable[[], Awaitable[T]], retries: int = BUSY_RETRIES) -> T:
+FAILING_BUSY_TIMEOUT_MS = 50
+"""The busy timeout (milliseconds) a store uses while it is failing (after a write gave up on a lock):
+later writes fail fast instead of each waiting the whole budget again, until one succeeds."""
+
+
+async def retry_busy(operation: Callable[[], Awaitable[T]], retries: int | None = None) -> T:
     """Run ``operation()``; when it raises a busy error, wait (backoff) and run it again.
 
-    Returns its result; re-raises the last busy error after ``retries`` retries, and any other error
-    at once. ``operation`` must leave no transaction open when it fails (roll back first)."""
+    Returns its result; re-raises the last busy error after ``retries`` retries (default
+    :data:`BUSY_RETRIES`), and any other error at once. ``operation`` must leave no transaction open
+    when it fails (roll back first)."""
+    retries = BUSY_RETRIES if retries is None else retries
     delay = BUSY_BACKOFF
     for attempt in range(retries + 1):
         try:

@@ -15,7 +15,11 @@ from dataclasses import dataclass, field
 from paragents.models import Message, tool_message
 from paragents.store.records import StoredMessage
 
-INTERRUPTED_RESULT = "interrupted: the process stopped before this call finished"
+INTERRUPTED_RESULT = (
+    "interrupted: the paragents process stopped before this call finished, so its result is unknown "
+    "(it may not have run, or run only in part); check its effect if that matters, and call it again "
+    "if it is still needed"
+)
 """Content of the synthetic tool result added for a tool call that never got its result."""
 
 

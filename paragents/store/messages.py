@@ -7,6 +7,7 @@ so it sorts right after it even when it is written later.
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
@@ -16,7 +17,7 @@ from paragents.models import Message
 from paragents.store.base import StoreBase, fetchall, now
 from paragents.store.connection import pid_alive
 from paragents.store.history import RepairedHistory, repair_history
-from paragents.store.records import StoredMessage, StoreError, to_json
+from paragents.store.records import HistoryChanged, StoredMessage, StoreError, to_json
 
 _CURRENT = "(SELECT conversation_id FROM sessions WHERE id = ?)"
 
@@ -34,7 +35,8 @@ async def repair_conversation(db: aiosqlite.Connection, conversation_id: str) ->
     for anchor, message in repaired.synthetic:
         await db.execute(
             "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json, complete,"
-            " created_at) SELECT session_id, conversation_id, turn_id, seq, 'tool', ?, 1, ? "
+            " created_at, outcome) SELECT session_id, conversation_id, turn_id, seq, 'tool', ?, 1, ?,"
+            " 'interrupted' "
             "FROM messages WHERE id = ?",
             (to_json(message, "message"), stamp, anchor),
         )
@@ -52,14 +54,20 @@ class MessagesMixin(StoreBase):
         turn_id: int | None = None,
         complete: bool = True,
         tokens: int | None = None,
+        outcome: str | None = None,
+        expect_revision: int | None = None,
     ) -> int:
         """Store one complete OpenAI-format message in the session's current conversation, committed
         before returning; return its id (ids grow in the order messages were appended).
 
         ``message`` is kept whole (content, tool_calls, tool_call_id, reasoning_content, name...).
         ``complete=False`` marks a partial reply kept after a failure (never sent back to the
-        provider). ``tokens`` is its size in tokens when known. Raises StoreError when ``message``
-        has no ``role``, is not JSON-serialisable, holds an auth header/key, or the session is unknown."""
+        provider). ``tokens`` is its size in tokens when known. ``outcome`` is a tool result's outcome
+        (ok, error, denied, cancelled, interrupted, skipped), shown when the transcript is restored.
+        Each append bumps the session's revision by one; with ``expect_revision`` the message is
+        written only when the revision is still that number, else :class:`HistoryChanged` is raised
+        (another process wrote meanwhile: reload first). Raises StoreError when ``message`` has no
+        ``role``, is not JSON-serialisable, holds an auth header/key, or the session is unknown."""
         if not isinstance(message, dict) or not isinstance(message.get("role"), str) or not message["role"]:
             raise StoreError("message: expected an OpenAI message dict with a 'role' such as 'user'")
         text = to_json(message, "message")
@@ -67,15 +75,68 @@ class MessagesMixin(StoreBase):
 
         rowcount, rowid = await self._write_one(
             "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
-            " complete, created_at, tokens) "
+            " complete, created_at, tokens, outcome) "
             "SELECT s.id, s.conversation_id, ?, COALESCE((SELECT MAX(m.seq) FROM messages m"
-            " WHERE m.conversation_id = s.conversation_id), 0) + 1, ?, ?, ?, ?, ? "
-            "FROM sessions s WHERE s.id = ?",
-            (turn_id, role, text, int(bool(complete)), now(), tokens, session_id),
+            " WHERE m.conversation_id = s.conversation_id), 0) + 1, ?, ?, ?, ?, ?, ? "
+            "FROM sessions s WHERE s.id = ? AND (? IS NULL OR s.revision = ?)",
+            (
+                turn_id,
+                role,
+                text,
+                int(bool(complete)),
+                now(),
+                tokens,
+                outcome if role == "tool" else None,
+                session_id,
+                expect_revision,
+                expect_revision,
+            ),
         )
         if rowcount != 1 or rowid is None:
+            row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
+            if row is not None and expect_revision is not None:
+                raise HistoryChanged(session_id, expect_revision, int(row[0]))
             raise StoreError(f"no session with id {session_id!r} in {self.path}")
         return int(rowid)
+
+    async def append_late_tool_result(
+        self, session_id: str, message: Message, *, outcome: str, turn_id: int | None = None
+    ) -> int | None:
+        """Store a tool result that finished after another process wrote to the conversation: it
+        goes right after its call (the call's ``seq``), so it is neither dropped as out of place nor
+        replaced by an "interrupted" repair, and the other process's messages keep their order.
+        Returns its id, or None when the call is not in the current conversation or already has a
+        result (e.g. the other process marked it interrupted first)."""
+        call_id = message.get("tool_call_id")
+        text = to_json(message, "message")
+
+        async def work(db: aiosqlite.Connection) -> int | None:
+            rows = await fetchall(
+                db,
+                f"SELECT id, seq, role, message_json FROM messages WHERE conversation_id = {_CURRENT}"
+                " AND complete = 1 ORDER BY seq, id",
+                (session_id,),
+            )
+            anchor: int | None = None
+            for row in rows:
+                msg = json.loads(row[3])
+                if row[2] == "assistant" and any(
+                    isinstance(c, dict) and c.get("id") == call_id for c in msg.get("tool_calls") or []
+                ):
+                    anchor = int(row[1])
+                elif row[2] == "tool" and anchor is not None and msg.get("tool_call_id") == call_id:
+                    return None
+            if anchor is None:
+                return None
+            cur = await db.execute(
+                "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
+                " complete, created_at, outcome) SELECT id, conversation_id, ?, ?, 'tool', ?, 1, ?, ?"
+                " FROM sessions WHERE id = ?",
+                (turn_id, anchor, text, now(), outcome, session_id),
+            )
+            return cur.lastrowid
+
+        return await self._write(work)
 
     async def load_messages(self, session_id: str, conversation_id: str | None = None) -> list[StoredMessage]:
         """Return every stored message of a conversation (default: the session's current one) in
@@ -98,8 +159,8 @@ class MessagesMixin(StoreBase):
         """Return the current conversation as OpenAI messages ready to send to the provider.
 
         Incomplete replies are left out; every assistant tool call has a tool result (a missing one
-        is added as ``"interrupted: the process stopped before this call finished"`` and persisted,
-        so the transcript shows it); no tool result comes without its call. Call it when no tool of
+        is added as :data:`~paragents.store.history.INTERRUPTED_RESULT`, outcome ``interrupted``, and
+        persisted, so the transcript shows it); no tool result comes without its call. Call it when no tool of
         this session is still running in this process (e.g. before each request of a turn), or the
         running calls would be marked interrupted. While a live *other* process has a running turn in
         this conversation the repair is returned but not persisted. Returns [] for an unknown session.

@@ -151,6 +151,42 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX compactions_conversation ON compactions(conversation_id, id);
     """,
+    # 3: one live writer per session (holders), a history revision per session, tool-result outcomes
+    """
+    CREATE TABLE session_holders (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        pid         INTEGER NOT NULL,
+        host        TEXT NOT NULL,
+        started_at  REAL NOT NULL,
+        heartbeat   REAL NOT NULL
+    );
+
+    ALTER TABLE sessions ADD COLUMN revision INTEGER NOT NULL DEFAULT 0;
+
+    ALTER TABLE messages ADD COLUMN outcome TEXT CHECK (outcome IS NULL
+        OR outcome IN ('ok', 'error', 'denied', 'cancelled', 'interrupted', 'skipped'));
+
+    UPDATE messages SET outcome = CASE
+        WHEN json_extract(message_json, '$.content') LIKE 'interrupted:%' THEN 'interrupted'
+        WHEN json_extract(message_json, '$.content') LIKE 'cancelled:%' THEN 'cancelled'
+        WHEN json_extract(message_json, '$.content') LIKE 'denied %' THEN 'denied'
+        WHEN json_extract(message_json, '$.content') LIKE 'error%' THEN 'error'
+        ELSE 'ok' END
+    WHERE role = 'tool';
+
+    CREATE TRIGGER messages_bump_revision AFTER INSERT ON messages BEGIN
+        UPDATE sessions SET revision = revision + 1 WHERE id = NEW.session_id;
+    END;
+
+    CREATE TRIGGER compactions_bump_revision AFTER INSERT ON compactions BEGIN
+        UPDATE sessions SET revision = revision + 1 WHERE id = NEW.session_id;
+    END;
+
+    CREATE TRIGGER conversation_bump_revision AFTER UPDATE OF conversation_id ON sessions
+    WHEN OLD.conversation_id IS NOT NEW.conversation_id BEGIN
+        UPDATE sessions SET revision = revision + 1 WHERE id = NEW.id;
+    END;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

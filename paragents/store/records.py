@@ -21,6 +21,47 @@ class StoreError(Exception):
     what to do (e.g. a duplicate session name, an unknown session id, a value of the wrong type)."""
 
 
+class HistoryChanged(StoreError):
+    """A history write was refused because the session's history moved on (another process wrote to
+    it) since the caller's copy was loaded: reload before writing. ``revision`` is the store's now."""
+
+    def __init__(self, session_id: str, expected: int, revision: int) -> None:
+        super().__init__(
+            f"the history of session {session_id} changed in another process (revision {revision}, "
+            f"this copy has {expected}); reload it before writing"
+        )
+        self.revision = revision
+
+
+@dataclass(frozen=True, slots=True)
+class HolderRecord:
+    """The live writer of a session (``session_holders`` row): process ``pid`` on ``host``, holding it
+    since ``started_at`` and alive at ``heartbeat`` (unix seconds)."""
+
+    session_id: str
+    pid: int
+    host: str
+    started_at: float
+    heartbeat: float
+
+    def describe(self) -> str:
+        """Return "pid N on HOST since HH:MM" for messages."""
+        import time
+
+        since = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.started_at))
+        return f"pid {self.pid} on {self.host} since {since}"
+
+
+class SessionHeld(StoreError):
+    """The session is held by another live process (see :class:`HolderRecord`); it can be opened
+    read-only, or taken over when the user confirms."""
+
+    def __init__(self, holder: HolderRecord, name: str | None = None) -> None:
+        what = f"session {name!r}" if name else f"session {holder.session_id}"
+        super().__init__(f"{what} is held by {holder.describe()} (another paragents is using it)")
+        self.holder = holder
+
+
 SECRET_KEYS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "api_key"})
 """Dict keys (compared case-insensitively) that mark HTTP auth headers or keys: never stored."""
 
@@ -82,6 +123,9 @@ class SessionRecord:
     usage: Usage
     last_prompt_tokens: int
     session_rules: tuple[str, ...]
+    revision: int = 0
+    """Grows by one with every write of the session's history (message, compaction, new
+    conversation): a copy loaded at an older revision is stale."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> SessionRecord:
@@ -108,6 +152,7 @@ class SessionRecord:
             usage=Usage(int(row["prompt_tokens"]), int(row["completion_tokens"]), int(row["total_tokens"])),
             last_prompt_tokens=int(row["last_prompt_tokens"]),
             session_rules=tuple(str(r) for r in rules) if isinstance(rules, list) else (),
+            revision=int(row["revision"]) if "revision" in row.keys() else 0,  # noqa: SIM118
         )
 
 
@@ -129,7 +174,8 @@ class ConversationRecord:
 class StoredMessage:
     """One stored message: ``id`` (its order), ``role``, ``message`` (the full OpenAI dict as
     appended), ``complete`` (False for a partial reply kept after a failure), ``turn_id``,
-    ``created_at`` (unix seconds), ``conversation_id`` and ``tokens`` (optional size in tokens)."""
+    ``created_at`` (unix seconds), ``conversation_id``, ``tokens`` (optional size in tokens) and, for a
+    tool result, its ``outcome``: ok, error, denied, cancelled, interrupted or skipped (None otherwise)."""
 
     id: int
     role: str
@@ -139,9 +185,22 @@ class StoredMessage:
     created_at: float
     conversation_id: str = ""
     tokens: int | None = None
+    outcome: str | None = None
 
-    COLUMNS: ClassVar[str] = "id, role, message_json, complete, turn_id, created_at, conversation_id, tokens"
+    COLUMNS: ClassVar[str] = (
+        "id, role, message_json, complete, turn_id, created_at, conversation_id, tokens, outcome"
+    )
     """The ``messages`` columns :meth:`from_row` reads, in order (``SELECT {COLUMNS} FROM messages``)."""
+
+    def for_display(self) -> Message:
+        """Return the message for a transcript: a copy marked ``"incomplete": True`` when it is a
+        partial reply, and carrying ``"outcome"`` when it is a tool result (never sent to a provider)."""
+        msg = dict(self.message)
+        if not self.complete:
+            msg["incomplete"] = True
+        if self.role == "tool":
+            msg["outcome"] = self.outcome or "ok"
+        return msg
 
     @classmethod
     def from_row(cls, row: Sequence[Any]) -> StoredMessage:
@@ -156,6 +215,7 @@ class StoredMessage:
             float(row[5]),
             row[6],
             row[7],
+            row[8],
         )
 
 

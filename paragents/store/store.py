@@ -27,6 +27,7 @@ from paragents import paths
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
+from paragents.store.holders import HoldersMixin
 from paragents.store.journal import JournalMixin
 from paragents.store.messages import MessagesMixin
 from paragents.store.migrations import apply_migrations
@@ -60,7 +61,7 @@ async def _migrated(path: Path) -> aiosqlite.Connection:
     return db
 
 
-class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsMixin):
+class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsMixin, HoldersMixin):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
 
@@ -125,7 +126,11 @@ class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsM
         return cls(db, path, note)
 
     async def close(self) -> None:
-        """Close the connection (idempotent). Later calls raise StoreError."""
+        """Close the connection (idempotent). Later calls raise StoreError. Turn finishes that could
+        not be written earlier are tried once more first (a store still failing fails fast)."""
+        if self._db is not None and self.unfinished_turns:
+            with contextlib.suppress(StoreError):
+                await self.flush_unfinished_turns()
         db, self._db = self._db, None
         if db is not None:
             async with self._lock:

@@ -36,6 +36,7 @@ class TurnsMixin(StoreBase):
         Also sets the session's state to ``running`` and its ``pid`` (default: this process).
         Raises StoreError for an unknown session."""
         owner = os.getpid() if pid is None else pid
+        await self.flush_unfinished_turns()
 
         async def work(db: aiosqlite.Connection) -> int:
             row = await fetchone(db, "SELECT conversation_id FROM sessions WHERE id = ?", (session_id,))
@@ -60,7 +61,9 @@ class TurnsMixin(StoreBase):
         """Mark a turn finished with ``status`` (completed, failed, cancelled or interrupted) and
         an optional ``error`` text. The session's state becomes idle (completed/cancelled), failed
         or interrupted, its pid is cleared, and the turn's reservations are released.
-        Raises StoreError for an unknown turn or status."""
+        Raises StoreError for an unknown turn or status; when the write itself fails (a lock held
+        too long) the finish is kept in :attr:`unfinished_turns` and written by the next
+        ``start_turn`` or ``close``, then the StoreError is raised."""
         status = str(status)
         if status not in FINISHED_STATUSES:
             raise StoreError(f"status: {status!r} is not one of {', '.join(FINISHED_STATUSES)}")
@@ -80,7 +83,19 @@ class TurnsMixin(StoreBase):
             )
             await db.execute("DELETE FROM reservations WHERE turn_id = ?", (turn_id,))
 
-        await self._write(work)
+        try:
+            await self._write(work)
+        except StoreError as exc:
+            if "no turn with id" not in str(exc):
+                self.unfinished_turns[turn_id] = (status, error)
+            raise
+        self.unfinished_turns.pop(turn_id, None)
+
+    async def flush_unfinished_turns(self) -> None:
+        """Write the turn finishes that failed earlier (see :meth:`finish_turn`); raises StoreError
+        when the store still cannot be written (they stay kept)."""
+        for turn_id, (status, error) in list(self.unfinished_turns.items()):
+            await self.finish_turn(turn_id, status, error)
 
     async def get_turn(self, turn_id: int) -> TurnRecord | None:
         """Return the turn with id ``turn_id``, or None."""

@@ -440,6 +440,8 @@ class ParagentsApp(App[None]):
             return
         await self._add_panel(view)
         self._update_header()
+        if getattr(view, "read_only", None):  # held by another live process
+            self.notify(view.read_only, severity="warning", timeout=12)
 
     # --- key actions ---------------------------------------------------------------------------
     def action_new_session(self) -> None:

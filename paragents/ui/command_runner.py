@@ -64,6 +64,8 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             if command.arg:
                 rt.set_sandbox(sid, command.arg)
             app.notify(rt.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
+        elif name == "takeover":
+            await rt.take_over(sid)
         elif name == "compact":
             outcome = await rt.compact(sid, command.arg)
             if outcome.ok:

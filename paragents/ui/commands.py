@@ -40,6 +40,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("memory", "/memory", "Show loaded AGENTS.md/CLAUDE.md files, notes and compaction"),
     CommandSpec("fork", "/fork [name]", "Start a new session with a copy of this one's history"),
     CommandSpec("sessions", "/sessions", "List stored sessions; Enter reopens one"),
+    CommandSpec("takeover", "/takeover", "Take over a session another live paragents holds (read-only here)"),
     CommandSpec("inbox", "/inbox", "Every pending approval and conflict, oldest first (F2)"),
     CommandSpec("overview", "/overview", "One row per session, like top; Enter focuses it (F3)"),
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),

@@ -25,6 +25,7 @@ STATUS_STYLES: dict[str, tuple[str, str]] = {
     "denied": ("⊘", "magenta"),
     "cancelled": ("■", "dim"),
     "skipped": ("■", "dim"),
+    "interrupted": ("↯", "yellow"),
 }
 """Symbol and Rich style per tool call status (pending/asking come from the UI, others from the core)."""
 
@@ -33,7 +34,7 @@ STATUS_STYLES: dict[str, tuple[str, str]] = {
 class ToolEntry:
     """Transcript record of one tool call (kept even when its widget is unmounted).
 
-    ``status``: pending | asking | running | ok | error | denied | cancelled | skipped."""
+    ``status``: pending | asking | running | ok | error | denied | cancelled | skipped | interrupted."""
 
     call_id: str
     name: str

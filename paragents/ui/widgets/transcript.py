@@ -295,7 +295,7 @@ class Transcript(VerticalScroll):
             entry = self._tools.get(str(message.get("tool_call_id")))
             if entry is not None and entry.status in ("pending", "asking", "running"):
                 entry.output = str(message.get("content") or "")
-                entry.status = "ok"
+                entry.status = str(message.get("outcome") or "ok")  # stored outcome (restored)
                 self._refresh_tool(entry)
         elif role == "user":
             self.add_user(str(message.get("content") or ""))

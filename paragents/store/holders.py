@@ -1,0 +1,152 @@
+"""Session holders: one live writer per session.
+
+A process that opens a session for writing takes its ``session_holders`` row (pid, host, started_at,
+heartbeat) in one transaction. Another process finds the row and may take it only when the holder
+is gone: its pid is dead on this host, or its heartbeat is older than :data:`STALE_AFTER` seconds;
+or when the user confirms a take-over (``take_over=True``). The holder renews its heartbeat every
+:data:`HEARTBEAT_INTERVAL` seconds and learns there when it lost the session.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+
+import aiosqlite
+
+from paragents.store.base import StoreBase, fetchone, now
+from paragents.store.connection import pid_alive
+from paragents.store.records import HolderRecord, SessionHeld, StoreError
+
+HEARTBEAT_INTERVAL = 15.0
+"""Seconds between a holder's heartbeats."""
+
+STALE_AFTER = 120.0
+"""A holder whose heartbeat is older than this many seconds is taken as gone (a stopped or hung
+process, or one on another host whose pid cannot be checked)."""
+
+
+def this_host() -> str:
+    """Return this machine's host name (the ``host`` of the holders this process writes)."""
+    return socket.gethostname() or "localhost"
+
+
+def holder_gone(holder: HolderRecord, *, host: str, stamp: float, stale_after: float) -> bool:
+    """Return True when ``holder`` can be taken over without asking: its pid is dead on this host,
+    or its heartbeat is older than ``stale_after`` seconds."""
+    if holder.host == host and not pid_alive(holder.pid):
+        return True
+    return stamp - holder.heartbeat > stale_after
+
+
+def _holder(row: sqlite3.Row | None) -> HolderRecord | None:
+    if row is None:
+        return None
+    return HolderRecord(row[0], int(row[1]), row[2], float(row[3]), float(row[4]))
+
+
+_SELECT = "SELECT session_id, pid, host, started_at, heartbeat FROM session_holders WHERE session_id = ?"
+
+
+class HoldersMixin(StoreBase):
+    """Session holder methods of :class:`paragents.store.Store`."""
+
+    async def acquire_session(
+        self,
+        session_id: str,
+        *,
+        take_over: bool = False,
+        pid: int | None = None,
+        stale_after: float | None = None,
+    ) -> HolderRecord | None:
+        """Make this process (``pid``, default ``os.getpid()``) the session's one writer.
+
+        Returns None when the session was free or already ours, or the previous holder when it was
+        taken over (it was gone, or ``take_over`` was given). Raises :class:`SessionHeld` when a live
+        other process holds it and ``take_over`` is False; StoreError for an unknown session."""
+        owner = os.getpid() if pid is None else pid
+        host = this_host()
+        limit = STALE_AFTER if stale_after is None else stale_after
+
+        async def work(db: aiosqlite.Connection) -> HolderRecord | None:
+            if await fetchone(db, "SELECT 1 FROM sessions WHERE id = ?", (session_id,)) is None:
+                raise StoreError(f"no session with id {session_id!r} in {self.path}")
+            stamp = now()
+            held = _holder(await fetchone(db, _SELECT, (session_id,)))
+            mine = held is not None and held.pid == owner and held.host == host
+            if (
+                held is not None
+                and not mine
+                and not take_over
+                and not holder_gone(held, host=host, stamp=stamp, stale_after=limit)
+            ):
+                raise SessionHeld(held)
+            if mine:
+                await db.execute(
+                    "UPDATE session_holders SET heartbeat = ? WHERE session_id = ?", (stamp, session_id)
+                )
+                return None
+            await db.execute(
+                "INSERT OR REPLACE INTO session_holders (session_id, pid, host, started_at, heartbeat) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (session_id, owner, host, stamp, stamp),
+            )
+            return held
+
+        try:
+            return await self._write(work)
+        except SessionHeld as exc:
+            row = await self._fetchone("SELECT name FROM sessions WHERE id = ?", (session_id,))
+            raise SessionHeld(exc.holder, row[0] if row else None) from None
+
+    async def get_holder(self, session_id: str) -> HolderRecord | None:
+        """Return the session's holder row, or None when no process holds it."""
+        return _holder(await self._fetchone(_SELECT, (session_id,)))
+
+    async def renew_holds(self, session_ids: list[str], *, pid: int | None = None) -> list[str]:
+        """Renew this process's heartbeat on ``session_ids``; return those it no longer holds (another
+        process took them over, or the row is gone)."""
+        if not session_ids:
+            return []
+        owner = os.getpid() if pid is None else pid
+        host = this_host()
+
+        async def work(db: aiosqlite.Connection) -> list[str]:
+            lost: list[str] = []
+            stamp = now()
+            for sid in session_ids:
+                cur = await db.execute(
+                    "UPDATE session_holders SET heartbeat = ? WHERE session_id = ? AND pid = ? AND host = ?",
+                    (stamp, sid, owner, host),
+                )
+                if cur.rowcount != 1:
+                    lost.append(sid)
+            return lost
+
+        return await self._write(work)
+
+    async def release_session(self, session_id: str, *, pid: int | None = None) -> bool:
+        """Give up this process's hold on the session; return True when it held it."""
+        owner = os.getpid() if pid is None else pid
+        rowcount, _ = await self._write_one(
+            "DELETE FROM session_holders WHERE session_id = ? AND pid = ? AND host = ?",
+            (session_id, owner, this_host()),
+        )
+        return rowcount > 0
+
+    async def session_revision(self, session_id: str) -> int:
+        """Return the session's history revision (grows with each message, compaction or new
+        conversation); 0 for an unknown session."""
+        row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
+        return int(row[0]) if row else 0
+
+    async def history_mark(self, session_id: str) -> tuple[int, int]:
+        """Return ``(revision, newest message id)`` of the session in one read: what a copy of its
+        history loaded now is up to date with ((0, 0) for an unknown session)."""
+        row = await self._fetchone(
+            "SELECT revision, (SELECT COALESCE(MAX(m.id), 0) FROM messages m WHERE m.session_id = s.id) "
+            "FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        )
+        return (int(row[0]), int(row[1])) if row else (0, 0)

@@ -1,0 +1,41 @@
+"""A restored transcript shows each tool result's stored outcome, not a success for every call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paragents.store import INTERRUPTED_RESULT
+from paragents.ui.widgets.tool_call import ToolCallBlock
+from paragents.ui.widgets.transcript import Transcript
+from tests.ui.conftest import SIZE
+from tests.ui.test_widgets import PanelApp
+
+OUTCOMES = ("ok", "error", "denied", "cancelled", "interrupted")
+
+
+def stored_history() -> list[dict[str, Any]]:
+    calls = [
+        {"id": f"c_{o}", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a"}'}}
+        for o in OUTCOMES
+    ]
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "five calls"},
+        {"role": "assistant", "content": "", "tool_calls": calls},
+    ]
+    for outcome in OUTCOMES:
+        text = INTERRUPTED_RESULT if outcome == "interrupted" else f"{outcome} result"
+        history.append({"role": "tool", "tool_call_id": f"c_{outcome}", "content": text, "outcome": outcome})
+    return history
+
+
+async def test_restored_tool_results_are_drawn_with_their_outcome() -> None:
+    app = PanelApp(stored_history())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        transcript = app.query_one(Transcript)
+        entries = {e.call_id: e for e in transcript.records if getattr(e, "call_id", None)}
+        assert {cid: e.status for cid, e in entries.items()} == {f"c_{o}": o for o in OUTCOMES}
+        blocks = {b.entry.call_id: b for b in app.query(ToolCallBlock)}
+        header = blocks["c_interrupted"].query_one(".tool-header").render()
+        assert "[interrupted]" in str(header) and "[ok]" not in str(header)
+        assert "[denied]" in str(blocks["c_denied"].query_one(".tool-header").render())
