@@ -526,9 +526,9 @@ class ParagentsApp(App[None]):
         """Hide the main-screen keys while another screen (setup, sessions, ...) is on top."""
         if action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
             return False
-        if action == "focus_ask":  # shown dimmed while the focused panel has nothing to answer
+        if action == "focus_ask":  # in the footer only while the focused panel has something to answer
             panel = self.active_panel
-            return True if panel is not None and (panel.pending or panel.conflicts) else None
+            return panel is not None and bool(panel.pending or panel.conflicts)
         return True
 
     # --- command palette -----------------------------------------------------------------------

@@ -41,8 +41,8 @@ class AnswerBar(Vertical):
 
     DEFAULT_CSS = """
     AnswerBar > .keys { height: auto; color: $text-muted; }
-    AnswerBar > .answer-buttons { height: auto; margin: 0 0 0 0; }
-    AnswerBar > .answer-buttons > Button { margin: 0 1 0 0; }
+    AnswerBar > .answer-buttons { height: auto; }
+    AnswerBar > .answer-buttons > Button { width: auto; min-width: 0; margin: 0 1 0 0; }
     """
 
     ANSWER_ACTIONS: ClassVar[frozenset[str]] = frozenset()
