@@ -13,6 +13,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Button, Static
@@ -45,6 +46,10 @@ class AnswerBar(Vertical):
     AnswerBar > .answer-buttons > Button { width: auto; min-width: 0; margin: 0 1 0 0; }
     """
 
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("pagedown", "scroll_preview(1)", "Scroll", show=False),
+        Binding("pageup", "scroll_preview(-1)", "Scroll", show=False),
+    ]
     ANSWER_ACTIONS: ClassVar[frozenset[str]] = frozenset()
     KEY_HELP: ClassVar[str] = ""
     can_focus = False
@@ -95,6 +100,16 @@ class AnswerBar(Vertical):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Answer actions run only while the bar is armed (a stray key does nothing)."""
         return self.armed if action in self.ANSWER_ACTIONS else True
+
+    def action_scroll_preview(self, direction: int) -> None:
+        """PageUp/PageDown in the bar: scroll its preview, else the slot holding it (a small panel)."""
+        scrollables = [*self.query(".preview"), self.parent]
+        for target in scrollables:
+            if isinstance(target, Widget) and target.max_scroll_y > 0:
+                at_end = target.scroll_y >= target.max_scroll_y if direction > 0 else target.scroll_y <= 0
+                if not at_end:
+                    (target.scroll_page_down if direction > 0 else target.scroll_page_up)(animate=False)
+                    return
 
     def on_click(self, event: events.Click) -> None:
         """A click on the bar is deliberate: arm it (buttons answer by themselves)."""

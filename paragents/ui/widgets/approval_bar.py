@@ -109,7 +109,7 @@ class ApprovalBar(AnswerBar):
     ApprovalBar > .ask { height: auto; }
     ApprovalBar > Collapsible { height: auto; padding: 0; margin: 0; border: none; background: transparent; }
     ApprovalBar > Collapsible Contents { padding: 0 0 0 2; }
-    ApprovalBar .preview { height: auto; max-height: 12; }
+    ApprovalBar .preview { height: auto; max-height: 10; }
     ApprovalBar > Input { display: none; }
     ApprovalBar.-rules > #rules, ApprovalBar.-note > #note { display: block; }
     """
@@ -148,14 +148,14 @@ class ApprovalBar(AnswerBar):
         if self.extra_pending:
             text.append(f"\n  (+{self.extra_pending} more waiting)", style="dim")
         yield Static(text, classes="ask")
-        if req.preview is not None:
+        yield Static(self.keys_text(), classes="keys")
+        yield answer_buttons(BUTTONS)
+        if req.preview is not None:  # under the buttons: a small panel scrolls it, never them
             yield Collapsible(
                 VerticalScroll(Static(preview_body(req.preview)), classes="preview"),
                 title=preview_title(req.preview),  # type: ignore[arg-type]
                 collapsed=False,
             )
-        yield Static(self.keys_text(), classes="keys")
-        yield answer_buttons(BUTTONS)
         yield Input(
             "; ".join(req.suggested_rules),
             placeholder="rules to store, separated by ';'  (Enter saves, Esc goes back)",

@@ -57,9 +57,9 @@ def age_text(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-def describe(event: ConflictDetected, now: float) -> Text:
-    """Return the bar's text for ``event``: what is held, by whom, doing what, since when (``now`` in
-    Unix seconds), and the diff of a stale read."""
+def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> Text:
+    """Return the bar's text for ``event``: what is held, by whom, what it did, how long ago (``now``
+    in Unix seconds), and (``with_diff``) the diff of a stale read."""
     text = Text(overflow="fold")
     text.append("⛔ Conflict: ", style="bold")
     text.append(shorten(clean(event.summary), 200))
@@ -73,6 +73,15 @@ def describe(event: ConflictDetected, now: float) -> Text:
         text.append(event.holder or "another session", style="bold")
         text.append(" ")
         text.append_text(holder_text(event, path, age))
+    if with_diff:
+        text.append_text(diff_text(event))
+    return text
+
+
+def diff_text(event: ConflictDetected) -> Text:
+    """Return the first :data:`MAX_DIFF_LINES` lines of the event's diff (each on a new line, its
+    indentation kept), and how many more there are; empty without a diff."""
+    text = Text(overflow="fold")
     if event.diff:
         lines = event.diff.splitlines()
         for line in lines[:MAX_DIFF_LINES]:
@@ -132,6 +141,7 @@ class ConflictBar(AnswerBar):
     ConflictBar { height: auto; padding: 0 1; border: tall $error; background: $error 10%; }
     ConflictBar.-armed { border: tall $error-lighten-2; background: $error 20%; }
     ConflictBar > .conflict { height: auto; }
+    ConflictBar > .conflict-diff { height: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -156,10 +166,12 @@ class ConflictBar(AnswerBar):
         clock: Callable[[], float] = (
             self.clock if self.clock is not None else getattr(self.app, "clock", time.time)
         )
-        yield Static(describe(self.conflict, clock()), classes="conflict")
+        yield Static(describe(self.conflict, clock(), with_diff=False), classes="conflict")
         yield Static(self.keys_text(), classes="keys")
         choices = [c for c in self.conflict.choices if c in CHOICE_KEYS]
         yield answer_buttons([(c, CHOICE_KEYS[c][1].capitalize()) for c in choices])
+        if self.conflict.diff:  # under the buttons: a small panel scrolls it, never them
+            yield Static(diff_text(self.conflict)[1:], classes="conflict-diff")  # no leading newline
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Keys answer only while armed, and only with answers this conflict offers (e.g. no wait

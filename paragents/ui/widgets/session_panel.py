@@ -78,8 +78,8 @@ class SessionPanel(Vertical):
     SessionPanel.-active { border: round $accent; }
     SessionPanel > .panel-title { height: 1; padding: 0 1; background: $panel; }
     SessionPanel.-active > .panel-title { background: $accent 30%; }
-    SessionPanel > #approval-slot { height: auto; }
-    SessionPanel > #conflict-slot { height: auto; }
+    SessionPanel > #approval-slot { height: auto; max-height: 55%; overflow-y: auto; }
+    SessionPanel > #conflict-slot { height: auto; max-height: 45%; overflow-y: auto; }
     """
 
     def __init__(self, view: Any, number: int, *, defer_history: bool = False) -> None:
