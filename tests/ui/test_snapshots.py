@@ -185,7 +185,7 @@ def test_approval_bar_armed_with_a_command(snap_compare: Any, tmp_path: Path) ->
                     preview,
                     "Bash(rm *)",
                     "project",
-                ),  # fmt: skip
+                ),
             ],
         )
         await settle(pilot)

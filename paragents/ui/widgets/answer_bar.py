@@ -62,7 +62,9 @@ class AnswerBar(Vertical):
     def keys_text(self) -> Text:
         """Return the key line: how to arm the bar, or (armed) its answer keys."""
         if self.armed:
-            return Text(f"{self.key_help()} · {FOCUS_KEY_LABEL} back to the prompt", style="bold")
+            in_panel = any(hasattr(node, "prompt_box") for node in self.ancestors)  # not in the inbox
+            back = f" · {FOCUS_KEY_LABEL} back to the prompt" if in_panel else ""
+            return Text(f"{self.key_help()}{back}", style="bold")
         return Text(f"{FOCUS_KEY_LABEL} (or a click here) to answer with keys · or click a button")
 
     def key_help(self) -> str:
