@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -15,6 +16,7 @@ from textual.widgets import Button, Input, Static
 
 from paragents.events import ConflictDetected, PermissionRequested
 from paragents.models import CallPreview, ToolCall
+from paragents.ui.screens.inbox import InboxScreen
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictBar, describe
@@ -214,3 +216,29 @@ async def test_conflict_bar_answers_by_click_or_armed_keys_only() -> None:
         await pilot.press("e")
         await pilot.pause()
         assert second.reply.result() == "reread"
+
+
+async def test_an_ask_arriving_in_an_open_inbox_does_not_take_the_keys(tmp_path: Path) -> None:
+    from tests.ui.test_snapshots import app_with, feed, settle
+
+    app, runtime = app_with(tmp_path, ["api"])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("f2")  # nothing waits yet
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InboxScreen) and not screen.items
+        request = rm_ask()
+        feed(runtime, [request])
+        await settle(pilot)
+        bar = screen.query_one(ApprovalBar)
+        assert not bar.armed
+        await pilot.press("y")
+        await settle(pilot)
+        assert not request.reply.done()
+        await pilot.press("down")  # the user moves in the list: deliberate
+        await settle(pilot)
+        assert bar.armed
+        await pilot.press("y")
+        await settle(pilot)
+        assert request.reply.result() == ("allow_once", None)

@@ -145,6 +145,8 @@ class InboxScreen(Screen[str | None]):
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
         if item is not None and shown is item.event:
+            if arm and isinstance(current, ApprovalBar | ConflictBar) and not current.armed:
+                current.arm()
             return
         await slot.remove_children()
         if item is None:
