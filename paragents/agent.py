@@ -33,6 +33,7 @@ from paragents.compaction import (
 )
 from paragents.models import (
     AssembledReply,
+    CallPreview,
     Message,
     SessionState,
     ToolCall,
@@ -654,6 +655,17 @@ class Agent:
             self.emit(ev.Notice(self.session.id, status.message, "warning"))
         return sandbox, status
 
+    async def _preview(self, tool_name: str, args: dict[str, Any]) -> CallPreview | None:
+        """Return the tool's preview of the call (what it will do), computed in a thread; a preview
+        that fails becomes a note (the ask is still shown)."""
+        tool = self.tools.get(tool_name)
+        if tool is None:
+            return None
+        try:
+            return await asyncio.to_thread(tool.preview, args, self.session.workdir)
+        except Exception as exc:
+            return CallPreview("note", problem=f"no preview: {_capped(f'{type(exc).__name__}: {exc}', 200)}")
+
     async def _permit(
         self,
         call: ToolCall,
@@ -692,6 +704,7 @@ class Agent:
         reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]] = loop.create_future()
         request_id = uuid.uuid4().hex[:12]
         previous = self.session.state
+        preview = await self._preview(tool_name, args)
         self._set_state(SessionState.WAITING, summary)
         self.emit(
             ev.PermissionRequested(
@@ -702,6 +715,9 @@ class Agent:
                 decision.reason,
                 tuple(decision.suggested_rules),
                 reply,
+                preview,
+                getattr(decision, "rule", None),
+                getattr(decision, "scope", None),
                 sandboxed,
             )
         )

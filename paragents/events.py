@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from paragents.models import Message, SessionState, ToolCall, Usage
+from paragents.models import CallPreview, Message, SessionState, ToolCall, Usage
 
 ApprovalAnswer = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_with_note"]
 """Answers to a permission ask (names follow the Agent Client Protocol, plus a session scope)."""
@@ -132,6 +132,10 @@ class PermissionRequested(Event):
     - ``reply``: a Future resolved with ``(answer, payload)`` where payload is the note for
       ``reject_with_note`` or the edited rules (list[str]) for ``allow_always``, else None.
     - ``sandboxed``: whether the command would run in the sandbox (None: not a command).
+    - ``preview``: what the call will do (diff, new content, command and its directory), computed
+      without running it; None when the tool has nothing to show.
+    - ``rule`` / ``rule_scope``: the rule that made it ask and where it came from, or None when no
+      rule matched (the default or the mode decided).
     """
 
     request_id: str
@@ -140,6 +144,9 @@ class PermissionRequested(Event):
     reason: str
     suggested_rules: tuple[str, ...]
     reply: asyncio.Future[tuple[ApprovalAnswer, Any]] = field(compare=False, repr=False)
+    preview: CallPreview | None = None
+    rule: str | None = None
+    rule_scope: str | None = None
     sandboxed: bool | None = None
 
 

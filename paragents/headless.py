@@ -153,6 +153,7 @@ class HeadlessSink:
         out = self.console
         out.print()
         out.print(f"[bold yellow]Allow {escape(event.summary)}?[/] [dim]{escape(event.reason)}[/]")
+        print_preview(out, event)
         rules = ", ".join(event.suggested_rules) or "(none)"
         out.print(
             "  [bold]y[/] allow once  [bold]s[/] allow for this session  "
@@ -212,6 +213,32 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
             if "already exists" not in str(exc) or attempt == 4:
                 raise
     raise AssertionError("unreachable")
+
+
+def print_preview(out: Console, event: ev.PermissionRequested) -> None:
+    """Print what the asked call will do (its preview) and the rule that asked, as inert text."""
+    from rich.syntax import Syntax
+    from rich.text import Text
+
+    from paragents.tools.output import strip_ansi
+
+    rule = f"rule: {event.rule} ({event.rule_scope})" if event.rule else "rule: none matched"
+    out.print(Text("  " + strip_ansi(rule), style="dim"))
+    preview = event.preview
+    if preview is None:
+        return
+    head = " · ".join(part for part in (preview.detail, preview.cwd and f"in {preview.cwd}") if part)
+    if head:
+        out.print(Text("  " + strip_ansi(head), style="dim"))
+    if preview.kind == "diff" and preview.text:
+        out.print(Syntax(strip_ansi(preview.text), "diff", theme="ansi_dark", word_wrap=True))
+    elif preview.text:
+        prefix = "$ " if preview.kind == "command" else ""
+        out.print(Text(prefix + strip_ansi(preview.text)))
+    if preview.omitted:
+        out.print(Text(f"  … {preview.omitted} more lines", style="dim"))
+    if preview.problem:
+        out.print(Text(f"  will fail: {strip_ansi(preview.problem)}", style="red"))
 
 
 async def run_headless(args: Any) -> int:

@@ -72,6 +72,26 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class CallPreview:
+    """What a tool call will do, computed before it runs (shown with a permission ask).
+
+    - ``kind``: "diff" (an edit or an overwrite: ``text`` is a unified diff), "content" (a new file:
+      ``text`` is its head), "command" (``text`` is the full command line), or "note" (only ``detail``).
+    - ``detail``: one line of facts, e.g. "new file, 120 lines, 3.4 kB" or "in /work/project".
+    - ``cwd``: the directory a command runs in (absolute), else "".
+    - ``omitted``: lines of ``text`` left out (the preview is bounded), 0 when complete.
+    - ``problem``: why the call will fail as written (e.g. old_string not found), else "".
+    """
+
+    kind: str
+    text: str = ""
+    detail: str = ""
+    cwd: str = ""
+    omitted: int = 0
+    problem: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage of one request, in tokens, as the endpoint reports it (OpenAI ``usage``)."""
 

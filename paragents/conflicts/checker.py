@@ -397,9 +397,12 @@ class ConflictChecker:
         elif conflict.kind == "resource":
             why = f"{who} is using the shared resource {conflict.path.removeprefix(RESOURCE_PREFIX)}"
         elif conflict.kind == "unknown_targets":
-            why = f"the files this command writes cannot be known while {who} is writing {conflict.path}"
+            why = (
+                f"the files this command writes cannot be known while {who} holds {conflict.path} "
+                "(until its turn ends)"
+            )
         else:
-            why = f"{who} is writing {conflict.path}"
+            why = f"{who} holds {conflict.path} for writing until its turn ends"
         if by == "unattended":
             return (
                 f"skipped: {why}, and no answer came within {self.unattended_wait:.0f} s (no terminal to ask)"

@@ -1,7 +1,8 @@
 """Play a cassette through the real Textual app, headless (``paragents replay --tui``, the demo
 snapshot tests): ``make_app(runtime)`` + ``app.run_test()``; approvals are answered by pressing the
-approval bar's keys with Pilot (y / s / a / n / d), as a user would. Conflicts are answered through
-their Future (the conflict UI belongs to another module). UI imports stay inside functions."""
+approval bar's keys with Pilot (ctrl+g, then y / s / a / n / d), as a user would. Conflicts are
+answered through their Future (the conflict UI belongs to another module). UI imports stay inside
+functions."""
 
 from __future__ import annotations
 
@@ -80,6 +81,8 @@ class TuiPlayer(Player):
         self._spawn(self._press(event, reply))
 
     async def _press(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+        from paragents.ui.widgets.answer_bar import FOCUS_KEY
+
         answer, payload = reply
         async with self._keys:
             try:
@@ -92,7 +95,8 @@ class TuiPlayer(Player):
                 )
                 self.app.focus_panel(event.session_id)
                 bar = panel.approval_bar
-                bar.focus()
+                await self.pilot.pause()
+                await self.pilot.press(FOCUS_KEY)  # to the bar, as a user would (asks never take focus)
                 await self.pilot.pause()
                 await self.pilot.press(_KEYS.get(answer, "n"))
                 if answer in ("allow_always", "reject_with_note"):

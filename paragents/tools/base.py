@@ -15,10 +15,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from paragents.models import CallPreview
 from paragents.tools.output import shorten
 
 if TYPE_CHECKING:
     from paragents.tools.sandbox import SandboxConfig
+PREVIEW_LINES = 300
+"""Lines of a diff or of a new file's content a :class:`CallPreview` keeps (the rest is counted)."""
+PREVIEW_LINE_CHARS = 500
+"""Characters kept of one previewed line."""
+
+
+def bounded_lines(text: str) -> tuple[str, int]:
+    """Return ``text`` cut to :data:`PREVIEW_LINES` lines of at most :data:`PREVIEW_LINE_CHARS`
+    characters each, and the number of lines left out."""
+    lines = text.splitlines()
+    kept = [line if len(line) <= PREVIEW_LINE_CHARS else line[:PREVIEW_LINE_CHARS] + "…" for line in lines]
+    return "\n".join(kept[:PREVIEW_LINES]), max(len(lines) - PREVIEW_LINES, 0)
+
 
 ToolFamily = Literal["read", "edit", "bash"]
 """Which permission family a tool belongs to (Claude Code's Read / Edit / Bash)."""
@@ -214,6 +228,12 @@ class Tool(abc.ABC):
     @abc.abstractmethod
     def summarize(self, args: dict[str, Any]) -> str:
         """Return a one-line (≤ 80 chars) description of the call, e.g. ``read_file src/app.py:10-40``."""
+
+    def preview(self, args: dict[str, Any], workdir: Path) -> CallPreview | None:
+        """Return what the call with validated ``args`` will do, without doing it (for a permission
+        ask), or None when there is nothing to show beyond the summary. Blocking (may read the target
+        file); the agent calls it in a thread. Never writes."""
+        return None
 
     def _line(self, text: str) -> str:
         """Return ``f"{name} {text}"`` flattened to one line of at most 80 characters."""

@@ -14,7 +14,8 @@ import secrets
 from pathlib import Path
 from typing import Any, ClassVar
 
-from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult
+from paragents.models import CallPreview
+from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult, bounded_lines
 from paragents.tools.fsutil import looks_binary, resolve_path, sha256_bytes
 from paragents.tools.output import cap_middle, strip_ansi
 
@@ -76,6 +77,13 @@ def _error(message: str) -> ToolResult:
     return ToolResult(content=message, is_error=True)
 
 
+def diff_preview(diff: str, detail: str) -> CallPreview:
+    """Return a "diff" preview of ``diff`` (bounded) with ``detail`` and the +/- counts."""
+    added, removed = _count_changes(diff)
+    text, omitted = bounded_lines(diff)
+    return CallPreview("diff", text, f"{detail} (+{added} -{removed} lines)", omitted=omitted)
+
+
 class WriteFile(Tool):
     """``write_file(path, content)``: create or overwrite a UTF-8 text file."""
 
@@ -100,6 +108,29 @@ class WriteFile(Tool):
         content = args.get("content")
         lines = f" ({len(content.splitlines())} lines)" if isinstance(content, str) else ""
         return self._line(f"{args.get('path', '')}{lines}")
+
+    def preview(self, args: dict[str, Any], workdir: Path) -> CallPreview:
+        """The diff against the existing file, or the head and size of a new file."""
+        raw, content = args["path"], args["content"]
+        path = resolve_path(workdir, raw)
+        size = f"{len(content.splitlines())} lines, {len(content.encode('utf-8'))} bytes"
+        if path.is_dir():
+            return CallPreview("note", detail=str(path), problem=f"{raw} is a directory")
+        if not path.exists():
+            text, omitted = bounded_lines(content)
+            return CallPreview("content", text, f"new file {path}: {size}", omitted=omitted)
+        try:
+            old = path.read_bytes()
+        except OSError as exc:
+            return CallPreview("note", detail=str(path), problem=f"cannot read it: {exc.strerror or exc}")
+        if looks_binary(old[:8192]):
+            return CallPreview(
+                "note", detail=f"replaces the binary file {path} ({len(old)} bytes) with {size}"
+            )
+        if old == content.encode("utf-8"):
+            return CallPreview("note", detail=f"{path} already has this content (no change)")
+        diff = unified_diff(old.decode("utf-8", errors="replace"), content, raw)
+        return diff_preview(diff, f"overwrites {path}: now {size}")
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write the file; errors when the path is a directory or cannot be written."""
@@ -186,43 +217,58 @@ class EditFile(Tool):
             ctx.on_write(path, digest)
         return result
 
-    def _edit(self, path: Path, args: dict[str, Any], max_chars: int) -> tuple[ToolResult, str | None]:
-        """Blocking part of :meth:`run`; returns the result and the new content's sha256 (or None)."""
+    def preview(self, args: dict[str, Any], workdir: Path) -> CallPreview:
+        """The unified diff the edit will make (computed, not written), or why it will fail."""
+        path = resolve_path(workdir, args["path"])
+        plan = self._plan(path, args)
+        if isinstance(plan, str):
+            return CallPreview("note", detail=str(path), problem=plan)
+        text, updated, count = plan
+        times = f"{count} occurrence{'s' if count != 1 else ''}"
+        return diff_preview(unified_diff(text, updated, args["path"]), f"edits {path}: replaces {times}")
+
+    def _plan(self, path: Path, args: dict[str, Any]) -> tuple[str, str, int] | str:
+        """Return (current text, edited text, replacements) for the edit, or an error message."""
         raw, old, new = args["path"], args["old_string"], args["new_string"]
         replace_all = bool(args.get("replace_all", False))
         if old == new:
-            return _error("old_string and new_string are identical; nothing to change"), None
+            return "old_string and new_string are identical; nothing to change"
         if not path.exists():
-            return _error(f"file not found: {raw}; use write_file to create it"), None
+            return f"file not found: {raw}; use write_file to create it"
         if path.is_dir():
-            return _error(f"{raw} is a directory; give a file path"), None
+            return f"{raw} is a directory; give a file path"
         try:
             data = path.read_bytes()
         except OSError as exc:
-            return _error(f"cannot read {raw}: {exc.strerror or exc}"), None
+            return f"cannot read {raw}: {exc.strerror or exc}"
         if looks_binary(data[:8192]):
-            return _error(f"{raw} is a binary file; edit_file edits UTF-8 text only"), None
+            return f"{raw} is a binary file; edit_file edits UTF-8 text only"
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            return _error(
-                f"{raw} is not valid UTF-8 (byte {exc.start}); edit_file edits UTF-8 text only"
-            ), None
+            return f"{raw} is not valid UTF-8 (byte {exc.start}); edit_file edits UTF-8 text only"
         count = text.count(old)
         if count == 0 and "\r\n" in text and "\n" in old and "\r\n" not in old:
             # The file uses CRLF line endings; the model almost always writes LF.
             old, new = old.replace("\n", "\r\n"), new.replace("\r\n", "\n").replace("\n", "\r\n")
             count = text.count(old)
         if count == 0:
-            return _error(
-                f"old_string not found in {raw}; read the file again and copy the text exactly"
-            ), None
+            return f"old_string not found in {raw}; read the file again and copy the text exactly"
         if count > 1 and not replace_all:
-            return _error(
+            return (
                 f"old_string occurs {count} times in {raw}; add surrounding context to make it unique "
                 "or set replace_all"
-            ), None
+            )
         updated = text.replace(old, new) if replace_all else text.replace(old, new, 1)
+        return text, updated, count if replace_all else 1
+
+    def _edit(self, path: Path, args: dict[str, Any], max_chars: int) -> tuple[ToolResult, str | None]:
+        """Blocking part of :meth:`run`; returns the result and the new content's sha256 (or None)."""
+        raw = args["path"]
+        plan = self._plan(path, args)
+        if isinstance(plan, str):
+            return _error(plan), None
+        text, updated, replaced = plan
         data_new = updated.encode("utf-8")
         try:
             atomic_write(path, data_new)
@@ -230,7 +276,6 @@ class EditFile(Tool):
             return _error(f"cannot write {raw}: {exc.strerror or exc}"), None
         diff = unified_diff(text, updated, raw)
         added, removed = _count_changes(diff)
-        replaced = count if replace_all else 1
         plural = "" if replaced == 1 else "s"
         summary = f"Edited {raw}: replaced {replaced} occurrence{plural} (+{added} -{removed} lines)"
         shown = cap_middle(strip_ansi(diff), max(max_chars - len(summary) - 1, 200))

@@ -20,7 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult
+from paragents.models import CallPreview
+from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult, bounded_lines
 from paragents.tools.output import cap_middle, cap_parts, clean_output
 from paragents.tools.sandbox import bwrap_argv, check
 
@@ -169,6 +170,16 @@ class RunCommand(Tool):
         if not target.is_dir():
             return f"cwd '{cwd}' is not an existing directory under the working directory"
         return target
+
+    def preview(self, args: dict[str, Any], workdir: Path) -> CallPreview:
+        """The full command line, the directory it runs in and its timeout."""
+        where = self._workdir(ToolContext(workdir=workdir), args.get("cwd"))
+        text, omitted = bounded_lines(str(args["command"]))
+        timeout = args.get("timeout")
+        detail = "bash -c" + (f", timeout {timeout:g} s" if timeout else "")
+        if isinstance(where, str):
+            return CallPreview("command", text, detail, omitted=omitted, problem=where)
+        return CallPreview("command", text, detail, cwd=str(where), omitted=omitted)
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the command; non-zero exit and timeout give ``is_error`` results. On cancellation

@@ -50,6 +50,7 @@ from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted,
 from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
 from paragents.ui.screens.setup import SetupScreen
+from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.session_panel import SessionPanel
 
 TICK_SECONDS = 0.04
@@ -67,6 +68,7 @@ MAIN_SCREEN_ACTIONS = {
     "cycle_mode",
     "inbox",
     "overview",
+    "focus_ask",
 }
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 DEMO_TYPED_PROMPT = (
@@ -103,6 +105,7 @@ class ParagentsApp(App[None]):
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
         Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
+        Binding(FOCUS_KEY, "focus_ask", "Answer ask", priority=True),
         Binding("f2", "inbox", "Inbox", priority=True, show=False),
         Binding("f3", "overview", "Overview", priority=True, show=False),
         *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
@@ -285,13 +288,13 @@ class ParagentsApp(App[None]):
         self._relayout()
 
     def focus_panel(self, sid: str) -> None:
-        """Highlight the panel of ``sid`` and focus its approval bar (if an ask waits) or prompt box."""
+        """Highlight the panel of ``sid`` and focus its prompt box (never its approval bar: the user
+        moves there deliberately with ctrl+g)."""
         panel = self.panels.get(sid)
         if panel is None:
             return
         self._set_active(sid)
-        bar = panel.approval_bar or panel.conflict_bar
-        (bar if bar is not None else panel.prompt_box.input).focus()
+        panel.prompt_box.input.focus()
         panel.scroll_visible(animate=False)
 
     def _set_active(self, sid: str) -> None:
@@ -300,6 +303,7 @@ class ParagentsApp(App[None]):
         for other_sid, panel in self.panels.items():
             panel.set_class(other_sid == sid, "-active")
         self.active_sid = sid
+        self.refresh_bindings()
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         for node in event.widget.ancestors_with_self:
@@ -329,6 +333,7 @@ class ParagentsApp(App[None]):
             self._update_header()
         if isinstance(event, PermissionRequested | PermissionResolved | ConflictDetected | ConflictResolved):
             self._update_header()
+            self.refresh_bindings()
             if isinstance(self.screen, InboxScreen):
                 await self.screen.reload()
         if isinstance(event, PermissionRequested | ConflictDetected) and event.session_id != self.active_sid:
@@ -516,6 +521,13 @@ class ParagentsApp(App[None]):
         if driver is not None:
             driver.write(notification_sequence(f"paragents: {name} needs you"))
 
+    def action_focus_ask(self) -> None:
+        """Move focus to the focused panel's approval/conflict bar, to the next one, or back to the
+        prompt (ctrl+g): the only key way to a bar, whose answer keys work only then."""
+        panel = self.active_panel
+        if panel is None or not panel.toggle_bar_focus():
+            self.notify("Nothing in this session waits for an answer.", timeout=2)
+
     def action_cancel_turn(self) -> None:
         """Cancel the focused session's running turn (Esc)."""
         if self.active_sid is not None and not self.runtime.cancel(self.active_sid):
@@ -534,7 +546,12 @@ class ParagentsApp(App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Hide the main-screen keys while another screen (setup, sessions, ...) is on top."""
-        return not (action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1)
+        if action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
+            return False
+        if action == "focus_ask":  # in the footer only while the focused panel has something to answer
+            panel = self.active_panel
+            return panel is not None and bool(panel.pending or panel.conflicts)
+        return True
 
     # --- command palette -----------------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

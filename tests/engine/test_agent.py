@@ -340,3 +340,42 @@ async def test_a_prompt_far_over_the_context_window_is_refused_locally(env: Env)
     stored = await rt.store.load_messages(s.id)
     assert stored[0].message["role"] == "user"
     await rt.shutdown()
+
+
+async def test_an_edit_ask_carries_the_diff_computed_without_running_it(env: Env) -> None:
+    (env.project / "app.py").write_text("def f():\n    return 1\n")
+    rt = await env.runtime()
+    s = await rt.new_session("a")
+    edit = {"path": "app.py", "old_string": "return 1", "new_string": "return 2"}
+    env.server.add(reply(tool_calls=[call("edit_file", edit)]), session="a")
+    env.server.add(reply("edited"), session="a")
+    rt.submit(s.id, "edit it")
+    await env.sink.wait_for(lambda: bool(env.sink.of(ev.PermissionRequested, s.id)))
+    (ask,) = env.sink.of(ev.PermissionRequested, s.id)
+    assert (env.project / "app.py").read_text() == "def f():\n    return 1\n"  # nothing ran yet
+    assert ask.preview is not None and ask.preview.kind == "diff"
+    assert "-    return 1\n+    return 2" in ask.preview.text
+    assert ask.rule is None  # no rule matched: the default asked
+    ask.reply.set_result(("reject_once", None))
+    await rt.wait_idle(s.id)
+    await rt.shutdown()
+
+
+async def test_a_command_ask_carries_the_command_its_cwd_and_the_matching_rule(env: Env) -> None:
+    (env.project / "permissions.json").write_text(json.dumps({"permissions": {"ask": ["Bash(rm *)"]}}))
+    (env.project / "build").mkdir()
+    rt = await env.runtime()
+    s = await rt.new_session("a")
+    cmd = {"command": "rm -rf out && echo gone", "cwd": "build"}
+    env.server.add(reply(tool_calls=[call("run_command", cmd)]), session="a")
+    env.server.add(reply("ok"), session="a")
+    rt.submit(s.id, "clean")
+    await env.sink.wait_for(lambda: bool(env.sink.of(ev.PermissionRequested, s.id)))
+    (ask,) = env.sink.of(ev.PermissionRequested, s.id)
+    assert ask.preview is not None and ask.preview.kind == "command"
+    assert ask.preview.text == "rm -rf out && echo gone"
+    assert ask.preview.cwd == str((env.project / "build").resolve())
+    assert ask.rule == "Bash(rm *)" and ask.rule_scope == "project"
+    ask.reply.set_result(("reject_once", None))
+    await rt.wait_idle(s.id)
+    await rt.shutdown()

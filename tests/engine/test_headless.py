@@ -189,3 +189,29 @@ def test_real_model_completion_is_returned_and_persisted(tmp_path: Path) -> None
     assert reply["role"] == "assistant" and reply["content"].strip()
     exported = json.loads(paragents("sessions", "export", "real", "--format", "json", cwd=tmp_path).stdout)
     assert exported["messages"][-1]["content"] == reply["content"]
+
+
+def test_a_terminal_ask_prints_the_command_its_cwd_and_the_rule_as_plain_text() -> None:
+    import asyncio
+    import io
+
+    from rich.console import Console
+
+    from paragents import events as ev
+    from paragents.headless import print_preview
+    from paragents.models import CallPreview, ToolCall
+
+    loop = asyncio.new_event_loop()
+    try:
+        event = ev.PermissionRequested(
+            "s1", "r1", ToolCall("c1", "run_command", "{}"), "run_command rm", "why", (),
+            loop.create_future(), CallPreview("command", "rm -rf [bold]x[/bold]", "bash -c", cwd="/p/web"),
+            "Bash(rm *)", "project",
+        )  # fmt: skip
+    finally:
+        loop.close()
+    out = Console(file=io.StringIO(), width=120, color_system=None)
+    print_preview(out, event)
+    text = out.file.getvalue()  # type: ignore[attr-defined]
+    assert "rule: Bash(rm *) (project)" in text and "in /p/web" in text
+    assert "$ rm -rf [bold]x[/bold]" in text

@@ -183,3 +183,22 @@ async def test_edit_file_calls_on_write_with_new_sha256(tmp_path: Path, call: Ca
     assert seen == [((tmp_path / "e.txt").resolve(), hashlib.sha256("a ß c\n".encode()).hexdigest())]
     await call("edit_file", {"path": "e.txt", "old_string": "zzz", "new_string": "y"}, context)
     assert len(seen) == 1
+
+
+# ---------------------------------------------------------------- previews (permission asks)
+
+
+def test_previews_show_the_change_and_write_nothing(ctx: ToolContext) -> None:
+    work = ctx.workdir
+    (work / "app.py").write_text("def f():\n    return 1\n")
+    edit = edit_mod.EditFile().preview({"path": "app.py", "old_string": "1", "new_string": "2"}, work)
+    assert edit.kind == "diff" and "-    return 1\n+    return 2" in edit.text and "+1 -1" in edit.detail
+    missing = edit_mod.EditFile().preview({"path": "app.py", "old_string": "x", "new_string": "y"}, work)
+    assert missing.kind == "note" and "not found" in missing.problem
+    big = "".join(f"line {i}\n" for i in range(1000))
+    new = edit_mod.WriteFile().preview({"path": "new.txt", "content": big}, work)
+    assert new.kind == "content" and new.text.startswith("line 0\nline 1\n")
+    assert "1000 lines" in new.detail and new.omitted == 1000 - len(new.text.splitlines())
+    over = edit_mod.WriteFile().preview({"path": "app.py", "content": "x\n"}, work)
+    assert over.kind == "diff" and "-def f():" in over.text and "+x" in over.text
+    assert (work / "app.py").read_text() == "def f():\n    return 1\n" and not (work / "new.txt").exists()

@@ -13,6 +13,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
 from paragents.ui.app import ParagentsApp, make_app
+from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.prompt_input import QueuedItem
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -131,10 +132,16 @@ async def _approval_run(
         await pilot.press(*"write it", "enter")
         await wait_until(pilot, lambda: panel.approval_bar is not None, "the approval bar")
         bar = panel.approval_bar
-        assert isinstance(bar, ApprovalBar) and bar.has_focus
+        assert isinstance(bar, ApprovalBar) and not bar.has_focus and panel.prompt_box.input.has_focus
         assert panel.state == SessionState.WAITING
         assert "needs you" in app.sub_title
-        await pilot.press(key)
+        preview = bar.request.preview  # the real agent computed it: a new file's content
+        assert preview is not None and preview.kind == "content" and preview.text == "hello"
+        await pilot.press(key)  # typed into the prompt: answers nothing
+        await pilot.pause()
+        assert panel.prompt_box.input.value == key and not bar.request.reply.done()
+        panel.prompt_box.input.value = ""
+        await pilot.press(FOCUS_KEY, key)
         await wait_until(pilot, lambda: replies(panel) == ["all done"], "the final reply")
         assert panel.approval_bar is None and not panel.pending
         tool = next(e for e in panel.transcript.records if isinstance(e, ToolEntry))

@@ -18,7 +18,7 @@ from paragents.events import (
     TurnStarted,
     UsageUpdated,
 )
-from paragents.models import SessionState, ToolCall, Usage
+from paragents.models import CallPreview, SessionState, ToolCall, Usage
 from paragents.ui.app import ParagentsApp, make_app
 from tests.ui.conftest import SIZE
 from tests.ui.fake_runtime import FakeRuntime, FakeView
@@ -128,6 +128,9 @@ def test_four_panels(snap_compare: Any, tmp_path: Path) -> None:
     assert snap_compare(app, terminal_size=SIZE, run_before=before)
 
 
+EDIT_DIFF = "--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def main():\n-    print(0)\n+    print(1)"
+
+
 def test_approval_bar(snap_compare: Any, tmp_path: Path) -> None:
     app, runtime = app_with(tmp_path, ["api", "web"])
 
@@ -149,9 +152,44 @@ def test_approval_bar(snap_compare: Any, tmp_path: Path) -> None:
                     "Edit is not allowed by any rule (default mode asks)",
                     ("Edit(src/app.py)",),
                     loop.create_future(),
+                    CallPreview("diff", EDIT_DIFF, "overwrites /work/project/src/app.py (+1 -1 lines)"),
+                    None,
+                    "default",
                 ),
             ],
         )
+        await settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=before)
+
+
+def test_approval_bar_armed_with_a_command(snap_compare: Any, tmp_path: Path) -> None:
+    app, runtime = app_with(tmp_path, ["api"])
+
+    async def before(pilot: Any) -> None:
+        await settle(pilot)
+        call = ToolCall("c8", "run_command", '{"command": "rm -rf build", "cwd": "web"}')
+        preview = CallPreview("command", "rm -rf build", "bash -c", cwd="/work/project/web")
+        feed(
+            runtime,
+            [
+                SessionStateChanged("s1", SessionState.WAITING),
+                PermissionRequested(
+                    "s1",
+                    "r2",
+                    call,
+                    "run_command rm -rf build (in web)",
+                    "`rm -rf build` asks because of rule Bash(rm *) (ask, project)",
+                    (),
+                    asyncio.get_running_loop().create_future(),
+                    preview,
+                    "Bash(rm *)",
+                    "project",
+                ),
+            ],
+        )
+        await settle(pilot)
+        await pilot.press("ctrl+g")
         await settle(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=before)

@@ -199,7 +199,10 @@ async def test_conflict_bar_keys_resolve_only_offered_choices(tmp_path: Path) ->
         feed(runtime, [event])
         await settle(pilot)
         app.focus_panel("s1")
-        await pilot.press("e")  # re-read is not offered for a reservation conflict
+        await pilot.press("r")  # typed into the prompt: answers nothing
+        await settle(pilot)
+        assert not event.reply.done() and app.panels["s1"].prompt_box.input.value == "r"
+        await pilot.press("ctrl+g", "e")  # re-read is not offered for a reservation conflict
         await settle(pilot)
         assert not event.reply.done()
         await pilot.press("r")

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
-from textual.widgets import Input, Static
+from textual.binding import Binding, BindingType
+from textual.widgets import Button, Input, Static
 
 from paragents.events import (
     MessageAdded,
@@ -20,6 +21,7 @@ from paragents.events import (
 )
 from paragents.models import SessionState, ToolCall, Usage
 from paragents.ui.widgets import transcript as transcript_module
+from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -45,6 +47,8 @@ def view(sid: str = "s1", messages: list[dict[str, Any]] | None = None) -> Simpl
 
 
 class PanelApp(App[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding(FOCUS_KEY, "focus_ask", priority=True)]
+
     def __init__(self, messages: list[dict[str, Any]] | None = None) -> None:
         super().__init__()
         self.messages = messages
@@ -53,6 +57,12 @@ class PanelApp(App[None]):
         panel = SessionPanel(view(messages=self.messages), 1)
         panel.add_class("-active")
         yield panel
+
+    def on_mount(self) -> None:
+        self.query_one(SessionPanel).prompt_box.input.focus()
+
+    def action_focus_ask(self) -> None:
+        self.query_one(SessionPanel).toggle_bar_focus()
 
 
 async def test_transcript_keeps_at_most_max_mounted_entries(monkeypatch: Any) -> None:
@@ -120,8 +130,8 @@ async def test_always_allow_stores_the_edited_rules() -> None:
         await panel.apply(request)
         await pilot.pause()
         bar = panel.query_one(ApprovalBar)
-        assert bar.has_focus
-        await pilot.press("a")
+        assert not bar.has_focus and panel.prompt_box.input.has_focus
+        await pilot.press(FOCUS_KEY, "a")
         rules = bar.query_one("#rules", Input)
         assert rules.has_focus and rules.value == "Bash(npm test)"
         rules.value = "Bash(npm test *); Bash(npm run lint)"
@@ -144,6 +154,9 @@ async def test_no_always_allow_when_no_rule_is_suggested() -> None:
         await panel.apply(request)
         await pilot.pause()
         bar = panel.query_one(ApprovalBar)
+        assert "allow_always" not in {b.id for b in bar.query(Button)}
+        await pilot.press("ctrl+g")
+        await pilot.pause()
         assert "always allow" not in str(bar.query_one(".keys", Static).render())
         await pilot.press("a")
         await pilot.pause()
@@ -163,12 +176,16 @@ async def test_deny_with_note_and_next_ask_follows() -> None:
         await panel.apply(second)
         await pilot.pause()
         assert "2 needs you" in panel.title_text().plain
-        await pilot.press("d", *"use pytest", "enter")
+        await pilot.press(FOCUS_KEY, "d", *"use pytest", "enter")
         await pilot.pause()
         assert first.reply.result() == ("reject_with_note", "use pytest")
         bar = panel.query_one(ApprovalBar)
         assert bar.request.request_id == "r2"
+        assert panel.prompt_box.input.has_focus  # the next ask does not inherit the keys
         await pilot.press("s")
+        await pilot.pause()
+        assert not second.reply.done() and panel.prompt_box.input.value == "s"
+        await pilot.press(FOCUS_KEY, "s")
         await pilot.pause()
         assert second.reply.result() == ("allow_session", None)
 

@@ -3,8 +3,9 @@
 The list shows age, session, kind and the call; the selected item's own bar (the same
 :class:`~paragents.ui.widgets.approval_bar.ApprovalBar` or
 :class:`~paragents.ui.widgets.conflict_bar.ConflictBar` as in the panel, so the same keys) sits
-under it and has focus. ``up``/``down`` move the selection, Enter focuses the item's session, Esc
-closes. Answers resolve the event's Future directly; the panels update from the resulting events.
+under it and takes the keys (F2 and up/down are deliberate; an ask that arrives while the inbox
+is open does not arm a bar by itself). ``up``/``down`` move the selection, Enter focuses the item's
+session, Esc closes. Answers resolve the event's Future directly; the panels update from the resulting events.
 """
 
 from __future__ import annotations
@@ -108,7 +109,7 @@ class InboxScreen(Screen[str | None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        await self.reload()
+        await self.reload(arm=True)  # F2 / /inbox: the user came here to answer
 
     def _list_text(self) -> Text:
         now = self.clock()
@@ -125,8 +126,10 @@ class InboxScreen(Screen[str | None]):
                 text.append("\n")
         return text
 
-    async def reload(self) -> None:
-        """Re-read the items; keep the selection when it still waits, else select the oldest."""
+    async def reload(self, *, arm: bool = False) -> None:
+        """Re-read the items; keep the selection when it still waits, else select the oldest. With
+        ``arm`` (the user acted here: opened the inbox, moved, answered) a newly shown bar takes the
+        keys; a bar shown only because an ask arrived does not (up/down or a click arms it)."""
         self.items = self.items_source()
         keys = [i.key for i in self.items]
         if self.selected not in keys:
@@ -134,14 +137,16 @@ class InboxScreen(Screen[str | None]):
         self.query_one("#inbox-title", Static).update(inbox_title(len(self.items)))
         self.query_one("#inbox-list", Static).update(self._list_text())
         self.query_one("#inbox-empty", Static).display = not self.items
-        await self._show_bar()
+        await self._show_bar(arm)
 
-    async def _show_bar(self) -> None:
+    async def _show_bar(self, arm: bool) -> None:
         slot = self.query_one("#inbox-bar", Vertical)
         item = next((i for i in self.items if i.key == self.selected), None)
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
         if item is not None and shown is item.event:
+            if arm and isinstance(current, ApprovalBar | ConflictBar) and not current.armed:
+                current.arm()
             return
         await slot.remove_children()
         if item is None:
@@ -153,7 +158,8 @@ class InboxScreen(Screen[str | None]):
         else:
             bar = ConflictBar(event, clock=self.clock)
         await slot.mount(bar)
-        bar.focus()
+        if arm:
+            bar.arm()
 
     async def action_move(self, step: int) -> None:
         """Select the previous (-1) or next (+1) item."""
@@ -163,7 +169,7 @@ class InboxScreen(Screen[str | None]):
         index = keys.index(self.selected) if self.selected in keys else 0
         self.selected = keys[(index + step) % len(keys)]
         self.query_one("#inbox-list", Static).update(self._list_text())
-        await self._show_bar()
+        await self._show_bar(True)
 
     def action_open(self) -> None:
         """Close the inbox and focus the selected item's session."""
@@ -180,7 +186,7 @@ class InboxScreen(Screen[str | None]):
         item = next((i for i in self.items if i.key == message.request_id), None)
         if item is not None and isinstance(item.event, PermissionRequested) and not item.event.reply.done():
             item.event.reply.set_result((message.answer, message.payload))
-        await self.reload()
+        await self.reload(arm=True)
 
     async def on_conflict_answered(self, message: ConflictAnswered) -> None:
         """Resolve the conflict's Future with the answer."""
@@ -192,4 +198,4 @@ class InboxScreen(Screen[str | None]):
             panel = getattr(self.app, "panels", {}).get(item.session_id)
             if panel is not None:
                 await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
-        await self.reload()
+        await self.reload(arm=True)

@@ -29,8 +29,9 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+q", "Quit (open sessions come back next time)"),
     ("f2", "Inbox: every pending approval and conflict, oldest first"),
     ("f3", "Overview: one row per session, like top"),
-    ("y s a n d", "In the approval bar: allow once / this session / always…, deny, deny with note…"),
-    ("w r s e", "In the conflict bar: wait / run anyway / skip / re-read first"),
+    ("ctrl+g", "Go to the focused session's approval/conflict bar (again: next bar, then the prompt)"),
+    ("y s a n d", "Approval bar, after ctrl+g or a click: allow once / session / always…, deny, note…"),
+    ("w r s e", "Conflict bar, after ctrl+g or a click: wait / run anyway / skip / re-read first"),
     ("ctrl+q", "Quit"),
 )
 """Key bindings shown by /help (kept in sync with ParagentsApp.BINDINGS)."""

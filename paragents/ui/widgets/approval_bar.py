@@ -1,29 +1,47 @@
 """Inline approval bar: shows one pending permission ask under a session's transcript (not a modal).
 
-Keys while the bar has focus: ``y`` allow once, ``s`` allow for this session, ``a`` always allow (shows
-the exact rules it will store in an editable Input; Enter saves, Esc goes back), ``n`` deny, ``d`` deny
-with a note (Input; Enter sends). The bar posts :class:`paragents.ui.messages.ApprovalAnswered`; the
-panel resolves the ask's Future. Rule syntax is Claude Code's (``Bash(npm test *)``, ``Edit(src/**)``).
+It shows what will happen before it happens (:class:`~paragents.models.CallPreview`: the diff of an
+edit, the head and size of a new file, the full command and its directory) and which rule made it
+ask, in a scrollable preview of bounded height that folds away. Answers are only given deliberately
+(:mod:`paragents.ui.widgets.answer_bar`): a click on a button, or a key once the user moved focus
+here (ctrl+g or a click). Keys then: ``y`` allow once, ``s`` allow for this session, ``a`` always
+allow (shows the exact rules it will store in an editable Input; Enter saves, Esc goes back), ``n``
+deny, ``d`` deny with a note (Input; Enter sends). The bar posts
+:class:`paragents.ui.messages.ApprovalAnswered`; the panel resolves the ask's Future. Rule syntax is
+Claude Code's (``Bash(npm test *)``, ``Edit(src/**)``).
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.console import RenderableType
+from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.widgets import Input, Static
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.widgets import Button, Collapsible, Input, Static
 
 from paragents.events import PermissionRequested
+from paragents.models import CallPreview
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
+from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 KEY_HELP = "y allow once · s allow this session · a always allow… · n deny · d deny with note…"
 KEY_HELP_NO_RULES = "y allow once · s allow this session · n deny · d deny with note…"
 """Shown when the policy suggests no rule (e.g. ``rm -rf ~``): "always allow" is not offered."""
+BUTTONS: list[tuple[str, str]] = [
+    ("allow_once", "Allow once"),
+    ("allow_session", "Allow for session"),
+    ("allow_always", "Always allow…"),
+    ("reject_once", "Deny"),
+    ("reject_with_note", "Deny with note…"),
+]
+"""Button id (the answer) and label, in the order shown."""
 
 
 def parse_rules(text: str) -> list[str]:
@@ -31,14 +49,69 @@ def parse_rules(text: str) -> list[str]:
     return [part.strip() for part in text.replace("\n", ";").split(";") if part.strip()]
 
 
-class ApprovalBar(Vertical, can_focus=True):
-    """Shows ``request`` (a PermissionRequested event) and turns the user's key into an answer."""
+def rule_text(request: PermissionRequested) -> Text:
+    """Return the line naming the rule that made the call ask, or saying that none matched."""
+    text = Text(overflow="fold")
+    text.append("  rule: ", style="dim")
+    if request.rule:
+        text.append(clean(request.rule), style="bold")
+        if request.rule_scope:
+            text.append(f" ({clean(request.rule_scope)})", style="dim")
+    else:
+        text.append("none matched", style="bold")
+        if request.rule_scope:
+            text.append(f" ({clean(request.rule_scope)} decided)", style="dim")
+    return text
+
+
+def preview_title(preview: CallPreview) -> Content:
+    """Return the preview's fold title as plain Content (file names are never markup)."""
+    what = {"diff": "diff", "content": "content", "command": "command"}.get(preview.kind, "what it does")
+    detail = f": {shorten(preview.detail, 120)}" if preview.detail else ""
+    return Content(f"{what}{detail}")
+
+
+def preview_body(preview: CallPreview) -> RenderableType:
+    """Return the preview as inert renderables: a diff as rich Syntax, anything else as Text."""
+    if preview.kind == "diff" and preview.text:
+        body: RenderableType = Syntax(clean(preview.text), "diff", word_wrap=True, theme="ansi_dark")
+        if not preview.omitted and not preview.problem:
+            return body
+        from rich.console import Group
+
+        extra = Text(style="dim")
+        if preview.omitted:
+            extra.append(f"… {preview.omitted} more lines")
+        if preview.problem:
+            extra.append(f"\n⚠ {clean(preview.problem)}", style="bold red")
+        return Group(body, extra)
+    text = Text(overflow="fold")
+    if preview.kind == "command":
+        text.append("$ ", style="dim")
+        text.append(clean(preview.text), style="bold")
+        text.append("\n  in ", style="dim")
+        text.append(clean(preview.cwd) or "(the session's directory is not usable)")
+    elif preview.text:
+        text.append(clean(preview.text))
+    elif preview.detail:
+        text.append(clean(preview.detail))
+    if preview.omitted:
+        text.append(f"\n… {preview.omitted} more lines", style="dim")
+    if preview.problem:
+        text.append(f"\n⚠ will fail: {clean(preview.problem)}", style="bold red")
+    return text
+
+
+class ApprovalBar(AnswerBar):
+    """Shows ``request`` (a PermissionRequested event) and turns a click or a key into an answer."""
 
     DEFAULT_CSS = """
     ApprovalBar { height: auto; padding: 0 1; border: tall $warning; background: $warning 10%; }
-    ApprovalBar:focus { border: tall $warning-lighten-2; background: $warning 20%; }
+    ApprovalBar.-armed { border: tall $warning-lighten-2; background: $warning 20%; }
     ApprovalBar > .ask { height: auto; }
-    ApprovalBar > .keys { height: auto; color: $text-muted; }
+    ApprovalBar > Collapsible { height: auto; padding: 0; margin: 0; border: none; background: transparent; }
+    ApprovalBar > Collapsible Contents { padding: 0 0 0 2; }
+    ApprovalBar .preview { height: auto; max-height: 10; }
     ApprovalBar > Input { display: none; }
     ApprovalBar.-rules > #rules, ApprovalBar.-note > #note { display: block; }
     """
@@ -50,6 +123,8 @@ class ApprovalBar(Vertical, can_focus=True):
         Binding("n", "answer('reject_once')", "Deny"),
         Binding("d", "note", "Deny with note…"),
     ]
+    ANSWER_ACTIONS = frozenset({"answer", "always", "note"})
+    KEY_HELP = KEY_HELP
 
     def __init__(self, request: PermissionRequested, *, extra_pending: int = 0) -> None:
         super().__init__(classes="approval")
@@ -70,11 +145,27 @@ class ApprovalBar(Vertical, can_focus=True):
         if req.reason:
             text.append("\n  why: ", style="dim")
             text.append(shorten(req.reason, 200), style="dim")
+        if req.sandboxed is not None:
+            text.append(
+                "\n  runs in the sandbox (workdir writable, no network)"
+                if req.sandboxed
+                else "\n  runs unconfined",
+                style="dim",
+            )
+        text.append("\n")
+        text.append_text(rule_text(req))
         if self.extra_pending:
             text.append(f"\n  (+{self.extra_pending} more waiting)", style="dim")
         yield Static(text, classes="ask")
-        keys = KEY_HELP if req.suggested_rules else KEY_HELP_NO_RULES
-        yield Static(keys, classes="keys", markup=False)
+        yield Static(self.keys_text(), classes="keys")
+        offered = BUTTONS if req.suggested_rules else [b for b in BUTTONS if b[0] != "allow_always"]
+        yield answer_buttons(offered)
+        if req.preview is not None:  # under the buttons: a small panel scrolls it, never them
+            yield Collapsible(
+                VerticalScroll(Static(preview_body(req.preview)), classes="preview"),
+                title=preview_title(req.preview),  # type: ignore[arg-type]
+                collapsed=False,
+            )
         yield Input(
             "; ".join(req.suggested_rules),
             placeholder="rules to store, separated by ';'  (Enter saves, Esc goes back)",
@@ -82,9 +173,16 @@ class ApprovalBar(Vertical, can_focus=True):
         )
         yield Input(placeholder="note for the model (Enter sends, Esc goes back)", id="note")
 
+    def key_help(self) -> str:
+        """The answer keys; without suggested rules "always allow" is not offered."""
+        return KEY_HELP if self.request.suggested_rules else KEY_HELP_NO_RULES
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Offer "always allow" only when the policy suggested rules for this call."""
-        return action != "always" or bool(self.request.suggested_rules)
+        """Offer "always allow" only when the policy suggested rules for this call; answer keys
+        only while the bar is armed (see AnswerBar)."""
+        if action == "always" and not self.request.suggested_rules:
+            return False
+        return super().check_action(action, parameters)
 
     def action_answer(self, answer: str) -> None:
         """Answer without payload (allow_once, allow_session, reject_once)."""
@@ -92,13 +190,27 @@ class ApprovalBar(Vertical, can_focus=True):
 
     def action_always(self) -> None:
         """Show the editable rules Input for "always allow"."""
+        self.set_class(False, "-note")
         self.set_class(True, "-rules")
         self.query_one("#rules", Input).focus()
 
     def action_note(self) -> None:
         """Show the note Input for "deny with note"."""
+        self.set_class(False, "-rules")
         self.set_class(True, "-note")
         self.query_one("#note", Input).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A click on a button answers (the two with an Input arm the bar and open it)."""
+        event.stop()
+        answer = event.button.id or ""
+        if answer == "allow_always" and not self.request.suggested_rules:
+            return
+        if answer in ("allow_always", "reject_with_note"):
+            self.arm()
+            (self.action_always if answer == "allow_always" else self.action_note)()
+        elif answer in ("allow_once", "allow_session", "reject_once"):
+            self.action_answer(answer)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

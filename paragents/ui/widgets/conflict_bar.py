@@ -1,10 +1,12 @@
 """Inline conflict bar: shows one held tool call (a ``ConflictDetected`` event) in a session's panel.
 
-It says which other session holds what (doing what, since when), or shows the diff of a file that
-changed since the session read it, and offers the event's choices. Keys while it has focus: ``w`` wait
-(the call runs by itself once the holder releases), ``r`` run anyway, ``s`` skip (the model is told
-why), ``e`` re-read first (stale reads: the model gets the new content). It posts
-:class:`ConflictAnswered`; the panel (or the inbox) resolves the event's Future.
+It says which other session holds what (what it did, how long ago, and that it holds it until its
+turn ends), or shows the diff of a file that changed since the session read it, and offers the
+event's choices as buttons. Answers are only given deliberately
+(:mod:`paragents.ui.widgets.answer_bar`): a click on a button, or a key once the user moved focus
+here (ctrl+g or a click): ``w`` wait (the call runs by itself once the holder releases), ``r`` run
+anyway, ``s`` skip (the model is told why), ``e`` re-read first (stale reads: the model gets the new
+content). It posts :class:`ConflictAnswered`; the panel (or the inbox) resolves the event's Future.
 """
 
 from __future__ import annotations
@@ -16,12 +18,12 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
 from textual.message import Message
-from textual.widgets import Static
+from textual.widgets import Button, Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
 from paragents.ui.text import clean, shorten
+from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 CHOICE_KEYS: dict[str, tuple[str, str]] = {
     "wait": ("w", "wait"),
@@ -55,36 +57,73 @@ def age_text(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
-def describe(event: ConflictDetected, now: float) -> Text:
-    """Return the bar's text for ``event``: what is held, by whom, doing what, since when (``now`` in
-    Unix seconds), and the diff of a stale read."""
+def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> Text:
+    """Return the bar's text for ``event``: what is held, by whom, what it did, how long ago (``now``
+    in Unix seconds), and (``with_diff``) the diff of a stale read."""
     text = Text(overflow="fold")
     text.append("⛔ Conflict: ", style="bold")
     text.append(shorten(clean(event.summary), 200))
     text.append("\n  ")
     path = event.path.removeprefix("resource:")
+    age = age_text(now - event.since)
     if event.kind == "stale_read":
         text.append(f"{path} changed on disk since this session read it", style="bold")
-        text.append(f" ({age_text(now - event.since)} ago)", style="dim")
+        text.append(f" ({age} ago)", style="dim")
     else:
-        what = {
-            "reservation": f"is writing {path}",
-            "resource": f"is using the resource {path}",
-            "unknown_targets": f"is writing {path}, and this command's targets cannot be known",
-        }[event.kind]
         text.append(event.holder or "another session", style="bold")
-        text.append(f" {what}")
-        text.append(f" (for {age_text(now - event.since)})", style="dim")
-        if event.holder_reason:
-            text.append("\n  doing: ", style="dim")
-            text.append(shorten(clean(event.holder_reason), 160), style="dim")
+        text.append(" ")
+        text.append_text(holder_text(event, path, age))
+    if with_diff:
+        text.append_text(diff_text(event))
+    return text
+
+
+def diff_text(event: ConflictDetected) -> Text:
+    """Return the first :data:`MAX_DIFF_LINES` lines of the event's diff (each on a new line, its
+    indentation kept), and how many more there are; empty without a diff."""
+    text = Text(overflow="fold")
     if event.diff:
         lines = event.diff.splitlines()
         for line in lines[:MAX_DIFF_LINES]:
             style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
-            text.append("\n  " + shorten(clean(line), 200), style=style)
+            text.append("\n  " + diff_line(line), style=style)
         if len(lines) > MAX_DIFF_LINES:
             text.append(f"\n  … {len(lines) - MAX_DIFF_LINES} more diff lines", style="dim")
+    return text
+
+
+def diff_line(line: str, limit: int = 200) -> str:
+    """Return one diff line cleaned and cut to ``limit`` characters, keeping its indentation (unlike
+    :func:`~paragents.ui.text.shorten`, which folds whitespace)."""
+    line = clean(line).replace("\n", " ")
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def holder_text(event: ConflictDetected, path: str, age: str) -> Text:
+    """Return what the holder did to ``path`` and when (``age`` ago), and how long it holds it.
+
+    A reservation is taken when the holder's call starts and kept until the holder's turn ends, so
+    the call itself (``holder_reason``, its summary) is usually over: say what it did, not "is
+    writing". A holder still queued says so."""
+    reason = clean(event.holder_reason)
+    text = Text()
+    if reason.startswith("waiting to run: "):
+        text.append(f"is also waiting to write {path}, and asked first ({age} ago)")
+        text.append(f"\n  its call: {shorten(reason.removeprefix('waiting to run: '), 160)}", style="dim")
+        return text
+    tool = reason.split(" ", 1)[0]
+    done = {"write_file": "wrote", "edit_file": "edited", "run_command": "ran a command that may write"}
+    if event.kind == "resource":
+        text.append(f"took the resource {path} {age} ago")
+    elif tool in done:
+        text.append(f"{done[tool]} {path} {age} ago")
+    else:
+        text.append(f"reserved {path} {age} ago")
+    text.append(", holds it until its turn ends")
+    if event.kind == "unknown_targets":
+        text.append("; this command's write targets cannot be known before it runs")
+    if reason:
+        text.append(f"\n  its call: {shorten(reason, 160)}", style="dim")
     return text
 
 
@@ -93,15 +132,16 @@ def keys_help(event: ConflictDetected) -> str:
     return " · ".join(f"{CHOICE_KEYS[c][0]} {CHOICE_KEYS[c][1]}" for c in event.choices if c in CHOICE_KEYS)
 
 
-class ConflictBar(Vertical, can_focus=True):
-    """Shows ``conflict`` and turns the user's key into a :class:`ConflictAnswered`. ``clock`` returns
-    the time now (Unix seconds); by default the app's ``clock`` (tests fix it), else ``time.time``."""
+class ConflictBar(AnswerBar):
+    """Shows ``conflict`` and turns a click or a key into a :class:`ConflictAnswered`. ``clock``
+    returns the time now (Unix seconds); by default the app's ``clock`` (tests fix it), else
+    ``time.time``."""
 
     DEFAULT_CSS = """
     ConflictBar { height: auto; padding: 0 1; border: tall $error; background: $error 10%; }
-    ConflictBar:focus { border: tall $error-lighten-2; background: $error 20%; }
+    ConflictBar.-armed { border: tall $error-lighten-2; background: $error 20%; }
     ConflictBar > .conflict { height: auto; }
-    ConflictBar > .keys { height: auto; color: $text-muted; }
+    ConflictBar > .conflict-diff { height: auto; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -110,6 +150,7 @@ class ConflictBar(Vertical, can_focus=True):
         Binding("s", "answer('skip')", "Skip"),
         Binding("e", "answer('reread')", "Re-read first"),
     ]
+    ANSWER_ACTIONS = frozenset({"answer"})
 
     def __init__(self, conflict: ConflictDetected, *, clock: Callable[[], float] | None = None) -> None:
         super().__init__(classes="conflict-bar")
@@ -117,22 +158,36 @@ class ConflictBar(Vertical, can_focus=True):
         """The conflict being shown."""
         self.clock = clock
 
+    def key_help(self) -> str:
+        """The keys of the answers this conflict offers."""
+        return keys_help(self.conflict)
+
     def compose(self) -> ComposeResult:
         clock: Callable[[], float] = (
             self.clock if self.clock is not None else getattr(self.app, "clock", time.time)
         )
-        yield Static(describe(self.conflict, clock()), classes="conflict")
-        yield Static(keys_help(self.conflict), classes="keys", markup=False)
+        yield Static(describe(self.conflict, clock(), with_diff=False), classes="conflict")
+        yield Static(self.keys_text(), classes="keys")
+        choices = [c for c in self.conflict.choices if c in CHOICE_KEYS]
+        yield answer_buttons([(c, CHOICE_KEYS[c][1].capitalize()) for c in choices])
+        if self.conflict.diff:  # under the buttons: a small panel scrolls it, never them
+            yield Static(diff_text(self.conflict)[1:], classes="conflict-diff")  # no leading newline
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide the keys of answers this conflict does not offer (e.g. wait for a stale read)."""
+        """Keys answer only while armed, and only with answers this conflict offers (e.g. no wait
+        for a stale read)."""
         offered = not parameters or parameters[0] in self.conflict.choices
-        return action != "answer" or offered
+        return action != "answer" or (offered and self.armed)
 
     def action_answer(self, answer: str) -> None:
         """Post the answer when the conflict offers it (other keys do nothing)."""
         if answer in self.conflict.choices:
             self.post_message(ConflictAnswered(self.conflict.conflict_id, answer))
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A click on a button answers."""
+        event.stop()
+        self.action_answer(event.button.id or "")
 
 
 def resolve(conflict: ConflictDetected, answer: ConflictAnswer) -> bool:

@@ -1,5 +1,8 @@
 """One session's panel: title line, transcript, inline approval bar and prompt box.
 
+An ask never moves focus: its bar appears above the prompt, which keeps every keystroke; the user
+moves to the bar deliberately (the app's ctrl+g, or a click; see ui/widgets/answer_bar.py).
+
 The panel keeps a copy of the session's displayed state (name, model, state, usage, queue, pending
 asks), seeded from the runtime's ``SessionView`` and updated by :meth:`SessionPanel.apply` with core
 events routed by the app ("attributes down"). It never calls the runtime; user actions go up as
@@ -44,6 +47,7 @@ from paragents.events import (
 from paragents.models import SessionState, Usage
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
+from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, resolve
 from paragents.ui.widgets.prompt_input import PromptBox
@@ -77,8 +81,8 @@ class SessionPanel(Vertical):
     SessionPanel.-active { border: round $accent; }
     SessionPanel > .panel-title { height: 1; padding: 0 1; background: $panel; }
     SessionPanel.-active > .panel-title { background: $accent 30%; }
-    SessionPanel > #approval-slot { height: auto; }
-    SessionPanel > #conflict-slot { height: auto; }
+    SessionPanel > #approval-slot { height: auto; max-height: 55%; overflow-y: auto; }
+    SessionPanel > #conflict-slot { height: auto; max-height: 45%; overflow-y: auto; }
     """
 
     def __init__(self, view: Any, number: int, *, defer_history: bool = False) -> None:
@@ -288,6 +292,28 @@ class SessionPanel(Vertical):
 
     # --- approvals -----------------------------------------------------------------------------
     @property
+    def bars(self) -> list[AnswerBar]:
+        """The bars waiting for an answer in this panel: the approval bar, then the conflict bar."""
+        return [bar for bar in (self.approval_bar, self.conflict_bar) if bar is not None]
+
+    def toggle_bar_focus(self) -> bool:
+        """Move focus deliberately (the app's ctrl+g): from the prompt to the first bar, from a bar to
+        the next one, from the last one back to the prompt. Return False when no bar is shown."""
+        bars = self.bars
+        if not bars:
+            return False
+        focused = self.screen.focused
+        inside = next((i for i, bar in enumerate(bars) if focused is not None and
+                       (focused is bar or bar in focused.ancestors)), None)  # fmt: skip
+        if inside is None:
+            bars[0].arm()
+        elif inside + 1 < len(bars):
+            bars[inside + 1].arm()
+        else:
+            self.prompt_box.input.focus()
+        return True
+
+    @property
     def approval_bar(self) -> ApprovalBar | None:
         """The approval bar shown now, or None."""
         bars = self.query(ApprovalBar)
@@ -309,10 +335,9 @@ class SessionPanel(Vertical):
                 self.prompt_box.input.focus()
             self.refresh_title()
             return
-        bar = ApprovalBar(first, extra_pending=len(self.pending) - 1)
-        await slot.mount(bar)
-        if had_focus or (self.has_class("-active") and not self.prompt_box.input.value):
-            bar.focus()
+        await slot.mount(ApprovalBar(first, extra_pending=len(self.pending) - 1))
+        if had_focus:  # the answered bar had focus: back to the prompt, never on to the next ask
+            self.prompt_box.input.focus()
         self.refresh_title()
 
     @property
@@ -334,12 +359,8 @@ class SessionPanel(Vertical):
         slot = self.query_one("#conflict-slot", Vertical)
         await slot.remove_children()
         if first is not None:
-            bar = ConflictBar(first)
-            await slot.mount(bar)
-            free = self.approval_bar is None and not self.prompt_box.input.value
-            if had_focus or (self.has_class("-active") and free):
-                bar.focus()
-        elif had_focus:
+            await slot.mount(ConflictBar(first))
+        if had_focus:  # the answered bar had focus: back to the prompt, never on to the next one
             self.prompt_box.input.focus()
         self.refresh_title()
 
