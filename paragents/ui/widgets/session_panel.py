@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
@@ -115,6 +116,7 @@ class SessionPanel(Vertical):
     async def on_mount(self) -> None:
         if self.history_shown:  # not deferred: show the stored messages now
             self.transcript.load_history(self._history)
+            self.prompt_box.remember(self._history)
         self._history = []
         await self.prompt_box.set_queue(self.queue)
         await self._show_next_ask()
@@ -124,7 +126,12 @@ class SessionPanel(Vertical):
         """Load the session's stored ``messages`` (OpenAI dicts) into a panel built with
         ``defer_history``; they are mounted when the owner calls ``transcript.mount_restored()``."""
         self.transcript.load_history(messages, mount=False)
+        self.prompt_box.remember(messages)
         self.history_shown = True
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The prompt box grows with its text up to a third of the panel, then scrolls.
+        self.prompt_box.input.styles.max_height = max(3, event.size.height // 3)
 
     # --- display -------------------------------------------------------------------------------
     def title_text(self) -> Text:
@@ -278,7 +285,7 @@ class SessionPanel(Vertical):
             return
         bar = ApprovalBar(first, extra_pending=len(self.pending) - 1)
         await slot.mount(bar)
-        if had_focus or (self.has_class("-active") and not self.prompt_box.input.value):
+        if had_focus or (self.has_class("-active") and not self.prompt_box.input.text):
             bar.focus()
         self.refresh_title()
 
@@ -303,7 +310,7 @@ class SessionPanel(Vertical):
         if first is not None:
             bar = ConflictBar(first)
             await slot.mount(bar)
-            free = self.approval_bar is None and not self.prompt_box.input.value
+            free = self.approval_bar is None and not self.prompt_box.input.text
             if had_focus or (self.has_class("-active") and free):
                 bar.focus()
         elif had_focus:
