@@ -182,9 +182,15 @@ class PromptArea(TextArea):
         self._browsing = None
         self.set_draft(Draft(""))
 
-    def remember(self, text: str) -> None:
-        """Add ``text`` (a prompt sent before, e.g. from the stored conversation) to the history."""
-        self._remember(Draft.from_text(text))
+    def remember_earlier(self, texts: list[str]) -> None:
+        """Put ``texts`` (prompts of the stored conversation, oldest first) before the history."""
+        if self.prompt_history is None:
+            return
+        drafts = [Draft.from_text(text) for text in texts if text.strip()]
+        self.prompt_history[:0] = drafts
+        del self.prompt_history[:-HISTORY_SIZE]
+        if self._browsing is not None:
+            self._browsing = min(self._browsing + len(drafts), len(self.prompt_history))
 
     def _remember(self, draft: Draft) -> None:
         history = self.prompt_history

@@ -123,7 +123,7 @@ class PromptBox(Vertical):
         self.session_id = session_id
         self._shown_hint: tuple[str, bool] = ("", False)
         self.input = PromptArea(
-            placeholder="Ask the agent… (Enter sends, ctrl+j newline, / for commands)",
+            placeholder="Ask… (Enter sends, ctrl+j newline, / commands)",
             check=command_error,
             suggest=suggest_command,
             history=True,
@@ -142,10 +142,8 @@ class PromptBox(Vertical):
 
     def remember(self, messages: list[Any]) -> None:
         """Add the user prompts among ``messages`` (a stored conversation) to the up/down history."""
-        for message in messages:
-            content = message.get("content")
-            if message.get("role") == "user" and isinstance(content, str):
-                self.input.remember(content)
+        texts = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        self.input.remember_earlier(texts)
 
     def prefill(self, text: str) -> None:
         """Put ``text`` in the box (cursor at its end) and focus it."""
