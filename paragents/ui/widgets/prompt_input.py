@@ -142,7 +142,9 @@ class PromptBox(Vertical):
 
     def remember(self, messages: list[Any]) -> None:
         """Add the user prompts among ``messages`` (a stored conversation) to the up/down history."""
-        texts = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+        texts = [
+            m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)
+        ]
         self.input.remember_earlier(texts)
 
     def prefill(self, text: str) -> None:
