@@ -219,3 +219,34 @@ async def test_the_box_grows_to_a_third_of_the_panel_then_scrolls(tmp_path: Path
         feed(app, "\n4" * 40)
         await wait_until(pilot, lambda: area.max_scroll_y > 0, "the box scrolls")
         assert abs(area.outer_size.height - panel.outer_size.height / 3) <= 1  # a third of the panel
+
+
+async def test_editing_a_queued_prompt_keeps_its_lines(tmp_path: Path) -> None:
+    from textual.app import App, ComposeResult
+    from textual.widgets import Button
+
+    from paragents.ui.messages import QueueEditRequested
+    from paragents.ui.widgets.prompt_input import PromptBox, QueuedItem
+
+    edits: list[tuple[str, str | None]] = []
+
+    class Host(App[None]):
+        def compose(self) -> ComposeResult:
+            yield PromptBox("s1")
+
+        def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
+            edits.append((message.prompt_id, message.text))
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.query_one(PromptBox).set_queue((("p1", "first line\nsecond line"),))
+        await pilot.pause()
+        item = app.query_one(QueuedItem)
+        await pilot.click(item.query_one(".edit", Button))
+        await wait_until(pilot, lambda: bool(item.query(".queued-edit")), "the editor")
+        editor = item.query_one(".queued-edit")
+        assert editor.text == "first line\nsecond line"
+        await wait_until(pilot, lambda: app.focused is editor, "the editor focused")
+        await pilot.press("end", "!", "enter")
+        await wait_until(pilot, lambda: bool(edits), "the edit")
+    assert edits == [("p1", "first line\nsecond line!")]

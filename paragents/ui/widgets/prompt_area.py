@@ -35,7 +35,7 @@ from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
-from textual.widgets.text_area import Document
+from textual.widgets.text_area import Document, Selection
 
 NEWLINE_KEYS = frozenset({"shift+enter", "alt+enter", "ctrl+j", "shift+\r"})
 """Keys that insert a newline ("shift+\\r" is xterm's modifyOtherKeys form, sent by tmux)."""
@@ -155,6 +155,7 @@ class PromptArea(TextArea):
         )
         if text:
             self.set_draft(Draft.from_text(text))
+            self.selection = Selection.cursor(self.document.end)
 
     # --- contents ------------------------------------------------------------------------------
     @property
