@@ -250,3 +250,18 @@ async def test_editing_a_queued_prompt_keeps_its_lines(tmp_path: Path) -> None:
         await pilot.press("end", "!", "enter")
         await wait_until(pilot, lambda: bool(edits), "the edit")
     assert edits == [("p1", "first line\nsecond line!")]
+
+
+def test_pastes_are_kept_byte_for_byte_and_tokens_expand_once() -> None:
+    from paragents.ui.widgets.prompt_area import Draft, normalize_paste, paste_label, should_collapse
+
+    assert normalize_paste("a\r\nb\rc\n\td") == "a\nb\nc\n\td"
+    assert paste_label("x\n" * 5000) == "[pasted 5,000 lines]"
+    assert paste_label("y" * 2500) == "[pasted 2,500 characters]"
+    assert not should_collapse("short\n\twith a tab")
+    assert should_collapse("page\x0cbreak")  # the editor's lines would turn the form feed into "\n"
+    draft = Draft.from_text("page\x0cbreak")
+    assert draft.shown == "[pasted 10 characters]" and draft.value == "page\x0cbreak"
+    token = "[pasted 3 lines]"
+    tricky = Draft(f"see {token} and {token}", {token: f"a\n{token}\nb"})  # a paste naming its own token
+    assert tricky.value == f"see a\n{token}\nb and a\n{token}\nb"
