@@ -265,3 +265,14 @@ def test_pastes_are_kept_byte_for_byte_and_tokens_expand_once() -> None:
     token = "[pasted 3 lines]"
     tricky = Draft(f"see {token} and {token}", {token: f"a\n{token}\nb"})  # a paste naming its own token
     assert tricky.value == f"see a\n{token}\nb and a\n{token}\nb"
+
+
+async def test_the_palette_prefills_a_command_that_takes_an_argument(tmp_path: Path) -> None:
+    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        area = await started(pilot, app)
+        app._palette("rename")
+        await pilot.pause()
+        await pilot.press(*"new name")
+        assert area.text == "/rename new name" and app.focused is area
