@@ -40,29 +40,30 @@ async def _press_keys(app: Any, stop: asyncio.Event, typing_ms: list[float], foc
     """Send a key every 0.1 s the way a terminal does (the driver posts a Key event; nothing waits for
     the app to be idle): a letter typed into the focused prompt box, and every :data:`FOCUS_EVERY`-th
     key f6 (focus the next panel, which scrolls the grid). ``typing_ms`` gets key sent → the prompt
-    Input inserting the letter; ``focus_ms`` gets key sent → the focus action starting."""
+    editor inserting the letter; ``focus_ms`` gets key sent → the focus action starting."""
     from textual import events
-    from textual.widgets import Input
+
+    from paragents.ui.widgets.prompt_area import PromptArea
 
     sent: dict[str, list[float]] = {"focus": []}
     typed: dict[str, float] = {}
     """Letter → when it was sent (letters cycle a-z, so each one identifies its key press)."""
     original_focus = app.action_focus_offset
-    original_insert = Input.insert_text_at_cursor
+    original_insert = PromptArea._replace_via_keyboard
 
     def focus(offset: int) -> None:
         if sent["focus"]:
             focus_ms.append((time.perf_counter() - sent["focus"].pop(0)) * 1000)
         original_focus(offset)
 
-    def insert(self: Input, text: str) -> None:
+    def insert(self: PromptArea, text: str, start: Any, end: Any) -> Any:
         at = typed.pop(text, None)
         if at is not None:
             typing_ms.append((time.perf_counter() - at) * 1000)
-        original_insert(self, text)
+        return original_insert(self, text, start, end)
 
     app.action_focus_offset = focus
-    Input.insert_text_at_cursor = insert  # type: ignore[method-assign]
+    PromptArea._replace_via_keyboard = insert  # type: ignore[method-assign]
     count = 0
     try:
         while not stop.is_set():
@@ -79,7 +80,7 @@ async def _press_keys(app: Any, stop: asyncio.Event, typing_ms: list[float], foc
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), 0.1)
     finally:
-        Input.insert_text_at_cursor = original_insert  # type: ignore[method-assign]
+        PromptArea._replace_via_keyboard = original_insert  # type: ignore[method-assign]
 
 
 def markdown_rendered(block: Any) -> bool:

@@ -23,7 +23,7 @@ from paragents.cassette.player import Player
 AUTO_ANSWER_AFTER = 8.0
 """Seconds an approval (after the first) or a conflict stays on screen before the demo answers it."""
 WAIT_FOR_USER = (
-    "DEMO: this approval waits for you. Press y to allow the edit once or n to deny it "
+    "DEMO: this approval waits for you. Press ctrl+g, then y to allow the edit once or n to deny it "
     "(the scripted session goes on either way)."
 )
 

@@ -305,6 +305,21 @@ class ParagentsApp(App[None]):
         self.active_sid = sid
         self.refresh_bindings()
 
+    async def on_event(self, event: events.Event) -> None:
+        # Typing or pasting while a transcript has focus (a click in it, e.g. to select text) goes to
+        # that panel's prompt box: focus moves before the key is forwarded to the focused widget, so
+        # this key and every later one reach the box in order.
+        if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
+            typing = isinstance(event, events.Paste) or event.is_printable
+            focused = self.focused
+            if typing and focused is not None:
+                for node in focused.ancestors_with_self:
+                    if isinstance(node, SessionPanel):
+                        if node.transcript in focused.ancestors_with_self:
+                            self.screen.set_focus(node.prompt_box.input, scroll_visible=False)
+                        break
+        await super().on_event(event)
+
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         for node in event.widget.ancestors_with_self:
             if isinstance(node, SessionPanel):
@@ -565,9 +580,7 @@ class ParagentsApp(App[None]):
         panel = self.active_panel
         if name in COMMANDS_WITH_ARGUMENT:
             if panel is not None:
-                panel.prompt_box.input.value = f"/{name} "
-                panel.prompt_box.input.cursor_position = len(name) + 2
-                panel.prompt_box.input.focus()
+                panel.prompt_box.prefill(f"/{name} ")
             return
         self.run_worker(self.run_command(self.active_sid, SlashCommand(name)), group="commands")
 

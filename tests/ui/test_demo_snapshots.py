@@ -12,6 +12,7 @@ from paragents import events as ev
 from paragents.cassette import report_ok
 from paragents.demo.launcher import demo_cassette
 from paragents.demo.tui_player import TuiPlayer
+from paragents.ui.widgets import conflict_bar
 
 SNAPSHOT_ROOT = "/tmp/paragents-demo-snapshot"
 """Fixed scratch dir: paths shown on screen (approval reasons) must be the same on every run."""
@@ -76,7 +77,10 @@ class HeldTuiPlayer(TuiPlayer):
         return str(self.app.export_screenshot())
 
 
-async def test_demo_snapshots(snapshot: Any) -> None:
+async def test_demo_snapshots(snapshot: Any, monkeypatch: Any) -> None:
+    # The conflict bar's "(Ns ago)" is the time from the stale read to the bar: 0-2 s depending on
+    # the machine's load, so the screenshot fixes it.
+    monkeypatch.setattr(conflict_bar, "age_text", lambda seconds: "0s")
     player = HeldTuiPlayer()
     report = await player.play()
     assert report_ok(report), report["replay_errors"]

@@ -1,34 +1,42 @@
-"""A session's prompt box: one-line Input (Enter submits) with slash-command completion, plus the
-list of queued prompts above it (each editable or removable until it starts).
+"""A session's prompt box: the multi-line prompt editor (:mod:`paragents.ui.widgets.prompt_area`;
+Enter sends) with slash-command completion, plus the list of queued prompts above it (each editable
+or removable until it starts).
 
-Completion: typing "/se" suggests "/sessions" inline (→ or End accepts) and the hint line under the
-box lists every matching command with its usage. A bad command is reported in the hint line and is
-not sent. Posts PromptSubmitted, CommandRequested and QueueEditRequested (paragents.ui.messages).
+Completion: typing "/se" suggests "/sessions" inline (→, End or Tab accepts) and the hint line under
+the box lists every matching command with its usage. A bad command is reported in the hint line and
+is not sent. Posts PromptSubmitted, CommandRequested and QueueEditRequested (paragents.ui.messages).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.suggester import Suggester
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Static, TextArea
 
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
 from paragents.ui.messages import CommandRequested, PromptSubmitted, QueueEditRequested
 from paragents.ui.text import shorten
+from paragents.ui.widgets.prompt_area import PromptArea
 
 
-class SlashSuggester(Suggester):
-    """Suggests the first slash command whose name starts with what was typed ("/se" → "/sessions")."""
+def suggest_command(value: str) -> str | None:
+    """Return "/name" for the first command whose name starts with ``value`` ("/se" → "/sessions")."""
+    if not value.startswith("/"):
+        return None
+    matches = complete(value)
+    return "/" + matches[0].name if matches else None
 
-    def __init__(self) -> None:
-        super().__init__(use_cache=True, case_sensitive=False)
 
-    async def get_suggestion(self, value: str) -> str | None:
-        """Return "/name" for the first command matching ``value``, or None."""
-        matches = complete(value)
-        return "/" + matches[0].name if matches else None
+def command_error(text: str) -> str | None:
+    """The problem with a slash command (shown in the hint line; it is not sent), else None."""
+    if is_command(text):
+        parsed = parse_command(text)
+        if isinstance(parsed, CommandError):
+            return parsed.message
+    return None
 
 
 class QueuedItem(Horizontal):
@@ -38,7 +46,7 @@ class QueuedItem(Horizontal):
     QueuedItem { height: auto; }
     QueuedItem > .queued-text { width: 1fr; height: auto; color: $text-muted; }
     QueuedItem > Button { min-width: 6; height: 1; margin: 0 0 0 1; }
-    QueuedItem > Input { width: 1fr; }
+    QueuedItem > PromptArea { width: 1fr; }
     """
 
     def __init__(self, session_id: str, prompt_id: str, text: str, position: int) -> None:
@@ -62,13 +70,13 @@ class QueuedItem(Horizontal):
             self.post_message(QueueEditRequested(self.session_id, self.prompt_id, None))
         elif event.button.has_class("edit"):
             await self.query_one(".queued-text").remove()
-            editor = Input(self.text, classes="queued-edit")
+            editor = PromptArea(self.text, classes="queued-edit")
             await self.mount(editor, before=0)
             editor.focus()
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
+    def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:
         event.stop()
-        text = event.value.strip()
+        text = event.text.strip()
         self.post_message(QueueEditRequested(self.session_id, self.prompt_id, text or None))
 
 
@@ -99,12 +107,12 @@ class QueueList(Vertical):
 
 
 class PromptBox(Vertical):
-    """Queue list, prompt Input and hint line of one session."""
+    """Queue list, prompt editor and hint line of one session."""
 
     DEFAULT_CSS = """
     PromptBox { height: auto; }
-    PromptBox > Input { border: tall $panel; }
-    PromptBox > Input:focus { border: tall $accent; }
+    PromptBox > PromptArea { border: tall $panel; }
+    PromptBox > PromptArea:focus { border: tall $accent; }
     PromptBox > .hint { height: auto; max-height: 6; color: $text-muted; padding: 0 1; display: none; }
     PromptBox > .hint.-shown { display: block; }
     PromptBox > .hint.-error { color: $error; }
@@ -114,24 +122,35 @@ class PromptBox(Vertical):
         super().__init__()
         self.session_id = session_id
         self._shown_hint: tuple[str, bool] = ("", False)
+        self.input = PromptArea(
+            placeholder="Ask… (Enter sends, ctrl+j newline, / commands)",
+            check=command_error,
+            suggest=suggest_command,
+            history=True,
+            id="prompt",
+        )
+        """The prompt editor."""
 
     def compose(self) -> ComposeResult:
         yield QueueList(self.session_id)
-        yield Input(
-            placeholder="Ask the agent… (Enter sends, / for commands)",
-            suggester=SlashSuggester(),
-            id="prompt",
-        )
+        yield self.input
         yield Static("", classes="hint", markup=False)
 
     def on_mount(self) -> None:
         if self.app.is_headless:  # frozen cursor: deterministic screenshots in tests
             self.input.cursor_blink = False
 
-    @property
-    def input(self) -> Input:
-        """The prompt Input."""
-        return self.query_one("#prompt", Input)
+    def remember(self, messages: list[Any]) -> None:
+        """Add the user prompts among ``messages`` (a stored conversation) to the up/down history."""
+        texts = [
+            m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)
+        ]
+        self.input.remember_earlier(texts)
+
+    def prefill(self, text: str) -> None:
+        """Put ``text`` in the box (cursor at its end) and focus it."""
+        self.input.value = text
+        self.input.focus()
 
     def _hint(self, text: str | Text, *, error: bool = False) -> None:
         # Called on every keystroke: touch the hint only when it changes (an update is a screen-wide
@@ -145,10 +164,10 @@ class PromptBox(Vertical):
         hint.set_class(bool(text), "-shown")
         hint.set_class(error, "-error")
 
-    def on_input_changed(self, event: Input.Changed) -> None:
-        if event.input.id != "prompt":
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is not self.input:
             return
-        value = event.value
+        value = self.input.text
         matches = complete(value.strip()) if value.startswith("/") else []
         if matches:
             text = Text()
@@ -161,25 +180,19 @@ class PromptBox(Vertical):
         else:
             self._hint("")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.input.id != "prompt":
+    def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:
+        if event.area is not self.input:
             return
         event.stop()
-        text = event.value
-        if not text.strip():
+        if event.error is not None:
+            self._hint(event.error, error=True)
             return
-        if is_command(text):
-            parsed = parse_command(text)
-            if isinstance(parsed, CommandError):
-                self._hint(parsed.message, error=True)
-                return
-            event.input.clear()
-            self._hint("")
-            self.post_message(CommandRequested(self.session_id, parsed))
-            return
-        event.input.clear()
         self._hint("")
-        self.post_message(PromptSubmitted(self.session_id, text))
+        parsed = parse_command(event.text) if is_command(event.text) else None
+        if parsed is not None and not isinstance(parsed, CommandError):
+            self.post_message(CommandRequested(self.session_id, parsed))
+        else:
+            self.post_message(PromptSubmitted(self.session_id, event.text))
 
     async def set_queue(self, prompts: tuple[tuple[str, str], ...]) -> None:
         """Show the session's queued prompts ((prompt_id, text) pairs)."""

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Vertical
@@ -128,6 +129,7 @@ class SessionPanel(Vertical):
         self._wait_timer = self.set_interval(1.0, self.refresh_title, pause=True)
         if self.history_shown:  # not deferred: show the stored messages now
             self.transcript.load_history(self._history)
+            self.prompt_box.remember(self._history)
         self._history = []
         await self.prompt_box.set_queue(self.queue)
         await self._show_next_ask()
@@ -137,7 +139,12 @@ class SessionPanel(Vertical):
         """Load the session's stored ``messages`` (OpenAI dicts) into a panel built with
         ``defer_history``; they are mounted when the owner calls ``transcript.mount_restored()``."""
         self.transcript.load_history(messages, mount=False)
+        self.prompt_box.remember(messages)
         self.history_shown = True
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The prompt box grows with its text up to a third of the panel, then scrolls.
+        self.prompt_box.input.styles.max_height = max(3, event.size.height // 3)
 
     # --- display -------------------------------------------------------------------------------
     def title_text(self) -> Text:
