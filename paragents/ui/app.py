@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container
@@ -46,6 +47,7 @@ from paragents.events import (
 from paragents.models import SessionState
 from paragents.ui.command_runner import run_command
 from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.keys import use_alt_digit_keys
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
 from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
@@ -67,6 +69,8 @@ MAIN_SCREEN_ACTIONS = {
     "cycle_mode",
     "inbox",
     "overview",
+    "follow_transcript",
+    "zoom",
 }
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
@@ -98,14 +102,22 @@ class ParagentsApp(App[None]):
         Binding("shift+tab", "cycle_mode", "Mode", priority=True),
         Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
+        Binding("end", "follow_transcript", "Follow", show=False, priority=True),
+        Binding("alt+z", "zoom", "Zoom", priority=True),
         Binding("f2", "inbox", "Inbox", priority=True, show=False),
         Binding("f3", "overview", "Overview", priority=True, show=False),
-        *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
+        *(
+            Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False, priority=True)
+            for n in range(1, 10)
+        ),
     ]
+    ESCAPE_TO_MINIMIZE = False
+    """Esc cancels the focused session's turn even while its panel is zoomed (alt+z un-zooms)."""
 
     def __init__(
         self, runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
     ) -> None:
+        use_alt_digit_keys()  # alt+1..9 from tmux/xterm (ESC + digit) focus panels, never type "¡"
         super().__init__()
         self.runtime = runtime
         """The Runtime facade this app drives."""
@@ -243,6 +255,8 @@ class ParagentsApp(App[None]):
         panel = self.panels.pop(sid, None)
         if panel is None:
             return
+        if self.screen_stack[0].maximized is panel:
+            self.screen_stack[0].minimize()
         await panel.remove()
         for number, other in enumerate(self.panels.values(), start=1):
             other.number = number
@@ -278,6 +292,9 @@ class ParagentsApp(App[None]):
         if panel is None:
             return
         self._set_active(sid)
+        main = self.screen_stack[0]
+        if isinstance(main.maximized, SessionPanel):
+            main.maximized = panel  # zoomed: the zoom moves to this panel
         bar = panel.approval_bar or panel.conflict_bar
         (bar if bar is not None else panel.prompt_box.input).focus()
         panel.scroll_visible(animate=False)
@@ -356,6 +373,10 @@ class ParagentsApp(App[None]):
             self.runtime.submit(message.session_id, message.text)
         except Exception as exc:  # SessionError and friends carry a readable message
             self._error(exc)
+            return
+        panel = self.panels.get(message.session_id)
+        if panel is not None:
+            panel.transcript.follow()  # sent while scrolled up: show the bottom, where the reply comes
 
     def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
         """Edit or remove a queued prompt; says so when it already started."""
@@ -452,6 +473,25 @@ class ParagentsApp(App[None]):
             transcript.scroll_page_up(animate=False)
         else:
             transcript.scroll_page_down(animate=False)
+
+    def action_follow_transcript(self) -> None:
+        """End: jump to the bottom of the focused transcript and follow new output again, even while
+        the prompt box has focus. When it already follows, End goes on to the prompt box (cursor to
+        the end, accept a completion)."""
+        panel = self.active_panel
+        if panel is None or panel.transcript.following:
+            raise SkipAction()
+        panel.transcript.follow()
+
+    def action_zoom(self) -> None:
+        """Show the focused panel alone (alt+z); alt+z again shows every panel. alt+number and
+        alt+arrows move the zoom to another panel."""
+        screen = self.screen
+        if isinstance(screen.maximized, SessionPanel):
+            screen.minimize()
+        elif (panel := self.active_panel) is not None:
+            screen.maximized = panel
+            self.focus_panel(panel.session_id)
 
     def action_focus_number(self, number: int) -> None:
         """Focus panel ``number`` (1-based), if it exists."""
