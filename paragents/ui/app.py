@@ -103,7 +103,7 @@ class ParagentsApp(App[None]):
         Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
         Binding("end", "follow_transcript", "Follow", show=False, priority=True),
-        Binding("alt+z", "zoom", "Zoom", priority=True),
+        Binding("alt+z", "zoom", "Zoom", show=False, priority=True),
         Binding("f2", "inbox", "Inbox", priority=True, show=False),
         Binding("f3", "overview", "Overview", priority=True, show=False),
         *(
