@@ -5,7 +5,9 @@ charged to the app) and prints a readable table to stderr-free stdout followed b
 the last line. Streaming scenarios (N sessions × R tokens/s) run the real app and, right after, the
 ``Log`` baseline against the same server; ``baseline_ratio`` = app CPU per 1k tokens ÷ baseline's.
 ``--quick`` (CI) runs (1, 50), (8, 50) and startup with shorter streams, in under a minute; it reports
-and never fails on times. Exit status is 0 unless a scenario crashed.
+and never fails on times. ``huge`` (not in ``--quick``: it renders a 390 KB reply, several seconds)
+opens a stored 390 KB reply while typing; it reports key echo latency and how often it was rendered.
+Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ TARGETS = {
     "startup": {"ready_frame_s": 0.6},
     "reopen": {"reopen_s": 0.5, "rss_ratio_5000_vs_50": 2.0},
     "permissions": {"perm_p99_us": 2000},
+    "huge_reply": {"key_p99_ms": 100, "renders": 1},
 }
 
 
@@ -146,6 +149,11 @@ def micro() -> dict[str, Any]:
     return result
 
 
+def huge_reply() -> dict[str, Any]:
+    """Open a stored 390 KB reply (200 code blocks, 50 tables) while typing (bench/huge.py)."""
+    return child(["bench.huge"], isolated_env())
+
+
 def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
     """Which targets are met (None: not measured in this run)."""
     found: dict[str, bool | None] = {}
@@ -155,6 +163,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "startup": report.get("startup", {}).get("20x500"),
         "reopen": report.get("reopen"),
         "permissions": report.get("micro"),
+        "huge_reply": report.get("huge_reply"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -191,7 +200,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro"):
+    for section in ("startup", "reopen", "micro", "huge_reply"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -207,14 +216,14 @@ def table(report: dict[str, Any]) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup; < 60 s")
-    parser.add_argument("--only", default="", help="comma list of sections: stream,startup,reopen,micro")
+    parser.add_argument("--only", default="", help="comma list of sections: stream,startup,reopen,micro,huge")
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
     )
     args = parser.parse_args()
     started = time.perf_counter()
     seconds = args.seconds or (4 if args.quick else 8)
-    sections = set(args.only.split(",")) if args.only else {"stream", "startup", "reopen", "micro"}
+    sections = set(args.only.split(",")) if args.only else {"stream", "startup", "reopen", "micro", "huge"}
     if args.quick:
         sections = sections & {"stream", "startup"}
     report: dict[str, Any] = {"quick": args.quick, "seconds_per_scenario": seconds, "streaming": {}}
@@ -233,6 +242,9 @@ def main() -> int:
         if "micro" in sections:
             eprint("bench: permissions, SSE ...")
             report["micro"] = micro()
+        if "huge" in sections:
+            eprint("bench: huge stored reply ...")
+            report["huge_reply"] = huge_reply()
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         report["error"] = str(exc)
         status = 1
