@@ -471,6 +471,8 @@ class ParagentsApp(App[None]):
             return
         transcript = panel.transcript
         if direction < 0:
+            if transcript.max_scroll_y <= 0:
+                return  # it fits its panel: nothing to scroll, and it keeps following what comes
             transcript.release_anchor()
             transcript.scroll_page_up(animate=False)
         else:

@@ -106,6 +106,19 @@ async def test_wheel_back_to_within_two_rows_of_the_bottom_resumes_following(tmp
         assert not await _new_output_shows(pilot, transcript)
 
 
+async def test_pageup_in_a_transcript_that_fits_keeps_it_following(tmp_path: Path) -> None:
+    app = make_app(FakeRuntime(_views(1, exchanges=1), tmp_path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await _started(pilot, app, 1)
+        transcript = app.panels["s1"].transcript
+        assert transcript.max_scroll_y == 0
+        await pilot.press("pageup")
+        for _ in range(4):
+            transcript.add_notice("output " * 40)
+        await wait_until(pilot, lambda: transcript.max_scroll_y > 0, "output past the panel")
+        assert await _new_output_shows(pilot, transcript)
+
+
 async def test_end_follows_again_while_the_prompt_has_focus(tmp_path: Path) -> None:
     app = make_app(FakeRuntime(_views(1, exchanges=12), tmp_path))
     async with app.run_test(size=(80, 24)) as pilot:
