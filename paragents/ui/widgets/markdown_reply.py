@@ -41,6 +41,8 @@ STEP_SECONDS = 0.01
 :data:`STEP_PAUSE` seconds."""
 STEP_PAUSE = 0.004
 """Seconds the loop gets between two rendering steps of a long reply."""
+PLACEHOLDER_LINE_CHARS = 1_000
+"""The placeholder shows at most this many characters of a source line (rows are cropped anyway)."""
 STRIP_CACHE_ROWS = 2_000
 """Most painted rows a reply keeps (the cache is emptied past that)."""
 
@@ -133,7 +135,10 @@ def placeholder_rows(source: str) -> list[Text]:
     """The rows shown while a long reply renders: a note, then the source text as it is (dim)."""
     size = f"{len(source) / 1000:.0f} KB" if len(source) >= 1000 else f"{len(source)} characters"
     rows = [Text(f"⋯ rendering this reply ({size}); its text meanwhile:", style="dim italic", end="")]
-    rows.extend(Text(line, style="dim", no_wrap=True, end="") for line in source.split("\n"))
+    rows.extend(
+        Text(line[:PLACEHOLDER_LINE_CHARS].expandtabs(4), style="dim", no_wrap=True, end="")
+        for line in source.split("\n")
+    )
     return rows
 
 
@@ -207,11 +212,14 @@ class MarkdownReply(Widget):
 
     def _start(self) -> None:
         self._start_due = False
+        if not self.is_attached:
+            return
         width = self._wanted
         if self._rendering == width or (self._rows is not None and self._rows_width == width):
             return
         self._rendering = width
-        self.run_worker(self._render_in_steps(width), group="render", exclusive=True)
+        # A failed rendering (never seen: rich renders any text) keeps the placeholder, not a crash.
+        self.run_worker(self._render_in_steps(width), group="render", exclusive=True, exit_on_error=False)
 
     async def _render_in_steps(self, width: int) -> None:
         if self._parsed is None:
