@@ -11,9 +11,9 @@ eight panels finishing at once that made every layout pass cost 80-130 ms and gr
 
 A reply of :data:`OFF_LOOP_CHARS` characters or more (a 390 KB reply takes seconds) is rendered off
 the event loop's critical path: parsed in a thread (markdown-it touches nothing shared), then rendered
-by rich in steps of :data:`STEP_SECONDS` between which the loop handles keys and frames (a thread would
-hold the GIL, and the console's lock, against the loop). Its source text shows at once, dim, under a
-note, until the rendering is ready.
+by rich in steps of :data:`STEP_SECONDS` between which the loop handles keys and frames (rendering in a
+thread competed with the loop for the GIL: loop stalls up to 0.3 s were measured). Its source text shows
+at once, dim, under a note, until the rendering is ready.
 """
 
 from __future__ import annotations
