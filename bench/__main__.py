@@ -6,7 +6,9 @@ the last line. Streaming scenarios (N sessions × R tokens/s) run the real app a
 ``Log`` baseline against the same server; ``baseline_ratio`` = app CPU per 1k tokens ÷ baseline's.
 ``--quick`` (CI) runs (1, 50), (8, 50) and startup with shorter streams, in under a minute; it reports
 and never fails on times. ``sandbox`` (full run, or ``--only sandbox``) times the start-up cost that
-bubblewrap adds to one ``run_command``. Exit status is 0 unless a scenario crashed.
+bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders a 390 KB reply, several
+seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
+rendered. Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ TARGETS = {
     "reopen": {"reopen_s": 0.5, "rss_ratio_5000_vs_50": 2.0},
     "permissions": {"perm_p99_us": 2000},
     "sandbox": {"added_p50_ms": 30},
+    "huge_reply": {"key_p99_ms": 100, "renders": 1},
 }
 
 
@@ -148,6 +151,11 @@ def micro() -> dict[str, Any]:
     return result
 
 
+def huge_reply() -> dict[str, Any]:
+    """Open a stored 390 KB reply (200 code blocks, 50 tables) while typing (bench/huge.py)."""
+    return child(["bench.huge"], isolated_env())
+
+
 def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
     """Which targets are met (None: not measured in this run)."""
     found: dict[str, bool | None] = {}
@@ -158,6 +166,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "reopen": report.get("reopen"),
         "permissions": report.get("micro"),
         "sandbox": report.get("sandbox"),
+        "huge_reply": report.get("huge_reply"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -194,7 +203,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox"):
+    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -211,7 +220,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup; < 60 s")
     parser.add_argument(
-        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox"
+        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox,huge"
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -219,7 +228,11 @@ def main() -> int:
     args = parser.parse_args()
     started = time.perf_counter()
     seconds = args.seconds or (4 if args.quick else 8)
-    sections = set(args.only.split(",")) if args.only else {"stream", "startup", "reopen", "micro", "sandbox"}
+    sections = (
+        set(args.only.split(","))
+        if args.only
+        else {"stream", "startup", "reopen", "micro", "sandbox", "huge"}
+    )
     if args.quick:
         sections = sections & {"stream", "startup"}
     report: dict[str, Any] = {"quick": args.quick, "seconds_per_scenario": seconds, "streaming": {}}
@@ -241,6 +254,9 @@ def main() -> int:
         if "sandbox" in sections:
             eprint("bench: sandbox start-up ...")
             report["sandbox"] = child(["bench.sandbox"], isolated_env())
+        if "huge" in sections:
+            eprint("bench: huge stored reply ...")
+            report["huge_reply"] = huge_reply()
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         report["error"] = str(exc)
         status = 1

@@ -49,6 +49,24 @@ def corpus(n_chars: int, seed: int = 0) -> str:
     return text
 
 
+def huge_markdown(chars: int = 390_000, code_blocks: int = 200, tables: int = 50) -> str:
+    """Return a long Markdown reply of at least ``chars`` characters with ``code_blocks`` fenced Python
+    blocks (8 functions each) and ``tables`` tables (6 rows), between headings and prose."""
+    parts: list[str] = []
+    every = max(code_blocks // max(tables, 1), 1)
+    for i in range(code_blocks):
+        prose = "More words about the change and why it matters. " * 8
+        parts.append(f"## Step {i}\n\nSome **prose** about `func_{i}`; {prose}\n\n")
+        body = "".join(f"def f_{i}_{j}(x: int) -> int:\n    return x * {j} + {i}  # note\n" for j in range(8))
+        parts.append(f"```python\n{body}```\n\n")
+        if i % every == 0 and i // every < tables:
+            rows = "".join(f"| a{i}{k} | `b{k}` | **c** {k} |\n" for k in range(6))
+            parts.append(f"| col a | col b | col c |\n|---|---|---|\n{rows}\n")
+    text = "".join(parts)
+    filler = "Closing prose with some *emphasis* and a [link](https://example.com). " * 10 + "\n\n"
+    return text + filler * max(0, -(-(chars - len(text)) // len(filler)))
+
+
 def pieces(text: str) -> list[str]:
     """Cut ``text`` into :data:`CHARS_PER_TOKEN`-character reads (one token each)."""
     return [text[i : i + CHARS_PER_TOKEN] for i in range(0, len(text), CHARS_PER_TOKEN)]

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import events
+from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container
@@ -46,6 +47,7 @@ from paragents.events import (
 from paragents.models import SessionState
 from paragents.ui.command_runner import run_command
 from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.keys import use_alt_digit_keys
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
 from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
@@ -69,6 +71,8 @@ MAIN_SCREEN_ACTIONS = {
     "inbox",
     "overview",
     "focus_ask",
+    "follow_transcript",
+    "zoom",
 }
 """Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
 DEMO_TYPED_PROMPT = (
@@ -106,14 +110,24 @@ class ParagentsApp(App[None]):
         Binding("pageup", "scroll_transcript(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll_transcript(1)", "Scroll down", show=False),
         Binding(FOCUS_KEY, "focus_ask", "Answer ask", priority=True),
+        Binding("end", "follow_transcript", "Follow", show=False, priority=True),
+        Binding("alt+z", "zoom", "Zoom", show=False, priority=True),
         Binding("f2", "inbox", "Inbox", priority=True, show=False),
         Binding("f3", "overview", "Overview", priority=True, show=False),
-        *(Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False) for n in range(1, 10)),
+        *(
+            Binding(f"alt+{n}", f"focus_number({n})", f"Session {n}", show=False, priority=True)
+            for n in range(1, 10)
+        ),
     ]
+    ESCAPE_TO_MINIMIZE = False
+    """Esc cancels the focused session's turn even while its panel is zoomed (alt+z un-zooms)."""
+    ALLOW_IN_MAXIMIZED_VIEW = "Header, Footer"
+    """A zoomed panel keeps the header ("⚠ n need you") and the footer."""
 
     def __init__(
         self, runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
     ) -> None:
+        use_alt_digit_keys()  # alt+1..9 from tmux/xterm (ESC + digit) focus panels, never type "¡"
         super().__init__()
         self.runtime = runtime
         """The Runtime facade this app drives."""
@@ -251,6 +265,8 @@ class ParagentsApp(App[None]):
         panel = self.panels.pop(sid, None)
         if panel is None:
             return
+        if self.screen_stack[0].maximized is panel:
+            self.screen_stack[0].minimize()
         await panel.remove()
         for number, other in enumerate(self.panels.values(), start=1):
             other.number = number
@@ -294,7 +310,10 @@ class ParagentsApp(App[None]):
         if panel is None:
             return
         self._set_active(sid)
-        panel.prompt_box.input.focus()
+        main = self.screen_stack[0]
+        if isinstance(main.maximized, SessionPanel):
+            main.maximized = panel  # zoomed: the zoom moves to this panel
+        panel.prompt_box.input.focus()  # never a bar: an ask is answered only after ctrl+g or a click
         panel.scroll_visible(animate=False)
 
     def _set_active(self, sid: str) -> None:
@@ -391,6 +410,10 @@ class ParagentsApp(App[None]):
             self.runtime.submit(message.session_id, message.text)
         except Exception as exc:  # SessionError and friends carry a readable message
             self._error(exc)
+            return
+        panel = self.panels.get(message.session_id)
+        if panel is not None:
+            panel.transcript.follow()  # sent while scrolled up: show the bottom, where the reply comes
 
     def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
         """Edit or remove a queued prompt; says so when it already started."""
@@ -490,10 +513,31 @@ class ParagentsApp(App[None]):
             return
         transcript = panel.transcript
         if direction < 0:
+            if transcript.max_scroll_y <= 0:
+                return  # it fits its panel: nothing to scroll, and it keeps following what comes
             transcript.release_anchor()
             transcript.scroll_page_up(animate=False)
         else:
             transcript.scroll_page_down(animate=False)
+
+    def action_follow_transcript(self) -> None:
+        """End: jump to the bottom of the focused transcript and follow new output again, even while
+        the prompt box has focus. When it already follows, End goes on to the prompt box (cursor to
+        the end, accept a completion)."""
+        panel = self.active_panel
+        if panel is None or panel.transcript.following:
+            raise SkipAction()
+        panel.transcript.follow()
+
+    def action_zoom(self) -> None:
+        """Show the focused panel alone (alt+z); alt+z again shows every panel. alt+number and
+        alt+arrows move the zoom to another panel."""
+        screen = self.screen
+        if isinstance(screen.maximized, SessionPanel):
+            screen.minimize()
+        elif (panel := self.active_panel) is not None:
+            screen.maximized = panel
+            self.focus_panel(panel.session_id)
 
     def action_focus_number(self, number: int) -> None:
         """Focus panel ``number`` (1-based), if it exists."""

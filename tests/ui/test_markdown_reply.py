@@ -46,7 +46,9 @@ async def test_widget_height_is_its_rows_and_follows_the_width() -> None:
         await pilot.resize_terminal(30, 40)
         await pilot.pause()
         assert reply.size.width < 30 and reply.size.height > wide
-        assert all(len(line) <= reply.size.width for line in str(reply.render()).split("\n"))
+        rows = [reply.render_line(y).text.rstrip() for y in range(reply.size.height)]
+        assert rows == reply.rendered(reply.size.width).plain.split("\n")
+        assert all(len(row) <= reply.size.width for row in rows)
 
 
 async def test_rendered_reply_text_can_be_selected() -> None:

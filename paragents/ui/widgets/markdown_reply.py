@@ -6,19 +6,45 @@ as text and single newlines kept as line breaks, see :func:`_parse`),
 turned into one ``rich.text.Text`` per width, so the reply is a single widget that the user can select
 and copy from. Textual's own ``Markdown`` widget builds one widget per block (dozens per reply): with
 eight panels finishing at once that made every layout pass cost 80-130 ms and grew memory ~3x
-(docs/performance.md), so completed replies use this instead.
+(docs/performance.md), so completed replies use this instead. The widget paints only its visible rows
+(Textual's line API): once rendered, a reply of thousands of rows costs what a screenful costs.
+
+A reply of :data:`OFF_LOOP_CHARS` characters or more (a 390 KB reply takes seconds) is rendered off
+the event loop's critical path: parsed in a thread (markdown-it touches nothing shared), then rendered
+by rich in steps of :data:`STEP_SECONDS` between which the loop handles keys and frames (rendering in a
+thread competed with the loop for the GIL: loop stalls up to 0.3 s were measured). Its source text shows
+at once, dim, under a note, until the rendering is ready.
 """
 
 from __future__ import annotations
 
+import asyncio
+import time
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
+from rich.segment import Segment
 from rich.text import Text
 from textual.geometry import Size
+from textual.selection import Selection
+from textual.strip import Strip
 from textual.widget import Widget
 
 CODE_THEME = "monokai"
 """Pygments style of highlighted code fences."""
+OFF_LOOP_CHARS = 10_000
+"""Replies this long or longer (about 50 ms of rendering and up) are rendered in steps: parsed in a
+thread, then rendered on the loop :data:`STEP_SECONDS` at a time, showing their source text until the
+rendering is ready."""
+STEP_SECONDS = 0.01
+"""A long reply renders rows for this long, then lets the loop run (keys, frames) for
+:data:`STEP_PAUSE` seconds."""
+STEP_PAUSE = 0.004
+"""Seconds the loop gets between two rendering steps of a long reply."""
+PLACEHOLDER_LINE_CHARS = 1_000
+"""The placeholder shows at most this many characters of a source line (rows are cropped anyway)."""
+STRIP_CACHE_ROWS = 2_000
+"""Most painted rows a reply keeps (the cache is emptied past that)."""
 
 
 _MARKDOWN_CLASS: Any = None
@@ -40,10 +66,10 @@ def _markdown_class() -> Any:
         class ReplyMarkdown(Markdown):
             elements: ClassVar[dict[str, Any]] = {**Markdown.elements, "heading_open": LeftHeading}
 
-            def __init__(self, markup: str, **kwargs: Any) -> None:
+            def __init__(self, markup: str, parsed: list[Any] | None = None, **kwargs: Any) -> None:
                 super().__init__("", **kwargs)
                 self.markup = markup
-                self.parsed = _parse(markup)
+                self.parsed = _parse(markup) if parsed is None else parsed
 
         _MARKDOWN_CLASS = ReplyMarkdown
     return _MARKDOWN_CLASS
@@ -67,32 +93,60 @@ def _parse(source: str) -> list[Any]:
     return tokens
 
 
-def render_markdown(source: str, width: int, console: Any) -> Text:
-    """Return ``source`` (Markdown) rendered for ``width`` cells as one ``Text`` (lines joined by
-    newlines, no trailing spaces, no wrapping needed). ``console`` is a ``rich.console.Console`` (the
-    app's). Never raises for any input text."""
+def iter_rows(source: str, width: int, console: Any, parsed: list[Any] | None = None) -> Iterator[Text]:
+    """Yield ``source`` (Markdown) rendered for ``width`` cells one row (a ``Text``: no trailing
+    spaces, no wrapping needed) at a time, as rich produces them; ``parsed``: the tokens of
+    :func:`_parse` when already parsed. ``console`` is a ``rich.console.Console`` (the app's)."""
     width = max(width, 10)
-    markdown = _markdown_class()(source, code_theme=CODE_THEME, hyperlinks=False)
+    markdown = _markdown_class()(source, parsed, code_theme=CODE_THEME, hyperlinks=False)
     options = console.options.update(width=width, height=None)
-    lines = console.render_lines(markdown, options, pad=False)
-    rows: list[Text] = []
-    for line in lines:
+    # What Console.render_lines(pad=False) does, one row at a time.
+    for line in Segment.split_and_crop_lines(console.render(markdown, options), width, pad=False):
         row = Text(no_wrap=True, overflow="crop", end="")
         for segment in line:
             if not segment.control:
                 row.append(segment.text, segment.style)
         row.rstrip()
-        rows.append(row)
+        yield row
+
+
+def trim_rows(rows: list[Text]) -> list[Text]:
+    """Drop the empty rows at the end of ``rows`` (in place) and return it."""
     while rows and not rows[-1].plain:
         rows.pop()
-    text = Text("\n", no_wrap=True, overflow="crop").join(rows)
+    return rows
+
+
+def render_rows(source: str, width: int, console: Any) -> list[Text]:
+    """Return ``source`` (Markdown) rendered for ``width`` cells as one ``Text`` per row
+    (:func:`iter_rows`), without empty rows at the end. Never raises for any input text."""
+    return trim_rows(list(iter_rows(source, width, console)))
+
+
+def render_markdown(source: str, width: int, console: Any) -> Text:
+    """Return ``source`` (Markdown) rendered for ``width`` cells as one ``Text`` (the rows of
+    :func:`render_rows` joined by newlines)."""
+    text = Text("\n", no_wrap=True, overflow="crop").join(render_rows(source, width, console))
     text.no_wrap = True
     return text
 
 
+def placeholder_rows(source: str) -> list[Text]:
+    """The rows shown while a long reply renders: a note, then the source text as it is (dim)."""
+    size = f"{len(source) / 1000:.0f} KB" if len(source) >= 1000 else f"{len(source)} characters"
+    rows = [Text(f"⋯ rendering this reply ({size}); its text meanwhile:", style="dim italic", end="")]
+    rows.extend(
+        Text(line[:PLACEHOLDER_LINE_CHARS].expandtabs(4), style="dim", no_wrap=True, end="")
+        for line in source.split("\n")
+    )
+    return rows
+
+
 class MarkdownReply(Widget):
     """One completed reply (``source``: Markdown text), rendered once per width by
-    :func:`render_markdown`; its height is its number of rendered rows."""
+    :func:`render_rows`; its height is its number of rendered rows. A long reply (see
+    :data:`OFF_LOOP_CHARS`) shows :func:`placeholder_rows` until its rendering, made in steps, is
+    ready; after a resize it keeps showing the previous rendering until the new one is ready."""
 
     DEFAULT_CSS = """
     MarkdownReply { height: auto; padding: 0 1; }
@@ -102,22 +156,134 @@ class MarkdownReply(Widget):
         super().__init__()
         self.source = source
         """The Markdown text shown."""
-        self._cache: tuple[int, Text] | None = None
+        self._rows: list[Text] | None = None
+        self._rows_width = 0
+        self._placeholder: list[Text] | None = None
+        self._strips: dict[int, Strip] = {}
+        self._strips_width = 0
+        self._wanted = 0
+        self._rendering = 0
+        self._start_due = False
+        self._parsed: list[Any] | None = None
+
+    @property
+    def pending(self) -> bool:
+        """True while the placeholder shows (a long reply's first rendering is not ready yet)."""
+        return self._rows is None
 
     def rendered(self, width: int) -> Text:
-        """The reply rendered for ``width`` content cells (cached for the last width)."""
-        if self._cache is None or self._cache[0] != width:
-            self._cache = (width, render_markdown(self.source, width, self.app.console))
-        return self._cache[1]
+        """The reply rendered for ``width`` content cells (rendered now unless already done)."""
+        return Text("\n", no_wrap=True, overflow="crop").join(self._rows_now(width))
+
+    def _rows_now(self, width: int) -> list[Text]:
+        if self._rows is None or self._rows_width != width:
+            self._set_rows(width, render_rows(self.source, width, self.app.console))
+        assert self._rows is not None
+        return self._rows
+
+    def _set_rows(self, width: int, rows: list[Text]) -> None:
+        self._rows, self._rows_width = rows, width
+        self._placeholder = None
+        self._strips.clear()
+
+    def _shown_rows(self, width: int) -> list[Text]:
+        """The rows to show at ``width``: rendered now (short reply), ready, or the placeholder /
+        the previous width's rows while they render in steps (long reply)."""
+        if self._rows is not None and self._rows_width == width:
+            return self._rows
+        if len(self.source) < OFF_LOOP_CHARS:
+            return self._rows_now(width)
+        self._want(width)
+        if self._rows is not None:
+            return self._rows
+        if self._placeholder is None:
+            self._placeholder = placeholder_rows(self.source)
+        return self._placeholder
+
+    def _want(self, width: int) -> None:
+        """Ask for a rendering at ``width`` in steps; it starts after the next refresh with the
+        width wanted then, so a layout that settles in two passes (a scrollbar appearing) renders
+        once."""
+        self._wanted = width
+        if self._rendering == width or self._start_due:
+            return
+        self._start_due = True
+        self.call_after_refresh(self._start)
+
+    def _start(self) -> None:
+        self._start_due = False
+        if not self.is_attached:
+            return
+        width = self._wanted
+        if self._rendering == width or (self._rows is not None and self._rows_width == width):
+            return
+        self._rendering = width
+        # A failed rendering (never seen: rich renders any text) keeps the placeholder, not a crash.
+        self.run_worker(self._render_in_steps(width), group="render", exclusive=True, exit_on_error=False)
+
+    async def _render_in_steps(self, width: int) -> None:
+        if self._parsed is None:
+            self._parsed = await asyncio.to_thread(_parse, self.source)
+        rows: list[Text] = []
+        step_end = time.perf_counter() + STEP_SECONDS
+        for row in iter_rows(self.source, width, self.app.console, self._parsed):
+            rows.append(row)
+            if time.perf_counter() >= step_end:
+                await asyncio.sleep(STEP_PAUSE)
+                if self._rendering != width:
+                    return  # a newer width was asked for meanwhile
+                step_end = time.perf_counter() + STEP_SECONDS
+        if self._rendering != width:
+            return
+        self._rendering = 0
+        self._parsed = None
+        self._set_rows(width, trim_rows(rows))
+        self.refresh(layout=True)
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         """Fill the available width (the layout asks before knowing the height)."""
         return container.width
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        """Rows of the reply rendered for ``width`` cells."""
-        return len(self.rendered(width).plain.split("\n"))
+        """Rows of the reply rendered for ``width`` cells (of the placeholder while it renders)."""
+        return len(self._shown_rows(width))
 
-    def render(self) -> Text:
-        """The rendered reply for the current content width."""
-        return self.rendered(self.size.width)
+    def render_line(self, y: int) -> Strip:
+        """Row ``y`` of the reply (painted once, then cached), with the text selection shown."""
+        width = self.size.width
+        rows = self._shown_rows(width)
+        if self._strips_width != width:
+            self._strips.clear()
+            self._strips_width = width
+        style = self.rich_style
+        if y >= len(rows):
+            return Strip.blank(width, style)
+        selection = self.text_selection
+        strip = self._strips.get(y) if selection is None else None
+        if strip is None:
+            row = rows[y].copy()
+            row.stylize_before(style)
+            if selection is not None and (span := selection.get_span(y)) is not None:
+                start, end = span
+                row.stylize(
+                    self.screen.get_component_rich_style("screen--selection"),
+                    start,
+                    len(row) if end == -1 else end,
+                )
+            strip = Strip(row.render(self.app.console), row.cell_len)
+            strip = strip.crop_extend(0, width, style).apply_offsets(0, y)
+            if selection is None:
+                if len(self._strips) >= STRIP_CACHE_ROWS:
+                    self._strips.clear()
+                self._strips[y] = strip
+        return strip
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected part of the reply's rendered text."""
+        rows = self._shown_rows(self.size.width)
+        return selection.extract("\n".join(row.plain for row in rows)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        """Repaint with the new selection."""
+        self._strips.clear()
+        self.refresh()

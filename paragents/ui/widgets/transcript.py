@@ -44,6 +44,8 @@ RESTORE_MOUNTED = 10
 """Entries mounted when a stored conversation is loaded (restore/reopen); "show earlier" mounts more.
 Kept small (five exchanges fill a panel) so startup with many persisted sessions stays fast
 (docs/performance.md)."""
+FOLLOW_ROWS = 2
+"""Scrolling back down to within this many rows of the bottom resumes following new output."""
 
 
 @dataclass(eq=False)
@@ -205,6 +207,24 @@ class Transcript(VerticalScroll):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    # --- following the bottom ------------------------------------------------------------------
+    @property
+    def following(self) -> bool:
+        """True while the view sticks to the bottom as output arrives (Textual's anchor, not released
+        by a scroll up)."""
+        return self.is_anchored and not self._anchor_released
+
+    def follow(self) -> None:
+        """Jump to the bottom and follow new output again (End, a sent prompt)."""
+        self.anchor()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Resume following when a scroll *down* (wheel, PageDown, scrollbar) ends within
+        :data:`FOLLOW_ROWS` rows of the bottom; Textual itself only resumes at the very last row."""
+        super().watch_scroll_y(old_value, new_value)
+        if new_value > old_value and not self.following and new_value >= self.max_scroll_y - FOLLOW_ROWS:
+            self.follow()
 
     @property
     def dirty(self) -> bool:

@@ -1,0 +1,139 @@
+"""Opening a huge stored reply, in this (fresh) process: ``python -m bench.huge`` prints one JSON object.
+
+A session whose history holds one 390 KB reply (200 code blocks, 50 tables) is persisted, then the real
+app starts on it (``make_app`` as the CLI does, headless, 200x50) while a key is typed into the prompt
+box every 50 ms (sent the way the terminal driver sends them). Reports key sent → inserted latency
+(``key_p50_ms``/``key_p99_ms``, target p99 <= 100 ms), the loop lag, when the placeholder and the
+rendered reply showed (seconds after the app was ready) and how many times the reply was rendered
+(``renders``: 1 is the target).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import time
+from typing import Any
+
+from bench.common import bench_root, huge_markdown, percentile, r
+from bench.probes import LagTicker
+
+SIZE = (200, 50)
+KEY_EVERY_S = 0.05
+SETTLE_S = 0.5
+
+
+async def seed(source: str) -> None:
+    """Persist one open session: a prompt and the huge reply."""
+    from paragents import paths
+    from paragents.store import Store
+
+    project = bench_root() / "project"
+    async with await Store.open(paths.db_path()) as store:
+        rec = await store.create_session(name="huge", project_dir=project, workdir=project, model="m")
+        await store.append_message(rec.id, {"role": "user", "content": "Explain everything."})
+        await store.append_message(rec.id, {"role": "assistant", "content": source})
+
+
+def _watch_typing(typed: dict[str, float], latencies: list[float]) -> contextlib.ExitStack:
+    """Record key sent → text inserted, for the prompt box as an Input or a TextArea."""
+    from textual.widgets import Input, TextArea
+
+    stack = contextlib.ExitStack()
+
+    def record(text: str) -> None:
+        at = typed.pop(text, None)
+        if at is not None:
+            latencies.append((time.perf_counter() - at) * 1000)
+
+    original_input = Input.insert_text_at_cursor
+    original_area = TextArea._replace_via_keyboard
+
+    def insert(self: Input, text: str) -> None:
+        record(text)
+        original_input(self, text)
+
+    def replace(self: TextArea, insert: str, *args: Any) -> Any:
+        record(insert)
+        return original_area(self, insert, *args)
+
+    Input.insert_text_at_cursor = insert  # type: ignore[method-assign]
+    TextArea._replace_via_keyboard = replace  # type: ignore[method-assign]
+    stack.callback(setattr, Input, "insert_text_at_cursor", original_input)
+    stack.callback(setattr, TextArea, "_replace_via_keyboard", original_area)
+    return stack
+
+
+async def run(source: str) -> dict[str, Any]:
+    from textual import events
+
+    from paragents.runtime import Runtime
+    from paragents.ui.app import make_app
+    from paragents.ui.widgets import markdown_reply
+    from paragents.ui.widgets.markdown_reply import MarkdownReply
+
+    renders: list[int] = []
+    iter_rows = markdown_reply.iter_rows
+
+    def counted(text: str, width: int, *args: Any) -> Any:
+        if len(text) == len(source):
+            renders.append(width)
+        return iter_rows(text, width, *args)
+
+    markdown_reply.iter_rows = counted  # type: ignore[assignment]
+    overrides = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "max_retries": 0}
+    runtime = await Runtime.create(bench_root() / "project", cli_overrides=overrides)
+    app = make_app(runtime, tune_gc=True)  # as the CLI does
+    typed: dict[str, float] = {}
+    latencies: list[float] = []
+    lag = LagTicker()
+    marks: dict[str, float] = {}
+    with _watch_typing(typed, latencies):
+        async with app.run_test(size=SIZE):
+            while not app.ready:
+                await asyncio.sleep(0.01)
+            ready = time.perf_counter()
+            lag.start()
+            count = 0
+            settle_until = None
+            while settle_until is None or time.perf_counter() < settle_until:
+                replies = [w for w in app.query(MarkdownReply) if len(w.source) == len(source)]
+                if replies and "placeholder_s" not in marks and replies[0].pending:
+                    marks["placeholder_s"] = time.perf_counter() - ready
+                if replies and not replies[0].pending and settle_until is None:
+                    marks["rendered_s"] = time.perf_counter() - ready
+                    settle_until = time.perf_counter() + SETTLE_S
+                if time.perf_counter() - ready > 120:
+                    raise RuntimeError("the huge reply was not rendered within 120 s")
+                count += 1
+                letter = chr(ord("a") + count % 26)
+                key = events.Key(letter, letter)
+                key.set_sender(app)
+                typed[letter] = time.perf_counter()
+                app._driver.send_message(key)
+                await asyncio.sleep(KEY_EVERY_S)
+            lag.stop()
+    await runtime.shutdown()
+    return {
+        "reply_kb": r(len(source) / 1000),
+        "key_p50_ms": r(percentile(latencies, 50)),
+        "key_p99_ms": r(percentile(latencies, 99)),
+        "key_max_ms": r(max(latencies, default=0.0)),
+        "key_presses": len(latencies),
+        "loop_lag_p99_ms": r(percentile(lag.lags_ms, 99)),
+        "loop_lag_max_ms": r(max(lag.lags_ms, default=0.0)),
+        "placeholder_s": r(marks.get("placeholder_s"), 3),
+        "rendered_s": r(marks.get("rendered_s"), 2),
+        "renders": len(renders),
+    }
+
+
+def main() -> None:
+    source = huge_markdown()
+    asyncio.run(seed(source))
+    print(json.dumps(asyncio.run(run(source))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
