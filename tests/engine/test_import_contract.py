@@ -20,7 +20,7 @@ def core_modules() -> list[str]:
 
 def test_core_modules_do_not_import_textual() -> None:
     modules = core_modules()
-    assert "paragents.agent" in modules and "paragents.runtime" in modules
+    assert "paragents.agent" in modules and "paragents.sessions.runtime" in modules
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
