@@ -68,7 +68,7 @@ def _watch_typing(typed: dict[str, float], latencies: list[float]) -> contextlib
 async def run(source: str) -> dict[str, Any]:
     from textual import events
 
-    from paragents.runtime import Runtime
+    from paragents.sessions import Runtime
     from paragents.ui.app import make_app
     from paragents.ui.widgets import markdown_reply
     from paragents.ui.widgets.markdown_reply import MarkdownReply

@@ -48,7 +48,7 @@ async def seed(sessions: int, messages: int, closed: bool, prefix: str) -> None:
 
 
 async def _runtime(url: str) -> Any:
-    from paragents.runtime import Runtime
+    from paragents.sessions import Runtime
 
     overrides = {"base_url": url, "model": "m", "max_retries": 0}
     return await Runtime.create(bench_root() / "project", cli_overrides=overrides)

@@ -109,7 +109,7 @@ def markdown_rendered(block: Any) -> bool:
 async def run_app(args: argparse.Namespace) -> dict[str, Any]:
     """The real app: N sessions, one prompt each, all streaming at once."""
     from paragents.events import MessageAdded, TextDelta, TurnFinished
-    from paragents.runtime import Runtime
+    from paragents.sessions import Runtime
     from paragents.ui.app import make_app
     from paragents.ui.widgets.session_panel import SessionPanel
     from paragents.ui.widgets.transcript import AssistantBlock

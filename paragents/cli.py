@@ -147,7 +147,7 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
 def run_tui(args: argparse.Namespace) -> int:
     """Start the Textual app for the project in ``args.dir``; return the exit code."""
     from paragents.config import ConfigError, has_config
-    from paragents.runtime import Runtime
+    from paragents.sessions import Runtime
 
     project_dir = Path(args.dir or ".").expanduser().resolve()
     if not project_dir.is_dir():

@@ -43,7 +43,7 @@ def run_recorded(path: Path, run: Callable[[], int]) -> int:
     """Call ``run()`` with a :class:`~paragents.cassette.recorder.Recorder` active (every runtime it
     creates is recorded), then write the cassette to ``path``; return ``run()``'s exit code."""
     from paragents.cassette.recorder import Recorder
-    from paragents.runtime import ACTIVE_RECORDER
+    from paragents.sessions import ACTIVE_RECORDER
 
     recorder = Recorder()
     token = ACTIVE_RECORDER.set(recorder)

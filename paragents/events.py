@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from paragents.models import CallPreview, Message, SessionState, ToolCall, Usage
+from paragents.models import CallPreview, Message, SessionState, ToolCall, TurnResult, Usage
 
 ApprovalAnswer = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_with_note"]
 """Answers to a permission ask (names follow the Agent Client Protocol, plus a session scope)."""
@@ -27,15 +27,21 @@ class Event:
 
 @dataclass(frozen=True, slots=True)
 class SessionStateChanged(Event):
-    """The session moved to ``state``; ``detail`` is a short human note (e.g. an error summary)."""
+    """The session moved to ``state``; ``detail`` is a short human note (e.g. an error summary).
+    ``waiting_on``: in state WAITING on a conflict, what a held tool call waits on (the holder
+    session's name, or a path); None otherwise (``detail`` then says "waiting on X" too)."""
 
     state: SessionState
     detail: str = ""
+    waiting_on: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class PromptQueued(Event):
-    """A prompt was queued; ``prompt_id`` identifies it for edit/remove; ``position`` is 0-based."""
+    """A prompt was queued; ``prompt_id`` identifies it for edit/remove; ``position`` is 0-based.
+
+    No longer emitted (every queue change is a :class:`QueueChanged`); kept until the TUI stops
+    importing it."""
 
     prompt_id: str
     text: str
@@ -224,6 +230,8 @@ class TurnFinished(Event):
     status: Literal["completed", "failed", "cancelled"]
     error: str | None = None
     error_kind: str | None = None
+    result: TurnResult | None = field(default=None, compare=False, repr=False)
+    """The whole outcome (the messages the turn added, its usage); the view keeps it as ``last_result``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +252,65 @@ class Compacted(Event):
     covered: int
     tokens_before: int
     tokens_after: int
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRenamed(Event):
+    """The session is now called ``name``."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelChanged(Event):
+    """The session's next requests use ``model``, whose context window is ``context_window`` tokens."""
+
+    model: str
+    context_window: int
+
+
+@dataclass(frozen=True, slots=True)
+class ModeChanged(Event):
+    """The session's permission mode is now ``mode``."""
+
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxChanged(Event):
+    """The session's ``/sandbox`` mode is now ``mode`` (off/auto/required)."""
+
+    mode: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRulesChanged(Event):
+    """The session's "allow for this session" rules are now ``rules``."""
+
+    rules: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadOnlyChanged(Event):
+    """``reason`` set: another live process holds the session, so it is read-only here (why, and how
+    to take it over); None: this process holds it. ``state``: the holder's state, when known."""
+
+    reason: str | None
+    state: SessionState | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationLoaded(Event):
+    """The conversation shown is ``messages`` (read from the store, or copied by a fork), replacing
+    what was shown; ``context_tokens`` the size of the next request when known (else unchanged)."""
+
+    messages: tuple[Message, ...]
+    context_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationCleared(Event):
+    """``/clear``: a new, empty conversation started (the old one stays in the store)."""
 
 
 EventSink = Callable[[Event], None]

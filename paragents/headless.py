@@ -184,7 +184,7 @@ RUN_SESSION = re.compile(r"^run(-\d+)?$")
 async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console) -> Any:
     """Return the session of a run without ``--session``: a new ``run-N`` one, or with ``--continue``
     the most recently used run session (a new one when there is none). Raises SessionError."""
-    from paragents.runtime import SessionError
+    from paragents.sessions import SessionError
 
     records = [r for r in await runtime.list_sessions() if RUN_SESSION.match(r.name)]
     if getattr(args, "continue_", False):
@@ -244,7 +244,7 @@ def print_preview(out: Console, event: ev.PermissionRequested) -> None:
 async def run_headless(args: Any) -> int:
     """Run ``paragents run`` with parsed ``args``; return the exit code (never raises for user errors)."""
     from paragents.config import ConfigError, has_config
-    from paragents.runtime import Runtime, SessionError
+    from paragents.sessions import Runtime, SessionError
     from paragents.store import SessionHeld
 
     console = Console(stderr=False, highlight=False, soft_wrap=True)

@@ -152,11 +152,6 @@ def user_message(text: str) -> Message:
     return {"role": "user", "content": text}
 
 
-def system_message(text: str) -> Message:
-    """Return ``{"role": "system", "content": text}``."""
-    return {"role": "system", "content": text}
-
-
 def tool_message(tool_call_id: str, content: str) -> Message:
     """Return the ``role: tool`` result message answering ``tool_call_id``."""
     return {"role": "tool", "tool_call_id": tool_call_id, "content": content}
@@ -176,3 +171,15 @@ def parse_arguments(raw: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ValueError(f"arguments are not valid JSON object: got {type(value).__name__}")
     return value
+
+
+@dataclass
+class TurnResult:
+    """How a turn ended: ``status``, readable ``error`` and its ``error_kind`` (None when completed),
+    ``messages`` the OpenAI messages the turn added (user first), ``usage`` summed over its requests."""
+
+    status: TurnStatus
+    error: str | None = None
+    error_kind: str | None = None
+    messages: list[Message] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)

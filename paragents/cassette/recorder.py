@@ -1,7 +1,7 @@
 """Record a live run as a cassette (``paragents --record FILE``, ``paragents run --record FILE``).
 
-The recorder is attached by :meth:`paragents.runtime.Runtime.create` (``recorder=`` or
-``paragents.runtime.ACTIVE_RECORDER``). It collects:
+The recorder is attached by :meth:`paragents.sessions.Runtime.create` (``recorder=`` or
+``paragents.sessions.ACTIVE_RECORDER``). It collects:
 
 - each chat-completions response's raw network reads, from the ChatClient's ``recorder`` callback
   (request bodies and auth headers are dropped; the client already scrubs the key), queued under the

@@ -66,15 +66,6 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def sha256_file(path: Path) -> str:
-    """Return the sha256 hex digest of the file's bytes, read in chunks. Raises OSError."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def walk(
     root: Path, stop: threading.Event | None = None, max_depth: int | None = None
 ) -> Iterator[tuple[Path, bool]]:

@@ -1,4 +1,4 @@
-"""The Textual UI of paragents: one client of the core (``paragents.runtime.Runtime``).
+"""The Textual UI of paragents: one client of the core (``paragents.sessions.Runtime``).
 
 Only this package imports Textual. Entry point: :func:`paragents.ui.app.make_app`.
 """

@@ -1,7 +1,7 @@
 """The paragents Textual app: one panel per open session, routed core events, keys and commands.
 
 Build it with :func:`make_app` (the CLI and the tests use the same factory). The app is one client of
-the core: it calls the ``Runtime`` facade (paragents.runtime) and receives every core event through
+the core: it calls the ``Runtime`` facade (paragents.sessions) and receives every core event through
 the runtime's sink, which posts an :class:`~paragents.ui.messages.AgentEvent`; the app routes each
 event to the panel of ``event.session_id``. Background work never touches widgets.
 
@@ -96,7 +96,7 @@ def tune_gc() -> None:
 
 
 class ParagentsApp(App[None]):
-    """The TUI. ``runtime`` is a ``paragents.runtime.Runtime``; ``first_run`` shows setup first."""
+    """The TUI. ``runtime`` is a ``paragents.sessions.Runtime``; ``first_run`` shows setup first."""
 
     TITLE = "paragents"
     CSS_PATH = "app.tcss"
@@ -632,7 +632,7 @@ class ParagentsApp(App[None]):
 def make_app(
     runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
 ) -> ParagentsApp:
-    """Build the TUI for ``runtime`` (a ``paragents.runtime.Runtime``); the CLI and the tests call this.
+    """Build the TUI for ``runtime`` (a ``paragents.sessions.Runtime``); the CLI and the tests call this.
 
     ``first_run`` (no config file exists yet) shows the setup screen before the main screen;
     ``demo`` says DEMO in the title; ``tune_gc`` (the CLI: the app owns the process) applies

@@ -16,7 +16,7 @@ from paragents import events as ev
 from paragents.cassette import play_cassette, report_ok, validate_cassette
 from paragents.cassette.recorder import Recorder
 from paragents.llm import ReplayServer, ScriptedResponse, ThreadedReplayServer
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 
 KEY = "sk-test-RECORDSECRET-0123456789"
 REPO = Path(__file__).parent.parent.parent

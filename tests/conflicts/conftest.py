@@ -15,7 +15,7 @@ import pytest
 from paragents import events as ev
 from paragents.llm import ScriptedResponse
 from paragents.llm.replay import ReplayServer
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 from tests.engine.conftest import Collector
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 
 
 @dataclass

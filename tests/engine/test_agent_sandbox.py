@@ -10,7 +10,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm import ScriptedResponse
-from paragents.session_view import SessionError
+from paragents.sessions import SessionError
 from paragents.tools.sandbox import SandboxConfig, check
 from tests.engine.conftest import Env
 

@@ -20,7 +20,7 @@ def core_modules() -> list[str]:
 
 def test_core_modules_do_not_import_textual() -> None:
     modules = core_modules()
-    assert "paragents.agent" in modules and "paragents.runtime" in modules
+    assert "paragents.agent" in modules and "paragents.sessions.runtime" in modules
     code = (
         "import importlib, sys\n"
         f"for name in {modules!r}:\n"
@@ -31,3 +31,16 @@ def test_core_modules_do_not_import_textual() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"core imported textual: {proc.stdout.strip()}"
+
+
+def test_no_import_cycles_among_paragents_modules() -> None:
+    """No paragents module imports (directly or not) one that imports it back."""
+    import grimp
+
+    graph = grimp.build_graph("paragents")
+    modules = sorted(graph.modules)
+    for module in modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported.startswith("paragents") and imported != module:
+                back = graph.find_shortest_chain(importer=imported, imported=module)
+                assert back is None, f"cycle: {module} -> {' -> '.join(back or ())}"

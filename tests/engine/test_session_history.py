@@ -14,7 +14,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm import ScriptedResponse
-from paragents.runtime import Runtime, SessionError
+from paragents.sessions import Runtime, SessionError
 from paragents.store import INTERRUPTED_RESULT
 from tests.engine.conftest import Env
 

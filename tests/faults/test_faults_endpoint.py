@@ -22,7 +22,7 @@ import pytest
 from paragents import events as ev
 from paragents.llm import ChatClient, ReplayServer, ScriptedResponse
 from paragents.models import SessionState
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 from tests.faults.tally import record
 from tests.faults.validity import request_problems
 

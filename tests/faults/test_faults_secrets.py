@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from paragents.llm import ReplayServer, ScriptedResponse
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 from paragents.ui.app import make_app
 from tests.faults.tally import record
 from tests.ui.conftest import SIZE, wait_until

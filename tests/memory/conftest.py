@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paragents.compaction import SUMMARY_PROMPT
+from paragents.agent.compaction import SUMMARY_PROMPT
 from paragents.llm.replay import ReceivedRequest, ReplayServer
 
 # The same Runtime/ReplayServer fixtures as the engine tests (one definition, shared).

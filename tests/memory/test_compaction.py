@@ -7,9 +7,9 @@ import json
 from collections.abc import Callable
 
 from paragents import events as ev
-from paragents.compaction import SUMMARY_HEADER, build_request, choose_cut, valid_cuts
+from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut, valid_cuts
 from paragents.llm.replay import ScriptedResponse
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
 
 
@@ -100,7 +100,7 @@ def test_a_cut_never_splits_a_tool_pair_or_a_parallel_batch() -> None:
             cut = choose_cut(history, 0, keep, 10_000, turns_kept)
             assert cut is not None and history[cut]["role"] != "tool"
             seen.add(cut)
-            from paragents.compaction import CompactionState
+            from paragents.agent.compaction import CompactionState
 
             request = build_request("sys", history, CompactionState("S", cut, "start"), 10_000)
             assert_valid_request({"messages": request})

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from paragents import events as ev
+from paragents.agent.tokens import estimate_messages_tokens
 from paragents.llm.replay import ScriptedResponse
-from paragents.tokens import estimate_messages_tokens
 from paragents.tools.files import ListDir
 from paragents.tools.registry import ToolRegistry
 from tests.memory.conftest import Env, assert_valid_request, turn_requests

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from paragents.agent.tokens import cost_usd, estimate_messages_tokens, estimate_text_tokens
 from paragents.models import Usage
-from paragents.tokens import cost_usd, estimate_messages_tokens, estimate_text_tokens
 
 DATA = json.loads((Path(__file__).parent / "data" / "usage_calibration.json").read_text(encoding="utf-8"))
 

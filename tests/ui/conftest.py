@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from paragents.llm.replay import ReplayServer
-from paragents.runtime import Runtime
+from paragents.sessions import Runtime
 
 SIZE = (160, 45)
 """Terminal size of every pilot and snapshot test."""

@@ -1,4 +1,4 @@
-"""A deterministic in-memory stand-in for ``paragents.runtime.Runtime`` (snapshot tests only).
+"""A deterministic in-memory stand-in for ``paragents.sessions.Runtime`` (snapshot tests only).
 
 It has the facade's attributes and methods; events are fed by the test with :meth:`FakeRuntime.emit`.
 No network, no database, fixed ids (s1, s2, ...), so screenshots are stable."""

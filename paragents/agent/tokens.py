@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from paragents.models import Message, Usage
@@ -102,3 +102,14 @@ def cost_usd(
         usage.prompt_tokens * (input_price_per_mtok or 0.0)
         + usage.completion_tokens * (output_price_per_mtok or 0.0)
     ) / 1_000_000
+
+
+def counted_usage(
+    reported: Usage | None, prompt: Callable[[], int], completion: Callable[[], int]
+) -> tuple[Usage, bool]:
+    """Return the usage to count for one request and whether it is estimated: the server's
+    ``reported`` usage, else a local estimate from ``prompt()`` and ``completion()`` (tokens)."""
+    if reported is not None:
+        return reported, False
+    p, c = prompt(), completion()
+    return Usage(p, c, p + c), True

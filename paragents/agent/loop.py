@@ -15,35 +15,40 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal
 
 from paragents import events as ev
-from paragents.compaction import (
+from paragents.agent.approval import approve
+from paragents.agent.compaction import (
     CompactionError,
     CompactionOutcome,
     CompactionState,
     NothingToCompact,
     build_request,
-    compact_agent,
+    first_task,
+    load_compaction,
+    summarize,
     tool_output_limit,
+    upto_message_id,
 )
+from paragents.agent.session import SessionReader
+from paragents.agent.tokens import counted_usage, estimate_messages_tokens
 from paragents.models import (
     AssembledReply,
     CallPreview,
     Message,
     SessionState,
     ToolCall,
+    TurnResult,
     TurnStatus,
     Usage,
     parse_arguments,
     tool_message,
     user_message,
 )
-from paragents.tokens import estimate_messages_tokens
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
@@ -70,31 +75,14 @@ def _capped(text: str, limit: int = 1000) -> str:
     return cap_middle(text, limit)
 
 
-class SessionLike(Protocol):
-    """What the agent reads and updates of its session (``paragents.runtime.SessionView``)."""
-
-    id: str
-    name: str
-    model: str
-    mode: str
-    workdir: Path
-    state: SessionState
-    usage: Usage
-    context_tokens: int
-    context_window: int
-    session_rules: list[str]
-
-
-@dataclass
-class TurnResult:
-    """How a turn ended: ``status``, readable ``error`` and its ``error_kind`` (None when completed),
-    ``messages`` the OpenAI messages the turn added (user first), ``usage`` summed over its requests."""
-
-    status: TurnStatus
-    error: str | None = None
-    error_kind: str | None = None
-    messages: list[Message] = field(default_factory=list)
-    usage: Usage = field(default_factory=Usage)
+def _partial_message(text: str, reasoning: str) -> Message | None:
+    """Return the assistant message holding a reply's ``text``/``reasoning`` so far, or None when empty."""
+    if not (text or reasoning):
+        return None
+    msg: Message = {"role": "assistant", "content": text}
+    if reasoning:
+        msg["reasoning_content"] = reasoning
+    return msg
 
 
 Preflight = Callable[[str, ToolCall, dict[str, Any]], Awaitable[str | None]]
@@ -106,13 +94,14 @@ class Agent:
     """Runs turns for one session. Holds ``history``: the provider-valid messages of the current
     conversation (no system prompt; incomplete replies excluded).
 
-    Takes the session (mutable view shared with the runtime), the chat client, the tool registry, the
-    policy, the store, the runtime config, an event sink and a callable that builds the system prompt."""
+    Takes the session (read only: its state changes only through the events the agent emits), the
+    chat client, the tool registry, the policy, the store, the runtime config, an event sink and a
+    callable that builds the system prompt."""
 
     def __init__(
         self,
         *,
-        session: SessionLike,
+        session: SessionReader,
         client: ChatClient,
         tools: ToolRegistry,
         policy: Policy,
@@ -160,8 +149,6 @@ class Agent:
         """Reload the history when another process wrote to this session since it was loaded
         (its revision moved): the history, the compaction in force and the messages shown (new
         ones are emitted as MessageAdded, in store order). Returns how many new messages it found."""
-        from paragents.compaction import load_compaction
-
         if self.revision is None:
             return 0
         sid = self.session.id
@@ -200,12 +187,12 @@ class Agent:
     def request_messages(self) -> list[Message]:
         """Return the full message list of the next request: system prompt, then the compaction
         summary (when one is in force) in place of the messages it covers, then the rest of the
-        history; tool outputs longer than the window allows are trimmed (see paragents.compaction)."""
+        history; tool outputs longer than the window allows are trimmed (see paragents.agent.compaction)."""
         limit = tool_output_limit(self.session.context_window)
         return build_request(self.system_prompt(), self.history, self.compaction, limit)
 
     async def compact(self, focus: str | None = None, *, auto: bool = False) -> CompactionOutcome:
-        """Compact the history now (see :func:`paragents.compaction.compact_agent`); call it only when
+        """Compact the history now (see :meth:`_compact_now`); call it only when
         no tool call is running. Never raises for a failed compaction: it emits a Notice saying why,
         leaves the history and the compaction in force unchanged, and returns ``ok=False`` (``auto``:
         when there is nothing worth compacting, returns quietly without a Notice)."""
@@ -214,7 +201,7 @@ class Agent:
         async with self._compact_lock:
             try:
                 await self.sync()  # never summarise (or record) a stale copy
-                return await compact_agent(self, focus, auto=auto)
+                return await self._compact_now(focus, auto=auto)
             except StoreError as exc:
                 text = f"compaction failed: {exc}; the history is unchanged"
                 self.emit(ev.Notice(self.session.id, text, "error"))
@@ -228,6 +215,55 @@ class Agent:
                 text = f"compaction failed: {exc}; the history is unchanged"
                 self.emit(ev.Notice(self.session.id, text, "error"))
                 return CompactionOutcome(False, text)
+
+    async def _compact_now(self, focus: str | None, *, auto: bool) -> CompactionOutcome:
+        """Summarise the older part of the history with the session's own model (see
+        :func:`paragents.agent.compaction.summarize`), record it in the store and put it in force for
+        the next requests (the history list and the store's messages are not changed). Raises
+        CompactionError (nothing changed) when there is nothing to compact, the summary fails or the
+        store refuses the record."""
+        from paragents.store.records import StoreError
+
+        session = self.session
+        window = session.context_window
+        specs = self.tool_specs()
+        before = estimate_messages_tokens(self.request_messages(), specs)
+        history = list(self.history)
+        summary = await summarize(
+            self.client,
+            model=session.model,
+            label=f"{session.name}/compact",
+            history=history,
+            state=self.compaction,
+            system_prompt=self.system_prompt(),
+            specs=specs,
+            window=window,
+            threshold=self.config.compact_threshold,
+            focus=focus,
+            auto=auto,
+        )
+        start, cut = summary.start, summary.cut
+        try:
+            await self.store.add_usage(
+                session.id, None, session.model, summary.usage, estimated=summary.estimated
+            )
+            upto = upto_message_id(await self.store.load_messages(session.id), history, cut)
+            revision = self.revision
+            record_id = await self.store.add_compaction(
+                session.id, upto, summary.text, expect_revision=revision
+            )
+            if revision is not None:
+                self.revision = revision + 1  # refused above when another process wrote meanwhile
+        except StoreError as exc:
+            raise CompactionError(f"the compaction could not be recorded: {exc}") from None
+        self.compaction = CompactionState(summary.text, cut, first_task(history), record_id)
+        after = estimate_messages_tokens(self.request_messages(), specs)
+        await self.store.update_session(session.id, last_prompt_tokens=after)
+        self.emit(ev.Compacted(session.id, cut - start, cut, before, after))
+        self.emit(ev.UsageUpdated(session.id, session.usage + summary.usage, after, window))
+        return CompactionOutcome(
+            True, f"compacted: {cut - start} messages summarised", cut - start, before, after
+        )
 
     def request_compaction(self, focus: str | None = None) -> asyncio.Future[CompactionOutcome]:
         """Ask for a compaction at the next safe point of the running turn (before its next request,
@@ -273,7 +309,6 @@ class Agent:
         )
 
     def _set_state(self, state: SessionState, detail: str = "") -> None:
-        self.session.state = state
         self.emit(ev.SessionStateChanged(self.session.id, state, detail))
 
     async def _append(self, message: Message, added: list[Message], outcome: str | None = None) -> None:
@@ -374,6 +409,10 @@ class Agent:
             await asyncio.shield(self._on_cancel(partial, pending_calls, added, total))
             raise
 
+    async def fail_on_store(self, exc: Exception) -> TurnResult:
+        """End a turn that failed on the store before :meth:`run_turn` began it (see ``_store_failed``)."""
+        return await self._store_failed(exc, [], Usage())
+
     async def _store_failed(self, exc: Exception, added: list[Message], total: Usage) -> TurnResult:
         """End the turn as failed with ``error_kind`` "store": the store could not be written (a lock
         held too long, a full disk...) or refused a write because another process changed the
@@ -402,10 +441,8 @@ class Agent:
 
         sid = self.session.id
         try:
-            if partial.text or partial.reasoning:
-                msg: Message = {"role": "assistant", "content": partial.text}
-                if partial.reasoning:
-                    msg["reasoning_content"] = partial.reasoning
+            msg = _partial_message(partial.text, partial.reasoning)
+            if msg is not None:
                 await self._append_partial(msg, added)
                 self.emit(
                     ev.Notice(sid, "cancelled: the partial reply was kept (marked incomplete)", "warning")
@@ -437,8 +474,9 @@ class Agent:
         self._turn_id = None
         state = SessionState.FAILED if status is TurnStatus.FAILED else SessionState.IDLE
         self._set_state(state, error or "")
-        self.emit(ev.TurnFinished(sid, status.value, error, kind))
-        return TurnResult(status=status, error=error, error_kind=kind, messages=added, usage=total)
+        result = TurnResult(status=status, error=error, error_kind=kind, messages=added, usage=total)
+        self.emit(ev.TurnFinished(sid, status.value, error, kind, result))
+        return result
 
     # -- streaming ------------------------------------------------------------------------------------
     async def _stream(self, partial: _Partial, added: list[Message]) -> AssembledReply | None:
@@ -496,10 +534,8 @@ class Agent:
             got = exc.partial
             text = partial.text or (got.content if got and got.content else "")
             reasoning = partial.reasoning or (got.reasoning if got and got.reasoning else "")
-            if text or reasoning:
-                msg: Message = {"role": "assistant", "content": text}
-                if reasoning:
-                    msg["reasoning_content"] = reasoning
+            msg = _partial_message(text, reasoning)
+            if msg is not None:
                 await self._append_partial(msg, added)
                 self.emit(
                     ev.Notice(sid, "the reply broke off: partial text kept and marked incomplete", "warning")
@@ -525,10 +561,8 @@ class Agent:
         run: its text is stored marked incomplete (never sent back), like a reply that broke off,
         and the turn fails with the returned error."""
         sid = self.session.id
-        if reply.content or reply.reasoning:
-            msg: Message = {"role": "assistant", "content": reply.content or ""}
-            if reply.reasoning:
-                msg["reasoning_content"] = reply.reasoning
+        msg = _partial_message(reply.content or "", reply.reasoning or "")
+        if msg is not None:
             await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
             self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
         first = nameless[0]
@@ -542,19 +576,17 @@ class Agent:
         """Record usage (the server's, else a local estimate) and the context size of the next request;
         return the usage counted for this request (tokens)."""
         sid = self.session.id
-        estimated = reply.usage is None
-        if reply.usage is not None:
-            usage = reply.usage
-            context = usage.total_tokens or (usage.prompt_tokens + usage.completion_tokens)
-        else:
-            prompt_est = estimate_messages_tokens(self.request_messages()[:-1], self.tool_specs())
-            completion_est = estimate_messages_tokens([self.history[-1]]) if self.history else 0
-            usage = Usage(prompt_est, completion_est, prompt_est + completion_est)
+        usage, estimated = counted_usage(
+            reply.usage,
+            lambda: estimate_messages_tokens(self.request_messages()[:-1], self.tool_specs()),
+            lambda: estimate_messages_tokens([self.history[-1]]) if self.history else 0,
+        )
+        if estimated:
             context = estimate_messages_tokens(self.request_messages(), self.tool_specs())
-        self.session.usage = self.session.usage + usage
-        self.session.context_tokens = context
+        else:
+            context = usage.total_tokens or (usage.prompt_tokens + usage.completion_tokens)
         await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=estimated)
-        self.emit(ev.UsageUpdated(sid, self.session.usage, context, self.session.context_window))
+        self.emit(ev.UsageUpdated(sid, self.session.usage + usage, context, self.session.context_window))
         return usage
 
     # -- tools -----------------------------------------------------------------------------------------
@@ -589,10 +621,22 @@ class Agent:
             self.emit(ev.ToolCallFinished(sid, call, "error", status.message, sandboxed=False))
             return status.message, "error"
         sandboxed = None if status is None else status.active
-        allowed, why = await self._permit(call, tool.name, args, summary, sandbox, sandboxed)
-        if not allowed:
-            self.emit(ev.ToolCallFinished(sid, call, "denied", why))
-            return why, "denied"
+        approval = await approve(
+            session=self.session,
+            policy=self.policy,
+            store=self.store,
+            emit=self.emit,
+            call=call,
+            tool_name=tool.name,
+            args=args,
+            summary=summary,
+            sandbox=sandbox,
+            sandboxed=sandboxed,
+            preview=lambda: self._preview(tool.name, args),
+        )
+        if not approval.allowed:
+            self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))
+            return approval.why, "denied"
         if self.preflight is not None:
             skip = await self.preflight(sid, call, args)
             if skip is not None:
@@ -665,94 +709,6 @@ class Agent:
             return await asyncio.to_thread(tool.preview, args, self.session.workdir)
         except Exception as exc:
             return CallPreview("note", problem=f"no preview: {_capped(f'{type(exc).__name__}: {exc}', 200)}")
-
-    async def _permit(
-        self,
-        call: ToolCall,
-        tool_name: str,
-        args: dict[str, Any],
-        summary: str,
-        sandbox: SandboxConfig | None = None,
-        sandboxed: bool | None = None,
-    ) -> tuple[bool, str]:
-        """Ask the policy (and the user when it says ask); return (allowed, denial text for the model).
-        ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies)."""
-        sid = self.session.id
-        decision = self.policy.decide(
-            tool_name,
-            args,
-            cwd=self.session.workdir,
-            mode=self.session.mode,
-            session_rules=tuple(self.session.session_rules),
-            sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
-        )
-        audit: dict[str, Any] = {
-            "tool": tool_name,
-            "input": args,
-            "decision": decision.decision,
-            "reason": decision.reason,
-            "rule": decision.rule,
-            "scope": decision.scope,
-        }
-        if decision.decision == "allow":
-            await self.store.record_decision(sid, **audit, answered_by="policy", answer="allow")
-            return True, ""
-        if decision.decision == "deny":
-            await self.store.record_decision(sid, **audit, answered_by="policy", answer="deny")
-            return False, f"denied by policy: {decision.reason}"
-        loop = asyncio.get_running_loop()
-        reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]] = loop.create_future()
-        request_id = uuid.uuid4().hex[:12]
-        previous = self.session.state
-        preview = await self._preview(tool_name, args)
-        self._set_state(SessionState.WAITING, summary)
-        self.emit(
-            ev.PermissionRequested(
-                sid,
-                request_id,
-                call,
-                summary,
-                decision.reason,
-                tuple(decision.suggested_rules),
-                reply,
-                preview,
-                getattr(decision, "rule", None),
-                getattr(decision, "scope", None),
-                sandboxed,
-            )
-        )
-        try:
-            answer, payload = await reply
-        except asyncio.CancelledError:
-            self.emit(ev.PermissionResolved(sid, request_id, "cancelled"))
-            raise
-        self._set_state(previous if previous is not SessionState.WAITING else SessionState.RUNNING)
-        by = "headless" if isinstance(payload, dict) and payload.get("headless") else "user"
-        self.emit(ev.PermissionResolved(sid, request_id, answer, by))
-        await self.store.record_decision(sid, **audit, answered_by=by, answer=answer)
-        if answer == "allow_once":
-            return True, ""
-        if answer == "allow_session":
-            rules = [r for r in decision.suggested_rules if r not in self.session.session_rules]
-            self.session.session_rules.extend(rules)
-            await self.store.update_session(sid, session_rules=list(self.session.session_rules))
-            return True, ""
-        if answer == "allow_always":
-            rules = (
-                list(payload)
-                if isinstance(payload, list | tuple) and payload
-                else list(decision.suggested_rules)
-            )
-            try:
-                self.policy.remember_always(rules)
-            except Exception as exc:
-                self.emit(ev.Notice(sid, f"could not save the rule(s) {rules}: {exc}; allowed once", "error"))
-            return True, ""
-        if answer == "reject_with_note":
-            note = payload.get("note") if isinstance(payload, dict) else payload
-            return False, f"denied by the user with a note: {note}"
-        reason = payload.get("reason") if isinstance(payload, dict) else None
-        return False, f"denied by the user{': ' + reason if reason else ''}"
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The Runtime's one-writer-per-session part: holding the sessions it opens (``Store.acquire_session``),
+"""One writer per session: holding the sessions this process opens (``Store.acquire_session``),
 renewing the holds, turning a session another process took over read-only, and taking one over when
 the user confirms. Nothing here imports Textual."""
 
@@ -10,51 +10,44 @@ from typing import Any
 
 from paragents import events as ev
 from paragents.models import SessionState
-from paragents.session_view import SessionView
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.view import SessionView
 
 log = logging.getLogger(__name__)
 
+BUSY_STATES = (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING)
+
 
 class SessionHolds:
-    """Mixin of :class:`paragents.runtime.Runtime`: the sessions this process is the one writer of."""
+    """The sessions this process is the one writer of (``core.holds``) and the heartbeat renewing them."""
 
-    sessions: dict[str, SessionView]
-    agents: dict[str, Any]
-    store: Any
-    scheduler: Any
-    notes: list[str]
-    holds: set[str]
-    _heartbeat: asyncio.Task[None] | None
-    _loaded: asyncio.Event
+    def __init__(self, core: SessionsCore) -> None:
+        self.core = core
+        self._heartbeat: asyncio.Task[None] | None = None
 
-    def emit(self, event: Any) -> None:  # pragma: no cover - Runtime overrides it
-        raise NotImplementedError
-
-    def _view(self, sid: str) -> SessionView:  # pragma: no cover - Runtime overrides it
-        raise NotImplementedError
-
-    async def _hold(self, view: SessionView, rec: Any = None, *, take_over: bool = False) -> bool:
+    async def hold(self, view: SessionView, rec: Any = None, *, take_over: bool = False) -> bool:
         """Make this process the session's one writer (see ``Store.acquire_session``). When another
         live process holds it, the view becomes read-only (``view.read_only`` says why and how to
         take over) and False is returned. A holder that is gone is taken over with a note."""
         from paragents.store import SessionHeld
 
+        core = self.core
         try:
-            previous = await self.store.acquire_session(view.id, take_over=take_over)
+            previous = await core.store.acquire_session(view.id, take_over=take_over)
         except SessionHeld as exc:
-            view.read_only = (
+            reason = (
                 f"{exc}: shown read-only here; /takeover takes it over (only when that process is "
                 "gone or you are sure)"
             )
-            if rec is not None and rec.state in SessionState._value2member_map_:
-                view.state = SessionState(rec.state)  # the holder's state, not ours
+            known = rec is not None and rec.state in SessionState._value2member_map_
+            view.apply(ev.ReadOnlyChanged(view.id, reason, SessionState(rec.state) if known else None))
             return False
-        view.read_only = None
-        self.holds.add(view.id)
+        view.apply(ev.ReadOnlyChanged(view.id, None))
+        core.holds.add(view.id)
         self._ensure_heartbeat()
         if previous is not None:
             why = "at your request" if take_over else "its process is gone"
-            self.notes.append(f"session {view.name!r}: taken over from {previous.describe()} ({why})")
+            core.notes.append(f"session {view.name!r}: taken over from {previous.describe()} ({why})")
         return True
 
     def _ensure_heartbeat(self) -> None:
@@ -75,37 +68,46 @@ class SessionHolds:
             except Exception:
                 log.exception("renewing the session holds failed")
 
+    async def stop(self) -> None:
+        """Stop renewing the holds (at shutdown)."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            await asyncio.gather(self._heartbeat, return_exceptions=True)
+            self._heartbeat = None
+
     async def check_holds(self) -> list[str]:
         """Renew this process's holds; a session another process took over becomes read-only here
         (its running turn is cancelled, with a Notice). Returns the ids of the sessions lost."""
-        lost = await self.store.renew_holds(sorted(self.holds))
+        core = self.core
+        lost = await core.store.renew_holds(sorted(core.holds))
         for sid in lost:
-            self.holds.discard(sid)
-            view = self.sessions.get(sid)
+            core.holds.discard(sid)
+            view = core.sessions.get(sid)
             if view is None:
                 continue
-            view.read_only = (
+            reason = (
                 f"session {view.name!r} was taken over by another process: shown read-only here; "
                 "/takeover takes it back"
             )
-            self.scheduler.cancel(sid)
-            self.emit(ev.Notice(sid, view.read_only, "error"))
+            core.emit(ev.ReadOnlyChanged(sid, reason))
+            core.scheduler.cancel(sid)
+            core.emit(ev.Notice(sid, reason, "error"))
         return lost
 
     async def take_over(self, sid: str) -> SessionView:
         """Take the session over from the process holding it (the user confirmed): this process
         becomes its writer and reloads its history (what the other process wrote is kept)."""
-        view = self._view(sid)
+        core = self.core
+        view = core.view(sid)
         if not view.read_only:
             return view
-        await self._loaded.wait()
-        await self._hold(view, take_over=True)
-        if view.state in (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING):
-            view.state = SessionState.IDLE
-        agent = self.agents.get(sid)
+        await core.loaded_event.wait()
+        await self.hold(view, take_over=True)
+        state = SessionState.IDLE if view.state in BUSY_STATES else view.state
+        agent = core.agents.get(sid)
         if agent is not None:
             await agent.sync()
-        note = self.notes[-1] if self.notes else f"session {view.name!r} taken over"
-        self.emit(ev.SessionStateChanged(sid, view.state, "taken over"))
-        self.emit(ev.Notice(sid, note, "warning"))
+        note = core.notes[-1] if core.notes else f"session {view.name!r} taken over"
+        core.emit(ev.SessionStateChanged(sid, state, "taken over"))
+        core.emit(ev.Notice(sid, note, "warning"))
         return view

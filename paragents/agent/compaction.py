@@ -1,7 +1,8 @@
 """Compaction: replace the older part of a conversation by a summary, in requests only.
 
 The store and the transcript keep every message; a compaction is a record "messages up to X are
-represented by this summary" (``paragents.store.compactions``). This module holds the pure parts:
+represented by this summary" (``paragents.store.compactions``). This module holds the cut, the
+request building and the summary request (the agent records the result and puts it in force):
 
 - where a cut may go (:func:`valid_cuts`, :func:`choose_cut`): only right before a message that is
   not a ``tool`` result, so an assistant message with ``tool_calls`` always keeps all its results
@@ -9,7 +10,9 @@ represented by this summary" (``paragents.store.compactions``). This module hold
 - how the request is built (:func:`build_request`): system prompt, summary, the kept messages
   verbatim, tool outputs over a size limit trimmed with a note saying how to see the rest;
 - the summarisation request (:func:`summarization_messages`) and its checks (:func:`check_summary`);
-- mapping a cut to a stored message id and back (:func:`upto_message_id`, :func:`covered_count`).
+- mapping a cut to a stored message id and back (:func:`upto_message_id`, :func:`covered_count`);
+- :func:`summarize`: choose the cut and ask the model for the summary; returns a :class:`Summary`
+  (values only: nothing is stored and no agent is changed).
 
 Where the summary goes: when the first kept message is a ``user`` message, the summary is appended
 to the system message (so roles still alternate user/assistant, which strict chat templates such as
@@ -23,14 +26,18 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from paragents.models import Message
+from paragents.agent.tokens import (
+    counted_usage,
+    estimate_message_tokens,
+    estimate_messages_tokens,
+    estimate_text_tokens,
+)
+from paragents.models import Message, Usage
 from paragents.store.records import StoredMessage
-from paragents.tokens import estimate_message_tokens, estimate_messages_tokens, estimate_text_tokens
 
 if TYPE_CHECKING:
-    from paragents.agent import Agent
     from paragents.store import Store
 
 TASK_CHARS = 2000
@@ -293,33 +300,49 @@ def covered_count(stored: Sequence[StoredMessage], history: Sequence[Message], u
     return len(history)
 
 
-async def compact_agent(agent: Agent, focus: str | None = None, *, auto: bool = False) -> CompactionOutcome:
-    """Compact ``agent``'s history now: summarise the older part with the session's own model,
-    record it in the store and put it in force for the next requests (the history list itself and
-    the store's messages are not changed). Call only when no tool call of the agent is running.
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What :func:`summarize` got: the summary ``text``; ``start``/``cut`` the history indexes of the
+    first message it folds and of the first message kept; the summary request's ``usage`` and whether
+    it is ``estimated`` (the server reported none)."""
 
-    The summary request is sent without tools and labelled ``<session name>/compact`` (header
-    ``X-Paragents-Session``), so logs, proxies and the replay server can tell it from turn requests.
-    ``auto`` (automatic compaction) also refuses, with NothingToCompact, when the messages to fold
-    are smaller than half the summary budget: such a compaction would cost a request and save little.
-    Returns the outcome; raises CompactionError (nothing changed) when there is nothing to compact,
-    the summary request fails, the summary is empty or too long, or the store refuses the record."""
-    from paragents import events as ev
+    text: str
+    start: int
+    cut: int
+    usage: Usage
+    estimated: bool
+
+
+async def summarize(
+    client: Any,
+    *,
+    model: str,
+    label: str,
+    history: Sequence[Message],
+    state: CompactionState | None,
+    system_prompt: str,
+    specs: list[dict[str, Any]],
+    window: int,
+    threshold: float,
+    focus: str | None = None,
+    auto: bool = False,
+) -> Summary:
+    """Choose where to cut ``history`` (the compaction ``state`` in force already folds its start)
+    and summarise the older part with ``model`` through ``client`` (a ChatClient); return the result.
+
+    The summary request is sent without tools and labelled ``label`` (``<session name>/compact``,
+    header ``X-Paragents-Session``), so logs, proxies and the replay server can tell it from turn
+    requests. ``auto`` (automatic compaction) also refuses, with NothingToCompact, when the messages to
+    fold are smaller than half the summary budget: such a compaction would cost a request and save
+    little. Raises CompactionError when there is nothing to compact, the request fails, or the summary
+    is empty or too long."""
     from paragents.llm import LLMError
-    from paragents.models import Usage
-    from paragents.store.records import StoreError
 
-    session = agent.session
-    window = session.context_window
-    specs = agent.tool_specs()
-    before = estimate_messages_tokens(agent.request_messages(), specs)
-    history = list(agent.history)
-    state = agent.compaction
     start = state.covered if state is not None else 0
     limit = tool_output_limit(window)
     max_summary = max(64, int(window * SUMMARY_SHARE))
-    fixed = estimate_messages_tokens([{"role": "system", "content": agent.system_prompt()}], specs)
-    keep = max(0, int(window * agent.config.compact_threshold * KEEP_SHARE) - fixed - max_summary)
+    fixed = estimate_messages_tokens([{"role": "system", "content": system_prompt}], specs)
+    keep = max(0, int(window * threshold * KEEP_SHARE) - fixed - max_summary)
     cut = choose_cut(history, start, keep, limit)
     if cut is None:
         raise NothingToCompact("nothing to compact yet: the request holds only the latest turn")
@@ -335,36 +358,14 @@ async def compact_agent(agent: Agent, focus: str | None = None, *, auto: bool = 
         history[start:cut], state.summary if state is not None else None, focus, window - max_summary - 32
     )
     try:
-        reply = await agent.client.stream_chat(
-            model=session.model, messages=messages, tools=None, session_label=f"{session.name}/compact"
-        )
+        reply = await client.stream_chat(model=model, messages=messages, tools=None, session_label=label)
     except LLMError as exc:
         raise CompactionError(f"the summary request failed: {exc.message}") from None
-    summary = check_summary(reply.content, max_summary)
-    usage = reply.usage
-    if usage is None:
-        prompt = estimate_messages_tokens(messages)
-        completion = estimate_text_tokens(summary)
-        usage = Usage(prompt, completion, prompt + completion)
-    session.usage = session.usage + usage
-    try:
-        await agent.store.add_usage(session.id, None, session.model, usage, estimated=reply.usage is None)
-        upto = upto_message_id(await agent.store.load_messages(session.id), history, cut)
-        revision = getattr(agent, "revision", None)
-        record_id = await agent.store.add_compaction(session.id, upto, summary, expect_revision=revision)
-        if revision is not None:
-            agent.revision = revision + 1  # refused above when another process wrote meanwhile
-    except StoreError as exc:
-        raise CompactionError(f"the compaction could not be recorded: {exc}") from None
-    agent.compaction = CompactionState(summary, cut, first_task(history), record_id)
-    after = estimate_messages_tokens(agent.request_messages(), specs)
-    session.context_tokens = after
-    await agent.store.update_session(session.id, last_prompt_tokens=after)
-    agent.emit(ev.Compacted(session.id, cut - start, cut, before, after))
-    agent.emit(ev.UsageUpdated(session.id, session.usage, after, window))
-    return CompactionOutcome(
-        True, f"compacted: {cut - start} messages summarised", cut - start, before, after
+    text = check_summary(reply.content, max_summary)
+    usage, estimated = counted_usage(
+        reply.usage, lambda: estimate_messages_tokens(messages), lambda: estimate_text_tokens(text)
     )
+    return Summary(text, start, cut, usage, estimated)
 
 
 async def load_compaction(

@@ -1,0 +1,232 @@
+"""The state every part of the session layer shares (:class:`SessionsCore`): the open sessions and
+their agents, the event path, and the running of queued prompts.
+
+:meth:`SessionsCore.emit` is the one path of a session's state: it applies the event to the session's
+view (:meth:`SessionView.apply`, the one writer), then passes it to the observers and the sink.
+Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paragents import events as ev
+from paragents.agent import Agent
+from paragents.agent.context import build_system_prompt, load_instructions
+from paragents.config import LoadedConfig, RuntimeConfig
+from paragents.conflicts import ConflictChecker
+from paragents.models import SessionState, ToolCall, TurnResult, TurnStatus, Usage
+from paragents.scheduler import QueuedPrompt, Scheduler
+from paragents.sessions.notes import NoteBook, note_line
+from paragents.sessions.view import SessionError, SessionView
+
+if TYPE_CHECKING:
+    from paragents.llm import ChatClient
+    from paragents.permissions import Policy
+    from paragents.store import Store
+
+log = logging.getLogger(__name__)
+
+
+class SessionsCore:
+    """The shared state of the session layer for one project directory (the Runtime extends it)."""
+
+    def __init__(
+        self, project_dir: Path, loaded: LoadedConfig, store: Store, policy: Policy, client: ChatClient
+    ) -> None:
+        from paragents.tools.registry import default_registry
+
+        self.project_dir = project_dir
+        self.loaded = loaded
+        self.store = store
+        self.policy = policy
+        self.client = client
+        self.tools = default_registry()
+        self.notebook = NoteBook(store, project_dir)
+        self.sessions: dict[str, SessionView] = {}
+        self.agents: dict[str, Agent] = {}
+        self.notes: list[str] = []
+        """Recovery notes of the start (interrupted turns repaired, reservations released, sessions
+        taken over or held elsewhere): the TUI notifies them, ``paragents run`` prints them."""
+        self.holds: set[str] = set()
+        """Ids of the sessions this process holds (is the one writer of); see ``Store.acquire_session``."""
+        self._sink: ev.EventSink | None = None
+        self._buffer: list[ev.Event] = []
+        self.observers: list[ev.EventSink] = []
+        """Extra sinks that see every event before the sink (recorders, replay); they must not block."""
+        self.recorder: Any = None
+        self.cli_overrides: dict[str, Any] = {}
+        """Config values given on the command line; they stay on top when the config is reloaded."""
+        self.env: Mapping[str, str] | None = None
+        """The environment the config was read with (None: ``os.environ``)."""
+        self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
+        self.turn_done: dict[str, asyncio.Event] = {}
+        self.unloaded: list[str] = []
+        """Ids of sessions registered but not loaded yet (see ``Runtime.restore_views``)."""
+        self.loaded_event = asyncio.Event()
+        """Set while no registered session waits for its messages and agent."""
+        self.loaded_event.set()
+        self.conflicts = ConflictChecker(
+            store,
+            emit=self.emit,
+            session_name=lambda sid: self.sessions[sid].name if sid in self.sessions else None,
+            turn_of=lambda sid: self.agents[sid].turn_id if sid in self.agents else None,
+            workdir_of=lambda sid: self.sessions[sid].workdir if sid in self.sessions else project_dir,
+            set_waiting=self._set_waiting,
+            summarize=self._summarize_call,
+            resources=loaded.config.resources,
+        )
+        """The preflight conflict checker shared by every session's agent (paragents.conflicts)."""
+
+    @property
+    def config(self) -> RuntimeConfig:
+        """The effective ``RuntimeConfig``."""
+        return self.loaded.config
+
+    # -- events ---------------------------------------------------------------------------------------
+    def set_sink(self, sink: ev.EventSink) -> None:
+        """Set the one callable that receives every core event (events before this are replayed)."""
+        self._sink = sink
+        buffered, self._buffer = self._buffer, []
+        for event in buffered:
+            sink(event)
+
+    def emit(self, event: ev.Event) -> None:
+        """Apply ``event`` to its session's view, then pass it to the observers and the sink."""
+        view = self.sessions.get(event.session_id)
+        if view is not None:
+            view.apply(event)
+        for observer in self.observers:
+            observer(event)
+        if self._sink is None:
+            self._buffer.append(event)
+        else:
+            self._sink(event)
+
+    # -- lookups --------------------------------------------------------------------------------------
+    def view(self, sid: str) -> SessionView:
+        """Return the open session ``sid``'s view. Raises SessionError when it is not open."""
+        try:
+            return self.sessions[sid]
+        except KeyError:
+            raise SessionError(f"no open session with id {sid}") from None
+
+    def context_window(self, model: str) -> int:
+        """Return ``model``'s context window (tokens) from the config."""
+        return int(self.config.model_settings(model).context_window)
+
+    def system_prompt(self, view: SessionView) -> str:
+        """Return the session's system prompt (instructions and notes as they are now)."""
+        return build_system_prompt(
+            workdir=view.workdir,
+            instructions=load_instructions(self.project_dir, view.workdir),
+            notes=[note_line(n) for n in self.notebook.session_notes(view.id)],
+            project_notes=[note_line(n) for n in self.notebook.project_notes(view.id)],
+        )
+
+    # -- prompts --------------------------------------------------------------------------------------
+    def submit(self, sid: str, text: str) -> str:
+        """Queue ``text`` for the session (it starts when the session and a slot are free); return its id.
+        Raises SessionError for a session held by another process (read-only here)."""
+        view = self.view(sid)
+        if view.read_only:
+            raise SessionError(view.read_only)
+        self.turn_done[sid].clear()
+        return self.scheduler.submit(sid, text).id
+
+    def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
+        """Change a queued prompt that has not started; False when it already started or is gone."""
+        return self.scheduler.edit(sid, prompt_id, text)
+
+    def remove_queued(self, sid: str, prompt_id: str) -> bool:
+        """Remove a queued prompt that has not started; False when it already started or is gone."""
+        return self.scheduler.remove(sid, prompt_id)
+
+    def cancel(self, sid: str) -> bool:
+        """Cancel the session's running turn (stops the stream and kills a running command)."""
+        return self.scheduler.cancel(sid)
+
+    async def wait_idle(self, sid: str | None = None) -> None:
+        """Wait until ``sid`` (or every session) has no running turn and no queued prompt."""
+        if sid is None:
+            await self.scheduler.wait_idle()
+        else:
+            await self.turn_done[sid].wait()
+
+    def _queue_changed(self, sid: str) -> None:
+        view = self.sessions.get(sid)
+        if view is None:
+            return
+        queue = self.scheduler.queue(sid)
+        running = self.scheduler.is_running(sid)
+        if not running and queue and view.state is not SessionState.QUEUED:
+            self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
+        self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue)))
+        if not running and not queue:
+            done = self.turn_done.get(sid)
+            if done:
+                done.set()
+
+    async def _run_prompt(self, sid: str, prompt: QueuedPrompt) -> None:
+        """Run one queued prompt (the scheduler's task): never raises but CancelledError, so no turn
+        task ends with an exception nobody retrieves; a store that cannot be written fails the turn
+        with ``error_kind`` "store" (the agent reports it, or this does when it fails before)."""
+        from paragents.store import StoreError
+
+        await self.loaded_event.wait()  # a prompt typed while restored sessions load waits for them
+        agent = self.agents.get(sid)
+        view = self.sessions.get(sid)
+        if agent is None or view is None:
+            return
+        before = view.last_result
+        try:
+            await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
+            await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
+            await agent.run_turn(prompt.text)  # its TurnFinished sets view.last_result
+        except asyncio.CancelledError:
+            if view.last_result is before:  # cancelled before the agent's turn ended it
+                result = TurnResult(status=TurnStatus.CANCELLED)
+                view.apply(ev.TurnFinished(sid, "cancelled", None, None, result))
+        except StoreError as exc:  # before the agent's turn began
+            self.emit(ev.TurnStarted(sid, prompt.text))
+            await agent.fail_on_store(exc)
+        except Exception as exc:  # a bug: report it on the turn rather than lose it in the task
+            log.exception("turn of session %s failed", sid)
+            text = f"internal error: {type(exc).__name__}: {exc}"
+            result = TurnResult(status=TurnStatus.FAILED, error=text, error_kind="internal")
+            view.apply(ev.SessionStateChanged(sid, SessionState.FAILED, text))
+            self.emit(ev.TurnFinished(sid, TurnStatus.FAILED.value, text, "internal", result))
+        finally:
+            try:
+                await agent.run_pending_compactions()  # asked with /compact during the turn
+                await self.conflicts.release(sid)
+                if sid in self.sessions:
+                    await self.store.update_session(
+                        sid, state=view.state.value, last_prompt_tokens=view.context_tokens
+                    )
+            except StoreError as exc:
+                self.emit(ev.Notice(sid, f"after the turn: {exc}", "error"))
+
+    # -- conflicts ------------------------------------------------------------------------------------
+    def _set_waiting(self, sid: str, what: str | None) -> None:
+        """Mark a session as holding a call on a conflict (``what`` it waits on) or running again (None)."""
+        view = self.sessions.get(sid)
+        if view is None:
+            return
+        if what:
+            self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, f"waiting on {what}", what))
+        elif view.state is SessionState.WAITING:
+            self.emit(ev.SessionStateChanged(sid, SessionState.RUNNING, ""))
+        else:
+            view.apply(ev.SessionStateChanged(sid, view.state, ""))  # clears waiting_on quietly
+
+    def _summarize_call(self, call: ToolCall, args: dict[str, Any]) -> str:
+        tool = self.tools.get(call.name)
+        return tool.summarize(args) if tool is not None else call.name
+
+
+__all__ = ["SessionsCore", "Usage"]

@@ -1,0 +1,237 @@
+"""A session's life: new, reopen, attach (headless), close, rename, model, mode, sandbox, clear and
+fork, and the project's session list. Every change of a view goes through an event. Nothing here
+imports Textual."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from paragents import events as ev
+from paragents.agent.compaction import load_compaction
+from paragents.models import SessionState
+from paragents.permissions import PermissionMode
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.names import MAX_NAME, check_name, unique_name
+from paragents.sessions.opening import SessionOpening
+from paragents.sessions.view import SessionError, SessionView
+
+SANDBOX_MODES = ("off", "auto", "required")
+MODE_NAMES = tuple(m.value for m in PermissionMode)
+
+
+def check_mode(mode: str) -> str:
+    """Return ``mode`` when it is a permission mode. Raises SessionError listing the modes."""
+    if mode not in MODE_NAMES:
+        raise SessionError(f"unknown mode {mode!r}; use one of {', '.join(MODE_NAMES)}")
+    return mode
+
+
+class SessionLifecycle:
+    """The lifecycle commands of the sessions of one project (see the module docstring)."""
+
+    def __init__(self, core: SessionsCore, opening: SessionOpening) -> None:
+        self.core = core
+        self.opening = opening
+
+    async def _taken(self) -> set[str]:
+        return {r.name for r in await self.core.store.list_sessions(self.core.project_dir)}
+
+    async def new_session(
+        self,
+        name: str | None = None,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        open_panel: bool = True,
+    ) -> SessionView:
+        """Create, persist and open a new session; return its view (``open_panel``: shown in the TUI).
+
+        Raises SessionError for a bad name, an unknown mode or a workdir that is not a directory."""
+        core = self.core
+        if not (model or core.config.model):
+            raise SessionError("no model is configured: run /setup, or give one with /new --model NAME")
+        taken = await self._taken()
+        if name is not None:
+            check_name(name)
+            if name in taken:
+                raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
+        name = name or unique_name(f"s{len(taken) + 1}", taken)
+        wd = (workdir or core.project_dir).expanduser()
+        if not wd.is_absolute():
+            wd = (core.project_dir / wd).resolve()
+        if not wd.is_dir():
+            raise SessionError(f"--dir {wd} is not a directory")
+        mode = check_mode(mode or getattr(core.policy, "default_mode", None) or "default")
+        rec = await core.store.create_session(
+            name=name, project_dir=core.project_dir, workdir=wd, model=model or core.config.model, mode=mode
+        )
+        if open_panel:
+            await core.store.update_session(rec.id, is_open=True, position=len(core.sessions))
+        else:  # headless sessions are not shown as TUI panels until reopened from /sessions
+            await core.store.update_session(rec.id, is_open=False)
+        view = await self.opening.open_view(await core.store.get_session(rec.id))
+        core.emit(ev.SessionStateChanged(view.id, view.state, "created"))
+        return view
+
+    async def close_session(self, sid: str) -> None:
+        """Cancel the session's turn, drop its queue and close its panel; it stays in history (and
+        this process stops holding it)."""
+        core = self.core
+        view = core.view(sid)
+        await core.scheduler.drop(sid)
+        if view.read_only:
+            await core.store.update_session(sid, is_open=False)  # the holder's state stays
+        else:
+            await core.store.update_session(sid, is_open=False, state=SessionState.IDLE.value)
+            await core.store.release_session(sid)
+        core.holds.discard(sid)
+        core.sessions.pop(sid, None)
+        core.agents.pop(sid, None)
+        core.turn_done.pop(sid, None)
+        await core.conflicts.release(sid)
+        core.conflicts.forget(sid)
+
+    async def reopen_session(self, sid: str) -> SessionView:
+        """Open a persisted session again (no-op when open); return its view. Raises SessionError."""
+        core = self.core
+        if sid in core.sessions:
+            return core.sessions[sid]
+        rec = await core.store.get_session(sid)
+        if rec is None:
+            raise SessionError(f"no session with id {sid}")
+        await core.store.update_session(sid, is_open=True, position=len(core.sessions))
+        return await self.opening.open_view(await core.store.get_session(sid))
+
+    async def attach_session(
+        self,
+        name: str,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        take_over: bool = False,
+    ) -> tuple[SessionView, bool]:
+        """Open the session ``name`` of this project for a headless run, creating it when missing.
+
+        Returns ``(view, created)``. An existing session keeps its history; ``model``/``mode`` given
+        here apply to it from now on. Does not change which sessions the TUI shows. Raises
+        ``SessionHeld`` when another live process holds the session, unless ``take_over``."""
+        core = self.core
+        rec = await core.store.find_session(core.project_dir, name)
+        if rec is None:
+            view = await self.new_session(name, model=model, workdir=workdir, mode=mode, open_panel=False)
+            return view, True
+        previous = await core.store.acquire_session(rec.id, take_over=take_over)  # raises SessionHeld
+        if previous is not None:
+            why = "as --take-over asked" if take_over else "its process is gone"
+            core.notes.append(f"session {name!r}: taken over from {previous.describe()} ({why})")
+        view = core.sessions.get(rec.id) or await self.opening.open_view(rec)
+        if model and model != view.model:
+            await self.set_model(view.id, model)
+        if mode and mode != view.mode:
+            await self.set_mode(view.id, mode)
+        return view, False
+
+    async def rename_session(self, sid: str, name: str) -> None:
+        """Rename a session. Raises SessionError on a bad or taken name."""
+        core = self.core
+        view = core.view(sid)
+        check_name(name)
+        try:
+            await core.store.update_session(sid, name=name)
+        except Exception as exc:
+            raise SessionError(str(exc)) from exc
+        core.emit(ev.SessionRenamed(sid, name))
+        core.emit(ev.SessionStateChanged(sid, view.state, f"renamed to {name}"))
+
+    async def set_model(self, sid: str, model: str) -> None:
+        """Use ``model`` for the session's next requests."""
+        core = self.core
+        view = core.view(sid)
+        await core.store.update_session(sid, model=model)
+        core.emit(ev.ModelChanged(sid, model, core.context_window(model)))
+        core.emit(ev.SessionStateChanged(sid, view.state, f"model {model}"))
+
+    async def set_mode(self, sid: str, mode: str) -> None:
+        """Set the session's permission mode. Raises SessionError for an unknown mode."""
+        core = self.core
+        check_mode(mode)
+        view = core.view(sid)
+        await core.store.update_session(sid, mode=mode)
+        core.emit(ev.ModeChanged(sid, mode))
+        core.emit(ev.SessionStateChanged(sid, view.state, f"mode {mode}"))
+
+    def set_sandbox(self, sid: str, mode: str) -> None:
+        """Set the session's sandbox mode (off/auto/required) until it is closed. Raises SessionError
+        for an unknown mode."""
+        if mode not in SANDBOX_MODES:
+            raise SessionError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
+        view = self.core.view(sid)
+        self.core.emit(ev.SandboxChanged(sid, mode))
+        self.core.emit(ev.SessionStateChanged(sid, view.state, f"sandbox {mode}"))
+
+    def sandbox_report(self, sid: str) -> str:
+        """Return the lines ``/sandbox`` shows for the session (mode, state, network, paths)."""
+        from paragents.tools.sandbox import check, describe
+
+        view = self.core.view(sid)
+        agent = self.core.agents.get(sid)
+        if agent is None:
+            raise SessionError(f"session {view.name!r} is still loading; try again in a moment")
+        sandbox = agent.sandbox_config()
+        return describe(sandbox, check(sandbox), view.workdir)
+
+    async def clear_session(self, sid: str) -> None:
+        """Start a new conversation in the session (the old one stays in the store's history)."""
+        core = self.core
+        await core.loaded_event.wait()
+        view = core.view(sid)
+        if core.scheduler.is_running(sid):
+            raise SessionError("the session is running a turn: cancel it (Esc) before /clear")
+        await core.store.new_conversation(sid)
+        await core.store.update_session(sid, last_prompt_tokens=0)
+        core.emit(ev.ConversationCleared(sid))
+        agent = core.agents[sid]
+        agent.history.clear()
+        agent.compaction = None
+        await agent.mark_current()
+        core.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
+
+    async def list_sessions(self) -> list[Any]:
+        """Return every persisted session of the project (store ``SessionRecord``s)."""
+        return list(await self.core.store.list_sessions(self.core.project_dir))
+
+    async def find_session(self, name: str) -> Any:
+        """Return the persisted session named ``name`` in this project, or None."""
+        return await self.core.store.find_session(self.core.project_dir, name)
+
+    async def fork(self, sid: str, name: str | None = None) -> SessionView:
+        """Start a new session (same model, mode and workdir) holding a copy of this one's
+        provider-ready history, its compaction in force and its session notes; return its view.
+
+        Tool calls still running in the source are answered "interrupted" in the copy (the store's
+        repair), so the copy is valid at once. Raises SessionError for a bad or taken name."""
+        core = self.core
+        await core.loaded_event.wait()
+        view = core.view(sid)
+        agent = core.agents[view.id]
+        if name is None:
+            name = unique_name(f"{view.name[: MAX_NAME - 6]}-fork", await self._taken())
+        new = await self.new_session(name, model=view.model, workdir=view.workdir, mode=view.mode)
+        history = list(agent.history)
+        ids = [await core.store.append_message(new.id, message) for message in history]
+        state = agent.compaction
+        if state is not None and 0 < state.covered <= len(ids):
+            await core.store.add_compaction(new.id, ids[state.covered - 1], state.summary)
+        for note in core.notebook.session_notes(view.id):
+            await core.store.add_note(core.project_dir, note.text, session_id=new.id, author=note.author)
+        copy = core.agents[new.id]
+        copy.history = await core.store.load_history(new.id)
+        copy.compaction = await load_compaction(core.store, new.id, copy.history)
+        await copy.mark_current()
+        core.emit(ev.ConversationLoaded(new.id, tuple(dict(m) for m in copy.history), view.context_tokens))
+        await core.notebook.refresh(new.id)
+        core.emit(ev.Notice(new.id, f"forked from {view.name}: {len(history)} messages copied"))
+        return new

@@ -1,0 +1,77 @@
+"""Memory and context commands: notes (/remember and the ``remember`` tool), /memory and /compact.
+Nothing here imports Textual."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from paragents.agent.compaction import CompactionOutcome
+from paragents.agent.context import load_instructions
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.notes import MemoryReport
+from paragents.sessions.view import SessionError
+
+if TYPE_CHECKING:
+    from paragents.store import NoteRecord
+
+
+class MemoryCommands:
+    """The memory/context commands of the sessions of one project (see the module docstring)."""
+
+    def __init__(self, core: SessionsCore) -> None:
+        self.core = core
+        self._register_tools()
+
+    def _register_tools(self) -> None:
+        from paragents.tools.remember import Remember
+
+        core = self.core
+
+        async def save(sid: str, text: str) -> str:
+            view = core.view(sid)
+            note = await core.notebook.add(sid, text, project=False, author=f"agent@{view.name}")
+            return f"noted (session note {note.id}); it stays in your instructions"
+
+        if "remember" not in core.tools:
+            core.tools.register(Remember(save))
+
+    async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome:
+        """Compact the session's history with its own model (``focus`` steers the summary).
+
+        While a turn runs, waits for its next safe point (no tool call in flight). Returns the
+        outcome; a failure (``ok=False``, also shown as a Notice) leaves the history unchanged."""
+        core = self.core
+        await core.loaded_event.wait()
+        view = core.view(sid)
+        if view.read_only:
+            raise SessionError(view.read_only)
+        agent = core.agents[view.id]
+        if core.scheduler.is_running(sid):
+            return await agent.request_compaction(focus)
+        return await agent.compact(focus)
+
+    async def remember(self, sid: str, text: str, project: bool = False) -> NoteRecord:
+        """Store a note written by the user: for this session, or for every session of the project
+        (``project``). Returns the store's ``NoteRecord``; raises ValueError for empty text."""
+        core = self.core
+        view = core.view(sid)
+        note = await core.notebook.add(sid, text, project=project, author=f"user@{view.name}")
+        if project:
+            for other in core.sessions:
+                await core.notebook.refresh(other)
+        return note
+
+    async def memory(self, sid: str) -> MemoryReport:
+        """Return what the session's agent has in memory: instruction files (with paths), session
+        and project notes (with author and time), and the compaction in force."""
+        core = self.core
+        await core.loaded_event.wait()
+        view = core.view(sid)
+        await core.notebook.refresh(sid)
+        state = core.agents[sid].compaction
+        return MemoryReport(
+            instructions=load_instructions(core.project_dir, view.workdir),
+            session_notes=core.notebook.session_notes(sid),
+            project_notes=core.notebook.project_notes(sid),
+            compaction=f"{state.covered} messages summarised in requests" if state else None,
+        )

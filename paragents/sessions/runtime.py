@@ -1,0 +1,315 @@
+"""The runtime: the composition root every client (TUI, ``paragents run``, replay, demo) drives.
+
+It builds the session layer's parts on the shared state (:class:`~paragents.sessions.core.SessionsCore`:
+config, store, policy, chat client, scheduler, one ``Agent`` per open session) and offers their
+commands (:class:`~paragents.sessions.api.SessionsAPI`). Clients call its methods ("attributes down")
+and receive every core event through the one sink set with :meth:`Runtime.set_sink` ("messages up").
+Nothing here imports Textual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from contextvars import ContextVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from paragents.agent.compaction import CompactionOutcome
+from paragents.config import ConfigError, RuntimeConfig, describe_config, load_config
+from paragents.conflicts import UNATTENDED_WAIT
+from paragents.sessions.api import SessionsAPI
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.holds import BUSY_STATES, SessionHolds
+from paragents.sessions.lifecycle import MODE_NAMES, SessionLifecycle
+from paragents.sessions.memory import MemoryCommands
+from paragents.sessions.notes import MemoryReport
+from paragents.sessions.opening import SessionOpening
+from paragents.sessions.view import SessionError, SessionView
+
+if TYPE_CHECKING:
+    from paragents.llm import ChatClient
+    from paragents.permissions import Policy
+    from paragents.store import NoteRecord, SessionRecord, Store
+
+
+class Recorder(Protocol):
+    """What records a run (``paragents.cassette.recorder.Recorder``): it gets every raw response and
+    is attached to the runtime once it exists."""
+
+    def on_response(self, record: dict[str, Any]) -> None: ...
+    def attach(self, runtime: Any) -> None: ...
+
+
+ACTIVE_RECORDER: ContextVar[Recorder | None] = ContextVar("paragents_active_recorder", default=None)
+"""The recorder :meth:`Runtime.create` attaches when none is passed (set by ``--record FILE``)."""
+
+
+class Runtime(SessionsCore):
+    """The session layer for one project directory. Build it with :meth:`create`."""
+
+    def __init__(
+        self, project_dir: Path, loaded: Any, store: Store, policy: Policy, client: ChatClient
+    ) -> None:
+        super().__init__(project_dir, loaded, store, policy, client)
+        self.holding = SessionHolds(self)
+        self.opening = SessionOpening(self, self.holding)
+        self.lifecycle = SessionLifecycle(self, self.opening)
+        self.memory_commands = MemoryCommands(self)
+
+    @classmethod
+    async def create(
+        cls,
+        project_dir: Path,
+        *,
+        cli_overrides: Mapping[str, Any] | None = None,
+        db_path: Path | None = None,
+        cli_rules: dict[str, list[str]] | None = None,
+        env: Mapping[str, str] | None = None,
+        client: Any = None,
+        recorder: Recorder | None = None,
+    ) -> Runtime:
+        """Load config and policy for ``project_dir``, open the store, build the chat client.
+
+        ``cli_overrides`` are config values from the command line; ``cli_rules`` permission rules from
+        ``--allow/--ask/--deny``. Raises ConfigError (bad config or missing key env var) or
+        PolicyError (unreadable permission files: the runtime fails closed). ``recorder`` (default:
+        :data:`ACTIVE_RECORDER`) receives every raw response and is attached to the runtime."""
+        from paragents import paths
+        from paragents.permissions import Policy
+        from paragents.store import Store
+
+        project_dir = project_dir.resolve()
+        loaded = load_config(project_dir, cli_overrides, env)
+        policy = Policy.load(project_dir, cli_rules=cli_rules)
+        recorder = recorder if recorder is not None else ACTIVE_RECORDER.get()
+        if client is None:
+            client = make_client(loaded.config, recorder, env)
+        store = await Store.open(db_path or paths.db_path())
+        runtime = cls(project_dir, loaded, store, policy, client)
+        runtime.cli_overrides = dict(cli_overrides or {})
+        runtime.env = env
+        if recorder is not None:
+            runtime.recorder = recorder
+            recorder.attach(runtime)
+        if store.recovery_note:
+            runtime.notes.append(store.recovery_note)
+        dead_note = await runtime.conflicts.release_dead()
+        if dead_note:
+            runtime.notes.append(dead_note)
+        if not _stdin_is_terminal():
+            runtime.conflicts.unattended_wait = UNATTENDED_WAIT
+        runtime.notes.extend(await store.recover_interrupted(os.getpid()))
+        return runtime
+
+    # -- sessions (paragents.sessions.lifecycle) -------------------------------------------------------
+    async def new_session(
+        self,
+        name: str | None = None,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        open_panel: bool = True,
+    ) -> SessionView:
+        """See :meth:`SessionLifecycle.new_session`."""
+        return await self.lifecycle.new_session(
+            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel
+        )
+
+    async def close_session(self, sid: str) -> None:
+        """See :meth:`SessionLifecycle.close_session`."""
+        await self.lifecycle.close_session(sid)
+
+    async def reopen_session(self, sid: str) -> SessionView:
+        """See :meth:`SessionLifecycle.reopen_session`."""
+        return await self.lifecycle.reopen_session(sid)
+
+    async def attach_session(
+        self,
+        name: str,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        take_over: bool = False,
+    ) -> tuple[SessionView, bool]:
+        """See :meth:`SessionLifecycle.attach_session`."""
+        return await self.lifecycle.attach_session(
+            name, model=model, workdir=workdir, mode=mode, take_over=take_over
+        )
+
+    async def rename_session(self, sid: str, name: str) -> None:
+        """See :meth:`SessionLifecycle.rename_session`."""
+        await self.lifecycle.rename_session(sid, name)
+
+    async def set_model(self, sid: str, model: str) -> None:
+        """See :meth:`SessionLifecycle.set_model`."""
+        await self.lifecycle.set_model(sid, model)
+
+    async def set_mode(self, sid: str, mode: str) -> None:
+        """See :meth:`SessionLifecycle.set_mode`."""
+        await self.lifecycle.set_mode(sid, mode)
+
+    def set_sandbox(self, sid: str, mode: str) -> None:
+        """See :meth:`SessionLifecycle.set_sandbox`."""
+        self.lifecycle.set_sandbox(sid, mode)
+
+    def sandbox_report(self, sid: str) -> str:
+        """See :meth:`SessionLifecycle.sandbox_report`."""
+        return self.lifecycle.sandbox_report(sid)
+
+    async def clear_session(self, sid: str) -> None:
+        """See :meth:`SessionLifecycle.clear_session`."""
+        await self.lifecycle.clear_session(sid)
+
+    async def fork(self, sid: str, name: str | None = None) -> SessionView:
+        """See :meth:`SessionLifecycle.fork`."""
+        return await self.lifecycle.fork(sid, name)
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        """See :meth:`SessionLifecycle.list_sessions`."""
+        return await self.lifecycle.list_sessions()
+
+    async def find_session(self, name: str) -> SessionRecord | None:
+        """See :meth:`SessionLifecycle.find_session`."""
+        return await self.lifecycle.find_session(name)
+
+    async def take_over(self, sid: str) -> SessionView:
+        """See :meth:`SessionHolds.take_over`."""
+        return await self.holding.take_over(sid)
+
+    async def check_holds(self) -> list[str]:
+        """See :meth:`SessionHolds.check_holds`."""
+        return await self.holding.check_holds()
+
+    # -- restore (paragents.sessions.opening) ---------------------------------------------------------
+    async def restore(self) -> list[SessionView]:
+        """See :meth:`SessionOpening.restore`."""
+        return await self.opening.restore()
+
+    async def restore_views(self) -> list[SessionView]:
+        """See :meth:`SessionOpening.restore_views`."""
+        return await self.opening.restore_views()
+
+    async def load_restored(self) -> list[SessionView]:
+        """See :meth:`SessionOpening.load_restored`."""
+        return await self.opening.load_restored()
+
+    async def wait_loaded(self) -> None:
+        """See :meth:`SessionOpening.wait_loaded`."""
+        await self.opening.wait_loaded()
+
+    # -- memory (paragents.sessions.memory) -----------------------------------------------------------
+    async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome:
+        """See :meth:`MemoryCommands.compact`."""
+        return await self.memory_commands.compact(sid, focus)
+
+    async def remember(self, sid: str, text: str, project: bool = False) -> NoteRecord:
+        """See :meth:`MemoryCommands.remember`."""
+        return await self.memory_commands.remember(sid, text, project)
+
+    async def memory(self, sid: str) -> MemoryReport:
+        """See :meth:`MemoryCommands.memory`."""
+        return await self.memory_commands.memory(sid)
+
+    # -- config ---------------------------------------------------------------------------------------
+    def config_rows(self) -> list[tuple[str, str, str]]:
+        """Return ``(field, redacted value, source)`` rows of the effective config for /show-config."""
+        return describe_config(self.loaded)
+
+    async def reload_config(self) -> list[tuple[str, str, str]]:
+        """Re-read the config files (after /setup, /reload) with the command line's values still on top,
+        rebuild the chat client and apply the new values to open sessions. Returns ``(field, old, new)``
+        for every value that changed (secrets redacted, as /show-config shows them). Raises ConfigError
+        naming the file and field; the running config is then left as it was."""
+        from paragents import events as ev
+
+        loaded = load_config(self.project_dir, self.cli_overrides, self.env)
+        cfg = loaded.config
+        client = make_client(cfg, self.recorder, self.env)
+        before = {name: value for name, value, _source in describe_config(self.loaded, self.env)}
+        old = self.client
+        self.loaded = loaded
+        self.client = client
+        self.scheduler.max_parallel = cfg.max_parallel_turns
+        for agent in self.agents.values():
+            agent.client = client
+            agent.config = cfg
+        self.conflicts.resources = tuple(cfg.resources)
+        for view in self.sessions.values():
+            model = view.model or cfg.model
+            view.apply(ev.ModelChanged(view.id, model, self.context_window(model)))
+        await old.aclose()
+        after = describe_config(loaded, self.env)
+        return [
+            (name, before.get(name, ""), value) for name, value, _src in after if before.get(name) != value
+        ]
+
+    async def shutdown(self) -> None:
+        """Cancel running turns, mark open sessions idle, give up the sessions held, close the client
+        and the store. A store that cannot be written does not stop it (a failing store fails fast)."""
+        from paragents import events as ev
+        from paragents.models import SessionState
+        from paragents.store import StoreError
+
+        await self.scheduler.shutdown()
+        await self.holding.stop()
+        for sid, view in list(self.sessions.items()):
+            if view.read_only:
+                continue  # another process holds it: its state is not ours to write
+            if view.state in BUSY_STATES:
+                view.apply(ev.SessionStateChanged(sid, SessionState.IDLE))  # no client listens any more
+            with contextlib.suppress(StoreError):
+                await self.store.update_session(sid, state=view.state.value)
+        for sid in list(self.holds):
+            with contextlib.suppress(StoreError):
+                await self.store.release_session(sid)
+        self.holds.clear()
+        await self.client.aclose()
+        await self.store.close()
+
+
+def make_client(
+    cfg: RuntimeConfig, recorder: Recorder | None = None, env: Mapping[str, str] | None = None
+) -> Any:
+    """Return the ``ChatClient`` for a ``RuntimeConfig`` (key resolved from ``env``), reporting raw
+    responses to ``recorder.on_response`` when a recorder is given. Raises ConfigError (missing key
+    env var)."""
+    from paragents.llm import ChatClient
+
+    return ChatClient(
+        cfg.base_url,
+        cfg.resolve_api_key(env),
+        connect_timeout=cfg.connect_timeout,
+        read_timeout=cfg.read_timeout,
+        max_retries=cfg.max_retries,
+        max_retry_wait=cfg.max_retry_wait,
+        extra_headers=dict(cfg.extra_headers),
+        recorder=recorder.on_response if recorder is not None else None,
+    )
+
+
+def _stdin_is_terminal() -> bool:
+    """Return True when stdin is a terminal (someone can answer a conflict); False for pipes/closed."""
+    try:
+        return bool(os.isatty(0))
+    except (OSError, ValueError):
+        return False
+
+
+__all__ = [
+    "ACTIVE_RECORDER",
+    "MODE_NAMES",
+    "ConfigError",
+    "Recorder",
+    "Runtime",
+    "SessionError",
+    "SessionView",
+]
+
+
+def _satisfies_api(runtime: Runtime) -> SessionsAPI:
+    """mypy's check that :class:`Runtime` offers everything :class:`SessionsAPI` promises."""
+    return runtime

@@ -1,0 +1,102 @@
+"""The live state of one open session (:class:`SessionView`) and :class:`SessionError`.
+
+:meth:`SessionView.apply` is the one writer of a session's state: the runtime calls it with every
+event it emits, before any client sees the event, so the agent and the lifecycle code change a
+session only by emitting events. Clients read the view. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paragents import events as ev
+from paragents.models import Message, SessionState, TurnResult, Usage
+from paragents.scheduler import QueuedPrompt
+
+
+class SessionError(Exception):
+    """A runtime command could not be done (bad session name, unknown session...). ``str()`` is readable."""
+
+
+@dataclass
+class SessionView:
+    """Live state of one open session, written only by :meth:`apply` (clients and the agent read it).
+
+    ``messages`` is the current conversation for display (OpenAI-shaped, system prompt excluded; a
+    partial reply kept after a failure carries ``"incomplete": True``). ``queue`` holds prompts not yet
+    started. ``pending`` maps request ids to unanswered permission asks. Token counts are in tokens."""
+
+    id: str
+    name: str
+    model: str
+    mode: str
+    workdir: Path
+    state: SessionState = SessionState.IDLE
+    usage: Usage = field(default_factory=Usage)
+    context_tokens: int = 0
+    context_window: int = 8192
+    queue: list[QueuedPrompt] = field(default_factory=list)
+    messages: list[Message] = field(default_factory=list)
+    pending: dict[str, ev.PermissionRequested] = field(default_factory=dict)
+    conflicts: dict[str, ev.ConflictDetected] = field(default_factory=dict)
+    """Unanswered conflicts (paragents.conflicts) by conflict id, oldest first."""
+    waiting_on: str | None = None
+    """What a held tool call waits on (the holder session's name, or a path), else None."""
+    session_rules: list[str] = field(default_factory=list)
+    last_result: TurnResult | None = None
+    """How the last turn ended (set by its ``TurnFinished``), or None before the first one."""
+    sandbox_mode: str | None = None
+    """The session's ``/sandbox`` mode (off/auto/required), or None for the config's ``sandbox.mode``."""
+    sandbox_root: Path | None = None
+    """The sandbox's writable root (e.g. a lane's worktree), or None for ``workdir``."""
+    read_only: str | None = None
+    """Set when another live process holds the session (one writer per session): why it is shown
+    read-only here and how to take it over; None when this process holds it."""
+
+    def apply(self, event: ev.Event) -> None:
+        """Update the view from one of its session's events (events that change nothing are ignored)."""
+        match event:
+            case ev.SessionStateChanged(state=state, waiting_on=waiting_on):
+                self.state = SessionState(state)
+                self.waiting_on = waiting_on
+            case ev.PermissionRequested(request_id=request_id):
+                self.pending[request_id] = event
+            case ev.PermissionResolved(request_id=request_id):
+                self.pending.pop(request_id, None)
+            case ev.ConflictDetected(conflict_id=conflict_id):
+                self.conflicts[conflict_id] = event
+            case ev.ConflictResolved(conflict_id=conflict_id):
+                self.conflicts.pop(conflict_id, None)
+            case ev.MessageAdded(message=message):
+                self.messages.append(message)
+            case ev.QueueChanged(prompts=prompts):
+                self.queue = [QueuedPrompt(prompt_id, text) for prompt_id, text in prompts]
+            case ev.UsageUpdated(total=total, context_tokens=context_tokens, context_window=window):
+                self.usage = total
+                self.context_tokens = context_tokens
+                self.context_window = window
+            case ev.TurnFinished(result=result):
+                if result is not None:
+                    self.last_result = result
+            case ev.SessionRenamed(name=name):
+                self.name = name
+            case ev.ModelChanged(model=model, context_window=window):
+                self.model = model
+                self.context_window = window
+            case ev.ModeChanged(mode=mode):
+                self.mode = mode
+            case ev.SandboxChanged(mode=mode):
+                self.sandbox_mode = mode
+            case ev.SessionRulesChanged(rules=rules):
+                self.session_rules = list(rules)
+            case ev.ReadOnlyChanged(reason=reason, state=state):
+                self.read_only = reason
+                if state is not None:
+                    self.state = state
+            case ev.ConversationLoaded(messages=messages, context_tokens=context_tokens):
+                self.messages = list(messages)
+                if context_tokens is not None:
+                    self.context_tokens = context_tokens
+            case ev.ConversationCleared():
+                self.messages = []
+                self.context_tokens = 0
