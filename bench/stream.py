@@ -210,7 +210,7 @@ async def run_log(args: argparse.Namespace) -> dict[str, Any]:
     from textual.widgets import Log
 
     from paragents.llm import ChatClient
-    from paragents.llm.stream import TextDelta
+    from paragents.llm.stream import StreamTextDelta
 
     class Baseline(App[None]):
         CSS = """
@@ -236,7 +236,7 @@ async def run_log(args: argparse.Namespace) -> dict[str, Any]:
         log = app.query_one(f"#{key}", Log)
 
         def on_delta(delta: Any) -> None:
-            if isinstance(delta, TextDelta):
+            if isinstance(delta, StreamTextDelta):
                 probe.token(key)
                 counts[key] += 1
                 log.write(delta.text)

@@ -15,7 +15,7 @@ import pytest
 from paragents import events as ev
 from paragents.cassette import play_cassette, report_ok, validate_cassette
 from paragents.cassette.recorder import Recorder
-from paragents.llm import ReplayServer, ScriptedResponse, ThreadedReplayServer
+from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.runtime import Runtime
 
 KEY = "sk-test-RECORDSECRET-0123456789"

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ScriptedResponse
 from paragents.models import SessionState
 from tests.conftest import shared_fixtures_dir
 from tests.engine.conftest import Env

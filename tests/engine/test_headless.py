@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paragents.llm import ScriptedResponse
-from paragents.llm.replay import ThreadedReplayServer
+from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 
 
 @pytest.fixture
