@@ -36,7 +36,7 @@ _KEEP_HEADERS = {"content-type", "retry-after"}
 REDACTED = "<redacted>"
 
 
-class Recorder:
+class CassetteRecorder:
     """Collects one live run; :meth:`to_cassette` / :meth:`save` write it. ``max_file_bytes`` and
     ``max_files`` bound the captured workspace (bytes per file, files in all)."""
 

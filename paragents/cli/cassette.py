@@ -29,13 +29,15 @@ def run_cassette_command(args: argparse.Namespace, dispatch: Callable[[argparse.
 
 
 def run_recorded(path: Path, run: Callable[[], int]) -> int:
-    """Call ``run()`` with a :class:`~paragents.cassette.recorder.Recorder` active (every runtime it
+    """Call ``run()`` with a :class:`~paragents.cassette.recorder.CassetteRecorder` active (every runtime it
     creates is recorded), then write the cassette to ``path``; return ``run()``'s exit code."""
-    from paragents.cassette.recorder import Recorder
+    from paragents.cassette.recorder import CassetteRecorder
+    from paragents.llm.recording import Recorder
     from paragents.runtime import ACTIVE_RECORDER
 
-    recorder = Recorder()
-    token = ACTIVE_RECORDER.set(recorder)
+    recorder = CassetteRecorder()
+    typed: Recorder = recorder  # the runtime calls it through this interface
+    token = ACTIVE_RECORDER.set(typed)
     try:
         code = run()
     finally:
