@@ -64,7 +64,7 @@ class ChatClient:
     - ``extra_headers``: sent with every request (non-secret).
     - ``recorder``: called per HTTP response with ``{"request": body, "path", "status", "headers"
       (minus auth/cookies), "reads": [str per network read]}`` (``"reads_b64"`` instead when a read
-      is not valid UTF-8 on its own) — the cassette format of ``shared/fixtures``.
+      is not valid UTF-8 on its own) — the cassette format of ``tests/fixtures_shared``.
     """
 
     def __init__(

@@ -3,7 +3,7 @@
 This is the only module that reads provider JSON (stream chunks, non-streamed completions, error
 bodies and the ``/models`` list). Shapes follow the OpenAI chat-completions streaming format
 (https://platform.openai.com/docs/api-reference/chat-streaming) plus the variations seen in the
-wild and captured as fixtures (``shared/fixtures/sse``):
+wild and captured as fixtures (``tests/fixtures_shared/sse``):
 
 - tool-call fragments merge by ``index``; an ``id`` of "" means "no id"; a different non-empty id
   on an index already in use starts a new call; the name may arrive after the first arguments;
