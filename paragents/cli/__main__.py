@@ -2,4 +2,5 @@
 
 from paragents.cli import main
 
-main()
+if __name__ == "__main__":  # importing this module (pkgutil walks, tests) must not start the app
+    main()
