@@ -27,7 +27,7 @@ PY = sys.executable
 FULL = [(1, 50, False), (4, 50, False), (8, 50, False), (8, 200, False), (16, 30, True)]
 QUICK = [(1, 50, False), (8, 50, False)]
 
-TARGETS = {
+TARGETS: dict[str, dict[str, float]] = {
     "8x50": {"tok_to_frame_p99_ms": 150, "loop_lag_p99_ms": 50, "cpu_pct": 60, "baseline_ratio": 1.5},
     "16x30": {"key_p99_ms": 100, "tokens_dropped": 0},
     "startup": {"ready_frame_s": 0.6},
@@ -159,7 +159,7 @@ def huge_reply() -> dict[str, Any]:
 def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
     """Which targets are met (None: not measured in this run)."""
     found: dict[str, bool | None] = {}
-    sources = {
+    sources: dict[str, Any] = {
         "8x50": report["streaming"].get("8x50"),
         "16x30": report["streaming"].get("16x30"),
         "startup": report.get("startup", {}).get("20x500"),

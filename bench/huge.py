@@ -59,7 +59,7 @@ def _watch_typing(typed: dict[str, float], latencies: list[float]) -> contextlib
         return original_area(self, insert, *args)
 
     Input.insert_text_at_cursor = insert  # type: ignore[method-assign]
-    TextArea._replace_via_keyboard = replace  # type: ignore[method-assign]
+    TextArea._replace_via_keyboard = replace  # type: ignore[method-assign,assignment]
     stack.callback(setattr, Input, "insert_text_at_cursor", original_input)
     stack.callback(setattr, TextArea, "_replace_via_keyboard", original_area)
     return stack
@@ -111,6 +111,7 @@ async def run(source: str) -> dict[str, Any]:
                 key = events.Key(letter, letter)
                 key.set_sender(app)
                 typed[letter] = time.perf_counter()
+                assert app._driver is not None
                 app._driver.send_message(key)
                 await asyncio.sleep(KEY_EVERY_S)
             lag.stop()

@@ -58,13 +58,13 @@ async def sse_ceiling(url: str, tokens: int) -> dict[str, Any]:
     """Stream one unpaced reply of ``tokens`` chunks through ChatClient; return chunks/s and CPU µs/chunk
     of this (client) process."""
     from paragents.llm import ChatClient
-    from paragents.llm.stream import TextDelta
+    from paragents.llm.stream import StreamTextDelta
 
     client = ChatClient(url, None, max_retries=0)
     count = [0]
 
     def on_delta(delta: Any) -> None:
-        if isinstance(delta, TextDelta):
+        if isinstance(delta, StreamTextDelta):
             count[0] += 1
 
     cpu0, t0 = time.process_time(), time.perf_counter()

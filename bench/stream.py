@@ -63,7 +63,7 @@ async def _press_keys(app: Any, stop: asyncio.Event, typing_ms: list[float], foc
         return original_insert(self, text, start, end)
 
     app.action_focus_offset = focus
-    PromptArea._replace_via_keyboard = insert  # type: ignore[method-assign]
+    PromptArea._replace_via_keyboard = insert  # type: ignore[method-assign,assignment]
     count = 0
     try:
         while not stop.is_set():
@@ -211,7 +211,7 @@ async def run_log(args: argparse.Namespace) -> dict[str, Any]:
     from textual.widgets import Log
 
     from paragents.llm import ChatClient
-    from paragents.llm.stream import TextDelta
+    from paragents.llm.stream import StreamTextDelta
 
     class Baseline(App[None]):
         CSS = """
@@ -237,7 +237,7 @@ async def run_log(args: argparse.Namespace) -> dict[str, Any]:
         log = app.query_one(f"#{key}", Log)
 
         def on_delta(delta: Any) -> None:
-            if isinstance(delta, TextDelta):
+            if isinstance(delta, StreamTextDelta):
                 probe.token(key)
                 counts[key] += 1
                 log.write(delta.text)

@@ -24,10 +24,11 @@ from typing import Any
 
 from paragents import events as ev
 from paragents.cassette.answers import AnswerBook, describe_ask, permission_reply
-from paragents.cassette.journal import Journal, call_args
 from paragents.cassette.model import Cassette, Reply
 from paragents.cassette.report import build_report
-from paragents.llm import ChatClient, ReplayServer, ScriptedResponse
+from paragents.cassette.session_logs import SessionLogs, call_args
+from paragents.llm import ChatClient
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 
 _LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d+")
 
@@ -81,7 +82,7 @@ class Player:
             root.mkdir(parents=True)
         self.root = root or Path(tempfile.mkdtemp(prefix="paragents-replay-"))
         self.workspace = self.root / "workspace"
-        self.journal = Journal(self._normalise)
+        self.journal = SessionLogs(self._normalise)
         self.runtime: Any = None
         self.server: ReplayServer | None = None
         self.ids: dict[str, str] = {}

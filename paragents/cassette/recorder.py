@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
-from paragents.cassette.journal import call_args
+from paragents.cassette.session_logs import call_args
 
 _PATH_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
 _WRITE_TOOLS = {"write_file", "edit_file"}
@@ -36,7 +36,7 @@ _KEEP_HEADERS = {"content-type", "retry-after"}
 REDACTED = "<redacted>"
 
 
-class Recorder:
+class CassetteRecorder:
     """Collects one live run; :meth:`to_cassette` / :meth:`save` write it. ``max_file_bytes`` and
     ``max_files`` bound the captured workspace (bytes per file, files in all)."""
 

@@ -1,21 +1,22 @@
-"""The LLM layer: OpenAI-compatible streaming client, stream assembler and loopback replay server."""
+"""The LLM layer: OpenAI-compatible streaming client and stream assembler. The loopback replay servers
+for tests and cassettes are in :mod:`paragents.llm.replay` (import them from there)."""
 
 from paragents.llm.client import ChatClient
 from paragents.llm.errors import LLMError
-from paragents.llm.replay import ReceivedRequest, ReplayServer, ThreadedReplayServer
-from paragents.llm.replay_script import ScriptedResponse
-from paragents.llm.stream import Delta, ReasoningDelta, StreamAssembler, TextDelta, ToolCallDelta
+from paragents.llm.stream import (
+    StreamAssembler,
+    StreamDelta,
+    StreamReasoningDelta,
+    StreamTextDelta,
+    ToolCallDelta,
+)
 
 __all__ = [
     "ChatClient",
-    "Delta",
     "LLMError",
-    "ReasoningDelta",
-    "ReceivedRequest",
-    "ReplayServer",
-    "ScriptedResponse",
     "StreamAssembler",
-    "TextDelta",
-    "ThreadedReplayServer",
+    "StreamDelta",
+    "StreamReasoningDelta",
+    "StreamTextDelta",
     "ToolCallDelta",
 ]

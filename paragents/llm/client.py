@@ -19,7 +19,7 @@ import httpx
 
 from paragents.llm.errors import LLMError, quote, safe_url, scrub, status_error
 from paragents.llm.sse import iter_events, reads_for_record
-from paragents.llm.stream import Delta, StreamAssembler, error_detail, parse_model_list
+from paragents.llm.stream import StreamAssembler, StreamDelta, error_detail, parse_model_list
 from paragents.llm.transport import parse_retry_after, transport_error
 from paragents.models import AssembledReply
 
@@ -64,7 +64,7 @@ class ChatClient:
     - ``extra_headers``: sent with every request (non-secret).
     - ``recorder``: called per HTTP response with ``{"request": body, "path", "status", "headers"
       (minus auth/cookies), "reads": [str per network read]}`` (``"reads_b64"`` instead when a read
-      is not valid UTF-8 on its own) — the cassette format of ``shared/fixtures``.
+      is not valid UTF-8 on its own) — the cassette format of ``tests/fixtures_shared``.
     """
 
     def __init__(
@@ -174,7 +174,7 @@ class ChatClient:
         model: str,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
-        on_delta: Callable[[Delta], None] | None = None,
+        on_delta: Callable[[StreamDelta], None] | None = None,
         on_retry: Callable[[str, float, int], None] | None = None,
         session_label: str | None = None,
     ) -> AssembledReply:
@@ -189,7 +189,7 @@ class ChatClient:
         Cancelling the task closes the connection at once and propagates CancelledError."""
         delivered = [False]
 
-        def deliver(deltas: list[Delta]) -> None:
+        def deliver(deltas: list[StreamDelta]) -> None:
             if deltas:
                 delivered[0] = True
                 if on_delta is not None:
@@ -255,7 +255,7 @@ class ChatClient:
         body: dict[str, Any],
         model: str,
         session_label: str | None,
-        deliver: Callable[[list[Delta]], None],
+        deliver: Callable[[list[StreamDelta]], None],
     ) -> AssembledReply:
         url = f"{self.base_url}/chat/completions"
         path = "/chat/completions"
@@ -302,7 +302,7 @@ class ChatClient:
         url: str,
         assembler: StreamAssembler,
         reads: list[bytes],
-        deliver: Callable[[list[Delta]], None],
+        deliver: Callable[[list[StreamDelta]], None],
     ) -> AssembledReply:
         ctype = response.headers.get("content-type", "").partition(";")[0].strip().lower()
         where = safe_url(url)

@@ -85,7 +85,7 @@ class ReplayServer:
         queue.extend(items)
 
     def add_fixture(self, fixture: dict[str, Any], *, session: str | None = None) -> None:
-        """Queue every response of a ``shared/fixtures/sse`` fixture dict (see
+        """Queue every response of a ``tests/fixtures_shared/sse`` fixture dict (see
         :meth:`ScriptedResponse.list_from_fixture`)."""
         self.add(ScriptedResponse.list_from_fixture(fixture), session=session)
 

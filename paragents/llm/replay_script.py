@@ -1,5 +1,5 @@
 """Scripted HTTP responses for :class:`~paragents.llm.replay.ReplayServer`, built by hand, from a
-fixture/cassette dict (format: ``shared/fixtures/README.md``) or synthesised from a message."""
+fixture/cassette dict (format: ``tests/fixtures_shared/README.md``) or synthesised from a message."""
 
 from __future__ import annotations
 

@@ -68,7 +68,7 @@ async def iter_events(response: httpx.Response, reads: list[bytes]) -> AsyncIter
 
 def reads_for_record(reads: list[bytes]) -> dict[str, Any]:
     """Return ``{"reads": [str, ...]}`` when every read is valid UTF-8 on its own, else
-    ``{"reads_b64": [base64 str, ...]}`` (the two fixture formats of ``shared/fixtures/README.md``)."""
+    ``{"reads_b64": [base64 str, ...]}`` (the two fixture formats of ``tests/fixtures_shared/README.md``)."""
     try:
         return {"reads": [r.decode("utf-8") for r in reads]}
     except UnicodeDecodeError:

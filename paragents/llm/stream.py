@@ -3,7 +3,7 @@
 This is the only module that reads provider JSON (stream chunks, non-streamed completions, error
 bodies and the ``/models`` list). Shapes follow the OpenAI chat-completions streaming format
 (https://platform.openai.com/docs/api-reference/chat-streaming) plus the variations seen in the
-wild and captured as fixtures (``shared/fixtures/sse``):
+wild and captured as fixtures (``tests/fixtures_shared/sse``):
 
 - tool-call fragments merge by ``index``; an ``id`` of "" means "no id"; a different non-empty id
   on an index already in use starts a new call; the name may arrive after the first arguments;
@@ -27,7 +27,7 @@ from paragents.models import AssembledReply, ToolCall, Usage
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta:
+class StreamTextDelta:
     """A piece of answer text, in arrival order."""
 
     kind: ClassVar[str] = "text"
@@ -35,7 +35,7 @@ class TextDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ReasoningDelta:
+class StreamReasoningDelta:
     """A piece of thinking text (``reasoning_content`` / ``reasoning``), in arrival order."""
 
     kind: ClassVar[str] = "reasoning"
@@ -55,7 +55,7 @@ class ToolCallDelta:
     arguments_chars: int
 
 
-Delta = TextDelta | ReasoningDelta | ToolCallDelta
+StreamDelta = StreamTextDelta | StreamReasoningDelta | ToolCallDelta
 """What :meth:`StreamAssembler.feed` returns, for forwarding to the UI as it arrives."""
 
 
@@ -105,7 +105,7 @@ class StreamAssembler:
         """Number of chunks fed so far."""
 
     # -- feeding ---------------------------------------------------------------------------------
-    def feed(self, chunk: Any) -> list[Delta]:
+    def feed(self, chunk: Any) -> list[StreamDelta]:
         """Apply one ``chat.completion.chunk`` dict; return the deltas it carried, in order.
 
         Raises LLMError(kind="protocol", or a kind mapped from the error's code) when the chunk is
@@ -122,7 +122,7 @@ class StreamAssembler:
         usage = _usage(chunk.get("usage"))
         if usage is not None:
             self._usage = usage
-        deltas: list[Delta] = []
+        deltas: list[StreamDelta] = []
         choices = chunk.get("choices")
         if not isinstance(choices, list):
             return deltas
@@ -142,7 +142,7 @@ class StreamAssembler:
                 self._usage = choice_usage
         return deltas
 
-    def feed_completion(self, body: Any) -> list[Delta]:
+    def feed_completion(self, body: Any) -> list[StreamDelta]:
         """Apply a whole non-streamed ``chat.completion`` body (a server that ignored
         ``stream: true``); returns the deltas it amounts to. Raises LLMError like :meth:`feed`."""
         if isinstance(body, dict) and isinstance(body.get("choices"), list):
@@ -155,15 +155,15 @@ class StreamAssembler:
             return self.feed(chunk)
         return self.feed(body)
 
-    def _apply_delta(self, delta: dict[str, Any], out: list[Delta]) -> None:
+    def _apply_delta(self, delta: dict[str, Any], out: list[StreamDelta]) -> None:
         reasoning = _text(delta.get("reasoning_content")) or _text(delta.get("reasoning"))
         if reasoning:
             self._reasoning.append(reasoning)
-            out.append(ReasoningDelta(reasoning))
+            out.append(StreamReasoningDelta(reasoning))
         content = _text(delta.get("content"))
         if content:
             self._content.append(content)
-            out.append(TextDelta(content))
+            out.append(StreamTextDelta(content))
         tool_calls = delta.get("tool_calls")
         if isinstance(tool_calls, list):
             for fragment in tool_calls:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
-from paragents.permissions import commands as known
+from paragents.permissions import known_commands as known
 from paragents.permissions import resolve, special
 from paragents.permissions.decision import (
     STRICTNESS,

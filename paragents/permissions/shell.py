@@ -23,7 +23,7 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_bash
 
-from paragents.permissions import commands as known
+from paragents.permissions import known_commands as known
 from paragents.permissions import resolve, special
 
 MAX_COMMAND_CHARS = 10_000

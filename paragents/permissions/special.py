@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from paragents.permissions.commands import SHELLS, command_name
+from paragents.permissions.known_commands import SHELLS, command_name
 
 STRIPPED_WRAPPERS = frozenset({"timeout", "time", "nice", "nohup", "stdbuf", "command", "builtin", "exec"})
 """Wrappers looked through before allow rules match: Claude Code's documented set (timeout, time, nice,

@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Mapping
-from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from paragents.agent.compaction import CompactionOutcome
 from paragents.config import ConfigError, RuntimeConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT
+from paragents.llm.recording import ACTIVE_RECORDER, Recorder
 from paragents.sessions.api import SessionsAPI
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
@@ -32,18 +32,6 @@ if TYPE_CHECKING:
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
     from paragents.store import NoteRecord, SessionRecord, Store
-
-
-class Recorder(Protocol):
-    """What records a run (``paragents.cassette.recorder.Recorder``): it gets every raw response and
-    is attached to the runtime once it exists."""
-
-    def on_response(self, record: dict[str, Any]) -> None: ...
-    def attach(self, runtime: Any) -> None: ...
-
-
-ACTIVE_RECORDER: ContextVar[Recorder | None] = ContextVar("paragents_active_recorder", default=None)
-"""The recorder :meth:`Runtime.create` attaches when none is passed (set by ``--record FILE``)."""
 
 
 class Runtime(SessionsCore):

@@ -110,6 +110,24 @@ class StoreBase:
                 await db.execute(f"PRAGMA busy_timeout = {connection.BUSY_TIMEOUT_MS}")
         return result
 
+    async def _insert(self, sql: str, params: tuple[Any, ...], session_id: str | None) -> int:
+        """Insert one row of a session's side table and return its id; a foreign key failure becomes
+        StoreError naming the unknown ``session_id``."""
+
+        async def work(db: aiosqlite.Connection) -> int:
+            cur = await db.execute(sql, params)
+            assert cur.lastrowid is not None
+            return int(cur.lastrowid)
+
+        try:
+            return await self._write(work)
+        except StoreError as exc:
+            if "FOREIGN KEY" in str(exc):
+                raise StoreError(
+                    f"no session with id {session_id!r} (or no turn with the turn_id given)"
+                ) from exc
+            raise
+
     async def _write_one(self, sql: str, params: Iterable[Any] = ()) -> tuple[int, int | None]:
         """Run one writing statement as its own (autocommit) transaction, committed on return: the
         cheapest durable write (one thread hop). Returns (rowcount, lastrowid). Busy retries;

@@ -8,8 +8,10 @@ Usage::
         session = await store.create_session(name="api", project_dir=root, workdir=root, model="m")
         await store.append_message(session.id, user_message("hello"))
 
-Methods are grouped by subject in :mod:`.sessions`, :mod:`.messages`, :mod:`.turns` and
-:mod:`.journal`; all are coroutines and run their SQL on aiosqlite's thread.
+Methods are grouped by subject in :mod:`.sessions`, :mod:`.messages`, :mod:`.turns`,
+:mod:`.compactions`, :mod:`.holders` and one module per side table (:mod:`.audit`,
+:mod:`.session_events`, :mod:`.reservations`, :mod:`.notes`); all are coroutines and run their SQL on
+aiosqlite's thread.
 """
 
 from __future__ import annotations
@@ -24,14 +26,17 @@ from types import TracebackType
 import aiosqlite
 
 from paragents import paths
+from paragents.store.audit import AuditMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.holders import HoldersMixin
-from paragents.store.journal import JournalMixin
 from paragents.store.messages import MessagesMixin
 from paragents.store.migrations import apply_migrations
+from paragents.store.notes import NotesMixin
 from paragents.store.records import StoreError
+from paragents.store.reservations import ReservationsMixin
+from paragents.store.session_events import SessionEventsMixin
 from paragents.store.sessions import SessionsMixin
 from paragents.store.turns import TurnsMixin
 
@@ -61,7 +66,17 @@ async def _migrated(path: Path) -> aiosqlite.Connection:
     return db
 
 
-class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsMixin, HoldersMixin):
+class Store(
+    SessionsMixin,
+    MessagesMixin,
+    TurnsMixin,
+    AuditMixin,
+    SessionEventsMixin,
+    ReservationsMixin,
+    NotesMixin,
+    CompactionsMixin,
+    HoldersMixin,
+):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
 

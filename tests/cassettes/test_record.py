@@ -14,8 +14,8 @@ import pytest
 
 from paragents import events as ev
 from paragents.cassette import play_cassette, report_ok, validate_cassette
-from paragents.cassette.recorder import Recorder
-from paragents.llm import ReplayServer, ScriptedResponse, ThreadedReplayServer
+from paragents.cassette.recorder import CassetteRecorder
+from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime
 
 KEY = "sk-test-RECORDSECRET-0123456789"
@@ -68,7 +68,7 @@ async def test_recorded_multi_session_run_replays_to_the_same_state(
             ],
             session="b",
         )
-        recorder = Recorder()
+        recorder = CassetteRecorder()
         runtime = await Runtime.create(
             project,
             cli_overrides={"base_url": server.base_url, "model": "m", "max_retries": 2},

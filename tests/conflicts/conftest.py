@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
-from paragents.llm.replay import ReplayServer
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from tests.engine.conftest import Collector
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ScriptedResponse
 from paragents.models import SessionState
 from tests.conftest import shared_fixtures_dir
 from tests.engine.conftest import Env
@@ -143,7 +143,7 @@ async def test_allow_for_session_stops_asking_in_that_session_only(env: Env) -> 
     outputs = [e.output for e in env.sink.of(ev.ToolCallFinished, s.id)]
     assert "one" in outputs[0] and "two" in outputs[1]
     rec = await rt.store.get_session(s.id)
-    assert list(rec.session_rules) == s.session_rules
+    assert rec is not None and list(rec.session_rules) == s.session_rules
     await rt.shutdown()
 
 

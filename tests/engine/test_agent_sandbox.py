@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import SessionError
 from paragents.tools.sandbox import SandboxConfig, check
 from tests.engine.conftest import Env

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from paragents.llm import ScriptedResponse
-from paragents.llm.replay import ThreadedReplayServer
+from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 
 
 @pytest.fixture
@@ -198,7 +197,7 @@ def test_a_terminal_ask_prints_the_command_its_cwd_and_the_rule_as_plain_text() 
     from rich.console import Console
 
     from paragents import events as ev
-    from paragents.headless import print_preview
+    from paragents.cli.run import print_preview
     from paragents.models import CallPreview, ToolCall
 
     loop = asyncio.new_event_loop()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime, SessionError
 from paragents.store import INTERRUPTED_RESULT
 from tests.engine.conftest import Env

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ScriptedResponse
 from tests.engine.conftest import Env
 
 

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents.llm import ChatClient, ReplayServer, ScriptedResponse
+from paragents.llm import ChatClient
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.models import SessionState
 from paragents.sessions import Runtime
 from tests.faults.tally import record

@@ -16,8 +16,7 @@ import threading
 from pathlib import Path
 
 from paragents import paths
-from paragents.llm import ScriptedResponse
-from paragents.llm.replay import ThreadedReplayServer
+from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from tests.faults.tally import record
 
 WAIT = 30.0

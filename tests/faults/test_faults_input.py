@@ -15,7 +15,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.cli import main
-from paragents.llm import ReplayServer, ScriptedResponse
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from tests.faults.tally import record
 from tests.faults.validity import request_problems

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from paragents.llm import ReplayServer, ScriptedResponse
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.ui.app import make_app
 from tests.faults.tally import record

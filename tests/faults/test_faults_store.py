@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ScriptedResponse
 from paragents.store import connection
 from tests.engine.conftest import Env, env  # noqa: F401 (fixture)
 from tests.faults.tally import record

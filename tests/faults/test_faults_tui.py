@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from paragents.llm import ReplayServer, ScriptedResponse
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.transcript import AssistantBlock

@@ -7,7 +7,13 @@ from typing import Any
 import pytest
 
 from paragents.llm import LLMError, StreamAssembler
-from paragents.llm.stream import ReasoningDelta, TextDelta, ToolCallDelta, error_detail, parse_model_list
+from paragents.llm.stream import (
+    StreamReasoningDelta,
+    StreamTextDelta,
+    ToolCallDelta,
+    error_detail,
+    parse_model_list,
+)
 from paragents.models import Usage
 
 
@@ -36,7 +42,7 @@ def test_reasoning_key_variant_and_deltas_in_order() -> None:
     out = asm.feed(delta({"reasoning": "think "}))
     out += asm.feed(delta({"reasoning_content": "more", "content": ""}))
     out += asm.feed(delta({"content": "answer"}, "stop"))
-    assert out == [ReasoningDelta("think "), ReasoningDelta("more"), TextDelta("answer")]
+    assert out == [StreamReasoningDelta("think "), StreamReasoningDelta("more"), StreamTextDelta("answer")]
     reply = asm.finish(done=False)
     assert (reply.reasoning, reply.content, reply.finish_reason, reply.complete) == (
         "think more",

@@ -13,8 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
-from paragents.llm import ChatClient, LLMError, ReplayServer, ScriptedResponse
-from paragents.llm.stream import Delta, TextDelta
+from paragents.llm import ChatClient, LLMError
+from paragents.llm.replay import ReplayServer, ScriptedResponse
+from paragents.llm.stream import StreamDelta, StreamTextDelta
 from paragents.llm.transport import parse_retry_after
 
 KEY = "sk-live-SECRETKEY-abcdef123456"
@@ -276,8 +277,8 @@ async def test_cancellation_mid_stream_closes_the_connection(server: ReplayServe
     got_a = asyncio.Event()
     client = make_client(server)
 
-    def on_delta(delta: Delta) -> None:
-        if isinstance(delta, TextDelta):
+    def on_delta(delta: StreamDelta) -> None:
+        if isinstance(delta, StreamTextDelta):
             got_a.set()
 
     task = asyncio.create_task(client.stream_chat(model="m", messages=MSGS, tools=None, on_delta=on_delta))

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from paragents.llm import ChatClient, LLMError, ReplayServer, ScriptedResponse
-from paragents.llm.stream import Delta, ReasoningDelta, TextDelta
+from paragents.llm import ChatClient, LLMError
+from paragents.llm.replay import ReplayServer, ScriptedResponse
+from paragents.llm.stream import StreamDelta, StreamReasoningDelta, StreamTextDelta
 from paragents.models import parse_arguments
 from tests.conftest import shared_fixtures_dir
 
@@ -30,7 +31,7 @@ def test_fixture_folder_is_not_empty() -> None:
 async def test_sse_fixture(path: Path) -> None:
     fixture = _load(path)
     expected = fixture["expected"]
-    deltas: list[Delta] = []
+    deltas: list[StreamDelta] = []
     records: list[dict[str, Any]] = []
     async with ReplayServer() as server:
         server.add_fixture(fixture)
@@ -56,8 +57,8 @@ async def test_sse_fixture(path: Path) -> None:
     assert (reply.usage.to_dict() if reply.usage else None) == expected["usage"]
 
     # what reached on_delta adds up to the same text, in order
-    text = "".join(d.text for d in deltas if isinstance(d, TextDelta))
-    thought = "".join(d.text for d in deltas if isinstance(d, ReasoningDelta))
+    text = "".join(d.text for d in deltas if isinstance(d, StreamTextDelta))
+    thought = "".join(d.text for d in deltas if isinstance(d, StreamReasoningDelta))
     assert text == (expected["content"] or "")
     assert thought == (expected["reasoning"] or "")
 
@@ -105,8 +106,8 @@ async def test_a6_first_delta_reaches_caller_before_stream_ends() -> None:
 
     response.before_read = gate
 
-    def on_delta(delta: Delta) -> None:
-        if isinstance(delta, TextDelta) and delta.text == "A":
+    def on_delta(delta: StreamDelta) -> None:
+        if isinstance(delta, StreamTextDelta) and delta.text == "A":
             a_seen.set()
 
     async with ReplayServer() as server:

@@ -9,7 +9,8 @@ import json
 import httpx
 import pytest
 
-from paragents.llm import ChatClient, ReplayServer, ScriptedResponse, ThreadedReplayServer
+from paragents.llm import ChatClient
+from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.models import Usage
 
 

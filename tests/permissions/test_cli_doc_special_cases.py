@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import pytest
 
-from paragents.cli_permissions import main
+from paragents.cli.permissions import main
 
 
 class Case(NamedTuple):

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from permission_helpers import write_rules
 
-from paragents.cli_permissions import main
+from paragents.cli.permissions import main
 from paragents.permissions import Policy
 
 

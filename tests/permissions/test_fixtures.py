@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from permission_fixtures import Case, case_insensitive_disk, fixture_files, materialise
 
-from paragents.cli_permissions import main
+from paragents.cli.permissions import main
 from paragents.permissions import Policy
 
 FILES = fixture_files()
@@ -93,8 +93,7 @@ SUBPROCESS_SAMPLE = [p for p in FILES if p.stem in ("B1-1", "B4-4", "B7-3", "B8-
 def test_fixture_through_real_subprocess(path: Path, tmp_path: Path) -> None:
     case = materialise(path, tmp_path)
     env = {**os.environ, "HOME": str(case.home)}
-    has_main_cli = (Path(__file__).resolve().parents[2] / "paragents" / "cli.py").exists()
-    entry = ["-m", "paragents.cli", "permissions"] if has_main_cli else ["-m", "paragents.cli_permissions"]
+    entry = ["-m", "paragents.cli", "permissions"]
     args = _check_args(case, case.data["tool"], case.data["input"])
     done = subprocess.run(
         [sys.executable, *entry, *args], env=env, capture_output=True, text=True, check=False

@@ -4,10 +4,11 @@ deny and ask rules, protected paths, unanalysable commands and writes outside th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from paragents.permissions import Policy
+from paragents.permissions import Decision, Policy
 
 
 @pytest.fixture
@@ -17,8 +18,8 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def decide(policy: Policy, command: str, project: Path, **kw: object):  # type: ignore[no-untyped-def]
-    return policy.decide("run_command", {"command": command}, cwd=project, sandboxed=True, **kw)  # type: ignore[arg-type]
+def decide(policy: Policy, command: str, project: Path, **kw: Any) -> Decision:
+    return policy.decide("run_command", {"command": command}, cwd=project, sandboxed=True, **kw)
 
 
 def test_commands_asking_only_by_default_run_with_the_sandbox_as_reason(

@@ -1,6 +1,6 @@
 """The cassette commands of the CLI: ``paragents replay CASSETTE [--json] [--tui]``, ``paragents demo``
-and ``--record FILE`` (on the TUI and on ``paragents run``). Argument parsing lives in
-``paragents/cli.py``; this module adds the subparsers and runs them.
+and ``--record FILE`` (on the TUI and on ``paragents run``). Their arguments are in
+``paragents/cli/parser.py``; this module runs them.
 
 Exit codes of ``replay``: 0 when the replay had no errors and every ``expect`` held, 1 otherwise
 (the expected/actual diff is printed), 2 for a cassette that does not load (the error names the field).
@@ -17,17 +17,6 @@ from pathlib import Path
 from typing import Any
 
 
-def add_cassette_parsers(sub: Any) -> None:
-    """Add the ``replay`` and ``demo`` subcommands to the CLI's subparsers ``sub``."""
-    replay = sub.add_parser("replay", help="replay a cassette headless through the real engine")
-    replay.add_argument("cassette", help="the cassette JSON file (see docs/cassettes.md)")
-    replay.add_argument("--json", action="store_true", help="print the final state as one JSON object")
-    replay.add_argument("--tui", action="store_true", help="run it through the Textual app, headless")
-    replay.add_argument("--timeout", type=float, default=60.0, help="seconds before the replay gives up")
-    demo = sub.add_parser("demo", help="show paragents at work on a throwaway sandbox (no model, no key)")
-    demo.add_argument("--pace", type=float, default=None, help="seconds between streamed chunks")
-
-
 def run_cassette_command(args: argparse.Namespace, dispatch: Callable[[argparse.Namespace], int]) -> int:
     """Run ``replay``/``demo``, or run ``dispatch(args)`` while recording to ``args.record``."""
     if args.command == "replay":
@@ -40,13 +29,15 @@ def run_cassette_command(args: argparse.Namespace, dispatch: Callable[[argparse.
 
 
 def run_recorded(path: Path, run: Callable[[], int]) -> int:
-    """Call ``run()`` with a :class:`~paragents.cassette.recorder.Recorder` active (every runtime it
+    """Call ``run()`` with a :class:`~paragents.cassette.recorder.CassetteRecorder` active (every runtime it
     creates is recorded), then write the cassette to ``path``; return ``run()``'s exit code."""
-    from paragents.cassette.recorder import Recorder
+    from paragents.cassette.recorder import CassetteRecorder
+    from paragents.llm.recording import Recorder
     from paragents.sessions import ACTIVE_RECORDER
 
-    recorder = Recorder()
-    token = ACTIVE_RECORDER.set(recorder)
+    recorder = CassetteRecorder()
+    typed: Recorder = recorder  # the runtime calls it through this interface
+    token = ACTIVE_RECORDER.set(typed)
     try:
         code = run()
     finally:

@@ -25,30 +25,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from paragents import events as ev
-from paragents.models import TurnStatus, Usage
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_CONFIG = 2
-EXIT_PROTOCOL = 3
-EXIT_HELD = 4
-EXIT_CANCELLED = 130
-
-_CONFIG_KINDS = {"auth", "forbidden", "not_found", "config"}
-_PROTOCOL_KINDS = {"protocol"}
-
-
-def exit_code_for(status: str, error_kind: str | None) -> int:
-    """Map a turn's status and error kind to the documented exit code."""
-    if status == TurnStatus.COMPLETED:
-        return EXIT_OK
-    if status == TurnStatus.CANCELLED:
-        return EXIT_CANCELLED
-    if error_kind in _CONFIG_KINDS:
-        return EXIT_CONFIG
-    if error_kind in _PROTOCOL_KINDS:
-        return EXIT_PROTOCOL
-    return EXIT_FAILURE
+from paragents.cli.exit_codes import EXIT_CONFIG, EXIT_HELD, exit_code_for
+from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+from paragents.models import Usage
 
 
 class HeadlessSink:
@@ -243,39 +222,20 @@ def print_preview(out: Console, event: ev.PermissionRequested) -> None:
 
 async def run_headless(args: Any) -> int:
     """Run ``paragents run`` with parsed ``args``; return the exit code (never raises for user errors)."""
-    from paragents.config import ConfigError, has_config
-    from paragents.sessions import Runtime, SessionError
+    from paragents.sessions import SessionError
     from paragents.store import SessionHeld
 
+    prog = "paragents run"
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per error, never cut
-    project_dir = Path(args.dir or ".").expanduser().resolve()
-    if not project_dir.is_dir():
-        err.print(f"paragents run: --dir {project_dir} is not a directory")
-        return EXIT_CONFIG
-    if not has_config(project_dir) and not args.endpoint:
-        err.print(
-            "paragents run: no runtime_config.json found. Run `paragents` once for setup, or pass "
-            "--endpoint URL and --model NAME (the key then comes from PARAGENTS_API_KEY or OPENAI_API_KEY)."
-        )
-        return EXIT_CONFIG
-    overrides: dict[str, Any] = {"base_url": args.endpoint, "model": args.model}
-    if args.max_turns is not None:
-        overrides["max_tool_rounds"] = args.max_turns
-    if getattr(args, "no_tools", False):
-        overrides["tools"] = False
     try:
-        runtime = await Runtime.create(project_dir, cli_overrides=overrides, cli_rules=args.cli_rules)
-    except ConfigError as exc:
-        err.print(f"paragents run: config error: {exc}")
-        return EXIT_CONFIG
-    except Exception as exc:  # PolicyError and friends: fail closed with the message
-        err.print(f"paragents run: {exc}")
-        return EXIT_CONFIG
-    if not runtime.config.model:
-        err.print("paragents run: no model configured: pass --model NAME or run /setup")
-        await runtime.shutdown()
-        return EXIT_CONFIG
+        project_dir = project_dir_of(args, prog)
+        extra = {"max_tool_rounds": args.max_turns} if args.max_turns is not None else None
+        runtime = await open_runtime(
+            args, project_dir, prog=prog, extra_overrides=extra, require_config=True, require_model=True
+        )
+    except OpenFailed as exc:
+        return exc.code
     sink = HeadlessSink(
         console, json_mode=args.json, interactive=sys.stdin.isatty() and not args.json, err=err
     )
@@ -296,7 +256,7 @@ async def run_headless(args: Any) -> int:
                 view = await _run_session(runtime, args, project_dir, err)
             name = view.name
         except SessionError as exc:
-            err.print(f"paragents run: {exc}")
+            err.print(f"paragents run: {exc}", markup=False)
             return EXIT_CONFIG
         except SessionHeld as exc:
             err.print(

@@ -1,7 +1,7 @@
 """``paragents permissions check|show``: ask the permission layer about one call, or list the rules.
 
-The main CLI (``paragents/cli.py``) calls :func:`add_permissions_parser` and :func:`run_permissions`;
-``python -m paragents.cli_permissions ...`` runs the same commands on their own.
+Its arguments are in ``paragents/cli/parser.py`` (:func:`add_permissions_parser`); the main CLI calls
+:func:`run_permissions`, and ``python -m paragents.cli.permissions ...`` runs the same commands alone.
 """
 
 from __future__ import annotations
@@ -16,36 +16,6 @@ from typing import Any
 from paragents.permissions import INTERNAL_TOOLS, Decision, Policy, PolicyError, parse_mode
 
 FAMILIES = ("Bash", "Read", "Edit")
-
-
-def add_permissions_parser(subparsers: Any) -> None:
-    """Add the ``permissions`` command (``check`` and ``show``) to an argparse ``subparsers`` object."""
-    parser = subparsers.add_parser("permissions", help="check a tool call against the permission rules")
-    sub = parser.add_subparsers(dest="permissions_command", required=True)
-    check = sub.add_parser("check", help="decide one tool call: allow, ask or deny, and why")
-    check.add_argument(
-        "--tool", required=True, help="Bash, Read, Edit, an agent tool name or mcp__server__tool"
-    )
-    check.add_argument(
-        "--input", required=True, help='the call\'s arguments as JSON, e.g. \'{"command": "ls"}\''
-    )
-    check.add_argument(
-        "--cwd", default=None, help="working directory and project root (default: current dir)"
-    )
-    check.add_argument(
-        "--settings",
-        action="append",
-        default=None,
-        help="permission file(s) replacing user and project files",
-    )
-    check.add_argument("--mode", default="default", help="permission mode (default, acceptEdits, plan, ...)")
-    for kind in ("allow", "deny", "ask"):
-        check.add_argument(
-            f"--{kind}", action="append", default=[], metavar="RULE", help=f"extra {kind} rule"
-        )
-    check.add_argument("--json", action="store_true", help="print the decision as JSON")
-    show = sub.add_parser("show", help="list the effective rules and where each comes from")
-    show.add_argument("--cwd", default=None, help="project directory (default: current dir)")
 
 
 def _fail(message: str) -> int:
@@ -132,7 +102,9 @@ def run_permissions(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point for ``python -m paragents.cli_permissions check|show ...``; returns the exit code."""
+    """Entry point for ``python -m paragents.cli.permissions check|show ...``; returns the exit code."""
+    from paragents.cli.parser import add_permissions_parser
+
     parser = argparse.ArgumentParser(prog="paragents")
     add_permissions_parser(parser.add_subparsers(dest="command", required=True))
     return run_permissions(parser.parse_args(["permissions", *(argv if argv is not None else sys.argv[1:])]))

@@ -35,7 +35,7 @@ class SessionLog:
     turns: list[dict[str, Any]] = field(default_factory=list)
 
 
-class Journal:
+class SessionLogs:
     """An event observer that keeps a :class:`SessionLog` per session and wakes waiters on change.
 
     ``names`` maps session ids to names (updated by the player); ``normalise`` rewrites strings

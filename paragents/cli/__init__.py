@@ -1,0 +1,68 @@
+"""Command line: argument parsing only; everything is built through factories.
+
+    paragents [--dir PATH] [--model M] [--endpoint URL] [--allow R] [--ask R] [--deny R]     (the TUI)
+    paragents run [--session NAME | --continue] [--take-over] [--dir PATH] [--model M] [--endpoint URL]
+                  [--max-turns N] [--json] PROMPT
+    paragents sessions list | show NAME | export NAME --format md|json
+    paragents permissions check ... | show ...
+    paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
+
+Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
+4 session held by another live process (``run`` without ``--take-over``), 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+
+from paragents.cli.parser import build_parser, cli_rules
+
+__all__ = ["build_parser", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``paragents`` command; returns (and exits with) the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    args.cli_rules = cli_rules(args)
+    try:
+        code = _dispatch(args)
+    except KeyboardInterrupt:
+        code = 130
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command in ("replay", "demo") or getattr(args, "record", None):
+        from paragents.cli.cassette import run_cassette_command
+
+        return run_cassette_command(args, _dispatch_plain)
+    return _dispatch_plain(args)
+
+
+def _dispatch_plain(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        if args.prompt == "-":
+            args.prompt = sys.stdin.read()
+        if args.max_turns is not None and args.max_turns < 1:
+            print("paragents run: --max-turns must be at least 1", file=sys.stderr)
+            return 2
+        from paragents.cli.run import run_headless
+
+        return asyncio.run(run_headless(args))
+    if args.command == "sessions":
+        from paragents.cli.sessions import run_sessions
+
+        return asyncio.run(run_sessions(args))
+    if args.command == "permissions":
+        from paragents.cli.permissions import run_permissions
+
+        return run_permissions(args)
+    from paragents.cli.tui import run_tui
+
+    return run_tui(args)

@@ -1,0 +1,122 @@
+"""The ``paragents`` argument parser: every subcommand and option (nothing runs here, nothing heavy is
+imported: ``python -m paragents.cli.permissions`` uses :func:`add_permissions_parser` on its own)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from paragents import __version__
+
+
+def add_cassette_parsers(sub: Any) -> None:
+    """Add the ``replay`` and ``demo`` subcommands to the CLI's subparsers ``sub``."""
+    replay = sub.add_parser("replay", help="replay a cassette headless through the real engine")
+    replay.add_argument("cassette", help="the cassette JSON file (see docs/cassettes.md)")
+    replay.add_argument("--json", action="store_true", help="print the final state as one JSON object")
+    replay.add_argument("--tui", action="store_true", help="run it through the Textual app, headless")
+    replay.add_argument("--timeout", type=float, default=60.0, help="seconds before the replay gives up")
+    demo = sub.add_parser("demo", help="show paragents at work on a throwaway sandbox (no model, no key)")
+    demo.add_argument("--pace", type=float, default=None, help="seconds between streamed chunks")
+
+
+def add_permissions_parser(subparsers: Any) -> None:
+    """Add the ``permissions`` command (``check`` and ``show``) to an argparse ``subparsers`` object."""
+    parser = subparsers.add_parser("permissions", help="check a tool call against the permission rules")
+    sub = parser.add_subparsers(dest="permissions_command", required=True)
+    check = sub.add_parser("check", help="decide one tool call: allow, ask or deny, and why")
+    check.add_argument(
+        "--tool", required=True, help="Bash, Read, Edit, an agent tool name or mcp__server__tool"
+    )
+    check.add_argument(
+        "--input", required=True, help='the call\'s arguments as JSON, e.g. \'{"command": "ls"}\''
+    )
+    check.add_argument(
+        "--cwd", default=None, help="working directory and project root (default: current dir)"
+    )
+    check.add_argument(
+        "--settings",
+        action="append",
+        default=None,
+        help="permission file(s) replacing user and project files",
+    )
+    check.add_argument("--mode", default="default", help="permission mode (default, acceptEdits, plan, ...)")
+    for kind in ("allow", "deny", "ask"):
+        check.add_argument(
+            f"--{kind}", action="append", default=[], metavar="RULE", help=f"extra {kind} rule"
+        )
+    check.add_argument("--json", action="store_true", help="print the decision as JSON")
+    show = sub.add_parser("show", help="list the effective rules and where each comes from")
+    show.add_argument("--cwd", default=None, help="project directory (default: current dir)")
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
+    p.add_argument("--model", metavar="M", help="model name (overrides the config)")
+    p.add_argument(
+        "--endpoint", metavar="URL", help="OpenAI-compatible base URL, e.g. http://127.0.0.1:8080/v1"
+    )
+    p.add_argument(
+        "--no-tools", action="store_true", help="chat without tools (models that cannot call tools)"
+    )
+    p.add_argument("--mode", choices=["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"])
+    p.add_argument("--allow", action="append", default=[], metavar="RULE", help="extra allow rule")
+    p.add_argument("--ask", action="append", default=[], metavar="RULE", help="extra ask rule")
+    p.add_argument("--deny", action="append", default=[], metavar="RULE", help="extra deny rule")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argparse parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="paragents", description="Run several LLM coding-agent sessions side by side."
+    )
+    parser.add_argument("--version", action="version", version=f"paragents {__version__}")
+    _add_common(parser)
+    parser.add_argument("--record", metavar="FILE", help="write a cassette of this run to FILE (no secrets)")
+    sub = parser.add_subparsers(dest="command")
+
+    run = sub.add_parser("run", help="run one prompt headless, with the same engine and store")
+    _add_common(run)
+    which = run.add_mutually_exclusive_group()
+    which.add_argument("--session", metavar="NAME", help="continue (or create) this session")
+    which.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="continue the most recent run session (default: each run starts its own session run-N)",
+    )
+    run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
+    run.add_argument("--json", action="store_true", help="print one JSON object instead of the stream")
+    run.add_argument(
+        "--take-over",
+        action="store_true",
+        help="run even when another live paragents holds the session (it becomes read-only there)",
+    )
+    run.add_argument("prompt", help="the prompt text ('-' reads it from stdin)")
+    run.add_argument(
+        "--record", metavar="FILE", default=argparse.SUPPRESS, help="write a cassette of this run to FILE"
+    )
+
+    add_cassette_parsers(sub)
+
+    sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
+    ssub = sessions.add_subparsers(dest="sessions_command", required=True)
+    ls = ssub.add_parser("list", help="list the sessions of this project")
+    ls.add_argument("--dir", metavar="PATH")
+    ls.add_argument("--all", action="store_true", help="sessions of every project")
+    show = ssub.add_parser("show", help="print a session's transcript")
+    show.add_argument("name")
+    show.add_argument("--dir", metavar="PATH")
+    export = ssub.add_parser("export", help="export a session as Markdown or JSON")
+    export.add_argument("name")
+    export.add_argument("--dir", metavar="PATH")
+    export.add_argument("--format", choices=["md", "json"], default="md")
+
+    add_permissions_parser(sub)
+    return parser
+
+
+def cli_rules(args: argparse.Namespace) -> dict[str, list[str]] | None:
+    """Return the ``--allow/--ask/--deny`` rules given on the command line, or None when there are none."""
+    rules = {k: list(getattr(args, k, []) or []) for k in ("allow", "ask", "deny")}
+    return rules if any(rules.values()) else None

@@ -1,0 +1,35 @@
+"""Start the Textual app (``paragents`` with no subcommand) on the project in ``--dir``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+
+
+def run_tui(args: argparse.Namespace) -> int:
+    """Start the Textual app for the project in ``args.dir``; return the exit code."""
+    from paragents.config import has_config
+
+    try:
+        project_dir = project_dir_of(args, "paragents")
+    except OpenFailed as exc:
+        return exc.code
+    first_run = not has_config(project_dir) and not args.endpoint
+
+    async def main_async() -> int:
+        try:
+            runtime = await open_runtime(args, project_dir, prog="paragents")
+        except OpenFailed as exc:
+            return exc.code
+        from paragents.ui.app import make_app
+
+        app = make_app(runtime, first_run=first_run, tune_gc=True)
+        try:
+            await app.run_async()
+        finally:
+            await app.shutdown_runtime()
+        return int(app.return_code or 0)
+
+    return asyncio.run(main_async())

@@ -1,0 +1,80 @@
+"""The ``reservations`` table: paths a session's turn holds, for the conflict checker."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from paragents.store.base import StoreBase, fetchall, now
+from paragents.store.connection import pid_alive
+from paragents.store.records import ReservationRecord, StoreError
+from paragents.store.sessions import norm_dir
+
+
+class ReservationsMixin(StoreBase):
+    """Path reservation methods of :class:`paragents.store.Store`."""
+
+    async def add_reservation(
+        self,
+        session_id: str,
+        path: str,
+        kind: str,
+        *,
+        turn_id: int | None = None,
+        reason: str | None = None,
+        pid: int | None = None,
+    ) -> int:
+        """Reserve ``path`` (a file path or resource name) for a session's turn; return the id.
+        ``pid`` is the owning process (used by :meth:`release_dead_reservations`)."""
+        return await self._insert(
+            "INSERT INTO reservations (session_id, turn_id, path, kind, reason, pid, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session_id, turn_id, path, kind, reason, pid, now()),
+            session_id,
+        )
+
+    async def release_reservations(self, session_id: str | None = None, turn_id: int | None = None) -> int:
+        """Delete the reservations of a session and/or a turn; return how many were released.
+        Raises StoreError when neither is given (releasing everything is never what is meant)."""
+        if session_id is None and turn_id is None:
+            raise StoreError("release_reservations: give session_id or turn_id")
+        where: list[str] = []
+        params: list[Any] = []
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(session_id)
+        if turn_id is not None:
+            where.append("turn_id = ?")
+            params.append(turn_id)
+
+        async def work(db: aiosqlite.Connection) -> int:
+            cur = await db.execute(f"DELETE FROM reservations WHERE {' AND '.join(where)}", params)
+            return max(cur.rowcount, 0)
+
+        return await self._write(work)
+
+    async def list_reservations(self, project_dir: Path | None = None) -> list[ReservationRecord]:
+        """Return reservations (of sessions in ``project_dir`` when given), oldest first."""
+        if project_dir is None:
+            rows = await self._fetchall("SELECT * FROM reservations ORDER BY id")
+        else:
+            rows = await self._fetchall(
+                "SELECT r.* FROM reservations r JOIN sessions s ON s.id = r.session_id "
+                "WHERE s.project_dir = ? ORDER BY r.id",
+                (norm_dir(project_dir),),
+            )
+        return [ReservationRecord.from_row(r) for r in rows]
+
+    async def release_dead_reservations(self) -> int:
+        """Delete reservations whose ``pid`` names no live process; return how many."""
+
+        async def work(db: aiosqlite.Connection) -> int:
+            rows = await fetchall(db, "SELECT id, pid FROM reservations WHERE pid IS NOT NULL")
+            dead = [r["id"] for r in rows if not pid_alive(r["pid"])]
+            for rid in dead:
+                await db.execute("DELETE FROM reservations WHERE id = ?", (rid,))
+            return len(dead)
+
+        return await self._write(work)
