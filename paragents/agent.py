@@ -234,6 +234,7 @@ class Agent:
                     return await self._finish(TurnStatus.FAILED, added, total, partial.error, partial.kind)
                 await self._append(reply.to_message(), added)
                 total = total + await self._account(reply)
+                partial = _Partial()  # accounted: a cancel from here on has no stream to keep
                 if not reply.tool_calls and not reply.content:
                     self.emit(ev.Notice(sid, "the model returned an empty reply", "warning"))
                 if not reply.tool_calls:
@@ -268,6 +269,12 @@ class Agent:
             await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
             self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
             self.emit(ev.Notice(sid, "cancelled: the partial reply was kept (marked incomplete)", "warning"))
+        if partial.sent:  # the request was sent: count its tokens (estimated; no usage came back)
+            reply: Message = {"role": "assistant", "content": partial.text}
+            prompt_est = estimate_messages_tokens(self.request_messages(), self.tool_specs())
+            completion_est = estimate_messages_tokens([reply]) if partial.text or partial.reasoning else 0
+            usage = Usage(prompt_est, completion_est, prompt_est + completion_est)
+            total = total + await self._record_usage(usage, prompt_est + completion_est, estimated=True)
         for call in pending:
             await self._append(tool_message(call.id, CANCELLED_RESULT), added)
             self.emit(ev.ToolCallFinished(sid, call, "cancelled", CANCELLED_RESULT))
@@ -326,6 +333,7 @@ class Agent:
                 "in runtime_config.json)"
             )
             return None
+        partial.sent = True
         try:
             return await self.client.stream_chat(
                 model=self.session.model,
@@ -360,7 +368,6 @@ class Agent:
     async def _account(self, reply: AssembledReply) -> Usage:
         """Record usage (the server's, else a local estimate) and the context size of the next request;
         return the usage counted for this request (tokens)."""
-        sid = self.session.id
         estimated = reply.usage is None
         if reply.usage is not None:
             usage = reply.usage
@@ -370,6 +377,11 @@ class Agent:
             completion_est = estimate_messages_tokens([self.history[-1]]) if self.history else 0
             usage = Usage(prompt_est, completion_est, prompt_est + completion_est)
             context = estimate_messages_tokens(self.request_messages(), self.tool_specs())
+        return await self._record_usage(usage, context, estimated=estimated)
+
+    async def _record_usage(self, usage: Usage, context: int, *, estimated: bool) -> Usage:
+        """Add ``usage`` to the session (store and view), set the next request's context size, emit."""
+        sid = self.session.id
         self.session.usage = self.session.usage + usage
         self.session.context_tokens = context
         await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=estimated)
@@ -513,3 +525,5 @@ class _Partial:
     reasoning: str = ""
     error: str | None = None
     kind: str | None = None
+    sent: bool = False
+    """True once the request was handed to the client (its tokens count even when it is cancelled)."""

@@ -18,10 +18,18 @@ from textual.containers import Vertical
 from textual.widgets import Input, Static
 
 from paragents.events import PermissionRequested
+from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 
 KEY_HELP = "y allow once · s allow this session · a always allow… · n deny · d deny with note…"
+"""The key line (drawn with the glyph set's separator and ellipsis: :func:`key_help`)."""
+
+
+def key_help() -> str:
+    """:data:`KEY_HELP` in the glyph set in use."""
+    g = glyphs()
+    return KEY_HELP.replace("·", g.sep).replace("…", g.ellipsis)
 
 
 def parse_rules(text: str) -> list[str]:
@@ -59,7 +67,7 @@ class ApprovalBar(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         req = self.request
         text = Text(overflow="fold")
-        text.append("⚠ Permission needed: ", style="bold")
+        text.append(f"{glyphs().warn} Permission needed: ", style="bold")
         summary = shorten(req.summary, 400)
         if not summary.startswith(req.call.name):
             text.append(clean(req.call.name), style="bold")
@@ -71,7 +79,7 @@ class ApprovalBar(Vertical, can_focus=True):
         if self.extra_pending:
             text.append(f"\n  (+{self.extra_pending} more waiting)", style="dim")
         yield Static(text, classes="ask")
-        yield Static(KEY_HELP, classes="keys", markup=False)
+        yield Static(key_help(), classes="keys", markup=False)
         yield Input(
             "; ".join(req.suggested_rules),
             placeholder="rules to store, separated by ';'  (Enter saves, Esc goes back)",

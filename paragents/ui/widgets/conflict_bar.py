@@ -21,6 +21,7 @@ from textual.message import Message
 from textual.widgets import Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
+from paragents.ui.glyphs import glyphs
 from paragents.ui.text import clean, shorten
 
 CHOICE_KEYS: dict[str, tuple[str, str]] = {
@@ -59,12 +60,12 @@ def describe(event: ConflictDetected, now: float) -> Text:
     """Return the bar's text for ``event``: what is held, by whom, doing what, since when (``now`` in
     Unix seconds), and the diff of a stale read."""
     text = Text(overflow="fold")
-    text.append("⛔ Conflict: ", style="bold")
+    text.append(f"{glyphs().stop} Conflict: ", style="bold")
     text.append(shorten(clean(event.summary), 200))
     text.append("\n  ")
     path = event.path.removeprefix("resource:")
     if event.kind == "stale_read":
-        text.append(f"{path} changed on disk since this session read it", style="bold")
+        text.append(f"{clean(path)} changed on disk since this session read it", style="bold")
         text.append(f" ({age_text(now - event.since)} ago)", style="dim")
     else:
         what = {
@@ -72,7 +73,7 @@ def describe(event: ConflictDetected, now: float) -> Text:
             "resource": f"is using the resource {path}",
             "unknown_targets": f"is writing {path}, and this command's targets cannot be known",
         }[event.kind]
-        text.append(event.holder or "another session", style="bold")
+        text.append(clean(event.holder or "another session"), style="bold")
         text.append(f" {what}")
         text.append(f" (for {age_text(now - event.since)})", style="dim")
         if event.holder_reason:
@@ -90,7 +91,9 @@ def describe(event: ConflictDetected, now: float) -> Text:
 
 def keys_help(event: ConflictDetected) -> str:
     """Return the key line for the event's choices, e.g. "w wait · r run anyway · s skip"."""
-    return " · ".join(f"{CHOICE_KEYS[c][0]} {CHOICE_KEYS[c][1]}" for c in event.choices if c in CHOICE_KEYS)
+    return f" {glyphs().sep} ".join(
+        f"{CHOICE_KEYS[c][0]} {CHOICE_KEYS[c][1]}" for c in event.choices if c in CHOICE_KEYS
+    )
 
 
 class ConflictBar(Vertical, can_focus=True):

@@ -107,7 +107,12 @@ class MarkdownReply(Widget):
     def rendered(self, width: int) -> Text:
         """The reply rendered for ``width`` content cells (cached for the last width)."""
         if self._cache is None or self._cache[0] != width:
-            self._cache = (width, render_markdown(self.source, width, self.app.console))
+            try:
+                shown = render_markdown(self.source, width, self.app.console)
+            except Exception as exc:  # a renderer bug must not make the transcript undrawable
+                shown = Text(f"(could not be drawn as Markdown: {type(exc).__name__})\n", style="dim")
+                shown.append(self.source)
+            self._cache = (width, shown)
         return self._cache[1]
 
     def get_content_width(self, container: Size, viewport: Size) -> int:

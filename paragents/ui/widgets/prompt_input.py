@@ -15,8 +15,9 @@ from textual.suggester import Suggester
 from textual.widgets import Button, Input, Static
 
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
+from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import CommandRequested, PromptSubmitted, QueueEditRequested
-from paragents.ui.text import shorten
+from paragents.ui.text import plain, shorten
 
 
 class SlashSuggester(Suggester):
@@ -50,11 +51,11 @@ class QueuedItem(Horizontal):
         self.position = position
 
     def compose(self) -> ComposeResult:
-        label = Text(f"⏳ {self.position + 1}. ", style="bold")
+        label = Text(f"{glyphs().queued} {self.position + 1}. ", style="bold")
         label.append(shorten(self.text, 200))
         yield Static(label, classes="queued-text")
         yield Button("edit", compact=True, classes="edit")
-        yield Button("✕", compact=True, classes="remove", tooltip="remove from queue")
+        yield Button(plain(glyphs().remove), compact=True, classes="remove", tooltip="remove from queue")
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
