@@ -157,7 +157,7 @@ async def test_failed_turn_error_text_is_literal(make_runtime: Any, replay: Repl
     runtime = await make_runtime()
     app = make_app(runtime)
     async with app.run_test(size=BIG) as pilot:
-        (panel,) = await started(pilot, app)
+        await started(pilot, app)
         await pilot.press(*"go", "enter")
         await wait_until(pilot, lambda: "Turn failed" in screen_text(app), "the error notice")
         assert_literal(screen_text(app), "error notice")
