@@ -8,6 +8,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from paragents import events as ev
 from paragents.cassette import report_ok
 from paragents.demo.launcher import demo_cassette
@@ -76,7 +78,16 @@ class HeldTuiPlayer(TuiPlayer):
         return str(self.app.export_screenshot())
 
 
-async def test_demo_snapshots(snapshot: Any) -> None:
+async def test_demo_snapshots(snapshot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paragents.ui.app import ParagentsApp
+
+    init = ParagentsApp.__init__
+
+    def frozen_clock(self: ParagentsApp, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.clock = lambda: 0.0  # ages ("changed 0s ago") do not depend on how loaded the machine is
+
+    monkeypatch.setattr(ParagentsApp, "__init__", frozen_clock)
     player = HeldTuiPlayer()
     report = await player.play()
     assert report_ok(report), report["replay_errors"]
