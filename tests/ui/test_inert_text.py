@@ -217,3 +217,25 @@ async def test_an_entry_that_cannot_be_drawn_is_shown_as_plain_text(
         assert any(isinstance(e, AssistantEntry) for e in panel.transcript.records)
         assert app2.is_running
         await app2.shutdown_runtime()
+
+
+async def test_model_names_from_the_server_are_literal_in_setup(make_runtime: Any) -> None:
+    from textual.widgets import Input, Select, Static
+
+    from paragents.ui.screens.setup import SetupScreen
+
+    async with ReplayServer(models=["[/]", "[link=x]y[/link]", "m"]) as server:
+        app = make_app(await make_runtime(), first_run=True)
+        async with app.run_test(size=BIG) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
+            app.screen.query_one("#base-url", Input).value = server.base_url
+            await pilot.click("#test")
+            status = lambda: str(app.screen.query_one("#status", Static).render())  # noqa: E731
+            await wait_until(pilot, lambda: status().startswith(("✓", "✗")), "the connection result")
+            select = app.screen.query_one("#model-select", Select)
+            select.expanded = True
+            await pilot.pause()
+            shown = screen_text(app)
+            assert "[/]" in shown and "[link=x]y[/link]" in shown
+            assert app.is_running
+            await app.shutdown_runtime()
