@@ -102,3 +102,18 @@ async def test_help_lists_each_key_once() -> None:
     keys = [key for key, _ in KEY_ROWS]
     assert len(keys) == len(set(keys))
     assert "ctrl+q" in keys
+
+
+async def test_a_retry_shows_one_notice(make_runtime: Any, replay: ReplayServer) -> None:
+    busy = ScriptedResponse(
+        status=503, headers={"Retry-After": "0"}, reads=['{"error": {"message": "busy"}}']
+    )
+    replay.add([busy, ScriptedResponse.from_message("ok")], session="s1")
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, app)
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: replies(panel) == ["ok"], "the reply after the retry")
+        assert [n for n in notices(panel) if "retry" in n] == [notices(panel)[0]]
+        assert len(notices(panel)) == 1, notices(panel)
+        await app.shutdown_runtime()

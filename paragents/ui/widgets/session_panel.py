@@ -234,10 +234,7 @@ class SessionPanel(Vertical):
             self.usage = event.total
             self.context_tokens, self.context_window = event.context_tokens, event.context_window
         elif isinstance(event, StreamRetry):
-            t.add_notice(
-                f"Request failed ({clean(event.reason)}); retry {event.attempt} in {event.delay:.0f} s",
-                "warning",
-            )
+            pass  # the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         elif isinstance(event, TurnFinished):
             t.end_stream()
             if event.status == "failed":
