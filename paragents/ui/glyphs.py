@@ -42,6 +42,8 @@ class Glyphs:
     """A queued prompt."""
     remove: str
     """Remove a queued prompt."""
+    prompt: str
+    """Before a user prompt in the transcript."""
     status: dict[str, str] = field(default_factory=dict)
 
 
@@ -57,6 +59,7 @@ UNICODE = Glyphs(
     icon="⊛",
     queued="⧗",
     remove="✕",
+    prompt="›",
     status={
         "pending": "◦",
         "asking": "?",
@@ -83,6 +86,7 @@ ASCII = Glyphs(
     icon="#",
     queued="~",
     remove="x",
+    prompt=">",
     status={
         "pending": ".",
         "asking": "?",

@@ -392,7 +392,7 @@ class Transcript(VerticalScroll):
             return AssistantBlock(entry)
         style = NOTICE_STYLES.get(entry.kind, "")
         if entry.kind == "user":
-            text = Text("› ", style="bold")
+            text = Text(f"{glyphs().prompt} ", style="bold")
             text.append_text(safe_text(entry.text))
             widget: Static = UserPrompt(text)
         else:
