@@ -138,6 +138,9 @@ class RuntimeConfig(BaseModel):
     )
     models: dict[str, ModelSettings] = Field(default_factory=dict, description="Per-model settings.")
     notify: bool = Field(False, description="Ring the bell / OSC 9 notification when a session waits.")
+    ascii_glyphs: bool = Field(
+        False, description="Draw the UI's symbols (status marks, separators, arrows) in plain ASCII."
+    )
     resources: tuple[SharedResource, ...] = Field((), description="Shared resources for conflict checks.")
     extra_headers: dict[str, str] = Field(
         default_factory=dict, description="Extra HTTP headers sent with every request (non-secret)."

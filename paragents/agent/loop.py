@@ -377,6 +377,7 @@ class Agent:
                     return await self._finish(TurnStatus.FAILED, added, total, error, "protocol")
                 await self._append(reply.to_message(), added)
                 total = total + await self._account(reply)
+                partial = _Partial()  # accounted: a cancel from here on has no stream to keep
                 if not reply.tool_calls and not reply.content:
                     self.emit(ev.Notice(sid, self._empty_reply_note(), "warning"))
                 if not reply.tool_calls:
@@ -447,6 +448,12 @@ class Agent:
                 self.emit(
                     ev.Notice(sid, "cancelled: the partial reply was kept (marked incomplete)", "warning")
                 )
+            if partial.sent:  # the request was sent: count its tokens (estimated; no usage came back)
+                reply: Message = {"role": "assistant", "content": partial.text}
+                prompt_est = estimate_messages_tokens(self.request_messages(), self.tool_specs())
+                completion_est = estimate_messages_tokens([reply]) if partial.text or partial.reasoning else 0
+                usage = Usage(prompt_est, completion_est, prompt_est + completion_est)
+                total = total + await self._record_usage(usage, prompt_est + completion_est, estimated=True)
             for call in pending:
                 await self._append(tool_message(call.id, CANCELLED_RESULT), added, "cancelled")
                 self.emit(ev.ToolCallFinished(sid, call, "cancelled", CANCELLED_RESULT))
@@ -520,6 +527,7 @@ class Agent:
             )
             return None
         awaiting = True
+        partial.sent = True
         self.emit(ev.AwaitingReply(sid, True))
         try:
             return await self.client.stream_chat(
@@ -575,7 +583,6 @@ class Agent:
     async def _account(self, reply: AssembledReply) -> Usage:
         """Record usage (the server's, else a local estimate) and the context size of the next request;
         return the usage counted for this request (tokens)."""
-        sid = self.session.id
         usage, estimated = counted_usage(
             reply.usage,
             lambda: estimate_messages_tokens(self.request_messages()[:-1], self.tool_specs()),
@@ -585,6 +592,11 @@ class Agent:
             context = estimate_messages_tokens(self.request_messages(), self.tool_specs())
         else:
             context = usage.total_tokens or (usage.prompt_tokens + usage.completion_tokens)
+        return await self._record_usage(usage, context, estimated=estimated)
+
+    async def _record_usage(self, usage: Usage, context: int, *, estimated: bool) -> Usage:
+        """Store ``usage`` for the turn and emit the session's new totals and next context size."""
+        sid = self.session.id
         await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=estimated)
         self.emit(ev.UsageUpdated(sid, self.session.usage + usage, context, self.session.context_window))
         return usage
@@ -719,3 +731,5 @@ class _Partial:
     reasoning: str = ""
     error: str | None = None
     kind: str | None = None
+    sent: bool = False
+    """True once the request was handed to the client (its tokens count even when it is cancelled)."""

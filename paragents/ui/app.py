@@ -47,11 +47,13 @@ from paragents.events import (
 from paragents.models import SessionState
 from paragents.ui.command_runner import run_command
 from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.glyphs import glyphs, use_ascii
 from paragents.ui.keys import use_alt_digit_keys
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
 from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
 from paragents.ui.screens.setup import SetupScreen
+from paragents.ui.text import clean
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.session_panel import SessionPanel
 
@@ -142,6 +144,9 @@ class ParagentsApp(App[None]):
         self._waiting_delta: dict[str, AgentEvent] = {}
         self._grid: Container | None = None
         self._runtime_closed = False
+        self._quitting = False
+        self._routed: set[str] = set()
+        self._early: dict[str, list[Event]] = {}
         self.clock = time.time
         """Returns Unix seconds for ages in the inbox/overview (tests fix it)."""
         self.activity = ActivityLog(lambda: self.clock())
@@ -155,7 +160,7 @@ class ParagentsApp(App[None]):
 
     # --- setup ---------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Header(icon="▣")
+        yield Header(icon=glyphs().icon)
         yield Container(id="panels")
         yield Footer()
 
@@ -203,6 +208,8 @@ class ParagentsApp(App[None]):
             await self.query("#empty").remove()
             self._relayout()
             await self.grid.mount_all(restored)
+            for panel in restored:
+                await self._route_to(panel.session_id)
         if not self.panels and self.runtime.config.model:
             await self._new_session()
         elif not self.panels:
@@ -257,12 +264,15 @@ class ParagentsApp(App[None]):
         await self.query("#empty").remove()
         await self.grid.mount(panel)
         self._relayout()
+        await self._route_to(view.id)
         if focus or self.active_sid is None:
             self.focus_panel(view.id)
         return panel
 
     async def _remove_panel(self, sid: str) -> None:
         panel = self.panels.pop(sid, None)
+        self._routed.discard(sid)
+        self._early.pop(sid, None)
         if panel is None:
             return
         if self.screen_stack[0].maximized is panel:
@@ -352,12 +362,39 @@ class ParagentsApp(App[None]):
 
     # --- events from the core ------------------------------------------------------------------
     async def on_agent_event(self, message: AgentEvent) -> None:
-        """Route a core event to its panel; start the repaint ticker for streamed text."""
+        """Route a core event to its panel; start the repaint ticker for streamed text.
+
+        Events of a session whose panel is not mounted yet (a /fork's notice, a new session's first
+        events) wait for it (:meth:`_route_to`); events after quitting started are dropped (the core
+        has saved everything; the panels are being torn down)."""
         event = message.event
-        if self._waiting_delta.get(event.session_id) is message:
-            del self._waiting_delta[event.session_id]  # handled: later deltas start a new message
-        panel = self.panels.get(event.session_id)
-        if panel is None:
+        sid = event.session_id
+        if self._waiting_delta.get(sid) is message:
+            del self._waiting_delta[sid]  # handled: later deltas start a new message
+        if self._quitting:
+            return
+        panel = self.panels.get(sid)
+        if panel is None or sid not in self._routed:
+            if panel is not None or sid in getattr(self.runtime, "sessions", {}):
+                self._early.setdefault(sid, []).append(event)
+            return
+        await self._deliver(panel, event)
+
+    async def _route_to(self, sid: str) -> None:
+        """Deliver the events that waited for the (now mounted) panel of ``sid``, in order, then route
+        its events straight to it. Events arriving meanwhile join the end of the wait list."""
+        waiting = self._early.setdefault(sid, [])
+        while waiting and not self._quitting:
+            panel = self.panels.get(sid)
+            if panel is None:
+                break
+            await self._deliver(panel, waiting.pop(0))
+        self._early.pop(sid, None)
+        if sid in self.panels:
+            self._routed.add(sid)
+
+    async def _deliver(self, panel: SessionPanel, event: Event) -> None:
+        if not panel.is_attached:
             return
         self.activity.observe(event)
         await panel.apply(event)
@@ -374,6 +411,8 @@ class ParagentsApp(App[None]):
             self._ring(panel.name_)
 
     def _on_tick(self) -> None:
+        if self._quitting:
+            return
         self._tick += 1
         busy = False
         shown = self.grid.region
@@ -394,12 +433,26 @@ class ParagentsApp(App[None]):
         asks = sum(len(p.pending) + len(p.conflicts) for p in panels)
         parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
         if asks:
-            parts.append(f"⚠ {asks} need{'s' if asks == 1 else ''} you")
-        self.sub_title = " · ".join(parts)
+            parts.append(f"{glyphs().warn} {asks} need{'s' if asks == 1 else ''} you")
+        self.sub_title = f" {glyphs().sep} ".join(parts)
 
     # --- user actions --------------------------------------------------------------------------
     def _error(self, exc: Exception) -> None:
         self.notify(str(exc), severity="error", timeout=8)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Show a toast. Unlike Textual's default, the message is plain text unless ``markup=True``
+        is passed here: messages carry error texts, paths, session and model names (untrusted).
+        Control sequences are removed in any case."""
+        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=markup)
 
     def on_prompt_submitted(self, message: PromptSubmitted) -> None:
         """Submit a prompt to the runtime (it queues when the session is busy); the demo refuses it."""
@@ -593,7 +646,10 @@ class ParagentsApp(App[None]):
             self.notify("Nothing is running in this session.", timeout=2)
 
     async def action_quit(self) -> None:
-        """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit."""
+        """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
+        From here on core events are dropped: what they report is saved, and the panels go away."""
+        self._quitting = True
+        self._ticker.pause()
         await self.shutdown_runtime()
         self.exit()
 
@@ -638,4 +694,6 @@ def make_app(
     ``demo`` says DEMO in the title; ``tune_gc`` (the CLI: the app owns the process) applies
     :func:`tune_gc` at mount and ``gc.freeze()`` once started. The app shuts the runtime down when the
     user quits (ctrl+q, /quit)."""
+    config = getattr(getattr(runtime, "loaded", None), "config", None)
+    use_ascii(bool(getattr(config, "ascii_glyphs", False)))
     return ParagentsApp(runtime, first_run=first_run, demo=demo, tune_gc=tune_gc)

@@ -176,10 +176,19 @@ async def test_escape_cancels_a_hanging_stream(make_runtime: Any, replay: Replay
         await pilot.press(*"go", "enter")
         await wait_until(pilot, lambda: panel.transcript.streamed_text == "partial ", "the first chunk")
         await pilot.press("escape")
-        notices = lambda: [e.text for e in panel.transcript.records if isinstance(e, TextEntry)]  # noqa: E731
-        await wait_until(pilot, lambda: "Turn cancelled." in notices(), "the cancel notice")
+        notices = lambda: [  # noqa: E731
+            e.text for e in panel.transcript.records if isinstance(e, TextEntry) and e.kind != "user"
+        ]
         await wait_until(pilot, lambda: panel.state != SessionState.RUNNING, "not running")
+        await wait_until(pilot, lambda: any("cancel" in n for n in notices()), "the cancel notice")
+        await pilot.pause()
         assert any("partial" in r for r in replies(panel))
+        # one notice for one cancel, and the tokens the cancelled request used are counted
+        assert [n for n in notices() if "cancel" in n.lower()] == [
+            "cancelled: the partial reply was kept (marked incomplete)"
+        ]
+        assert panel.usage.total_tokens > 0
+        assert " 0 tok" not in panel.title_text().plain
         await app.shutdown_runtime()
 
 

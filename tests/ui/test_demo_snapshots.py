@@ -8,11 +8,12 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from paragents import events as ev
 from paragents.cassette import report_ok
 from paragents.demo.launcher import demo_cassette
 from paragents.demo.tui_player import TuiPlayer
-from paragents.ui.widgets import conflict_bar
 
 SNAPSHOT_ROOT = "/tmp/paragents-demo-snapshot"
 """Fixed scratch dir: paths shown on screen (approval reasons) must be the same on every run."""
@@ -77,10 +78,16 @@ class HeldTuiPlayer(TuiPlayer):
         return str(self.app.export_screenshot())
 
 
-async def test_demo_snapshots(snapshot: Any, monkeypatch: Any) -> None:
-    # The conflict bar's "(Ns ago)" is the time from the stale read to the bar: 0-2 s depending on
-    # the machine's load, so the screenshot fixes it.
-    monkeypatch.setattr(conflict_bar, "age_text", lambda seconds: "0s")
+async def test_demo_snapshots(snapshot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from paragents.ui.app import ParagentsApp
+
+    init = ParagentsApp.__init__
+
+    def frozen_clock(self: ParagentsApp, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        self.clock = lambda: 0.0  # ages ("changed 0s ago") do not depend on how loaded the machine is
+
+    monkeypatch.setattr(ParagentsApp, "__init__", frozen_clock)
     player = HeldTuiPlayer()
     report = await player.play()
     assert report_ok(report), report["replay_errors"]

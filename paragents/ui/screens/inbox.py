@@ -23,6 +23,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from paragents.events import ConflictDetected, ConflictResolved, PermissionRequested
+from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.approval_bar import ApprovalBar
@@ -117,10 +118,11 @@ class InboxScreen(Screen[str | None]):
         for n, item in enumerate(self.items):
             mine = item.key == self.selected
             age = age_text(now - item.since) if item.since is not None else "?"
-            text.append("▶ " if mine else "  ", style="bold")
+            pointer = glyphs().pointer
+            text.append(f"{pointer} " if mine else " " * (len(pointer) + 1), style="bold")
             text.append(f"{age:>6}  ", style="dim")
             text.append(f"{shorten(item.session_name, 20):<20} ", style="bold")
-            text.append(f"{item.kind:<9} ", style="yellow" if item.kind == "approval" else "red")
+            text.append(f"{clean(item.kind):<9} ", style="yellow" if item.kind == "approval" else "red")
             text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
             if n < len(self.items) - 1:
                 text.append("\n")

@@ -3,7 +3,7 @@ and /permissions (effective rules, when the runtime's policy exposes ``rules_tab
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from rich.text import Text
@@ -26,7 +26,7 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("alt+1 … alt+9", "Focus session by number (tmux/xterm's ESC + digit works too)"),
     ("alt+z", "Zoom: show the focused session alone; alt+z again shows them all"),
     ("escape", "Cancel the focused session's running turn"),
-    ("shift+tab", "Cycle the focused session's permission mode (default → acceptEdits → plan)"),
+    ("shift+tab", "Cycle the focused session's permission mode (default -> acceptEdits -> plan)"),
     ("ctrl+p", "Command palette (every slash command is there)"),
     ("ctrl+q", "Quit (open sessions come back next time)"),
     ("f2", "Inbox: every pending approval and conflict, oldest first"),
@@ -35,7 +35,7 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+j / shift+enter / \\ enter", "New line in the prompt (shift+enter where the terminal reports it)"),
     ("up / down", "On the prompt's first / last line: the session's earlier prompts"),
     ("ctrl+z / ctrl+y", "Undo / redo in the prompt (a paste is one step; also ctrl+shift+z)"),
-    ("→ / end / tab", "Accept the suggested slash command"),
+    ("right / end / tab", "Accept the suggested slash command"),
     ("ctrl+g", "Go to the focused session's approval/conflict bar (again: next bar, then the prompt)"),
     ("y s a n d", "Approval bar, after ctrl+g or a click: allow once / session / always…, deny, note…"),
     ("w r s e", "Conflict bar, after ctrl+g or a click: wait / run anyway / skip / re-read first"),
@@ -103,27 +103,42 @@ def config_screen(rows: Sequence[tuple[str, str, str]]) -> TableScreen:
     )
 
 
+RULE_COLUMNS = ("kind", "rule", "scope", "file")
+"""Columns of /permissions: allow/ask/deny, the rule, its scope (managed, cli, local, project, user,
+session) and the file it came from."""
+
+
+def rule_cells(row: object) -> tuple[str, ...]:
+    """Return the /permissions cells of one ``Policy.rules_table()`` row (a ``RuleRow``: kind, rule,
+    scope, source_path; a plain sequence of cells is shown as it is)."""
+    if hasattr(row, "rule") and hasattr(row, "kind"):
+        source = getattr(row, "source_path", None)
+        return (str(row.kind), str(row.rule), str(getattr(row, "scope", "")), str(source or "-"))
+    if isinstance(row, str) or not isinstance(row, Iterable):
+        return (str(row),)
+    return tuple(str(cell) for cell in row)
+
+
 def permissions_screen(policy: object) -> TableScreen:
-    """Return the /permissions screen from ``policy.rules_table()`` (rows of strings) when available."""
+    """Return the /permissions screen: every effective rule from ``policy.rules_table()`` in the
+    order they are checked (deny, ask, allow), with where each came from."""
     table = getattr(policy, "rules_table", None)
-    if callable(table):
-        try:
-            rows = [tuple(str(c) for c in row) for row in table()]
-        except Exception as exc:  # the policy's own error text is the most useful thing to show
-            return TableScreen("Permission rules", ("",), [], note=f"Could not list the rules: {exc}")
-        width = max((len(r) for r in rows), default=1)
-        columns = (
-            ("behavior", "rule", "source", "", "")[:width]
-            if width <= 3
-            else tuple(f"col{i}" for i in range(width))
-        )
-        return TableScreen("Permission rules", columns, rows)
-    return TableScreen(
-        "Permission rules",
-        ("",),
-        [],
-        note="Listing the effective rules is not available yet (the policy has no rules_table()).",
-    )
+    if not callable(table):
+        note = "Listing the effective rules is not available (the policy has no rules_table())."
+        return TableScreen("Permission rules", ("",), [], note=note)
+    try:
+        rows = [rule_cells(row) for row in table()]
+    except Exception as exc:  # the policy's own error text is the most useful thing to show
+        return TableScreen("Permission rules", ("",), [], note=f"Could not list the rules: {exc}")
+    width = max((len(r) for r in rows), default=len(RULE_COLUMNS))
+    columns = RULE_COLUMNS if width == len(RULE_COLUMNS) else tuple(f"col{i}" for i in range(width))
+    mode = getattr(policy, "default_mode", None)
+    note = "Checked in this order: the first kind with a matching rule decides."
+    if mode is not None:
+        note += f" Default mode: {getattr(mode, 'value', mode)}."
+    if not rows:
+        note += " No rules are set: every call gets the mode's default."
+    return TableScreen("Permission rules", columns, rows, note=note)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
@@ -28,6 +29,7 @@ from paragents.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from paragents.ui.text import clean
 from paragents.ui.widgets.conflict_bar import age_text
 
 REFRESH_SECONDS = 1.0
@@ -184,7 +186,7 @@ class OverviewScreen(Screen[str | None]):
         rows = self.rows()
         table.clear()
         for row in rows:
-            table.add_row(*row.cells(), key=row.session_id)
+            table.add_row(*(Text(clean(cell)) for cell in row.cells()), key=row.session_id)
         self._ids = [r.session_id for r in rows]
         if keep in self._ids:
             table.move_cursor(row=self._ids.index(keep))

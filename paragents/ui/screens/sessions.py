@@ -47,8 +47,8 @@ class SessionsScreen(ModalScreen[str | None]):
             table.add_row(
                 Text(clean(rec.name)),
                 Text(clean(rec.model)),
-                rec.mode,
-                str(getattr(rec.state, "value", rec.state)),
+                Text(clean(str(rec.mode))),
+                Text(clean(str(getattr(rec.state, "value", rec.state)))),
                 str(rec.usage.total_tokens),
                 Text(clean(str(rec.workdir))),
                 "yes" if rec.id in self.open_ids else "",

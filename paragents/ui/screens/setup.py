@@ -24,6 +24,7 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Stat
 
 from paragents import paths
 from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
+from paragents.ui.text import plain
 
 
 def _existing_user_config() -> dict[str, Any]:
@@ -182,7 +183,8 @@ class SetupScreen(Screen[bool]):
         if models:
             self.models = models
             select = self.query_one("#model-select", Select)
-            select.set_options([(m, m) for m in models])
+            # the server's names are shown literally (a str prompt would be read as markup)
+            select.set_options([(plain(m), m) for m in models])
             current = self._value("model-input")
             if current in models:
                 select.value = current

@@ -27,6 +27,7 @@ from textual.widgets import Button, Collapsible, Input, Static
 
 from paragents.events import PermissionRequested
 from paragents.models import CallPreview
+from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
@@ -136,7 +137,7 @@ class ApprovalBar(AnswerBar):
     def compose(self) -> ComposeResult:
         req = self.request
         text = Text(overflow="fold")
-        text.append("⚠ Permission needed: ", style="bold")
+        text.append(f"{glyphs().warn} Permission needed: ", style="bold")
         summary = shorten(req.summary, 400)
         if not summary.startswith(req.call.name):
             text.append(clean(req.call.name), style="bold")
@@ -174,8 +175,11 @@ class ApprovalBar(AnswerBar):
         yield Input(placeholder="note for the model (Enter sends, Esc goes back)", id="note")
 
     def key_help(self) -> str:
-        """The answer keys; without suggested rules "always allow" is not offered."""
-        return KEY_HELP if self.request.suggested_rules else KEY_HELP_NO_RULES
+        """The answer keys (in the glyph set in use); without suggested rules "always allow" is not
+        offered."""
+        g = glyphs()
+        keys = KEY_HELP if self.request.suggested_rules else KEY_HELP_NO_RULES
+        return keys.replace("·", g.sep).replace("…", g.ellipsis)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Offer "always allow" only when the policy suggested rules for this call; answer keys

@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.widgets import Button, Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
+from paragents.ui.glyphs import glyphs
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
@@ -61,16 +62,16 @@ def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> 
     """Return the bar's text for ``event``: what is held, by whom, what it did, how long ago (``now``
     in Unix seconds), and (``with_diff``) the diff of a stale read."""
     text = Text(overflow="fold")
-    text.append("⛔ Conflict: ", style="bold")
+    text.append(f"{glyphs().stop} Conflict: ", style="bold")
     text.append(shorten(clean(event.summary), 200))
     text.append("\n  ")
-    path = event.path.removeprefix("resource:")
+    path = clean(event.path.removeprefix("resource:"))
     age = age_text(now - event.since)
     if event.kind == "stale_read":
         text.append(f"{path} changed on disk since this session read it", style="bold")
         text.append(f" ({age} ago)", style="dim")
     else:
-        text.append(event.holder or "another session", style="bold")
+        text.append(clean(event.holder or "another session"), style="bold")
         text.append(" ")
         text.append_text(holder_text(event, path, age))
     if with_diff:
@@ -129,7 +130,9 @@ def holder_text(event: ConflictDetected, path: str, age: str) -> Text:
 
 def keys_help(event: ConflictDetected) -> str:
     """Return the key line for the event's choices, e.g. "w wait · r run anyway · s skip"."""
-    return " · ".join(f"{CHOICE_KEYS[c][0]} {CHOICE_KEYS[c][1]}" for c in event.choices if c in CHOICE_KEYS)
+    return f" {glyphs().sep} ".join(
+        f"{CHOICE_KEYS[c][0]} {CHOICE_KEYS[c][1]}" for c in event.choices if c in CHOICE_KEYS
+    )
 
 
 class ConflictBar(AnswerBar):

@@ -131,6 +131,15 @@ def render_markdown(source: str, width: int, console: Any) -> Text:
     return text
 
 
+def fallback_rows(source: str, exc: Exception) -> list[Text]:
+    """The reply as plain text under a note, for a rendering that failed (a renderer bug must not
+    make the transcript undrawable)."""
+    return [
+        Text(f"(could not be drawn as Markdown: {type(exc).__name__})", style="dim"),
+        *(Text(line) for line in source.split("\n")),
+    ]
+
+
 def placeholder_rows(source: str) -> list[Text]:
     """The rows shown while a long reply renders: a note, then the source text as it is (dim)."""
     size = f"{len(source) / 1000:.0f} KB" if len(source) >= 1000 else f"{len(source)} characters"
@@ -177,7 +186,11 @@ class MarkdownReply(Widget):
 
     def _rows_now(self, width: int) -> list[Text]:
         if self._rows is None or self._rows_width != width:
-            self._set_rows(width, render_rows(self.source, width, self.app.console))
+            try:
+                rows = render_rows(self.source, width, self.app.console)
+            except Exception as exc:  # a renderer bug must not make the transcript undrawable
+                rows = fallback_rows(self.source, exc)
+            self._set_rows(width, rows)
         assert self._rows is not None
         return self._rows
 

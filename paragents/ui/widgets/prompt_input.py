@@ -17,8 +17,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
 
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
+from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import CommandRequested, PromptSubmitted, QueueEditRequested
-from paragents.ui.text import shorten
+from paragents.ui.text import plain, shorten
 from paragents.ui.widgets.prompt_area import PromptArea
 
 
@@ -58,11 +59,11 @@ class QueuedItem(Horizontal):
         self.position = position
 
     def compose(self) -> ComposeResult:
-        label = Text(f"⏳ {self.position + 1}. ", style="bold")
+        label = Text(f"{glyphs().queued} {self.position + 1}. ", style="bold")
         label.append(shorten(self.text, 200))
         yield Static(label, classes="queued-text")
         yield Button("edit", compact=True, classes="edit")
-        yield Button("✕", compact=True, classes="remove", tooltip="remove from queue")
+        yield Button(plain(glyphs().remove), compact=True, classes="remove", tooltip="remove from queue")
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

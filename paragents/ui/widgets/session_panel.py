@@ -46,6 +46,7 @@ from paragents.events import (
     UsageUpdated,
 )
 from paragents.models import SessionState, Usage
+from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar
@@ -117,6 +118,7 @@ class SessionPanel(Vertical):
         """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
+        self._cancel_noticed = False
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), classes="panel-title")
@@ -152,10 +154,11 @@ class SessionPanel(Vertical):
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{self.number} ", style="bold reverse")
         text.append(" ")
+        sep = f" {glyphs().sep} "
         text.append(shorten(self.name_, 40), style="bold")
-        text.append(" · ")
+        text.append(sep)
         text.append(shorten(self.model or "(no model)", 40))
-        text.append(" · ")
+        text.append(sep)
         waited = self.waited_for_first_token()
         if self.state is SessionState.WAITING and self.waiting_on:
             text.append(f"waiting on {shorten(self.waiting_on, 40)}", style=STATE_STYLES[self.state])
@@ -163,15 +166,16 @@ class SessionPanel(Vertical):
             text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
         else:
             text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
-        text.append(f" · {self.mode}")
-        text.append(f" · {format_tokens(self.usage.total_tokens)} tok")
+        text.append(f"{sep}{clean(self.mode)}")
+        text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
-            text.append(f" · ctx {pct}%", style="bold red" if pct >= 80 else "")
+            text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
         if self.queue:
-            text.append(f" · {len(self.queue)} queued", style="yellow")
+            text.append(f"{sep}{len(self.queue)} queued", style="yellow")
         if self.pending or self.conflicts:
-            text.append(f" · ⚠ {len(self.pending) + len(self.conflicts)} needs you", style="bold yellow")
+            asks = len(self.pending) + len(self.conflicts)
+            text.append(f"{sep}{glyphs().warn} {asks} needs you", style="bold yellow")
         return text
 
     def waited_for_first_token(self) -> int | None:
@@ -246,6 +250,7 @@ class SessionPanel(Vertical):
             self.conflicts.pop(event.conflict_id, None)
             await self._show_conflict()
         elif isinstance(event, TurnStarted):
+            self._cancel_noticed = False
             t.add_user(event.prompt)
         elif isinstance(event, MessageAdded):
             if event.message.get("role") != "user":
@@ -272,28 +277,28 @@ class SessionPanel(Vertical):
             self.usage = event.total
             self.context_tokens, self.context_window = event.context_tokens, event.context_window
         elif isinstance(event, StreamRetry):
-            t.add_notice(
-                f"Request failed ({clean(event.reason)}); retry {event.attempt} in {event.delay:.0f} s",
-                "warning",
-            )
+            pass  # the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         elif isinstance(event, TurnFinished):
             self._set_awaiting(False)
             t.end_stream()
             if event.status == "failed":
                 kind = f" [{event.error_kind}]" if event.error_kind else ""
                 t.add_notice(f"Turn failed{kind}: {event.error or 'unknown error'}", "error")
-            elif event.status == "cancelled":
+            elif event.status == "cancelled" and not self._cancel_noticed:
                 t.add_notice("Turn cancelled.", "warning")
+            self._cancel_noticed = False
             self.pending = {k: v for k, v in self.pending.items() if not v.reply.done()}
             await self._show_next_ask()
             self.conflicts = {k: v for k, v in self.conflicts.items() if not v.reply.done()}
             await self._show_conflict()
         elif isinstance(event, Notice):
             t.add_notice(event.text, event.level)
+            # the core's own word on a cancel ("cancelled: the partial reply was kept") is the one notice
+            self._cancel_noticed = self._cancel_noticed or event.text.startswith("cancelled")
         elif isinstance(event, Compacted):
             t.add_notice(
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
-                f"keeps them all (~{event.tokens_before} → ~{event.tokens_after} tokens)"
+                f"keeps them all (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
             )
         self.refresh_title()
 

@@ -9,25 +9,28 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from paragents.ui.text import clean, safe_text, shorten
+from paragents.ui.glyphs import glyphs
+from paragents.ui.text import clean, plain, safe_text, shorten
 
 MAX_OUTPUT_CHARS = 8000
 """Characters of a tool result shown in the UI (the rest is summarised as '… N more chars')."""
 
-STATUS_STYLES: dict[str, tuple[str, str]] = {
-    "pending": ("○", "dim"),
-    "asking": ("?", "bold yellow"),
-    "running": ("●", "cyan"),
-    "ok": ("✓", "green"),
-    "error": ("✗", "bold red"),
-    "denied": ("⊘", "magenta"),
-    "cancelled": ("■", "dim"),
-    "skipped": ("■", "dim"),
-    "interrupted": ("↯", "yellow"),
+STATUS_STYLES: dict[str, str] = {
+    "pending": "dim",
+    "asking": "bold yellow",
+    "running": "cyan",
+    "ok": "green",
+    "error": "bold red",
+    "denied": "magenta",
+    "cancelled": "dim",
+    "skipped": "dim",
+    "interrupted": "yellow",
 }
-"""Symbol and Rich style per tool call status (pending/asking come from the UI, others from the core)."""
+"""Rich style per tool call status (pending/asking come from the UI, others from the core); the
+status marks are in the glyph set (paragents.ui.glyphs)."""
 
 
 @dataclass(eq=False)
@@ -57,6 +60,14 @@ def summarize_arguments(raw: str, limit: int = 80) -> str:
     return shorten(" ".join(parts), limit)
 
 
+def undrawable(source: str, exc: BaseException) -> Static:
+    """Return ``source`` as plain text under a note saying it could not be drawn (``exc``): the
+    fallback for a transcript entry whose widget failed to build."""
+    text = Text(f"(could not be drawn as usual: {type(exc).__name__}; shown as plain text)\n", style="dim")
+    text.append_text(safe_text(source))
+    return Static(text, classes="tool-body undrawable")
+
+
 class ToolCallBlock(Vertical):
     """Shows a :class:`ToolEntry`; call :meth:`refresh_entry` after changing the entry."""
 
@@ -80,7 +91,8 @@ class ToolCallBlock(Vertical):
             yield self._result()
 
     def _header_text(self) -> Text:
-        symbol, style = STATUS_STYLES.get(self.entry.status, ("?", ""))
+        style = STATUS_STYLES.get(self.entry.status, "")
+        symbol = glyphs().status.get(self.entry.status, "?")
         text = Text(overflow="ellipsis", no_wrap=True)
         text.append(f"{symbol} ", style=style)
         text.append(clean(self.entry.name), style="bold")
@@ -89,20 +101,35 @@ class ToolCallBlock(Vertical):
         text.append(f"  [{self.entry.status}]", style=style)
         return text
 
-    def _result(self) -> Collapsible:
+    def _result(self) -> Widget:
+        """The collapsed result (or diff); the output is never read as markup (its first characters
+        are the title). Should building it fail anyway, the output is shown as plain text with a note."""
+        try:
+            return self._collapsible()
+        except Exception as exc:  # a bug must not make the transcript (or its restore) undrawable
+            return undrawable(self.entry.diff or self.entry.output, exc)
+
+    def _collapsible(self) -> Collapsible:
         entry = self.entry
         if entry.diff:
             body: Any = Syntax(clean(entry.diff), "diff", word_wrap=True, theme="ansi_dark")
-            title = "diff"
+            title = plain("diff")
         else:
             output = entry.output
             extra = len(output) - MAX_OUTPUT_CHARS
             body = safe_text(output[:MAX_OUTPUT_CHARS] if extra > 0 else output)
             if extra > 0:
-                body.append(f"\n… {extra} more chars", style="dim italic")
-            first = shorten(output, 60) or "(empty)"
-            title = f"result: {first}"
-        return Collapsible(Static(body, classes="tool-result"), title=title, collapsed=True)
+                body.append(f"\n{glyphs().ellipsis} {extra} more chars", style="dim italic")
+            title = plain(f"result: {shorten(output, 60) or '(empty)'}")
+        g = glyphs()
+        return Collapsible(
+            Static(body, classes="tool-result"),
+            title=title,  # type: ignore[arg-type]  # Content: shown as is, never parsed as markup
+            collapsed=True,
+            collapsed_symbol=g.collapsed,
+            expanded_symbol=g.expanded,
+            classes="tool-body",
+        )
 
     def refresh_entry(self) -> None:
         """Re-render the header, and mount the result once the call has finished (no-op before mount)."""
@@ -112,7 +139,7 @@ class ToolCallBlock(Vertical):
         self.set_class(False, f"-{self._shown_status}")
         self.set_class(True, f"-{self.entry.status}")
         finished = self.entry.status not in ("pending", "asking", "running")
-        if finished and not self.query(Collapsible):
+        if finished and not self.query(".tool-body"):
             self.mount(self._result())
         self._shown_status = self.entry.status
 

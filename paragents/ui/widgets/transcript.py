@@ -22,9 +22,10 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Button, Collapsible, Static
 
 from paragents.models import Message, ToolCall
-from paragents.ui.text import clean, safe_text, tail
+from paragents.ui.glyphs import glyphs
+from paragents.ui.text import clean, plain, safe_text, tail
 from paragents.ui.widgets.markdown_reply import MarkdownReply
-from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry, summarize_arguments
+from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry, summarize_arguments, undrawable
 
 MAX_MOUNTED = 200
 """Most transcript entries mounted at once; older ones are unmounted (records kept)."""
@@ -106,10 +107,13 @@ class AssistantBlock(Vertical):
     def compose(self) -> ComposeResult:
         if self.entry.reasoning.strip():
             words = len(self.entry.reasoning.split())
+            g = glyphs()
             yield Collapsible(
                 Static(safe_text(self.entry.reasoning), classes="thought"),
-                title=f"Thought ({words} words)",
+                title=plain(f"Thought ({words} words)"),  # type: ignore[arg-type]  # never markup
                 collapsed=True,
+                collapsed_symbol=g.collapsed,
+                expanded_symbol=g.expanded,
             )
         if self.entry.content.strip():
             yield MarkdownReply(clean(self.entry.content))
@@ -389,13 +393,26 @@ class Transcript(VerticalScroll):
 
     # --- mounting & bounding -------------------------------------------------------------------
     def _make_widget(self, entry: Entry) -> Widget:
+        """The widget of ``entry``; should building it fail (a bug), the entry's text as plain text
+        with a note instead, so a stored conversation never keeps the app from starting."""
+        try:
+            return self._build_widget(entry)
+        except Exception as exc:
+            source = entry.content if isinstance(entry, AssistantEntry) else getattr(entry, "text", "")
+            if isinstance(entry, ToolEntry):
+                source = f"{entry.name} {entry.summary}\n{entry.output}"
+            widget = undrawable(source, exc)
+            entry.widget = widget
+            return widget
+
+    def _build_widget(self, entry: Entry) -> Widget:
         if isinstance(entry, ToolEntry):
             return ToolCallBlock(entry)
         if isinstance(entry, AssistantEntry):
             return AssistantBlock(entry)
         style = NOTICE_STYLES.get(entry.kind, "")
         if entry.kind == "user":
-            text = Text("› ", style="bold")
+            text = Text(f"{glyphs().prompt} ", style="bold")
             text.append_text(safe_text(entry.text))
             widget: Static = UserPrompt(text)
         else:
@@ -438,7 +455,7 @@ class Transcript(VerticalScroll):
         if self.first_mounted == 0:
             buttons.remove()
             return
-        label = f"▲ show earlier ({self.first_mounted} hidden)"
+        label = plain(f"{glyphs().earlier} show earlier ({self.first_mounted} hidden)")
         if buttons:
             buttons.first(Button).label = label
         else:
