@@ -8,7 +8,8 @@ the last line. Streaming scenarios (N sessions × R tokens/s) run the real app a
 and never fails on times. ``sandbox`` (full run, or ``--only sandbox``) times the start-up cost that
 bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders a 390 KB reply, several
 seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
-rendered. Exit status is 0 unless a scenario crashed.
+rendered. ``idle`` (also in ``--quick``) keeps 16 open sessions idle for 10 s and reports the app's CPU
+and how often each timer fired. Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ TARGETS: dict[str, dict[str, float]] = {
     "permissions": {"perm_p99_us": 2000},
     "sandbox": {"added_p50_ms": 30},
     "huge_reply": {"key_p99_ms": 100, "renders": 1},
+    "idle": {"cpu_pct": 2},
 }
 
 
@@ -167,6 +169,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "permissions": report.get("micro"),
         "sandbox": report.get("sandbox"),
         "huge_reply": report.get("huge_reply"),
+        "idle": report.get("idle"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -203,7 +206,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply"):
+    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -218,9 +221,11 @@ def table(report: dict[str, Any]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup; < 60 s")
     parser.add_argument(
-        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox,huge"
+        "--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup, idle; about 90 s"
+    )
+    parser.add_argument(
+        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle"
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -231,10 +236,10 @@ def main() -> int:
     sections = (
         set(args.only.split(","))
         if args.only
-        else {"stream", "startup", "reopen", "micro", "sandbox", "huge"}
+        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle"}
     )
     if args.quick:
-        sections = sections & {"stream", "startup"}
+        sections = sections & {"stream", "startup", "idle"}
     report: dict[str, Any] = {"quick": args.quick, "seconds_per_scenario": seconds, "streaming": {}}
     status = 0
     try:
@@ -254,6 +259,9 @@ def main() -> int:
         if "sandbox" in sections:
             eprint("bench: sandbox start-up ...")
             report["sandbox"] = child(["bench.sandbox"], isolated_env())
+        if "idle" in sections:
+            eprint("bench: 16 idle sessions, 10 s ...")
+            report["idle"] = child(["bench.idle", "--seconds", "10"], isolated_env())
         if "huge" in sections:
             eprint("bench: huge stored reply ...")
             report["huge_reply"] = huge_reply()
