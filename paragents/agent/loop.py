@@ -410,6 +410,11 @@ class Agent:
             await asyncio.shield(self._on_cancel(partial, pending_calls, added, total))
             raise
 
+    async def fail_internal(self, text: str) -> TurnResult:
+        """End the running turn as failed with ``error_kind`` "internal" (a bug escaped the loop):
+        its turn row is finished and the session shows the failure instead of running forever."""
+        return await self._finish(TurnStatus.FAILED, [], Usage(), text, "internal")
+
     async def fail_on_store(self, exc: Exception) -> TurnResult:
         """End a turn that failed on the store before :meth:`run_turn` began it (see ``_store_failed``)."""
         return await self._store_failed(exc, [], Usage())

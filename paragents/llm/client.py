@@ -14,6 +14,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote as percent_encode
 
 import httpx
 
@@ -27,6 +28,16 @@ RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 """HTTP statuses that are retried with backoff."""
 
 SESSION_HEADER = "X-Paragents-Session"
+
+
+def header_label(label: str) -> str:
+    """``label`` as an HTTP header value: HTTP headers are ASCII, and session names may hold any
+    letters and emoji, so a name that is not plain printable ASCII is percent-encoded (UTF-8)."""
+    if label.isascii() and label.isprintable() and "%" not in label:
+        return label
+    return percent_encode(label, safe="")
+
+
 """Request header naming the session; the replay server routes scripted responses by it."""
 
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
@@ -125,7 +136,7 @@ class ChatClient:
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         if session_label:
-            headers[SESSION_HEADER] = session_label
+            headers[SESSION_HEADER] = header_label(session_label)
         return headers
 
     def _scrub(self, error: LLMError) -> LLMError:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 from paragents.llm.replay_script import ScriptedResponse
 
@@ -47,8 +48,9 @@ class ReceivedRequest:
 
     @property
     def session(self) -> str | None:
-        """The ``X-Paragents-Session`` header, or None."""
-        return self.headers.get(SESSION_HEADER)
+        """The ``X-Paragents-Session`` header (percent-decoded: non-ASCII names are encoded), or None."""
+        value = self.headers.get(SESSION_HEADER)
+        return None if value is None else unquote(value)
 
 
 @dataclass

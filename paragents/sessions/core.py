@@ -197,9 +197,12 @@ class SessionsCore:
         except Exception as exc:  # a bug: report it on the turn rather than lose it in the task
             log.exception("turn of session %s failed", sid)
             text = f"internal error: {type(exc).__name__}: {exc}"
-            result = TurnResult(status=TurnStatus.FAILED, error=text, error_kind="internal")
-            view.apply(ev.SessionStateChanged(sid, SessionState.FAILED, text))
-            self.emit(ev.TurnFinished(sid, TurnStatus.FAILED.value, text, "internal", result))
+            try:  # the turn row is finished too, and the panel is told the session failed
+                await agent.fail_internal(text)
+            except StoreError:
+                result = TurnResult(status=TurnStatus.FAILED, error=text, error_kind="internal")
+                self.emit(ev.SessionStateChanged(sid, SessionState.FAILED, text))
+                self.emit(ev.TurnFinished(sid, TurnStatus.FAILED.value, text, "internal", result))
         finally:
             try:
                 await agent.run_pending_compactions()  # asked with /compact during the turn

@@ -6,6 +6,8 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from paragents import events as ev
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import SessionState
@@ -378,4 +380,41 @@ async def test_a_command_ask_carries_the_command_its_cwd_and_the_matching_rule(e
     assert ask.rule == "Bash(rm *)" and ask.rule_scope == "project"
     ask.reply.set_result(("reject_once", None))
     await rt.wait_idle(s.id)
+    await rt.shutdown()
+
+
+@pytest.mark.parametrize("name", ["café", "漢字テスト", "🚀shop"])
+async def test_a_session_with_a_non_ascii_name_runs_its_turn(env: Env, name: str) -> None:
+    """Session names may hold any letters and emoji; the name travels in an HTTP header (ASCII only),
+    so it is percent-encoded there, and the turn completes (it failed with UnicodeEncodeError)."""
+    rt = await env.runtime()
+    s = await rt.new_session(name)
+    env.server.add(reply("hello"), session=name)  # routed by the decoded header
+    rt.submit(s.id, "hi")
+    await rt.wait_idle(s.id)
+    assert s.last_result is not None and s.last_result.status.value == "completed", s.last_result
+    assert s.messages[-1]["content"] == "hello"
+    await rt.shutdown()
+
+
+async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: Env) -> None:
+    """A bug that escapes the turn loop ends the turn as failed (store row and panel state), never a
+    session that shows "running" forever."""
+    rt = await env.runtime()
+    s = await rt.new_session("a")
+    agent = rt.agents[s.id]
+
+    async def broken(prompt: str) -> None:
+        agent._turn_id = await rt.store.start_turn(s.id, prompt)
+        raise RuntimeError("boom")
+
+    agent.run_turn = broken  # type: ignore[method-assign]
+    rt.submit(s.id, "hi")
+    await rt.wait_idle(s.id)
+    assert s.state.value == "failed"
+    states = [e.state.value for e in env.sink.of(ev.SessionStateChanged, s.id)]
+    assert states[-1] == "failed"
+    assert s.last_result is not None and s.last_result.error_kind == "internal"
+    turns = await rt.store.list_turns(s.id)
+    assert turns[-1].status == "failed"
     await rt.shutdown()
