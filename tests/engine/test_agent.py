@@ -408,7 +408,7 @@ async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: E
         agent._turn_id = await rt.store.start_turn(s.id, prompt)
         raise RuntimeError("boom")
 
-    agent.run_turn = broken  # type: ignore[method-assign]
+    agent.run_turn = broken  # type: ignore[method-assign,assignment]
     rt.submit(s.id, "hi")
     await rt.wait_idle(s.id)
     assert s.state.value == "failed"
