@@ -34,6 +34,7 @@ from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import TextArea
 from textual.widgets.text_area import Document, Selection
 
@@ -336,6 +337,13 @@ class PromptArea(TextArea):
             super().action_cursor_line_end(select)
 
     # --- size ----------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        """A line of the box; blank while the box has no width (a terminal a few columns wide), where
+        TextArea would wrap its placeholder at width 0 and crash."""
+        if self.content_size.width <= 0:
+            return Strip.blank(max(self.size.width, 0))
+        return super().render_line(y)
+
     def _refresh_size(self) -> None:
         super()._refresh_size()
         height = self.virtual_size.height
