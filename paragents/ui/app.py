@@ -54,7 +54,7 @@ from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.text import clean
-from paragents.ui.widgets.answer_bar import FOCUS_KEY
+from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
 from paragents.ui.widgets.session_panel import SessionPanel
 
 TICK_SECONDS = 0.04
@@ -323,7 +323,9 @@ class ParagentsApp(App[None]):
         main = self.screen_stack[0]
         if isinstance(main.maximized, SessionPanel):
             main.maximized = panel  # zoomed: the zoom moves to this panel
-        panel.prompt_box.input.focus()  # never a bar: an ask is answered only after ctrl+g or a click
+        # Focus moves now (not after the queued messages): keys typed right after f6 / alt+N follow
+        # it to this panel. Never a bar: an ask is answered only after ctrl+g or a click.
+        focus_now(panel.prompt_box.input)
         panel.scroll_visible(animate=False)
 
     def _set_active(self, sid: str) -> None:

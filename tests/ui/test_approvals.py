@@ -236,7 +236,10 @@ async def test_an_ask_arriving_in_an_open_inbox_does_not_take_the_keys(tmp_path:
         await pilot.press("y")
         await settle(pilot)
         assert not request.reply.done()
-        await pilot.press("down")  # the user moves in the list: deliberate
+        await pilot.press("down")  # moving in the list does not arm it
+        await settle(pilot)
+        assert not bar.armed
+        await pilot.press("ctrl+g")  # the deliberate act aimed at the bar
         await settle(pilot)
         assert bar.armed
         await pilot.press("y")

@@ -163,15 +163,21 @@ async def test_inbox_lists_oldest_first_and_answers_with_the_panel_keys(tmp_path
         screen = app.screen
         assert isinstance(screen, InboxScreen)
         assert [i.key for i in screen.items] == ["k1", "k2", "r1"]
-        await pilot.press("w")  # the oldest: s2's reservation conflict, answered "wait"
+        await pilot.press(*"say hi w")  # typed in the inbox: answers nothing until ctrl+g
+        await settle(pilot)
+        assert not any(e.reply.done() for e in events)
+        await pilot.press("ctrl+g", "w")  # the oldest: s2's reservation conflict, answered "wait"
         await settle(pilot)
         assert events[0].reply.result() == "wait"
         assert [i.key for i in screen.items] == ["k2", "r1"]
         assert not app.panels["s2"].query(ConflictBar)  # the panel's bar went too
-        await pilot.press("down", "y")  # skip to the approval: allow once
+        await pilot.press("down", "y")  # moving does not arm the next bar either
+        await settle(pilot)
+        assert not events[2].reply.done()
+        await pilot.press("ctrl+g", "y")  # skip to the approval: allow once
         await settle(pilot)
         assert events[2].reply.result() == ("allow_once", None)
-        await pilot.press("e")  # the stale read: re-read first
+        await pilot.press("ctrl+g", "e")  # the stale read: re-read first
         await settle(pilot)
         assert events[1].reply.result() == "reread"
         assert screen.items == []

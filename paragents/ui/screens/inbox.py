@@ -3,9 +3,11 @@
 The list shows age, session, kind and the call; the selected item's own bar (the same
 :class:`~paragents.ui.widgets.approval_bar.ApprovalBar` or
 :class:`~paragents.ui.widgets.conflict_bar.ConflictBar` as in the panel, so the same keys) sits
-under it and takes the keys (F2 and up/down are deliberate; an ask that arrives while the inbox
-is open does not arm a bar by itself). ``up``/``down`` move the selection, Enter focuses the item's
-session, Esc closes. Answers resolve the event's Future directly; the panels update from the resulting events.
+under it. As in a panel, its answer keys work only after the deliberate act aimed at it: ctrl+g
+(the bar's key line says so) or a click on the bar or its buttons. Opening the inbox, moving the
+selection or answering the previous item never arms a bar, so typing "say hi" here answers nothing.
+``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. Answers resolve
+the event's Future directly; the panels update from the resulting events.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from paragents.events import ConflictDetected, ConflictResolved, PermissionReque
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
+from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
 
@@ -92,6 +95,7 @@ class InboxScreen(Screen[str | None]):
         Binding("up", "move(-1)", "Previous", priority=True),
         Binding("down", "move(1)", "Next", priority=True),
         Binding("enter", "open", "Go to session"),
+        Binding(FOCUS_KEY, "arm_bar", "Answer with keys", priority=True),
     ]
 
     def __init__(self, items: Callable[[], list[InboxItem]], clock: Callable[[], float]) -> None:
@@ -110,7 +114,7 @@ class InboxScreen(Screen[str | None]):
         yield Footer()
 
     async def on_mount(self) -> None:
-        await self.reload(arm=True)  # F2 / /inbox: the user came here to answer
+        await self.reload()
 
     def _list_text(self) -> Text:
         now = self.clock()
@@ -171,7 +175,13 @@ class InboxScreen(Screen[str | None]):
         index = keys.index(self.selected) if self.selected in keys else 0
         self.selected = keys[(index + step) % len(keys)]
         self.query_one("#inbox-list", Static).update(self._list_text())
-        await self._show_bar(True)
+        await self._show_bar(False)
+
+    def action_arm_bar(self) -> None:
+        """ctrl+g: the selected item's bar takes the answer keys (the deliberate act)."""
+        bar = next(iter(self.query_one("#inbox-bar", Vertical).children), None)
+        if isinstance(bar, ApprovalBar | ConflictBar):
+            bar.arm()
 
     def action_open(self) -> None:
         """Close the inbox and focus the selected item's session."""
@@ -188,7 +198,7 @@ class InboxScreen(Screen[str | None]):
         item = next((i for i in self.items if i.key == message.request_id), None)
         if item is not None and isinstance(item.event, PermissionRequested) and not item.event.reply.done():
             item.event.reply.set_result((message.answer, message.payload))
-        await self.reload(arm=True)
+        await self.reload()
 
     async def on_conflict_answered(self, message: ConflictAnswered) -> None:
         """Resolve the conflict's Future with the answer."""
@@ -200,4 +210,4 @@ class InboxScreen(Screen[str | None]):
             panel = getattr(self.app, "panels", {}).get(item.session_id)
             if panel is not None:
                 await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
-        await self.reload(arm=True)
+        await self.reload()

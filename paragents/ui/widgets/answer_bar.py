@@ -13,8 +13,10 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual import events
+from textual.actions import parse as parse_action
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.dom import NoScreen
 from textual.widget import Widget
 from textual.widgets import Button, Static
 
@@ -32,6 +34,15 @@ def answer_buttons(choices: list[tuple[str, str]]) -> Horizontal:
         button.can_focus = False
         buttons.append(button)
     return Horizontal(*buttons, classes="answer-buttons")
+
+
+def focus_now(widget: Widget) -> None:
+    """Focus ``widget`` now, not after the messages already queued (``Widget.focus`` defers it):
+    keys that arrive in the same burst as the key that moved focus must follow it."""
+    try:
+        widget.screen.set_focus(widget, scroll_visible=False)
+    except NoScreen:
+        widget.focus()
 
 
 class AnswerBar(Vertical):
@@ -53,6 +64,8 @@ class AnswerBar(Vertical):
     ANSWER_ACTIONS: ClassVar[frozenset[str]] = frozenset()
     KEY_HELP: ClassVar[str] = ""
     can_focus = False
+    _handed_to: Widget | None = None
+    """The prompt that focus went to after this bar answered (late keys are passed on to it)."""
 
     @property
     def armed(self) -> bool:
@@ -75,12 +88,58 @@ class AnswerBar(Vertical):
         self.watch(self.screen, "focused", self._focus_moved, init=False)
 
     def arm(self) -> None:
-        """Make the bar focusable, focus it and enable its answer keys (the user asked for it)."""
+        """Make the bar focusable, focus it and enable its answer keys (the user asked for it).
+        Focus moves at once, so an answer key typed right after the focus key reaches the bar."""
         self.can_focus = True
         self.add_class("-armed")
         self._show_keys()
-        self.focus()
+        focus_now(self)
         self.refresh_bindings()
+
+    def answered(self) -> None:
+        """Called right after the bar posted its answer: its keys go off and, in a panel, focus goes
+        back to the panel's prompt at once, so what is typed right after the answer lands there (not
+        in this bar, which is about to be removed)."""
+        self.disarm()
+        for node in self.ancestors:
+            box = getattr(node, "prompt_box", None)
+            if box is not None:
+                focus_now(box.input)
+                self._handed_to = box.input
+                return
+
+    async def _on_key(self, event: events.Key) -> None:
+        # Keys the app routed here before this bar's answer moved focus (one terminal read holding
+        # "n" and "hello") would be lost with the bar: they go on to the prompt, in order.
+        if self._handed_to is not None:
+            event.stop()
+            event.prevent_default()
+            self._handed_to.post_message(events.Key(event.key, event.character))
+            return
+        # An armed bar runs its answer keys here, in the order they arrive, not as bindings (Textual
+        # runs those only when the key has bubbled up to the app, after later keys were routed).
+        action = self._answer_keys().get(event.key)
+        if action is not None and self.armed:
+            name, params = parse_action(action)[1:]
+            event.stop()
+            event.prevent_default()
+            if self.check_action(name, params):
+                await self.run_action(action)
+
+    def _answer_keys(self) -> dict[str, str]:
+        """Key -> action of this bar's answer bindings."""
+        keys: dict[str, str] = {}
+        for binding in self.BINDINGS:
+            if isinstance(binding, Binding) and parse_action(binding.action)[1] in self.ANSWER_ACTIONS:
+                for key in binding.key.split(","):
+                    keys[key.strip()] = binding.action
+        return keys
+
+    def _on_paste(self, event: events.Paste) -> None:
+        if self._handed_to is not None:
+            event.stop()
+            event.prevent_default()
+            self._handed_to.post_message(events.Paste(event.text))
 
     def disarm(self) -> None:
         """Answer keys off and the bar unfocusable again (focus left it)."""

@@ -191,6 +191,7 @@ class ApprovalBar(AnswerBar):
     def action_answer(self, answer: str) -> None:
         """Answer without payload (allow_once, allow_session, reject_once)."""
         self.post_message(ApprovalAnswered(self.request.request_id, answer, None))  # type: ignore[arg-type]
+        self.answered()
 
     def action_always(self) -> None:
         """Show the editable rules Input for "always allow"."""
@@ -224,9 +225,11 @@ class ApprovalBar(AnswerBar):
                 self.notify("Type at least one rule, or press Esc and choose another answer.")
                 return
             self.post_message(ApprovalAnswered(self.request.request_id, "allow_always", rules))
+            self.answered()
         elif event.input.id == "note":
             note = event.value.strip()
             self.post_message(ApprovalAnswered(self.request.request_id, "reject_with_note", note))
+            self.answered()
 
     def close_inputs(self) -> bool:
         """Close an open rules/note Input and refocus the bar; return True when one was open."""

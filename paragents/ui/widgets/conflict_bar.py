@@ -186,6 +186,7 @@ class ConflictBar(AnswerBar):
         """Post the answer when the conflict offers it (other keys do nothing)."""
         if answer in self.conflict.choices:
             self.post_message(ConflictAnswered(self.conflict.conflict_id, answer))
+            self.answered()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """A click on a button answers."""
