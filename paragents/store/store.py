@@ -29,6 +29,7 @@ from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.holders import HoldersMixin
 from paragents.store.journal import JournalMixin
+from paragents.store.lanes import LanesMixin
 from paragents.store.messages import MessagesMixin
 from paragents.store.migrations import apply_migrations
 from paragents.store.records import StoreError
@@ -61,7 +62,9 @@ async def _migrated(path: Path) -> aiosqlite.Connection:
     return db
 
 
-class Store(SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsMixin, HoldersMixin):
+class Store(
+    SessionsMixin, MessagesMixin, TurnsMixin, JournalMixin, CompactionsMixin, HoldersMixin, LanesMixin
+):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
 
