@@ -107,6 +107,6 @@ async def test_failing_setup_removes_the_lane_and_keeps_output(store: Store, rep
 async def test_hanging_setup_is_stopped_at_the_timeout(store: Store, repo: Path) -> None:
     _write(repo, ".paragents/worktree.toml", 'setup = "sleep 30"\n')
     commit_all(repo, "hang")
-    with pytest.raises(LaneError, match="did not finish within 0.5 s"):
+    with pytest.raises(LaneError, match=r"did not finish within 0\.5 s"):
         await create_lane(store, repo, "hang", settings=LaneSettings(setup_timeout=0.5))
     assert await store.list_lanes() == []
