@@ -4,6 +4,7 @@
     paragents run [--session NAME | --continue] [--take-over] [--dir PATH] [--model M] [--endpoint URL]
                   [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
+    paragents lanes list | diff NAME | merge NAME --strategy S | gc [--apply] [--force]   (cli_lanes)
     paragents permissions check ... | show ...
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
 
@@ -73,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli_cassette import add_cassette_parsers
 
     add_cassette_parsers(sub)
+    from paragents.cli_lanes import add_parser as add_lanes_parser
+
+    add_lanes_parser(sub)
 
     sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
     ssub = sessions.add_subparsers(dest="sessions_command", required=True)
@@ -137,6 +141,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         from paragents.cli_sessions import run_sessions
 
         return asyncio.run(run_sessions(args))
+    if args.command == "lanes":
+        return int(args.lanes_run(args))
     if args.command == "permissions":
         from paragents.cli_permissions import run_permissions
 

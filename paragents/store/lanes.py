@@ -128,6 +128,7 @@ class LanesMixin(StoreBase):
         setup_output: str | None = None,
         lockfiles: dict[str, str] | None = None,
         session_id: str | None = None,
+        base_commit: str | None = None,
     ) -> None:
         """Change the given fields of a lane row (None leaves a field as it is)."""
         sets: list[str] = []
@@ -137,6 +138,7 @@ class LanesMixin(StoreBase):
             ("setup_output", setup_output),
             ("lockfiles", json.dumps(lockfiles) if lockfiles is not None else None),
             ("session_id", session_id),
+            ("base_commit", base_commit),
         ):
             if value is not None:
                 sets.append(f"{column} = ?")
