@@ -14,7 +14,21 @@ from typing import Any
 
 
 def add_parser(sub: Any) -> None:
-    """Add the ``lanes`` subcommand to the top-level subparsers ``sub``."""
+    """Add the ``lanes`` subcommand to the top-level subparsers ``sub``, and ``--lane [NAME]`` /
+    ``--base REF`` to its ``run`` subcommand when that exists."""
+    run_parser = sub.choices.get("run")
+    if run_parser is not None:
+        run_parser.add_argument(
+            "--lane",
+            nargs="?",
+            const=True,
+            default=None,
+            metavar="NAME",
+            help="run a new session in its own git worktree (lane), named NAME or after the session",
+        )
+        run_parser.add_argument(
+            "--base", metavar="REF", help="with --lane: head (default), a branch or origin/main"
+        )
     lanes = sub.add_parser("lanes", help="list, diff, merge and clean up lanes (a git worktree per session)")
     lanes.set_defaults(lanes_run=run)
     lsub = lanes.add_subparsers(dest="lanes_command", required=True)

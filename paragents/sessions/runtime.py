@@ -112,10 +112,12 @@ class Runtime(SessionsCore):
         workdir: Path | None = None,
         mode: str | None = None,
         open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
     ) -> SessionView:
         """See :meth:`SessionLifecycle.new_session`."""
         return await self.lifecycle.new_session(
-            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel
+            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base
         )
 
     async def close_session(self, sid: str) -> None:
@@ -134,10 +136,11 @@ class Runtime(SessionsCore):
         workdir: Path | None = None,
         mode: str | None = None,
         take_over: bool = False,
+        lane: str | bool | None = None,
     ) -> tuple[SessionView, bool]:
         """See :meth:`SessionLifecycle.attach_session`."""
         return await self.lifecycle.attach_session(
-            name, model=model, workdir=workdir, mode=mode, take_over=take_over
+            name, model=model, workdir=workdir, mode=mode, take_over=take_over, lane=lane
         )
 
     async def rename_session(self, sid: str, name: str) -> None:
@@ -159,6 +162,12 @@ class Runtime(SessionsCore):
     def sandbox_report(self, sid: str) -> str:
         """See :meth:`SessionLifecycle.sandbox_report`."""
         return self.lifecycle.sandbox_report(sid)
+
+    async def lane_report(self, sid: str) -> str:
+        """See :func:`paragents.sessions.lanes.lane_report`."""
+        from paragents.sessions.lanes import lane_report
+
+        return await lane_report(self, sid)
 
     async def clear_session(self, sid: str) -> None:
         """See :meth:`SessionLifecycle.clear_session`."""

@@ -23,8 +23,13 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
     try:
         if name == "new":
             opts = command.options
+            lane = {"lane": opts["lane"] or True} if "lane" in opts else {}
             await app._new_session(
-                command.arg, model=opts.get("model"), workdir=Path(opts["dir"]) if "dir" in opts else None
+                command.arg,
+                model=opts.get("model"),
+                workdir=Path(opts["dir"]) if "dir" in opts else None,
+                **lane,
+                **({"base": opts["base"]} if "base" in opts else {}),
             )
         elif name == "help":
             app.push_screen(help_screen())
@@ -64,6 +69,8 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             if command.arg:
                 rt.set_sandbox(sid, command.arg)
             app.notify(rt.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
+        elif name == "lane":
+            app.notify(await rt.lane_report(sid), title="Lanes", markup=False, timeout=15)
         elif name == "takeover":
             await rt.take_over(sid)
         elif name == "compact":

@@ -27,7 +27,10 @@ class CommandSpec:
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("new", "/new [name] [--model M] [--dir PATH]", "Open a new session"),
+    CommandSpec(
+        "new", "/new [name] [--model M] [--dir PATH] [--lane[=NAME]] [--base REF]", "Open a new session"
+    ),
+    CommandSpec("lane", "/lane", "Show the lanes (git worktrees) of this repository"),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
     CommandSpec("model", "/model NAME", "Switch the focused session's model"),
@@ -151,7 +154,11 @@ def _parse_new(args: list[str], spec: CommandSpec) -> SlashCommand | CommandErro
         word = args[i]
         if word.startswith("--"):
             key, eq, value = word[2:].partition("=")
-            if key not in ("model", "dir"):
+            if key == "lane":  # a flag, or --lane=NAME
+                options["lane"] = value if eq else ""
+                i += 1
+                continue
+            if key not in ("model", "dir", "base"):
                 return CommandError(f"/new has no option --{key}. Usage: {spec.usage}")
             if not eq:
                 if i + 1 >= len(args):

@@ -1,0 +1,93 @@
+"""Sessions in lanes: a new session's worktree (``/new --lane``, ``run --lane``, ``lanes: auto``),
+its lane attached again after a restart, and the ``/lane`` report. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from paragents import events as ev
+from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
+from paragents.lanes.gc import remove_lane
+from paragents.lanes.overview import lane_rows
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.view import SessionError, SessionView
+from paragents.store import LaneRecord, StoreError
+
+_LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def attach_event(session_id: str, lane: LaneRecord) -> ev.LaneAttached:
+    """The event that puts a session in ``lane`` (working directory, sandbox root, ports)."""
+    return ev.LaneAttached(session_id, lane.name, lane.path, tuple(lane_env(lane).items()))
+
+
+def wants_auto_lane(core: SessionsCore) -> bool:
+    """With ``lanes: auto``: True when another open session already writes in the shared checkout."""
+    if core.config.lanes.mode != "auto":
+        return False
+    return any(view.lane is None and view.read_only is None for view in core.sessions.values())
+
+
+async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, base: str | None) -> CreatedLane:
+    """Create the lane a new session will work in; SessionError with the readable reason on failure."""
+    name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)
+    try:
+        return await create_lane(
+            core.store, core.project_dir, name, base or "head", settings=core.config.lanes
+        )
+    except LaneError as exc:
+        detail = f"\n{exc.output}" if exc.output else ""
+        raise SessionError(f"cannot open a lane: {exc}{detail}") from exc
+
+
+async def drop_new_lane(core: SessionsCore, lane: LaneRecord) -> None:
+    """Remove a lane made for a session that could not be created (it holds no work yet)."""
+    try:
+        await remove_lane(core.store, Path(lane.repo), lane, force=True)
+    except (LaneError, StoreError) as exc:
+        core.notes.append(f"lane {lane.name} could not be removed: {exc}")
+
+
+async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane) -> None:
+    """Record the new session as the lane's holder and attach it (notes go to its transcript)."""
+    await core.store.update_lane(made.lane.id, session_id=view.id)
+    core.emit(attach_event(view.id, made.lane))
+    ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
+    text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
+    for note in (text, *made.notes):
+        core.emit(ev.Notice(view.id, note, "info"))
+
+
+async def attach_restored(core: SessionsCore, views: list[SessionView]) -> None:
+    """Attach the lanes of restored sessions (lanes survive restarts); note lanes whose worktree is gone."""
+    wanted = {view.id: view for view in views if view.lane is None}
+    if not wanted:
+        return
+    for lane in await core.store.list_lanes():
+        view = wanted.get(lane.session_id or "")
+        if view is None:
+            continue
+        view.apply(attach_event(view.id, lane))
+        if not Path(lane.path).is_dir():
+            core.notes.append(
+                f"the worktree of lane {lane.name} ({lane.path}) is gone: `paragents lanes gc` says what it "
+                "still holds (`--apply --force` bundles it before removing the record)"
+            )
+
+
+async def lane_report(core: SessionsCore, sid: str) -> str:
+    """Plain text for ``/lane``: this session's lane, then every lane of the repository."""
+    view = core.view(sid)
+    try:
+        rows = await lane_rows(core.store, core.project_dir)
+    except LaneError as exc:
+        return f"lanes: {exc}"
+    head = (
+        f"this session works in lane {view.lane}"
+        if view.lane
+        else "this session works in the shared checkout"
+    )
+    if not rows:
+        return head + "\nno lanes in this repository (/new --lane opens a session in one)"
+    return "\n".join([head, *(row["line"] for row in rows)])

@@ -1,0 +1,138 @@
+"""Sessions in lanes: /new --lane and run --lane put the session's workdir and sandbox root in the
+lane's worktree, its commands get the lane's ports, and lanes come back after a restart."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from paragents import events as ev
+from paragents.cli import main
+from paragents.llm import ScriptedResponse
+from paragents.llm.replay import ReplayServer, ThreadedReplayServer
+from paragents.sessions import Runtime, SessionError
+from paragents.ui.commands import parse_command
+from tests.engine.conftest import Collector
+from tests.lanes.conftest import commit_all, sh
+
+
+def reply(content: str = "", **kw: object) -> ScriptedResponse:
+    return ScriptedResponse.from_message(content=content, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ReplayServer]:
+    async with ReplayServer(models=["m"]) as replay:
+        yield replay
+
+
+async def _runtime(
+    server: ReplayServer, project: Path, db: Path, **overrides: object
+) -> tuple[Runtime, Collector]:
+    cfg = {"base_url": server.base_url, "model": "m", "max_retries": 0, "sandbox": "off", **overrides}
+    rt = await Runtime.create(project, cli_overrides=cfg, db_path=db)
+    sink = Collector()
+    rt.set_sink(sink)
+    return rt, sink
+
+
+async def test_session_in_a_lane_works_there_with_its_ports(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    rt, sink = await _runtime(server, repo, tmp_path / "db.sqlite")
+    try:
+        view = await rt.new_session("api", lane=True)
+        lane = await rt.store.lane_of_session(view.id)
+        assert lane is not None and lane.name == "api"
+        assert view.workdir == Path(lane.path) == view.sandbox_root and view.lane == "api"
+        assert any("working in lane api" in n.text for n in sink.of(ev.Notice, view.id))
+        sink.answers.append(("allow_once", None))
+        args = json.dumps({"command": "echo $PORT $PARAGENTS_PORT > port.txt"})
+        server.add(reply(tool_calls=[{"id": "c1", "name": "run_command", "arguments": args}]), session="api")
+        server.add(reply("done"), session="api")
+        rt.submit(view.id, "write the port")
+        await rt.wait_idle(view.id)
+        assert (Path(lane.path) / "port.txt").read_text().split() == [str(lane.port_base)] * 2
+        assert not (repo / "port.txt").exists()
+        report = await rt.lane_report(view.id)
+        assert report.startswith("this session works in lane api") and f"ports {lane.port_base}-" in report
+    finally:
+        await rt.shutdown()
+
+
+async def test_lanes_survive_a_restart(server: ReplayServer, repo: Path, tmp_path: Path) -> None:
+    db = tmp_path / "db.sqlite"
+    rt, _ = await _runtime(server, repo, db)
+    view = await rt.new_session("web", lane=True)
+    path = view.workdir
+    await rt.shutdown()
+    again, _ = await _runtime(server, repo, db)
+    try:
+        [restored] = await again.restore()
+        assert restored.lane == "web" and restored.sandbox_root == path and restored.workdir == path
+        assert restored.lane_env["PORT"] == str((await again.store.lane_of_session(restored.id)).port_base)
+    finally:
+        await again.shutdown()
+
+
+async def test_a_lane_that_cannot_be_made_creates_no_session(
+    server: ReplayServer, empty_repo: Path, tmp_path: Path
+) -> None:
+    rt, _ = await _runtime(server, empty_repo, tmp_path / "db.sqlite")
+    try:
+        with pytest.raises(SessionError, match="git commit --allow-empty -m init"):
+            await rt.new_session("x", lane=True)
+        assert await rt.list_sessions() == [] and await rt.store.list_lanes() == []
+    finally:
+        await rt.shutdown()
+
+
+async def test_auto_mode_gives_the_second_writer_a_lane(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    rt, _ = await _runtime(server, repo, tmp_path / "db.sqlite", lanes="auto")
+    try:
+        first = await rt.new_session("one")
+        second = await rt.new_session("two", base="main")
+        assert first.lane is None and first.workdir == repo
+        assert second.lane == "two" and second.workdir != repo
+    finally:
+        await rt.shutdown()
+
+
+def test_new_command_parses_lane_and_base() -> None:
+    parsed = parse_command("/new api --lane --base origin/main")
+    assert parsed.arg == "api" and parsed.options == {"lane": "", "base": "origin/main"}
+    named = parse_command("/new api --lane=feature")
+    assert named.options == {"lane": "feature"}
+    assert parse_command("/lane").name == "lane"
+
+
+def test_run_with_lane_opens_the_session_in_a_lane(repo: Path, tmp_path: Path) -> None:
+    (repo / ".paragents").mkdir()
+    (repo / ".paragents" / "worktree.toml").write_text('setup = "echo set up > setup.txt"\n')
+    commit_all(repo, "setup")
+    with ThreadedReplayServer(models=["m"]) as replay:
+        replay.add(reply("hi"))
+        code = main(
+            [
+                "run",
+                "--lane",
+                "r1",
+                "--dir",
+                str(repo),
+                "--endpoint",
+                replay.base_url,
+                "--model",
+                "m",
+                "hello",
+            ]
+        )
+    assert code == 0
+    lanes = sh(repo, "worktree", "list")
+    assert "[paragents/r1]" in lanes
+    path = Path(lanes.splitlines()[1].split()[0])
+    assert (path / "setup.txt").read_text() == "set up\n"
