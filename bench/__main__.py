@@ -8,7 +8,7 @@ the last line. Streaming scenarios (N sessions × R tokens/s) run the real app a
 and never fails on times. ``sandbox`` (full run, or ``--only sandbox``) times the start-up cost that
 bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders a 390 KB reply, several
 seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
-rendered. Exit status is 0 unless a scenario crashed.
+rendered. ``lanes`` (bench/lanes.py) times lane creation and one conflict-prediction round of 8 lanes. Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ TARGETS = {
     "permissions": {"perm_p99_us": 2000},
     "sandbox": {"added_p50_ms": 30},
     "huge_reply": {"key_p99_ms": 100, "renders": 1},
+    "lanes": {"create_max_s": 0.5, "round_p99_ms": 150},
 }
 
 
@@ -167,6 +168,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "permissions": report.get("micro"),
         "sandbox": report.get("sandbox"),
         "huge_reply": report.get("huge_reply"),
+        "lanes": report.get("lanes"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -203,7 +205,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply"):
+    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "lanes"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -220,7 +222,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup; < 60 s")
     parser.add_argument(
-        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox,huge"
+        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,lanes"
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -231,7 +233,7 @@ def main() -> int:
     sections = (
         set(args.only.split(","))
         if args.only
-        else {"stream", "startup", "reopen", "micro", "sandbox", "huge"}
+        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "lanes"}
     )
     if args.quick:
         sections = sections & {"stream", "startup"}
@@ -254,6 +256,9 @@ def main() -> int:
         if "sandbox" in sections:
             eprint("bench: sandbox start-up ...")
             report["sandbox"] = child(["bench.sandbox"], isolated_env())
+        if "lanes" in sections:
+            eprint("bench: lanes (creation, prediction rounds) ...")
+            report["lanes"] = child(["bench.lanes"], isolated_env())
         if "huge" in sections:
             eprint("bench: huge stored reply ...")
             report["huge_reply"] = huge_reply()
