@@ -8,7 +8,8 @@ the last line. Streaming scenarios (N sessions × R tokens/s) run the real app a
 and never fails on times. ``sandbox`` (full run, or ``--only sandbox``) times the start-up cost that
 bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders a 390 KB reply, several
 seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
-rendered. ``lanes`` (bench/lanes.py) times lane creation and one conflict-prediction round of 8 lanes. Exit status is 0 unless a scenario crashed.
+rendered. ``lanes`` (bench/lanes.py) times lane creation and one conflict-prediction round of 8
+lanes. Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations

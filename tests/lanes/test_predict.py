@@ -96,3 +96,22 @@ async def test_lane_against_its_base_branch_tip(store: Store, base_repo: Path) -
     conflicts = await predictor.round([a])
     assert [(c.a, c.b, c.files, c.against_base) for c in conflicts] == [("a", "main", ("app.py",), True)]
     assert conflicts[0].describe() == "a conflicts with its base main in app.py"
+
+
+async def test_incremental_rounds_recheck_only_what_changed_and_stay_right(
+    store: Store, base_repo: Path
+) -> None:
+    a, b = await _two(store, base_repo)
+    _edit(a, "notes.txt", "line 5\n", "line five (a)\n")
+    _edit(b, "notes.txt", "line 5\n", "line 5 by b\n")
+    predictor = Predictor(base_repo)
+    assert len(await predictor.round([a, b])) == 1
+    (Path(a.path) / "unrelated.py").write_text("u = 1\n")  # the pair's common file is untouched
+    again = await predictor.round([a, b])
+    assert [c.files for c in again] == [("notes.txt",)]
+    _edit(a, "notes.txt", "line five (a)\n", "line 5\n")  # a reverts: the conflict must go away
+    assert await predictor.round([a, b]) == []
+    _edit(a, "notes.txt", "line 7\n", "line seven\n")  # same file, other line: still none
+    assert await predictor.round([a, b]) == []
+    _edit(a, "notes.txt", "line 5\n", "line 5 again by a\n")
+    assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
