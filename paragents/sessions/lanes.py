@@ -3,6 +3,8 @@ its lane attached again after a restart, and the ``/lane`` report. Nothing here 
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
 from pathlib import Path
 
@@ -10,6 +12,7 @@ from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
 from paragents.lanes.gc import remove_lane
 from paragents.lanes.overview import lane_rows
+from paragents.lanes.predict import Conflict, Predictor
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.view import SessionError, SessionView
 from paragents.store import LaneRecord, StoreError
@@ -53,6 +56,7 @@ async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane) ->
     """Record the new session as the lane's holder and attach it (notes go to its transcript)."""
     await core.store.update_lane(made.lane.id, session_id=view.id)
     core.emit(attach_event(view.id, made.lane))
+    watch_lanes(core, Path(made.lane.repo))
     ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
     text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
     for note in (text, *made.notes):
@@ -69,6 +73,7 @@ async def attach_restored(core: SessionsCore, views: list[SessionView]) -> None:
         if view is None:
             continue
         view.apply(attach_event(view.id, lane))
+        watch_lanes(core, Path(lane.repo))
         if not Path(lane.path).is_dir():
             core.notes.append(
                 f"the worktree of lane {lane.name} ({lane.path}) is gone: `paragents lanes gc` says what it "
@@ -91,3 +96,102 @@ async def lane_report(core: SessionsCore, sid: str) -> str:
     if not rows:
         return head + "\nno lanes in this repository (/new --lane opens a session in one)"
     return "\n".join([head, *(row["line"] for row in rows)])
+
+
+PREDICT_INTERVAL = 20.0
+"""Seconds between prediction rounds while lanes are open (besides the rounds after writes)."""
+
+PREDICT_DEBOUNCE = 1.5
+"""Seconds after a lane session's tool call before the round it triggers (more calls join it)."""
+
+
+class LaneWatcher:
+    """Predicts conflicts between the repository's lanes while they work: a round after each tool
+    call of a lane session (debounced) and on a slow timer, in git subprocesses off the UI's work.
+    A newly predicted conflict becomes a warning notice in the panels of the sessions of both lanes;
+    it is said again only after it went away and came back."""
+
+    def __init__(
+        self,
+        core: SessionsCore,
+        repo: Path,
+        *,
+        interval: float = PREDICT_INTERVAL,
+        debounce: float = PREDICT_DEBOUNCE,
+    ) -> None:
+        self.core = core
+        self.repo = repo
+        self.interval = interval
+        self.debounce = debounce
+        self.predictor = Predictor(repo)
+        self.seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        self.current: list[Conflict] = []
+        self._timer: asyncio.Task[None] | None = None
+        self._pending: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    def start(self) -> None:
+        self.core.observers.append(self.observe)
+        self._timer = asyncio.get_running_loop().create_task(self._tick(), name="lane predictions")
+
+    async def stop(self) -> None:
+        with contextlib.suppress(ValueError):
+            self.core.observers.remove(self.observe)
+        for task in (self._timer, self._pending):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self.predictor.close()
+
+    def observe(self, event: ev.Event) -> None:
+        """Observer: a finished tool call in a lane session schedules a round (debounced)."""
+        if not isinstance(event, ev.ToolCallFinished):
+            return
+        view = self.core.sessions.get(event.session_id)
+        if view is None or view.lane is None:
+            return
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.get_running_loop().create_task(self._soon(), name="lane prediction")
+
+    async def _soon(self) -> None:
+        await asyncio.sleep(self.debounce)
+        await self.run_round()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            await self.run_round()
+
+    async def run_round(self) -> list[Conflict]:
+        """Run one prediction round now; emit notices for new conflicts; return all current ones."""
+        async with self._lock:
+            try:
+                lanes = await self.core.store.list_lanes(str(self.repo))
+                conflicts = await self.predictor.round(lanes)
+            except (LaneError, StoreError, OSError):
+                return self.current
+            by_lane = {view.lane: view for view in self.core.sessions.values() if view.lane}
+            keys = set()
+            for conflict in conflicts:
+                key = (conflict.a, conflict.b, conflict.files)
+                keys.add(key)
+                if key in self.seen:
+                    continue
+                for name in (conflict.a, conflict.b):
+                    view = by_lane.get(name)
+                    if view is not None:
+                        text = f"conflict predicted: {conflict.describe()} (neither has merged yet)"
+                        self.core.emit(ev.Notice(view.id, text, "warning"))
+            self.seen = keys
+            self.current = conflicts
+            return conflicts
+
+
+def watch_lanes(core: SessionsCore, repo: Path) -> LaneWatcher:
+    """Start the core's lane watcher (once); return it."""
+    if core.lane_watcher is None:
+        core.lane_watcher = LaneWatcher(core, repo)
+        core.lane_watcher.start()
+    watcher: LaneWatcher = core.lane_watcher
+    return watcher

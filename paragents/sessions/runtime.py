@@ -265,6 +265,8 @@ class Runtime(SessionsCore):
 
         await self.scheduler.shutdown()
         await self.holding.stop()
+        if self.lane_watcher is not None:
+            await self.lane_watcher.stop()
         for sid, view in list(self.sessions.items()):
             if view.read_only:
                 continue  # another process holds it: its state is not ours to write

@@ -136,3 +136,33 @@ def test_run_with_lane_opens_the_session_in_a_lane(repo: Path, tmp_path: Path) -
     assert "[paragents/r1]" in lanes
     path = Path(lanes.splitlines()[1].split()[0])
     assert (path / "setup.txt").read_text() == "set up\n"
+
+
+async def test_two_lane_sessions_editing_one_function_get_a_predicted_conflict(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    rt, sink = await _runtime(server, repo, tmp_path / "db.sqlite")
+    try:
+        api = await rt.new_session("api", lane=True)
+        web = await rt.new_session("web", lane=True)
+        rt.lane_watcher.debounce = 0
+        for view, body in ((api, "return 'api'"), (web, "return 'web'")):
+            sink.answers.append(("allow_once", None))
+            args = json.dumps({"path": "app.py", "content": f"def hello():\n    {body}\n"})
+            server.add(
+                reply(tool_calls=[{"id": "w", "name": "write_file", "arguments": args}]), session=view.name
+            )
+            server.add(reply("edited"), session=view.name)
+            rt.submit(view.id, "change hello")
+            await rt.wait_idle(view.id)
+        assert (Path(api.workdir) / "app.py").read_text() != (repo / "app.py").read_text()
+
+        def predicted(view_id: str) -> bool:
+            return any("conflict predicted" in n.text for n in sink.of(ev.Notice, view_id))
+
+        await sink.wait_for(lambda: predicted(api.id) and predicted(web.id))
+        [note] = [n.text for n in sink.of(ev.Notice, web.id) if "conflict predicted" in n.text]
+        assert note == "conflict predicted: api conflicts with web in app.py (neither has merged yet)"
+        assert sh(repo, "log", "--format=%s") == "init"  # nothing was merged or committed
+    finally:
+        await rt.shutdown()
