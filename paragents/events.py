@@ -291,6 +291,8 @@ class LaneAttached(Event):
     lane: str
     path: str
     env: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    """What making the lane said (where it is, its ports, "the main checkout has uncommitted changes")."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,9 +20,9 @@ from paragents.store import LaneRecord, StoreError
 _LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def attach_event(session_id: str, lane: LaneRecord) -> ev.LaneAttached:
+def attach_event(session_id: str, lane: LaneRecord, notes: tuple[str, ...] = ()) -> ev.LaneAttached:
     """The event that puts a session in ``lane`` (working directory, sandbox root, ports)."""
-    return ev.LaneAttached(session_id, lane.name, lane.path, tuple(lane_env(lane).items()))
+    return ev.LaneAttached(session_id, lane.name, lane.path, tuple(lane_env(lane).items()), notes)
 
 
 def wants_auto_lane(core: SessionsCore) -> bool:
@@ -52,15 +52,19 @@ async def drop_new_lane(core: SessionsCore, lane: LaneRecord) -> None:
         core.notes.append(f"lane {lane.name} could not be removed: {exc}")
 
 
-async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane) -> None:
-    """Record the new session as the lane's holder and attach it (notes go to its transcript)."""
+async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *, notices: bool) -> None:
+    """Record the new session as the lane's holder and attach it. The lane's notes travel on the
+    LaneAttached event (``view.lane_notes``); with ``notices`` (a headless session, whose client
+    prints them) they are also emitted as notices. A TUI shows them itself once its panel exists."""
     await core.store.update_lane(made.lane.id, session_id=view.id)
-    core.emit(attach_event(view.id, made.lane))
-    watch_lanes(core, Path(made.lane.repo))
     ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
     text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
-    for note in (text, *made.notes):
-        core.emit(ev.Notice(view.id, note, "info"))
+    notes = (text, *made.notes)
+    core.emit(attach_event(view.id, made.lane, notes))
+    watch_lanes(core, Path(made.lane.repo))
+    if notices:
+        for note in notes:
+            core.emit(ev.Notice(view.id, note, "info"))
 
 
 async def attach_restored(core: SessionsCore, views: list[SessionView]) -> None:

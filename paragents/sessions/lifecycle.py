@@ -75,7 +75,7 @@ class SessionLifecycle:
                 await lanes.drop_new_lane(core, made.lane)
             raise
         if made is not None:
-            await lanes.join_lane(core, view, made)
+            await lanes.join_lane(core, view, made, notices=not open_panel)
         return view
 
     async def _create(

@@ -31,6 +31,9 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
                 **lane,
                 **({"base": opts["base"]} if "base" in opts else {}),
             )
+            made = rt.sessions.get(app.active_sid) if lane else None
+            if made is not None and made.lane:
+                app.notify("\n".join(made.lane_notes), title="Lane", markup=False, timeout=12)
         elif name == "help":
             app.push_screen(help_screen())
         elif name == "quit":

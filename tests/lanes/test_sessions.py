@@ -48,7 +48,8 @@ async def test_session_in_a_lane_works_there_with_its_ports(
         lane = await rt.store.lane_of_session(view.id)
         assert lane is not None and lane.name == "api"
         assert view.workdir == Path(lane.path) == view.sandbox_root and view.lane == "api"
-        assert any("working in lane api" in n.text for n in sink.of(ev.Notice, view.id))
+        assert view.lane_notes[0].startswith("working in lane api (paragents/api)")
+        assert not sink.of(ev.Notice, view.id)  # a TUI shows them once its panel is mounted
         sink.answers.append(("allow_once", None))
         args = json.dumps({"command": "echo $PORT $PARAGENTS_PORT > port.txt"})
         server.add(reply(tool_calls=[{"id": "c1", "name": "run_command", "arguments": args}]), session="api")
