@@ -6,8 +6,24 @@ from pathlib import Path
 from typing import Any
 
 from paragents.lanes.repo import toplevel
+from paragents.lanes.setup import DEPENDENCY_DIRS, lockfile_hashes
 from paragents.lanes.status import lane_status
-from paragents.store import Store
+from paragents.store import LaneRecord, Store
+
+
+def stale_dependencies(lane: LaneRecord) -> list[str]:
+    """Dependency folders linked from the main checkout although a lockfile deciding them changed in
+    the lane since it was made (the lane then needs its own install)."""
+    path = Path(lane.path)
+    if not path.is_dir():
+        return []
+    now = lockfile_hashes(path)
+    changed = {name for name in set(now) | set(lane.lockfiles) if now.get(name) != lane.lockfiles.get(name)}
+    return [
+        folder
+        for folder, locks in DEPENDENCY_DIRS.items()
+        if (path / folder).is_symlink() and changed & set(locks)
+    ]
 
 
 async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
@@ -23,6 +39,9 @@ async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
             state = f"{len(status.dirty)} uncommitted"
         else:
             state = "clean"
+        stale = stale_dependencies(lane)
+        if stale:
+            state += " deps stale"
         work = f"{len(status.ahead)} ahead of {lane.base_ref}"
         if status.ahead and not status.unlanded:
             work += " (landed)"
@@ -42,6 +61,7 @@ async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
                 "ahead": len(status.ahead),
                 "unlanded": len(status.unlanded),
                 "setup_state": lane.setup_state,
+                "stale_dependencies": stale,
                 "session_id": lane.session_id,
                 "line": line,
             }

@@ -67,14 +67,18 @@ async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *,
             core.emit(ev.Notice(view.id, note, "info"))
 
 
-async def attach_restored(core: SessionsCore, views: list[SessionView]) -> None:
-    """Attach the lanes of restored sessions (lanes survive restarts); note lanes whose worktree is gone."""
+async def attach_restored(core: SessionsCore, views: list[SessionView], *, startup: bool = False) -> None:
+    """Attach the lanes of restored sessions (lanes survive restarts); note lanes whose worktree is
+    gone and, at ``startup``, the lanes of this project whose sessions are not open."""
     wanted = {view.id: view for view in views if view.lane is None}
-    if not wanted:
+    if not wanted and not startup:
         return
+    leftover: list[str] = []
     for lane in await core.store.list_lanes():
         view = wanted.get(lane.session_id or "")
         if view is None:
+            if startup and lane.session_id not in core.sessions and _inside(core.project_dir, lane.repo):
+                leftover.append(lane.name)
             continue
         view.apply(attach_event(view.id, lane))
         watch_lanes(core, Path(lane.repo))
@@ -83,6 +87,15 @@ async def attach_restored(core: SessionsCore, views: list[SessionView]) -> None:
                 f"the worktree of lane {lane.name} ({lane.path}) is gone: `paragents lanes gc` says what it "
                 "still holds (`--apply --force` bundles it before removing the record)"
             )
+    if leftover:
+        core.notes.append(
+            f"{len(leftover)} lane(s) left from earlier sessions: {', '.join(leftover)} "
+            "(`paragents lanes list` shows them; `paragents lanes gc` removes those whose work landed)"
+        )
+
+
+def _inside(project: Path, repo: str) -> bool:
+    return project == Path(repo) or Path(repo) in project.parents
 
 
 async def lane_report(core: SessionsCore, sid: str) -> str:

@@ -108,7 +108,7 @@ class SessionOpening:
                 if not await self.holds.hold(view, rec):
                     core.notes.append(str(view.read_only))  # the panel says it once loaded
                 core.unloaded.append(rec.id)
-        await lanes.attach_restored(core, list(core.sessions.values()))
+        await lanes.attach_restored(core, list(core.sessions.values()), startup=True)
         if core.unloaded:
             core.loaded_event.clear()
         return list(core.sessions.values())

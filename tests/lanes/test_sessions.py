@@ -167,3 +167,19 @@ async def test_two_lane_sessions_editing_one_function_get_a_predicted_conflict(
         assert sh(repo, "log", "--format=%s") == "init"  # nothing was merged or committed
     finally:
         await rt.shutdown()
+
+
+async def test_startup_names_lanes_left_from_closed_sessions(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    db = tmp_path / "db.sqlite"
+    rt, _ = await _runtime(server, repo, db)
+    view = await rt.new_session("old", lane=True)
+    await rt.close_session(view.id)
+    await rt.shutdown()
+    again, _ = await _runtime(server, repo, db)
+    try:
+        await again.restore()
+        assert any(note.startswith("1 lane(s) left from earlier sessions: old") for note in again.notes)
+    finally:
+        await again.shutdown()

@@ -110,3 +110,18 @@ async def test_hanging_setup_is_stopped_at_the_timeout(store: Store, repo: Path)
     with pytest.raises(LaneError, match=r"did not finish within 0\.5 s"):
         await create_lane(store, repo, "hang", settings=LaneSettings(setup_timeout=0.5))
     assert await store.list_lanes() == []
+
+
+async def test_lockfile_changed_mid_lane_is_named_in_the_overview(store: Store, repo: Path) -> None:
+    from paragents.lanes.overview import lane_rows
+
+    _write(repo, ".gitignore", ".venv/\n")
+    _write(repo, "uv.lock", "version = 1\n")
+    commit_all(repo, "lock")
+    (repo / ".venv").mkdir()
+    lane = (await create_lane(store, repo, "deps")).lane
+    [row] = await lane_rows(store, repo)
+    assert row["stale_dependencies"] == []
+    _write(Path(lane.path), "uv.lock", "version = 2\n")
+    [row] = await lane_rows(store, repo)
+    assert row["stale_dependencies"] == [".venv"] and "deps stale" in row["line"]
