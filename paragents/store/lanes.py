@@ -59,8 +59,23 @@ _COLUMNS = (
 def _lane(row: sqlite3.Row | None) -> LaneRecord | None:
     if row is None:
         return None
-    values = tuple(row)
-    return LaneRecord(*values[:13], lockfiles=json.loads(values[13] or "{}"))
+    v = tuple(row)
+    return LaneRecord(
+        id=int(v[0]),
+        repo=v[1],
+        name=v[2],
+        path=v[3],
+        branch=v[4],
+        base_ref=v[5],
+        base_commit=v[6],
+        port_base=int(v[7]),
+        port_count=int(v[8]),
+        setup_state=v[9],
+        setup_output=v[10],
+        session_id=v[11],
+        created_at=float(v[12]),
+        lockfiles=json.loads(v[13] or "{}"),
+    )
 
 
 class LanesMixin(StoreBase):
