@@ -141,8 +141,6 @@ async def merge_lane(
     if not (await git("show-ref", "--verify", "-q", f"refs/heads/{target}", cwd=repo, check=False)).ok:
         raise LaneError(f"lane {name} targets {target}, which is not a local branch: use --strategy pr")
     reviewed = status.head
-    if verify:
-        await run_verify(lane, verify, on_output)
     old = (await git("rev-parse", f"refs/heads/{target}", cwd=repo)).out.strip()
     files = await merge_conflicts(repo, old, reviewed)
     if files:
@@ -151,6 +149,8 @@ async def merge_lane(
             f"lane (`git -C {lane.path} rebase {target}`), then merge again",
             exit_code=EXIT_CONFLICT,
         )
+    if verify:  # after the cheap pre-check; the target may not move meanwhile (update-ref checks)
+        await run_verify(lane, verify, on_output)
     subjects = (await git("log", "--reverse", "--format=%s", f"{old}..{reviewed}", cwd=repo)).out.splitlines()
     text = message or _message(lane, subjects, strategy)
     if strategy == "rebase":
