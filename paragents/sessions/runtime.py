@@ -163,6 +163,17 @@ class Runtime(SessionsCore):
         """See :meth:`SessionLifecycle.sandbox_report`."""
         return self.lifecycle.sandbox_report(sid)
 
+    async def lane_reviews(self) -> list[Any]:
+        """Reviews of this project's lanes (:func:`paragents.lanes.review.lane_reviews`)."""
+        from paragents.lanes import LaneError
+        from paragents.lanes.review import lane_reviews
+        from paragents.sessions.view import SessionError
+
+        try:
+            return list(await lane_reviews(self.store, self.project_dir))
+        except LaneError as exc:
+            raise SessionError(f"lanes: {exc}") from exc
+
     async def lane_report(self, sid: str) -> str:
         """See :func:`paragents.sessions.lanes.lane_report`."""
         from paragents.sessions.lanes import lane_report

@@ -46,6 +46,10 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             app.push_screen(config_screen(rt.config_rows()))
         elif name == "permissions":
             app.push_screen(permissions_screen(getattr(rt, "policy", None)))
+        elif name == "lanes":
+            from paragents.ui.screens.lanes import LanesScreen
+
+            app.push_screen(LanesScreen(await rt.lane_reviews()))
         elif name == "inbox":
             app.action_inbox()
         elif name == "overview":

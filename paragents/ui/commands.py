@@ -31,6 +31,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "new", "/new [name] [--model M] [--dir PATH] [--lane[=NAME]] [--base REF]", "Open a new session"
     ),
     CommandSpec("lane", "/lane", "Show the lanes (git worktrees) of this repository"),
+    CommandSpec("lanes", "/lanes", "Review the lanes: commits and diff of each"),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
     CommandSpec("model", "/model NAME", "Switch the focused session's model"),
