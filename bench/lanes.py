@@ -5,13 +5,15 @@ files (45 of its own, 5 shared with the next lane, so 8 pairs need ``merge-tree`
 untracked file. Rounds are timed twice: each round after every lane changed one more file (every
 snapshot is new: the worst case) and rounds where nothing changed. While rounds run, a 5 ms ticker on
 the same asyncio loop measures its lag (predictions run in git subprocesses, never on the loop).
-Prints one JSON object."""
+``round_cpu_ms`` (CPU of this process and its git children per changed round) and ``load_avg_1m``
+help read wall times taken on a shared machine. Prints one JSON object."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import time
 from pathlib import Path
@@ -43,6 +45,13 @@ def _repo(root: Path) -> Path:
 def _edit(path: Path, tag: str) -> None:
     text = path.read_text()
     path.write_text(text.replace("return x + 1\n", f"return x + 1  # {tag}\n", 1) + f"# {tag}\n")
+
+
+def _cpu() -> float:
+    """CPU seconds used so far by this process and its finished children (git)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 async def _lag_probe(stop: asyncio.Event, lags: list[float]) -> None:
@@ -87,13 +96,16 @@ async def measure() -> dict[str, Any]:
         lags: list[float] = []
         stop = asyncio.Event()
         probe = asyncio.create_task(_lag_probe(stop, lags))
+        cpu_changed = 0.0
         for k in range(ROUNDS):
             for i, lane in enumerate(lanes):
                 n = i * 45 + 10 + k % 30
                 _edit(Path(lane.path) / f"pkg{n // 20}" / f"mod{n}.py", f"round{k}")
             started = time.perf_counter()
+            cpu_before = _cpu()
             found = await predictor.round(lanes)
             changed.append((time.perf_counter() - started) * 1000)
+            cpu_changed += _cpu() - cpu_before
             started = time.perf_counter()
             await predictor.round(lanes)
             unchanged.append((time.perf_counter() - started) * 1000)
@@ -109,6 +121,8 @@ async def measure() -> dict[str, Any]:
         "cold_round_ms": r(cold_ms),
         "round_p50_ms": r(percentile(changed, 50)),
         "round_p99_ms": r(percentile(changed, 99)),
+        "round_cpu_ms": r(cpu_changed / ROUNDS * 1000),
+        "load_avg_1m": r(os.getloadavg()[0], 2),
         "unchanged_round_p50_ms": r(percentile(unchanged, 50)),
         "unchanged_round_p99_ms": r(percentile(unchanged, 99)),
         "conflicts_found": len(found),
