@@ -44,6 +44,16 @@ async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, bas
         raise SessionError(f"cannot open a lane: {exc}{detail}") from exc
 
 
+async def auto_lane(core: SessionsCore, session_name: str, base: str | None) -> CreatedLane | None:
+    """``lanes: auto``: make a lane for a new session, or (e.g. not a git repository) return None and
+    note why the session shares the checkout."""
+    try:
+        return await make_lane(core, session_name, True, base)
+    except SessionError as exc:
+        core.notes.append(f"session {session_name} shares the checkout: {exc}")
+        return None
+
+
 async def drop_new_lane(core: SessionsCore, lane: LaneRecord) -> None:
     """Remove a lane made for a session that could not be created (it holds no work yet)."""
     try:

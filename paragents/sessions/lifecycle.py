@@ -65,8 +65,11 @@ class SessionLifecycle:
                 raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
         name = name or unique_name(f"s{len(taken) + 1}", taken)
         made = None
-        if lane or (lane is None and lanes.wants_auto_lane(core)):
-            made = await lanes.make_lane(core, name, lane or True, base)
+        if lane:
+            made = await lanes.make_lane(core, name, lane, base)
+        elif lane is None and lanes.wants_auto_lane(core):
+            made = await lanes.auto_lane(core, name, base)  # None: shares the checkout (noted)
+        if made is not None:
             workdir = Path(made.lane.path)
         try:
             view = await self._create(name, model, workdir, mode, open_panel)

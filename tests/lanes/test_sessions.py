@@ -183,3 +183,20 @@ async def test_startup_names_lanes_left_from_closed_sessions(
         assert any(note.startswith("1 lane(s) left from earlier sessions: old") for note in again.notes)
     finally:
         await again.shutdown()
+
+
+async def test_auto_mode_outside_git_falls_back_to_the_shared_checkout(
+    server: ReplayServer, tmp_path: Path
+) -> None:
+    project = tmp_path / "plain"
+    project.mkdir()
+    rt, _ = await _runtime(server, project, tmp_path / "db.sqlite", lanes="auto")
+    try:
+        await rt.new_session("one")
+        second = await rt.new_session("two")
+        assert second.lane is None and second.workdir == project
+        assert any(
+            "two shares the checkout" in note and "not inside a git repository" in note for note in rt.notes
+        )
+    finally:
+        await rt.shutdown()
