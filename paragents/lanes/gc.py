@@ -18,6 +18,7 @@ from paragents.lanes.predict import snapshot_tree
 from paragents.lanes.repo import project_hash, recovery_dir, toplevel
 from paragents.lanes.status import LaneStatus, lane_status
 from paragents.store import LaneRecord, Store
+from paragents.store.holders import STALE_AFTER, holder_gone, this_host
 
 BUSY_STATES = frozenset({"running", "queued", "waiting"})
 
@@ -54,6 +55,11 @@ async def keep_reasons(store: Store, status: LaneStatus) -> tuple[list[str], boo
         state = await store.session_state(lane.session_id)
         if state in BUSY_STATES:
             reasons.append(f"its session is {state}")
+        holder = await store.get_holder(lane.session_id)
+        if holder is not None and not holder_gone(
+            holder, host=this_host(), stamp=time.time(), stale_after=STALE_AFTER
+        ):
+            reasons.append(f"its session is open in paragents ({holder.describe()}): close it first")
     if lane.setup_state in ("creating", "setup"):
         reasons.append("it is still being created")
     if not status.exists and status.unlanded:
@@ -119,7 +125,7 @@ async def gc(
             continue
         status = await lane_status(repo, lane)
         reasons, holds = await keep_reasons(store, status)
-        busy = any(r.startswith(("its session is", "it is still")) for r in reasons)
+        busy = any(r.startswith(("its session is", "it is still")) for r in reasons)  # force never overrides
         decision = GcDecision(lane.name, "keep" if reasons else "remove", reasons, holds)
         if reasons and force and apply and not busy:
             try:

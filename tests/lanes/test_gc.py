@@ -82,3 +82,15 @@ async def test_force_bundles_commits_and_untracked_files_then_restores(store: St
         sh(repo, *line.split()[1:])
     assert sh(repo, "rev-parse", lane.branch) == commit
     assert sh(repo, "show", f"{lane.branch}-uncommitted:untracked.txt") == "not committed"
+
+
+async def test_a_lane_whose_session_is_open_in_a_live_process_is_kept(store: Store, repo: Path) -> None:
+    lane = (await create_lane(store, repo, "open", setup=False)).lane
+    session = await store.create_session(name="s", project_dir=repo, workdir=Path(lane.path), model="m")
+    await store.update_lane(lane.id, session_id=session.id)
+    await store.acquire_session(session.id)  # this (live) process holds it
+    [decision] = await gc(store, repo, apply=True, force=True)
+    assert decision.action == "keep" and "close it first" in decision.reasons[0]
+    await store.release_session(session.id)
+    [decision] = await gc(store, repo, apply=True)
+    assert decision.action == "removed"
