@@ -108,6 +108,18 @@ def _inside(project: Path, repo: str) -> bool:
     return project == Path(repo) or Path(repo) in project.parents
 
 
+async def lane_gc(core: SessionsCore) -> str:
+    """``/lane gc``: remove the lanes whose work landed (never with force); say why others stay."""
+    from paragents.lanes.gc import gc
+
+    try:
+        decisions = await gc(core.store, core.project_dir, apply=True)
+    except (LaneError, StoreError) as exc:
+        return f"lanes: {exc}"
+    lines = [f"{d.action} {d.lane}" + (f": {'; '.join(d.reasons)}" if d.reasons else "") for d in decisions]
+    return "\n".join(lines) or "no lanes in this repository"
+
+
 async def lane_report(core: SessionsCore, sid: str) -> str:
     """Plain text for ``/lane``: this session's lane, then every lane of the repository."""
     view = core.view(sid)

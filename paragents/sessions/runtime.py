@@ -174,6 +174,12 @@ class Runtime(SessionsCore):
         except LaneError as exc:
             raise SessionError(f"lanes: {exc}") from exc
 
+    async def lane_gc(self) -> str:
+        """See :func:`paragents.sessions.lanes.lane_gc`."""
+        from paragents.sessions.lanes import lane_gc
+
+        return await lane_gc(self)
+
     async def lane_report(self, sid: str) -> str:
         """See :func:`paragents.sessions.lanes.lane_report`."""
         from paragents.sessions.lanes import lane_report

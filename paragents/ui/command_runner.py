@@ -77,7 +77,8 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
                 rt.set_sandbox(sid, command.arg)
             app.notify(rt.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
         elif name == "lane":
-            app.notify(await rt.lane_report(sid), title="Lanes", markup=False, timeout=15)
+            text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
+            app.notify(text, title="Lanes", markup=False, timeout=15)
         elif name == "takeover":
             await rt.take_over(sid)
         elif name == "compact":

@@ -30,7 +30,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         "new", "/new [name] [--model M] [--dir PATH] [--lane[=NAME]] [--base REF]", "Open a new session"
     ),
-    CommandSpec("lane", "/lane", "Show the lanes (git worktrees) of this repository"),
+    CommandSpec("lane", "/lane [gc]", "Show the lanes (git worktrees); gc: remove those whose work landed"),
     CommandSpec("lanes", "/lanes", "Review the lanes: commits and diff of each"),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
@@ -129,6 +129,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if not text:
             return CommandError(f"/remember needs the note text. Usage: {spec.usage}")
         return SlashCommand(name, text, {"project": "1"} if project else {})
+    if name == "lane":
+        if args not in ([], ["gc"]):
+            return CommandError(f"/lane takes nothing or 'gc'. Usage: {spec.usage}")
+        return SlashCommand(name, args[0] if args else None)
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):
             return CommandError(f"/sandbox takes one of {', '.join(SANDBOX_MODES)}. Usage: {spec.usage}")

@@ -200,3 +200,18 @@ async def test_auto_mode_outside_git_falls_back_to_the_shared_checkout(
         )
     finally:
         await rt.shutdown()
+
+
+async def test_lane_gc_command_removes_landed_lanes_and_keeps_open_ones(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    rt, _ = await _runtime(server, repo, tmp_path / "db.sqlite")
+    try:
+        done = await rt.new_session("done", lane=True)
+        await rt.new_session("open", lane=True)
+        await rt.close_session(done.id)
+        text = await rt.lane_gc()
+        assert "removed done" in text and "keep open: its session is open in paragents" in text
+        assert parse_command("/lane gc").arg == "gc"
+    finally:
+        await rt.shutdown()
