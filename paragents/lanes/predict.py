@@ -139,6 +139,10 @@ class Predictor:
         """Remove the temporary indexes (also done when the predictor is garbage-collected)."""
         self._scratch.cleanup()
 
+    def last_snapshot(self, lane: LaneRecord) -> Snapshot | None:
+        """The lane's snapshot from the latest round, or None."""
+        return self._last.get(lane.path)
+
     async def snapshot(self, lane: LaneRecord) -> tuple[Snapshot, frozenset[str] | None]:
         """Snapshot one lane; return it with the paths touched since its previous snapshot (None:
         unknown, e.g. the first snapshot)."""

@@ -108,6 +108,59 @@ def _inside(project: Path, repo: str) -> bool:
     return project == Path(repo) or Path(repo) in project.parents
 
 
+ADAPT_DIFF_LIMIT = 8000
+"""Characters of the other side's diff put into an "adapt" prompt."""
+
+
+async def adapt_prompt(core: SessionsCore, sid: str) -> str:
+    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane:
+    the files, the other lane's (or the base branch's) change to them. SessionError when the session
+    is not in a lane or no conflict is predicted for it."""
+    view = core.view(sid)
+    if view.lane is None:
+        raise SessionError("this session works in the shared checkout, not in a lane")
+    watcher = watch_lanes(core, Path((await core.store.lane_of_session(sid) or _no_lane(sid)).repo))
+    conflicts = [c for c in await watcher.run_round() if view.lane in (c.a, c.b)]
+    if not conflicts:
+        raise SessionError(f"no conflict is predicted for lane {view.lane} right now")
+    parts = [f"Your lane {view.lane} is predicted to conflict with other work before either is merged."]
+    for conflict in conflicts:
+        other = conflict.b if conflict.a == view.lane else conflict.a
+        theirs = await _their_change(core, watcher, conflict, other)
+        where = f"its base branch {conflict.b}" if conflict.against_base else f"lane {other}"
+        parts.append(
+            f"\nConflicting file(s) with {where}: {', '.join(conflict.files)}. Their change to them:\n"
+            f"```diff\n{theirs[:ADAPT_DIFF_LIMIT]}\n```"
+        )
+    parts.append(
+        "\nAdapt your change to these files so that it keeps both intents and merges cleanly with "
+        "theirs; do not undo their change. Say briefly what you changed."
+    )
+    return "\n".join(parts)
+
+
+def _no_lane(sid: str) -> LaneRecord:
+    raise SessionError(f"session {sid} has no lane record")
+
+
+async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conflict, other: str) -> str:
+    from paragents.lanes.git import git
+
+    if conflict.against_base:
+        mine = await core.store.get_lane(str(watcher.repo), conflict.a)
+        if mine is None:
+            return ""
+        old, new = mine.base_commit, conflict.b
+    else:
+        lane = await core.store.get_lane(str(watcher.repo), other)
+        snap = watcher.predictor.last_snapshot(lane) if lane is not None else None
+        if lane is None or snap is None:
+            return ""
+        old, new = lane.base_commit, snap.commit
+    out = await git("diff", "--no-color", old, new, "--", *conflict.files, cwd=watcher.repo, check=False)
+    return out.out.strip()
+
+
 async def lane_gc(core: SessionsCore) -> str:
     """``/lane gc``: remove the lanes whose work landed (never with force); say why others stay."""
     from paragents.lanes.gc import gc

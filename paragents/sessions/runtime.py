@@ -174,6 +174,13 @@ class Runtime(SessionsCore):
         except LaneError as exc:
             raise SessionError(f"lanes: {exc}") from exc
 
+    async def adapt_lane(self, sid: str) -> str:
+        """Queue a prompt asking the session's agent to adapt to the conflicts predicted for its lane
+        (:func:`paragents.sessions.lanes.adapt_prompt`); return the prompt's id."""
+        from paragents.sessions.lanes import adapt_prompt
+
+        return self.submit(sid, await adapt_prompt(self, sid))
+
     async def lane_gc(self) -> str:
         """See :func:`paragents.sessions.lanes.lane_gc`."""
         from paragents.sessions.lanes import lane_gc

@@ -77,8 +77,12 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
                 rt.set_sandbox(sid, command.arg)
             app.notify(rt.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
         elif name == "lane":
-            text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
-            app.notify(text, title="Lanes", markup=False, timeout=15)
+            if command.arg == "adapt":
+                await rt.adapt_lane(sid)
+                app.notify("Asked this lane's agent to adapt to the predicted conflict (queued).")
+            else:
+                text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
+                app.notify(text, title="Lanes", markup=False, timeout=15)
         elif name == "takeover":
             await rt.take_over(sid)
         elif name == "compact":

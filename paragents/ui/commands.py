@@ -30,7 +30,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         "new", "/new [name] [--model M] [--dir PATH] [--lane[=NAME]] [--base REF]", "Open a new session"
     ),
-    CommandSpec("lane", "/lane [gc]", "Show the lanes (git worktrees); gc: remove those whose work landed"),
+    CommandSpec(
+        "lane",
+        "/lane [gc|adapt]",
+        "Show the lanes (git worktrees); gc: remove those whose work landed; adapt: ask this lane to fit a "
+        "predicted conflict",
+    ),
     CommandSpec("lanes", "/lanes", "Review the lanes: commits and diff of each"),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
@@ -130,8 +135,8 @@ def parse_command(text: str) -> SlashCommand | CommandError:
             return CommandError(f"/remember needs the note text. Usage: {spec.usage}")
         return SlashCommand(name, text, {"project": "1"} if project else {})
     if name == "lane":
-        if args not in ([], ["gc"]):
-            return CommandError(f"/lane takes nothing or 'gc'. Usage: {spec.usage}")
+        if args not in ([], ["gc"], ["adapt"]):
+            return CommandError(f"/lane takes nothing, 'gc' or 'adapt'. Usage: {spec.usage}")
         return SlashCommand(name, args[0] if args else None)
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):

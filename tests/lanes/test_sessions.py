@@ -215,3 +215,24 @@ async def test_lane_gc_command_removes_landed_lanes_and_keeps_open_ones(
         assert parse_command("/lane gc").arg == "gc"
     finally:
         await rt.shutdown()
+
+
+async def test_adapt_queues_a_prompt_naming_the_files_and_the_other_lanes_change(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    rt, _ = await _runtime(server, repo, tmp_path / "db.sqlite")
+    try:
+        api = await rt.new_session("api", lane=True)
+        web = await rt.new_session("web", lane=True)
+        (api.workdir / "app.py").write_text("def hello():\n    return 'api'\n")
+        (web.workdir / "app.py").write_text("def hello():\n    return 'web'\n")
+        with pytest.raises(SessionError, match="shared checkout"):
+            await rt.adapt_lane((await rt.new_session("plain")).id)
+        server.add(reply("adapted"), session="api")
+        await rt.adapt_lane(api.id)
+        await rt.wait_idle(api.id)
+        prompt = server.requests[-1].body_json["messages"][-1]["content"]
+        assert "Conflicting file(s) with lane web: app.py" in prompt
+        assert "+    return 'web'" in prompt and "return 'api'" not in prompt
+    finally:
+        await rt.shutdown()
