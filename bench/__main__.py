@@ -9,7 +9,8 @@ and never fails on times. ``sandbox`` (full run, or ``--only sandbox``) times th
 bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders a 390 KB reply, several
 seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
 rendered. ``idle`` (also in ``--quick``) keeps 16 open sessions idle for 10 s and reports the app's CPU
-and how often each timer fired. Exit status is 0 unless a scenario crashed.
+and how often each timer fired. ``lanes`` (bench/lanes.py) times lane creation and one
+conflict-prediction round of 8 lanes. Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ TARGETS: dict[str, dict[str, float]] = {
     "sandbox": {"added_p50_ms": 30},
     "huge_reply": {"key_p99_ms": 100, "renders": 1},
     "idle": {"cpu_pct": 2},
+    "lanes": {"create_max_s": 0.5, "round_p99_ms": 150},
 }
 
 
@@ -170,6 +172,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "sandbox": report.get("sandbox"),
         "huge_reply": report.get("huge_reply"),
         "idle": report.get("idle"),
+        "lanes": report.get("lanes"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -206,7 +209,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle"):
+    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle", "lanes"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -225,7 +228,9 @@ def main() -> int:
         "--quick", action="store_true", help="CI smoke run: (1,50), (8,50), startup, idle; about 90 s"
     )
     parser.add_argument(
-        "--only", default="", help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle"
+        "--only",
+        default="",
+        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes",
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -236,7 +241,7 @@ def main() -> int:
     sections = (
         set(args.only.split(","))
         if args.only
-        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle"}
+        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle", "lanes"}
     )
     if args.quick:
         sections = sections & {"stream", "startup", "idle"}
@@ -262,6 +267,9 @@ def main() -> int:
         if "idle" in sections:
             eprint("bench: 16 idle sessions, 10 s ...")
             report["idle"] = child(["bench.idle", "--seconds", "10"], isolated_env())
+        if "lanes" in sections:
+            eprint("bench: lanes (creation, prediction rounds) ...")
+            report["lanes"] = child(["bench.lanes"], isolated_env())
         if "huge" in sections:
             eprint("bench: huge stored reply ...")
             report["huge_reply"] = huge_reply()

@@ -95,6 +95,28 @@ class SandboxSettings(BaseModel):
     bwrap: str = Field("bwrap", description="The bubblewrap program: a name looked up in PATH, or a path.")
 
 
+class LaneSettings(BaseModel):
+    """Lanes: a git worktree per session (docs/lanes.md). A bare string (``"lanes": "auto"``) sets
+    only ``mode``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Literal["off", "ask", "auto"] = Field(
+        "off",
+        description="off: sessions share the checkout unless /new --lane; ask: offer a lane for a new "
+        "session; auto: a new session gets a lane when another session already writes in the repository.",
+    )
+    verify: str | None = Field(
+        None,
+        description="Command a lane must pass before a merge (e.g. 'uv run pytest -q'); run in the lane.",
+    )
+    setup_timeout: float = Field(
+        600.0,
+        gt=0,
+        description="Seconds a lane's setup script may run before it is stopped and the lane removed.",
+    )
+
+
 class RuntimeConfig(BaseModel):
     """The effective runtime configuration (see ``runtime_config.example.json`` for every field)."""
 
@@ -148,8 +170,11 @@ class RuntimeConfig(BaseModel):
     sandbox: SandboxSettings = Field(
         default_factory=SandboxSettings, description="Confinement of run_command (docs/sandbox.md)."
     )
+    lanes: LaneSettings = Field(
+        default_factory=LaneSettings, description="Lanes: a git worktree per session (docs/lanes.md)."
+    )
 
-    @field_validator("sandbox", mode="before")
+    @field_validator("sandbox", "lanes", mode="before")
     @classmethod
     def _sandbox_shorthand(cls, value: Any) -> Any:
         return {"mode": value} if isinstance(value, str) else value

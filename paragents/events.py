@@ -284,6 +284,18 @@ class SandboxChanged(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class LaneAttached(Event):
+    """The session works in lane ``lane``: its worktree ``path`` is the working directory and the
+    sandbox's writable root; ``env`` (PARAGENTS_PORT, PORT...) goes to its commands."""
+
+    lane: str
+    path: str
+    env: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
+    """What making the lane said (where it is, its ports, "the main checkout has uncommitted changes")."""
+
+
+@dataclass(frozen=True, slots=True)
 class SessionRulesChanged(Event):
     """The session's "allow for this session" rules are now ``rules``."""
 

@@ -670,6 +670,7 @@ class Agent:
             on_read=self.on_read,
             on_write=self.on_write,
             sandbox=sandbox,
+            env=dict(getattr(self.session, "lane_env", None) or {}),
         )
         try:
             result = await tool.run(args, ctx)

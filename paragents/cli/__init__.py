@@ -59,6 +59,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         from paragents.cli.sessions import run_sessions
 
         return asyncio.run(run_sessions(args))
+    if args.command == "lanes":
+        return int(args.lanes_run(args))
     if args.command == "permissions":
         from paragents.cli.permissions import run_permissions
 

@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     add_cassette_parsers(sub)
+    from paragents.cli.lanes import add_parser as add_lanes_parser
+
+    add_lanes_parser(sub)  # `paragents lanes ...`, and `run --lane/--base`
 
     sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
     ssub = sessions.add_subparsers(dest="sessions_command", required=True)

@@ -187,6 +187,8 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
                 workdir=project_dir,
                 mode=args.mode,
                 open_panel=False,
+                lane=getattr(args, "lane", None),
+                base=getattr(args, "base", None),
             )
         except SessionError as exc:
             if "already exists" not in str(exc) or attempt == 4:
@@ -250,7 +252,12 @@ async def run_headless(args: Any) -> int:
             take_over = bool(getattr(args, "take_over", False))
             if args.session:
                 view, _created = await runtime.attach_session(
-                    args.session, model=args.model, workdir=project_dir, mode=args.mode, take_over=take_over
+                    args.session,
+                    model=args.model,
+                    workdir=project_dir,
+                    mode=args.mode,
+                    take_over=take_over,
+                    lane=getattr(args, "lane", None),
                 )
             else:
                 view = await _run_session(runtime, args, project_dir, err)

@@ -59,6 +59,8 @@ class SessionsCore:
         self.observers: list[ev.EventSink] = []
         """Extra sinks that see every event before the sink (recorders, replay); they must not block."""
         self.recorder: Any = None
+        self.lane_watcher: Any = None
+        """The lanes' conflict predictor (paragents.sessions.lanes.LaneWatcher) once a lane is open."""
         self.cli_overrides: dict[str, Any] = {}
         """Config values given on the command line; they stay on top when the config is reloaded."""
         self.env: Mapping[str, str] | None = None

@@ -11,6 +11,7 @@ from paragents import events as ev
 from paragents.agent.compaction import load_compaction
 from paragents.models import SessionState
 from paragents.permissions import PermissionMode
+from paragents.sessions import lanes
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.names import MAX_NAME, check_name, unique_name
 from paragents.sessions.opening import SessionOpening
@@ -45,10 +46,15 @@ class SessionLifecycle:
         workdir: Path | None = None,
         mode: str | None = None,
         open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
     ) -> SessionView:
         """Create, persist and open a new session; return its view (``open_panel``: shown in the TUI).
 
-        Raises SessionError for a bad name, an unknown mode or a workdir that is not a directory."""
+        ``lane`` (True, or a lane name) opens it in its own git worktree made from ``base`` (default:
+        HEAD); with ``lanes: auto`` it gets one when another session already writes here.
+        Raises SessionError for a bad name, an unknown mode, a workdir that is not a directory, or a
+        lane that cannot be made."""
         core = self.core
         if not (model or core.config.model):
             raise SessionError("no model is configured: run /setup, or give one with /new --model NAME")
@@ -58,6 +64,27 @@ class SessionLifecycle:
             if name in taken:
                 raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
         name = name or unique_name(f"s{len(taken) + 1}", taken)
+        made = None
+        if lane:
+            made = await lanes.make_lane(core, name, lane, base)
+        elif lane is None and lanes.wants_auto_lane(core):
+            made = await lanes.auto_lane(core, name, base)  # None: shares the checkout (noted)
+        if made is not None:
+            workdir = Path(made.lane.path)
+        try:
+            view = await self._create(name, model, workdir, mode, open_panel)
+        except BaseException:
+            if made is not None:
+                await lanes.drop_new_lane(core, made.lane)
+            raise
+        if made is not None:
+            await lanes.join_lane(core, view, made, notices=not open_panel)
+        return view
+
+    async def _create(
+        self, name: str, model: str | None, workdir: Path | None, mode: str | None, open_panel: bool
+    ) -> SessionView:
+        core = self.core
         wd = (workdir or core.project_dir).expanduser()
         if not wd.is_absolute():
             wd = (core.project_dir / wd).resolve()
@@ -112,6 +139,7 @@ class SessionLifecycle:
         workdir: Path | None = None,
         mode: str | None = None,
         take_over: bool = False,
+        lane: str | bool | None = None,
     ) -> tuple[SessionView, bool]:
         """Open the session ``name`` of this project for a headless run, creating it when missing.
 
@@ -121,7 +149,9 @@ class SessionLifecycle:
         core = self.core
         rec = await core.store.find_session(core.project_dir, name)
         if rec is None:
-            view = await self.new_session(name, model=model, workdir=workdir, mode=mode, open_panel=False)
+            view = await self.new_session(
+                name, model=model, workdir=workdir, mode=mode, open_panel=False, lane=lane
+            )
             return view, True
         previous = await core.store.acquire_session(rec.id, take_over=take_over)  # raises SessionHeld
         if previous is not None:

@@ -13,6 +13,7 @@ from paragents import events as ev
 from paragents.agent import Agent
 from paragents.agent.compaction import load_compaction
 from paragents.models import SessionState
+from paragents.sessions import lanes
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.view import SessionView
@@ -28,6 +29,7 @@ class SessionOpening:
     async def open_view(self, rec: Any, loaded: tuple[list[Any], list[Any]] | None = None) -> SessionView:
         """Register, hold and load the session of store record ``rec``; return its view."""
         view = self.register_view(rec)
+        await lanes.attach_restored(self.core, [view])
         await self.holds.hold(view, rec)
         await self.load_view(view, loaded)
         return view
@@ -106,6 +108,7 @@ class SessionOpening:
                 if not await self.holds.hold(view, rec):
                     core.notes.append(str(view.read_only))  # the panel says it once loaded
                 core.unloaded.append(rec.id)
+        await lanes.attach_restored(core, list(core.sessions.values()), startup=True)
         if core.unloaded:
             core.loaded_event.clear()
         return list(core.sessions.values())

@@ -100,10 +100,12 @@ class Runtime(SessionsCore):
         workdir: Path | None = None,
         mode: str | None = None,
         open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
     ) -> SessionView:
         """See :meth:`SessionLifecycle.new_session`."""
         return await self.lifecycle.new_session(
-            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel
+            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base
         )
 
     async def close_session(self, sid: str) -> None:
@@ -122,10 +124,11 @@ class Runtime(SessionsCore):
         workdir: Path | None = None,
         mode: str | None = None,
         take_over: bool = False,
+        lane: str | bool | None = None,
     ) -> tuple[SessionView, bool]:
         """See :meth:`SessionLifecycle.attach_session`."""
         return await self.lifecycle.attach_session(
-            name, model=model, workdir=workdir, mode=mode, take_over=take_over
+            name, model=model, workdir=workdir, mode=mode, take_over=take_over, lane=lane
         )
 
     async def rename_session(self, sid: str, name: str) -> None:
@@ -147,6 +150,36 @@ class Runtime(SessionsCore):
     def sandbox_report(self, sid: str) -> str:
         """See :meth:`SessionLifecycle.sandbox_report`."""
         return self.lifecycle.sandbox_report(sid)
+
+    async def lane_reviews(self) -> list[Any]:
+        """Reviews of this project's lanes (:func:`paragents.lanes.review.lane_reviews`)."""
+        from paragents.lanes import LaneError
+        from paragents.lanes.review import lane_reviews
+        from paragents.sessions.view import SessionError
+
+        try:
+            return list(await lane_reviews(self.store, self.project_dir))
+        except LaneError as exc:
+            raise SessionError(f"lanes: {exc}") from exc
+
+    async def adapt_lane(self, sid: str) -> str:
+        """Queue a prompt asking the session's agent to adapt to the conflicts predicted for its lane
+        (:func:`paragents.sessions.lanes.adapt_prompt`); return the prompt's id."""
+        from paragents.sessions.lanes import adapt_prompt
+
+        return self.submit(sid, await adapt_prompt(self, sid))
+
+    async def lane_gc(self) -> str:
+        """See :func:`paragents.sessions.lanes.lane_gc`."""
+        from paragents.sessions.lanes import lane_gc
+
+        return await lane_gc(self)
+
+    async def lane_report(self, sid: str) -> str:
+        """See :func:`paragents.sessions.lanes.lane_report`."""
+        from paragents.sessions.lanes import lane_report
+
+        return await lane_report(self, sid)
 
     async def clear_session(self, sid: str) -> None:
         """See :meth:`SessionLifecycle.clear_session`."""
@@ -244,6 +277,8 @@ class Runtime(SessionsCore):
 
         await self.scheduler.shutdown()
         await self.holding.stop()
+        if self.lane_watcher is not None:
+            await self.lane_watcher.stop()
         for sid, view in list(self.sessions.items()):
             if view.read_only:
                 continue  # another process holds it: its state is not ours to write

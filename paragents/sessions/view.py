@@ -49,6 +49,12 @@ class SessionView:
     """The session's ``/sandbox`` mode (off/auto/required), or None for the config's ``sandbox.mode``."""
     sandbox_root: Path | None = None
     """The sandbox's writable root (e.g. a lane's worktree), or None for ``workdir``."""
+    lane: str | None = None
+    """The name of the lane (a git worktree, paragents.lanes) the session works in, or None."""
+    lane_env: dict[str, str] = field(default_factory=dict)
+    """Environment for the lane's commands (its ports), empty without a lane."""
+    lane_notes: list[str] = field(default_factory=list)
+    """What making the session's lane said (shown once by the client that made it)."""
     read_only: str | None = None
     """Set when another live process holds the session (one writer per session): why it is shown
     read-only here and how to take it over; None when this process holds it."""
@@ -87,6 +93,11 @@ class SessionView:
                 self.mode = mode
             case ev.SandboxChanged(mode=mode):
                 self.sandbox_mode = mode
+            case ev.LaneAttached(lane=lane, path=path, env=env, notes=notes):
+                self.lane = lane
+                self.sandbox_root = Path(path)
+                self.lane_env = dict(env)
+                self.lane_notes = list(notes)
             case ev.SessionRulesChanged(rules=rules):
                 self.session_rules = list(rules)
             case ev.ReadOnlyChanged(reason=reason, state=state):

@@ -3,6 +3,7 @@ notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
 from paragents.store.compactions import CompactionRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
+from paragents.store.lanes import LaneRecord
 from paragents.store.migrations import SCHEMA_VERSION
 from paragents.store.records import (
     ConversationRecord,
@@ -25,6 +26,7 @@ __all__ = [
     "ConversationRecord",
     "HistoryChanged",
     "HolderRecord",
+    "LaneRecord",
     "NoteRecord",
     "ReservationRecord",
     "SessionHeld",

@@ -187,6 +187,28 @@ MIGRATIONS: list[str] = [
         UPDATE sessions SET revision = revision + 1 WHERE id = NEW.id;
     END;
     """,
+    # 4: lanes (a git worktree per session) and their port blocks
+    """
+    CREATE TABLE lanes (
+        id           INTEGER PRIMARY KEY AUTOINCREMENT,
+        repo         TEXT NOT NULL,
+        name         TEXT NOT NULL CHECK (name <> ''),
+        path         TEXT NOT NULL UNIQUE,
+        branch       TEXT NOT NULL,
+        base_ref     TEXT NOT NULL,
+        base_commit  TEXT NOT NULL,
+        port_base    INTEGER NOT NULL UNIQUE,
+        port_count   INTEGER NOT NULL DEFAULT 10,
+        lockfiles    TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(lockfiles)),
+        setup_state  TEXT NOT NULL DEFAULT 'creating'
+                     CHECK (setup_state IN ('creating', 'setup', 'ready', 'failed')),
+        setup_output TEXT NOT NULL DEFAULT '',
+        session_id   TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        created_at   REAL NOT NULL,
+        UNIQUE (repo, name)
+    );
+    CREATE INDEX lanes_session ON lanes(session_id);
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -204,6 +226,7 @@ TABLES: tuple[str, ...] = (
     "reservations",
     "notes",
     "compactions",
+    "lanes",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -59,6 +59,8 @@ class ToolContext:
     on_read: Callable[[Path, str], None] | None = None
     on_write: Callable[[Path, str], None] | None = None
     sandbox: SandboxConfig | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    """Extra environment for commands (a lane's PARAGENTS_PORT / PORT)."""
 
 
 @dataclass

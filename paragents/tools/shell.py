@@ -208,7 +208,7 @@ class RunCommand(Tool):
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=where,
-                env=command_env(),
+                env=command_env() | ctx.env,
                 start_new_session=True,
             )
         except OSError as exc:

@@ -493,9 +493,9 @@ class ParagentsApp(App[None]):
         await run_command(self, sid, command)
 
     async def _new_session(
-        self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None
+        self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
     ) -> None:
-        view = await self.runtime.new_session(name, model=model, workdir=workdir)
+        view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
         await self._add_panel(view)
         self._update_header()
 

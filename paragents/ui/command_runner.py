@@ -23,9 +23,17 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
     try:
         if name == "new":
             opts = command.options
+            lane = {"lane": opts["lane"] or True} if "lane" in opts else {}
             await app._new_session(
-                command.arg, model=opts.get("model"), workdir=Path(opts["dir"]) if "dir" in opts else None
+                command.arg,
+                model=opts.get("model"),
+                workdir=Path(opts["dir"]) if "dir" in opts else None,
+                **lane,
+                **({"base": opts["base"]} if "base" in opts else {}),
             )
+            made = rt.sessions.get(app.active_sid) if lane else None
+            if made is not None and made.lane:
+                app.notify("\n".join(made.lane_notes), title="Lane", markup=False, timeout=12)
         elif name == "help":
             app.push_screen(help_screen())
         elif name == "quit":
@@ -38,6 +46,10 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             app.push_screen(config_screen(rt.config_rows()))
         elif name == "permissions":
             app.push_screen(permissions_screen(getattr(rt, "policy", None)))
+        elif name == "lanes":
+            from paragents.ui.screens.lanes import LanesScreen
+
+            app.push_screen(LanesScreen(await rt.lane_reviews()))
         elif name == "inbox":
             app.action_inbox()
         elif name == "overview":
@@ -64,6 +76,13 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             if command.arg:
                 rt.set_sandbox(sid, command.arg)
             app.notify(rt.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
+        elif name == "lane":
+            if command.arg == "adapt":
+                await rt.adapt_lane(sid)
+                app.notify("Asked this lane's agent to adapt to the predicted conflict (queued).")
+            else:
+                text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
+                app.notify(text, title="Lanes", markup=False, timeout=15)
         elif name == "takeover":
             await rt.take_over(sid)
         elif name == "compact":

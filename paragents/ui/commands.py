@@ -27,7 +27,16 @@ class CommandSpec:
 
 
 COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec("new", "/new [name] [--model M] [--dir PATH]", "Open a new session"),
+    CommandSpec(
+        "new", "/new [name] [--model M] [--dir PATH] [--lane[=NAME]] [--base REF]", "Open a new session"
+    ),
+    CommandSpec(
+        "lane",
+        "/lane [gc|adapt]",
+        "Show the lanes (git worktrees); gc: remove those whose work landed; adapt: ask this lane to fit a "
+        "predicted conflict",
+    ),
+    CommandSpec("lanes", "/lanes", "Review the lanes: commits and diff of each"),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
     CommandSpec("model", "/model NAME", "Switch the focused session's model"),
@@ -125,6 +134,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if not text:
             return CommandError(f"/remember needs the note text. Usage: {spec.usage}")
         return SlashCommand(name, text, {"project": "1"} if project else {})
+    if name == "lane":
+        if args not in ([], ["gc"], ["adapt"]):
+            return CommandError(f"/lane takes nothing, 'gc' or 'adapt'. Usage: {spec.usage}")
+        return SlashCommand(name, args[0] if args else None)
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):
             return CommandError(f"/sandbox takes one of {', '.join(SANDBOX_MODES)}. Usage: {spec.usage}")
@@ -151,7 +164,11 @@ def _parse_new(args: list[str], spec: CommandSpec) -> SlashCommand | CommandErro
         word = args[i]
         if word.startswith("--"):
             key, eq, value = word[2:].partition("=")
-            if key not in ("model", "dir"):
+            if key == "lane":  # a flag, or --lane=NAME
+                options["lane"] = value if eq else ""
+                i += 1
+                continue
+            if key not in ("model", "dir", "base"):
                 return CommandError(f"/new has no option --{key}. Usage: {spec.usage}")
             if not eq:
                 if i + 1 >= len(args):

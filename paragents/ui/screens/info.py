@@ -23,7 +23,7 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("alt+left / shift+f6", "Focus the previous session"),
     ("pageup / pagedown", "Scroll the focused session's transcript"),
     ("end", "Back to the bottom of the transcript, following new output (when scrolled up)"),
-    ("alt+1 … alt+9", "Focus session by number (tmux/xterm's ESC + digit works too)"),
+    ("alt+1 ... alt+9", "Focus session by number (tmux/xterm's ESC + digit works too)"),
     ("alt+z", "Zoom: show the focused session alone; alt+z again shows them all"),
     ("escape", "Cancel the focused session's running turn"),
     ("shift+tab", "Cycle the focused session's permission mode (default -> acceptEdits -> plan)"),
@@ -39,7 +39,7 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+g", "Go to the focused session's approval/conflict bar (again: next bar, then the prompt)"),
     ("y s a n d", "Approval bar, after ctrl+g or a click: allow once / session / always…, deny, note…"),
     ("w r s e", "Conflict bar, after ctrl+g or a click: wait / run anyway / skip / re-read first"),
-    ("ctrl+q", "Quit"),
+    ("ctrl+g, then y s n …", "In the inbox (f2): the selected item's bar takes the keys only after ctrl+g"),
 )
 """Key bindings shown by /help (kept in sync with ParagentsApp.BINDINGS)."""
 

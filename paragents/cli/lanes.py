@@ -1,0 +1,135 @@
+"""``paragents lanes list | diff NAME | merge NAME --strategy S | gc [--apply] [--force]`` (headless).
+
+Exit codes: 0 done, 1 failure, 4 verify failed, 5 merge conflict predicted, 6 refused to remove a
+lane holding unmerged work (``gc --apply`` without ``--force``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: Any) -> None:
+    """Add the ``lanes`` subcommand to the top-level subparsers ``sub``, and ``--lane [NAME]`` /
+    ``--base REF`` to its ``run`` subcommand when that exists."""
+    run_parser = sub.choices.get("run")
+    if run_parser is not None:
+        run_parser.add_argument(
+            "--lane",
+            nargs="?",
+            const=True,
+            default=None,
+            metavar="NAME",
+            help="run a new session in its own git worktree (lane), named NAME or after the session",
+        )
+        run_parser.add_argument(
+            "--base", metavar="REF", help="with --lane: head (default), a branch or origin/main"
+        )
+    lanes = sub.add_parser("lanes", help="list, diff, merge and clean up lanes (a git worktree per session)")
+    lanes.set_defaults(lanes_run=run)
+    lsub = lanes.add_subparsers(dest="lanes_command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument("--dir", metavar="PATH", help="a directory in the repository (default: here)")
+        p.add_argument("--json", action="store_true", help="print one JSON document")
+        return p
+
+    common(lsub.add_parser("list", help="the lanes of this repository, their ports and state"))
+    diff = common(lsub.add_parser("diff", help="a lane's changes against its base (untracked included)"))
+    diff.add_argument("name")
+    diff.add_argument("--stat", action="store_true", help="only the per-file counts")
+    merge = common(lsub.add_parser("merge", help="bring a lane back into its target branch"))
+    merge.add_argument("name")
+    merge.add_argument("--strategy", choices=["squash", "rebase", "merge", "pr"], default="squash")
+    merge.add_argument("-m", "--message", help="commit message (default: drafted from the lane's commits)")
+    merge.add_argument("--no-verify", action="store_true", help="skip lanes.verify (you take the risk)")
+    gc = common(lsub.add_parser("gc", help="remove lanes whose work is merged; say why others stay"))
+    gc.add_argument("--apply", action="store_true", help="remove them (default: only say what would happen)")
+    gc.add_argument(
+        "--force",
+        action="store_true",
+        help="with --apply: bundle unmerged work to <state>/lanes/recovery, then remove",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``lanes`` subcommand in ``args``; return the exit code."""
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from paragents.config import ConfigError, load_config
+    from paragents.lanes import LaneError
+    from paragents.store import Store, StoreError
+
+    where = Path(args.dir or ".").expanduser().resolve()
+    try:
+        settings = load_config(where).config.lanes
+    except ConfigError as exc:
+        print(f"paragents lanes: config error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        store = await Store.open()
+    except StoreError as exc:
+        print(f"paragents lanes: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return await _command(args, store, where, settings)
+    except LaneError as exc:
+        if exc.output:
+            print(exc.output, file=sys.stderr)
+        print(f"paragents lanes: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except StoreError as exc:
+        print(f"paragents lanes: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await store.close()
+
+
+def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
+    print(json.dumps(data, indent=2) if args.json else text)
+
+
+async def _command(args: argparse.Namespace, store: Any, where: Path, settings: Any) -> int:
+    from paragents.lanes.gc import gc
+    from paragents.lanes.merge import EXIT_HOLDS_WORK, lane_diff, merge_lane
+    from paragents.lanes.overview import lane_rows
+
+    command = args.lanes_command
+    if command == "list":
+        rows = await lane_rows(store, where)
+        text = "\n".join(row["line"] for row in rows) or "no lanes in this repository"
+        _emit(args, [{k: v for k, v in row.items() if k != "line"} for row in rows], str(text))
+        return 0
+    if command == "diff":
+        lane, patch, stat = await lane_diff(store, where, args.name)
+        lines = [f"{row['path']}  +{row['added']} -{row['deleted']}" for row in stat]
+        body = "\n".join(lines) if args.stat else patch.rstrip("\n")
+        _emit(args, {"lane": lane.name, "base": lane.base_commit, "files": stat, "patch": patch}, body)
+        return 0
+    if command == "merge":
+        verify = None if args.no_verify else settings.verify
+        echo = None if args.json else print
+        result = await merge_lane(
+            store, where, args.name, args.strategy, verify=verify, message=args.message, on_output=echo
+        )
+        _emit(args, result.as_dict(), "\n".join([result.summary, *result.commands]))
+        return 0
+    decisions = await gc(store, where, apply=args.apply, force=args.force)
+    lines = []
+    for d in decisions:
+        why = f": {'; '.join(d.reasons)}" if d.reasons else ""
+        lines.append(f"{d.action:8} {d.lane}{why}")
+        if d.bundle:
+            lines.append(f"         work saved in {d.bundle}; restore with:")
+            lines.extend(f"           {cmd}" for cmd in d.restore)
+    if not args.apply and any(d.action == "remove" for d in decisions):
+        lines.append("(dry run: add --apply to remove)")
+    _emit(args, [d.as_dict() for d in decisions], "\n".join(lines) or "no lanes in this repository")
+    refused = args.apply and any(d.action == "keep" and d.holds_work for d in decisions)
+    return EXIT_HOLDS_WORK if refused else 0

@@ -1,0 +1,164 @@
+"""Creating and removing a lane's worktree: all or nothing.
+
+:func:`create_lane` claims the name and ports in the store first (one transaction), then runs
+``git worktree add -b paragents/<name> <state>/lanes/<project-hash>/<name> <base>``, then the setup.
+When anything fails, what was made is undone (worktree removed with ``git worktree remove``, the new
+branch deleted, the row dropped) and one readable :class:`LaneError` is raised."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paragents.config import LaneSettings
+from paragents.lanes.errors import LaneError
+from paragents.lanes.git import git
+from paragents.lanes.repo import (
+    BRANCH_PREFIX,
+    branch_exists,
+    check_lane_name,
+    is_dirty,
+    lane_path,
+    resolve_base,
+    toplevel,
+)
+from paragents.store import LaneRecord, Store, StoreError
+
+
+@dataclass
+class CreatedLane:
+    """A new lane and the notes to show the user (e.g. "the main checkout has uncommitted changes")."""
+
+    lane: LaneRecord
+    notes: list[str] = field(default_factory=list)
+
+
+async def unique_lane_name(store: Store, repo: Path, prefix: str = "lane") -> str:
+    """Return ``<prefix>-N`` with the smallest N not used by a lane or branch of ``repo``."""
+    taken = {lane.name for lane in await store.list_lanes(str(repo))}
+    n = 1
+    while f"{prefix}-{n}" in taken or await branch_exists(repo, f"{BRANCH_PREFIX}{prefix}-{n}"):
+        n += 1
+    return f"{prefix}-{n}"
+
+
+async def create_lane(
+    store: Store,
+    where: Path,
+    name: str | None = None,
+    base: str = "head",
+    *,
+    settings: LaneSettings | None = None,
+    setup: bool = True,
+    on_output: Callable[[str], None] | None = None,
+    session_id: str | None = None,
+) -> CreatedLane:
+    """Create a lane for the repository containing ``where`` and return it with notes.
+
+    ``base``: ``head`` (the current branch's last commit), a branch, or a ref like ``origin/main``.
+    With ``setup`` the repository's worktree setup runs (see :mod:`paragents.lanes.setup`), its
+    output passed line by line to ``on_output``. Raises LaneError (nothing left behind) on failure."""
+    settings = settings or LaneSettings()
+    repo = await toplevel(where)
+    if name is None:
+        name = await unique_lane_name(store, repo)
+    check_lane_name(name)
+    resolved = await resolve_base(repo, base)
+    branch = BRANCH_PREFIX + name
+    await git("check-ref-format", "--branch", branch, cwd=repo, what=f"the branch name {branch}")
+    if await branch_exists(repo, branch):
+        raise LaneError(
+            f"the branch {branch} already exists: pick another lane name, or delete the branch "
+            f"(`git branch -D {branch}`) if its work is not needed"
+        )
+    path = lane_path(repo, name)
+    if path.exists():
+        raise LaneError(
+            f"{path} already exists (left from an earlier lane?): run `paragents lanes gc` or "
+            f"`git worktree remove {path}`, then try again"
+        )
+    notes: list[str] = []
+    if await is_dirty(repo):
+        notes.append(
+            f"the main checkout has uncommitted changes; they stay there, and lane {name} starts from the "
+            f"last commit {resolved.commit[:12]} of {resolved.ref}"
+        )
+    try:
+        record = await store.reserve_lane(
+            repo=str(repo),
+            name=name,
+            path=str(path),
+            branch=branch,
+            base_ref=resolved.ref,
+            base_commit=resolved.commit,
+        )
+    except StoreError as exc:
+        raise LaneError(str(exc)) from exc
+    made_branch = False
+    try:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LaneError(f"cannot create the lanes folder {path.parent}: {exc.strerror}") from exc
+        result = await git(
+            "worktree", "add", "-q", "-b", branch, path, resolved.commit, cwd=repo, check=False
+        )
+        made_branch = await branch_exists(repo, branch)
+        if not result.ok:
+            raise LaneError(f"git could not create the worktree {path}: {result.err}")
+        if session_id is not None:
+            await store.update_lane(record.id, session_id=session_id)
+        if setup:
+            from paragents.lanes.setup import run_setup
+
+            await store.update_lane(record.id, setup_state="setup")
+            outcome = await run_setup(
+                repo, path, port=record.port_base, settings=settings, on_output=on_output
+            )
+            notes.extend(outcome.notes)
+            await store.update_lane(
+                record.id, setup_state="ready", setup_output=outcome.output, lockfiles=outcome.lockfiles
+            )
+        else:
+            await store.update_lane(record.id, setup_state="ready")
+    except LaneError as exc:
+        await _undo(store, repo, record, path, made_branch)
+        if exc.output:
+            log = path.parent / f"{name}.setup-failed.log"
+            with contextlib.suppress(OSError):
+                log.parent.mkdir(parents=True, exist_ok=True)
+                log.write_text(exc.output + "\n", encoding="utf-8")
+                raise LaneError(f"{exc} (output kept in {log})", output=exc.output) from exc
+        raise
+    except BaseException:
+        await _undo(store, repo, record, path, made_branch)
+        raise
+    lane = await store.get_lane_by_id(record.id)
+    assert lane is not None
+    return CreatedLane(lane, notes)
+
+
+async def _undo(store: Store, repo: Path, record: LaneRecord, path: Path, made_branch: bool) -> None:
+    """Remove what a failed :func:`create_lane` made: worktree, branch (only when it made it), row."""
+    with contextlib.suppress(LaneError, OSError):
+        if path.exists():
+            await git("worktree", "remove", "--force", path, cwd=repo, check=False)
+        await git("worktree", "prune", cwd=repo, check=False)
+    with contextlib.suppress(LaneError):
+        if made_branch:
+            await git("branch", "-D", record.branch, cwd=repo, check=False)
+    with contextlib.suppress(StoreError):
+        await store.delete_lane(record.id)
+
+
+def lane_env(lane: LaneRecord) -> dict[str, str]:
+    """The environment a lane's commands get: ``PARAGENTS_PORT`` (first of its block), ``PORT``,
+    ``PARAGENTS_PORT_COUNT`` and ``PARAGENTS_LANE``."""
+    return {
+        "PARAGENTS_PORT": str(lane.port_base),
+        "PORT": str(lane.port_base),
+        "PARAGENTS_PORT_COUNT": str(lane.port_count),
+        "PARAGENTS_LANE": lane.name,
+    }

@@ -1,0 +1,215 @@
+"""Bringing a lane back: squash, rebase or merge commit into its target branch, or the commands of a
+pull request. Every merge is pre-checked with ``git merge-tree``, needs the verify command to pass,
+and moves the target only from the tip it was checked against (``update-ref`` with the old value, or
+``merge --ff-only`` in the checkout that has the target checked out, so that checkout stays in step)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from paragents.lanes.create import lane_env
+from paragents.lanes.errors import LaneError
+from paragents.lanes.git import git
+from paragents.lanes.predict import merge_conflicts
+from paragents.lanes.repo import toplevel
+from paragents.lanes.setup import run_commands
+from paragents.lanes.status import lane_status
+from paragents.store import LaneRecord, Store
+
+STRATEGIES = ("squash", "rebase", "merge", "pr")
+
+EXIT_VERIFY = 4
+EXIT_CONFLICT = 5
+EXIT_HOLDS_WORK = 6
+
+
+@dataclass
+class MergeResult:
+    lane: str
+    strategy: str
+    target: str
+    commit: str | None
+    """The target's new tip (None for ``pr`` or when there was nothing to merge)."""
+    summary: str
+    commands: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "lane": self.lane,
+            "strategy": self.strategy,
+            "target": self.target,
+            "commit": self.commit,
+            "summary": self.summary,
+            "commands": self.commands,
+        }
+
+
+async def find_lane(store: Store, where: Path, name: str) -> tuple[Path, LaneRecord]:
+    """Return (repository top level, lane ``name``); LaneError when there is no such lane."""
+    repo = await toplevel(where)
+    lane = await store.get_lane(str(repo), name)
+    if lane is None:
+        names = ", ".join(lane.name for lane in await store.list_lanes(str(repo))) or "none"
+        raise LaneError(f"no lane named {name!r} in {repo} (lanes: {names})")
+    return repo, lane
+
+
+async def run_verify(lane: LaneRecord, command: str, on_output: Callable[[str], None] | None = None) -> str:
+    """Run the verify command in the lane; LaneError with exit code 4 (output kept) when it fails."""
+    try:
+        return await run_commands(
+            (command,), Path(lane.path), lane_env(lane), 3600.0, on_output, "verify command"
+        )
+    except LaneError as exc:
+        raise LaneError(
+            f"verify failed in lane {lane.name}: {exc}", exit_code=EXIT_VERIFY, output=exc.output
+        ) from exc
+
+
+async def _checked_out_at(repo: Path, branch: str) -> Path | None:
+    out = (await git("worktree", "list", "--porcelain", cwd=repo)).out
+    path: str | None = None
+    for line in out.splitlines():
+        if line.startswith("worktree "):
+            path = line[len("worktree ") :]
+        elif line == f"branch refs/heads/{branch}" and path is not None:
+            return Path(path)
+    return None
+
+
+async def _move_target(repo: Path, target: str, old: str, new: str) -> None:
+    checkout = await _checked_out_at(repo, target)
+    if checkout is None:
+        await git("update-ref", f"refs/heads/{target}", new, old, cwd=repo, what=f"moving {target}")
+        return
+    result = await git("merge", "--ff-only", "-q", new, cwd=checkout, check=False)
+    if not result.ok:
+        raise LaneError(
+            f"{target} is checked out in {checkout} and git refused to move it ({result.err}); "
+            "commit or stash the changes there, then merge again"
+        )
+
+
+def _message(lane: LaneRecord, subjects: list[str], strategy: str) -> str:
+    head = f"{'Squash' if strategy == 'squash' else 'Merge'} lane {lane.name} ({lane.branch})"
+    return head + ("\n\n" + "\n".join(f"- {s}" for s in subjects) if subjects else "")
+
+
+async def merge_lane(
+    store: Store,
+    where: Path,
+    name: str,
+    strategy: str,
+    *,
+    verify: str | None = None,
+    message: str | None = None,
+    on_output: Callable[[str], None] | None = None,
+) -> MergeResult:
+    """Bring lane ``name`` back into its target branch with ``strategy``; return what was done.
+
+    Raises LaneError: exit_code 4 when the verify command fails, 5 when merge-tree predicts a
+    conflict (or the rebase stops on one), 1 for other refusals (uncommitted files, a remote target)."""
+    if strategy not in STRATEGIES:
+        raise LaneError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
+    repo, lane = await find_lane(store, where, name)
+    status = await lane_status(repo, lane)
+    target = lane.base_ref
+    if not status.exists:
+        raise LaneError(
+            f"the worktree of lane {name} ({lane.path}) is gone: run `paragents lanes gc` to see options"
+        )
+    if status.dirty:
+        raise LaneError(
+            f"lane {name} has {len(status.dirty)} uncommitted or untracked file(s): commit them in "
+            f"{lane.path} (or discard them) first, so the merge takes exactly what was reviewed"
+        )
+    if strategy == "pr":
+        remote, _, base = target.partition("/") if "/" in target else ("origin", "", target)
+        commands = [f"git push -u {remote} {lane.branch}"]
+        gh = f"gh pr create --base {base} --head {lane.branch} --fill"
+        commands.append(
+            gh if shutil.which("gh") else f"{gh}   (gh is not installed: open the PR on the web instead)"
+        )
+        return MergeResult(name, strategy, target, None, "run these to open a pull request", commands)
+    if not status.ahead:
+        return MergeResult(
+            name, strategy, target, None, f"nothing to merge: {target} already has lane {name}"
+        )
+    if not (await git("show-ref", "--verify", "-q", f"refs/heads/{target}", cwd=repo, check=False)).ok:
+        raise LaneError(f"lane {name} targets {target}, which is not a local branch: use --strategy pr")
+    reviewed = status.head
+    old = (await git("rev-parse", f"refs/heads/{target}", cwd=repo)).out.strip()
+    files = await merge_conflicts(repo, old, reviewed)
+    if files:
+        raise LaneError(
+            f"merging lane {name} into {target} would conflict in {', '.join(files)}: resolve it in the "
+            f"lane (`git -C {lane.path} rebase {target}`), then merge again",
+            exit_code=EXIT_CONFLICT,
+        )
+    if verify:  # after the cheap pre-check; the target may not move meanwhile (update-ref checks)
+        await run_verify(lane, verify, on_output)
+    subjects = (await git("log", "--reverse", "--format=%s", f"{old}..{reviewed}", cwd=repo)).out.splitlines()
+    text = message or _message(lane, subjects, strategy)
+    if strategy == "rebase":
+        new = await _rebase(repo, lane, target, old)
+    else:
+        merged = await git("merge-tree", "--write-tree", "--no-messages", old, reviewed, cwd=repo)
+        tree = merged.out.split()[0]
+        parents = ["-p", old] + (["-p", reviewed] if strategy == "merge" else [])
+        new = (await git("commit-tree", tree, *parents, "-m", text, cwd=repo)).out.strip()
+    now_head = (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=repo)).out.strip()
+    if strategy != "rebase" and now_head != reviewed:
+        raise LaneError(f"lane {name} moved while it was being merged: review it again")
+    await _move_target(repo, target, old, new)
+    if strategy == "rebase":
+        await store.update_lane(lane.id, base_commit=new)
+    count = len(subjects)
+    return MergeResult(
+        name,
+        strategy,
+        target,
+        new,
+        f"{strategy}: {count} commit(s) of lane {name} now on {target} at {new[:12]}",
+    )
+
+
+async def _rebase(repo: Path, lane: LaneRecord, target: str, old: str) -> str:
+    path = Path(lane.path)
+    result = await git("rebase", "-q", old, cwd=path, check=False)
+    if not result.ok:
+        await git("rebase", "--abort", cwd=path, check=False)
+        raise LaneError(
+            f"rebasing lane {lane.name} onto {target} stopped on a conflict: {result.err or result.out}",
+            exit_code=EXIT_CONFLICT,
+        )
+    return (await git("rev-parse", "HEAD", cwd=path)).out.strip()
+
+
+async def lane_diff(store: Store, where: Path, name: str) -> tuple[LaneRecord, str, list[dict[str, object]]]:
+    """Return (lane, the patch of its working tree against its base commit, untracked files
+    included, per-file numstat rows)."""
+    import tempfile
+
+    from paragents.lanes.predict import snapshot_tree
+
+    repo, lane = await find_lane(store, where, name)
+    if not Path(lane.path).is_dir():
+        raise LaneError(f"the worktree of lane {name} ({lane.path}) is gone")
+    with tempfile.TemporaryDirectory(prefix="paragents-diff-") as scratch:
+        tree = await snapshot_tree(Path(lane.path), Path(scratch))
+    patch = (await git("diff", "--no-color", lane.base_commit, tree, cwd=repo)).out
+    stat = (await git("diff", "--numstat", lane.base_commit, tree, cwd=repo)).out
+    rows: list[dict[str, object]] = []
+    for line in stat.splitlines():
+        added, deleted, path = line.split("\t", 2)
+        rows.append(
+            {
+                "path": path,
+                "added": int(added) if added != "-" else None,
+                "deleted": int(deleted) if deleted != "-" else None,
+            }
+        )
+    return lane, patch, rows

@@ -1,0 +1,69 @@
+"""One row per lane for ``lanes list``, ``/lane`` and startup: state, ports, work held, setup."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from paragents.lanes.repo import toplevel
+from paragents.lanes.setup import DEPENDENCY_DIRS, lockfile_hashes
+from paragents.lanes.status import lane_status
+from paragents.store import LaneRecord, Store
+
+
+def stale_dependencies(lane: LaneRecord) -> list[str]:
+    """Dependency folders linked from the main checkout although a lockfile deciding them changed in
+    the lane since it was made (the lane then needs its own install)."""
+    path = Path(lane.path)
+    if not path.is_dir():
+        return []
+    now = lockfile_hashes(path)
+    changed = {name for name in set(now) | set(lane.lockfiles) if now.get(name) != lane.lockfiles.get(name)}
+    return [
+        folder
+        for folder, locks in DEPENDENCY_DIRS.items()
+        if (path / folder).is_symlink() and changed & set(locks)
+    ]
+
+
+async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
+    """Return a dict per lane of the repository at ``where``; ``line`` is a plain-text summary."""
+    repo = await toplevel(where)
+    rows: list[dict[str, Any]] = []
+    for lane in await store.list_lanes(str(repo)):
+        status = await lane_status(repo, lane)
+        ports = f"{lane.port_base}-{lane.port_base + lane.port_count - 1}"
+        if not status.exists:
+            state = "worktree gone"
+        elif status.dirty:
+            state = f"{len(status.dirty)} uncommitted"
+        else:
+            state = "clean"
+        stale = stale_dependencies(lane)
+        if stale:
+            state += " deps stale"
+        work = f"{len(status.ahead)} ahead of {lane.base_ref}"
+        if status.ahead and not status.unlanded:
+            work += " (landed)"
+        line = f"{lane.name:16} {lane.branch:24} {state:16} {work:28} ports {ports}  {lane.path}"
+        if lane.setup_state != "ready":
+            line += f"  [setup {lane.setup_state}]"
+        rows.append(
+            {
+                "name": lane.name,
+                "branch": lane.branch,
+                "path": lane.path,
+                "exists": status.exists,
+                "base_ref": lane.base_ref,
+                "base_commit": lane.base_commit,
+                "ports": [lane.port_base, lane.port_base + lane.port_count - 1],
+                "dirty": len(status.dirty),
+                "ahead": len(status.ahead),
+                "unlanded": len(status.unlanded),
+                "setup_state": lane.setup_state,
+                "stale_dependencies": stale,
+                "session_id": lane.session_id,
+                "line": line,
+            }
+        )
+    return rows

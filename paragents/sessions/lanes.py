@@ -1,0 +1,289 @@
+"""Sessions in lanes: a new session's worktree (``/new --lane``, ``run --lane``, ``lanes: auto``),
+its lane attached again after a restart, and the ``/lane`` report. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from pathlib import Path
+
+from paragents import events as ev
+from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
+from paragents.lanes.gc import remove_lane
+from paragents.lanes.overview import lane_rows
+from paragents.lanes.predict import Conflict, Predictor
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.view import SessionError, SessionView
+from paragents.store import LaneRecord, StoreError
+
+_LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def attach_event(session_id: str, lane: LaneRecord, notes: tuple[str, ...] = ()) -> ev.LaneAttached:
+    """The event that puts a session in ``lane`` (working directory, sandbox root, ports)."""
+    return ev.LaneAttached(session_id, lane.name, lane.path, tuple(lane_env(lane).items()), notes)
+
+
+def wants_auto_lane(core: SessionsCore) -> bool:
+    """With ``lanes: auto``: True when another open session already writes in the shared checkout."""
+    if core.config.lanes.mode != "auto":
+        return False
+    return any(view.lane is None and view.read_only is None for view in core.sessions.values())
+
+
+async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, base: str | None) -> CreatedLane:
+    """Create the lane a new session will work in; SessionError with the readable reason on failure."""
+    name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)
+    try:
+        return await create_lane(
+            core.store, core.project_dir, name, base or "head", settings=core.config.lanes
+        )
+    except LaneError as exc:
+        detail = f"\n{exc.output}" if exc.output else ""
+        raise SessionError(f"cannot open a lane: {exc}{detail}") from exc
+
+
+async def auto_lane(core: SessionsCore, session_name: str, base: str | None) -> CreatedLane | None:
+    """``lanes: auto``: make a lane for a new session, or (e.g. not a git repository) return None and
+    note why the session shares the checkout."""
+    try:
+        return await make_lane(core, session_name, True, base)
+    except SessionError as exc:
+        core.notes.append(f"session {session_name} shares the checkout: {exc}")
+        return None
+
+
+async def drop_new_lane(core: SessionsCore, lane: LaneRecord) -> None:
+    """Remove a lane made for a session that could not be created (it holds no work yet)."""
+    try:
+        await remove_lane(core.store, Path(lane.repo), lane, force=True)
+    except (LaneError, StoreError) as exc:
+        core.notes.append(f"lane {lane.name} could not be removed: {exc}")
+
+
+async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *, notices: bool) -> None:
+    """Record the new session as the lane's holder and attach it. The lane's notes travel on the
+    LaneAttached event (``view.lane_notes``); with ``notices`` (a headless session, whose client
+    prints them) they are also emitted as notices. A TUI shows them itself once its panel exists."""
+    await core.store.update_lane(made.lane.id, session_id=view.id)
+    ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
+    text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
+    notes = (text, *made.notes)
+    core.emit(attach_event(view.id, made.lane, notes))
+    watch_lanes(core, Path(made.lane.repo))
+    if notices:
+        for note in notes:
+            core.emit(ev.Notice(view.id, note, "info"))
+
+
+async def attach_restored(core: SessionsCore, views: list[SessionView], *, startup: bool = False) -> None:
+    """Attach the lanes of restored sessions (lanes survive restarts); note lanes whose worktree is
+    gone and, at ``startup``, the lanes of this project whose sessions are not open."""
+    wanted = {view.id: view for view in views if view.lane is None}
+    if not wanted and not startup:
+        return
+    leftover: list[str] = []
+    for lane in await core.store.list_lanes():
+        view = wanted.get(lane.session_id or "")
+        if view is None:
+            if startup and lane.session_id not in core.sessions and _inside(core.project_dir, lane.repo):
+                leftover.append(lane.name)
+            continue
+        view.apply(attach_event(view.id, lane))
+        watch_lanes(core, Path(lane.repo))
+        if not Path(lane.path).is_dir():
+            core.notes.append(
+                f"the worktree of lane {lane.name} ({lane.path}) is gone: `paragents lanes gc` says what it "
+                "still holds (`--apply --force` bundles it before removing the record)"
+            )
+    if leftover:
+        core.notes.append(
+            f"{len(leftover)} lane(s) left from earlier sessions: {', '.join(leftover)} "
+            "(`paragents lanes list` shows them; `paragents lanes gc` removes those whose work landed)"
+        )
+
+
+def _inside(project: Path, repo: str) -> bool:
+    return project == Path(repo) or Path(repo) in project.parents
+
+
+ADAPT_DIFF_LIMIT = 8000
+"""Characters of the other side's diff put into an "adapt" prompt."""
+
+
+async def adapt_prompt(core: SessionsCore, sid: str) -> str:
+    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane:
+    the files, the other lane's (or the base branch's) change to them. SessionError when the session
+    is not in a lane or no conflict is predicted for it."""
+    view = core.view(sid)
+    if view.lane is None:
+        raise SessionError("this session works in the shared checkout, not in a lane")
+    watcher = watch_lanes(core, Path((await core.store.lane_of_session(sid) or _no_lane(sid)).repo))
+    conflicts = [c for c in await watcher.run_round() if view.lane in (c.a, c.b)]
+    if not conflicts:
+        raise SessionError(f"no conflict is predicted for lane {view.lane} right now")
+    parts = [f"Your lane {view.lane} is predicted to conflict with other work before either is merged."]
+    for conflict in conflicts:
+        other = conflict.b if conflict.a == view.lane else conflict.a
+        theirs = await _their_change(core, watcher, conflict, other)
+        where = f"its base branch {conflict.b}" if conflict.against_base else f"lane {other}"
+        parts.append(
+            f"\nConflicting file(s) with {where}: {', '.join(conflict.files)}. Their change to them:\n"
+            f"```diff\n{theirs[:ADAPT_DIFF_LIMIT]}\n```"
+        )
+    parts.append(
+        "\nAdapt your change to these files so that it keeps both intents and merges cleanly with "
+        "theirs; do not undo their change. Say briefly what you changed."
+    )
+    return "\n".join(parts)
+
+
+def _no_lane(sid: str) -> LaneRecord:
+    raise SessionError(f"session {sid} has no lane record")
+
+
+async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conflict, other: str) -> str:
+    from paragents.lanes.git import git
+
+    if conflict.against_base:
+        mine = await core.store.get_lane(str(watcher.repo), conflict.a)
+        if mine is None:
+            return ""
+        old, new = mine.base_commit, conflict.b
+    else:
+        lane = await core.store.get_lane(str(watcher.repo), other)
+        snap = watcher.predictor.last_snapshot(lane) if lane is not None else None
+        if lane is None or snap is None:
+            return ""
+        old, new = lane.base_commit, snap.commit
+    out = await git("diff", "--no-color", old, new, "--", *conflict.files, cwd=watcher.repo, check=False)
+    return out.out.strip()
+
+
+async def lane_gc(core: SessionsCore) -> str:
+    """``/lane gc``: remove the lanes whose work landed (never with force); say why others stay."""
+    from paragents.lanes.gc import gc
+
+    try:
+        decisions = await gc(core.store, core.project_dir, apply=True)
+    except (LaneError, StoreError) as exc:
+        return f"lanes: {exc}"
+    lines = [f"{d.action} {d.lane}" + (f": {'; '.join(d.reasons)}" if d.reasons else "") for d in decisions]
+    return "\n".join(lines) or "no lanes in this repository"
+
+
+async def lane_report(core: SessionsCore, sid: str) -> str:
+    """Plain text for ``/lane``: this session's lane, then every lane of the repository."""
+    view = core.view(sid)
+    try:
+        rows = await lane_rows(core.store, core.project_dir)
+    except LaneError as exc:
+        return f"lanes: {exc}"
+    head = (
+        f"this session works in lane {view.lane}"
+        if view.lane
+        else "this session works in the shared checkout"
+    )
+    if not rows:
+        return head + "\nno lanes in this repository (/new --lane opens a session in one)"
+    return "\n".join([head, *(row["line"] for row in rows)])
+
+
+PREDICT_INTERVAL = 20.0
+"""Seconds between prediction rounds while lanes are open (besides the rounds after writes)."""
+
+PREDICT_DEBOUNCE = 1.5
+"""Seconds after a lane session's tool call before the round it triggers (more calls join it)."""
+
+
+class LaneWatcher:
+    """Predicts conflicts between the repository's lanes while they work: a round after each tool
+    call of a lane session (debounced) and on a slow timer, in git subprocesses off the UI's work.
+    A newly predicted conflict becomes a warning notice in the panels of the sessions of both lanes;
+    it is said again only after it went away and came back."""
+
+    def __init__(
+        self,
+        core: SessionsCore,
+        repo: Path,
+        *,
+        interval: float = PREDICT_INTERVAL,
+        debounce: float = PREDICT_DEBOUNCE,
+    ) -> None:
+        self.core = core
+        self.repo = repo
+        self.interval = interval
+        self.debounce = debounce
+        self.predictor = Predictor(repo)
+        self.seen: set[tuple[str, str, tuple[str, ...]]] = set()
+        self.current: list[Conflict] = []
+        self._timer: asyncio.Task[None] | None = None
+        self._pending: asyncio.Task[None] | None = None
+        self._lock = asyncio.Lock()
+
+    def start(self) -> None:
+        self.core.observers.append(self.observe)
+        self._timer = asyncio.get_running_loop().create_task(self._tick(), name="lane predictions")
+
+    async def stop(self) -> None:
+        with contextlib.suppress(ValueError):
+            self.core.observers.remove(self.observe)
+        for task in (self._timer, self._pending):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self.predictor.close()
+
+    def observe(self, event: ev.Event) -> None:
+        """Observer: a finished tool call in a lane session schedules a round (debounced)."""
+        if not isinstance(event, ev.ToolCallFinished):
+            return
+        view = self.core.sessions.get(event.session_id)
+        if view is None or view.lane is None:
+            return
+        if self._pending is None or self._pending.done():
+            self._pending = asyncio.get_running_loop().create_task(self._soon(), name="lane prediction")
+
+    async def _soon(self) -> None:
+        await asyncio.sleep(self.debounce)
+        await self.run_round()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            await self.run_round()
+
+    async def run_round(self) -> list[Conflict]:
+        """Run one prediction round now; emit notices for new conflicts; return all current ones."""
+        async with self._lock:
+            try:
+                lanes = await self.core.store.list_lanes(str(self.repo))
+                conflicts = await self.predictor.round(lanes)
+            except (LaneError, StoreError, OSError):
+                return self.current
+            by_lane = {view.lane: view for view in self.core.sessions.values() if view.lane}
+            keys = set()
+            for conflict in conflicts:
+                key = (conflict.a, conflict.b, conflict.files)
+                keys.add(key)
+                if key in self.seen:
+                    continue
+                for name in (conflict.a, conflict.b):
+                    view = by_lane.get(name)
+                    if view is not None:
+                        text = f"conflict predicted: {conflict.describe()} (neither has merged yet)"
+                        self.core.emit(ev.Notice(view.id, text, "warning"))
+            self.seen = keys
+            self.current = conflicts
+            return conflicts
+
+
+def watch_lanes(core: SessionsCore, repo: Path) -> LaneWatcher:
+    """Start the core's lane watcher (once); return it."""
+    if core.lane_watcher is None:
+        core.lane_watcher = LaneWatcher(core, repo)
+        core.lane_watcher.start()
+    watcher: LaneWatcher = core.lane_watcher
+    return watcher

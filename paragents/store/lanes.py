@@ -1,0 +1,171 @@
+"""Lane records (a git worktree per session) and their port blocks.
+
+A lane row is written *before* its worktree exists (``setup_state = 'creating'``): the insert claims
+the name and a block of ports in one ``BEGIN IMMEDIATE`` transaction, so two paragents processes
+creating lanes at once never get the same name or the same ports (``port_base`` is also UNIQUE).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+
+import aiosqlite
+
+from paragents.store.base import StoreBase, fetchall, fetchone, now
+from paragents.store.records import StoreError
+
+PORT_START = 41000
+"""The first port handed to a lane; blocks are ``[PORT_START + k * PORT_BLOCK, ... + PORT_BLOCK)``."""
+
+PORT_BLOCK = 10
+"""Ports per lane (exported as PARAGENTS_PORT .. PARAGENTS_PORT + 9)."""
+
+PORT_LIMIT = 65000
+"""No block starts at or above this port."""
+
+
+@dataclass(frozen=True)
+class LaneRecord:
+    """One lane as stored: its worktree, branch, base, ports and setup state."""
+
+    id: int
+    repo: str
+    name: str
+    path: str
+    branch: str
+    base_ref: str
+    base_commit: str
+    port_base: int
+    port_count: int
+    setup_state: str
+    setup_output: str
+    session_id: str | None
+    created_at: float
+    lockfiles: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def ports(self) -> range:
+        return range(self.port_base, self.port_base + self.port_count)
+
+
+_COLUMNS = (
+    "id, repo, name, path, branch, base_ref, base_commit, port_base, port_count, setup_state, "
+    "setup_output, session_id, created_at, lockfiles"
+)
+
+
+def _lane(row: sqlite3.Row | None) -> LaneRecord | None:
+    if row is None:
+        return None
+    v = tuple(row)
+    return LaneRecord(
+        id=int(v[0]),
+        repo=v[1],
+        name=v[2],
+        path=v[3],
+        branch=v[4],
+        base_ref=v[5],
+        base_commit=v[6],
+        port_base=int(v[7]),
+        port_count=int(v[8]),
+        setup_state=v[9],
+        setup_output=v[10],
+        session_id=v[11],
+        created_at=float(v[12]),
+        lockfiles=json.loads(v[13] or "{}"),
+    )
+
+
+class LanesMixin(StoreBase):
+    """Lane methods of :class:`paragents.store.Store`."""
+
+    async def reserve_lane(
+        self, *, repo: str, name: str, path: str, branch: str, base_ref: str, base_commit: str
+    ) -> LaneRecord:
+        """Claim a lane name and the lowest free block of ports in one transaction; return the row
+        (``setup_state = 'creating'``). Raises StoreError when the name is taken in this repository
+        or no port block is left."""
+
+        async def work(db: aiosqlite.Connection) -> int:
+            taken = await fetchone(db, "SELECT 1 FROM lanes WHERE repo = ? AND name = ?", (repo, name))
+            if taken is not None:
+                raise StoreError(f"a lane named {name!r} already exists in {repo}")
+            used = {int(r[0]) for r in await fetchall(db, "SELECT port_base FROM lanes")}
+            port = PORT_START
+            while port in used:
+                port += PORT_BLOCK
+            if port + PORT_BLOCK > PORT_LIMIT:
+                raise StoreError(
+                    "no free block of lane ports is left; remove lanes with `paragents lanes gc`"
+                )
+            cur = await db.execute(
+                "INSERT INTO lanes (repo, name, path, branch, base_ref, base_commit, port_base, "
+                "port_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (repo, name, path, branch, base_ref, base_commit, port, PORT_BLOCK, now()),
+            )
+            return int(cur.lastrowid or 0)
+
+        lane_id = await self._write(work)
+        lane = await self.get_lane_by_id(lane_id)
+        assert lane is not None
+        return lane
+
+    async def get_lane_by_id(self, lane_id: int) -> LaneRecord | None:
+        return _lane(await self._fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE id = ?", (lane_id,)))
+
+    async def get_lane(self, repo: str, name: str) -> LaneRecord | None:
+        """Return the lane ``name`` of repository ``repo`` (its top-level path), or None."""
+        return _lane(
+            await self._fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE repo = ? AND name = ?", (repo, name))
+        )
+
+    async def lane_of_session(self, session_id: str) -> LaneRecord | None:
+        """Return the lane a session works in, or None."""
+        return _lane(
+            await self._fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE session_id = ?", (session_id,))
+        )
+
+    async def list_lanes(self, repo: str | None = None) -> list[LaneRecord]:
+        """Return the lanes of ``repo`` (every repository when None), oldest first."""
+        if repo is None:
+            rows = await self._fetchall(f"SELECT {_COLUMNS} FROM lanes ORDER BY id")
+        else:
+            rows = await self._fetchall(f"SELECT {_COLUMNS} FROM lanes WHERE repo = ? ORDER BY id", (repo,))
+        return [lane for lane in map(_lane, rows) if lane is not None]
+
+    async def update_lane(
+        self,
+        lane_id: int,
+        *,
+        setup_state: str | None = None,
+        setup_output: str | None = None,
+        lockfiles: dict[str, str] | None = None,
+        session_id: str | None = None,
+        base_commit: str | None = None,
+    ) -> None:
+        """Change the given fields of a lane row (None leaves a field as it is)."""
+        sets: list[str] = []
+        params: list[object] = []
+        for column, value in (
+            ("setup_state", setup_state),
+            ("setup_output", setup_output),
+            ("lockfiles", json.dumps(lockfiles) if lockfiles is not None else None),
+            ("session_id", session_id),
+            ("base_commit", base_commit),
+        ):
+            if value is not None:
+                sets.append(f"{column} = ?")
+                params.append(value)
+        if sets:
+            await self._write_one(f"UPDATE lanes SET {', '.join(sets)} WHERE id = ?", (*params, lane_id))
+
+    async def delete_lane(self, lane_id: int) -> None:
+        """Forget a lane row (its port block becomes free)."""
+        await self._write_one("DELETE FROM lanes WHERE id = ?", (lane_id,))
+
+    async def session_state(self, session_id: str) -> str | None:
+        """Return a session's stored state ('idle', 'running', ...), or None for an unknown id."""
+        row = await self._fetchone("SELECT state FROM sessions WHERE id = ?", (session_id,))
+        return str(row[0]) if row else None
