@@ -9,7 +9,7 @@ from typing import Any
 
 from paragents import events as ev
 from paragents.agent.compaction import load_compaction
-from paragents.models import SessionState
+from paragents.models import Message, SessionState
 from paragents.permissions import PermissionMode
 from paragents.sessions import lanes
 from paragents.sessions.core import SessionsCore
@@ -251,7 +251,17 @@ class SessionLifecycle:
             name = unique_name(f"{view.name[: MAX_NAME - 6]}-fork", await self._taken())
         new = await self.new_session(name, model=view.model, workdir=view.workdir, mode=view.mode)
         history = list(agent.history)
-        ids = [await core.store.append_message(new.id, message) for message in history]
+        # The provider-ready history has no outcomes: take each tool result's from the source's view
+        # (a denied call stays denied in the copy, in the store and on screen).
+        outcomes = {m.get("tool_call_id"): m.get("outcome") for m in view.messages if m.get("role") == "tool"}
+
+        def outcome_of(message: Message) -> str | None:
+            return outcomes.get(message.get("tool_call_id")) if message.get("role") == "tool" else None
+
+        ids = [
+            await core.store.append_message(new.id, message, outcome=outcome_of(message))
+            for message in history
+        ]
         state = agent.compaction
         if state is not None and 0 < state.covered <= len(ids):
             await core.store.add_compaction(new.id, ids[state.covered - 1], state.summary)
@@ -261,7 +271,8 @@ class SessionLifecycle:
         copy.history = await core.store.load_history(new.id)
         copy.compaction = await load_compaction(core.store, new.id, copy.history)
         await copy.mark_current()
-        core.emit(ev.ConversationLoaded(new.id, tuple(dict(m) for m in copy.history), view.context_tokens))
+        shown = tuple({**m, "outcome": outcome_of(m)} if outcome_of(m) else dict(m) for m in copy.history)
+        core.emit(ev.ConversationLoaded(new.id, shown, view.context_tokens))
         await core.notebook.refresh(new.id)
         core.emit(ev.Notice(new.id, f"forked from {view.name}: {len(history)} messages copied"))
         return new

@@ -190,3 +190,32 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
     finally:
         holder.kill()
         holder.communicate(timeout=30)
+
+
+async def test_a_fork_keeps_the_outcome_of_each_tool_result(env: Env) -> None:
+    """/fork copied denied calls as succeeded (the provider-ready history has no outcomes); the copy
+    shows and stores the source's outcomes, also after a restart. Found by a fresh-user test."""
+    (env.project / "here.txt").write_text("present")
+    rt = await deny_rm_runtime(env)
+    s = await rt.new_session("a")
+    env.server.add(
+        reply(
+            tool_calls=[
+                call("read_file", {"path": "here.txt"}, "c_ok"),
+                call("run_command", {"command": "rm -rf /"}, "c_deny"),
+            ]
+        ),
+        session="a",
+    )
+    env.server.add(reply("done"), session="a")
+    rt.submit(s.id, "two calls")
+    await rt.wait_idle(s.id)
+    fork = await rt.fork(s.id, "b")
+    shown = {m["tool_call_id"]: m.get("outcome") for m in fork.messages if m["role"] == "tool"}
+    assert shown == {"c_ok": "ok", "c_deny": "denied"}
+    await rt.shutdown()
+    again = await deny_rm_runtime(env)
+    views = {v.name: v for v in await again.restore()}
+    stored = {m["tool_call_id"]: m["outcome"] for m in views["b"].messages if m["role"] == "tool"}
+    assert stored == {"c_ok": "ok", "c_deny": "denied"}
+    await again.shutdown()
