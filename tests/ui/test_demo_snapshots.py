@@ -5,7 +5,6 @@ end of the run. Deterministic: answers are held until exactly that state is reac
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
@@ -13,9 +12,7 @@ from paragents.cassette import report_ok
 from paragents.demo.launcher import demo_cassette
 from paragents.demo.tui_player import TuiPlayer
 from paragents.ui.widgets import conflict_bar
-
-SNAPSHOT_ROOT = "/tmp/paragents-demo-snapshot"
-"""Fixed scratch dir: paths shown on screen (approval reasons) must be the same on every run."""
+from tests.ui.screenshot_paths import export_screenshot, private_root
 
 
 class HeldTuiPlayer(TuiPlayer):
@@ -24,9 +21,10 @@ class HeldTuiPlayer(TuiPlayer):
 
     def __init__(self) -> None:
         self.shots: dict[str, str] = {}
-        super().__init__(
-            demo_cassette(), pace=0, timeout=60, demo=True, on_settled=self._final, root=Path(SNAPSHOT_ROOT)
-        )
+        # Private to this run (a fixed /tmp dir is removed by any other checkout's run); screenshots
+        # show it under one fixed name, as paths on screen (approval reasons) are part of the snapshot.
+        root = private_root()
+        super().__init__(demo_cassette(), pace=0, timeout=60, demo=True, on_settled=self._final, root=root)
         self.held: list[Any] = []
         self.changed = asyncio.Event()
         self._released = False
@@ -74,7 +72,7 @@ class HeldTuiPlayer(TuiPlayer):
                 if bar is not None:  # scrollbars are not DOM children: walk_children skips them
                     bar.refresh()
         await self.settle()
-        return str(self.app.export_screenshot())
+        return export_screenshot(self.app, self.root)
 
 
 async def test_demo_snapshots(snapshot: Any, monkeypatch: Any) -> None:
