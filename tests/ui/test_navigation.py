@@ -125,13 +125,13 @@ async def test_end_follows_again_while_the_prompt_has_focus(tmp_path: Path) -> N
         transcript = await _scrolled_up_panel(pilot, app)
         prompt = _prompt(app, "s1")
         await pilot.press(*"abc", "home")
-        assert app.focused is prompt and prompt.cursor_position == 0
+        assert app.focused is prompt and prompt.cursor_location == (0, 0)
         await pilot.press("end")
         await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y, "at the bottom")
-        assert prompt.cursor_position == 0  # the End went to the transcript
+        assert prompt.cursor_location == (0, 0)  # the End went to the transcript
         assert await _new_output_shows(pilot, transcript)
         await pilot.press("end")  # already following: End is the prompt's again
-        assert prompt.cursor_position == 3
+        assert prompt.cursor_location == (0, 3)
 
 
 async def test_sending_a_prompt_while_scrolled_up_shows_the_bottom(tmp_path: Path) -> None:
