@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +20,65 @@ def shared_fixtures_dir() -> Path:
     if vendored.is_dir():
         return vendored
     return SHARED / "fixtures"
+
+
+BUSY_LOOP = """
+import os, sys
+parent = int(sys.argv[1])
+while os.getppid() == parent:
+    for _ in range(1_000_000):
+        pass
+"""
+"""What each ``--load`` process runs: one core's worth of pure CPU, no I/O, until it is killed or
+pytest dies (argv[1] is pytest's pid; the loop checks its parent about every 20 ms, so a killed
+pytest leaves nothing spinning)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--load",
+        type=int,
+        default=0,
+        metavar="N",
+        help="run the tests while N busy processes load the CPU (catches lost wake-ups and timing races "
+        "that pass on an idle machine); the processes are killed when the run ends",
+    )
+
+
+_LOAD: list[subprocess.Popen[bytes]] = []
+
+
+def start_load(count: int) -> list[subprocess.Popen[bytes]]:
+    """Start ``count`` busy-loop processes (:data:`BUSY_LOOP`); :func:`stop_load` ends them."""
+    return [
+        subprocess.Popen([sys.executable, "-c", BUSY_LOOP, str(os.getpid())], stdin=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
+
+
+def stop_load(procs: list[subprocess.Popen[bytes]]) -> None:
+    """Kill the busy processes started by :func:`start_load` and reap them."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+    for proc in procs:
+        proc.wait(timeout=10)
+    procs.clear()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    count = config.getoption("--load", 0)
+    if count < 0:
+        raise pytest.UsageError("--load takes a number of busy processes (0 or more)")
+    if count:
+        _LOAD.extend(start_load(count))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if _LOAD:
+        pids = ", ".join(str(p.pid) for p in _LOAD)
+        return f"load: {len(_LOAD)} busy processes (pids {pids}) on {os.cpu_count()} cores"
+    return None
 
 
 @pytest.fixture(autouse=True)
@@ -57,7 +119,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Never let a leaked thread hang the run (CI would wait 90 minutes): exit with pytest's status."""
+    """Stop the ``--load`` processes; never let a leaked thread hang the run (CI would wait 90
+    minutes): exit with pytest's status."""
+    stop_load(_LOAD)
     if _leaked_threads():
         import os
         import sys

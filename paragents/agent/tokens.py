@@ -22,6 +22,7 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any
 
 from paragents.models import Message, Usage
@@ -37,14 +38,34 @@ REPEAT_CHARS_PER_TOKEN = 8
 TOOL_CALL_OVERHEAD_TOKENS = 3
 """Framing tokens per tool call in an assistant message."""
 
-_PIECE = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d| ?[^\s\w]+|\s+(?!\S)|\s+""")
+_PIECE = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d+| ?[^\s\w]+|\s+(?!\S)|\s+""")
+"""Pieces as a BPE pre-tokenizer cuts them, except that a run of digits is one piece here: it costs
+its length either way (one token per digit), and a 10 MB reply of digits is not 10 million pieces."""
 _WORD = re.compile(r" ?[^\W\d_]+")
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;"}
 _ESCAPABLE = re.compile(r"""[&<>"']""")
 
 
+LARGE_TEXT = 64 * 1024
+"""Texts this long or longer have their estimate remembered (:func:`_estimate_large`): every request
+of a session re-estimates its whole history, and a long reply must not cost its full scan each time."""
+
+
 def estimate_text_tokens(text: str) -> int:
     """Return an estimate of the token count of ``text`` (0 for "", >= 1 otherwise)."""
+    if len(text) >= LARGE_TEXT:
+        return _estimate_large(text)
+    return _estimate(text)
+
+
+@lru_cache(maxsize=32)
+def _estimate_large(text: str) -> int:
+    """:func:`_estimate`, remembered for the last 32 long texts (a str caches its hash and a hit on
+    the same object is an identity check, so a lookup does not rescan the text)."""
+    return _estimate(text)
+
+
+def _estimate(text: str) -> int:
     if not text:
         return 0
     escaped = _ESCAPABLE.sub(lambda m: _ESCAPES[m.group()], text)

@@ -60,3 +60,47 @@ def test_cost() -> None:
     assert cost_usd(usage, None, None) is None
     assert cost_usd(usage, 0.5, 2.0) == pytest.approx(1.0 + 1.0)
     assert cost_usd(usage, 0.5, None) == pytest.approx(1.0)
+
+
+def _per_digit_reference(text: str) -> int:
+    """The estimate with the pre-tokenizer's one piece per digit (what a digit run must still cost)."""
+    import math
+    import re
+
+    from paragents.agent import tokens
+
+    piece_re = re.compile(r"""'(?:[sdmt]|ll|ve|re)| ?[^\W\d_]+| ?\d| ?[^\s\w]+|\s+(?!\S)|\s+""")
+    escaped = tokens._ESCAPABLE.sub(lambda m: tokens._ESCAPES[m.group()], text)
+    total = 0
+    for piece in piece_re.findall(escaped):
+        if piece.isspace():
+            total += 1
+        elif piece[-1].isdigit():
+            total += len(piece)
+        elif tokens._WORD.fullmatch(piece):
+            total += max(1, math.ceil(len(piece) / tokens.WORD_CHARS_PER_TOKEN))
+        elif len(set(piece.strip())) == 1:
+            total += max(1, math.ceil(len(piece) / tokens.REPEAT_CHARS_PER_TOKEN))
+        else:
+            total += len(piece)
+    return max(1, total)
+
+
+@pytest.mark.parametrize(
+    "text", ["0123456789abcdef" * 40, "v 12 345, x12y 3.14 -7 ١٢٣ 0x1f 2026-12-01", "a 1\n22  333\t\n"]
+)
+def test_digit_runs_cost_what_single_digits_did(text: str) -> None:
+    assert estimate_text_tokens(text) == _per_digit_reference(text)
+
+
+def test_a_long_text_is_scanned_once_per_request_history() -> None:
+    """Every request re-estimates the whole history: a 10 MB reply must not be rescanned each time
+    (it took seconds of the event loop per request, and timed the fault suite out under load)."""
+    from paragents.agent import tokens
+
+    big = "0123456789abcdef" * (tokens.LARGE_TEXT // 16 + 1)
+    first = estimate_text_tokens(big)
+    before = tokens._estimate_large.cache_info()
+    assert estimate_text_tokens(big) == first
+    after = tokens._estimate_large.cache_info()
+    assert (after.hits, after.misses) == (before.hits + 1, before.misses)

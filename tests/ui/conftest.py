@@ -17,11 +17,12 @@ SIZE = (160, 45)
 """Terminal size of every pilot and snapshot test."""
 
 
-async def wait_until(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+async def wait_until(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
     """Let the app process messages until ``condition()`` holds; fail naming ``what`` after ``timeout`` s.
 
     Polls between message-queue drains (pilot.pause) with a short event-loop yield; it is a bounded
-    wait on a condition, not a fixed sleep."""
+    wait on a condition, not a fixed sleep. The bound is a hang guard, not a speed limit: a loaded
+    machine (``pytest --load 2``) can take several times longer than an idle one."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:

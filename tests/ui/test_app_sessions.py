@@ -130,7 +130,11 @@ async def _approval_run(
     async with app.run_test(size=SIZE) as pilot:
         (panel,) = await started(pilot, app)
         await pilot.press(*"write it", "enter")
-        await wait_until(pilot, lambda: panel.approval_bar is not None, "the approval bar")
+        # The bar is found while the app still awaits its mount; the header is updated right after
+        # (under load that gap spans several pauses), so wait for both.
+        await wait_until(
+            pilot, lambda: panel.approval_bar is not None and "needs you" in app.sub_title, "the approval bar"
+        )
         bar = panel.approval_bar
         assert isinstance(bar, ApprovalBar) and not bar.has_focus and panel.prompt_box.input.has_focus
         assert panel.state == SessionState.WAITING

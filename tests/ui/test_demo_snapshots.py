@@ -5,7 +5,6 @@ end of the run. Deterministic: answers are held until exactly that state is reac
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +13,7 @@ from paragents import events as ev
 from paragents.cassette import report_ok
 from paragents.demo.launcher import demo_cassette
 from paragents.demo.tui_player import TuiPlayer
-
-SNAPSHOT_ROOT = "/tmp/paragents-demo-snapshot"
-"""Fixed scratch dir: paths shown on screen (approval reasons) must be the same on every run."""
+from tests.ui.screenshot_paths import export_screenshot, private_root
 
 
 class HeldTuiPlayer(TuiPlayer):
@@ -25,9 +22,12 @@ class HeldTuiPlayer(TuiPlayer):
 
     def __init__(self) -> None:
         self.shots: dict[str, str] = {}
-        super().__init__(
-            demo_cassette(), pace=0, timeout=60, demo=True, on_settled=self._final, root=Path(SNAPSHOT_ROOT)
-        )
+        # Private to this run (a fixed /tmp dir is removed by any other checkout's run); screenshots
+        # show it under one fixed name, as paths on screen (approval reasons) are part of the snapshot.
+        root = private_root()
+        # The timeout only catches a hang: the run needs about 10 s of CPU, and with two busy processes
+        # on two cores (``--load 2``) it was seen taking 25-55 s.
+        super().__init__(demo_cassette(), pace=0, timeout=300, demo=True, on_settled=self._final, root=root)
         self.held: list[Any] = []
         self.changed = asyncio.Event()
         self._released = False
@@ -69,13 +69,17 @@ class HeldTuiPlayer(TuiPlayer):
 
     async def _repainted_screenshot(self) -> str:
         await self.settle()
+        # A full layout pass first: under load a transcript was sometimes left 2 rows above its bottom
+        # after the bars closed (anchored, yet scroll_y 0 of max 2) until the next layout (TODO.md).
+        self.app.screen.refresh(layout=True)
+        await self.settle()
         for widget in self.app.screen.walk_children():
             widget.refresh()
             for bar in (widget._vertical_scrollbar, widget._horizontal_scrollbar):
                 if bar is not None:  # scrollbars are not DOM children: walk_children skips them
                     bar.refresh()
         await self.settle()
-        return str(self.app.export_screenshot())
+        return export_screenshot(self.app, self.root)
 
 
 async def test_demo_snapshots(snapshot: Any, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,6 +95,10 @@ async def test_demo_snapshots(snapshot: Any, monkeypatch: pytest.MonkeyPatch) ->
     player = HeldTuiPlayer()
     report = await player.play()
     assert report_ok(report), report["replay_errors"]
+    # Every tool call did what the script says (a workspace shared with another run broke api's edit).
+    assert [(s["name"], r["tool"], r["status"]) for s in report["sessions"] for r in s["tool_results"]] == [
+        (s["name"], r["tool"], "ok") for s in report["sessions"] for r in s["tool_results"]
+    ]
     assert "DEMO" in player.shots["waiting"]
     assert player.shots["waiting"] == snapshot(name="approval_and_conflict_waiting")
     assert player.shots["finished"] == snapshot(name="finished")

@@ -20,7 +20,7 @@ from paragents.events import (
 )
 from paragents.models import CallPreview, SessionState, ToolCall, Usage
 from paragents.ui.app import ParagentsApp, make_app
-from tests.ui.conftest import SIZE
+from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, FakeView
 
 ANSWER = """I found the bug in `parse()`:
@@ -68,10 +68,9 @@ def app_with(tmp_path: Path, names: list[str]) -> tuple[ParagentsApp, FakeRuntim
 
 async def settle(pilot: Any) -> None:
     app = pilot.app
-    for _ in range(200):
-        if app.ready:
-            break
-        await pilot.pause()
+    # A condition, not a count of pauses: 200 pauses were not always enough on a loaded machine, and
+    # the screenshot was then taken of an app still starting.
+    await wait_until(pilot, lambda: bool(app.ready), "the app to be ready")
     await app.workers.wait_for_complete()
     await pilot.pause()
     for panel in app.panels.values():
