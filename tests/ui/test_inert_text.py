@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from textual.widgets import Collapsible
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
@@ -107,7 +108,7 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         assert [t.status for t in tools] == ["ok", "ok"]
         # tool output (in the result's title and body), tool arguments, file names
         for block in app.query(ToolCallBlock):
-            block.query_one(".tool-body").collapsed = False
+            block.query_one(".tool-body", Collapsible).collapsed = False
         await pilot.pause()
         shown = screen_text(app)
         assert_literal(shown, "tool output")
