@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from paragents.events import MessageAdded, Notice, ReasoningDelta, TextDelta
-from paragents.ui.app import GC_THRESHOLDS, make_app
+from paragents.ui.app import make_app
+from paragents.ui.gc_tuning import GC_THRESHOLDS
 from paragents.ui.messages import AgentEvent
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.conftest import SIZE, wait_until

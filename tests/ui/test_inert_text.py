@@ -143,7 +143,7 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         await pilot.press("escape")
         # notifications and error messages
         app.notify(f"note {LINE}", title="[b]t[/b]")
-        app._error(ValueError(f"error {LINE}"))
+        app.show_error(ValueError(f"error {LINE}"))
         await wait_until(pilot, lambda: "error [/]" in toast_text(app), "the toasts")
         toasts = toast_text(app)
         assert_literal(toasts, "notifications")

@@ -16,6 +16,7 @@ from textual._xterm_parser import XTermParser
 
 from paragents.models import SessionState
 from paragents.ui.app import make_app
+from paragents.ui.palette import run_from_palette
 from paragents.ui.widgets.prompt_area import PromptArea
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
@@ -273,7 +274,7 @@ async def test_the_palette_prefills_a_command_that_takes_an_argument(tmp_path: P
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
-        app._palette("rename")
+        run_from_palette(app, "rename")
         await pilot.pause()
         await pilot.press(*"new name")
         assert area.text == "/rename new name" and app.focused is area

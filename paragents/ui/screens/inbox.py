@@ -11,9 +11,9 @@ session, Esc closes. Answers resolve the event's Future directly; the panels upd
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -28,6 +28,10 @@ from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
+
+if TYPE_CHECKING:
+    from paragents.ui.screens.overview import ActivityLog
+    from paragents.ui.widgets.session_panel import SessionPanel
 
 
 @dataclass(frozen=True)
@@ -44,12 +48,12 @@ class InboxItem:
     event: PermissionRequested | ConflictDetected
 
 
-def collect_items(app: Any) -> list[InboxItem]:
-    """Return the unanswered approvals and conflicts of every panel of ``app`` (a ParagentsApp),
-    oldest first (arrival time from ``app.activity``; panel order breaks ties)."""
-    asked: dict[str, float] = app.activity.asked
+def collect_items(panels: Mapping[str, SessionPanel], activity: ActivityLog) -> list[InboxItem]:
+    """Return the unanswered approvals and conflicts of every panel of ``panels`` (by session id),
+    oldest first (arrival time from ``activity``; panel order breaks ties)."""
+    asked = activity.asked
     items: list[InboxItem] = []
-    for sid, panel in app.panels.items():
+    for sid, panel in panels.items():
         for req in panel.pending.values():
             if not req.reply.done():
                 since = asked.get(req.request_id)
@@ -94,9 +98,16 @@ class InboxScreen(Screen[str | None]):
         Binding("enter", "open", "Go to session"),
     ]
 
-    def __init__(self, items: Callable[[], list[InboxItem]], clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        items: Callable[[], list[InboxItem]],
+        clock: Callable[[], float],
+        panels: Mapping[str, SessionPanel] | None = None,
+    ) -> None:
         super().__init__()
         self.items_source = items
+        self.panels: Mapping[str, SessionPanel] = panels if panels is not None else {}
+        """The app's panels by session id: a conflict answered here is shown answered in its panel."""
         self.clock = clock
         self.items: list[InboxItem] = []
         self.selected: str | None = None
@@ -197,7 +208,7 @@ class InboxScreen(Screen[str | None]):
         if item is not None and isinstance(item.event, ConflictDetected):
             resolve(item.event, message.answer)
             # "wait" emits nothing until the call runs: tell the panel its bar was answered here
-            panel = getattr(self.app, "panels", {}).get(item.session_id)
+            panel = self.panels.get(item.session_id)
             if panel is not None:
                 await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
         await self.reload(arm=True)
