@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
@@ -212,3 +212,36 @@ class InboxScreen(Screen[str | None]):
             if panel is not None:
                 await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
         await self.reload(arm=True)
+
+
+class Demo(App[None]):
+    """The inbox with an approval and a conflict of two sessions, at a fixed clock."""
+
+    NOW = 1_800_000_000.0
+
+    def on_mount(self) -> None:
+        import asyncio
+
+        from paragents.models import ToolCall
+
+        loop = asyncio.get_running_loop()
+        ask = PermissionRequested(
+            "s1", "r1", ToolCall("c1", "run_command", '{"command": "npm test"}'), "run_command npm test",
+            "no rule allows it", ("Bash(npm test)",), loop.create_future(),
+        )  # fmt: skip
+        held = ConflictDetected(
+            "s2", "k1", ToolCall("c2", "edit_file", '{"path": "src/app.py"}'), "edit_file src/app.py",
+            "reservation", "/work/project/src/app.py", "api", "edit_file src/app.py", self.NOW - 95, None,
+            ("wait", "run_anyway", "skip"), loop.create_future(),
+        )  # fmt: skip
+        items = [
+            InboxItem("k1", "s2", "web", "conflict", held.summary, self.NOW - 95, held),
+            InboxItem("r1", "s1", "api", "approval", ask.summary, self.NOW - 20, ask),
+        ]
+        self.push_screen(
+            InboxScreen(lambda: [i for i in items if not i.event.reply.done()], lambda: self.NOW)
+        )
+
+
+if __name__ == "__main__":
+    Demo().run()

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -203,3 +203,20 @@ class OverviewScreen(Screen[str | None]):
     def action_close(self) -> None:
         """Close without choosing."""
         self.dismiss(None)
+
+
+class Demo(App[None]):
+    """The overview: a running session with a tool and a reservation, one waiting on it, one idle."""
+
+    def on_mount(self) -> None:
+        tool = "run_command pytest -q"
+        rows = [
+            OverviewRow(1, "s1", "api", "running", "qwen2.5-coder", tool, 0, 0, 1, 3400, 0.0123, 2),
+            OverviewRow(2, "s2", "web", "waiting on api", "qwen2.5-coder", "", 1, 1, 0, 1200, None, 95),
+            OverviewRow(3, "s3", "docs", "idle", "llama3", "", 0, 0, 0, 0, None, None),
+        ]
+        self.push_screen(OverviewScreen(lambda: rows))
+
+
+if __name__ == "__main__":
+    Demo().run()
