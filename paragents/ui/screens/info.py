@@ -39,7 +39,6 @@ KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+g", "Go to the focused session's approval/conflict bar (again: next bar, then the prompt)"),
     ("y s a n d", "Approval bar, after ctrl+g or a click: allow once / session / always…, deny, note…"),
     ("w r s e", "Conflict bar, after ctrl+g or a click: wait / run anyway / skip / re-read first"),
-    ("ctrl+q", "Quit"),
 )
 """Key bindings shown by /help (kept in sync with ParagentsApp.BINDINGS)."""
 
