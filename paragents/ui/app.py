@@ -19,7 +19,7 @@ entries (``palette.py``), the repaint ticker (``ticker.py``), the bell (``bell.p
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -46,6 +46,7 @@ from paragents.events import (
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
 from paragents.ui import bell, palette, startup
+from paragents.ui.app_api import AppAPI
 from paragents.ui.command_runner import run_command
 from paragents.ui.commands import SlashCommand
 from paragents.ui.gc_tuning import tune_gc
@@ -427,6 +428,10 @@ class ParagentsApp(App[None]):
         await self.runtime.close_session(sid)
         await self._remove_panel(sid)
 
+    def show_screen(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
+        """Push ``screen``; ``callback`` gets what it is dismissed with."""
+        self.push_screen(screen, callback)
+
     def setup_closed(self, saved: bool | None) -> None:
         """The setup screen closed: reload the config it saved, or show the empty screen's hint."""
         if saved:
@@ -619,3 +624,8 @@ def make_app(
     shuts the runtime down when the user quits (ctrl+q, /quit)."""
     use_ascii(runtime.loaded.config.ascii_glyphs)
     return ParagentsApp(runtime, first_run=first_run, demo=demo, tune_gc=tune_gc)
+
+
+def _check(app: ParagentsApp) -> AppAPI:
+    """mypy: the app offers the whole :class:`~paragents.ui.app_api.AppAPI`."""
+    return app

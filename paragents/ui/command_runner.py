@@ -19,15 +19,15 @@ from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 
 if TYPE_CHECKING:
-    from paragents.ui.app import ParagentsApp
+    from paragents.ui.app_api import AppAPI
 
-Handler = Callable[["ParagentsApp", str, SlashCommand], Awaitable[None]]
+Handler = Callable[["AppAPI", str, SlashCommand], Awaitable[None]]
 """A command's coroutine: ``(app, session id, command)``; the id is "" for app-wide commands."""
 READABLE_ERRORS = ("SessionError", "StoreError", "LLMError", "PolicyError")
 """Error types (by name: the UI does not import every layer) whose message is shown, not raised."""
 
 
-async def run_command(app: ParagentsApp, sid: str | None, command: SlashCommand) -> None:
+async def run_command(app: AppAPI, sid: str | None, command: SlashCommand) -> None:
     """Run ``command`` for session ``sid`` (the panel it was typed in) on ``app``. Readable errors
     become notifications; anything else is raised (a bug)."""
     handler = HANDLERS[command.name]
@@ -45,25 +45,25 @@ async def run_command(app: ParagentsApp, sid: str | None, command: SlashCommand)
 
 
 # --- app-wide commands -----------------------------------------------------------------------------
-async def new(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
     opts = command.options
     workdir = Path(opts["dir"]) if "dir" in opts else None
     await app.open_session(command.arg, model=opts.get("model"), workdir=workdir)
 
 
-async def show_help(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
-    app.push_screen(help_screen())
+async def show_help(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(help_screen())
 
 
-async def quit_app(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def quit_app(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.action_quit()
 
 
-async def setup(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
-    app.push_screen(SetupScreen(app.runtime.loaded.config), app.setup_closed)
+async def setup(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(SetupScreen(app.runtime.loaded.config), app.setup_closed)
 
 
-async def reload(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def reload(app: AppAPI, sid: str, command: SlashCommand) -> None:
     """``/reload``: re-read the config files, apply them and say what changed (or which file and field
     is wrong; the running config then stays as it was)."""
     rt = app.runtime
@@ -78,86 +78,86 @@ async def reload(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
     app.notify(describe_changes(changes, rt.loaded.files), timeout=10, markup=False)
 
 
-async def show_config(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
-    app.push_screen(config_screen(app.runtime.config_rows()))
+async def show_config(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(config_screen(app.runtime.config_rows()))
 
 
-async def permissions(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
-    app.push_screen(permissions_screen(app.runtime.policy))
+async def permissions(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(permissions_screen(app.runtime.policy))
 
 
-async def inbox(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def inbox(app: AppAPI, sid: str, command: SlashCommand) -> None:
     app.action_inbox()
 
 
-async def overview(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def overview(app: AppAPI, sid: str, command: SlashCommand) -> None:
     app.action_overview()
 
 
-async def sessions(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def sessions(app: AppAPI, sid: str, command: SlashCommand) -> None:
     records = await app.runtime.list_sessions()
-    app.push_screen(SessionsScreen(records, set(app.panels)), app.session_picked)
+    app.show_screen(SessionsScreen(records, set(app.panels)), app.session_picked)
 
 
 # --- commands of the focused session ---------------------------------------------------------------
-async def close(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def close(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.close_session(sid)
 
 
-async def cancel(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def cancel(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if not app.runtime.cancel(sid):
         app.notify("Nothing is running in this session.")
 
 
-async def clear(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def clear(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.runtime.clear_session(sid)
     await app.panels[sid].clear_transcript()
     app.sync_panel(sid)
 
 
-async def rename(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def rename(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.runtime.rename_session(sid, command.arg or "")
     app.sync_panel(sid)
 
 
-async def model(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def model(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.runtime.set_model(sid, command.arg or "")
     app.sync_panel(sid)
 
 
-async def mode(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def mode(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.runtime.set_mode(sid, command.arg or "")
     app.sync_panel(sid)
 
 
-async def sandbox(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def sandbox(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if command.arg:
         app.runtime.set_sandbox(sid, command.arg)
     app.notify(app.runtime.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
 
 
-async def takeover(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def takeover(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.runtime.take_over(sid)
 
 
-async def compact(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def compact(app: AppAPI, sid: str, command: SlashCommand) -> None:
     outcome = await app.runtime.compact(sid, command.arg)
     if outcome.ok:
         app.notify(outcome.message)
 
 
-async def remember(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def remember(app: AppAPI, sid: str, command: SlashCommand) -> None:
     project = bool(command.options.get("project"))
     await app.runtime.remember(sid, command.arg or "", project=project)
     app.notify("Noted for the whole project." if project else "Noted for this session.")
 
 
-async def memory(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def memory(app: AppAPI, sid: str, command: SlashCommand) -> None:
     report = await app.runtime.memory(sid)
-    app.push_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
+    app.show_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
 
 
-async def fork(app: ParagentsApp, sid: str, command: SlashCommand) -> None:
+async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.add_panel(await app.runtime.fork(sid, command.arg))
 
 

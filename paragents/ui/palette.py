@@ -13,20 +13,20 @@ from textual.app import SystemCommand
 from paragents.ui.commands import COMMANDS, SlashCommand
 
 if TYPE_CHECKING:
-    from paragents.ui.app import ParagentsApp
+    from paragents.ui.app_api import AppAPI
 
 COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
 """Commands the palette cannot run directly: it pre-fills the prompt box instead."""
 
 
-def slash_commands(app: ParagentsApp) -> Iterable[SystemCommand]:
+def slash_commands(app: AppAPI) -> Iterable[SystemCommand]:
     """One palette entry per slash command, with its help and usage."""
     for spec in COMMANDS:
         help_text = f"{spec.help}  ({spec.usage})"
         yield SystemCommand(f"/{spec.name}", help_text, partial(run_from_palette, app, spec.name))
 
 
-def run_from_palette(app: ParagentsApp, name: str) -> None:
+def run_from_palette(app: AppAPI, name: str) -> None:
     """Run ``/name`` for the focused session, or pre-fill its prompt box when it takes an argument."""
     panel = app.active_panel
     if name in COMMANDS_WITH_ARGUMENT:

@@ -15,13 +15,13 @@ from paragents.ui.gc_tuning import freeze_startup_objects
 from paragents.ui.widgets.session_panel import SessionPanel
 
 if TYPE_CHECKING:
-    from paragents.ui.app import ParagentsApp
+    from paragents.ui.app_api import AppAPI
 
 FILL_STEP_SECONDS = 0.04
 """Pause between two transcript-filling steps: a frame (and any key) between them."""
 
 
-async def start(app: ParagentsApp) -> None:
+async def start(app: AppAPI) -> None:
     """Restore the open sessions' panels (records only), or open the first session; then ready."""
     views = await app.runtime.restore_views()
     restored = [SessionPanel(view, number, defer_history=True) for number, view in enumerate(views, 1)]
@@ -45,7 +45,7 @@ async def start(app: ParagentsApp) -> None:
         app.call_after_refresh(freeze_startup_objects)
 
 
-async def fill_restored(app: ParagentsApp) -> None:
+async def fill_restored(app: AppAPI) -> None:
     """Read the restored sessions' conversations, then mount their transcripts one panel per frame,
     the panels on screen first."""
     try:
