@@ -122,7 +122,7 @@ async def reopen(name: str, url: str) -> dict[str, Any]:
         rss0 = rss_mb()
         started = time.perf_counter()
         target.append(rec.id)
-        await app._reopen(rec.id)
+        await app.reopen(rec.id)
         await asyncio.wait_for(shown.wait(), 30)
         elapsed = time.perf_counter() - started
         await pilot.pause(1.0)

@@ -37,18 +37,6 @@ class SessionStateChanged(Event):
 
 
 @dataclass(frozen=True, slots=True)
-class PromptQueued(Event):
-    """A prompt was queued; ``prompt_id`` identifies it for edit/remove; ``position`` is 0-based.
-
-    No longer emitted (every queue change is a :class:`QueueChanged`); kept until the TUI stops
-    importing it."""
-
-    prompt_id: str
-    text: str
-    position: int
-
-
-@dataclass(frozen=True, slots=True)
 class QueueChanged(Event):
     """The session's queue of not-yet-started prompts is now ``prompts`` (list of (prompt_id, text))."""
 

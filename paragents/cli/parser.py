@@ -50,6 +50,11 @@ def add_permissions_parser(subparsers: Any) -> None:
     show.add_argument("--cwd", default=None, help="project directory (default: current dir)")
 
 
+MODE_CHOICES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
+"""``--mode`` choices: the values of ``paragents.permissions.PermissionMode``, spelled out so that
+parsing the command line does not import the permission layer (tree-sitter); a test checks they match."""
+
+
 def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
     p.add_argument("--model", metavar="M", help="model name (overrides the config)")
@@ -59,7 +64,7 @@ def _add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-tools", action="store_true", help="chat without tools (models that cannot call tools)"
     )
-    p.add_argument("--mode", choices=["default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"])
+    p.add_argument("--mode", choices=MODE_CHOICES)
     p.add_argument("--allow", action="append", default=[], metavar="RULE", help="extra allow rule")
     p.add_argument("--ask", action="append", default=[], metavar="RULE", help="extra ask rule")
     p.add_argument("--deny", action="append", default=[], metavar="RULE", help="extra deny rule")

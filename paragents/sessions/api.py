@@ -15,6 +15,8 @@ from paragents.sessions.notes import MemoryReport
 from paragents.sessions.view import SessionView
 
 if TYPE_CHECKING:
+    from paragents.conflicts import ConflictChecker
+    from paragents.permissions import Policy
     from paragents.store import NoteRecord, SessionRecord, Store
 
 
@@ -46,6 +48,16 @@ class SessionsAPI(Protocol):
     @property
     def store(self) -> Store:
         """The store (the replay reads stored messages from it)."""
+        ...
+
+    @property
+    def policy(self) -> Policy:
+        """The permission policy (the TUI's /permissions shows its rules)."""
+        ...
+
+    @property
+    def conflicts(self) -> ConflictChecker:
+        """The conflict checker (the TUI's overview counts each session's held reservations)."""
         ...
 
     @property

@@ -7,20 +7,19 @@ event to the panel of ``event.session_id``. Background work never touches widget
 
 Layout: 1 panel fills the screen, 2 split it side by side, 3-4 form a 2x2 grid, 5 and more keep the
 2-column grid with half-screen rows and the grid scrolls (alt+number / alt+arrows focus and scroll to
-a panel). Streamed text is repainted by one ticker (:data:`TICK_SECONDS`): the focused panel on every
-tick (25 Hz), the others every :data:`BACKGROUND_EVERY` ticks (12.5 Hz), staggered by panel index;
-panels scrolled out of the grid are not repainted until they are visible. The ticker pauses when
-nothing is streaming. Streamed deltas of a session that wait in the message queue are joined into
-one message (:meth:`ParagentsApp._sink`).
+a panel). Streamed deltas of a session that wait in the message queue are joined into one message
+(:meth:`ParagentsApp._sink`).
+
+This module keeps routing, focus and layout. Elsewhere: startup and the restored transcripts
+(``startup.py``), slash commands (``commands.py`` parses, ``command_runner.py`` runs), the palette's
+entries (``palette.py``), the repaint ticker (``ticker.py``), the bell (``bell.py``), GC tuning
+(``gc_tuning.py``).
 """
 
 from __future__ import annotations
 
-import asyncio
-import gc
 import time
-from collections.abc import Iterable
-from functools import partial
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -45,23 +44,23 @@ from paragents.events import (
     TurnFinished,
 )
 from paragents.models import SessionState
+from paragents.sessions import SessionsAPI, SessionView
+from paragents.ui import bell, palette, startup
+from paragents.ui.app_api import AppAPI
 from paragents.ui.command_runner import run_command
-from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.commands import SlashCommand
+from paragents.ui.gc_tuning import tune_gc
 from paragents.ui.glyphs import glyphs, use_ascii
 from paragents.ui.keys import use_alt_digit_keys
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
-from paragents.ui.screens.inbox import InboxScreen, collect_items, notification_sequence
+from paragents.ui.screens.inbox import InboxScreen, collect_items
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.text import clean
+from paragents.ui.ticker import RepaintTicker
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
 from paragents.ui.widgets.session_panel import SessionPanel
 
-TICK_SECONDS = 0.04
-"""Interval of the repaint ticker, in seconds (the focused panel repaints at 1/TICK_SECONDS Hz)."""
-BACKGROUND_EVERY = 2
-"""Background panels repaint every this many ticks (0.08 s → 12.5 Hz), staggered by panel index;
-panels scrolled off screen are not repainted until they are visible (docs/performance.md)."""
 MAIN_SCREEN_ACTIONS = {
     "new_session",
     "scroll_transcript",
@@ -82,23 +81,10 @@ DEMO_TYPED_PROMPT = (
     "/overview or /help; run `paragents` (setup connects a model) to chat for real."
 )
 """What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
-COMMANDS_WITH_ARGUMENT = {"rename", "model", "mode"}
-"""Commands the palette cannot run directly: it pre-fills the prompt box instead."""
-GC_THRESHOLDS = (10_000, 20, 20)
-"""``gc.set_threshold`` of a tuned app (Python's default is 700, 10, 10). Streaming allocates many
-short-lived objects; with the defaults a full (generation 2) collection ran about once a second and
-stalled the loop 60-100 ms each time with eight panels streaming (docs/performance.md)."""
-
-
-def tune_gc() -> None:
-    """Make full garbage collections rare for a long-running TUI process: raise the collection
-    thresholds to :data:`GC_THRESHOLDS`. Process-wide; the CLI calls it (through ``make_app(...,
-    tune_gc=True)``), tests do not."""
-    gc.set_threshold(*GC_THRESHOLDS)
 
 
 class ParagentsApp(App[None]):
-    """The TUI. ``runtime`` is a ``paragents.sessions.Runtime``; ``first_run`` shows setup first."""
+    """The TUI. ``runtime`` is the session layer (``SessionsAPI``); ``first_run`` shows setup first."""
 
     TITLE = "paragents"
     CSS_PATH = "app.tcss"
@@ -127,12 +113,12 @@ class ParagentsApp(App[None]):
     """A zoomed panel keeps the header ("⚠ n need you") and the footer."""
 
     def __init__(
-        self, runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
+        self, runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
     ) -> None:
         use_alt_digit_keys()  # alt+1..9 from tmux/xterm (ESC + digit) focus panels, never type "¡"
         super().__init__()
-        self.runtime = runtime
-        """The Runtime facade this app drives."""
+        self.runtime: SessionsAPI = runtime
+        """The session layer this app drives."""
         self.first_run = first_run
         self.panels: dict[str, SessionPanel] = {}
         """Open panels by session id, in panel order."""
@@ -140,7 +126,6 @@ class ParagentsApp(App[None]):
         """Session id of the focused (highlighted) panel."""
         self.ready = False
         """True once the open sessions were restored (or the first one created)."""
-        self._tick = 0
         self._waiting_delta: dict[str, AgentEvent] = {}
         self._grid: Container | None = None
         self._runtime_closed = False
@@ -176,10 +161,10 @@ class ParagentsApp(App[None]):
         if self.tune_gc:
             tune_gc()
         self.runtime.set_sink(self._sink)
-        self._ticker = self.set_interval(TICK_SECONDS, self._on_tick, pause=True)
+        self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
         if self.first_run:
-            self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self._after_setup)
-        self.run_worker(self._startup(), name="startup", exclusive=True, group="startup")
+            self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self.setup_closed)
+        self.run_worker(startup.start(self), name="startup", exclusive=True, group="startup")
 
     def _sink(self, event: Event) -> None:
         """The runtime's event sink: wrap the core event in a Textual message (never touch widgets).
@@ -198,67 +183,18 @@ class ParagentsApp(App[None]):
         self._waiting_delta.pop(sid, None)
         self.post_message(AgentEvent(event))
 
-    async def _startup(self) -> None:
-        # Mount every restored panel at once (one style/layout pass, not one per panel).
-        # Panels first (titles, prompt boxes), then every conversation, then transcripts panel by panel.
-        views = await self.runtime.restore_views()
-        restored = [SessionPanel(view, number, defer_history=True) for number, view in enumerate(views, 1)]
-        if restored:
-            self.panels.update((panel.session_id, panel) for panel in restored)
-            await self.query("#empty").remove()
-            self._relayout()
-            await self.grid.mount_all(restored)
-            for panel in restored:
-                await self._route_to(panel.session_id)
-        if not self.panels and self.runtime.config.model:
-            await self._new_session()
-        elif not self.panels:
-            await self._show_empty_hint()
-        for note in self.runtime.notes:
-            self.notify(note, title="paragents", timeout=10)
-        if self.active_sid is None and self.panels:
-            self.focus_panel(next(iter(self.panels)))
-        self.ready = True
-        self._update_header()
-        if restored:  # after the first frame that shows every panel
-            self.call_after_refresh(
-                lambda: self.run_worker(
-                    self._fill_restored(), name="restore transcripts", group="startup-fill"
-                )
-            )
-        if self.tune_gc:
-            # Everything alive now (modules, widgets, restored records) lives as long as the app: move
-            # it out of the collector's view so full collections only walk what streaming allocates.
-            self.call_after_refresh(gc.freeze)
-
-    async def _fill_restored(self) -> None:
-        """Read the restored sessions' conversations, then mount their transcripts one panel per frame,
-        the panels on screen first: the first frame shows every panel and keys are handled while the
-        rest fills in (docs/performance.md)."""
-        try:
-            views = await self.runtime.load_restored()
-        except Exception as exc:  # StoreError: say so; the panels stay, empty
-            self._error(exc)
-            return
-        for view in views:
-            panel = self.panels.get(view.id)
-            if panel is not None:
-                panel.show_history(view.messages)
-        grid = self.grid
-        while True:
-            pending = [p for p in self.panels.values() if p.transcript.restore_pending]
-            if not pending:
-                return
-            shown = grid.region
-            # Every panel on screen at once (one layout pass), then the others one per frame.
-            batch = [p for p in pending if p.region.overlaps(shown)] or pending[:1]
-            for mounted in [panel.transcript.mount_restored() for panel in batch]:
-                if mounted is not None:
-                    await mounted
-            await asyncio.sleep(TICK_SECONDS)  # a frame (and any key) between two steps
-
     # --- panels --------------------------------------------------------------------------------
-    async def _add_panel(self, view: Any, *, focus: bool = True) -> SessionPanel:
+    async def mount_panels(self, panels: list[SessionPanel]) -> None:
+        """Mount ``panels`` (numbered in order after the open ones) at once: one style/layout pass."""
+        self.panels.update((panel.session_id, panel) for panel in panels)
+        await self.query("#empty").remove()
+        self._relayout()
+        await self.grid.mount_all(panels)
+        for panel in panels:
+            await self._route_to(panel.session_id)
+
+    async def add_panel(self, view: SessionView, *, focus: bool = True) -> SessionPanel:
+        """Mount a panel for ``view`` after the others, deliver its waiting events, focus it."""
         panel = SessionPanel(view, len(self.panels) + 1)
         self.panels[view.id] = panel
         await self.query("#empty").remove()
@@ -287,10 +223,10 @@ class ParagentsApp(App[None]):
             if self.panels:
                 self.focus_panel(next(reversed(self.panels)))
         if not self.panels:
-            await self._show_empty_hint()
-        self._update_header()
+            await self.show_empty_hint()
+        self.update_header()
 
-    async def _show_empty_hint(self) -> None:
+    async def show_empty_hint(self) -> None:
         """Say what to do on the empty main screen: set up a model first, or open a session."""
         if self.runtime.config.model:
             hint = "No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one."
@@ -377,7 +313,7 @@ class ParagentsApp(App[None]):
             return
         panel = self.panels.get(sid)
         if panel is None or sid not in self._routed:
-            if panel is not None or sid in getattr(self.runtime, "sessions", {}):
+            if panel is not None or sid in self.runtime.sessions:
                 self._early.setdefault(sid, []).append(event)
             return
         await self._deliver(panel, event)
@@ -403,33 +339,17 @@ class ParagentsApp(App[None]):
         if isinstance(event, TextDelta | ReasoningDelta):
             self._ticker.resume()
         elif isinstance(event, SessionStateChanged | PermissionRequested | PermissionResolved | TurnFinished):
-            self._update_header()
+            self.update_header()
         if isinstance(event, PermissionRequested | PermissionResolved | ConflictDetected | ConflictResolved):
-            self._update_header()
+            self.update_header()
             self.refresh_bindings()
             if isinstance(self.screen, InboxScreen):
                 await self.screen.reload()
         if isinstance(event, PermissionRequested | ConflictDetected) and event.session_id != self.active_sid:
-            self._ring(panel.name_)
+            bell.ring(self, panel.name_, enabled=self.runtime.loaded.config.notify)
 
-    def _on_tick(self) -> None:
-        if self._quitting:
-            return
-        self._tick += 1
-        busy = False
-        shown = self.grid.region
-        for index, (sid, panel) in enumerate(self.panels.items()):
-            if not panel.dirty:
-                continue
-            busy = True
-            if sid != self.active_sid and not panel.region.overlaps(shown):
-                continue  # scrolled off screen: repainted lazily once it is visible again
-            if sid == self.active_sid or (self._tick + index) % BACKGROUND_EVERY == 0:
-                panel.flush()
-        if not busy:
-            self._ticker.pause()
-
-    def _update_header(self) -> None:
+    def update_header(self) -> None:
+        """Say in the header how many sessions are open, running and waiting for the user."""
         panels = list(self.panels.values())
         running = sum(p.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
         asks = sum(len(p.pending) + len(p.conflicts) for p in panels)
@@ -439,7 +359,8 @@ class ParagentsApp(App[None]):
         self.sub_title = f" {glyphs().sep} ".join(parts)
 
     # --- user actions --------------------------------------------------------------------------
-    def _error(self, exc: Exception) -> None:
+    def show_error(self, exc: Exception) -> None:
+        """Show a readable error (its message, as plain text) for 8 seconds."""
         self.notify(str(exc), severity="error", timeout=8)
 
     def notify(
@@ -464,7 +385,7 @@ class ParagentsApp(App[None]):
         try:
             self.runtime.submit(message.session_id, message.text)
         except Exception as exc:  # SessionError and friends carry a readable message
-            self._error(exc)
+            self.show_error(exc)
             return
         panel = self.panels.get(message.session_id)
         if panel is not None:
@@ -485,71 +406,94 @@ class ParagentsApp(App[None]):
 
     def on_command_requested(self, message: CommandRequested) -> None:
         """Run a slash command typed in a panel's prompt box."""
-        self.run_worker(self.run_command(message.session_id, message.command), group="commands")
+        self.start_command(message.session_id, message.command)
+
+    def start_command(self, sid: str | None, command: SlashCommand) -> None:
+        """Run ``command`` for ``sid`` in a worker (keys, the palette, the prompt box)."""
+        self.run_worker(self.run_command(sid, command), group="commands")
 
     async def run_command(self, sid: str | None, command: SlashCommand) -> None:
         """Run ``command`` for session ``sid`` (the panel it was typed in); errors become notifications
         (see :func:`paragents.ui.command_runner.run_command`)."""
         await run_command(self, sid, command)
 
-    async def _new_session(
+    async def open_session(
         self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
     ) -> None:
+        """Open a new session in the runtime and show its panel, focused (/new, ctrl+n); ``lane``:
+        ``lane``/``base`` for a session in its own git worktree (/new --lane)."""
         view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
-        await self._add_panel(view)
-        self._update_header()
+        await self.add_panel(view)
+        self.update_header()
 
     async def close_session(self, sid: str) -> None:
         """Close ``sid`` in the runtime (cancels its turn; it stays in /sessions) and drop its panel."""
         await self.runtime.close_session(sid)
         await self._remove_panel(sid)
 
-    def _after_setup(self, saved: bool | None) -> None:
+    def show_screen(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
+        """Push ``screen``; ``callback`` gets what it is dismissed with."""
+        self.push_screen(screen, callback)
+
+    def setup_closed(self, saved: bool | None) -> None:
+        """The setup screen closed: reload the config it saved, or show the empty screen's hint."""
         if saved:
             self.run_worker(self._reload_config(), group="config")
         elif not self.panels and self.ready:
-            self.run_worker(self._show_empty_hint(), group="config")
+            self.run_worker(self.show_empty_hint(), group="config")
 
     async def _reload_config(self) -> None:
         try:
             await self.runtime.reload_config()
         except ConfigError as exc:
-            self._error(exc)
+            self.show_error(exc)
             return
         self.notify("Configuration saved and reloaded.")
-        for sid, panel in self.panels.items():  # a new context window or model for open sessions
-            if sid in self.runtime.sessions:
-                panel.sync(self.runtime.sessions[sid])
+        self.sync_panels()  # a new context window or model for open sessions
         if not self.panels and self.runtime.config.model:
-            await self._new_session()
+            await self.open_session()
 
-    def _after_sessions(self, sid: str | None) -> None:
+    def sync_panel(self, sid: str) -> None:
+        """Show the runtime's view of ``sid`` (name, model, mode, context) in its panel."""
+        panel = self.panels.get(sid)
+        view = self.runtime.sessions.get(sid)
+        if panel is not None and view is not None:
+            panel.sync(view)
+
+    def sync_panels(self) -> None:
+        """:meth:`sync_panel` for every open panel."""
+        for sid in self.panels:
+            self.sync_panel(sid)
+
+    def session_picked(self, sid: str | None) -> None:
+        """The sessions screen closed with ``sid`` chosen (or None): reopen or focus it."""
         if sid:
-            self.run_worker(self._reopen(sid), group="commands")
+            self.run_worker(self.reopen(sid), group="commands")
 
-    async def _reopen(self, sid: str) -> None:
+    async def reopen(self, sid: str) -> None:
+        """Focus ``sid``'s panel, or reopen the stored session in a new panel."""
         if sid in self.panels:
             self.focus_panel(sid)
             return
         try:
             view = await self.runtime.reopen_session(sid)
         except Exception as exc:
-            self._error(exc)
+            self.show_error(exc)
             return
-        await self._add_panel(view)
-        self._update_header()
-        if getattr(view, "read_only", None):  # held by another live process
+        await self.add_panel(view)
+        self.update_header()
+        if view.read_only:  # held by another live process
             self.notify(view.read_only, severity="warning", timeout=12)
 
     # --- key actions ---------------------------------------------------------------------------
     def action_new_session(self) -> None:
         """Open a new session with default name/model/workdir (ctrl+n)."""
-        self.run_worker(self.run_command(self.active_sid, SlashCommand("new")), group="commands")
+        self.start_command(self.active_sid, SlashCommand("new"))
 
     def action_close_session(self) -> None:
         """Close the focused session (ctrl+w)."""
         if self.active_sid is not None:
-            self.run_worker(self.run_command(self.active_sid, SlashCommand("close")), group="commands")
+            self.start_command(self.active_sid, SlashCommand("close"))
 
     def action_focus_offset(self, offset: int) -> None:
         """Focus the next (+1) or previous (-1) panel, wrapping around."""
@@ -610,30 +554,25 @@ class ParagentsApp(App[None]):
         current = self.runtime.sessions[sid].mode
         nxt = order[(order.index(current) + 1) % len(order)] if current in order else "default"
         await self.runtime.set_mode(sid, nxt)
-        self.panels[sid].sync(self.runtime.sessions[sid])
+        self.sync_panel(sid)
         self.notify(f"Permission mode: {nxt}", timeout=2)
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
-        self.push_screen(InboxScreen(lambda: collect_items(self), lambda: self.clock()), self._after_pick)
+        screen = InboxScreen(
+            lambda: collect_items(self.panels, self.activity), lambda: self.clock(), self.panels
+        )
+        self.push_screen(screen, self._after_pick)
 
     def action_overview(self) -> None:
         """Show one row per session, like top (F3, /overview)."""
-        self.push_screen(OverviewScreen(lambda: collect_rows(self)), self._after_pick)
+        rows = OverviewScreen(lambda: collect_rows(self.panels, self.activity, self.runtime))
+        self.push_screen(rows, self._after_pick)
 
     def _after_pick(self, sid: str | None) -> None:
-        self._update_header()
+        self.update_header()
         if sid:
             self.focus_panel(sid)
-
-    def _ring(self, name: str) -> None:
-        """A background session started waiting: bell + OSC 9 notification when ``notify`` is on."""
-        if not getattr(self.runtime.loaded.config, "notify", False):
-            return
-        self.bell()
-        driver = getattr(self, "_driver", None)
-        if driver is not None:
-            driver.write(notification_sequence(f"paragents: {name} needs you"))
 
     def action_focus_ask(self) -> None:
         """Move focus to the focused panel's approval/conflict bar, to the next one, or back to the
@@ -651,7 +590,7 @@ class ParagentsApp(App[None]):
         """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
         From here on core events are dropped: what they report is saved, and the panels go away."""
         self._quitting = True
-        self._ticker.pause()
+        self._ticker.stop()
         await self.shutdown_runtime()
         self.exit()
 
@@ -672,30 +611,24 @@ class ParagentsApp(App[None]):
 
     # --- command palette -----------------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
-        """Textual's system commands plus one entry per slash command."""
+        """Textual's system commands plus one entry per slash command (``palette.py``)."""
         yield from super().get_system_commands(screen)
-        for spec in COMMANDS:
-            help_text = f"{spec.help}  ({spec.usage})"
-            yield SystemCommand(f"/{spec.name}", help_text, partial(self._palette, spec.name))
-
-    def _palette(self, name: str) -> None:
-        panel = self.active_panel
-        if name in COMMANDS_WITH_ARGUMENT:
-            if panel is not None:
-                panel.prompt_box.prefill(f"/{name} ")
-            return
-        self.run_worker(self.run_command(self.active_sid, SlashCommand(name)), group="commands")
+        yield from palette.slash_commands(self)
 
 
 def make_app(
-    runtime: Any, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
+    runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
 ) -> ParagentsApp:
-    """Build the TUI for ``runtime`` (a ``paragents.sessions.Runtime``); the CLI and the tests call this.
+    """Build the TUI for ``runtime`` (a ``SessionsAPI``: the Runtime); the CLI and the tests call this.
 
     ``first_run`` (no config file exists yet) shows the setup screen before the main screen;
     ``demo`` says DEMO in the title; ``tune_gc`` (the CLI: the app owns the process) applies
-    :func:`tune_gc` at mount and ``gc.freeze()`` once started. The app shuts the runtime down when the
-    user quits (ctrl+q, /quit)."""
-    config = getattr(getattr(runtime, "loaded", None), "config", None)
-    use_ascii(bool(getattr(config, "ascii_glyphs", False)))
+    :func:`~paragents.ui.gc_tuning.tune_gc` at mount and ``gc.freeze()`` once started. The app
+    shuts the runtime down when the user quits (ctrl+q, /quit)."""
+    use_ascii(runtime.loaded.config.ascii_glyphs)
     return ParagentsApp(runtime, first_run=first_run, demo=demo, tune_gc=tune_gc)
+
+
+def _check(app: ParagentsApp) -> AppAPI:
+    """mypy: the app offers the whole :class:`~paragents.ui.app_api.AppAPI`."""
+    return app

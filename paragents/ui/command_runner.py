@@ -1,12 +1,16 @@
 """Slash commands typed in a panel's prompt box (or picked in the palette), run for the app.
 
-:func:`run_command` is what ``ParagentsApp.run_command`` does: it calls the Runtime facade and opens
-screens; every readable error (config, session, store, LLM, policy) becomes a notification."""
+``ui/commands.py`` parses a line into a :class:`~paragents.ui.commands.SlashCommand`; here
+:data:`HANDLERS` maps each command name to the coroutine that runs it. Handlers call the Runtime facade
+(``app.runtime``, a ``SessionsAPI``) and the app's public methods. :func:`run_command` looks the
+handler up, refuses session commands without an open session, and turns every readable error
+(config, session, store, LLM, policy) into a notification."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paragents.config import ConfigError, describe_changes
 from paragents.ui.commands import SlashCommand
@@ -14,100 +18,63 @@ from paragents.ui.screens.info import TableScreen, config_screen, help_screen, p
 from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 
+if TYPE_CHECKING:
+    from paragents.ui.app_api import AppAPI
 
-async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
-    """Run ``command`` for session ``sid`` (the panel it was typed in) on ``app`` (a ``ParagentsApp``).
-    Readable errors become notifications; anything else is raised (a bug)."""
-    rt = app.runtime
-    name = command.name
+Handler = Callable[["AppAPI", str, SlashCommand], Awaitable[None]]
+"""A command's coroutine: ``(app, session id, command)``; the id is "" for app-wide commands."""
+READABLE_ERRORS = ("SessionError", "StoreError", "LLMError", "PolicyError")
+"""Error types (by name: the UI does not import every layer) whose message is shown, not raised."""
+
+
+async def run_command(app: AppAPI, sid: str | None, command: SlashCommand) -> None:
+    """Run ``command`` for session ``sid`` (the panel it was typed in) on ``app``. Readable errors
+    become notifications; anything else is raised (a bug)."""
+    handler = HANDLERS[command.name]
+    if command.name in SESSION_COMMANDS and (sid is None or sid not in app.panels):
+        app.notify(f"/{command.name} needs an open session: ctrl+n opens one.", severity="warning")
+        return
     try:
-        if name == "new":
-            opts = command.options
-            lane = {"lane": opts["lane"] or True} if "lane" in opts else {}
-            await app._new_session(
-                command.arg,
-                model=opts.get("model"),
-                workdir=Path(opts["dir"]) if "dir" in opts else None,
-                **lane,
-                **({"base": opts["base"]} if "base" in opts else {}),
-            )
-            made = rt.sessions.get(app.active_sid) if lane else None
-            if made is not None and made.lane:
-                app.notify("\n".join(made.lane_notes), title="Lane", markup=False, timeout=12)
-        elif name == "help":
-            app.push_screen(help_screen())
-        elif name == "quit":
-            await app.action_quit()
-        elif name == "setup":
-            app.push_screen(SetupScreen(rt.loaded.config), app._after_setup)
-        elif name == "reload":
-            await reload_config(app)
-        elif name == "show-config":
-            app.push_screen(config_screen(rt.config_rows()))
-        elif name == "permissions":
-            app.push_screen(permissions_screen(getattr(rt, "policy", None)))
-        elif name == "lanes":
-            from paragents.ui.screens.lanes import LanesScreen
-
-            app.push_screen(LanesScreen(await rt.lane_reviews()))
-        elif name == "inbox":
-            app.action_inbox()
-        elif name == "overview":
-            app.action_overview()
-        elif name == "sessions":
-            records = await rt.list_sessions()
-            app.push_screen(SessionsScreen(records, set(app.panels)), app._after_sessions)
-        elif sid is None or sid not in app.panels:
-            app.notify(f"/{name} needs an open session: ctrl+n opens one.", severity="warning")
-        elif name == "close":
-            await app.close_session(sid)
-        elif name == "cancel":
-            if not rt.cancel(sid):
-                app.notify("Nothing is running in this session.")
-        elif name == "clear":
-            await rt.clear_session(sid)
-            await app.panels[sid].clear_transcript()
-            app.panels[sid].sync(rt.sessions[sid])
-        elif name in ("rename", "model", "mode"):
-            method = {"rename": rt.rename_session, "model": rt.set_model, "mode": rt.set_mode}[name]
-            await method(sid, command.arg or "")
-            app.panels[sid].sync(rt.sessions[sid])
-        elif name == "sandbox":
-            if command.arg:
-                rt.set_sandbox(sid, command.arg)
-            app.notify(rt.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
-        elif name == "lane":
-            if command.arg == "adapt":
-                await rt.adapt_lane(sid)
-                app.notify("Asked this lane's agent to adapt to the predicted conflict (queued).")
-            else:
-                text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
-                app.notify(text, title="Lanes", markup=False, timeout=15)
-        elif name == "takeover":
-            await rt.take_over(sid)
-        elif name == "compact":
-            outcome = await rt.compact(sid, command.arg)
-            if outcome.ok:
-                app.notify(outcome.message)
-        elif name == "remember":
-            project = bool(command.options.get("project"))
-            await rt.remember(sid, command.arg or "", project=project)
-            app.notify("Noted for the whole project." if project else "Noted for this session.")
-        elif name == "memory":
-            report = await rt.memory(sid)
-            app.push_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
-        elif name == "fork":
-            await app._add_panel(await rt.fork(sid, command.arg))
+        await handler(app, sid or "", command)
     except (ConfigError, ValueError, OSError) as exc:
-        app._error(exc)
+        app.show_error(exc)
     except Exception as exc:
-        if type(exc).__name__ in ("SessionError", "StoreError", "LLMError", "PolicyError"):
-            app._error(exc)
-        else:
+        if type(exc).__name__ not in READABLE_ERRORS:
             raise
+        app.show_error(exc)
 
 
-async def reload_config(app: Any) -> None:
+# --- app-wide commands -----------------------------------------------------------------------------
+async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    opts = command.options
+    workdir = Path(opts["dir"]) if "dir" in opts else None
+    lane = {"lane": opts["lane"] or True} if "lane" in opts else {}
+    base = {"base": opts["base"]} if "base" in opts else {}
+    await app.open_session(command.arg, model=opts.get("model"), workdir=workdir, **lane, **base)
+    made = app.runtime.sessions.get(app.active_sid or "") if lane else None
+    if made is not None and made.lane:
+        app.notify("\n".join(made.lane_notes), title="Lane", markup=False, timeout=12)
+
+
+async def lanes(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    from paragents.ui.screens.lanes import LanesScreen
+
+    app.show_screen(LanesScreen(await app.runtime.lane_reviews()))
+
+
+async def show_help(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(help_screen())
+
+
+async def quit_app(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.action_quit()
+
+
+async def setup(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(SetupScreen(app.runtime.loaded.config), app.setup_closed)
+
+
+async def reload(app: AppAPI, sid: str, command: SlashCommand) -> None:
     """``/reload``: re-read the config files, apply them and say what changed (or which file and field
     is wrong; the running config then stays as it was)."""
     rt = app.runtime
@@ -118,7 +85,133 @@ async def reload_config(app: Any) -> None:
             f"Config not reloaded (the old one stays): {exc}", severity="error", timeout=12, markup=False
         )
         return
-    for sid, panel in app.panels.items():
-        if sid in rt.sessions:
-            panel.sync(rt.sessions[sid])
+    app.sync_panels()
     app.notify(describe_changes(changes, rt.loaded.files), timeout=10, markup=False)
+
+
+async def show_config(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(config_screen(app.runtime.config_rows()))
+
+
+async def permissions(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.show_screen(permissions_screen(app.runtime.policy))
+
+
+async def inbox(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.action_inbox()
+
+
+async def overview(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    app.action_overview()
+
+
+async def sessions(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    records = await app.runtime.list_sessions()
+    app.show_screen(SessionsScreen(records, set(app.panels)), app.session_picked)
+
+
+# --- commands of the focused session ---------------------------------------------------------------
+async def close(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.close_session(sid)
+
+
+async def cancel(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if not app.runtime.cancel(sid):
+        app.notify("Nothing is running in this session.")
+
+
+async def clear(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.runtime.clear_session(sid)
+    await app.panels[sid].clear_transcript()
+    app.sync_panel(sid)
+
+
+async def rename(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.runtime.rename_session(sid, command.arg or "")
+    app.sync_panel(sid)
+
+
+async def model(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.runtime.set_model(sid, command.arg or "")
+    app.sync_panel(sid)
+
+
+async def mode(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.runtime.set_mode(sid, command.arg or "")
+    app.sync_panel(sid)
+
+
+async def sandbox(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if command.arg:
+        app.runtime.set_sandbox(sid, command.arg)
+    app.notify(app.runtime.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
+
+
+async def takeover(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.runtime.take_over(sid)
+
+
+async def compact(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    outcome = await app.runtime.compact(sid, command.arg)
+    if outcome.ok:
+        app.notify(outcome.message)
+
+
+async def remember(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    project = bool(command.options.get("project"))
+    await app.runtime.remember(sid, command.arg or "", project=project)
+    app.notify("Noted for the whole project." if project else "Noted for this session.")
+
+
+async def memory(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    report = await app.runtime.memory(sid)
+    app.show_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
+
+
+async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    rt = app.runtime
+    if command.arg == "adapt":
+        await rt.adapt_lane(sid)
+        app.notify("Asked this lane's agent to adapt to the predicted conflict (queued).")
+    else:
+        text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
+        app.notify(text, title="Lanes", markup=False, timeout=15)
+
+
+async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.add_panel(await app.runtime.fork(sid, command.arg))
+
+
+APP_HANDLERS: dict[str, Handler] = {
+    "new": new,
+    "help": show_help,
+    "quit": quit_app,
+    "setup": setup,
+    "reload": reload,
+    "show-config": show_config,
+    "permissions": permissions,
+    "inbox": inbox,
+    "overview": overview,
+    "sessions": sessions,
+    "lanes": lanes,
+}
+"""Commands that need no open session."""
+SESSION_HANDLERS: dict[str, Handler] = {
+    "close": close,
+    "cancel": cancel,
+    "clear": clear,
+    "rename": rename,
+    "model": model,
+    "mode": mode,
+    "sandbox": sandbox,
+    "takeover": takeover,
+    "lane": lane,
+    "compact": compact,
+    "remember": remember,
+    "memory": memory,
+    "fork": fork,
+}
+"""Commands of the session whose prompt box they were typed in."""
+HANDLERS: dict[str, Handler] = {**APP_HANDLERS, **SESSION_HANDLERS}
+"""Every command's handler by name (one per entry of ``ui/commands.COMMANDS``; a test checks it)."""
+SESSION_COMMANDS = frozenset(SESSION_HANDLERS)

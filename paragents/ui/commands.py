@@ -11,8 +11,10 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-PERMISSION_MODES: tuple[str, ...] = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions")
-"""Claude Code's permission modes, accepted by ``/mode``."""
+from paragents.permissions import PermissionMode
+
+PERMISSION_MODES: tuple[str, ...] = tuple(mode.value for mode in PermissionMode)
+"""Claude Code's permission modes (``paragents.permissions.PermissionMode``), accepted by ``/mode``."""
 SANDBOX_MODES: tuple[str, ...] = ("off", "auto", "required")
 """Sandbox modes of ``run_command``, accepted by ``/sandbox``."""
 

@@ -81,7 +81,7 @@ class QueueEditRequested(Message):
         self.session_id = session_id
         """Session owning the queue."""
         self.prompt_id = prompt_id
-        """Id returned by ``Runtime.submit`` / carried by PromptQueued."""
+        """Id returned by ``Runtime.submit`` / carried by QueueChanged."""
         self.text = text
         """New text, or None to remove the prompt."""
 

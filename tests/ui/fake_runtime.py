@@ -1,91 +1,205 @@
-"""A deterministic in-memory stand-in for ``paragents.sessions.Runtime`` (snapshot tests only).
+"""A deterministic in-memory stand-in for ``paragents.sessions.Runtime`` (UI and snapshot tests).
 
-It has the facade's attributes and methods; events are fed by the test with :meth:`FakeRuntime.emit`.
-No network, no database, fixed ids (s1, s2, ...), so screenshots are stable."""
+:class:`FakeRuntime` implements :class:`paragents.sessions.SessionsAPI` (mypy checks it below); its
+views are real ``SessionView``s (:func:`make_view`). Events are fed by the test with
+:meth:`FakeRuntime.emit`. No network, no database, fixed ids (s1, s2, ...), so screenshots are stable."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from paragents.config import load_config
+from paragents.agent.compaction import CompactionOutcome
+from paragents.config import LoadedConfig, RuntimeConfig, load_config
 from paragents.events import Event, EventSink
-from paragents.models import Message, SessionState, Usage
+from paragents.permissions import Policy
+from paragents.sessions import SessionsAPI, SessionView
+from paragents.sessions.notes import MemoryReport
+
+if TYPE_CHECKING:
+    from paragents.scheduler import Scheduler
+    from paragents.store import NoteRecord, SessionRecord, Store
 
 
-@dataclass
-class FakeView:
-    """Same attributes as ``runtime.SessionView``."""
-
-    id: str
-    name: str
-    model: str = "qwen2.5-coder"
-    mode: str = "default"
-    workdir: Path = Path("/work/project")
-    state: SessionState = SessionState.IDLE
-    usage: Usage = field(default_factory=Usage)
-    context_tokens: int = 0
-    context_window: int = 8192
-    queue: list[Any] = field(default_factory=list)
-    messages: list[Message] = field(default_factory=list)
-    pending: dict[str, Any] = field(default_factory=dict)
+def make_view(sid: str, name: str, model: str = "qwen2.5-coder", **fields: Any) -> SessionView:
+    """A ``SessionView`` for tests: mode "default", workdir /work/project unless ``fields`` say otherwise."""
+    fields.setdefault("mode", "default")
+    fields.setdefault("workdir", Path("/work/project"))
+    return SessionView(sid, name, model, **fields)
 
 
 class FakeRuntime:
-    """Facade double: ``views`` are returned by :meth:`restore`; submitted prompts land in ``submitted``."""
+    """Facade double: ``views`` are returned by :meth:`restore`; submitted prompts land in ``submitted``.
+    What a UI test never needs (store, scheduler) raises."""
 
-    def __init__(self, views: list[FakeView], project_dir: Path) -> None:
+    def __init__(self, views: list[SessionView], project_dir: Path) -> None:
         self.project_dir = project_dir
-        self.loaded = load_config(
+        self.loaded: LoadedConfig = load_config(
             project_dir, {"base_url": "http://127.0.0.1:8080/v1", "model": "qwen2.5-coder"}
         )
-        self.sessions: dict[str, FakeView] = {}
+        self.sessions: dict[str, SessionView] = {}
         self._restore = views
         self.notes: list[str] = []
+        self.observers: list[EventSink] = []
         self.sink: EventSink | None = None
         self.submitted: list[tuple[str, str]] = []
         self.cancelled: list[str] = []
+        self.policy = Policy.load(project_dir, settings_files=[])
+        self.conflicts: Any = None
+        """Set by a test that shows held reservations (anything with ``held(sid)``)."""
+
+    @property
+    def config(self) -> RuntimeConfig:
+        return self.loaded.config
+
+    @property
+    def store(self) -> Store:
+        raise NotImplementedError("FakeRuntime has no store")
+
+    @property
+    def scheduler(self) -> Scheduler:
+        raise NotImplementedError("FakeRuntime has no scheduler")
 
     def set_sink(self, sink: EventSink) -> None:
         self.sink = sink
 
     def emit(self, event: Event) -> None:
+        view = self.sessions.get(event.session_id)
+        if view is not None:
+            view.apply(event)
         assert self.sink is not None
         self.sink(event)
 
-    async def restore(self) -> list[FakeView]:
+    # sessions
+    async def restore(self) -> list[SessionView]:
         for v in self._restore:
             self.sessions[v.id] = v
         return list(self._restore)
 
-    async def restore_views(self) -> list[FakeView]:
+    async def restore_views(self) -> list[SessionView]:
         return await self.restore()
 
-    async def load_restored(self) -> list[FakeView]:
+    async def load_restored(self) -> list[SessionView]:
         return list(self._restore)
 
+    async def wait_loaded(self) -> None:
+        pass
+
     async def new_session(
-        self, name: str | None = None, *, model: str | None = None, workdir: Any = None
-    ) -> FakeView:
+        self,
+        name: str | None = None,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+    ) -> SessionView:
         n = len(self.sessions) + 1
-        view = FakeView(f"s{n}", name or f"s{n}", model or "qwen2.5-coder")
+        view = make_view(f"s{n}", name or f"s{n}", model or "qwen2.5-coder", mode=mode or "default")
         self.sessions[view.id] = view
         return view
 
     async def close_session(self, sid: str) -> None:
         self.sessions.pop(sid, None)
 
+    async def reopen_session(self, sid: str) -> SessionView:
+        return self.sessions[sid]
+
+    async def attach_session(
+        self,
+        name: str,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        take_over: bool = False,
+        lane: str | bool | None = None,
+    ) -> tuple[SessionView, bool]:
+        return await self.new_session(name, model=model, workdir=workdir, mode=mode), True
+
+    async def lane_report(self, sid: str) -> str:
+        return "no lane (this fake has no git)"
+
+    async def lane_reviews(self) -> list[Any]:
+        return []
+
+    async def lane_gc(self) -> str:
+        return "no lanes"
+
+    async def adapt_lane(self, sid: str) -> str:
+        return "no lane"
+
+    async def rename_session(self, sid: str, name: str) -> None:
+        self.sessions[sid].name = name
+
+    async def set_model(self, sid: str, model: str) -> None:
+        self.sessions[sid].model = model
+
+    async def set_mode(self, sid: str, mode: str) -> None:
+        self.sessions[sid].mode = mode
+
+    def set_sandbox(self, sid: str, mode: str) -> None:
+        self.sessions[sid].sandbox_mode = mode
+
+    def sandbox_report(self, sid: str) -> str:
+        return f"sandbox: {self.sessions[sid].sandbox_mode or 'auto'}"
+
+    async def clear_session(self, sid: str) -> None:
+        self.sessions[sid].messages.clear()
+
+    async def fork(self, sid: str, name: str | None = None) -> SessionView:
+        return await self.new_session(name)
+
+    async def take_over(self, sid: str) -> SessionView:
+        return self.sessions[sid]
+
+    async def list_sessions(self) -> list[SessionRecord]:
+        return []
+
+    async def find_session(self, name: str) -> SessionRecord | None:
+        return None
+
+    # prompts
     def submit(self, sid: str, text: str) -> str:
         self.submitted.append((sid, text))
         return f"p{len(self.submitted)}"
+
+    def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
+        return False
+
+    def remove_queued(self, sid: str, prompt_id: str) -> bool:
+        return False
 
     def cancel(self, sid: str) -> bool:
         self.cancelled.append(sid)
         return True
 
+    async def wait_idle(self, sid: str | None = None) -> None:
+        pass
+
+    # memory
+    async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome:
+        return CompactionOutcome(False, "nothing to compact")
+
+    async def remember(self, sid: str, text: str, project: bool = False) -> NoteRecord:
+        raise NotImplementedError("FakeRuntime stores no notes")
+
+    async def memory(self, sid: str) -> MemoryReport:
+        return MemoryReport([], [], [], None)
+
+    # config and end
     def config_rows(self) -> list[tuple[str, str, str]]:
         return [("base_url", "http://127.0.0.1:8080/v1", "cli"), ("api_key", "(none)", "default")]
 
+    async def reload_config(self) -> list[tuple[str, str, str]]:
+        return []
+
     async def shutdown(self) -> None:
         pass
+
+
+def _check(runtime: FakeRuntime) -> SessionsAPI:
+    """mypy: FakeRuntime implements the whole SessionsAPI protocol."""
+    return runtime

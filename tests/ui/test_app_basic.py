@@ -8,7 +8,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
 from paragents.ui.app import make_app
-from paragents.ui.widgets.transcript import AssistantBlock, UserPrompt
+from paragents.ui.widgets.transcript import AssistantBlock, AssistantEntry, UserPrompt
 from tests.ui.conftest import SIZE, wait_until
 
 
@@ -31,6 +31,7 @@ async def test_startup_creates_one_session_and_answers_a_prompt(
         await wait_until(pilot, lambda: panel.state == SessionState.IDLE, "idle")
         prompts = [str(w.render()) for w in panel.query(UserPrompt)]
         assert any("hi there" in p for p in prompts)
-        assert panel.transcript.records[-1].content == "Hello **there**"
+        reply = panel.transcript.records[-1]
+        assert isinstance(reply, AssistantEntry) and reply.content == "Hello **there**"
         assert panel.usage.total_tokens == 13
         await app.shutdown_runtime()

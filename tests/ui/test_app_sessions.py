@@ -81,7 +81,7 @@ async def test_two_sessions_stream_concurrently(make_runtime: Any, replay: Repla
         assert "running" in app.sub_title and "2 running" in app.sub_title
         gates["s1"].set()
         gates["s2"].set()
-        await wait_until(pilot, lambda: replies(first) and replies(second), "both replies")
+        await wait_until(pilot, lambda: bool(replies(first) and replies(second)), "both replies")
         assert replies(first) == ["alpha reply from one"]
         assert replies(second) == ["beta reply from two"]
         assert prompts(first) == ["one"] and prompts(second) == ["two"]

@@ -8,15 +8,16 @@ from pathlib import Path
 from typing import Any
 
 from paragents.events import MessageAdded, Notice, ReasoningDelta, TextDelta
-from paragents.ui.app import GC_THRESHOLDS, make_app
+from paragents.ui.app import make_app
+from paragents.ui.gc_tuning import GC_THRESHOLDS
 from paragents.ui.messages import AgentEvent
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 
 
 async def test_waiting_deltas_are_joined_per_session_and_order_is_kept(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api"), FakeView("s2", "web")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api"), make_view("s2", "web")], tmp_path)
     app = make_app(runtime)
     applied: list[tuple[str, str, Any]] = []
     original = SessionPanel.apply
@@ -70,7 +71,7 @@ def test_agent_event_absorbs_only_single_deltas_of_its_kind_and_session() -> Non
 async def test_cli_app_raises_gc_thresholds_and_freezes_after_start(tmp_path: Path) -> None:
     before = gc.get_threshold()
     frozen_before = gc.get_freeze_count()
-    app = make_app(FakeRuntime([FakeView("s1", "api")], tmp_path), tune_gc=True)
+    app = make_app(FakeRuntime([make_view("s1", "api")], tmp_path), tune_gc=True)
     try:
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: app.ready, "startup")
@@ -79,7 +80,7 @@ async def test_cli_app_raises_gc_thresholds_and_freezes_after_start(tmp_path: Pa
     finally:
         gc.set_threshold(*before)
         gc.unfreeze()
-    plain = make_app(FakeRuntime([FakeView("s1", "api")], tmp_path))
+    plain = make_app(FakeRuntime([make_view("s1", "api")], tmp_path))
     async with plain.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: plain.ready, "startup")
         assert gc.get_threshold() == before
@@ -88,7 +89,7 @@ async def test_cli_app_raises_gc_thresholds_and_freezes_after_start(tmp_path: Pa
 async def test_pageup_and_pagedown_scroll_the_focused_transcript_while_the_prompt_has_focus(
     tmp_path: Path,
 ) -> None:
-    from tests.ui.fake_runtime import FakeView as View
+    from tests.ui.fake_runtime import make_view as View
 
     history: list[dict[str, Any]] = []
     for i in range(10):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 from tests.ui.test_approvals import rm_ask
 from tests.ui.test_prompt_box import feed, started
 from tests.ui.test_snapshots import app_with, settle
@@ -17,7 +17,7 @@ from tests.ui.test_snapshots import feed as feed_events
 
 
 async def test_a_prompt_typed_in_the_same_read_as_f6_goes_to_the_next_session(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api"), FakeView("s2", "web"), FakeView("s3", "docs")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api"), make_view("s2", "web"), make_view("s3", "docs")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot, app)

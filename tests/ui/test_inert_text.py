@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from textual.widgets import Collapsible
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
@@ -107,7 +108,7 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         assert [t.status for t in tools] == ["ok", "ok"]
         # tool output (in the result's title and body), tool arguments, file names
         for block in app.query(ToolCallBlock):
-            block.query_one(".tool-body").collapsed = False
+            block.query_one(".tool-body", Collapsible).collapsed = False
         await pilot.pause()
         shown = screen_text(app)
         assert_literal(shown, "tool output")
@@ -142,7 +143,7 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         await pilot.press("escape")
         # notifications and error messages
         app.notify(f"note {LINE}", title="[b]t[/b]")
-        app._error(ValueError(f"error {LINE}"))
+        app.show_error(ValueError(f"error {LINE}"))
         await wait_until(pilot, lambda: "error [/]" in toast_text(app), "the toasts")
         toasts = toast_text(app)
         assert_literal(toasts, "notifications")
@@ -174,7 +175,8 @@ async def test_restart_restores_a_hostile_transcript(make_runtime: Any, replay: 
     app = make_app(runtime)
     async with app.run_test(size=BIG) as pilot:
         (panel,) = await started(pilot, app)
-        await pilot.press(*LINE.replace("\x1b", ""), "enter")
+        # LINE ends with a backslash: a space keeps Enter from continuing the prompt on a new line
+        await pilot.press(*LINE.replace("\x1b", ""), "space", "enter")
         await wait_until(pilot, lambda: LINE in replies(panel), "the reply")
         await pilot.press("ctrl+q")
     assert app.return_code == 0

@@ -4,6 +4,7 @@ crash from notes arriving before the panel is mounted) and `/lane` shows the lan
 from __future__ import annotations
 
 import subprocess
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,10 @@ def _toasts(app: Any) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
+def has_lane(runtime: Any, name: str) -> bool:
+    return any(v.name == name and v.lane for v in runtime.sessions.values())
+
+
 async def test_new_lane_then_lane_report(make_runtime: Any, replay: ReplayServer, tmp_path: Path) -> None:
     _git_repo(tmp_path / "project")
     runtime = await make_runtime()
@@ -76,9 +81,7 @@ async def test_lanes_review_screen_shows_commits_and_the_diff(
         await wait_until(pilot, lambda: app.ready and len(app.panels) == 1, "the first panel")
         for name in ("api", "web"):
             await pilot.press(*f"/new {name} --lane", "enter")
-            await wait_until(
-                pilot, lambda n=name: any(v.name == n and v.lane for v in runtime.sessions.values()), name
-            )
+            await wait_until(pilot, partial(has_lane, runtime, name), name)
         web = next(v for v in runtime.sessions.values() if v.name == "web")
         (web.workdir / "app.py").write_text("def hello():\n    return '[red]web[/red]'\n")
         await pilot.press(*"/lanes", "enter")

@@ -14,7 +14,7 @@ from paragents.ui.app import make_app
 from paragents.ui.widgets import markdown_reply
 from paragents.ui.widgets.markdown_reply import OFF_LOOP_CHARS, MarkdownReply
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 
 
 def long_reply(chars: int) -> str:
@@ -37,7 +37,7 @@ async def test_long_reply_shows_its_text_at_once_and_is_rendered_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = long_reply(4 * OFF_LOOP_CHARS)
-    view = FakeView("s1", "big")
+    view = make_view("s1", "big")
     view.messages = [{"role": "user", "content": "explain"}, {"role": "assistant", "content": source}]
     gate = threading.Event()
     parse, iter_rows = markdown_reply._parse, markdown_reply.iter_rows

@@ -3,17 +3,19 @@ transcript (wheel, End, a sent prompt) and zooming one panel (alt+z)."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from textual import events
 from textual._xterm_parser import XTermParser
-from textual.widgets import Input
 
+from paragents.sessions import SessionView
 from paragents.ui.app import ParagentsApp, make_app
+from paragents.ui.widgets.prompt_area import PromptArea
 from paragents.ui.widgets.transcript import FOLLOW_ROWS
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 
 
 def _history(exchanges: int) -> list[dict[str, Any]]:
@@ -26,8 +28,8 @@ def _history(exchanges: int) -> list[dict[str, Any]]:
     return history
 
 
-def _views(count: int, exchanges: int = 0) -> list[FakeView]:
-    views = [FakeView(f"s{n}", f"panel{n}") for n in range(1, count + 1)]
+def _views(count: int, exchanges: int = 0) -> list[SessionView]:
+    views = [make_view(f"s{n}", f"panel{n}") for n in range(1, count + 1)]
     for view in views:
         view.messages = _history(exchanges)
     return views
@@ -40,7 +42,11 @@ async def _started(pilot: Any, app: ParagentsApp, count: int) -> None:
     )
 
 
-def _prompt(app: ParagentsApp, sid: str) -> Input:
+def _is_active(app: ParagentsApp, sid: str) -> bool:
+    return app.active_sid == sid
+
+
+def _prompt(app: ParagentsApp, sid: str) -> PromptArea:
     return app.panels[sid].prompt_box.input
 
 
@@ -58,9 +64,11 @@ async def test_esc_digit_from_the_terminal_focuses_that_panel_and_types_nothing(
     async with app.run_test(size=SIZE) as pilot:
         await _started(pilot, app, 3)
         for sequence, sid in (("\x1b2", "s2"), ("\x1b3", "s3"), ("\x1b1", "s1")):
+            driver = app._driver
+            assert driver is not None
             for event in XTermParser().feed(sequence):  # the bytes tmux sends for send-keys M-2
-                app._driver.process_message(event)
-            await wait_until(pilot, lambda sid=sid: app.active_sid == sid, f"panel {sid} focused")
+                driver.process_message(event)
+            await wait_until(pilot, partial(_is_active, app, sid), f"panel {sid} focused")
             assert app.focused is _prompt(app, sid)
         await pilot.press("x")  # the next key lands in the panel just focused
         assert [_prompt(app, s).value for s in ("s1", "s2", "s3")] == ["x", "", ""]

@@ -116,6 +116,7 @@ async def test_the_title_counts_the_wait_for_the_first_token(make_runtime: Any, 
         await type_line(pilot, panel, "hi")
         await wait_until(pilot, lambda: panel.awaiting_since is not None, "the request to be sent")
         since = panel.awaiting_since
+        assert since is not None
         panel.clock = lambda: since + 12.4
         await wait_until(
             pilot, lambda: "waiting for first token, 12 s" in title(panel), "the wait count: " + title(panel)

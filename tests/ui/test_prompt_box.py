@@ -16,8 +16,10 @@ from textual._xterm_parser import XTermParser
 
 from paragents.models import SessionState
 from paragents.ui.app import make_app
+from paragents.ui.palette import run_from_palette
+from paragents.ui.widgets.prompt_area import PromptArea
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 
 if TYPE_CHECKING:
     from paragents.ui.widgets.prompt_area import PromptArea
@@ -45,7 +47,7 @@ async def started(pilot: Any, app: Any) -> PromptArea:
 
 
 async def test_keys_in_one_burst_submit_each_prompt_as_typed(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot, app)
@@ -57,7 +59,7 @@ async def test_keys_in_one_burst_submit_each_prompt_as_typed(tmp_path: Path) -> 
 
 async def test_editing_keys_in_one_burst_apply_in_order(tmp_path: Path) -> None:
     """Backspace and ctrl+j are keys the editor binds: in a burst they act where they were typed."""
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot, app)
@@ -68,7 +70,7 @@ async def test_editing_keys_in_one_burst_apply_in_order(tmp_path: Path) -> None:
 
 
 async def test_newline_keys_and_backslash_enter_keep_the_prompt_open(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
@@ -82,7 +84,7 @@ async def test_newline_keys_and_backslash_enter_keep_the_prompt_open(tmp_path: P
 
 
 async def test_multiline_and_huge_pastes_are_sent_whole(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     three = "first line\r\n\tsecond, indented\r\nthird"
     long_line = "x" * 5000 + "\t" + "y" * 300
@@ -105,7 +107,7 @@ async def test_multiline_and_huge_pastes_are_sent_whole(tmp_path: Path) -> None:
 
 
 async def test_a_paste_is_one_undo_step_and_redo_brings_it_back(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
@@ -125,7 +127,7 @@ async def test_a_paste_is_one_undo_step_and_redo_brings_it_back(tmp_path: Path) 
 
 
 async def test_up_and_down_browse_the_sessions_prompts(tmp_path: Path) -> None:
-    view = FakeView("s1", "api")
+    view = make_view("s1", "api")
     view.messages = [{"role": "user", "content": "from last time"}, {"role": "assistant", "content": "ok"}]
     runtime = FakeRuntime([view], tmp_path)
     app = make_app(runtime)
@@ -152,7 +154,7 @@ async def test_up_and_down_browse_the_sessions_prompts(tmp_path: Path) -> None:
 
 
 async def test_slash_completion_and_bad_commands(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
@@ -171,8 +173,8 @@ async def test_slash_completion_and_bad_commands(tmp_path: Path) -> None:
 
 
 async def test_app_keys_work_while_the_prompt_has_focus(tmp_path: Path) -> None:
-    view = FakeView("s1", "api", state=SessionState.RUNNING)
-    runtime = FakeRuntime([view, FakeView("s2", "web")], tmp_path)
+    view = make_view("s1", "api", state=SessionState.RUNNING)
+    runtime = FakeRuntime([view, make_view("s2", "web")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
@@ -190,7 +192,7 @@ async def test_app_keys_work_while_the_prompt_has_focus(tmp_path: Path) -> None:
 
 
 async def test_typing_after_a_click_in_a_transcript_reaches_that_panels_prompt(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api"), FakeView("s2", "web")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api"), make_view("s2", "web")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         await started(pilot, app)
@@ -208,7 +210,7 @@ async def test_typing_after_a_click_in_a_transcript_reaches_that_panels_prompt(t
 
 
 async def test_the_box_grows_to_a_third_of_the_panel_then_scrolls(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
@@ -244,7 +246,7 @@ async def test_editing_a_queued_prompt_keeps_its_lines(tmp_path: Path) -> None:
         item = app.query_one(QueuedItem)
         await pilot.click(item.query_one(".edit", Button))
         await wait_until(pilot, lambda: bool(item.query(".queued-edit")), "the editor")
-        editor = item.query_one(".queued-edit")
+        editor = item.query_one(".queued-edit", PromptArea)
         assert editor.text == "first line\nsecond line"
         await wait_until(pilot, lambda: app.focused is editor, "the editor focused")
         await pilot.press("end", "!", "enter")
@@ -268,11 +270,11 @@ def test_pastes_are_kept_byte_for_byte_and_tokens_expand_once() -> None:
 
 
 async def test_the_palette_prefills_a_command_that_takes_an_argument(tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         area = await started(pilot, app)
-        app._palette("rename")
+        run_from_palette(app, "rename")
         await pilot.pause()
         await pilot.press(*"new name")
         assert area.text == "/rename new name" and app.focused is area

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from paragents.store import INTERRUPTED_RESULT
-from paragents.ui.widgets.tool_call import ToolCallBlock
+from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry
 from paragents.ui.widgets.transcript import Transcript
 from tests.ui.conftest import SIZE
 from tests.ui.test_widgets import PanelApp
@@ -33,7 +33,7 @@ async def test_restored_tool_results_are_drawn_with_their_outcome() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         transcript = app.query_one(Transcript)
-        entries = {e.call_id: e for e in transcript.records if getattr(e, "call_id", None)}
+        entries = {e.call_id: e for e in transcript.records if isinstance(e, ToolEntry)}
         assert {cid: e.status for cid, e in entries.items()} == {f"c_{o}": o for o in OUTCOMES}
         blocks = {b.entry.call_id: b for b in app.query(ToolCallBlock)}
         header = blocks["c_interrupted"].query_one(".tool-header").render()

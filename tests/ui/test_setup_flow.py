@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import stat
+from functools import partial
 from typing import Any
 
 from textual.widgets import Button, Checkbox, Input, Select, Static
@@ -14,6 +15,10 @@ from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
 from paragents.ui.screens.setup import SetupScreen
 from tests.ui.conftest import SIZE, wait_until
+
+
+def _mode_changed(runtime: Any, sid: str | None, before: str) -> bool:
+    return bool(runtime.sessions[sid].mode != before)
 
 
 def status_text(app: Any) -> str:
@@ -77,7 +82,7 @@ async def test_shift_tab_cycles_the_permission_mode_of_the_focused_session(make_
         for _ in range(3):
             before = runtime.sessions[sid].mode
             await pilot.press("shift+tab")
-            await wait_until(pilot, lambda b=before: runtime.sessions[sid].mode != b, "the mode to change")
+            await wait_until(pilot, partial(_mode_changed, runtime, sid, before), "the mode to change")
             seen.append(runtime.sessions[sid].mode)
         assert seen == ["acceptEdits", "plan", "default"]
         record = await runtime.store.get_session(sid)

@@ -21,7 +21,7 @@ from paragents.events import (
 from paragents.models import CallPreview, SessionState, ToolCall, Usage
 from paragents.ui.app import ParagentsApp, make_app
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 
 ANSWER = """I found the bug in `parse()`:
 
@@ -61,7 +61,7 @@ def conversation(sid: str) -> list[Any]:
 
 
 def app_with(tmp_path: Path, names: list[str]) -> tuple[ParagentsApp, FakeRuntime]:
-    views = [FakeView(f"s{i + 1}", name) for i, name in enumerate(names)]
+    views = [make_view(f"s{i + 1}", name) for i, name in enumerate(names)]
     runtime = FakeRuntime(views, tmp_path)
     return make_app(runtime), runtime
 
@@ -195,7 +195,7 @@ def test_approval_bar_armed_with_a_command(snap_compare: Any, tmp_path: Path) ->
 
 
 def test_setup_screen(snap_compare: Any, tmp_path: Path) -> None:
-    runtime = FakeRuntime([FakeView("s1", "api")], tmp_path)
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
     app = make_app(runtime, first_run=True)
 
     async def before(pilot: Any) -> None:

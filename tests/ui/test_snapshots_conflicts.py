@@ -77,11 +77,13 @@ async def three_waiting(pilot: Any, runtime: Any) -> list[Any]:
     await settle(pilot)
     app.clock = lambda: NOW - 60
     events.append(conflict("s2", "k1", "reservation", "s1", NOW - 100))
-    feed(runtime, [SessionStateChanged("s2", SessionState.WAITING, "waiting on s1"), events[-1]])
+    feed(runtime, [SessionStateChanged("s2", SessionState.WAITING, "waiting on s1", "s1"), events[-1]])
     await settle(pilot)
     app.clock = lambda: NOW - 30
     events.append(conflict("s3", "k2", "stale_read", "", NOW - 300, diff=DIFF))
-    feed(runtime, [SessionStateChanged("s3", SessionState.WAITING, "waiting on app.py"), events[-1]])
+    feed(
+        runtime, [SessionStateChanged("s3", SessionState.WAITING, "waiting on app.py", "app.py"), events[-1]]
+    )
     await settle(pilot)
     app.clock = lambda: NOW - 5
     events.append(ask("s3", "r1"))
@@ -100,7 +102,7 @@ def test_conflict_bar_in_panel(snap_compare: Any, tmp_path: Path) -> None:
         feed(
             runtime,
             [
-                SessionStateChanged("s2", SessionState.WAITING, "waiting on api"),
+                SessionStateChanged("s2", SessionState.WAITING, "waiting on api", "api"),
                 TurnStarted("s2", "Fix main"),
             ],
         )

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from paragents.ui.app import make_app
 from tests.ui.conftest import wait_until
-from tests.ui.fake_runtime import FakeRuntime, FakeView
+from tests.ui.fake_runtime import FakeRuntime, make_view
 
 
 async def test_resizing_down_to_a_few_columns_and_back_does_not_crash(tmp_path: Path) -> None:
-    views = [FakeView(f"s{n}", f"panel{n}") for n in range(1, 6)]
+    views = [make_view(f"s{n}", f"panel{n}") for n in range(1, 6)]
     app = make_app(FakeRuntime(views, tmp_path))
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.ready and len(app.panels) == 5, "panels")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
@@ -19,31 +18,20 @@ from paragents.events import (
     ToolCallStarted,
     TurnFinished,
 )
-from paragents.models import SessionState, ToolCall, Usage
+from paragents.models import ToolCall
+from paragents.sessions import SessionView
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.session_panel import SessionPanel
-from paragents.ui.widgets.transcript import LiveReply, Transcript
+from paragents.ui.widgets.tool_call import ToolEntry
+from paragents.ui.widgets.transcript import AssistantEntry, LiveReply, TextEntry, Transcript
 from tests.ui.conftest import SIZE
 
 
-def view(sid: str = "s1", messages: list[dict[str, Any]] | None = None) -> SimpleNamespace:
-    return SimpleNamespace(
-        id=sid,
-        name="demo",
-        model="m",
-        mode="default",
-        workdir=Path("."),
-        state=SessionState.IDLE,
-        usage=Usage(),
-        context_tokens=0,
-        context_window=8192,
-        queue=[],
-        messages=messages or [],
-        pending={},
-    )
+def view(sid: str = "s1", messages: list[dict[str, Any]] | None = None) -> SessionView:
+    return SessionView(sid, "demo", "m", "default", Path("."), messages=list(messages or []))
 
 
 class PanelApp(App[None]):
@@ -202,6 +190,7 @@ async def test_tool_call_block_states_and_diff() -> None:
         await panel.apply(ToolCallStarted("s1", call, "x.py"))
         await pilot.pause()
         entry = panel.transcript.records[-1]
+        assert isinstance(entry, ToolEntry)
         assert entry.status == "running"
         diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
         await panel.apply(ToolCallFinished("s1", call, "ok", "edited", diff))
@@ -210,7 +199,9 @@ async def test_tool_call_block_states_and_diff() -> None:
         assert "diff" in str(entry.widget.query_one("Collapsible").title)
         await panel.apply(TurnFinished("s1", "failed", "HTTP 401 from server", "auth"))
         await pilot.pause()
-        assert "Turn failed [auth]: HTTP 401" in panel.transcript.records[-1].text
+        notice = panel.transcript.records[-1]
+        assert isinstance(notice, TextEntry)
+        assert "Turn failed [auth]: HTTP 401" in notice.text
 
 
 async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_in_steps() -> None:
@@ -247,7 +238,9 @@ async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_i
         full = t.streamed_text
         await panel.apply(MessageAdded("s1", {"role": "assistant", "content": full}))
         await pilot.pause()
-        assert not panel.query(LiveReply) and t.records[-1].content == full
+        reply = t.records[-1]
+        assert isinstance(reply, AssistantEntry)
+        assert not panel.query(LiveReply) and reply.content == full
 
 
 async def test_live_reply_keeps_the_tail_of_one_huge_line() -> None:

@@ -13,12 +13,12 @@ the event's Future directly; the panels update from the resulting events.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
@@ -31,6 +31,10 @@ from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
+
+if TYPE_CHECKING:
+    from paragents.ui.screens.overview import ActivityLog
+    from paragents.ui.widgets.session_panel import SessionPanel
 
 
 @dataclass(frozen=True)
@@ -47,12 +51,12 @@ class InboxItem:
     event: PermissionRequested | ConflictDetected
 
 
-def collect_items(app: Any) -> list[InboxItem]:
-    """Return the unanswered approvals and conflicts of every panel of ``app`` (a ParagentsApp),
-    oldest first (arrival time from ``app.activity``; panel order breaks ties)."""
-    asked: dict[str, float] = app.activity.asked
+def collect_items(panels: Mapping[str, SessionPanel], activity: ActivityLog) -> list[InboxItem]:
+    """Return the unanswered approvals and conflicts of every panel of ``panels`` (by session id),
+    oldest first (arrival time from ``activity``; panel order breaks ties)."""
+    asked = activity.asked
     items: list[InboxItem] = []
-    for sid, panel in app.panels.items():
+    for sid, panel in panels.items():
         for req in panel.pending.values():
             if not req.reply.done():
                 since = asked.get(req.request_id)
@@ -98,9 +102,16 @@ class InboxScreen(Screen[str | None]):
         Binding(FOCUS_KEY, "arm_bar", "Answer with keys", priority=True),
     ]
 
-    def __init__(self, items: Callable[[], list[InboxItem]], clock: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        items: Callable[[], list[InboxItem]],
+        clock: Callable[[], float],
+        panels: Mapping[str, SessionPanel] | None = None,
+    ) -> None:
         super().__init__()
         self.items_source = items
+        self.panels: Mapping[str, SessionPanel] = panels if panels is not None else {}
+        """The app's panels by session id: a conflict answered here is shown answered in its panel."""
         self.clock = clock
         self.items: list[InboxItem] = []
         self.selected: str | None = None
@@ -207,7 +218,40 @@ class InboxScreen(Screen[str | None]):
         if item is not None and isinstance(item.event, ConflictDetected):
             resolve(item.event, message.answer)
             # "wait" emits nothing until the call runs: tell the panel its bar was answered here
-            panel = getattr(self.app, "panels", {}).get(item.session_id)
+            panel = self.panels.get(item.session_id)
             if panel is not None:
                 await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
         await self.reload()
+
+
+class Demo(App[None]):
+    """The inbox with an approval and a conflict of two sessions, at a fixed clock."""
+
+    NOW = 1_800_000_000.0
+
+    def on_mount(self) -> None:
+        import asyncio
+
+        from paragents.models import ToolCall
+
+        loop = asyncio.get_running_loop()
+        ask = PermissionRequested(
+            "s1", "r1", ToolCall("c1", "run_command", '{"command": "npm test"}'), "run_command npm test",
+            "no rule allows it", ("Bash(npm test)",), loop.create_future(),
+        )  # fmt: skip
+        held = ConflictDetected(
+            "s2", "k1", ToolCall("c2", "edit_file", '{"path": "src/app.py"}'), "edit_file src/app.py",
+            "reservation", "/work/project/src/app.py", "api", "edit_file src/app.py", self.NOW - 95, None,
+            ("wait", "run_anyway", "skip"), loop.create_future(),
+        )  # fmt: skip
+        items = [
+            InboxItem("k1", "s2", "web", "conflict", held.summary, self.NOW - 95, held),
+            InboxItem("r1", "s1", "api", "approval", ask.summary, self.NOW - 20, ask),
+        ]
+        self.push_screen(
+            InboxScreen(lambda: [i for i in items if not i.event.reply.done()], lambda: self.NOW)
+        )
+
+
+if __name__ == "__main__":
+    Demo().run()

@@ -141,10 +141,12 @@ def permissions_screen(policy: object) -> TableScreen:
     return TableScreen("Permission rules", columns, rows, note=note)
 
 
+class Demo(App[None]):
+    """The /help screen (commands and keys)."""
+
+    def on_mount(self) -> None:
+        self.push_screen(help_screen())
+
+
 if __name__ == "__main__":
-
-    class _Demo(App[None]):
-        def on_mount(self) -> None:
-            self.push_screen(help_screen())
-
-    _Demo().run()
+    Demo().run()

@@ -9,16 +9,18 @@ Esc closes. Rows refresh every :data:`REFRESH_SECONDS`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
+from paragents.agent.tokens import cost_usd
+from paragents.config import RuntimeConfig
 from paragents.events import (
     ConflictDetected,
     ConflictResolved,
@@ -29,8 +31,13 @@ from paragents.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from paragents.models import Usage
 from paragents.ui.text import clean
 from paragents.ui.widgets.conflict_bar import age_text
+
+if TYPE_CHECKING:
+    from paragents.sessions import SessionsAPI
+    from paragents.ui.widgets.session_panel import SessionPanel
 
 REFRESH_SECONDS = 1.0
 """How often the overview re-reads the sessions (seconds)."""
@@ -106,27 +113,22 @@ class OverviewRow:
         )
 
 
-def session_cost(config: Any, model: str, usage: Any) -> float | None:
-    """Return the USD cost of ``usage`` (prompt/completion tokens) at ``model``'s prices per million
-    tokens from ``config.model_settings``, or None when no price is set."""
-    try:
-        settings = config.model_settings(model)
-    except Exception:
-        return None
-    pin, pout = settings.input_price_per_mtok, settings.output_price_per_mtok
-    if pin is None and pout is None:
-        return None
-    return (usage.prompt_tokens * (pin or 0.0) + usage.completion_tokens * (pout or 0.0)) / 1_000_000
+def session_cost(config: RuntimeConfig, model: str, usage: Usage) -> float | None:
+    """Return the USD cost of ``usage`` at ``model``'s prices from ``config.model_settings`` (computed
+    by :func:`paragents.agent.tokens.cost_usd`), or None when no price is set."""
+    settings = config.model_settings(model)
+    return cost_usd(usage, settings.input_price_per_mtok, settings.output_price_per_mtok)
 
 
-def collect_rows(app: Any) -> list[OverviewRow]:
-    """Return one :class:`OverviewRow` per open panel of the ``ParagentsApp`` ``app``, in panel order."""
-    activity: ActivityLog = app.activity
+def collect_rows(
+    panels: Mapping[str, SessionPanel], activity: ActivityLog, runtime: SessionsAPI
+) -> list[OverviewRow]:
+    """Return one :class:`OverviewRow` per panel of ``panels`` (by session id), in panel order."""
     now = activity.clock()
-    conflicts = getattr(app.runtime, "conflicts", None)
-    config = app.runtime.loaded.config
+    conflicts = runtime.conflicts
+    config = runtime.loaded.config
     rows: list[OverviewRow] = []
-    for sid, panel in app.panels.items():
+    for sid, panel in panels.items():
         state = panel.state.value
         if panel.waiting_on and state == "waiting":
             state = f"waiting on {panel.waiting_on}"
@@ -140,7 +142,8 @@ def collect_rows(app: Any) -> list[OverviewRow]:
                 model=panel.model,
                 tool=activity.tool.get(sid, ""),
                 queued=len(panel.queue),
-                asks=sum(not e.reply.done() for e in (*panel.pending.values(), *panel.conflicts.values())),
+                asks=sum(not e.reply.done() for e in panel.pending.values())
+                + sum(not e.reply.done() for e in panel.conflicts.values()),
                 held=len(conflicts.held(sid)) if conflicts is not None else 0,
                 tokens=panel.usage.total_tokens,
                 cost=session_cost(config, panel.model, panel.usage),
@@ -200,3 +203,20 @@ class OverviewScreen(Screen[str | None]):
     def action_close(self) -> None:
         """Close without choosing."""
         self.dismiss(None)
+
+
+class Demo(App[None]):
+    """The overview: a running session with a tool and a reservation, one waiting on it, one idle."""
+
+    def on_mount(self) -> None:
+        tool = "run_command pytest -q"
+        rows = [
+            OverviewRow(1, "s1", "api", "running", "qwen2.5-coder", tool, 0, 0, 1, 3400, 0.0123, 2),
+            OverviewRow(2, "s2", "web", "waiting on api", "qwen2.5-coder", "", 1, 1, 0, 1200, None, 95),
+            OverviewRow(3, "s3", "docs", "idle", "llama3", "", 0, 0, 0, 0, None, None),
+        ]
+        self.push_screen(OverviewScreen(lambda: rows))
+
+
+if __name__ == "__main__":
+    Demo().run()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -13,6 +13,9 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
 from paragents.ui.text import clean
+
+if TYPE_CHECKING:
+    from paragents.store import SessionRecord
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -29,7 +32,7 @@ class SessionsScreen(ModalScreen[str | None]):
         Binding("enter", "open", "Reopen", show=True),
     ]
 
-    def __init__(self, records: Sequence[Any], open_ids: set[str]) -> None:
+    def __init__(self, records: Sequence[SessionRecord], open_ids: set[str]) -> None:
         super().__init__()
         self.records = list(records)
         self.open_ids = open_ids
@@ -48,7 +51,7 @@ class SessionsScreen(ModalScreen[str | None]):
                 Text(clean(rec.name)),
                 Text(clean(rec.model)),
                 Text(clean(str(rec.mode))),
-                Text(clean(str(getattr(rec.state, "value", rec.state)))),
+                Text(clean(str(rec.state.value))),
                 str(rec.usage.total_tokens),
                 Text(clean(str(rec.workdir))),
                 "yes" if rec.id in self.open_ids else "",
@@ -74,27 +77,25 @@ class SessionsScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+class Demo(App[None]):
+    """The /sessions list: three stored sessions, the first one open."""
+
+    def on_mount(self) -> None:
+        from pathlib import Path
+
+        from paragents.models import SessionState, Usage
+        from paragents.store import SessionRecord
+
+        where = Path("/work/project")
+        records = [
+            SessionRecord(
+                *(f"id{i}", f"s{i}", where, where, "qwen2.5-coder", "default", SessionState.IDLE, i == 0, i),
+                *(f"c{i}", None, 0.0, 0.0, Usage(0, 0, 100 * i), 0, ()),
+            )
+            for i in range(3)
+        ]
+        self.push_screen(SessionsScreen(records, {"id0"}), lambda sid: self.notify(f"reopen {sid}"))
+
+
 if __name__ == "__main__":
-    from pathlib import Path
-    from types import SimpleNamespace
-
-    from paragents.models import Usage
-
-    recs = [
-        SimpleNamespace(
-            id=f"id{i}",
-            name=f"s{i}",
-            model="m",
-            mode="default",
-            state="idle",
-            usage=Usage(0, 0, 100 * i),
-            workdir=Path("/tmp"),
-        )
-        for i in range(3)
-    ]
-
-    class _Demo(App[None]):
-        def on_mount(self) -> None:
-            self.push_screen(SessionsScreen(recs, {"id0"}), lambda sid: self.notify(f"reopen {sid}"))
-
-    _Demo().run()
+    Demo().run()

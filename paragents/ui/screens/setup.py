@@ -243,10 +243,12 @@ class SetupScreen(Screen[bool]):
         self.dismiss(False)
 
 
+class Demo(App[None]):
+    """The first-run setup screen (endpoint, model, key)."""
+
+    def on_mount(self) -> None:
+        self.push_screen(SetupScreen(first_run=True), lambda saved: self.exit())
+
+
 if __name__ == "__main__":
-
-    class _Demo(App[None]):
-        def on_mount(self) -> None:
-            self.push_screen(SetupScreen(first_run=True), lambda saved: self.exit())
-
-    _Demo().run()
+    Demo().run()

@@ -13,6 +13,7 @@ Claude Code's (``Bash(npm test *)``, ``Edit(src/**)``).
 
 from __future__ import annotations
 
+import asyncio
 from typing import ClassVar
 
 from rich.console import RenderableType
@@ -247,29 +248,42 @@ class ApprovalBar(AnswerBar):
             event.prevent_default()
 
 
-if __name__ == "__main__":
-    import asyncio
+class Demo(App[None]):
+    """The approval bar's states: a write with its preview and a second ask waiting, and a command."""
 
-    from paragents.models import ToolCall
+    def compose(self) -> ComposeResult:
+        from paragents.models import ToolCall
 
-    class _Demo(App[None]):
-        def compose(self) -> ComposeResult:
-            fut: asyncio.Future = asyncio.get_event_loop().create_future()
-            yield ApprovalBar(
-                PermissionRequested(
-                    "s1",
-                    "r1",
-                    ToolCall("c1", "write_file", '{"path": "src/app.py"}'),
-                    "write_file path=src/app.py (120 lines)",
-                    "Edit is not allowed by any rule (default: ask)",
-                    ("Edit(src/app.py)",),
-                    fut,
-                ),
-                extra_pending=1,
+        loop = asyncio.get_running_loop()
+        yield ApprovalBar(
+            PermissionRequested(
+                "s1",
+                "r1",
+                ToolCall("c1", "write_file", '{"path": "src/app.py"}'),
+                "write_file path=src/app.py (3 lines)",
+                "Edit is not allowed by any rule (default: ask)",
+                ("Edit(src/app.py)",),
+                loop.create_future(),
+                preview=CallPreview("content", "def main():\n    return 1\n", "new file, 3 lines"),
+            ),
+            extra_pending=1,
+        )
+        yield ApprovalBar(
+            PermissionRequested(
+                "s2",
+                "r2",
+                ToolCall("c2", "run_command", '{"command": "npm test"}'),
+                "run_command npm test",
+                "no rule allows it",
+                ("Bash(npm test)",),
+                loop.create_future(),
             )
-            yield Static("", id="out")
+        )
+        yield Static("", id="out")
 
-        def on_approval_answered(self, msg: ApprovalAnswered) -> None:
-            self.query_one("#out", Static).update(f"answered {msg.answer} {msg.payload!r}")
+    def on_approval_answered(self, msg: ApprovalAnswered) -> None:
+        self.query_one("#out", Static).update(f"answered {msg.answer} {msg.payload!r}")
 
-    _Demo().run()
+
+if __name__ == "__main__":
+    Demo().run()

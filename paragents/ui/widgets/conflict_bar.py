@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import Button, Static
@@ -200,3 +200,37 @@ def resolve(conflict: ConflictDetected, answer: ConflictAnswer) -> bool:
         return False
     conflict.reply.set_result(answer)
     return True
+
+
+class Demo(App[None]):
+    """The conflict bar's states: a call held by another session's reservation, and a stale read
+    (the file changed on disk since this session read it), at a fixed clock."""
+
+    NOW = 1_800_000_000.0
+
+    def compose(self) -> ComposeResult:
+        import asyncio
+
+        from paragents.models import ToolCall
+
+        loop = asyncio.get_running_loop()
+        call = ToolCall("c1", "edit_file", '{"path": "src/app.py"}')
+        diff = "--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n def main():\n-    return 1\n+    return 2\n"
+        held = ConflictDetected(
+            "s2", "k1", call, "edit_file src/app.py", "reservation", "/work/project/src/app.py", "api",
+            "edit_file src/app.py", self.NOW - 95, None, ("wait", "run_anyway", "skip"), loop.create_future(),
+        )  # fmt: skip
+        stale = ConflictDetected(
+            "s3", "k2", call, "edit_file src/app.py", "stale_read", "/work/project/src/app.py", "", "",
+            self.NOW - 30, diff, ("reread", "run_anyway", "skip"), loop.create_future(),
+        )  # fmt: skip
+        yield ConflictBar(held, clock=lambda: self.NOW)
+        yield ConflictBar(stale, clock=lambda: self.NOW)
+        yield Static("", id="out")
+
+    def on_conflict_answered(self, msg: ConflictAnswered) -> None:
+        self.query_one("#out", Static).update(f"answered {msg.answer}")
+
+
+if __name__ == "__main__":
+    Demo().run()

@@ -25,6 +25,7 @@ from typing import Any, ClassVar
 
 from rich.segment import Segment
 from rich.text import Text
+from textual.app import App, ComposeResult
 from textual.geometry import Size
 from textual.selection import Selection
 from textual.strip import Strip
@@ -300,3 +301,31 @@ class MarkdownReply(Widget):
         """Repaint with the new selection."""
         self._strips.clear()
         self.refresh()
+
+
+class Demo(App[None]):
+    """A completed reply: headings, a list, code, a table and inline markup-like text kept literal."""
+
+    SOURCE = """## The fix
+
+The bug is in `parse()`; I changed **two** lines:
+
+- strip whitespace first
+- keep `[bold]` as typed text
+
+```python
+def parse(text: str) -> int:
+    return int(text.strip())
+```
+
+| file | change |
+|------|--------|
+| src/parse.py | strip whitespace |
+"""
+
+    def compose(self) -> ComposeResult:
+        yield MarkdownReply(self.SOURCE)
+
+
+if __name__ == "__main__":
+    Demo().run()

@@ -54,7 +54,7 @@ class QueuedItem(Horizontal):
         super().__init__()
         self.session_id = session_id
         self.prompt_id = prompt_id
-        """Id of the queued prompt (from Runtime.submit / PromptQueued)."""
+        """Id of the queued prompt (from Runtime.submit / QueueChanged)."""
         self.text = text
         self.position = position
 
@@ -200,23 +200,25 @@ class PromptBox(Vertical):
         await self.query_one(QueueList).set_queue(prompts)
 
 
+class Demo(App[None]):
+    """The prompt box with two queued prompts (edit/remove buttons) and what it posts."""
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="out")
+        yield PromptBox("s1")
+
+    async def on_mount(self) -> None:
+        await self.query_one(PromptBox).set_queue((("p1", "run the tests"), ("p2", "then fix lint")))
+
+    def on_prompt_submitted(self, msg: PromptSubmitted) -> None:
+        self.query_one("#out", Static).update(f"prompt: {msg.text}")
+
+    def on_command_requested(self, msg: CommandRequested) -> None:
+        self.query_one("#out", Static).update(f"command: {msg.command}")
+
+    def on_queue_edit_requested(self, msg: QueueEditRequested) -> None:
+        self.query_one("#out", Static).update(f"queue edit: {msg.prompt_id} -> {msg.text!r}")
+
+
 if __name__ == "__main__":
-
-    class _Demo(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Static("", id="out")
-            yield PromptBox("s1")
-
-        async def on_mount(self) -> None:
-            await self.query_one(PromptBox).set_queue((("p1", "run the tests"), ("p2", "then fix lint")))
-
-        def on_prompt_submitted(self, msg: PromptSubmitted) -> None:
-            self.query_one("#out", Static).update(f"prompt: {msg.text}")
-
-        def on_command_requested(self, msg: CommandRequested) -> None:
-            self.query_one("#out", Static).update(f"command: {msg.command}")
-
-        def on_queue_edit_requested(self, msg: QueueEditRequested) -> None:
-            self.query_one("#out", Static).update(f"queue edit: {msg.prompt_id} -> {msg.text!r}")
-
-    _Demo().run()
+    Demo().run()

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.text import Text
 from textual import events
 from textual.app import App, ComposeResult
-from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
@@ -30,12 +29,14 @@ from paragents.events import (
     ConflictResolved,
     Event,
     MessageAdded,
+    ModeChanged,
+    ModelChanged,
     Notice,
     PermissionRequested,
     PermissionResolved,
-    PromptQueued,
     QueueChanged,
     ReasoningDelta,
+    SessionRenamed,
     SessionStateChanged,
     StreamRetry,
     TextDelta,
@@ -46,6 +47,7 @@ from paragents.events import (
     UsageUpdated,
 )
 from paragents.models import SessionState, Usage
+from paragents.sessions import SessionView
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
@@ -87,8 +89,8 @@ class SessionPanel(Vertical):
     SessionPanel > #conflict-slot { height: auto; max-height: 45%; overflow-y: auto; }
     """
 
-    def __init__(self, view: Any, number: int, *, defer_history: bool = False) -> None:
-        """``view`` is a runtime ``SessionView`` (or anything with the same attributes); with
+    def __init__(self, view: SessionView, number: int, *, defer_history: bool = False) -> None:
+        """``view`` is the session's ``SessionView`` (read once: events keep the panel current); with
         ``defer_history`` its messages are not shown until the owner calls :meth:`show_history` and
         ``transcript.mount_restored()`` (the app's startup)."""
         super().__init__(id=f"panel-{view.id}")
@@ -104,9 +106,9 @@ class SessionPanel(Vertical):
         self.queue: tuple[tuple[str, str], ...] = tuple((q.id, q.text) for q in view.queue)
         self.pending: dict[str, PermissionRequested] = dict(view.pending)
         """Unanswered asks by request_id, oldest first."""
-        self.conflicts: dict[str, ConflictDetected] = dict(getattr(view, "conflicts", {}))
+        self.conflicts: dict[str, ConflictDetected] = dict(view.conflicts)
         """Unanswered conflicts by conflict_id, oldest first (paragents.conflicts)."""
-        self.waiting_on: str | None = getattr(view, "waiting_on", None)
+        self.waiting_on: str | None = view.waiting_on
         """What a held call waits on (holder session or path), shown in the title."""
         self.awaiting_since: float | None = None
         """When (``clock()``) the pending model request was sent, while no token of it has arrived."""
@@ -200,7 +202,7 @@ class SessionPanel(Vertical):
             # One fixed row (CSS height: 1): a repaint, never a screen-wide layout pass.
             self.query_one(".panel-title", Static).update(self.title_text(), layout=False)
 
-    def sync(self, view: Any) -> None:
+    def sync(self, view: SessionView) -> None:
         """Copy name, model, mode and context size from a ``SessionView`` (after rename/model/mode,
         /clear and /reload)."""
         self.name_, self.model, self.mode = view.name, view.model, view.mode
@@ -241,8 +243,7 @@ class SessionPanel(Vertical):
             self._set_awaiting(event.waiting)
         elif isinstance(event, SessionStateChanged):
             self.state = SessionState(event.state)
-            waiting = event.detail.startswith("waiting on ") and self.state is SessionState.WAITING
-            self.waiting_on = event.detail.removeprefix("waiting on ") if waiting else None
+            self.waiting_on = event.waiting_on if self.state is SessionState.WAITING else None
         elif isinstance(event, ConflictDetected):
             self.conflicts[event.conflict_id] = event
             await self._show_conflict()
@@ -266,10 +267,6 @@ class SessionPanel(Vertical):
         elif isinstance(event, PermissionResolved):
             self.pending.pop(event.request_id, None)
             await self._show_next_ask()
-        elif isinstance(event, PromptQueued):
-            if all(pid != event.prompt_id for pid, _ in self.queue):
-                self.queue = (*self.queue, (event.prompt_id, event.text))
-                await self.prompt_box.set_queue(self.queue)
         elif isinstance(event, QueueChanged):
             self.queue = tuple(event.prompts)
             await self.prompt_box.set_queue(self.queue)
@@ -295,6 +292,12 @@ class SessionPanel(Vertical):
             t.add_notice(event.text, event.level)
             # the core's own word on a cancel ("cancelled: the partial reply was kept") is the one notice
             self._cancel_noticed = self._cancel_noticed or event.text.startswith("cancelled")
+        elif isinstance(event, SessionRenamed):
+            self.name_ = event.name
+        elif isinstance(event, ModelChanged):
+            self.model, self.context_window = event.model, event.context_window
+        elif isinstance(event, ModeChanged):
+            self.mode = event.mode
         elif isinstance(event, Compacted):
             t.add_notice(
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
@@ -393,37 +396,53 @@ class SessionPanel(Vertical):
         await self._show_next_ask()
 
 
+class Demo(App[None]):
+    """Three panels: idle with a conversation, busy streaming a reply, asking to run a command."""
+
+    CSS = "Horizontal > SessionPanel { width: 1fr; }"
+
+    def compose(self) -> ComposeResult:
+        from pathlib import Path
+
+        from textual.containers import Horizontal
+
+        def view(sid: str, name: str, **fields: Any) -> SessionView:
+            return SessionView(sid, name, "qwen2.5-coder", "default", Path("/work/project"), **fields)
+
+        hello = [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "Hi! **How** can I help?"},
+        ]
+        idle = view("s1", "idle", usage=Usage(100, 20, 120), context_tokens=2000, messages=hello)
+        with Horizontal():
+            for number, v in enumerate((idle, view("s2", "busy"), view("s3", "asking")), 1):
+                panel = SessionPanel(v, number)
+                panel.set_class(number == 1, "-active")
+                yield panel
+
+    async def on_mount(self) -> None:
+        import asyncio
+
+        from paragents.events import TurnStarted
+        from paragents.models import ToolCall
+
+        panels = {p.session_id: p for p in self.query(SessionPanel)}
+        busy = panels["s2"]
+        await busy.apply(SessionStateChanged("s2", SessionState.RUNNING))
+        await busy.apply(TurnStarted("s2", "Explain the parser"))
+        await busy.apply(TextDelta("s2", "The parser reads the input **line by line** and "))
+        busy.flush()
+        asking = panels["s3"]
+        await asking.apply(SessionStateChanged("s3", SessionState.RUNNING))
+        await asking.apply(TurnStarted("s3", "Run the tests"))
+        call = ToolCall("c1", "run_command", '{"command": "npm test"}')
+        future = asyncio.get_running_loop().create_future()
+        ask = PermissionRequested(
+            "s3", "r1", call, "run_command npm test", "no rule", ("Bash(npm test)",), future
+        )
+        await asking.apply(SessionStateChanged("s3", SessionState.WAITING, "run_command npm test"))
+        await asking.apply(ask)
+
+
 if __name__ == "__main__":
-    import asyncio
-    from pathlib import Path
-    from types import SimpleNamespace
-
-    from paragents.models import ToolCall
-
-    class _Demo(App[None]):
-        BINDINGS: ClassVar[list[BindingType]] = [("f2", "ask", "ask"), ("f3", "stream", "stream")]
-
-        def compose(self) -> ComposeResult:
-            view = SimpleNamespace(
-                id="s1", name="api", model="qwen2.5-coder", mode="default", workdir=Path("."),
-                state=SessionState.IDLE, usage=Usage(100, 20, 120), context_tokens=2000,
-                context_window=8192, queue=[], messages=[{"role": "user", "content": "hello"},
-                {"role": "assistant", "content": "Hi! **How** can I help?"}], pending={},
-            )  # fmt: skip
-            panel = SessionPanel(view, 1)
-            panel.add_class("-active")
-            yield panel
-
-        async def action_ask(self) -> None:
-            fut = asyncio.get_running_loop().create_future()
-            call = ToolCall("c1", "write_file", '{"path": "a.py"}')
-            rules = ("Edit(a.py)",)
-            ev = PermissionRequested("s1", "r1", call, "write_file path=a.py", "no rule", rules, fut)
-            await self.query_one(SessionPanel).apply(ev)
-
-        async def action_stream(self) -> None:
-            panel = self.query_one(SessionPanel)
-            await panel.apply(TextDelta("s1", "some streamed words "))
-            panel.flush()
-
-    _Demo().run()
+    Demo().run()

@@ -144,15 +144,17 @@ class ToolCallBlock(Vertical):
         self._shown_status = self.entry.status
 
 
+class Demo(App[None]):
+    """A tool call in each state: running, ok, ok with a diff, denied, error."""
+
+    def compose(self) -> ComposeResult:
+        yield ToolCallBlock(ToolEntry("1", "read_file", "path=README.md", "running"))
+        yield ToolCallBlock(ToolEntry("2", "run_command", "command=pytest -q", "ok", "3 passed\n"))
+        diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-print('a')\n+print('b')\n"
+        yield ToolCallBlock(ToolEntry("3", "edit_file", "path=x.py", "ok", "edited", diff))
+        yield ToolCallBlock(ToolEntry("4", "write_file", "path=/etc/x", "denied", "denied by rule"))
+        yield ToolCallBlock(ToolEntry("5", "run_command", "command=false", "error", "exit 1"))
+
+
 if __name__ == "__main__":
-
-    class _Demo(App[None]):
-        def compose(self) -> ComposeResult:
-            yield ToolCallBlock(ToolEntry("1", "read_file", "path=README.md", "running"))
-            yield ToolCallBlock(ToolEntry("2", "run_command", "command=pytest -q", "ok", "3 passed\n"))
-            diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-print('a')\n+print('b')\n"
-            yield ToolCallBlock(ToolEntry("3", "edit_file", "path=x.py", "ok", "edited", diff))
-            yield ToolCallBlock(ToolEntry("4", "write_file", "path=/etc/x", "denied", "denied by rule"))
-            yield ToolCallBlock(ToolEntry("5", "run_command", "command=false", "error", "exit 1"))
-
-    _Demo().run()
+    Demo().run()

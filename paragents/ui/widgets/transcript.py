@@ -482,40 +482,44 @@ class Transcript(VerticalScroll):
             self.show_earlier()
 
 
+class Demo(App[None]):
+    """A transcript: a user prompt (markup and escape codes kept literal), a reply with reasoning and a
+    tool call, its result, a notice; space streams a token, f finishes the streamed reply."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        ("space", "stream", "stream a token"),
+        ("f", "finish", "finish reply"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+
+    def on_mount(self) -> None:
+        from paragents.models import ToolCall
+
+        t = self.query_one(Transcript)
+        t.add_user("Please fix the failing test in [bold]tests/test_x.py[/bold] \x1b[31m(red)\x1b[0m")
+        call = ToolCall("c1", "read_file", '{"path": "tests/test_x.py"}')
+        t.add_message(
+            {
+                "role": "assistant",
+                "content": "Let me look.\n\n```python\nprint('hi')\n```",
+                "reasoning_content": "The user wants a fix.",
+                "tool_calls": [call.to_openai()],
+            }
+        )
+        t.tool_finished(call, "ok", "def test(): ...", None)
+        t.add_notice("Retrying in 2 s (HTTP 503)", "warning")
+
+    def action_stream(self) -> None:
+        t = self.query_one(Transcript)
+        t.append_text("streaming **words** ")
+        t.flush()
+
+    def action_finish(self) -> None:
+        t = self.query_one(Transcript)
+        t.add_message({"role": "assistant", "content": t.streamed_text})
+
+
 if __name__ == "__main__":
-    from paragents.models import ToolCall as _TC
-
-    class _Demo(App[None]):
-        BINDINGS: ClassVar[list[BindingType]] = [
-            ("space", "stream", "stream a token"),
-            ("f", "finish", "finish reply"),
-        ]
-
-        def compose(self) -> ComposeResult:
-            yield Transcript()
-
-        def on_mount(self) -> None:
-            t = self.query_one(Transcript)
-            t.add_user("Please fix the failing test in [bold]tests/test_x.py[/bold] \x1b[31m(red)\x1b[0m")
-            t.add_message(
-                {
-                    "role": "assistant",
-                    "content": "Let me look.\n\n```python\nprint('hi')\n```",
-                    "reasoning_content": "The user wants a fix.",
-                    "tool_calls": [_TC("c1", "read_file", '{"path": "tests/test_x.py"}').to_openai()],
-                }
-            )
-            call = _TC("c1", "read_file", '{"path": "tests/test_x.py"}')
-            t.tool_finished(call, "ok", "def test(): ...", None)
-            t.add_notice("Retrying in 2 s (HTTP 503)", "warning")
-
-        def action_stream(self) -> None:
-            t = self.query_one(Transcript)
-            t.append_text("streaming **words** ")
-            t.flush()
-
-        def action_finish(self) -> None:
-            t = self.query_one(Transcript)
-            t.add_message({"role": "assistant", "content": t.streamed_text})
-
-    _Demo().run()
+    Demo().run()
