@@ -81,7 +81,8 @@ class Notifier:
         why: str | None = None
         match event:
             case ev.PermissionRequested(summary=summary, call=call):
-                why = f"approve `{clean(summary, 80)}` ({clean(call.name, 40)})"
+                what = summary.removeprefix(f"{call.name} ")  # the summary may start with the tool
+                why = f"approve `{clean(what, 80)}` ({clean(call.name, 40)})"
             case ev.ConflictDetected(summary=summary):
                 why = f"conflict: {clean(summary, 80)}"
             case ev.BudgetPaused(reason=reason):

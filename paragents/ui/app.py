@@ -45,6 +45,8 @@ from paragents.events import (
     TurnFinished,
 )
 from paragents.models import SessionState
+from paragents.ui import budget_hooks
+from paragents.ui.budget_hooks import install_notifier
 from paragents.ui.command_runner import run_command
 from paragents.ui.commands import COMMANDS, SlashCommand
 from paragents.ui.glyphs import glyphs, use_ascii
@@ -177,6 +179,7 @@ class ParagentsApp(App[None]):
             tune_gc()
         self.runtime.set_sink(self._sink)
         self._ticker = self.set_interval(TICK_SECONDS, self._on_tick, pause=True)
+        self.notifier = install_notifier(self)  # ui/budget_hooks.py
         if self.first_run:
             self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self._after_setup)
         self.run_worker(self._startup(), name="startup", exclusive=True, group="startup")
@@ -407,8 +410,7 @@ class ParagentsApp(App[None]):
             self.refresh_bindings()
             if isinstance(self.screen, InboxScreen):
                 await self.screen.reload()
-        if isinstance(event, PermissionRequested | ConflictDetected) and event.session_id != self.active_sid:
-            self._ring(panel.name_)
+        await budget_hooks.on_event(self, panel, event)
 
     def _on_tick(self) -> None:
         if self._quitting:
@@ -626,7 +628,7 @@ class ParagentsApp(App[None]):
 
     def _ring(self, name: str) -> None:
         """A background session started waiting: bell + OSC 9 notification when ``notify`` is on."""
-        if not getattr(self.runtime.loaded.config, "notify", False):
+        if getattr(self, "notifier", None) is not None:  # budget_hooks' Notifier does it
             return
         self.bell()
         driver = getattr(self, "_driver", None)

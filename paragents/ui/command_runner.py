@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents.config import ConfigError, describe_changes
+from paragents.ui.budget_hooks import run_budget_command
 from paragents.ui.commands import SlashCommand
 from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
 from paragents.ui.screens.sessions import SessionsScreen
@@ -47,6 +48,8 @@ async def run_command(app: Any, sid: str | None, command: SlashCommand) -> None:
             app.push_screen(SessionsScreen(records, set(app.panels)), app._after_sessions)
         elif sid is None or sid not in app.panels:
             app.notify(f"/{name} needs an open session: ctrl+n opens one.", severity="warning")
+        elif name in ("budget", "mute"):
+            await run_budget_command(app, sid, command)
         elif name == "close":
             await app.close_session(sid)
         elif name == "cancel":

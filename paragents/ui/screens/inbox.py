@@ -22,11 +22,12 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from paragents.events import ConflictDetected, ConflictResolved, PermissionRequested
+from paragents.events import BudgetPaused, ConflictDetected, ConflictResolved, PermissionRequested
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.approval_bar import ApprovalBar
+from paragents.ui.widgets.budget_bar import BudgetBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
 
 
@@ -41,7 +42,7 @@ class InboxItem:
     kind: str
     summary: str
     since: float | None
-    event: PermissionRequested | ConflictDetected
+    event: PermissionRequested | ConflictDetected | BudgetPaused
 
 
 def collect_items(app: Any) -> list[InboxItem]:
@@ -60,6 +61,9 @@ def collect_items(app: Any) -> list[InboxItem]:
                 items.append(
                     InboxItem(con.conflict_id, sid, panel.name_, "conflict", con.summary, since, con)
                 )
+    from paragents.ui.budget_hooks import budget_items
+
+    items.extend(budget_items(app))
     order = {key: i for i, key in enumerate(i.key for i in items)}
     items.sort(key=lambda i: (i.since if i.since is not None else math.inf, order[i.key]))
     return items
@@ -122,7 +126,7 @@ class InboxScreen(Screen[str | None]):
             text.append(f"{pointer} " if mine else " " * (len(pointer) + 1), style="bold")
             text.append(f"{age:>6}  ", style="dim")
             text.append(f"{shorten(item.session_name, 20):<20} ", style="bold")
-            text.append(f"{clean(item.kind):<9} ", style="yellow" if item.kind == "approval" else "red")
+            text.append(f"{clean(item.kind):<9} ", style="red" if item.kind == "conflict" else "yellow")
             text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
             if n < len(self.items) - 1:
                 text.append("\n")
@@ -146,6 +150,7 @@ class InboxScreen(Screen[str | None]):
         item = next((i for i in self.items if i.key == self.selected), None)
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
+        shown = shown or getattr(current, "pause", None)
         if item is not None and shown is item.event:
             if arm and isinstance(current, ApprovalBar | ConflictBar) and not current.armed:
                 current.arm()
@@ -154,8 +159,10 @@ class InboxScreen(Screen[str | None]):
         if item is None:
             return
         event = item.event
-        bar: ApprovalBar | ConflictBar
-        if isinstance(event, PermissionRequested):
+        bar: ApprovalBar | ConflictBar | BudgetBar
+        if isinstance(event, BudgetPaused):
+            bar = BudgetBar(event, item.session_id, self.app.runtime)  # type: ignore[attr-defined]
+        elif isinstance(event, PermissionRequested):
             bar = ApprovalBar(event)
         else:
             bar = ConflictBar(event, clock=self.clock)
