@@ -433,6 +433,7 @@ class ParagentsApp(App[None]):
         panels = list(self.panels.values())
         running = sum(p.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
         asks = sum(len(p.pending) + len(p.conflicts) for p in panels)
+        asks += budget_hooks.paused_count(self)  # sessions held at a budget or the loop guard
         parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
         if asks:
             parts.append(f"{glyphs().warn} {asks} need{'s' if asks == 1 else ''} you")

@@ -59,6 +59,12 @@ def budget_items(app: Any) -> list[Any]:
     return items
 
 
+def paused_count(app: Any) -> int:
+    """Return how many open sessions are held at a budget or the loop guard (the header counts them)."""
+    views = getattr(app.runtime, "sessions", {})
+    return sum(1 for sid in app.panels if getattr(views.get(sid), "budget_pause", None) is not None)
+
+
 async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
     """``/budget`` (show), ``/budget [session|project] VALUE``, ``/budget one-more``, ``/budget stop``;
     ``/mute`` toggles this session's notifications."""

@@ -83,6 +83,7 @@ async def test_budget_pause_has_an_inbox_row_and_raising_it_there_resumes(
         await wait_until(pilot, lambda: panel.state is SessionState.BUDGET, "the budget pause")
         assert len(replay.requests) == 1
         assert "10k of 12k tok (83%)" in panel.title_text().plain
+        assert "1 needs you" in app.sub_title
         await pilot.press("f2")
         await wait_until(
             pilot, lambda: isinstance(app.screen, InboxScreen) and bool(app.screen.items), "inbox"
