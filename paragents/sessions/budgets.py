@@ -92,6 +92,9 @@ class BudgetCommands:
             )
             now = self.project_day
         for other in self.core.sessions.values():  # a project cap may free every paused session
+            pause = other.budget_pause
+            if pause is None or pause.level == "loop":  # a raised cap does not answer the loop guard
+                continue
             if other.id == sid or level == "project":
                 self._answer(other.id, "retry")
         return now or budget

@@ -142,6 +142,8 @@ async def test_loop_guard_trips_on_the_third_identical_call(env: Env) -> None:
     pause = s.budget_pause
     assert pause is not None and pause.level == "loop" and pause.kind == "identical_calls"
     assert "3 identical list_dir calls" in pause.reason
+    rt.set_budget(s.id, "session", "5usd")  # raising a cap does not answer the loop guard
+    assert s.state is SessionState.BUDGET and s.budget_pause is pause
     rt.stop_paused(s.id)
     await rt.wait_idle(s.id)
     assert s.last_result is not None and s.last_result.error_kind == "loop"
