@@ -10,8 +10,9 @@ out as one digest ("paragents · 3 need you: api, web, docs"). A session still b
 a fake one); :meth:`Notifier.tick` does the sending and must be called regularly (the app: every second).
 
 Delivery: the terminal sequence (``paragents.notify.escapes``, when ``notify.enabled``; the
-terminal title becomes "paragents · 2 need you"), the webhook and the command (when configured, in
-background tasks that never block a turn; failures are kept in ``failures`` for the overview).
+terminal title becomes "paragents · 2 need you" and follows the count), the webhook and the
+command (when configured, in background tasks that never block a turn; failures are kept in
+``failures`` for the overview).
 """
 
 from __future__ import annotations
@@ -72,6 +73,8 @@ class Notifier:
     blocked: dict[str, _Blocked] = field(default_factory=dict)
     _pending: list[tuple[float, Note]] = field(default_factory=list)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
+    _title: str = "paragents"
+    """The terminal title last written."""
 
     # -- input ------------------------------------------------------------------------------------------
     def observe(self, event: ev.Event) -> None:
@@ -154,6 +157,10 @@ class Notifier:
                 )
         for note in out:
             self._deliver(note)
+        title = self.title()
+        if title != self._title and self.settings.enabled and self.settings.method != "off":
+            self.write(title_sequence(title))
+        self._title = title
         return out
 
     def _deliver(self, note: Note) -> None:
@@ -161,7 +168,6 @@ class Notifier:
         settings = self.settings
         if settings.enabled and settings.method != "off":
             self.write(notification_bytes("paragents", note.text, self.env, settings.method))
-            self.write(title_sequence(self.title()))
         if settings.webhook:
             body = webhook_body(settings.webhook, "paragents", note.text, note.name, note.kind)
             self._spawn(post_webhook(settings.webhook, body))

@@ -36,6 +36,7 @@ class _Core(Protocol):
     def emit(self, event: ev.Event) -> None: ...
     def view(self, sid: str) -> SessionView: ...
 
+
 BUDGET_LEVELS = ("session", "project", "group")
 """Levels ``/budget`` accepts ("project" is the per-day project cap)."""
 

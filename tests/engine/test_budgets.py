@@ -184,3 +184,15 @@ def test_headless_bad_max_budget_is_a_usage_error(tmp_path: Path) -> None:
         )
         assert proc.returncode == 2 and "more than zero" in proc.stderr
         assert server.requests == []
+
+
+def test_a_bad_budget_in_the_config_file_names_the_file_and_field(tmp_path: Path) -> None:
+    from paragents.config import ConfigError, read_config_file
+
+    path = tmp_path / "runtime_config.json"
+    path.write_text(json.dumps({"budgets": {"session": "-1usd"}}))
+    with pytest.raises(ConfigError, match=r"field 'budgets.session': budget '-1usd' must be more than zero"):
+        read_config_file(path)
+    path.write_text(json.dumps({"budgets": {"sesion": "1usd"}}))
+    with pytest.raises(ConfigError, match="known keys: group, project_day, session"):
+        read_config_file(path)

@@ -136,8 +136,13 @@ async def test_background_approval_notifies_once_and_the_visible_session_never()
     clock.now += 1
     sent = notifier.tick()
     assert [n.text for n in sent] == ["api · approve `rm -rf build/` (run_command) · f2"]
-    assert written[0] == f"{E}]9;paragents: api · approve `rm -rf build/` (run_command) · f2{B}{B}"
-    assert written[1] == f"{E}]2;paragents · 2 need you{B}"
+    assert written == [
+        f"{E}]2;paragents · 2 need you{B}",  # the title follows the count at once
+        f"{E}]9;paragents: api · approve `rm -rf build/` (run_command) · f2{B}{B}",
+    ]
+    notifier.observe(ev.SessionStateChanged("s1", SessionState.RUNNING))  # answered
+    notifier.tick()
+    assert written[-1] == f"{E}]2;paragents · 1 needs you{B}" and len(written) == 3
 
 
 async def test_several_at_once_make_one_digest_and_one_escalation_follows() -> None:
