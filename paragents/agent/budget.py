@@ -114,6 +114,10 @@ class BudgetMeter:
             return await self.store.usage_by_model(project_dir=self.project_dir, since=day_start(self.wall()))
         return {}  # "group": fan-out groups are a later issue
 
+    def active(self) -> bool:
+        """True when any level has a cap (else a request needs no estimate and no check)."""
+        return any(b is not None and not b.empty for b in self.caps().values())
+
     async def check(self, model: str, estimate_tokens: int) -> Breach | None:
         """Return the first cap the next request (about ``estimate_tokens`` prompt tokens for
         ``model``) would cross, or None when it may be sent."""

@@ -520,7 +520,7 @@ class Agent:
         to send the request, or the breach when the user chose to stop."""
         while True:
             breach = self.loop_guard.tripped
-            if breach is None and self.budget is not None:
+            if breach is None and self.budget is not None and self.budget.active():
                 estimate = estimate_messages_tokens(self.request_messages(), self.tool_specs())
                 breach = await self.budget.check(self.session.model, estimate)
             if breach is None:
