@@ -118,6 +118,11 @@ class Notifier:
         else:
             self.muted.discard(sid)
 
+    @property
+    def busy(self) -> bool:
+        """True while a notification is queued or a session is blocked (:meth:`tick` has work)."""
+        return bool(self._pending or self.blocked)
+
     def title(self) -> str:
         """Return the terminal title: "paragents · 2 need you" (just "paragents" when none do)."""
         n = len(self.blocked)

@@ -109,7 +109,7 @@ async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
 def install_notifier(app: Any) -> Notifier | None:
     """Build the app's notifier: it sees every core event (a runtime observer), writes through the
     app's driver, never notifies for the focused panel while the app has the screen, and ticks every
-    second."""
+    second while something is queued or blocked."""
 
     def write(data: str) -> None:
         driver = getattr(app, "_driver", None)
@@ -127,8 +127,19 @@ def install_notifier(app: Any) -> Notifier | None:
         is_visible=lambda sid: sid == app.active_sid and app.screen is app.screen_stack[0],
         names=lambda sid: rt.sessions[sid].name if sid in rt.sessions else sid,
     )
-    rt.observers.append(notifier.observe)
-    app.set_interval(1.0, notifier.tick)
+
+    def tick() -> None:
+        notifier.tick()
+        if not notifier.busy:
+            timer.pause()  # nothing queued or blocked: no wake-ups while idle
+
+    def observe(event: ev.Event) -> None:
+        notifier.observe(event)
+        if notifier.busy:
+            timer.resume()
+
+    timer = app.set_interval(1.0, tick, pause=True)
+    rt.observers.append(observe)
     return notifier
 
 
