@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from paragents import paths
+from paragents.limits import Budget
 
 CONFIG_FILENAME = "runtime_config.json"
 
@@ -117,6 +118,59 @@ class LaneSettings(BaseModel):
     )
 
 
+class BudgetSettings(BaseModel):
+    """Default budgets (docs in README "Budgets"): each a string like ``"2.00usd"``, ``"500k"``,
+    ``"30m"`` or several (``"2usd, 500k"``), or null for no cap. ``/budget`` changes them at run time."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    session: Budget | None = Field(None, description="Cap per session (its whole usage), e.g. '2.00usd'.")
+    project_day: Budget | None = Field(
+        None, description="Cap per project per local day, summed over every session and process."
+    )
+    group: Budget | None = Field(None, description="Cap per fan-out group (used once fan-out exists).")
+
+
+class LoopGuardSettings(BaseModel):
+    """The loop guard: pauses a session whose model repeats itself (README "Loop guard")."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    identical_calls: int = Field(
+        3,
+        ge=0,
+        description="Pause at this many identical tool calls in a row (same tool and arguments; 0 off).",
+    )
+    idle_requests: int = Field(
+        6,
+        ge=0,
+        description="Pause at this many requests in a row whose tool results were all seen before and that "
+        "changed no file (0 off).",
+    )
+
+
+class NotifySettings(BaseModel):
+    """Notifications when a background session needs you or ends (README "Notifications").
+    ``"notify": true`` is short for ``{"enabled": true}``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = Field(False, description="Send terminal notifications (and a BEL) at all.")
+    method: Literal["auto", "osc9", "osc777", "osc99", "bel", "off"] = Field(
+        "auto",
+        description="Escape sequence: auto (from the terminal), osc9, osc777, osc99 (kitty), bel, off.",
+    )
+    webhook: str | None = Field(
+        None, description="URL receiving one JSON POST per notification (Slack, Discord and ntfy accept it)."
+    )
+    command: tuple[str, ...] = Field(
+        (), description="Program run per notification, argv without a shell; the text is the last argument."
+    )
+    escalate_after: float = Field(
+        300.0, ge=0, description="Seconds after which one reminder is sent while still blocked (0: never)."
+    )
+
+
 class RuntimeConfig(BaseModel):
     """The effective runtime configuration (see ``runtime_config.example.json`` for every field)."""
 
@@ -159,7 +213,15 @@ class RuntimeConfig(BaseModel):
         True, description="Send tool specs to models not listed in 'models' (false: chat without tools)."
     )
     models: dict[str, ModelSettings] = Field(default_factory=dict, description="Per-model settings.")
-    notify: bool = Field(False, description="Ring the bell / OSC 9 notification when a session waits.")
+    notify: NotifySettings = Field(
+        default_factory=NotifySettings, description="Notifications (true/false is short for enabled)."
+    )
+    budgets: BudgetSettings = Field(
+        default_factory=BudgetSettings, description="Default budgets: session, project_day (group later)."
+    )
+    loop_guard: LoopGuardSettings = Field(
+        default_factory=LoopGuardSettings, description="Pause a session that repeats itself."
+    )
     ascii_glyphs: bool = Field(
         False, description="Draw the UI's symbols (status marks, separators, arrows) in plain ASCII."
     )
@@ -173,6 +235,11 @@ class RuntimeConfig(BaseModel):
     lanes: LaneSettings = Field(
         default_factory=LaneSettings, description="Lanes: a git worktree per session (docs/lanes.md)."
     )
+
+    @field_validator("notify", mode="before")
+    @classmethod
+    def _notify_shorthand(cls, value: Any) -> Any:
+        return {"enabled": value} if isinstance(value, bool) else value
 
     @field_validator("sandbox", "lanes", mode="before")
     @classmethod
@@ -238,7 +305,13 @@ def _format_validation(path: str, err: ValidationError) -> str:
         loc = ".".join(str(p) for p in e["loc"]) or "(top level)"
         msg = e["msg"].removeprefix("Value error, ")
         if e["type"] == "extra_forbidden":
-            model = SandboxSettings if e["loc"][:1] == ("sandbox",) else RuntimeConfig
+            nested: dict[Any, type[BaseModel]] = {
+                ("sandbox",): SandboxSettings,
+                ("notify",): NotifySettings,
+                ("budgets",): BudgetSettings,
+                ("loop_guard",): LoopGuardSettings,
+            }
+            model = nested.get(tuple(e["loc"][:1]), RuntimeConfig)
             known = ", ".join(sorted(model.model_fields))
             msg = f"unknown key (known keys: {known})"
         parts.append(f"{path}: field '{loc}': {msg}")

@@ -222,6 +222,40 @@ class TurnFinished(Event):
     """The whole outcome (the messages the turn added, its usage); the view keeps it as ``last_result``."""
 
 
+BudgetAnswer = Literal["retry", "one_more", "stop"]
+"""Answers to a budget pause: check again (after raising the cap), send one more request, stop the turn."""
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetPaused(Event):
+    """A turn is held before its next model request (the session is in state BUDGET): ``level`` is
+    "session", "project_day", "group" or "loop" (the loop guard); ``kind`` the cap reached ("usd",
+    "tokens", "seconds", "identical_calls", "idle_requests"); ``spent`` / ``cap`` as shown ("$2.00");
+    ``reason`` one readable line. ``reply`` is resolved with a :data:`BudgetAnswer`."""
+
+    level: str
+    kind: str
+    spent: str
+    cap: str
+    reason: str
+    reply: asyncio.Future[BudgetAnswer] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetResolved(Event):
+    """The budget pause of the session ended with ``answer`` (or "cancelled" with the turn)."""
+
+    answer: str
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetChanged(Event):
+    """The session's own budget (``/budget session``) is now ``budget`` (a ``paragents.limits.Budget``,
+    None: the config's default)."""
+
+    budget: Any
+
+
 @dataclass(frozen=True, slots=True)
 class Notice(Event):
     """A readable note for the session's transcript (level info/warning/error)."""

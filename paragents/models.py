@@ -29,6 +29,9 @@ class SessionState(StrEnum):
     """A turn is streaming or running tools."""
     WAITING = "waiting"
     """A turn is blocked on the user (approval or conflict)."""
+    BUDGET = "budget"
+    """A turn is held before its next model request: a budget was reached or the loop guard tripped
+    (``SessionView.budget_pause`` says which); raising the cap or "one more" resumes it."""
     FAILED = "failed"
     """The last turn ended with an error; the session accepts new prompts."""
     INTERRUPTED = "interrupted"

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from paragents import events as ev
 from paragents.agent.approval import approve
+from paragents.agent.budget import Breach, BudgetMeter
 from paragents.agent.compaction import (
     CompactionError,
     CompactionOutcome,
@@ -34,6 +35,7 @@ from paragents.agent.compaction import (
     tool_output_limit,
     upto_message_id,
 )
+from paragents.agent.loop_guard import LoopGuard
 from paragents.agent.session import SessionReader
 from paragents.agent.tokens import counted_usage, estimate_messages_tokens
 from paragents.models import (
@@ -63,6 +65,12 @@ OVERSIZE_FACTOR = 1.5
 when the model's window is configured (``models.NAME.context_window``); the estimate can run high on
 some tokenizers, so only clear overflows are stopped locally, and unknown windows are left to the server."""
 CANCELLED_RESULT = "cancelled: the user cancelled the turn before this call finished"
+BUDGET_KIND = "budget"
+"""``error_kind`` of a turn stopped at a budget pause ("stop"); ``paragents run`` exits with 7."""
+LOOP_KIND = "loop"
+"""``error_kind`` of a turn stopped at a loop-guard pause ("stop"); ``paragents run`` exits with 7."""
+WRITE_TOOLS = frozenset({"write_file", "edit_file"})
+"""Tools whose successful call changed a file (the loop guard's "no change" test)."""
 STORE_KIND = "store"
 """``error_kind`` of a turn stopped because the store could not be written (or refused a stale write)."""
 
@@ -113,6 +121,7 @@ class Agent:
         preflight: Preflight | None = None,
         on_read: Callable[[Path, str], None] | None = None,
         on_write: Callable[[Path, str], None] | None = None,
+        budget: BudgetMeter | None = None,
     ) -> None:
         self.session = session
         self.client = client
@@ -128,6 +137,10 @@ class Agent:
         """Called with (resolved path, sha256 hex) after each successful read_file (stale-read checks)."""
         self.on_write = on_write
         """Called with (resolved path, sha256 hex) after each successful write_file/edit_file."""
+        self.budget = budget
+        """Checks the budgets before each request (None: no budgets, e.g. in unit tests)."""
+        guard = config.loop_guard
+        self.loop_guard = LoopGuard(guard.identical_calls, guard.idle_requests)
         self._turn_id: int | None = None
         self.compaction: CompactionState | None = None
         """The compaction in force (a summary standing for the oldest history messages), or None."""
@@ -365,9 +378,17 @@ class Agent:
             except HistoryChanged:  # written between the sync and now: reload once more
                 await self.sync()
                 await self._append(user_message(prompt), added)
+            self.loop_guard.reset(new_turn=True)
+            if self.budget is not None:
+                self.budget.start_clock()
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
                 await self._before_request()
+                stopped = await self._hold_at_caps()
+                if stopped is not None:
+                    kind = LOOP_KIND if stopped.level == "loop" else BUDGET_KIND
+                    text = f"stopped at a pause: {stopped.reason}"
+                    return await self._finish(TurnStatus.FAILED, added, total, text, kind)
                 reply = await self._stream(partial, added)
                 if reply is None:
                     return await self._finish(TurnStatus.FAILED, added, total, partial.error, partial.kind)
@@ -383,9 +404,13 @@ class Agent:
                 if not reply.tool_calls:
                     return await self._finish(TurnStatus.COMPLETED, added, total)
                 pending_calls = list(reply.tool_calls)
+                ran: list[tuple[ToolCall, str]] = []
+                wrote = False
                 while pending_calls:
                     call = pending_calls[0]
                     content, outcome = await self._run_call(call, reply.finish_reason)
+                    ran.append((call, content))
+                    wrote = wrote or (call.name in WRITE_TOOLS and outcome == "ok")
                     result = tool_message(call.id, content)
                     try:
                         await self._append(result, added, outcome)
@@ -395,6 +420,7 @@ class Agent:
                         )
                         raise
                     pending_calls.pop(0)
+                self.loop_guard.record(ran, wrote)
             self.emit(
                 ev.Notice(
                     sid,
@@ -477,6 +503,8 @@ class Agent:
         from paragents.store.records import StoreError
 
         sid = self.session.id
+        if self.budget is not None:
+            self.budget.stop_clock()
         if self._turn_id is not None:
             try:
                 await self.store.finish_turn(self._turn_id, status.value, error)
@@ -489,6 +517,48 @@ class Agent:
         result = TurnResult(status=status, error=error, error_kind=kind, messages=added, usage=total)
         self.emit(ev.TurnFinished(sid, status.value, error, kind, result))
         return result
+
+    # -- budgets and the loop guard ------------------------------------------------------------------
+    async def _hold_at_caps(self) -> Breach | None:
+        """Before a request: while the loop guard has tripped or a budget would be crossed, pause the
+        turn (state BUDGET, a ``BudgetPaused`` whose Future the user answers) and wait. Return None
+        to send the request, or the breach when the user chose to stop."""
+        while True:
+            breach = self.loop_guard.tripped
+            if breach is None and self.budget is not None and self.budget.active():
+                estimate = estimate_messages_tokens(self.request_messages(), self.tool_specs())
+                breach = await self.budget.check(self.session.model, estimate)
+            if breach is None:
+                return None
+            answer = await self._pause(breach)
+            if answer == "stop":
+                return breach
+            if breach.level == "loop":
+                self.loop_guard.reset()
+                return None
+            if answer == "one_more":
+                return None
+
+    async def _pause(self, breach: Breach) -> ev.BudgetAnswer:
+        """Hold the turn at ``breach`` until the user answers (raise the cap, one more, stop)."""
+        sid = self.session.id
+        reply: asyncio.Future[ev.BudgetAnswer] = asyncio.get_running_loop().create_future()
+        if self.budget is not None:
+            self.budget.stop_clock()
+        self._set_state(SessionState.BUDGET, breach.reason)
+        self.emit(
+            ev.BudgetPaused(sid, breach.level, breach.kind, breach.spent, breach.cap, breach.reason, reply)
+        )
+        answer: str = "cancelled"
+        try:
+            answer = await reply
+            return answer
+        finally:
+            self.emit(ev.BudgetResolved(sid, answer))
+            if answer != "stop" and answer != "cancelled":
+                if self.budget is not None:
+                    self.budget.start_clock()
+                self._set_state(SessionState.RUNNING)
 
     # -- streaming ------------------------------------------------------------------------------------
     async def _stream(self, partial: _Partial, added: list[Message]) -> AssembledReply | None:

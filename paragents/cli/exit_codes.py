@@ -1,7 +1,9 @@
 """The exit codes of the ``paragents`` command, and the code a finished turn maps to.
 
 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error, 4 session held by
-another live process (``run`` without ``--take-over``), 130 cancelled.
+another live process (``run`` without ``--take-over``), 7 stopped at a budget (``--max-budget``,
+``budgets`` in the config) or by the loop guard, before sending the request that would cross it;
+130 cancelled.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ EXIT_FAILURE = 1
 EXIT_CONFIG = 2
 EXIT_PROTOCOL = 3
 EXIT_HELD = 4
+EXIT_BUDGET = 7
 EXIT_CANCELLED = 130
 
 _CONFIG_KINDS = {"auth", "forbidden", "not_found", "config"}
 _PROTOCOL_KINDS = {"protocol"}
+_BUDGET_KINDS = {"budget", "loop"}
 
 
 def exit_code_for(status: str, error_kind: str | None) -> int:
@@ -27,6 +31,8 @@ def exit_code_for(status: str, error_kind: str | None) -> int:
         return EXIT_CANCELLED
     if error_kind in _CONFIG_KINDS:
         return EXIT_CONFIG
+    if error_kind in _BUDGET_KINDS:
+        return EXIT_BUDGET
     if error_kind in _PROTOCOL_KINDS:
         return EXIT_PROTOCOL
     return EXIT_FAILURE

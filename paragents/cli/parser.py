@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="continue the most recent run session (default: each run starts its own session run-N)",
     )
     run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
+    run.add_argument(
+        "--max-budget",
+        metavar="B",
+        help="cap this session's spend: 2.00usd, 500k (tokens), 30m (wall-clock); at the cap the turn "
+        "stops before its next request with error kind 'budget' and exit code 7",
+    )
     run.add_argument("--json", action="store_true", help="print one JSON object instead of the stream")
     run.add_argument(
         "--take-over",

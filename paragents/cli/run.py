@@ -44,6 +44,10 @@ class HeadlessSink:
         self._ask_lock = asyncio.Lock()
 
     def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.BudgetPaused):  # nobody can raise a cap here: stop (exit code 7)
+            if not event.reply.done():
+                event.reply.set_result("stop")
+            return
         if isinstance(event, ev.PermissionRequested):
             asyncio.get_running_loop().create_task(self._answer(event))
             return
@@ -230,6 +234,15 @@ async def run_headless(args: Any) -> int:
     prog = "paragents run"
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per error, never cut
+    max_budget = getattr(args, "max_budget", None)
+    if max_budget is not None:
+        from paragents.limits import BudgetError, parse_budget
+
+        try:
+            parse_budget(max_budget)
+        except BudgetError as exc:
+            err.print(f"{prog}: --max-budget: {exc}", markup=False)
+            return EXIT_CONFIG
     try:
         project_dir = project_dir_of(args, prog)
         extra = {"max_tool_rounds": args.max_turns} if args.max_turns is not None else None
@@ -276,6 +289,8 @@ async def run_headless(args: Any) -> int:
             err.print(f"note: {note}", markup=False, style="yellow")
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, lambda: runtime.cancel(view.id))
+        if max_budget is not None:
+            runtime.set_budget(view.id, "session", max_budget)
         runtime.submit(view.id, args.prompt)
         await runtime.wait_idle(view.id)
         result = view.last_result

@@ -21,7 +21,7 @@ def _shown_state(state: str, pid: int | None) -> str:
     ``interrupted`` (``idle`` when it was only queued), as the next start will record it."""
     from paragents.store.connection import pid_alive
 
-    if state in ("running", "waiting", "queued") and not pid_alive(pid):
+    if state in ("running", "waiting", "queued", "budget") and not pid_alive(pid):
         return "idle" if state == "queued" else "interrupted"
     return state
 

@@ -83,6 +83,10 @@ class SessionsCore:
             resources=loaded.config.resources,
         )
         """The preflight conflict checker shared by every session's agent (paragents.conflicts)."""
+        from paragents.sessions.budgets import BudgetCommands
+
+        self.budgets = BudgetCommands(self)
+        """Budget caps per session, ``/budget`` and the answers to a pause (sessions/budgets.py)."""
 
     @property
     def config(self) -> RuntimeConfig:

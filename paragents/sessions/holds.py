@@ -15,7 +15,7 @@ from paragents.sessions.view import SessionView
 
 log = logging.getLogger(__name__)
 
-BUSY_STATES = (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING)
+BUSY_STATES = (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING, SessionState.BUDGET)
 
 
 class SessionHolds:

@@ -83,6 +83,7 @@ class SessionOpening:
             preflight=core.conflicts.preflight,
             on_read=core.conflicts.read_hook(sid),
             on_write=core.conflicts.write_hook(sid),
+            budget=core.budgets.meter(sid),
         )
         core.agents[sid] = agent
         agent.compaction = await load_compaction(core.store, sid, history)

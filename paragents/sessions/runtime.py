@@ -29,6 +29,7 @@ from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
 
 if TYPE_CHECKING:
+    from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
     from paragents.store import NoteRecord, SessionRecord, Store
@@ -236,6 +237,22 @@ class Runtime(SessionsCore):
         return await self.memory_commands.memory(sid)
 
     # -- config ---------------------------------------------------------------------------------------
+    def set_budget(self, sid: str, level: str, text: str) -> Budget:
+        """``/budget LEVEL TEXT``: set or raise a cap; a paused session re-checks (sessions/budgets.py)."""
+        return self.budgets.set_budget(sid, level, text)
+
+    def raise_budget(self, sid: str, text: str) -> Budget:
+        """Raise the session's own cap to ``text`` (e.g. ``"5usd"``) and resume it when paused."""
+        return self.budgets.set_budget(sid, "session", text)
+
+    def allow_one_more(self, sid: str) -> bool:
+        """Let a session paused at a budget or the loop guard send one more request."""
+        return self.budgets.allow_one_more(sid)
+
+    def stop_paused(self, sid: str) -> bool:
+        """End the turn of a session paused at a budget or the loop guard."""
+        return self.budgets.stop_paused(sid)
+
     def config_rows(self) -> list[tuple[str, str, str]]:
         """Return ``(field, redacted value, source)`` rows of the effective config for /show-config."""
         return describe_config(self.loaded)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paragents import events as ev
+from paragents.limits import Budget
 from paragents.models import Message, SessionState, TurnResult, Usage
 from paragents.scheduler import QueuedPrompt
 
@@ -55,6 +56,10 @@ class SessionView:
     """Environment for the lane's commands (its ports), empty without a lane."""
     lane_notes: list[str] = field(default_factory=list)
     """What making the session's lane said (shown once by the client that made it)."""
+    budget: Budget | None = None
+    """The session's own budget set with ``/budget session`` (None: the config's ``budgets.session``)."""
+    budget_pause: ev.BudgetPaused | None = None
+    """The budget or loop-guard pause holding the turn, or None."""
     read_only: str | None = None
     """Set when another live process holds the session (one writer per session): why it is shown
     read-only here and how to take it over; None when this process holds it."""
@@ -84,6 +89,12 @@ class SessionView:
             case ev.TurnFinished(result=result):
                 if result is not None:
                     self.last_result = result
+            case ev.BudgetPaused():
+                self.budget_pause = event
+            case ev.BudgetResolved():
+                self.budget_pause = None
+            case ev.BudgetChanged(budget=budget):
+                self.budget = budget
             case ev.SessionRenamed(name=name):
                 self.name = name
             case ev.ModelChanged(model=model, context_window=window):

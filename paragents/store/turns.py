@@ -123,7 +123,7 @@ class TurnsMixin(StoreBase):
         orphans = [r for r in rows if r["pid"] != current_pid and not pid_alive(r["pid"])]
         busy = await self._fetchall(
             "SELECT id, name, project_dir, state, pid FROM sessions "
-            "WHERE state IN ('running', 'waiting', 'queued')"
+            "WHERE state IN ('running', 'waiting', 'queued', 'budget')"
         )
         stale = [r for r in busy if r["pid"] != current_pid and not pid_alive(r["pid"])]
         if not orphans and not stale:
@@ -220,3 +220,27 @@ class TurnsMixin(StoreBase):
         ``estimated`` as bool)."""
         rows = await self._fetchdicts("SELECT * FROM usage WHERE session_id = ? ORDER BY id", (session_id,))
         return [{**r, "estimated": bool(r["estimated"])} for r in rows]
+
+    async def usage_by_model(
+        self, *, session_id: str | None = None, project_dir: str | None = None, since: float | None = None
+    ) -> dict[str, Usage]:
+        """Return the usage recorded per model (tokens), of one session and/or of every session of one
+        project, from ``since`` (epoch seconds) on; what every process wrote counts (the budgets)."""
+        where: list[str] = ["1 = 1"]
+        params: list[object] = []
+        if session_id is not None:
+            where.append("u.session_id = ?")
+            params.append(session_id)
+        if project_dir is not None:
+            where.append("s.project_dir = ?")
+            params.append(project_dir)
+        if since is not None:
+            where.append("u.created_at >= ?")
+            params.append(since)
+        rows = await self._fetchdicts(
+            "SELECT u.model AS model, SUM(u.prompt_tokens) AS p, SUM(u.completion_tokens) AS c,"
+            " SUM(u.total_tokens) AS t FROM usage u JOIN sessions s ON s.id = u.session_id"
+            f" WHERE {' AND '.join(where)} GROUP BY u.model",
+            tuple(params),
+        )
+        return {str(r["model"]): Usage(int(r["p"]), int(r["c"]), int(r["t"])) for r in rows}

@@ -45,8 +45,9 @@ from paragents.events import (
 )
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
-from paragents.ui import bell, palette, startup
+from paragents.ui import bell, budget_hooks, palette, startup
 from paragents.ui.app_api import AppAPI
+from paragents.ui.budget_hooks import install_notifier
 from paragents.ui.command_runner import run_command
 from paragents.ui.commands import SlashCommand
 from paragents.ui.gc_tuning import tune_gc
@@ -162,6 +163,7 @@ class ParagentsApp(App[None]):
             tune_gc()
         self.runtime.set_sink(self._sink)
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
+        self.notifier = install_notifier(self)  # ui/budget_hooks.py
         if self.first_run:
             self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self.setup_closed)
         self.run_worker(startup.start(self), name="startup", exclusive=True, group="startup")
@@ -345,14 +347,21 @@ class ParagentsApp(App[None]):
             self.refresh_bindings()
             if isinstance(self.screen, InboxScreen):
                 await self.screen.reload()
-        if isinstance(event, PermissionRequested | ConflictDetected) and event.session_id != self.active_sid:
-            bell.ring(self, panel.name_, enabled=self.runtime.loaded.config.notify)
+        await budget_hooks.on_event(self, panel, event)
+        if (
+            self.notifier is None  # the notifier (notify settings) rings itself
+            and isinstance(event, PermissionRequested | ConflictDetected)
+            and event.session_id != self.active_sid
+        ):
+            notify = self.runtime.loaded.config.notify
+            bell.ring(self, panel.name_, enabled=bool(getattr(notify, "enabled", notify)))
 
     def update_header(self) -> None:
         """Say in the header how many sessions are open, running and waiting for the user."""
         panels = list(self.panels.values())
         running = sum(p.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
         asks = sum(len(p.pending) + len(p.conflicts) for p in panels)
+        asks += budget_hooks.paused_count(self)  # sessions held at a budget or the loop guard
         parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
         if asks:
             parts.append(f"{glyphs().warn} {asks} need{'s' if asks == 1 else ''} you")
@@ -560,7 +569,9 @@ class ParagentsApp(App[None]):
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
         screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity), lambda: self.clock(), self.panels
+            lambda: collect_items(self.panels, self.activity, budget_hooks.budget_items(self)),
+            lambda: self.clock(),
+            self.panels,
         )
         self.push_screen(screen, self._after_pick)
 

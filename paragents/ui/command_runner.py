@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paragents.config import ConfigError, describe_changes
+from paragents.ui.budget_hooks import run_budget_command
 from paragents.ui.commands import SlashCommand
 from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
 from paragents.ui.screens.sessions import SessionsScreen
@@ -178,6 +179,11 @@ async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
         app.notify(text, title="Lanes", markup=False, timeout=15)
 
 
+async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
+
+    await run_budget_command(app, sid, command)
+
+
 async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.add_panel(await app.runtime.fork(sid, command.arg))
 
@@ -206,6 +212,8 @@ SESSION_HANDLERS: dict[str, Handler] = {
     "sandbox": sandbox,
     "takeover": takeover,
     "lane": lane,
+    "budget": budget,
+    "mute": budget,
     "compact": compact,
     "remember": remember,
     "memory": memory,

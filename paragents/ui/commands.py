@@ -52,6 +52,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("fork", "/fork [name]", "Start a new session with a copy of this one's history"),
     CommandSpec("sessions", "/sessions", "List stored sessions; Enter reopens one"),
     CommandSpec("takeover", "/takeover", "Take over a session another live paragents holds (read-only here)"),
+    CommandSpec(
+        "budget",
+        "/budget [session|project] [2.00usd|500k|30m|one-more|stop]",
+        "Show or raise the session's (or the project's daily) budget; answer a budget pause",
+    ),
+    CommandSpec("mute", "/mute", "Mute (or unmute) this session's notifications"),
     CommandSpec("inbox", "/inbox", "Every pending approval and conflict, oldest first (F2)"),
     CommandSpec("overview", "/overview", "One row per session, like top; Enter focuses it (F3)"),
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
@@ -128,7 +134,7 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         return CommandError(f"Unknown command /{name}.{hint} Commands: {known_names()}.")
     if name == "new":
         return _parse_new(args, spec)
-    if name in ("compact", "fork"):
+    if name in ("compact", "fork", "budget"):
         return SlashCommand(name, " ".join(args) or None)
     if name == "remember":
         project = bool(args) and args[0] == "--project"

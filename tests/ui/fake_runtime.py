@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from paragents.agent.compaction import CompactionOutcome
 from paragents.config import LoadedConfig, RuntimeConfig, load_config
 from paragents.events import Event, EventSink
+from paragents.limits import Budget, parse_budget
 from paragents.permissions import Policy
 from paragents.sessions import SessionsAPI, SessionView
 from paragents.sessions.notes import MemoryReport
@@ -130,6 +131,18 @@ class FakeRuntime:
 
     async def adapt_lane(self, sid: str) -> str:
         return "no lane"
+
+    def set_budget(self, sid: str, level: str, text: str) -> Budget:
+        return parse_budget(text) if text else Budget()
+
+    def raise_budget(self, sid: str, text: str) -> Budget:
+        return self.set_budget(sid, "session", text)
+
+    def allow_one_more(self, sid: str) -> bool:
+        return False
+
+    def stop_paused(self, sid: str) -> bool:
+        return False
 
     async def rename_session(self, sid: str, name: str) -> None:
         self.sessions[sid].name = name

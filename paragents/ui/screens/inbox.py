@@ -13,7 +13,7 @@ the event's Future directly; the panels update from the resulting events.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -24,12 +24,13 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from paragents.events import ConflictDetected, ConflictResolved, PermissionRequested
+from paragents.events import BudgetPaused, ConflictDetected, ConflictResolved, PermissionRequested
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
+from paragents.ui.widgets.budget_bar import BudgetBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
 
 if TYPE_CHECKING:
@@ -48,12 +49,15 @@ class InboxItem:
     kind: str
     summary: str
     since: float | None
-    event: PermissionRequested | ConflictDetected
+    event: PermissionRequested | ConflictDetected | BudgetPaused
 
 
-def collect_items(panels: Mapping[str, SessionPanel], activity: ActivityLog) -> list[InboxItem]:
-    """Return the unanswered approvals and conflicts of every panel of ``panels`` (by session id),
-    oldest first (arrival time from ``activity``; panel order breaks ties)."""
+def collect_items(
+    panels: Mapping[str, SessionPanel], activity: ActivityLog, extra: Sequence[InboxItem] = ()
+) -> list[InboxItem]:
+    """Return the unanswered approvals and conflicts of every panel of ``panels`` (by session id) and
+    the ``extra`` items (budget and loop-guard pauses), oldest first (arrival time from ``activity``;
+    panel order breaks ties)."""
     asked = activity.asked
     items: list[InboxItem] = []
     for sid, panel in panels.items():
@@ -67,6 +71,7 @@ def collect_items(panels: Mapping[str, SessionPanel], activity: ActivityLog) -> 
                 items.append(
                     InboxItem(con.conflict_id, sid, panel.name_, "conflict", con.summary, since, con)
                 )
+    items.extend(extra)
     order = {key: i for i, key in enumerate(i.key for i in items)}
     items.sort(key=lambda i: (i.since if i.since is not None else math.inf, order[i.key]))
     return items
@@ -137,7 +142,7 @@ class InboxScreen(Screen[str | None]):
             text.append(f"{pointer} " if mine else " " * (len(pointer) + 1), style="bold")
             text.append(f"{age:>6}  ", style="dim")
             text.append(f"{shorten(item.session_name, 20):<20} ", style="bold")
-            text.append(f"{clean(item.kind):<9} ", style="yellow" if item.kind == "approval" else "red")
+            text.append(f"{clean(item.kind):<9} ", style="red" if item.kind == "conflict" else "yellow")
             text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
             if n < len(self.items) - 1:
                 text.append("\n")
@@ -161,6 +166,7 @@ class InboxScreen(Screen[str | None]):
         item = next((i for i in self.items if i.key == self.selected), None)
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
+        shown = shown or getattr(current, "pause", None)
         if item is not None and shown is item.event:
             if arm and isinstance(current, ApprovalBar | ConflictBar) and not current.armed:
                 current.arm()
@@ -169,8 +175,10 @@ class InboxScreen(Screen[str | None]):
         if item is None:
             return
         event = item.event
-        bar: ApprovalBar | ConflictBar
-        if isinstance(event, PermissionRequested):
+        bar: ApprovalBar | ConflictBar | BudgetBar
+        if isinstance(event, BudgetPaused):
+            bar = BudgetBar(event, item.session_id, self.app.runtime)  # type: ignore[attr-defined]
+        elif isinstance(event, PermissionRequested):
             bar = ApprovalBar(event)
         else:
             bar = ConflictBar(event, clock=self.clock)

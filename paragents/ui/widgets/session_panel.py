@@ -62,6 +62,7 @@ STATE_STYLES = {
     SessionState.QUEUED: "yellow",
     SessionState.RUNNING: "bold cyan",
     SessionState.WAITING: "bold yellow",
+    SessionState.BUDGET: "bold red",
     SessionState.FAILED: "bold red",
     SessionState.INTERRUPTED: "red",
     SessionState.CLOSED: "dim",
@@ -173,6 +174,8 @@ class SessionPanel(Vertical):
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
             text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
+        if budget := getattr(self, "budget_label", ""):
+            text.append(f"{sep}{budget}", style="bold red" if self.state is SessionState.BUDGET else "")
         if self.queue:
             text.append(f"{sep}{len(self.queue)} queued", style="yellow")
         if self.pending or self.conflicts:

@@ -1,0 +1,134 @@
+"""Budget values: what a cap is made of and how it is written (``2.00usd``, ``500k``, ``30m``).
+
+A :class:`Budget` holds up to three caps, any of which may be None (no cap of that kind):
+
+- ``usd``: money, counted from the models' prices in the config (``input_price_per_mtok`` /
+  ``output_price_per_mtok``); written ``2.00usd``, ``$2`` or ``2 usd``.
+- ``tokens``: prompt + completion tokens; written ``500k``, ``2000``, ``1.5mtok`` or ``500ktok``.
+- ``seconds``: wall-clock time spent running turns; written ``90s``, ``30m`` or ``2h``.
+
+Several parts combine, separated by commas or spaces: ``"2usd, 500k"``. A bare ``m`` is minutes,
+never million tokens (write ``1000k`` or ``1mtok``). Nothing here imports anything but pydantic.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+_PART = re.compile(
+    r"""^(?:\$(?P<dollars>\d+(?:\.\d+)?)
+        |(?P<num>-?\d+(?:\.\d+)?)\s*(?P<unit>usd|\$|k|ktok|mtok|tok|tokens|s|sec|m|min|h)?)$""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+_TOKENS = {"": 1, "tok": 1, "tokens": 1, "k": 1000, "ktok": 1000, "mtok": 1_000_000}
+
+
+class BudgetError(ValueError):
+    """A budget string that does not parse, or a negative or zero cap; ``str()`` says how to write it."""
+
+
+HOW = "write e.g. 2.00usd (money), 500k (tokens) or 30m (wall-clock), or several: '2usd, 500k'"
+
+
+class Budget(BaseModel):
+    """Caps of one budget level; None means no cap of that kind. A string is parsed by
+    :func:`parse_budget` (so config files may write ``"session": "2.00usd"``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    usd: float | None = Field(None, gt=0, description="Cap in USD (needs the model's prices).")
+    tokens: int | None = Field(None, gt=0, description="Cap in tokens (prompt + completion).")
+    seconds: float | None = Field(None, gt=0, description="Cap in wall-clock seconds of running turns.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return parse_budget(value).model_dump()
+        return value
+
+    @property
+    def empty(self) -> bool:
+        """True when no cap is set."""
+        return self.usd is None and self.tokens is None and self.seconds is None
+
+    def merged(self, other: Budget) -> Budget:
+        """Return this budget with the caps ``other`` sets replaced (the ones it leaves None kept)."""
+        return Budget(
+            usd=other.usd if other.usd is not None else self.usd,
+            tokens=other.tokens if other.tokens is not None else self.tokens,
+            seconds=other.seconds if other.seconds is not None else self.seconds,
+        )
+
+    def describe(self) -> str:
+        """Return the caps as written, e.g. ``"$2.00, 500k tokens"`` ("no cap" when empty)."""
+        parts = []
+        if self.usd is not None:
+            parts.append(format_usd(self.usd))
+        if self.tokens is not None:
+            parts.append(f"{format_tokens(self.tokens)} tokens")
+        if self.seconds is not None:
+            parts.append(format_seconds(self.seconds))
+        return ", ".join(parts) or "no cap"
+
+
+def parse_budget(text: str) -> Budget:
+    """Parse ``"2.00usd"``, ``"500k"``, ``"30m"`` or several of them into a Budget.
+
+    Raises BudgetError (readable, saying how to write it) for text that does not parse, a negative
+    or zero amount, or the same kind given twice."""
+    parts = [p for p in re.split(r"[,\s]+(?=[$\d-])", text.strip()) if p.strip()]
+    if not parts:
+        raise BudgetError(f"empty budget: {HOW}")
+    found: dict[str, float | int] = {}
+    for raw in parts:
+        part = raw.strip().rstrip(",").strip()
+        match = _PART.match(part)
+        if match is None:
+            raise BudgetError(f"budget {part!r} does not parse: {HOW}")
+        if match["dollars"] is not None:
+            kind, value = "usd", float(match["dollars"])
+        else:
+            amount = float(match["num"])
+            unit = (match["unit"] or "").lower()
+            if amount <= 0:
+                raise BudgetError(f"budget {part!r} must be more than zero: {HOW}")
+            if unit in ("usd", "$"):
+                kind, value = "usd", amount
+            elif unit in _SECONDS:
+                kind, value = "seconds", amount * _SECONDS[unit]
+            else:
+                kind, value = "tokens", round(amount * _TOKENS[unit])
+        if value <= 0:
+            raise BudgetError(f"budget {part!r} must be more than zero: {HOW}")
+        if kind in found:
+            raise BudgetError(f"budget {text!r} gives the {kind} cap twice: {HOW}")
+        found[kind] = value
+    return Budget.model_construct(**found)  # type: ignore[arg-type]
+
+
+def format_usd(value: float) -> str:
+    """Return ``$2.00`` (four decimals below a cent: ``$0.0042``)."""
+    return f"${value:.2f}" if value >= 0.01 or value == 0 else f"${value:.4f}"
+
+
+def format_tokens(value: int) -> str:
+    """Return ``500k``, ``1.2M`` or ``950``."""
+    if value >= 1_000_000:
+        return f"{value / 1_000_000:.1f}M"
+    if value >= 10_000:
+        return f"{value // 1000}k"
+    return str(value)
+
+
+def format_seconds(value: float) -> str:
+    """Return ``30m``, ``2h`` or ``45s``."""
+    if value >= 3600 and value % 3600 == 0:
+        return f"{int(value // 3600)}h"
+    if value >= 60:
+        return f"{value / 60:.0f}m"
+    return f"{value:.0f}s"

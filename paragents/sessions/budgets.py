@@ -1,0 +1,117 @@
+"""Budget commands of the session layer (:class:`BudgetCommands`): the caps in force per session,
+``/budget`` (set or raise a cap), and the answers to a budget or loop-guard pause.
+
+How a pause resumes: the turn is held in place, before the request it did not send (its queue holds
+behind it because a session runs one turn at a time); raising the cap re-checks and sends the held
+request when it fits, "one more" sends it once without checking, "stop" ends the turn (``error_kind``
+"budget" or "loop"). Nothing is re-queued and nothing is lost. The session's own cap is session state
+(a ``BudgetChanged`` event); the project's per-day cap set with ``/budget project`` holds for this
+process until the config is reloaded. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from paragents import events as ev
+from paragents.agent.budget import BudgetMeter
+from paragents.limits import Budget, BudgetError, parse_budget
+from paragents.models import SessionState
+from paragents.sessions.view import SessionError, SessionView
+
+if TYPE_CHECKING:
+    from paragents.config import RuntimeConfig
+    from paragents.store import Store
+
+
+class _Core(Protocol):
+    """What the budget commands use of ``SessionsCore`` (a protocol, so the modules form no cycle)."""
+
+    project_dir: Path
+    store: Store
+    sessions: dict[str, SessionView]
+
+    @property
+    def config(self) -> RuntimeConfig: ...
+    def emit(self, event: ev.Event) -> None: ...
+    def view(self, sid: str) -> SessionView: ...
+
+
+BUDGET_LEVELS = ("session", "project", "group")
+"""Levels ``/budget`` accepts ("project" is the per-day project cap)."""
+
+
+class BudgetCommands:
+    """Budgets of one runtime: the caps per session, ``/budget`` and the pause answers."""
+
+    def __init__(self, core: _Core) -> None:
+        self.core = core
+        self.project_day: Budget | None = None
+        """The per-day project cap set with ``/budget project`` (None: the config's)."""
+
+    def caps(self, sid: str) -> dict[str, Budget | None]:
+        """Return the caps in force for session ``sid`` per level."""
+        cfg = self.core.config.budgets
+        view = self.core.sessions.get(sid)
+        own = view.budget if view is not None else None
+        session = cfg.session.merged(own) if (cfg.session and own) else (own or cfg.session)
+        day = self.project_day if self.project_day is not None else cfg.project_day
+        return {"session": session, "project_day": day, "group": None}
+
+    def meter(self, sid: str) -> BudgetMeter:
+        """Return the budget meter for session ``sid``'s agent."""
+        core = self.core
+        return BudgetMeter(
+            store=core.store,
+            config=lambda: core.config,
+            session_id=sid,
+            project_dir=str(core.project_dir),
+            caps=lambda: self.caps(sid),
+            warn=lambda text: core.emit(ev.Notice(sid, text, "warning")),
+        )
+
+    def set_budget(self, sid: str, level: str, text: str) -> Budget:
+        """Set (or raise) the ``level`` cap ("session", "project"; "group" is not available yet) to
+        ``text`` (e.g. ``"5usd"``) and let a paused session re-check; return the caps now in force.
+        Raises SessionError with a readable message for a bad level or budget."""
+        view = self.core.view(sid)
+        if level not in BUDGET_LEVELS:
+            raise SessionError(f"unknown budget level {level!r}: use session, project or group")
+        if level == "group":
+            raise SessionError("fan-out groups do not exist yet, so a group budget cannot be set")
+        try:
+            budget = parse_budget(text)
+        except BudgetError as exc:
+            raise SessionError(str(exc)) from None
+        if level == "session":
+            base = view.budget or Budget()
+            self.core.emit(ev.BudgetChanged(sid, base.merged(budget)))
+            now = self.caps(sid)["session"]
+        else:
+            self.project_day = (self.project_day or self.core.config.budgets.project_day or Budget()).merged(
+                budget
+            )
+            now = self.project_day
+        for other in self.core.sessions.values():  # a project cap may free every paused session
+            pause = other.budget_pause
+            if pause is None or pause.level == "loop":  # a raised cap does not answer the loop guard
+                continue
+            if other.id == sid or level == "project":
+                self._answer(other.id, "retry")
+        return now or budget
+
+    def allow_one_more(self, sid: str) -> bool:
+        """Let a paused session send its held request once; False when it is not paused."""
+        return self._answer(sid, "one_more")
+
+    def stop_paused(self, sid: str) -> bool:
+        """End a paused session's turn; False when it is not paused."""
+        return self._answer(sid, "stop")
+
+    def _answer(self, sid: str, answer: ev.BudgetAnswer) -> bool:
+        view = self.core.sessions.get(sid)
+        pause = view.budget_pause if view is not None else None
+        if view is None or pause is None or view.state is not SessionState.BUDGET or pause.reply.done():
+            return False
+        pause.reply.set_result(answer)
+        return True
