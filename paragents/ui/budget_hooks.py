@@ -151,7 +151,7 @@ async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
     if isinstance(event, ev.BudgetPaused):
         app.activity.asked.setdefault(f"budget:{event.session_id}", app.clock())
     if isinstance(event, ev.BudgetPaused | ev.BudgetResolved):
-        app._update_header()
+        app.update_header()
         from paragents.ui.screens.inbox import InboxScreen
 
         if isinstance(app.screen, InboxScreen):
