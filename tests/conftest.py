@@ -65,3 +65,14 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(_EXIT_STATUS[0] or 1)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--monkey-minutes N``: run the UI monkey test (tests/ui/test_monkey.py) with random seeds for
+    N minutes instead of its short seeded run."""
+    parser.addoption(
+        "--monkey-minutes",
+        type=float,
+        default=0.0,
+        help="run tests/ui/test_monkey.py's long mode for this many minutes (random seeds)",
+    )

@@ -1,0 +1,73 @@
+"""The UI monkey test: Hypothesis drives a Pilot session against three sessions streaming hostile
+content and asking for approvals at random moments (tests/ui/monkey_driver.py lists the acts and
+the invariants). The normal suite runs a short seeded version; ``--monkey-minutes N`` runs random
+seeds for N minutes and saves the seed of any failure in ``monkey-failures.txt`` (repo root)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import strategies as st
+
+from tests.ui.monkey_driver import Tally, run_monkey
+
+FAILURES = Path(__file__).resolve().parents[2] / "monkey-failures.txt"
+SHORT = settings(
+    max_examples=3,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+    print_blob=True,
+)
+"""The normal suite: three fixed examples (well under a minute on a loaded 2-core machine)."""
+SHORT_STEPS = 25
+LONG_STEPS = 60
+
+
+def monkey_body(steps: int, tallies: list[Tally]) -> object:
+    def body(data: st.DataObject) -> None:
+        server_seed = data.draw(st.integers(0, 2**31), label="server seed")
+        tallies.append(asyncio.run(run_monkey(data.draw, steps, server_seed)))
+
+    return body
+
+
+def test_monkey_short_seeded() -> None:
+    tallies: list[Tally] = []
+    SHORT(given(st.data())(monkey_body(SHORT_STEPS, tallies)))()
+    assert tallies, "no example ran"
+    assert sum(t.acts for t in tallies) >= SHORT_STEPS, "the monkey did (almost) nothing"
+    assert sum(t.asks for t in tallies) > 0, "no approval was asked: the hostile model is too tame"
+
+
+def test_monkey_long(request: pytest.FixtureRequest) -> None:
+    minutes = float(request.config.getoption("--monkey-minutes"))
+    if minutes <= 0:
+        pytest.skip("the long monkey runs with --monkey-minutes N")
+    deadline = time.monotonic() + minutes * 60
+    tallies: list[Tally] = []
+    runs = 0
+    while time.monotonic() < deadline:
+        run_seed = random.randrange(2**32)
+        long = settings(SHORT, max_examples=1, derandomize=False)
+        test = seed(run_seed)(long(given(st.data())(monkey_body(LONG_STEPS, tallies))))
+        try:
+            test()
+        except BaseException:
+            with FAILURES.open("a", encoding="utf-8") as out:
+                out.write(f"seed={run_seed} steps={LONG_STEPS}\n")
+            print(f"\nmonkey failure with seed {run_seed} (saved in {FAILURES})")
+            raise
+        runs += 1
+    acts = sum(t.acts for t in tallies)
+    asks = sum(t.asks for t in tallies)
+    answered = sum(t.answered_by_user for t in tallies)
+    submitted = sum(t.submitted for t in tallies)
+    print(f"\nmonkey: {runs} runs, {acts} acts, {asks} asks, {answered} answered by the user, {submitted} prompts")
+    assert runs > 0
