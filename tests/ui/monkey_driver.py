@@ -476,6 +476,10 @@ async def _drive(runtime: Runtime, draw: Draw, steps: int) -> Tally:
         monkey.check_answers()
         monkey.tally.answered_by_user = sum(1 for _, a, by in monkey.resolved if by == "user" and a != "cancelled")
         return monkey.tally
+    except BaseException:
+        if monkey is not None:
+            print("monkey: last acts before the failure:\n  " + "\n  ".join(monkey.log[-15:]))
+        raise
     finally:
         if not app._runtime_closed:
             await runtime.shutdown()

@@ -41,6 +41,7 @@ def monkey_body(steps: int, tallies: list[Tally]) -> object:
 def test_monkey_short_seeded() -> None:
     tallies: list[Tally] = []
     SHORT(given(st.data())(monkey_body(SHORT_STEPS, tallies)))()
+    print(tallies)
     assert tallies, "no example ran"
     assert sum(t.acts for t in tallies) >= SHORT_STEPS, "the monkey did (almost) nothing"
     assert sum(t.asks for t in tallies) > 0, "no approval was asked: the hostile model is too tame"

@@ -9,6 +9,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.content import Content
 from textual.widgets import Collapsible, Static
 
 from paragents.ui.text import clean, safe_text, shorten
@@ -102,7 +103,8 @@ class ToolCallBlock(Vertical):
                 body.append(f"\n… {extra} more chars", style="dim italic")
             first = shorten(output, 60) or "(empty)"
             title = f"result: {first}"
-        return Collapsible(Static(body, classes="tool-result"), title=title, collapsed=True)
+        # The title is plain Content: a tool's output such as "[/]" is never read as markup.
+        return Collapsible(Static(body, classes="tool-result"), title=Content(title), collapsed=True)  # type: ignore[arg-type]
 
     def refresh_entry(self) -> None:
         """Re-render the header, and mount the result once the call has finished (no-op before mount)."""
