@@ -357,8 +357,8 @@ class ParagentsApp(App[None]):
         if self._waiting_delta.get(event.session_id) is message:
             del self._waiting_delta[event.session_id]  # handled: later deltas start a new message
         panel = self.panels.get(event.session_id)
-        if panel is None:
-            return
+        if panel is None or self._exit:
+            return  # exiting (ctrl+q cancels running turns): widgets can no longer mount anything
         self.activity.observe(event)
         await panel.apply(event)
         if isinstance(event, TextDelta | ReasoningDelta):

@@ -250,7 +250,9 @@ class Monkey:
         if key == "enter" and box is not None:
             panel = panel_of(box)
             row, col = box.cursor_location
-            newline = box.selection.is_empty and col == len(box.document[row]) and box.document[row].endswith("\\")
+            newline = (
+                box.selection.is_empty and col == len(box.document[row]) and box.document[row].endswith("\\")
+            )
             value = box.value
             if newline or not value.strip():
                 expected = []
@@ -262,6 +264,8 @@ class Monkey:
         self.log.append(f"key {key!r} focus={focused!r}")
         await self.pilot.press(key)
         await self.settle()
+        arming = key in ARMING_KEYS or isinstance(self.app.screen, InboxScreen)
+        self.check_arming(arming or (isinstance(focused, Input) and bar_of(focused) is not None))
         self.check_typing(before, focused)
         new = self.submissions[start:]
         if expected is None:
@@ -270,7 +274,7 @@ class Monkey:
         elif new != expected:
             self.fail(f"{key!r} submitted {new!r}, the box held {expected!r}")
         self.tally.submitted += len(new)
-        return key in ARMING_KEYS or isinstance(self.app.screen, InboxScreen)
+        return arming
 
     async def act_keys(self) -> bool:
         keys = self.draw(st.lists(st.sampled_from(KEYS), min_size=1, max_size=6))
@@ -369,6 +373,8 @@ class Monkey:
         self._aim_at(x, y)
         self.log.append(f"click {(x, y)} target={target!r}")
         await self.pilot.click(offset=(x, y))
+        await self.settle()
+        self.check_arming(True)
         return True
 
     async def act_answer(self) -> bool:
@@ -474,7 +480,9 @@ async def _drive(runtime: Runtime, draw: Draw, steps: int) -> Tally:
         if app.return_code not in (0, None) or app._exception is not None:
             raise MonkeyFailure(f"the app exited {app.return_code} ({app._exception!r})")
         monkey.check_answers()
-        monkey.tally.answered_by_user = sum(1 for _, a, by in monkey.resolved if by == "user" and a != "cancelled")
+        monkey.tally.answered_by_user = sum(
+            1 for _, a, by in monkey.resolved if by == "user" and a != "cancelled"
+        )
         return monkey.tally
     except BaseException:
         if monkey is not None:

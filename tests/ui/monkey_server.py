@@ -94,7 +94,10 @@ class HostileServer(ReplayServer):
         text = hostile_text(rng) if not calls or rng.random() < 0.5 else None
         reasoning = hostile_text(rng) if rng.random() < 0.2 else None
         response = ScriptedResponse.from_message(
-            text, reasoning_content=reasoning, tool_calls=calls or None, chunk_size=rng.choice([1, 7, 50, 400])
+            text,
+            reasoning_content=reasoning,
+            tool_calls=calls or None,
+            chunk_size=rng.choice([1, 7, 50, 400]),
         )
         pauses = {i: rng.uniform(0.005, 0.06) for i in range(len(response.reads)) if rng.random() < 0.15}
 

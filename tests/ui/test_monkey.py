@@ -70,5 +70,8 @@ def test_monkey_long(request: pytest.FixtureRequest) -> None:
     asks = sum(t.asks for t in tallies)
     answered = sum(t.answered_by_user for t in tallies)
     submitted = sum(t.submitted for t in tallies)
-    print(f"\nmonkey: {runs} runs, {acts} acts, {asks} asks, {answered} answered by the user, {submitted} prompts")
+    print(
+        f"\nmonkey: {runs} runs, {acts} acts, {asks} asks, {answered} answered by the user, "
+        f"{submitted} prompts"
+    )
     assert runs > 0
