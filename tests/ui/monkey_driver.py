@@ -289,10 +289,11 @@ class Monkey:
 
     async def act_type(self) -> bool:
         text = self.draw(st.text(alphabet=ALPHABET, min_size=1, max_size=30))
-        enters = self.draw(st.lists(st.integers(0, len(text)), max_size=3))
+        # Enters counted from the end: the simplest burst ("a", Enter) sends a prompt.
+        enters = self.draw(st.lists(st.integers(0, len(text)), min_size=1, max_size=3))
         keys = list(text)
-        for i in sorted(enters, reverse=True):
-            keys.insert(i, "enter")
+        for i in sorted(enters):
+            keys.insert(len(text) - i, "enter")
         box = self.main_prompt()
         modelled = (
             box is not None

@@ -18,15 +18,15 @@ from tests.ui.monkey_driver import Tally, run_monkey
 
 FAILURES = Path(__file__).resolve().parents[2] / "monkey-failures.txt"
 SHORT = settings(
-    max_examples=3,
+    max_examples=2,
     derandomize=True,
     deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
     print_blob=True,
 )
-"""The normal suite: three fixed examples (well under a minute on a loaded 2-core machine)."""
-SHORT_STEPS = 25
+"""The normal suite: two fixed examples (well under a minute on a loaded 2-core machine)."""
+SHORT_STEPS = 15
 LONG_STEPS = 60
 
 
@@ -41,7 +41,6 @@ def monkey_body(steps: int, tallies: list[Tally]) -> object:
 def test_monkey_short_seeded() -> None:
     tallies: list[Tally] = []
     SHORT(given(st.data())(monkey_body(SHORT_STEPS, tallies)))()
-    print(tallies)
     assert tallies, "no example ran"
     assert sum(t.acts for t in tallies) >= SHORT_STEPS, "the monkey did (almost) nothing"
     assert sum(t.asks for t in tallies) > 0, "no approval was asked: the hostile model is too tame"
