@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, seed, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from tests.ui.monkey_driver import Tally, run_monkey
@@ -55,7 +55,8 @@ def test_monkey_long(request: pytest.FixtureRequest) -> None:
     runs = 0
     while time.monotonic() < deadline:
         run_seed = random.randrange(2**32)
-        long = settings(SHORT, max_examples=1, derandomize=False)
+        # no shrinking: report the seed (and the acts, printed by the driver) while time is left
+        long = settings(SHORT, max_examples=1, derandomize=False, phases=[Phase.generate])
         test = seed(run_seed)(long(given(st.data())(monkey_body(LONG_STEPS, tallies))))
         try:
             test()
