@@ -30,10 +30,13 @@ SHORT_STEPS = 15
 LONG_STEPS = 60
 
 
-def monkey_body(steps: int, tallies: list[Tally]) -> object:
+def monkey_body(steps: int | None, tallies: list[Tally]) -> object:
+    """The example: a server seed and ``steps`` acts (None: drawn, so the simplest example is short)."""
+
     def body(data: st.DataObject) -> None:
+        count = steps if steps is not None else data.draw(st.integers(1, LONG_STEPS), label="acts")
         server_seed = data.draw(st.integers(0, 2**31), label="server seed")
-        tallies.append(asyncio.run(run_monkey(data.draw, steps, server_seed)))
+        tallies.append(asyncio.run(run_monkey(data.draw, count, server_seed)))
 
     return body
 
@@ -52,26 +55,27 @@ def test_monkey_long(request: pytest.FixtureRequest) -> None:
         pytest.skip("the long monkey runs with --monkey-minutes N")
     deadline = time.monotonic() + minutes * 60
     tallies: list[Tally] = []
-    runs = 0
+    seeds: list[int] = []
+    # Hypothesis's first example of a run is the simplest (one act); the next ones are random. No
+    # shrinking: the seed and the failing example's blob are reported while time is left.
+    long = settings(SHORT, max_examples=4, derandomize=False, phases=[Phase.generate])
     while time.monotonic() < deadline:
-        run_seed = random.randrange(2**32)
-        # no shrinking: report the seed (and the acts, printed by the driver) while time is left
-        long = settings(SHORT, max_examples=1, derandomize=False, phases=[Phase.generate])
-        test = seed(run_seed)(long(given(st.data())(monkey_body(LONG_STEPS, tallies))))
+        seeds.append(random.randrange(2**32))
+        test = seed(seeds[-1])(long(given(st.data())(monkey_body(None, tallies))))
         try:
             test()
         except BaseException:
             with FAILURES.open("a", encoding="utf-8") as out:
-                out.write(f"seed={run_seed} steps={LONG_STEPS}\n")
-            print(f"\nmonkey failure with seed {run_seed} (saved in {FAILURES})")
+                out.write(f"seed={seeds[-1]} (test_monkey_long)\n")
+            print(f"\nmonkey failure with seed {seeds[-1]} (saved in {FAILURES})")
             raise
-        runs += 1
+    runs = len(tallies)
     acts = sum(t.acts for t in tallies)
     asks = sum(t.asks for t in tallies)
     answered = sum(t.answered_by_user for t in tallies)
     submitted = sum(t.submitted for t in tallies)
     print(
-        f"\nmonkey: {runs} runs, {acts} acts, {asks} asks, {answered} answered by the user, "
-        f"{submitted} prompts"
+        f"\nmonkey: seeds {seeds}, {runs} runs, {acts} acts, {asks} asks, {answered} answered by the "
+        f"user, {submitted} prompts"
     )
     assert runs > 0
