@@ -367,11 +367,12 @@ class Monkey:
     async def act_click(self) -> bool:
         targets: list[Widget] = [*self.app.screen.query(Button), *self.app.screen.query(PromptArea)]
         target = self.draw(st.sampled_from(targets)) if targets and self.draw(st.booleans()) else None
-        if target is not None and target.region.area:
-            region = target.region
+        width, height = self.app.size
+        region = target.region if target is not None else None
+        if region is not None and region.area:
             x, y = region.x + region.width // 2, region.y + region.height // 2
-        else:
-            x, y = self._point()
+        if region is None or not region.area or not (0 <= x < width and 0 <= y < height):
+            x, y = self._point()  # no target, or it is scrolled off the screen
         self._aim_at(x, y)
         self.log.append(f"click {(x, y)} target={target!r}")
         await self.pilot.click(offset=(x, y))
