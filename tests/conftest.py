@@ -43,6 +43,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the tests while N busy processes load the CPU (catches lost wake-ups and timing races "
         "that pass on an idle machine); the processes are killed when the run ends",
     )
+    # ``--monkey-minutes N``: run the UI monkey test (tests/ui/test_monkey.py) with random seeds for
+    # N minutes instead of its short seeded run.
+    parser.addoption(
+        "--monkey-minutes",
+        type=float,
+        default=0.0,
+        help="run tests/ui/test_monkey.py's long mode for this many minutes (random seeds)",
+    )
 
 
 _LOAD: list[subprocess.Popen[bytes]] = []
