@@ -49,6 +49,10 @@ FOLLOW_ROWS = 2
 """Scrolling back down to within this many rows of the bottom resumes following new output."""
 
 
+OPEN_STATUSES = ("pending", "asking", "running")
+"""Tool-call statuses of a call that has not finished (its row may still change)."""
+
+
 @dataclass(eq=False)
 class TextEntry:
     """A user prompt (``kind`` "user") or notice (``kind`` "info"/"warning"/"error")."""
@@ -317,7 +321,7 @@ class Transcript(VerticalScroll):
                 self._tool_entry(call, summarize_arguments(call.arguments))
         elif role == "tool":
             entry = self._tools.get(str(message.get("tool_call_id")))
-            if entry is not None and entry.status in ("pending", "asking", "running"):
+            if entry is not None and entry.status in OPEN_STATUSES:
                 entry.output = str(message.get("content") or "")
                 entry.status = str(message.get("outcome") or "ok")  # stored outcome (restored)
                 self._refresh_tool(entry)
@@ -366,8 +370,11 @@ class Transcript(VerticalScroll):
         return mounted
 
     def _tool_entry(self, call: ToolCall, summary: str) -> ToolEntry:
+        """The row of ``call``: the open row with its id, or a new one. A finished row is never
+        rewritten: some OpenAI-compatible servers reuse tool-call ids across turns (``call_0`` every
+        turn), and a later call with the same id must not overwrite an earlier turn's result."""
         entry = self._tools.get(call.id)
-        if entry is None:
+        if entry is None or entry.status not in OPEN_STATUSES:
             entry = ToolEntry(call.id, call.name, summary)
             self._tools[call.id] = entry
             self._add(entry)
