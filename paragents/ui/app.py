@@ -84,6 +84,10 @@ DEMO_TYPED_PROMPT = (
 """What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
 
 
+QUIT_CONFIRM_S = 5.0
+"""Seconds in which a second quit confirms quitting with prompts still queued."""
+
+
 class ParagentsApp(App[None]):
     """The TUI. ``runtime`` is the session layer (``SessionsAPI``); ``first_run`` shows setup first."""
 
@@ -131,6 +135,7 @@ class ParagentsApp(App[None]):
         self._grid: Container | None = None
         self._runtime_closed = False
         self._quitting = False
+        self._quit_confirm_until = 0.0
         self._routed: set[str] = set()
         self._early: dict[str, list[Event]] = {}
         self.clock = time.time
@@ -599,7 +604,24 @@ class ParagentsApp(App[None]):
 
     async def action_quit(self) -> None:
         """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
-        From here on core events are dropped: what they report is saved, and the panels go away."""
+        From here on core events are dropped: what they report is saved, and the panels go away.
+
+        Prompts still queued (not started) are not stored: while any exist, the first quit only warns
+        and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits."""
+        waiting = [(v.name, len(v.queue)) for v in self.runtime.sessions.values() if v.queue]
+        now = self.clock()
+        if waiting and now > self._quit_confirm_until:
+            self._quit_confirm_until = now + QUIT_CONFIRM_S
+            count = sum(n for _, n in waiting)
+            names = ", ".join(clean(name) for name, _ in waiting)
+            self.notify(
+                f"{count} queued prompt{'s' if count != 1 else ''} not sent yet ({names}) would be "
+                "lost: press ctrl+q (or /quit) again to quit.",
+                severity="warning",
+                timeout=QUIT_CONFIRM_S,
+                markup=False,
+            )
+            return
         self._quitting = True
         self._ticker.stop()
         await self.shutdown_runtime()

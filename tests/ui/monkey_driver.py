@@ -436,6 +436,8 @@ class Monkey:
         self.log.append("quit")
         await self.check_drift()
         await self.pilot.press("ctrl+q")
+        if self.app.is_running and not self.app._runtime_closed:
+            await self.pilot.press("ctrl+q")  # the first press only warned of queued prompts
 
 
 async def run_monkey(draw: Draw, steps: int, seed: int) -> Tally:

@@ -117,3 +117,26 @@ async def test_a_retry_shows_one_notice(make_runtime: Any, replay: ReplayServer)
         assert [n for n in notices(panel) if "retry" in n] == [notices(panel)[0]]
         assert len(notices(panel)) == 1, notices(panel)
         await app.shutdown_runtime()
+
+
+async def test_quit_with_queued_prompts_warns_once_and_quits_on_the_second_press(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    gate = asyncio.Event()
+    replay.add(gated("a long answer that is still streaming", gate), session="s1")
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, app)
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: "a lo" in panel.transcript.streamed_text, "the stream")
+        await pilot.press(*"queued one", "enter")
+        await wait_until(pilot, lambda: len(app.runtime.sessions[panel.session_id].queue) == 1, "the queue")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        assert app.is_running and not app._runtime_closed  # the first press only warns
+        warnings = [n.message for n in app._notifications]
+        assert any("1 queued prompt not sent yet" in m and "ctrl+q" in m for m in warnings), warnings
+        await pilot.press("ctrl+q")
+    gate.set()
+    assert app.return_code == 0
+    assert app._runtime_closed
