@@ -13,7 +13,7 @@ from paragents.models import Message, SessionState
 from paragents.permissions import PermissionMode
 from paragents.sessions import lanes
 from paragents.sessions.core import SessionsCore
-from paragents.sessions.names import MAX_NAME, check_name, unique_name
+from paragents.sessions.names import MAX_NAME, check_name, next_number_name, unique_name
 from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
 
@@ -63,7 +63,7 @@ class SessionLifecycle:
             check_name(name)
             if name in taken:
                 raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
-        name = name or unique_name(f"s{len(taken) + 1}", taken)
+        name = name or next_number_name(taken)
         made = None
         if lane:
             made = await lanes.make_lane(core, name, lane, base)

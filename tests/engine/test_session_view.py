@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from paragents import events as ev
 from paragents.models import SessionState, ToolCall, TurnResult, TurnStatus, Usage
 from paragents.sessions import SessionView
-from paragents.sessions.names import MAX_NAME, unique_name
+from paragents.sessions.names import MAX_NAME, check_name, next_number_name, unique_name
+from paragents.sessions.view import SessionError
 
 
 def make_view() -> SessionView:
@@ -72,3 +75,17 @@ def test_unique_name_numbers_and_stays_within_the_limit() -> None:
     assert unique_name("a-fork", {"a-fork", "a-fork-2"}) == "a-fork-3"
     long = "x" * MAX_NAME
     assert len(unique_name(long, {long})) == MAX_NAME
+
+
+def test_auto_names_take_the_first_free_number() -> None:
+    """After s2 of s1..s3 is closed and forgotten, the next session is s2, not s3-2 (count + 1)."""
+    assert next_number_name(set()) == "s1"
+    assert next_number_name({"s1", "s3"}) == "s2"
+    assert next_number_name({"s1", "s2", "s3"}) == "s4"
+
+
+def test_names_that_read_as_options_are_refused() -> None:
+    for bad in ("-rf", "--help", "-"):
+        with pytest.raises(SessionError, match="not starting with '-'"):
+            check_name(bad)
+    assert check_name("a-b") == "a-b"
