@@ -10,8 +10,9 @@ with VS16 is 2), while tmux and most terminals add up the width of each code poi
 right border is drawn out of line. :func:`clean` therefore leaves only text whose width is the same
 both ways: format characters (ZWJ, variation selectors, bidi controls, zero-width spaces, soft
 hyphens, tag characters) and emoji skin-tone modifiers are removed, so a ZWJ sequence shows as its
-members and ``⚠️`` as ``⚠``, and regional-indicator letters (flags) become ASCII capitals (``🇫🇷`` ->
-``FR``). ``tests/ui/test_text.py`` checks that rich and wcwidth agree on the result.
+members and ``⚠️`` as ``⚠``, and regional-indicator letters (flags) become ASCII capitals in
+brackets (``🇫🇷🇯🇵`` -> ``[FR][JP]``, not ``FRJP``). ``tests/ui/test_text.py`` checks that rich and
+wcwidth agree on the result.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ _WIDTH_UNSAFE = re.compile(
 tags) and skin-tone modifiers: code points whose width depends on their neighbours."""
 _REGIONAL = {0x1F1E6 + i: chr(ord("A") + i) for i in range(26)}
 """Regional-indicator letters (flags are pairs of them) -> ASCII capitals."""
+_FLAG = re.compile("[\U0001f1e6-\U0001f1ff]{1,2}")
+"""A flag (a pair of regional-indicator letters; a lone one too): shown as ``[FR]``."""
 
 
 def clean(text: str) -> str:
@@ -54,7 +57,8 @@ def clean(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
     text = _CONTROL.sub("", text)
     if not text.isascii():
-        text = _WIDTH_UNSAFE.sub("", text).translate(_REGIONAL)
+        text = _WIDTH_UNSAFE.sub("", text)
+        text = _FLAG.sub(lambda m: f"[{m.group().translate(_REGIONAL)}]", text)
     return text
 
 

@@ -22,3 +22,8 @@ def test_shorten_and_tail() -> None:
     shown, cut = tail("line1\nline2\nline3", 8)
     assert cut + len(shown) == len("line1\nline2\nline3")
     assert shown == "line3"
+
+
+def test_flags_in_a_row_stay_apart() -> None:
+    """Two flags in a row read as two country codes, not one word ("FRJP")."""
+    assert clean("vote \U0001f1eb\U0001f1f7\U0001f1ef\U0001f1f5!") == "vote [FR][JP]!"
