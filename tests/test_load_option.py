@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import BUSY_LOOP, start_load, stop_load
+from tests.patience import HANG_GUARD_S
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -44,7 +45,7 @@ def test_a_busy_process_ends_when_its_parent_dies() -> None:
     )
     assert parent.stdout is not None
     child = int(parent.stdout.readline())
-    parent.wait(timeout=30)
+    parent.wait(timeout=HANG_GUARD_S)
     deadline = time.monotonic() + 30
     while _alive(child):
         assert time.monotonic() < deadline, "the busy process outlived its parent"

@@ -14,6 +14,7 @@ import pytest
 
 from paragents.cassette import CassetteError, load_cassette, play_cassette, report_ok, validate_cassette
 from paragents.cli import main as cli_main
+from tests.patience import HANG_GUARD_S
 
 HERE = Path(__file__).parent
 CASSETTES = sorted(p for p in HERE.rglob("*.json") if "failing" not in p.parts)
@@ -22,7 +23,7 @@ REPO = HERE.parent.parent
 
 
 async def replay(path: Path | str) -> dict[str, Any]:
-    return await play_cassette(load_cassette(path), timeout=30)
+    return await play_cassette(load_cassette(path), timeout=HANG_GUARD_S)
 
 
 def session(report: dict[str, Any], name: str) -> dict[str, Any]:
@@ -148,7 +149,7 @@ async def test_an_ask_without_a_scripted_answer_fails_the_replay_without_hanging
         {"tool_calls": [{"name": "write_file", "arguments": '{"path": "x.txt", "content": "x"}'}]},
         {"content": "ok"},
     ]
-    report = await play_cassette(validate_cassette(data), timeout=30)
+    report = await play_cassette(validate_cassette(data), timeout=HANG_GUARD_S)
     assert report["replay_errors"] == [
         "no scripted answer for the approval ask in session s: write_file x.txt"
     ]
@@ -159,7 +160,7 @@ async def test_an_ask_without_a_scripted_answer_fails_the_replay_without_hanging
 async def test_running_out_of_replies_is_a_replay_error() -> None:
     data = minimal()
     data["sessions"][0]["prompts"] = ["one", "two"]
-    report = await play_cassette(validate_cassette(data), timeout=30)
+    report = await play_cassette(validate_cassette(data), timeout=HANG_GUARD_S)
     assert any("more often than it has scripted replies" in e for e in report["replay_errors"])
 
 
@@ -249,7 +250,7 @@ def test_replay_through_a_real_subprocess_prints_one_json_object() -> None:
         text=True,
         env=env,
         cwd=REPO,
-        timeout=60,
+        timeout=HANG_GUARD_S,
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)

@@ -17,6 +17,7 @@ from paragents.cassette import play_cassette, report_ok, validate_cassette
 from paragents.cassette.recorder import CassetteRecorder
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime
+from tests.patience import HANG_GUARD_S
 
 KEY = "sk-test-RECORDSECRET-0123456789"
 REPO = Path(__file__).parent.parent.parent
@@ -100,7 +101,7 @@ async def test_recorded_multi_session_run_replays_to_the_same_state(
     ]
     assert [s["prompts"] for s in data["sessions"]] == [["rewrite the notes"], ["say hello"]]
     assert data["sessions"][1]["replies"][0]["status"] == 503
-    report = await play_cassette(validate_cassette(data, str(path)), timeout=30)
+    report = await play_cassette(validate_cassette(data, str(path)), timeout=HANG_GUARD_S)
     assert report_ok(report), report
     for s in report["sessions"]:
         assert comparable(s["messages"]) == live[s["name"]]
@@ -145,7 +146,7 @@ def test_paragents_run_record_writes_a_cassette_that_replays(tmp_path: Path) -> 
             capture_output=True,
             text=True,
             env=env,
-            timeout=60,
+            timeout=HANG_GUARD_S,
             stdin=subprocess.DEVNULL,
         )
     assert proc.returncode == 0, proc.stderr
@@ -159,7 +160,7 @@ def test_paragents_run_record_writes_a_cassette_that_replays(tmp_path: Path) -> 
         capture_output=True,
         text=True,
         env=env,
-        timeout=60,
+        timeout=HANG_GUARD_S,
     )
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
     report = json.loads(replayed.stdout)

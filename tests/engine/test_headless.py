@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
+from tests.patience import HANG_GUARD_S
 
 
 @pytest.fixture
@@ -31,7 +32,7 @@ def paragents(
         input=stdin,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=HANG_GUARD_S,
     )
 
 

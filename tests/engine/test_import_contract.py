@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import paragents
+from tests.patience import HANG_GUARD_S
 
 
 def core_modules() -> list[str]:
@@ -28,7 +29,7 @@ def test_core_modules_do_not_import_textual() -> None:
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "print(','.join(bad))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG_GUARD_S)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "", f"core imported textual: {proc.stdout.strip()}"
 

@@ -18,6 +18,7 @@ from paragents.sessions import Runtime, SessionError
 from paragents.store import INTERRUPTED_RESULT
 from tests.engine.conftest import Env
 from tests.faults.tally import record
+from tests.patience import HANG_GUARD_S
 
 WRITER = Path(__file__).resolve().parents[1] / "store" / "store_child_writer.py"
 
@@ -34,7 +35,7 @@ def other_process_appends(db: Path, sid: str, prefix: str, count: int) -> list[i
     """Append ``count`` user messages "<prefix>-i" from a real second process; return their ids."""
     out = subprocess.run(
         [sys.executable, str(WRITER), str(db), sid, prefix, str(count)],
-        capture_output=True, text=True, timeout=60, check=True,
+        capture_output=True, text=True, timeout=HANG_GUARD_S, check=True,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )  # fmt: skip
     lines = out.stdout.split()
@@ -189,7 +190,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
         await tui.shutdown()
     finally:
         holder.kill()
-        holder.communicate(timeout=30)
+        holder.communicate(timeout=HANG_GUARD_S)
 
 
 async def test_a_fork_keeps_the_outcome_of_each_tool_result(env: Env) -> None:

@@ -18,9 +18,9 @@ from pathlib import Path
 from paragents import paths
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from tests.faults.tally import record
+from tests.patience import HANG_GUARD_S
 
-WAIT = 120.0
-"""A hang guard, not a speed limit: a cold `paragents run` took over 30 s on a 2-core machine at load 9."""
+WAIT = HANG_GUARD_S
 SESSION = "shared"
 
 

@@ -30,12 +30,12 @@ from paragents.llm.replay_script import ScriptedResponse
 from paragents.store import INTERRUPTED_RESULT, Store, repair_history
 from tests.faults.tally import record
 from tests.faults.validity import request_problems
+from tests.patience import HANG_GUARD_S
 
 SEED = int(os.environ.get("PARAGENTS_FAULT_SEED", "20250607"))
 KILLS = 50
 SESSION = "crashy"
-WAIT = 120.0
-"""A hang guard, not a speed limit: a cold `paragents run` took over 30 s on a 2-core machine at load 9."""
+WAIT = HANG_GUARD_S
 """Upper bound (seconds) on any wait for a kill point; a run that never reaches it fails the test."""
 
 
@@ -230,7 +230,7 @@ def test_kill_minus_nine_loop_loses_nothing_and_sends_valid_histories(tmp_path: 
             _, expected_history, _ = store_state()
             server.add(script(10_000, "echo final"), session=SESSION)
             final = launch(url, project, "final prompt")
-            _out, err = final.communicate(timeout=60)
+            _out, err = final.communicate(timeout=HANG_GUARD_S)
         finally:
             server.stop()
         assert final.returncode == 0, err

@@ -17,6 +17,7 @@ from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.ui.app import make_app
 from tests.faults.tally import record
+from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
 
 KEY = "sk-test-SECRET-7f3a9c1e5b2d4f60a8c9e1d3b5f7a9c2"
@@ -68,7 +69,9 @@ async def test_the_key_appears_in_no_artifact(
             await wait_until(pilot, lambda: len(app.panels) == 2, "second panel")
             await pilot.press(*"fail please", "enter")
             views = list(rt.sessions.values())
-            await wait_until(pilot, lambda: all(v.last_result for v in views), "both turns end", timeout=20)
+            await wait_until(
+                pilot, lambda: all(v.last_result for v in views), "both turns end", timeout=HANG_GUARD_S
+            )
             assert [v.last_result.status.value for v in views if v.last_result] == ["completed", "failed"]
             await pilot.pause()
             app.save_screenshot(filename="after-401.svg", path=str(shots))

@@ -15,6 +15,7 @@ from paragents.sessions import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.transcript import AssistantBlock
 from tests.faults.tally import record
+from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
 
 NASTY = (
@@ -52,7 +53,9 @@ async def test_huge_paste_and_control_sequences_render_safely(replay: ReplayServ
             await wait_until(pilot, lambda: len(box.value) == len(PROMPT), "the paste lands in the prompt")
             await pilot.press("enter")
             view = rt.sessions[panel.session_id]
-            await wait_until(pilot, lambda: view.last_result is not None, "the turn ends", timeout=30)
+            await wait_until(
+                pilot, lambda: view.last_result is not None, "the turn ends", timeout=HANG_GUARD_S
+            )
             await wait_until(pilot, lambda: not panel.transcript.dirty, "the transcript is painted")
             await pilot.pause()
             assert view.last_result is not None and view.last_result.status.value == "completed"

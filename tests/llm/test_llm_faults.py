@@ -17,6 +17,7 @@ from paragents.llm import ChatClient, LLMError
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.llm.stream import StreamDelta, StreamTextDelta
 from paragents.llm.transport import parse_retry_after
+from tests.patience import HANG_GUARD_S
 
 KEY = "sk-live-SECRETKEY-abcdef123456"
 MSGS = [{"role": "user", "content": "hi"}]
@@ -298,10 +299,10 @@ async def test_cancellation_during_a_retry_wait(server: ReplayServer) -> None:
     task = asyncio.create_task(
         client.stream_chat(model="m", messages=MSGS, tools=None, on_retry=lambda *a: waiting.set())
     )
-    await asyncio.wait_for(waiting.wait(), 5)
+    await asyncio.wait_for(waiting.wait(), HANG_GUARD_S)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
-        await asyncio.wait_for(task, 5)
+        await asyncio.wait_for(task, 25)  # well before the 30 s Retry-After: the wait was cancelled
     await client.aclose()
     assert len(server.requests) == 1
 

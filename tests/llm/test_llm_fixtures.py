@@ -14,6 +14,7 @@ from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.llm.stream import StreamDelta, StreamReasoningDelta, StreamTextDelta
 from paragents.models import parse_arguments
 from tests.conftest import shared_fixtures_dir
+from tests.patience import HANG_GUARD_S
 
 API_KEY = "sk-test-fixture-key-0123456789"
 FIXTURES = sorted((shared_fixtures_dir() / "sse").glob("*.json"))
@@ -115,7 +116,8 @@ async def test_a6_first_delta_reaches_caller_before_stream_ends() -> None:
         client = ChatClient(server.base_url, None, max_retries=0)
         try:
             reply = await asyncio.wait_for(
-                client.stream_chat(model="m", messages=[], tools=None, on_delta=on_delta), timeout=10
+                client.stream_chat(model="m", messages=[], tools=None, on_delta=on_delta),
+                timeout=HANG_GUARD_S,
             )
             reply_done.set()
         finally:

@@ -12,6 +12,7 @@ import pytest
 from paragents.llm import ChatClient
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.models import Usage
+from tests.patience import HANG_GUARD_S
 
 
 def test_from_fixture_forms() -> None:
@@ -104,7 +105,7 @@ def test_threaded_server_serves_sync_callers() -> None:
             )
             assert resp.status_code == 200 and "from thread" in resp.text
             assert http.get(server.base_url + "/models").json()["data"][0]["id"] == "a"
-        requests = server.wait_for_requests(2, timeout=5)
+        requests = server.wait_for_requests(2, timeout=HANG_GUARD_S)
         assert requests[0].session == "s9" and requests[0].body_json == body
         assert json.loads(resp.text.split("data: ", 2)[1].split("\n")[0])["object"] == "chat.completion.chunk"
     assert server.base_url  # stop() is idempotent

@@ -11,6 +11,7 @@ from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
 from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
+from tests.patience import HANG_GUARD_S
 
 
 def say(text: str) -> ScriptedResponse:
@@ -133,7 +134,7 @@ async def test_compaction_asked_during_a_tool_call_waits_for_the_results(env: En
     assert not any(is_summary_request(r) for r in env.server.requests)  # nothing sent mid-call
 
     env.sink.of(ev.PermissionRequested, view.id)[0].reply.set_result(("allow_once", None))
-    outcome = await asyncio.wait_for(task, 10)
+    outcome = await asyncio.wait_for(task, HANG_GUARD_S)
     await rt.wait_idle(view.id)
     assert outcome.ok
     kinds = [type(e) for e in env.sink.events if e.session_id == view.id]

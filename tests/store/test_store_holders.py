@@ -25,6 +25,7 @@ from paragents.store import (
     connection,
 )
 from paragents.store.migrations import MIGRATIONS, split_statements
+from tests.patience import HANG_GUARD_S
 
 CHILD = Path(__file__).with_name("store_child_holder.py")
 
@@ -43,7 +44,7 @@ def holder_child(db_file: Path, session: SessionRecord) -> Iterator[subprocess.P
     finally:
         if proc.poll() is None:
             proc.kill()
-        proc.communicate(timeout=30)
+        proc.communicate(timeout=HANG_GUARD_S)
 
 
 async def test_a_session_held_by_a_live_process_is_refused_and_taken_over_once_it_is_dead(
@@ -56,7 +57,7 @@ async def test_a_session_held_by_a_live_process_is_refused_and_taken_over_once_i
     assert (await store.get_holder(session.id)).pid == holder_child.pid  # type: ignore[union-attr]
 
     holder_child.kill()
-    holder_child.wait(timeout=30)
+    holder_child.wait(timeout=HANG_GUARD_S)
     previous = await store.acquire_session(session.id)  # dead holder: taken over without asking
     assert previous is not None and previous.pid == holder_child.pid
     assert (await store.get_holder(session.id)).pid == os.getpid()  # type: ignore[union-attr]

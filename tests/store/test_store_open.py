@@ -13,6 +13,7 @@ import pytest
 
 from paragents import paths
 from paragents.store import SCHEMA_VERSION, Store, StoreError
+from tests.patience import HANG_GUARD_S
 
 
 def _versions(db_file: Path) -> list[int]:
@@ -85,7 +86,7 @@ def test_processes_opening_at_once_migrate_once(db_file: Path) -> None:
         subprocess.Popen([sys.executable, "-c", code, str(db_file)], stdout=subprocess.PIPE, text=True)
         for _ in range(4)
     ]
-    outputs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    outputs = [p.communicate(timeout=HANG_GUARD_S)[0].strip() for p in procs]
     assert outputs == ["ok"] * 4
     assert [p.returncode for p in procs] == [0] * 4
     assert _versions(db_file) == [SCHEMA_VERSION]

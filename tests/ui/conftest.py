@@ -12,12 +12,15 @@ import pytest
 
 from paragents.llm.replay import ReplayServer
 from paragents.sessions import Runtime
+from tests.patience import HANG_GUARD_S
 
 SIZE = (160, 45)
 """Terminal size of every pilot and snapshot test."""
 
 
-async def wait_until(pilot: Any, condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+async def wait_until(
+    pilot: Any, condition: Callable[[], bool], what: str, timeout: float = HANG_GUARD_S
+) -> None:
     """Let the app process messages until ``condition()`` holds; fail naming ``what`` after ``timeout`` s.
 
     Polls between message-queue drains (pilot.pause) with a short event-loop yield; it is a bounded

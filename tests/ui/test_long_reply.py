@@ -13,6 +13,7 @@ import pytest
 from paragents.ui.app import make_app
 from paragents.ui.widgets import markdown_reply
 from paragents.ui.widgets.markdown_reply import OFF_LOOP_CHARS, MarkdownReply
+from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
 
@@ -45,7 +46,7 @@ async def test_long_reply_shows_its_text_at_once_and_is_rendered_once(
 
     def held_parse(text: str) -> list[Any]:
         if len(text) >= OFF_LOOP_CHARS:
-            assert gate.wait(10), "the test never released the parse"
+            assert gate.wait(HANG_GUARD_S), "the test never released the parse"
         return parse(text)
 
     def counted_rows(text: str, width: int, *args: Any) -> Any:
