@@ -329,9 +329,9 @@ class ApprovalsMixin(StoreBase):
         return rowcount > 0
 
     async def adopt_approval(self, approval_id: str, turn_id: int | None, *, pid: int | None = None) -> None:
-        """Make this process (``pid``) the one waiting on a pending row again (after a restart)."""
+        """Make this process (``pid``) the one waiting on a row again (after a restart), in ``turn_id``."""
         await self._write_one(
-            "UPDATE approvals SET pid = ?, host = ?, turn_id = ? WHERE id = ? AND state = 'pending'",
+            "UPDATE approvals SET pid = ?, host = ?, turn_id = ? WHERE id = ?",
             (os.getpid() if pid is None else pid, this_host(), turn_id, approval_id),
         )
 
@@ -363,12 +363,17 @@ class ApprovalsMixin(StoreBase):
                 del wakers[approval_id]
 
     async def orphaned_approvals(self, current_pid: int | None = None) -> list[ApprovalRecord]:
-        """Pending rows whose waiting process (on this host) is gone: a crash left them."""
+        """Rows a crash left behind, oldest first: the process waiting on them (on this host) is gone
+        and they are pending, or were answered (by another process, while it was down) for a turn
+        that was then interrupted (the answer was never used)."""
         me = os.getpid() if current_pid is None else current_pid
         host = this_host()
-        return [
-            r for r in await self.list_approvals() if r.pid != me and r.host == host and not pid_alive(r.pid)
-        ]
+        rows = await self._fetchall(
+            f"{_SELECT} LEFT JOIN turns t ON t.id = a.turn_id WHERE a.state = 'pending' OR "
+            "(a.state = 'answered' AND t.status = 'interrupted') ORDER BY a.created_at, a.rowid"
+        )
+        recs = [ApprovalRecord.from_row(r) for r in rows]
+        return [r for r in recs if r.pid != me and r.host == host and not pid_alive(r.pid)]
 
 
 def _answer_message(approval_id: str, status: AnswerStatus, answer: str, rec: ApprovalRecord | None) -> str:
