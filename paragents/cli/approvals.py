@@ -28,7 +28,15 @@ EXIT_REFUSED = 5
 
 
 def add_parsers(sub: Any) -> None:
-    """Add ``inbox`` and ``approve`` to the top-level subparsers ``sub``."""
+    """Add ``inbox`` and ``approve`` to the top-level subparsers ``sub``, and ``--wait-approvals`` to
+    its ``run`` subcommand when that exists."""
+    run_parser = sub.choices.get("run")
+    if run_parser is not None:
+        run_parser.add_argument(
+            "--wait-approvals",
+            action="store_true",
+            help="without a terminal, leave asks pending for `paragents approve` (default: deny them)",
+        )
     inbox = sub.add_parser("inbox", help="list what waits on you: pending approvals and conflicts")
     inbox.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
     inbox.add_argument("--all", action="store_true", help="every project's, not only this one's")
@@ -39,7 +47,9 @@ def add_parsers(sub: Any) -> None:
     scope = approve.add_mutually_exclusive_group()
     scope.add_argument("--session-wide", action="store_true", help="allow it for the rest of the session")
     scope.add_argument("--always", action="store_true", help="allow it always (stores the rule shown)")
-    scope.add_argument("--deny", dest="deny_answer", action="store_true", help="deny it (a conflict: skip the call)")
+    scope.add_argument(
+        "--deny", dest="deny_answer", action="store_true", help="deny it (a conflict: skip the call)"
+    )
     scope.add_argument("--answer", metavar="A", help="a conflict's choice: wait, run_anyway, skip, reread")
     approve.add_argument("--note", metavar="TEXT", help="with --deny: tell the model why")
     approve.add_argument("--json", action="store_true", help="print the result as JSON")
