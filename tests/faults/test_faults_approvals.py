@@ -13,8 +13,8 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -96,17 +96,22 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
+class Replay(ThreadedReplayServer):
+    """The loopback model server, with the ``url`` it listens on."""
+
+    url = ""
+
+
 @pytest.fixture
-def server() -> Any:
-    srv = ThreadedReplayServer(models=["m"])
-    url = srv.start()
-    srv.url = url
+def server() -> Iterator[Replay]:
+    srv = Replay(models=["m"])
+    srv.url = srv.start()
     yield srv
     srv.stop()
 
 
 async def test_an_answer_through_the_store_from_another_process_unblocks_the_write(
-    project: Path, server: Any
+    project: Path, server: Replay
 ) -> None:
     server.add(write_script(), session=SESSION)
     proc = await start_run(server.url, project, "write out.txt")
@@ -127,7 +132,9 @@ async def test_an_answer_through_the_store_from_another_process_unblocks_the_wri
     record("approval answered from another process", recovered=True)
 
 
-async def test_paragents_approve_answers_and_a_second_answer_is_refused(project: Path, server: Any) -> None:
+async def test_paragents_approve_answers_and_a_second_answer_is_refused(
+    project: Path, server: Replay
+) -> None:
     server.add(write_script(), session=SESSION)
     proc = await start_run(server.url, project, "write out.txt")
     try:
@@ -152,7 +159,7 @@ async def test_paragents_approve_answers_and_a_second_answer_is_refused(project:
 
 
 async def test_a_crash_with_a_pending_approval_asks_it_again_after_the_restart(
-    project: Path, server: Any
+    project: Path, server: Replay
 ) -> None:
     server.add(write_script()[:1], session=SESSION)
     proc = await start_run(server.url, project, "write out.txt")
