@@ -97,19 +97,20 @@ async def _inbox(args: argparse.Namespace, store: Any) -> int:
     from rich.table import Table
     from rich.text import Text
 
-    table = Table("id", "age", "session", "kind", "what", "answers", "waiting in")
+    table = Table("id", "age", "session", "kind", "what", "waiting in")
     for r in rows:
         where = "process gone: asked again when reopened" if r.waiter_gone() else f"pid {r.pid}"
-        table.add_row(
-            r.id,
-            _age(r.created_at),
-            Text(r.session_name),
-            r.kind,
-            Text(r.summary),
-            ", ".join(r.answers),
-            where,
+        kind = r.kind if r.kind == "approval" else f"conflict ({'/'.join(r.choices)})"
+        table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, Text(r.summary), where)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(
+        Text(
+            "answer: paragents approve ID [--session-wide | --always | --deny [--note TEXT]]"
+            " (a conflict: --answer CHOICE)",
+            style="dim",
         )
-    Console(highlight=False).print(table)
+    )
     return 0
 
 
