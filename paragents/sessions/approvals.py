@@ -77,6 +77,7 @@ async def resume_orphans(core: SessionsCore, view: SessionView) -> list[Approval
     if why is not None:
         await _close(core, view, newest, why)
         return []
+    await core.store.adopt_approval(newest.id, newest.turn_id)  # waited on here again (inbox says so)
     core.turn_done[view.id].clear()
     core.scheduler.submit(view.id, RESUME_PROMPT.format(summary=newest.summary), resume=newest)
     core.notes.append(
