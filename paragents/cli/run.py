@@ -108,7 +108,6 @@ class HeadlessSink:
         async with self._ask_lock:
             if event.reply.done():
                 return
-            self.err.print(f"(or from another terminal: {elsewhere})", markup=False, style="dim")
             prompt = asyncio.ensure_future(self._prompt(event))
             either: set[asyncio.Future[Any]] = {prompt, event.reply}
             await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
@@ -159,6 +158,12 @@ class HeadlessSink:
         out.print(
             "  [bold]y[/] allow once  [bold]s[/] allow for this session  "
             f"[bold]a[/] always allow ({escape(rules)})  [bold]n[/] deny  [bold]d[/] deny with a note"
+        )
+        out.print(
+            f"  (or from another terminal: paragents approve {event.request_id} "
+            "[--session-wide|--always|--deny])",
+            style="dim",
+            markup=False,
         )
         session: PromptSession[str] = PromptSession()
         while True:
