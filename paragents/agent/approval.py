@@ -155,6 +155,10 @@ async def _await_row(
             row = waiter.result()
             if not reply.done():
                 reply.set_result(answer_of(row))  # the client's bar is answered: it goes away
+            elif not reply.cancelled() and reply.result()[0] != row.answer:  # both at once: the row won
+                emit(
+                    ev.Notice(sid, f"your answer was not taken: answered {row.describe_answer()}", "warning")
+                )
             return row
         answer, payload = reply.result()
         by, note, rules = _from_future(answer, payload)

@@ -68,6 +68,12 @@ async def _run(args: argparse.Namespace) -> int:
     from paragents import paths
     from paragents.store import Store, StoreError
 
+    if not paths.db_path().exists():  # nothing was ever asked here: do not create the store
+        if args.command == "inbox":
+            print("[]" if args.json else "nothing waits on you (no store yet)")
+            return 0
+        print(f"paragents approve: no approval or conflict with id {args.id!r}", file=sys.stderr)
+        return 2
     try:
         store = await Store.open(paths.db_path())
     except StoreError as exc:

@@ -90,3 +90,10 @@ def test_approve_usage_errors_exit_2(project: Path, capsys: pytest.CaptureFixtur
     assert main(["approve", "ask1", "--session-wide", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["status"] == "accepted" and out["approval"]["answer"] == "allow_session"
+
+
+def test_without_a_store_nothing_is_created(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inbox", "--json"]) == 0
+    assert capsys.readouterr().out.strip() == "[]"
+    assert main(["approve", "abcd"]) == 2
+    assert not paths.db_path().exists()
