@@ -13,6 +13,7 @@ import itertools
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(slots=True)
@@ -22,6 +23,8 @@ class QueuedPrompt:
     id: str
     text: str
     seq: int = 0
+    resume: Any = None
+    """An approval row a crash left pending: this "prompt" continues its turn (sessions/approvals.py)."""
 
 
 RunTurn = Callable[[str, QueuedPrompt], Awaitable[None]]
@@ -77,9 +80,9 @@ class Scheduler:
         return [sid for _, sid in sorted(heads)]
 
     # -- commands --------------------------------------------------------------------------------
-    def submit(self, session_id: str, text: str) -> QueuedPrompt:
+    def submit(self, session_id: str, text: str, *, resume: Any = None) -> QueuedPrompt:
         """Queue ``text`` for ``session_id`` and start it at once when a slot is free; return it."""
-        prompt = QueuedPrompt(id=uuid.uuid4().hex[:8], text=text, seq=next(self._seq))
+        prompt = QueuedPrompt(id=uuid.uuid4().hex[:8], text=text, seq=next(self._seq), resume=resume)
         self._sessions.setdefault(session_id, _SessionQueue()).prompts.append(prompt)
         self._on_change(session_id)
         self._pump()

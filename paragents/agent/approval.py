@@ -1,22 +1,26 @@
-"""Approval of one tool call: the policy decides; when it says ask, the user is asked through a
-``PermissionRequested`` event whose Future the client resolves; every decision is audited in the
-store; the answer comes back typed (:class:`Approval`). Nothing here imports Textual."""
+"""Approval of one tool call: the policy decides; when it says ask, the ask becomes a pending row of the
+store's ``approvals`` table and a ``PermissionRequested`` event. The engine awaits the row: the event's
+Future is this process's client answering (its answer is written to the row, first answer wins), and
+any other process answers the row itself (``paragents approve``, the HTTP API). Every decision is
+audited in the store; the answer comes back typed (:class:`Approval`). Nothing here imports Textual."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from paragents import events as ev
 from paragents.agent.session import SessionReader
 from paragents.models import CallPreview, SessionState, ToolCall
+from paragents.store.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:
     from paragents.permissions import Decision, Policy
-    from paragents.store import Store
+    from paragents.store import ApprovalRecord, Store
     from paragents.tools.sandbox import SandboxConfig
 
 
@@ -41,10 +45,15 @@ async def approve(
     sandbox: SandboxConfig | None = None,
     sandboxed: bool | None = None,
     preview: Callable[[], Awaitable[CallPreview | None]] | None = None,
+    turn_id: int | None = None,
+    resume: ApprovalRecord | None = None,
 ) -> Approval:
     """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
     ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
-    computes what the call will do, shown with the ask (only called when the user is asked)."""
+    computes what the call will do, shown with the ask (only called when the user is asked).
+    The ask is a row of the store's ``approvals`` table (``turn_id`` its turn), answered once by this
+    process's client or any other process; ``resume`` is the row a crashed process left pending for
+    this call: it is asked again under the same id (or its answer, given meanwhile, is used)."""
     sid = session.id
     decision = policy.decide(
         tool_name,
@@ -62,32 +71,140 @@ async def approve(
         "rule": decision.rule,
         "scope": decision.scope,
     }
+    if resume is not None and decision.decision != "ask":
+        await _close_quietly(
+            store, resume.id, f"decided by the policy after the restart: {decision.decision}"
+        )
     if decision.decision == "allow":
         await store.record_decision(sid, **audit, answered_by="policy", answer="allow")
         return Approval(True)
     if decision.decision == "deny":
         await store.record_decision(sid, **audit, answered_by="policy", answer="deny")
         return Approval(False, f"denied by policy: {decision.reason}")
-    shown = await preview() if preview is not None else None
-    answer, payload = await _ask(session, emit, call, summary, decision, sandboxed, shown)
-    by = "headless" if isinstance(payload, dict) and payload.get("headless") else "user"
-    await store.record_decision(sid, **audit, answered_by=by, answer=answer)
+    if resume is not None and resume.state != "pending":  # answered while this process was down
+        answer, payload = answer_of(resume)
+        emit(ev.Notice(sid, f"{summary}: {resume.describe_answer()} (while paragents was stopped)", "info"))
+        by = resume.answered_by or resume.state
+    else:
+        shown = await preview() if preview is not None else None
+        answer, payload, by = await _ask(
+            session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume
+        )
+    audit_by = "headless" if by == "headless" else "user"
+    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer)
     return await _apply_answer(session, policy, store, emit, decision, answer, payload)
+
+
+PREVIEW_CHARS = 20000
+"""The preview kept in an approval's row is cut to this many characters."""
+
+
+def preview_text(preview: CallPreview | None) -> str:
+    """The plain text of a preview kept in the approval's row (the command, the diff, its facts)."""
+    if preview is None:
+        return ""
+    text = "\n".join(p for p in (preview.text, preview.detail, preview.problem) if p)
+    return text[:PREVIEW_CHARS]
+
+
+def answer_of(row: ApprovalRecord) -> tuple[ev.ApprovalAnswer, Any]:
+    """The ``(answer, payload)`` an answered (or expired, closed) row stands for, as a client's Future
+    would carry it: allow_always carries the chosen rules, reject_with_note the note; a row that ended
+    without an answer is a rejection saying why."""
+    if row.state != "answered" or row.answer not in APPROVAL_ANSWERS:
+        why = "the ask expired with no answer" if row.state == "expired" else (row.note or "no answer")
+        return "reject_once", {"reason": why}
+    answer = cast("ev.ApprovalAnswer", row.answer)
+    if answer == "allow_always":
+        return answer, list(row.rules)
+    if answer == "reject_with_note":
+        return answer, {"note": row.note or ""}
+    if answer == "reject_once":
+        return answer, {"reason": row.note, "headless": row.answered_by == "headless"} if row.note else None
+    return answer, None
+
+
+def _from_future(answer: ev.ApprovalAnswer, payload: Any) -> tuple[str, str | None, list[str] | None]:
+    """``(answered_by, note, rules)`` of an answer a client gave through the event's Future."""
+    by = "headless" if isinstance(payload, dict) and payload.get("headless") else "user"
+    note: str | None = None
+    rules: list[str] | None = None
+    if answer == "reject_with_note":
+        note = str(payload.get("note") if isinstance(payload, dict) else payload)
+    elif answer == "reject_once" and isinstance(payload, dict) and payload.get("reason"):
+        note = str(payload["reason"])
+    elif answer == "allow_always" and isinstance(payload, list | tuple) and payload:
+        rules = [str(r) for r in payload]
+    return by, note, rules
+
+
+async def _await_row(
+    store: Store,
+    request_id: str,
+    reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]],
+    emit: ev.EventSink,
+    sid: str,
+) -> ApprovalRecord:
+    """Wait for the row to be answered: by this process's client (the Future: its answer is written to
+    the row, which takes only the first answer) or by any other process (the row). Returns the row."""
+    waiter = asyncio.ensure_future(store.wait_approval(request_id))
+    try:
+        either: set[asyncio.Future[Any]] = {reply, waiter}
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if waiter.done():
+            row = waiter.result()
+            if not reply.done():
+                reply.set_result(answer_of(row))  # the client's bar is answered: it goes away
+            elif not reply.cancelled() and reply.result()[0] != row.answer:  # both at once: the row won
+                emit(
+                    ev.Notice(sid, f"your answer was not taken: answered {row.describe_answer()}", "warning")
+                )
+            return row
+        answer, payload = reply.result()
+        by, note, rules = _from_future(answer, payload)
+        result = await store.answer_approval(request_id, answer, by, note, rules=rules)
+        if not result.accepted:
+            emit(ev.Notice(sid, f"your answer was not taken: {result.message}", "warning"))
+        assert result.approval is not None
+        return result.approval
+    finally:
+        if not waiter.done():
+            waiter.cancel()
 
 
 async def _ask(
     session: SessionReader,
+    store: Store,
     emit: ev.EventSink,
     call: ToolCall,
     summary: str,
     decision: Decision,
     sandboxed: bool | None,
     preview: CallPreview | None,
-) -> tuple[ev.ApprovalAnswer, Any]:
-    """Put the session in WAITING, emit the ask and wait for its Future; return ``(answer, payload)``."""
+    turn_id: int | None,
+    resume: ApprovalRecord | None,
+) -> tuple[ev.ApprovalAnswer, Any, str]:
+    """Put the session in WAITING, record the ask as a pending row (or take over ``resume``'s row after
+    a restart), emit it and wait for the row's answer; return ``(answer, payload, answered_by)``."""
     sid = session.id
     reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]] = asyncio.get_running_loop().create_future()
-    request_id = uuid.uuid4().hex[:12]
+    if resume is not None:
+        request_id = resume.id
+        await store.adopt_approval(request_id, turn_id)
+    else:
+        request_id = uuid.uuid4().hex[:12]
+        await store.add_approval(
+            request_id,
+            sid,
+            kind="approval",
+            tool=call.name,
+            summary=summary,
+            call={"id": call.id, "name": call.name, "arguments": call.arguments},
+            turn_id=turn_id,
+            reason=decision.reason,
+            preview=preview_text(preview),
+            rules=tuple(decision.suggested_rules),
+        )
     previous = session.state
     emit(ev.SessionStateChanged(sid, SessionState.WAITING, summary))
     emit(
@@ -106,15 +223,24 @@ async def _ask(
         )
     )
     try:
-        answer, payload = await reply
+        row = await _await_row(store, request_id, reply, emit, sid)
     except asyncio.CancelledError:
+        await asyncio.shield(_close_quietly(store, request_id, "the turn was cancelled"))
         emit(ev.PermissionResolved(sid, request_id, "cancelled"))
         raise
+    answer, payload = answer_of(row)
     state = previous if previous is not SessionState.WAITING else SessionState.RUNNING
     emit(ev.SessionStateChanged(sid, state, ""))
-    by = "headless" if isinstance(payload, dict) and payload.get("headless") else "user"
+    by = row.answered_by or row.state
     emit(ev.PermissionResolved(sid, request_id, answer, by))
-    return answer, payload
+    return answer, payload, by
+
+
+async def _close_quietly(store: Store, request_id: str, note: str) -> None:
+    from paragents.store import StoreError
+
+    with contextlib.suppress(StoreError):
+        await store.close_approval(request_id, note)
 
 
 async def _apply_answer(

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import Store
+    from paragents.store import ApprovalRecord, Store
     from paragents.tools.registry import ToolRegistry
     from paragents.tools.sandbox import SandboxConfig, SandboxStatus
 
@@ -352,8 +352,13 @@ class Agent:
         added.append(shown)
         self.emit(ev.MessageAdded(self.session.id, shown))
 
-    async def run_turn(self, prompt: str) -> TurnResult:
+    async def run_turn(self, prompt: str, resume: ApprovalRecord | None = None) -> TurnResult:
         """Run one turn for the user text ``prompt``; return how it ended.
+
+        ``resume``: an approval a crashed process left pending (``paragents.sessions.resume``). The turn
+        then continues that interrupted turn instead of sending a prompt: the call (whose stored result
+        says "interrupted") is re-issued as a new assistant tool call, asked again under the same
+        approval id (or run on the answer given meanwhile), and the loop goes on from its result.
 
         Never raises for endpoint or tool failures (they end the turn as failed, with the error);
         re-raises asyncio.CancelledError after recording the turn as cancelled."""
@@ -373,11 +378,17 @@ class Agent:
         pending_calls: list[ToolCall] = []
         partial = _Partial()
         try:
-            try:
-                await self._append(user_message(prompt), added)
-            except HistoryChanged:  # written between the sync and now: reload once more
-                await self.sync()
-                await self._append(user_message(prompt), added)
+            if resume is not None:
+                pending_calls = [await self._reissue(resume, added)]
+                content, outcome = await self._run_call(pending_calls[0], None, resume)
+                await self._append(tool_message(pending_calls[0].id, content), added, outcome)
+                pending_calls = []
+            else:
+                try:
+                    await self._append(user_message(prompt), added)
+                except HistoryChanged:  # written between the sync and now: reload once more
+                    await self.sync()
+                    await self._append(user_message(prompt), added)
             self.loop_guard.reset(new_turn=True)
             if self.budget is not None:
                 self.budget.start_clock()
@@ -677,7 +688,21 @@ class Agent:
         return usage
 
     # -- tools -----------------------------------------------------------------------------------------
-    async def _run_call(self, call: ToolCall, finish_reason: str | None) -> tuple[str, str]:
+    async def _reissue(self, resume: ApprovalRecord, added: list[Message]) -> ToolCall:
+        """Store an assistant message re-issuing the call of a resumed approval (a new call id: the old
+        one has its "interrupted" result) and return that call."""
+        old = resume.call
+        call = ToolCall(
+            f"{old.get('id') or 'call'}-resumed",
+            str(old.get("name") or resume.tool),
+            str(old.get("arguments") or "{}"),
+        )
+        await self._append({"role": "assistant", "content": "", "tool_calls": [call.to_openai()]}, added)
+        return call
+
+    async def _run_call(
+        self, call: ToolCall, finish_reason: str | None, resume: ApprovalRecord | None = None
+    ) -> tuple[str, str]:
         """Check, ask, run one tool call; return the text of its tool message and its outcome (ok,
         error, denied or skipped). Never raises but CancelledError (and StoreError)."""
         sid = self.session.id
@@ -720,6 +745,8 @@ class Agent:
             sandbox=sandbox,
             sandboxed=sandboxed,
             preview=lambda: self._preview(tool.name, args),
+            turn_id=self._turn_id,
+            resume=resume,
         )
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))

@@ -6,6 +6,7 @@
     paragents sessions list | show NAME | export NAME --format md|json
     paragents permissions check ... | show ...
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
+    paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
 
 Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
 4 session held by another live process (``run`` without ``--take-over``), 130 cancelled.
@@ -61,6 +62,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return asyncio.run(run_sessions(args))
     if args.command == "lanes":
         return int(args.lanes_run(args))
+    if args.command in ("inbox", "approve"):
+        return int(args.approvals_run(args))
     if args.command == "permissions":
         from paragents.cli.permissions import run_permissions
 

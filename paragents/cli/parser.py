@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["md", "json"], default="md")
 
     add_permissions_parser(sub)
+    from paragents.cli.approvals import add_parsers as add_approvals_parsers
+
+    add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
     return parser
 
 

@@ -5,7 +5,9 @@ Output: the reply streams to stdout rendered with rich (or, with ``--json``, one
 in ``messages`` marked ``"incomplete": true``, tool results carry their ``"outcome"``). Recovery notes
 of the start (interrupted turns repaired, reservations released, a session taken over) go to stderr
 and into ``notes``. Asks are answered on the command line with a
-prompt-toolkit prompt when stdin is a terminal; without a terminal an ask becomes a denial saying so.
+prompt-toolkit prompt when stdin is a terminal (or from another process: ``paragents approve ID``);
+without a terminal an ask becomes a denial saying so, unless ``--wait-approvals`` leaves it pending
+for another process to answer.
 Exit codes: 0 done, 1 runtime failure (``error.kind`` "store": the database could not be written),
 2 config or auth, 3 endpoint protocol error, 4 the session is held by another live process (pass
 ``--take-over`` to take it), 130 cancelled.
@@ -42,6 +44,8 @@ class HeadlessSink:
         self.interactive = interactive
         self._in_reasoning = False
         self._ask_lock = asyncio.Lock()
+        self.wait_approvals = False
+        """Without a terminal, leave asks pending for another process to answer (``--wait-approvals``)."""
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.BudgetPaused):  # nobody can raise a cap here: stop (exit code 7)
@@ -92,14 +96,27 @@ class HeadlessSink:
                 self.err.print(f"[bold red]{escape(event.error)}[/]")
 
     async def _answer(self, event: ev.PermissionRequested) -> None:
+        elsewhere = f"paragents approve {event.request_id} [--session-wide|--always|--deny]"
         if not self.interactive:
-            if not event.reply.done():
+            if self.wait_approvals:  # another process answers the row (paragents approve, the API)
+                self.err.print(f"waiting for an answer to {event.summary}: {elsewhere}", markup=False)
+            elif not event.reply.done():
                 event.reply.set_result(
                     ("reject_once", {"headless": True, "reason": f"no terminal to ask ({event.reason})"})
                 )
             return
         async with self._ask_lock:
-            answer = await self._prompt(event)
+            if event.reply.done():
+                return
+            prompt = asyncio.ensure_future(self._prompt(event))
+            either: set[asyncio.Future[Any]] = {prompt, event.reply}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if not prompt.done():  # answered from another process: stop asking here
+                prompt.cancel()
+                await asyncio.gather(prompt, return_exceptions=True)
+                self.console.print("\n[dim]answered elsewhere[/]")
+                return
+        answer = prompt.result()
         if not event.reply.done():
             event.reply.set_result(answer)
 
@@ -141,6 +158,12 @@ class HeadlessSink:
         out.print(
             "  [bold]y[/] allow once  [bold]s[/] allow for this session  "
             f"[bold]a[/] always allow ({escape(rules)})  [bold]n[/] deny  [bold]d[/] deny with a note"
+        )
+        out.print(
+            f"  (or from another terminal: paragents approve {event.request_id} "
+            "[--session-wide|--always|--deny])",
+            style="dim",
+            markup=False,
         )
         session: PromptSession[str] = PromptSession()
         while True:
@@ -254,6 +277,7 @@ async def run_headless(args: Any) -> int:
     sink = HeadlessSink(
         console, json_mode=args.json, interactive=sys.stdin.isatty() and not args.json, err=err
     )
+    sink.wait_approvals = bool(getattr(args, "wait_approvals", False))
     runtime.set_sink(sink)
     status, error, kind = "failed", None, None
     messages: list[dict[str, Any]] = []

@@ -202,6 +202,7 @@ class ConflictChecker:
                     if session_id not in self._queue:
                         self._queue[session_id] = (next(self._arrivals), targets, summary, time.time())
                     shown = self._show(session_id, call, summary, conflict)
+                    await self._add_row(session_id, shown)
                     await self._record(session_id, shown, None, "", final=False)
                     if self.unattended_wait is not None:
                         deadline = time.monotonic() + self.unattended_wait
@@ -336,22 +337,44 @@ class ConflictChecker:
         answer None means "re-check" (something was released before an answer came). Past
         ``deadline`` (monotonic seconds; unattended only) the answer is skip (reread for stale reads)."""
         reply = shown.reply
-        if not reply.done():
-            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
-            if left == 0.0:
-                return ("reread" if conflict.kind == "stale_read" else "skip"), "unattended"
-            waiters: set[asyncio.Future[Any]] = {reply}
-            if conflict.kind != "stale_read":
-                waiters.add(asyncio.ensure_future(self._wait_release(conflict, left)))
-            _done, pending = await asyncio.wait(waiters, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            for task in pending:
-                if task is not reply:
-                    task.cancel()
+        row: asyncio.Future[Any] = asyncio.ensure_future(self.store.wait_approval(shown.conflict_id))
+        try:
             if not reply.done():
+                left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+                if left == 0.0:
+                    return ("reread" if conflict.kind == "stale_read" else "skip"), "unattended"
+                waiters: set[asyncio.Future[Any]] = {reply, row}
+                if conflict.kind != "stale_read":
+                    waiters.add(asyncio.ensure_future(self._wait_release(conflict, left)))
+                _done, pending = await asyncio.wait(
+                    waiters, timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
+                for task in pending:
+                    if task is not reply and task is not row:
+                        task.cancel()
+                if row.done() and not row.cancelled() and row.exception() is None:
+                    answered = row.result()
+                    if answered.state == "answered" and answered.answer in shown.choices:
+                        if not reply.done():
+                            reply.set_result(answered.answer)  # the client's bar goes away
+                        return answered.answer, answered.answered_by or "user"
+                if not reply.done():
+                    return None, "auto"
+            if reply.cancelled():
                 return None, "auto"
-        if reply.cancelled():
-            return None, "auto"
-        return reply.result(), "user"
+            return await self._answer_row(shown, reply.result())
+        finally:
+            if not row.done():
+                row.cancel()
+
+    async def _answer_row(self, shown: ev.ConflictDetected, answer: ev.ConflictAnswer) -> tuple[Any, str]:
+        """Write this process's client's answer to the conflict's row; the row's first answer wins."""
+        result = await self.store.answer_approval(shown.conflict_id, answer, "user")
+        first = result.approval
+        if result.accepted or first is None or first.state != "answered" or first.answer is None:
+            return answer, "user"
+        self.emit(ev.Notice(shown.session_id, f"your answer was not taken: {result.message}", "warning"))
+        return first.answer, first.answered_by or "user"
 
     async def _wait_release(self, conflict: Conflict, timeout: float | None) -> None:
         """Return once a release happened in this process since ``conflict`` was found (at once when
@@ -364,9 +387,28 @@ class ConflictChecker:
                     self._released.wait_for(lambda: self._generation != conflict.generation), timeout
                 )
 
+    async def _add_row(self, session_id: str, shown: ev.ConflictDetected) -> None:
+        """Record the held call as a pending ``conflict`` row (answerable from any process)."""
+        call = shown.call
+        await self.store.add_approval(
+            shown.conflict_id,
+            session_id,
+            kind="conflict",
+            tool=call.name,
+            summary=shown.summary,
+            call={"id": call.id, "name": call.name, "arguments": call.arguments},
+            turn_id=self.turn_of(session_id),
+            reason=f"{shown.kind} on {shown.path}" + (f", held by {shown.holder}" if shown.holder else ""),
+            preview=shown.diff or "",
+            choices=shown.choices,
+        )
+
     async def _resolved(self, session_id: str, shown: ev.ConflictDetected, answer: str, by: str) -> None:
         if not shown.reply.done():
             shown.reply.cancel()
+        if by in ("auto", "cancelled", "unattended"):
+            with contextlib.suppress(Exception):  # a row answered meanwhile keeps its answer
+                await self.store.close_approval(shown.conflict_id, f"resolved without an answer ({by})")
         self.emit(ev.ConflictResolved(session_id, shown.conflict_id, answer, by))
         await self._record(session_id, shown, answer, by, final=True)
 

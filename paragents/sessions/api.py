@@ -4,6 +4,7 @@ that in ``paragents.sessions.runtime``). Nothing here imports Textual."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from paragents.conflicts import ConflictChecker
     from paragents.limits import Budget
     from paragents.permissions import Policy
-    from paragents.store import NoteRecord, SessionRecord, Store
+    from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
 
 
 class SessionsAPI(Protocol):
@@ -130,6 +131,21 @@ class SessionsAPI(Protocol):
     def raise_budget(self, sid: str, text: str) -> Budget: ...
     def allow_one_more(self, sid: str) -> bool: ...
     def stop_paused(self, sid: str) -> bool: ...
+
+    # approvals (sessions/approvals.py): every pending ask and conflict is a row of the store
+    async def answer_approval(
+        self,
+        approval_id: str,
+        answer: str,
+        answered_by: str = "user",
+        note: str | None = None,
+        rules: Sequence[str] | None = None,
+    ) -> AnswerResult:
+        """Answer a pending approval or conflict once (a later answer is refused, naming the first);
+        the turn waiting on it continues at once."""
+        ...
+
+    async def pending_approvals(self, *, all_projects: bool = False) -> list[ApprovalRecord]: ...
 
     # config and end
     def config_rows(self) -> list[tuple[str, str, str]]: ...

@@ -192,7 +192,10 @@ class SessionsCore:
         try:
             await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
             await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
-            await agent.run_turn(prompt.text)  # its TurnFinished sets view.last_result
+            if prompt.resume is not None:  # continue a turn a crash left at an approval
+                await agent.run_turn(prompt.text, prompt.resume)
+            else:
+                await agent.run_turn(prompt.text)  # its TurnFinished sets view.last_result
         except asyncio.CancelledError:
             if view.last_result is before:  # cancelled before the agent's turn ended it
                 result = TurnResult(status=TurnStatus.CANCELLED)

@@ -13,7 +13,7 @@ from paragents import events as ev
 from paragents.agent import Agent
 from paragents.agent.compaction import load_compaction
 from paragents.models import SessionState
-from paragents.sessions import lanes
+from paragents.sessions import approvals, lanes
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.view import SessionView
@@ -90,6 +90,7 @@ class SessionOpening:
         agent.revision = revision
         agent.last_message_id = max((m.id for m in stored_messages), default=0)
         await core.notebook.refresh(sid)
+        await approvals.resume_orphans(core, view)  # an ask a crash left pending is asked again
 
     async def restore(self) -> list[SessionView]:
         """Open the sessions that were open last time in this project (in panel order); return them

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +19,7 @@ from paragents.agent.compaction import CompactionOutcome
 from paragents.config import ConfigError, RuntimeConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT
 from paragents.llm.recording import ACTIVE_RECORDER, Recorder
+from paragents.sessions import approvals
 from paragents.sessions.api import SessionsAPI
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import NoteRecord, SessionRecord, Store
+    from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
 
 
 class Runtime(SessionsCore):
@@ -90,7 +91,26 @@ class Runtime(SessionsCore):
         if not _stdin_is_terminal():
             runtime.conflicts.unattended_wait = UNATTENDED_WAIT
         runtime.notes.extend(await store.recover_interrupted(os.getpid()))
+        runtime.notes.extend(await approvals.close_orphan_conflicts(runtime))
         return runtime
+
+    # -- approvals (paragents.sessions.approvals) -----------------------------------------------------
+    async def answer_approval(
+        self,
+        approval_id: str,
+        answer: str,
+        answered_by: str = "user",
+        note: str | None = None,
+        rules: Sequence[str] | None = None,
+    ) -> AnswerResult:
+        """Answer a pending approval or conflict row (first answer wins; a later one is refused naming
+        it). The turn waiting on it in this process continues at once. See
+        :func:`paragents.sessions.approvals.answer_approval`."""
+        return await approvals.answer_approval(self, approval_id, answer, answered_by, note, rules)
+
+    async def pending_approvals(self, *, all_projects: bool = False) -> list[ApprovalRecord]:
+        """The pending approval and conflict rows of this project (of every project), oldest first."""
+        return await approvals.pending_approvals(self, all_projects=all_projects)
 
     # -- sessions (paragents.sessions.lifecycle) -------------------------------------------------------
     async def new_session(

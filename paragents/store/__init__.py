@@ -1,6 +1,7 @@
 """The SQLite store: sessions, conversations, messages, turns, usage, audit, events, reservations,
 notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
+from paragents.store.approvals import AnswerResult, ApprovalRecord
 from paragents.store.compactions import CompactionRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.lanes import LaneRecord
@@ -22,6 +23,8 @@ from paragents.store.store import Store
 __all__ = [
     "INTERRUPTED_RESULT",
     "SCHEMA_VERSION",
+    "AnswerResult",
+    "ApprovalRecord",
     "CompactionRecord",
     "ConversationRecord",
     "HistoryChanged",

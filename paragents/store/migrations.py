@@ -209,6 +209,34 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX lanes_session ON lanes(session_id);
     """,
+    # (wt/approvals) pending approvals and conflict decisions, answerable from any process
+    """
+    CREATE TABLE approvals (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        turn_id     INTEGER REFERENCES turns(id) ON DELETE SET NULL,
+        kind        TEXT NOT NULL CHECK (kind IN ('approval', 'conflict')),
+        tool        TEXT NOT NULL,
+        call_json   TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(call_json)),
+        summary     TEXT NOT NULL,
+        reason      TEXT NOT NULL DEFAULT '',
+        preview     TEXT NOT NULL DEFAULT '',
+        rules       TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(rules)),
+        choices     TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(choices)),
+        pid         INTEGER,
+        host        TEXT,
+        created_at  REAL NOT NULL,
+        expires_at  REAL,
+        state       TEXT NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'answered', 'expired', 'closed')),
+        answer      TEXT,
+        answered_by TEXT,
+        answered_at REAL,
+        note        TEXT
+    );
+    CREATE INDEX approvals_pending ON approvals(state, created_at) WHERE state = 'pending';
+    CREATE INDEX approvals_session ON approvals(session_id, created_at);
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -227,6 +255,7 @@ TABLES: tuple[str, ...] = (
     "notes",
     "compactions",
     "lanes",
+    "approvals",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

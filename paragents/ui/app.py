@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import events
+from textual import events, work
 from textual.actions import SkipAction
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
@@ -54,6 +54,8 @@ from paragents.ui.gc_tuning import tune_gc
 from paragents.ui.glyphs import glyphs, use_ascii
 from paragents.ui.keys import use_alt_digit_keys
 from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
+from paragents.ui.remote_asks import REFRESH as REMOTE_REFRESH
+from paragents.ui.remote_asks import RemoteAsks
 from paragents.ui.screens.inbox import InboxScreen, collect_items
 from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
 from paragents.ui.screens.setup import SetupScreen
@@ -124,6 +126,8 @@ class ParagentsApp(App[None]):
         super().__init__()
         self.runtime: SessionsAPI = runtime
         """The session layer this app drives."""
+        self.remote_asks = RemoteAsks(runtime, lambda text: self.notify(text, severity="warning"))
+        """Asks other processes wait on, shown in the inbox too (ui/remote_asks.py)."""
         self.first_run = first_run
         self.panels: dict[str, SessionPanel] = {}
         """Open panels by session id, in panel order."""
@@ -573,12 +577,25 @@ class ParagentsApp(App[None]):
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
+        extra = lambda: [*budget_hooks.budget_items(self), *self.remote_asks.items()]  # noqa: E731
         screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity, budget_hooks.budget_items(self)),
-            lambda: self.clock(),
-            self.panels,
+            lambda: collect_items(self.panels, self.activity, extra()), self.clock, self.panels
         )
         self.push_screen(screen, self._after_pick)
+        self._refresh_remote(screen)
+        screen.set_interval(REMOTE_REFRESH, lambda: self._refresh_remote(screen))
+
+    @work(group="remote-asks", exclusive=True, exit_on_error=False)
+    async def _refresh_remote(self, screen: InboxScreen) -> None:
+        """Re-read the asks other processes wait on; reload the open inbox when they changed (a store
+        that cannot be read now is tried again at the next refresh)."""
+        local = {key for panel in self.panels.values() for key in (*panel.pending, *panel.conflicts)}
+        try:
+            changed = await self.remote_asks.refresh(local)
+        except Exception:
+            return
+        if changed and screen.is_attached:
+            await screen.reload()
 
     def action_overview(self) -> None:
         """Show one row per session, like top (F3, /overview)."""

@@ -6,6 +6,7 @@ views are real ``SessionView``s (:func:`make_view`). Events are fed by the test 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from paragents.sessions.notes import MemoryReport
 
 if TYPE_CHECKING:
     from paragents.scheduler import Scheduler
-    from paragents.store import NoteRecord, SessionRecord, Store
+    from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
 
 
 def make_view(sid: str, name: str, model: str = "qwen2.5-coder", **fields: Any) -> SessionView:
@@ -143,6 +144,26 @@ class FakeRuntime:
 
     def stop_paused(self, sid: str) -> bool:
         return False
+
+    async def answer_approval(
+        self,
+        approval_id: str,
+        answer: str,
+        answered_by: str = "user",
+        note: str | None = None,
+        rules: Sequence[str] | None = None,
+    ) -> AnswerResult:
+        from paragents.store import AnswerResult
+
+        for view in self.sessions.values():
+            ask = view.pending.get(approval_id)
+            if ask is not None and not ask.reply.done():
+                ask.reply.set_result((answer, note))  # type: ignore[arg-type]
+                return AnswerResult("accepted", f"approval {approval_id}: answered {answer}")
+        return AnswerResult("unknown", f"no approval with id {approval_id!r}")
+
+    async def pending_approvals(self, *, all_projects: bool = False) -> list[ApprovalRecord]:
+        return []
 
     async def rename_session(self, sid: str, name: str) -> None:
         self.sessions[sid].name = name

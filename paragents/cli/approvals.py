@@ -1,0 +1,166 @@
+"""``paragents inbox [--json] [--all]`` and ``paragents approve ID [--session-wide|--always] [--deny
+[--note TEXT]] [--answer A]``: list and answer pending approvals and conflict decisions from any
+process (they are rows of the store; the TUI or ``paragents run`` waiting on one continues at once).
+
+``approve`` answers an approval with allow_once (default), allow_session (``--session-wide``),
+allow_always (``--always``), reject_once (``--deny``) or reject_with_note (``--deny --note TEXT``); a
+conflict with run_anyway (default), skip (``--deny``) or any choice it offers (``--answer wait``).
+``ID`` may be a unique prefix of a pending id.
+
+Exit codes: 0 done (inbox listed, answer taken); 2 usage (bad options, no such id, an answer the item
+does not take); 5 refused: the item was already answered, expired or closed (the first answer is
+named on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+EXIT_REFUSED = 5
+"""``approve``: the item was already answered, expired or closed; nothing was changed."""
+
+
+def add_parsers(sub: Any) -> None:
+    """Add ``inbox`` and ``approve`` to the top-level subparsers ``sub``, and ``--wait-approvals`` to
+    its ``run`` subcommand when that exists."""
+    run_parser = sub.choices.get("run")
+    if run_parser is not None:
+        run_parser.add_argument(
+            "--wait-approvals",
+            action="store_true",
+            help="without a terminal, leave asks pending for `paragents approve` (default: deny them)",
+        )
+    inbox = sub.add_parser("inbox", help="list what waits on you: pending approvals and conflicts")
+    inbox.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
+    inbox.add_argument("--all", action="store_true", help="every project's, not only this one's")
+    inbox.add_argument("--json", action="store_true", help="print one JSON list")
+    inbox.set_defaults(approvals_run=run)
+    approve = sub.add_parser("approve", help="answer a pending approval or conflict (see `paragents inbox`)")
+    approve.add_argument("id", help="the id `paragents inbox` shows (or a unique prefix of it)")
+    scope = approve.add_mutually_exclusive_group()
+    scope.add_argument("--session-wide", action="store_true", help="allow it for the rest of the session")
+    scope.add_argument("--always", action="store_true", help="allow it always (stores the rule shown)")
+    scope.add_argument(
+        "--deny", dest="deny_answer", action="store_true", help="deny it (a conflict: skip the call)"
+    )
+    scope.add_argument("--answer", metavar="A", help="a conflict's choice: wait, run_anyway, skip, reread")
+    approve.add_argument("--note", metavar="TEXT", help="with --deny: tell the model why")
+    approve.add_argument("--json", action="store_true", help="print the result as JSON")
+    approve.set_defaults(approvals_run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``inbox`` or ``approve``; return the exit code."""
+    if args.command == "approve" and args.note is not None and not args.deny_answer:
+        print("paragents approve: --note goes with --deny", file=sys.stderr)
+        return 2
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from paragents import paths
+    from paragents.store import Store, StoreError
+
+    if not paths.db_path().exists():  # nothing was ever asked here: do not create the store
+        if args.command == "inbox":
+            print("[]" if args.json else "nothing waits on you (no store yet)")
+            return 0
+        print(f"paragents approve: no approval or conflict with id {args.id!r}", file=sys.stderr)
+        return 2
+    try:
+        store = await Store.open(paths.db_path())
+    except StoreError as exc:
+        print(f"paragents {args.command}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if args.command == "inbox":
+            return await _inbox(args, store)
+        return await _approve(args, store)
+    except StoreError as exc:
+        print(f"paragents {args.command}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await store.close()
+
+
+async def _inbox(args: argparse.Namespace, store: Any) -> int:
+    project = None if args.all else Path(args.dir or ".").expanduser().resolve()
+    rows = await store.list_approvals(project_dir=project)
+    if args.json:
+        print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("nothing waits on you" + ("" if args.all else f" in {project}"))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("id", "age", "session", "kind", "what", "waiting in")
+    for r in rows:
+        where = "process gone: asked again when reopened" if r.waiter_gone() else f"pid {r.pid}"
+        kind = r.kind if r.kind == "approval" else f"conflict ({'/'.join(r.choices)})"
+        table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, Text(r.summary), where)
+    console = Console(highlight=False)
+    console.print(table)
+    console.print(
+        Text(
+            "answer: paragents approve ID [--session-wide | --always | --deny [--note TEXT]]"
+            " (a conflict: --answer CHOICE)",
+            style="dim",
+        )
+    )
+    return 0
+
+
+def _answer_for(args: argparse.Namespace, kind: str) -> str:
+    if args.answer:
+        return str(args.answer)
+    if kind == "conflict":
+        return "skip" if args.deny_answer else "run_anyway"
+    if args.deny_answer:
+        return "reject_with_note" if args.note else "reject_once"
+    if args.always:
+        return "allow_always"
+    return "allow_session" if args.session_wide else "allow_once"
+
+
+async def _approve(args: argparse.Namespace, store: Any) -> int:
+    rec = await store.get_approval(args.id)
+    if rec is None and len(args.id) >= 4:
+        matches = [r for r in await store.list_approvals() if r.id.startswith(args.id)]
+        if len(matches) > 1:
+            print(f"paragents approve: {args.id!r} matches {len(matches)} pending items", file=sys.stderr)
+            return 2
+        rec = matches[0] if matches else None
+    if rec is None:
+        print(f"paragents approve: no approval or conflict with id {args.id!r}", file=sys.stderr)
+        return 2
+    answer = _answer_for(args, rec.kind)
+    result = await store.answer_approval(rec.id, answer, f"cli (pid {os.getpid()})", args.note)
+    if args.json:
+        row = result.approval.to_json() if result.approval is not None else None
+        print(json.dumps({"status": result.status, "message": result.message, "approval": row}))
+    elif result.accepted:
+        print(result.message)
+    if result.accepted:
+        return 0
+    if not args.json:
+        print(f"paragents approve: {result.message}", file=sys.stderr)
+    return 2 if result.status in ("invalid", "unknown") else EXIT_REFUSED
+
+
+def _age(created: float) -> str:
+    seconds = max(0, int(time.time() - created))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"

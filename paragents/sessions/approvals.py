@@ -1,0 +1,119 @@
+"""Approvals of the session layer: answering one in-process (:func:`answer_approval`, what the TUI's
+``/serve`` API calls), listing the pending ones, and what a restart does with the rows a crash left
+pending (:func:`resume_orphans`, :func:`close_orphan_conflicts`). Nothing here imports Textual.
+
+After a crash, a pending approval row whose process is gone is, when its session is opened again:
+
+- continued when its turn can go on (it was the session's last turn, interrupted by the crash, in the
+  session's current conversation, and the tool still exists): a turn is queued that re-issues the
+  call and asks again under the same id (``Agent.run_turn(resume=row)``); an answer given while
+  paragents was down (``paragents approve``) is used without asking;
+- closed with a note saying why otherwise.
+
+A pending conflict row of a gone process is closed at start: the reservations it waited on were
+released with that process, and a continued call is checked again anyway.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from paragents import events as ev
+from paragents.sessions.core import SessionsCore
+from paragents.sessions.view import SessionView
+
+if TYPE_CHECKING:
+    from paragents.store import AnswerResult, ApprovalRecord
+
+RESUME_PROMPT = "(continued after a restart) {summary}"
+"""The turn's prompt text of a turn continued for a pending approval (what the turns table shows)."""
+
+
+async def answer_approval(
+    core: SessionsCore,
+    approval_id: str,
+    answer: str,
+    answered_by: str = "user",
+    note: str | None = None,
+    rules: Sequence[str] | None = None,
+) -> AnswerResult:
+    """Answer a pending approval or conflict through the runtime's own store: the waiting turn of this
+    process wakes at once (one of another process within the store's poll interval). See
+    ``Store.answer_approval`` for the answers and the refusals."""
+    return await core.store.answer_approval(approval_id, answer, answered_by, note, rules=rules)
+
+
+async def pending_approvals(core: SessionsCore, *, all_projects: bool = False) -> list[ApprovalRecord]:
+    """The pending rows of this project (every project's with ``all_projects``), oldest first."""
+    return await core.store.list_approvals(project_dir=None if all_projects else core.project_dir)
+
+
+async def close_orphan_conflicts(core: SessionsCore) -> list[str]:
+    """At start: close the pending conflict rows whose process is gone; return notes."""
+    notes = []
+    for row in await core.store.orphaned_approvals(os.getpid()):
+        if row.kind == "conflict" and await core.store.close_approval(
+            row.id, f"closed after a restart: the process waiting on it (pid {row.pid}) stopped"
+        ):
+            notes.append(f"conflict {row.id} ({row.summary}) closed: its process (pid {row.pid}) stopped")
+    return notes
+
+
+async def resume_orphans(core: SessionsCore, view: SessionView) -> list[ApprovalRecord]:
+    """For a session this process just opened (and holds): continue the turn of the newest approval a
+    crash left pending when it can go on, close the others with a note. Returns the rows continued."""
+    if view.read_only:
+        return []
+    orphans = await core.store.orphaned_approvals(os.getpid())
+    rows = [r for r in orphans if r.session_id == view.id and r.kind == "approval"]
+    if not rows:
+        return []
+    newest, older = rows[-1], rows[:-1]
+    for row in older:
+        await _close(core, view, row, "a newer ask of the same session was left pending too")
+    why = await _cannot_continue(core, newest)
+    if why is not None:
+        await _close(core, view, newest, why)
+        return []
+    await core.store.adopt_approval(newest.id, newest.turn_id)  # waited on here again (inbox says so)
+    core.turn_done[view.id].clear()
+    core.scheduler.submit(view.id, RESUME_PROMPT.format(summary=newest.summary), resume=newest)
+    core.notes.append(
+        f"session {view.name!r}: the pending approval {newest.id} ({newest.summary}) is asked again"
+    )
+    return [newest]
+
+
+async def _cannot_continue(core: SessionsCore, row: ApprovalRecord) -> str | None:
+    """Why the row's turn cannot go on after the restart, or None when it can."""
+    if core.tools.get(str(row.call.get("name") or row.tool)) is None:
+        return f"the tool {row.tool} is no longer available"
+    turns = await core.store.list_turns(row.session_id)
+    if row.turn_id is None or not turns:
+        return "its turn is unknown"
+    last = turns[-1]
+    if last.id != row.turn_id:
+        return "the session went on with another turn since"
+    if last.status != "interrupted":
+        return f"its turn is {last.status}"
+    rec = await core.store.get_session(row.session_id)
+    if rec is None or rec.conversation_id != last.conversation_id:
+        return "the session's conversation was cleared since"
+    call_id = row.call.get("id")
+    for stored in await core.store.load_messages(row.session_id):
+        message = stored.message
+        answered = message.get("role") == "tool" and message.get("tool_call_id") == call_id
+        if answered and stored.outcome not in (None, "interrupted"):
+            return f"the call already has a result ({stored.outcome})"
+    return None
+
+
+async def _close(core: SessionsCore, view: SessionView, row: ApprovalRecord, why: str) -> None:
+    note = f"closed after a restart: its turn cannot continue ({why})"
+    if row.state != "pending":  # answered for a turn that cannot go on: leave it to the pid below
+        await core.store.adopt_approval(row.id, None)  # not an orphan any more
+        return
+    if await core.store.close_approval(row.id, note):
+        core.emit(ev.Notice(view.id, f"the pending approval {row.id} ({row.summary}) was {note}", "warning"))

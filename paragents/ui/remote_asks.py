@@ -1,0 +1,106 @@
+"""Asks another process waits on, in this TUI's inbox (f2): rows of the store's ``approvals`` table
+of this project that no panel here shows (a ``paragents run --wait-approvals`` in another terminal,
+another TUI). Each becomes an inbox item with the same bar as a local ask; its answer goes to the row
+through ``runtime.answer_approval`` (first answer wins; a refusal is shown as a toast). The list is
+re-read when the inbox opens and every :data:`REFRESH` seconds while it is open."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from paragents import events as ev
+from paragents.models import CallPreview, ToolCall
+from paragents.ui.screens.inbox import InboxItem
+
+if TYPE_CHECKING:
+    from paragents.sessions import SessionsAPI
+    from paragents.store import ApprovalRecord
+
+REFRESH = 2.0
+"""Seconds between re-reads of the rows while the inbox is open."""
+
+
+def _payload(answer: str, payload: Any) -> tuple[str | None, list[str] | None]:
+    """``(note, rules)`` of a bar's answer payload (a note for reject_with_note, rules for always)."""
+    if answer == "reject_with_note":
+        return str(payload.get("note") if isinstance(payload, dict) else payload or ""), None
+    if answer == "allow_always" and isinstance(payload, list | tuple) and payload:
+        return None, [str(r) for r in payload]
+    return None, None
+
+
+class RemoteAsks:
+    """The inbox items of asks other processes wait on (see the module docstring)."""
+
+    def __init__(self, runtime: SessionsAPI, notify: Callable[[str], None]) -> None:
+        self.runtime = runtime
+        self.notify = notify
+        self._items: dict[str, InboxItem] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def items(self) -> list[InboxItem]:
+        """The items still unanswered here."""
+        return [i for i in self._items.values() if not i.event.reply.done()]
+
+    async def refresh(self, local: Iterable[str]) -> bool:
+        """Re-read the pending rows (leaving out the ``local`` ids: asks of this process's panels);
+        return True when the items changed."""
+        shown = set(local)
+        rows = await self.runtime.pending_approvals()
+        me = os.getpid()
+        live = {r.id: r for r in rows if r.id not in shown and r.pid != me and not r.waiter_gone()}
+        changed = False
+        for key in [k for k in self._items if k not in live]:
+            item = self._items.pop(key)
+            if not item.event.reply.done():
+                item.event.reply.cancel()
+            changed = True
+        for key, row in live.items():
+            if key not in self._items:
+                self._items[key] = self._item(row)
+                changed = True
+        return changed
+
+    def _item(self, row: ApprovalRecord) -> InboxItem:
+        loop = asyncio.get_running_loop()
+        call = ToolCall(str(row.call.get("id") or row.id), row.tool, str(row.call.get("arguments") or "{}"))
+        who = f"{row.session_name} (pid {row.pid})"
+        event: ev.PermissionRequested | ev.ConflictDetected
+        if row.kind == "approval":
+            reply: asyncio.Future[Any] = loop.create_future()
+            preview = CallPreview("command" if row.tool == "run_command" else "note", text=row.preview)
+            event = ev.PermissionRequested(
+                row.session_id, row.id, call, row.summary, row.reason, row.rules, reply, preview
+            )
+        else:
+            reply = loop.create_future()
+            kind: ev.ConflictKind = "stale_read" if "reread" in row.choices else "reservation"
+            event = ev.ConflictDetected(
+                row.session_id, row.id, call, row.summary, kind, row.reason, "", "", row.created_at,
+                row.preview or None, row.choices, reply,  # type: ignore[arg-type]
+            )  # fmt: skip
+        reply.add_done_callback(lambda done: self._answered(row, done))
+        return InboxItem(row.id, row.session_id, who, row.kind, row.summary, row.created_at, event)
+
+    def _answered(self, row: ApprovalRecord, done: asyncio.Future[Any]) -> None:
+        if done.cancelled():
+            return
+        result = done.result()
+        answer, payload = result if isinstance(result, tuple) else (result, None)
+        task = asyncio.get_running_loop().create_task(self._write(row, str(answer), payload))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _write(self, row: ApprovalRecord, answer: str, payload: Any) -> None:
+        note, rules = _payload(answer, payload)
+        by = f"tui (pid {os.getpid()})"
+        try:
+            result = await self.runtime.answer_approval(row.id, answer, by, note, rules)
+        except Exception as exc:  # a store that cannot be written: say so, the row stays pending
+            self.notify(f"the answer to {row.summary} was not saved: {exc}")
+            return
+        if not result.accepted:
+            self.notify(result.message)

@@ -1,0 +1,68 @@
+"""The TUI's inbox (f2) also lists asks another process waits on (rows of the store no panel here
+shows), with the same bar; answering one there writes the row (first answer wins)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from paragents.llm.replay import ReplayServer
+from paragents.sessions import Runtime
+from paragents.store import Store
+from paragents.ui.app import make_app
+from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.widgets.approval_bar import ApprovalBar
+from tests.ui.conftest import SIZE, wait_until
+
+
+@pytest.fixture
+async def replay() -> AsyncIterator[ReplayServer]:
+    async with ReplayServer(models=["m"]) as server:
+        yield server
+
+
+async def test_an_ask_of_another_process_is_answered_from_the_inbox(
+    replay: ReplayServer, tmp_path: Path
+) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    db = tmp_path / "db.sqlite"
+    async with await Store.open(db) as store:
+        other = await store.create_session(name="elsewhere", project_dir=project, workdir=project, model="m")
+        await store.update_session(other.id, is_open=False)  # a `paragents run` in another terminal
+        await store.add_approval(
+            "far1", other.id, kind="approval", tool="run_command", summary="run_command make deploy",
+            reason="no rule allows it", preview="make deploy", rules=("Bash(make deploy)",),
+            pid=os.getppid(),  # alive, and not this process
+        )  # fmt: skip
+    rt = await Runtime.create(project, cli_overrides={"base_url": replay.base_url, "model": "m"}, db_path=db)
+    app = make_app(rt)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.ready, "the app")
+        await pilot.press("f2")
+        screen = app.screen
+        assert isinstance(screen, InboxScreen)
+        await wait_until(pilot, lambda: [i.key for i in screen.items] == ["far1"], "the far ask listed")
+        assert "elsewhere (pid" in screen.items[0].session_name
+        bar = screen.query_one(ApprovalBar)
+        await pilot.press("ctrl+g")
+        await wait_until(pilot, lambda: bar.armed, "the bar takes the keys")
+        await pilot.press("s")
+        row = None
+
+        async def answered() -> bool:
+            nonlocal row
+            row = await rt.store.get_approval("far1")
+            return row is not None and row.state == "answered"
+
+        for _ in range(200):  # the answer is written by a task: wait for the row, frame by frame
+            if await answered():
+                break
+            await pilot.pause()
+        assert row is not None and row.state == "answered"
+        assert row.answer == "allow_session" and str(row.answered_by).startswith("tui (pid ")
+        await wait_until(pilot, lambda: not screen.items, "the inbox is empty again")
+        await app.shutdown_runtime()
