@@ -215,3 +215,29 @@ async def resolve_prompt(store: Store, where: Path, name: str, files: tuple[str,
             "where they differ, do not undo their change, run the tests, and commit. Say what you changed.",
         ]
     )
+
+
+async def plan_discard(store: Store, where: Path, name: str) -> list[str]:
+    """The git commands discarding lane ``name`` runs (gc's no-work-lost rules with force): a
+    verified bundle of its unmerged commits and a recovery commit of its uncommitted files first."""
+    from paragents.lanes.repo import recovery_dir
+
+    repo, lane = await find_lane(store, where, name)
+    status = await lane_status(repo, lane)
+    bundle = f"{recovery_dir()}/{name}-<time>.bundle"
+    lines: list[str] = []
+    if status.dirty:
+        lines += [
+            f"git commit-tree <snapshot of {len(status.dirty)} uncommitted file(s)> -p HEAD   -> <wip>",
+            f"git update-ref refs/paragents/recovery/{name} <wip>",
+        ]
+    if status.dirty or status.unlanded:
+        refs = f"refs/heads/{lane.branch}" + (f" refs/paragents/recovery/{name}" if status.dirty else "")
+        lines += [
+            f"git bundle create {_q(bundle)} {refs} ^{lane.base_ref}",
+            f"git bundle verify {_q(bundle)}",
+        ]
+    else:
+        lines.append(f"(nothing to save: lane {name} holds no unmerged commit and no uncommitted file)")
+    lines += [f"git worktree remove --force {_q(lane.path)}", f"git branch -D {lane.branch}"]
+    return lines

@@ -15,6 +15,7 @@ from paragents.lanes.bring_back import (
     LaneState,
     MergePlan,
     check_unmoved,
+    plan_discard,
     plan_merge,
     resolve_prompt,
     run_verify_kept,
@@ -129,6 +130,10 @@ class LaneActions:
             raise SessionError(f"the session of lane {name} is not open here: open it (/sessions) first")
         text = await resolve_prompt(self.core.store, self.where, name, files)
         return self.core.submit(sid, text)
+
+    async def discard_plan(self, name: str) -> list[str]:
+        """The git commands :meth:`discard` runs."""
+        return await plan_discard(self.core.store, self.where, name)
 
     async def discard(self, name: str) -> GcDecision:
         """Remove lane ``name`` under gc's rules with force: a verified bundle of unmerged commits and
