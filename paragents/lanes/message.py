@@ -49,7 +49,7 @@ def fallback_message(work: LaneWork) -> str:
     verb = "Squash" if work.strategy == "squash" else "Merge"
     subject = _first_line(lines[0]) if lines else f"{verb} lane {work.lane}"
     body = [f"- {_first_line(p, 100)}" for p in lines[1:]]
-    body.append(f"\n{verb}d from lane {work.lane}.")
+    body.append(f"\n{verb.rstrip('e')}ed from lane {work.lane}.")
     return subject + "\n\n" + "\n".join(body).strip()
 
 
@@ -88,7 +88,8 @@ async def draft_message(
             model=model, messages=drafting_request(work), tools=None, session_label=label
         )
     except Exception as exc:  # any failure of the endpoint: the fallback is always good enough
-        return fallback_message(work), f"built from the lane's prompts (the model failed: {exc})"
+        reason = _first_line(str(exc), 60)
+        return fallback_message(work), f"built from the lane's prompts; the model failed: {reason}"
     text = clean_reply(getattr(reply, "content", None) or "")
     if not text:
         return fallback_message(work), "built from the lane's prompts (the model sent no text)"

@@ -149,7 +149,8 @@ async def test_message_falls_back_to_the_prompts_when_the_model_fails() -> None:
         finally:
             await client.aclose()
     assert text == fallback_message(work)
-    assert text.startswith("make hello return 2\n\n- also add a test") and "the model failed" in source
+    assert text == "make hello return 2\n\n- also add a test\n\nSquashed from lane api."
+    assert "the model failed: 500" in source
     no_model = await draft_message(None, None, work)
     assert no_model[0] == text and "no model" in no_model[1]
 

@@ -121,6 +121,7 @@ async def test_squash_merge_from_the_screen_after_verify_passes(replay: ReplaySe
         await pilot.click("#go")
         await wait_until(pilot, lambda: isinstance(app.screen, LanesScreen), "back on the Lanes screen")
         await wait_until(pilot, lambda: any(t.startswith("squash: 1 commit") for t in _toasts(app)), "merged")
+        await wait_until(pilot, lambda: "(landed)" in screen.reviews[0].summary, "the review started over")
         assert (project / "app.py").read_text() == "def hello():\n    return 2\n"
         assert git(project, "log", "-1", "--format=%B").strip() == drafted + "\n\nEdited by hand."
         assert git(project, "rev-list", "--count", "HEAD") == "2"  # one squashed commit on main
@@ -144,12 +145,15 @@ async def test_merge_refused_while_verify_fails_unless_overridden(
         dialog = await open_merge(pilot, app)
         await wait_until(pilot, lambda: dialog.query_one("#message", TextArea).text == "Return 2", "draft")
         await pilot.click("#go")
-        await pilot.pause()
-        assert "Merge refused: verify:" in _shown(dialog.query_one("#status", Static))
+        status = dialog.query_one("#status", Static)
+        await wait_until(pilot, lambda: "Merge refused: verify:" in _shown(status), "the refusal")
         assert app.screen is dialog and git(project, "rev-list", "--count", "main") == "1"
         dialog.query_one("#override", Checkbox).value = True
+        go = dialog.query_one("#go", Button)  # a Button ignores clicks during its 0.2 s press effect
+        await wait_until(pilot, lambda: not go.has_class("-active"), "the first click's effect to end")
         await pilot.click("#go")
         await wait_until(pilot, lambda: any(t.startswith("squash: 1 commit") for t in _toasts(app)), "merged")
+        await wait_until(pilot, lambda: "(landed)" in screen.reviews[0].summary, "the review started over")
         assert git(project, "show", "main:app.py") == "def hello():\n    return 2"
         await app.shutdown_runtime()
 

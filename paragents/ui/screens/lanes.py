@@ -64,6 +64,8 @@ class LanesScreen(ModalScreen[None]):
         self.actions = actions
         self.close_session = close_session
         self.index = 0
+        self.log_lane: str | None = None
+        """The lane whose verify output the log holds (shown only while that lane is selected)."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -90,6 +92,9 @@ class LanesScreen(ModalScreen[None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         self.index = event.option_index
         self._show()
+        review = self.review
+        log = self.query_one("#verify-log", Log)
+        log.set_class(review is not None and review.name == self.log_lane, "shown")
 
     def _show(self) -> None:
         self.query_one("#lane-body", Static).update(self._body(self.index))
@@ -135,6 +140,7 @@ class LanesScreen(ModalScreen[None]):
             return
         log = self.query_one("#verify-log", Log)
         log.clear()
+        self.log_lane = review.name
         log.add_class("shown")
         log.write_line(f"verify in lane {review.name}:")
         try:
