@@ -153,7 +153,9 @@ async def plan_merge(
     target = lane.base_ref
     verify = await store.last_verify(lane.id)
     if strategy == "pr":
-        return MergePlan(name, strategy, target, "", reviewed.head, pr_commands(lane, None), reviewed.tree)
+        commands = pr_commands(lane, None)  # the dialog's message becomes --title / --body when not empty
+        commands[1] = commands[1].replace("--fill", "--title <first line below> --body <the rest>")
+        return MergePlan(name, strategy, target, "", reviewed.head, commands, reviewed.tree)
     plan = MergePlan(
         name,
         strategy,
@@ -220,11 +222,11 @@ async def resolve_prompt(store: Store, where: Path, name: str, files: tuple[str,
 async def plan_discard(store: Store, where: Path, name: str) -> list[str]:
     """The git commands discarding lane ``name`` runs (gc's no-work-lost rules with force): a
     verified bundle of its unmerged commits and a recovery commit of its uncommitted files first."""
-    from paragents.lanes.repo import recovery_dir
+    from paragents.lanes.repo import project_hash, recovery_dir
 
     repo, lane = await find_lane(store, where, name)
     status = await lane_status(repo, lane)
-    bundle = f"{recovery_dir()}/{name}-<time>.bundle"
+    bundle = f"{recovery_dir()}/{project_hash(repo)}-{name}-<time>.bundle"
     lines: list[str] = []
     if status.dirty:
         lines += [

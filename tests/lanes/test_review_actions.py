@@ -50,6 +50,11 @@ async def test_plan_lists_the_git_commands_and_predicts_conflicts(store: Store, 
     assert plan.commands[0].startswith(f"git merge-tree --write-tree {old[:12]} {state.head[:12]}")
     assert plan.commands[2] == f"git -C {repo} merge --ff-only <new>" and not plan.conflicts
     assert not plan.verified and "has not run" in plan.verify_line()
+    pr = await plan_merge(store, repo, "api", "pr", state, None)
+    assert pr.commands == [
+        "git push -u origin paragents/api",
+        "gh pr create --base main --head paragents/api --title <first line below> --body <the rest>",
+    ]
     rebase = await plan_merge(store, repo, "api", "rebase", state, None)
     assert rebase.commands[0] == f"git -C {lane.path} rebase {old[:12]}" and rebase.verified
     (repo / "app.py").write_text("def hello():\n    return 3\n")
