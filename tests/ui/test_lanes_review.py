@@ -213,3 +213,36 @@ async def test_resolve_in_this_lane_queues_a_prompt_to_its_session(
         assert "would conflict in: app.py" in prompt
         assert ours[:7] in prompt and theirs[:7] in prompt and "lane: return 2" in prompt
         await app.shutdown_runtime()
+
+
+async def test_discard_bundles_the_work_closes_the_session_and_removes_the_lane(
+    replay: ReplayServer, tmp_path: Path
+) -> None:
+    from paragents.ui.screens.lane_merge import ConfirmScreen
+
+    project = tmp_path / "project"
+    project.mkdir()
+    _git_repo(project)
+    runtime = await runtime_factory(tmp_path, replay, "true")()
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        view = await open_lane_review(pilot, app, runtime)
+        lane_path = view.workdir
+        commit_in(lane_path, "def hello():\n    return 2\n", "unmerged work")
+        (lane_path / "wip.txt").write_text("uncommitted\n")
+        screen = await show_lanes(pilot, app)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the discard confirmation")
+        assert "git bundle create" in _shown(app.screen.query("Static")[1])
+        await pilot.click("#yes")
+        await wait_until(
+            pilot, lambda: any(t.startswith("Lane api discarded") for t in _toasts(app)), "discarded"
+        )
+        await wait_until(pilot, lambda: screen.reviews == [], "the review started over")
+        note = next(t for t in _toasts(app) if t.startswith("Lane api discarded"))
+        assert "git fetch" in note and not lane_path.exists() and view.id not in app.panels
+        bundles = list(Path(note.split("Work saved in ")[1].split(";")[0]).parent.glob("*-api-*.bundle"))
+        assert len(bundles) == 1
+        heads = git(project, "bundle", "list-heads", str(bundles[0]))
+        assert "refs/heads/paragents/api" in heads and "refs/paragents/recovery/api" in heads
+        await app.shutdown_runtime()
