@@ -56,16 +56,30 @@ async def find_lane(store: Store, where: Path, name: str) -> tuple[Path, LaneRec
     return repo, lane
 
 
-async def run_verify(lane: LaneRecord, command: str, on_output: Callable[[str], None] | None = None) -> str:
-    """Run the verify command in the lane; LaneError with exit code 4 (output kept) when it fails."""
+async def run_verify(
+    lane: LaneRecord,
+    command: str,
+    on_output: Callable[[str], None] | None = None,
+    store: Store | None = None,
+    tree: str = "",
+) -> str:
+    """Run the verify command in the lane; LaneError with exit code 4 (output kept) when it fails.
+    With ``store`` the result is kept as the lane's last verify result (on its HEAD and ``tree``)."""
+    code, why = 0, ""
     try:
-        return await run_commands(
-            (command,), Path(lane.path), lane_env(lane), 3600.0, on_output, "verify command"
-        )
+        output = await run_commands((command,), Path(lane.path), lane_env(lane), 3600.0, on_output, "verify")
     except LaneError as exc:
-        raise LaneError(
-            f"verify failed in lane {lane.name}: {exc}", exit_code=EXIT_VERIFY, output=exc.output
-        ) from exc
+        output = exc.output
+        code = exc.command_exit if exc.command_exit is not None else 124
+        why = f"`{command}` exited with {code}" if exc.command_exit is not None else str(exc)
+    if store is not None:
+        head = (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=Path(lane.path))).out.strip()
+        await store.record_verify(
+            lane.id, command=command, commit=head, tree=tree, exit_code=code, output=output
+        )
+    if code:
+        raise LaneError(f"verify failed in lane {lane.name}: {why}", exit_code=EXIT_VERIFY, output=output)
+    return output
 
 
 async def _checked_out_at(repo: Path, branch: str) -> Path | None:
@@ -153,7 +167,8 @@ async def merge_lane(
             exit_code=EXIT_CONFLICT,
         )
     if verify:  # after the cheap pre-check; the target may not move meanwhile (update-ref checks)
-        await run_verify(lane, verify, on_output)
+        tree = (await git("rev-parse", f"{reviewed}^{{tree}}", cwd=repo)).out.strip()  # the lane is clean
+        await run_verify(lane, verify, on_output, store, tree)
     subjects = (await git("log", "--reverse", "--format=%s", f"{old}..{reviewed}", cwd=repo)).out.splitlines()
     text = message or _message(lane, subjects, strategy)
     if strategy == "rebase":
