@@ -5,13 +5,12 @@ and moves the target only from the tip it was checked against (``update-ref`` wi
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from paragents.lanes.create import lane_env
-from paragents.lanes.errors import LaneError
+from paragents.lanes.errors import LaneError, LaneMoved
 from paragents.lanes.git import git
 from paragents.lanes.predict import merge_conflicts
 from paragents.lanes.repo import toplevel
@@ -57,16 +56,30 @@ async def find_lane(store: Store, where: Path, name: str) -> tuple[Path, LaneRec
     return repo, lane
 
 
-async def run_verify(lane: LaneRecord, command: str, on_output: Callable[[str], None] | None = None) -> str:
-    """Run the verify command in the lane; LaneError with exit code 4 (output kept) when it fails."""
+async def run_verify(
+    lane: LaneRecord,
+    command: str,
+    on_output: Callable[[str], None] | None = None,
+    store: Store | None = None,
+    tree: str = "",
+) -> str:
+    """Run the verify command in the lane; LaneError with exit code 4 (output kept) when it fails.
+    With ``store`` the result is kept as the lane's last verify result (on its HEAD and ``tree``)."""
+    code, why = 0, ""
     try:
-        return await run_commands(
-            (command,), Path(lane.path), lane_env(lane), 3600.0, on_output, "verify command"
-        )
+        output = await run_commands((command,), Path(lane.path), lane_env(lane), 3600.0, on_output, "verify")
     except LaneError as exc:
-        raise LaneError(
-            f"verify failed in lane {lane.name}: {exc}", exit_code=EXIT_VERIFY, output=exc.output
-        ) from exc
+        output = exc.output
+        code = exc.command_exit if exc.command_exit is not None else 124
+        why = f"`{command}` exited with {code}" if exc.command_exit is not None else str(exc)
+    if store is not None:
+        head = (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=Path(lane.path))).out.strip()
+        await store.record_verify(
+            lane.id, command=command, commit=head, tree=tree, exit_code=code, output=output
+        )
+    if code:
+        raise LaneError(f"verify failed in lane {lane.name}: {why}", exit_code=EXIT_VERIFY, output=output)
+    return output
 
 
 async def _checked_out_at(repo: Path, branch: str) -> Path | None:
@@ -107,11 +120,14 @@ async def merge_lane(
     verify: str | None = None,
     message: str | None = None,
     on_output: Callable[[str], None] | None = None,
+    expect_head: str | None = None,
 ) -> MergeResult:
     """Bring lane ``name`` back into its target branch with ``strategy``; return what was done.
 
     Raises LaneError: exit_code 4 when the verify command fails, 5 when merge-tree predicts a
-    conflict (or the rebase stops on one), 1 for other refusals (uncommitted files, a remote target)."""
+    conflict (or the rebase stops on one), 1 for other refusals (uncommitted files, a remote target).
+    With ``expect_head`` (the commit that was reviewed) a lane whose branch moved since raises
+    :class:`LaneMoved`."""
     if strategy not in STRATEGIES:
         raise LaneError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     repo, lane = await find_lane(store, where, name)
@@ -121,19 +137,20 @@ async def merge_lane(
         raise LaneError(
             f"the worktree of lane {name} ({lane.path}) is gone: run `paragents lanes gc` to see options"
         )
+    if expect_head is not None and status.head != expect_head:
+        raise LaneMoved(
+            f"lane {name} moved since it was reviewed ({expect_head[:12]} -> {status.head[:12] or 'gone'}): "
+            "the review starts over"
+        )
     if status.dirty:
         raise LaneError(
             f"lane {name} has {len(status.dirty)} uncommitted or untracked file(s): commit them in "
             f"{lane.path} (or discard them) first, so the merge takes exactly what was reviewed"
         )
     if strategy == "pr":
-        remote, _, base = target.partition("/") if "/" in target else ("origin", "", target)
-        commands = [f"git push -u {remote} {lane.branch}"]
-        gh = f"gh pr create --base {base} --head {lane.branch} --fill"
-        commands.append(
-            gh if shutil.which("gh") else f"{gh}   (gh is not installed: open the PR on the web instead)"
-        )
-        return MergeResult(name, strategy, target, None, "run these to open a pull request", commands)
+        from paragents.lanes.pull_request import open_pull_request
+
+        return await open_pull_request(repo, lane, message, on_output)
     if not status.ahead:
         return MergeResult(
             name, strategy, target, None, f"nothing to merge: {target} already has lane {name}"
@@ -150,7 +167,8 @@ async def merge_lane(
             exit_code=EXIT_CONFLICT,
         )
     if verify:  # after the cheap pre-check; the target may not move meanwhile (update-ref checks)
-        await run_verify(lane, verify, on_output)
+        tree = (await git("rev-parse", f"{reviewed}^{{tree}}", cwd=repo)).out.strip()  # the lane is clean
+        await run_verify(lane, verify, on_output, store, tree)
     subjects = (await git("log", "--reverse", "--format=%s", f"{old}..{reviewed}", cwd=repo)).out.splitlines()
     text = message or _message(lane, subjects, strategy)
     if strategy == "rebase":

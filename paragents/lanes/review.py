@@ -1,22 +1,27 @@
-"""What a reviewer of a lane sees: its state, commits, per-file counts and the whole diff against its
-base (untracked files included). Plain data; the TUI's Lanes screen and ``lanes diff`` show it."""
+"""What a reviewer of a lane sees: its state, commits, per-file counts, the whole diff against its
+base (untracked files included) and the last verify result; the review is bound to the lane's exact
+state (``state``: HEAD and working tree) so a merge can refuse a lane that moved since. Plain data;
+the TUI's Lanes screen and ``lanes diff`` show it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paragents.lanes.bring_back import LaneState, lane_state
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
-from paragents.lanes.merge import lane_diff
 from paragents.lanes.overview import lane_rows
+from paragents.lanes.repo import toplevel
 from paragents.store import Store
+from paragents.store.lane_verify import VerifyRecord
 
 
 @dataclass(frozen=True)
 class LaneReview:
     """One lane for review: ``summary`` (the ``lanes list`` line), ``commits`` (short id + subject, not
-    on the target yet), ``files`` (path, added, deleted), ``patch`` (diff vs the base commit)."""
+    on the target yet), ``files`` (path, added, deleted), ``patch`` (diff of ``state.tree`` against
+    the base commit), ``verify`` (the last verify result), ``session_id`` (its session, if any)."""
 
     name: str
     summary: str
@@ -26,36 +31,58 @@ class LaneReview:
     patch: str = ""
     problem: str | None = None
     extra: dict[str, object] = field(default_factory=dict)
+    state: LaneState | None = None
+    verify: VerifyRecord | None = None
+    session_id: str | None = None
+    target: str = ""
 
 
 async def lane_reviews(store: Store, where: Path) -> list[LaneReview]:
     """Return a review of each lane of the repository at ``where`` (a lane whose worktree is gone has
     ``problem`` set and no diff)."""
+    repo = await toplevel(where)
     reviews: list[LaneReview] = []
     for row in await lane_rows(store, where):
         name = str(row["name"])
-        commits = await git(
-            "log", "--format=%h %s", f"{row['base_ref']}..{row['branch']}", cwd=Path(where), check=False
-        )
-        head = await git("rev-parse", "--verify", "-q", str(row["branch"]), cwd=Path(where), check=False)
-        try:
-            _lane, patch, stat = await lane_diff(store, where, name)
-        except LaneError as exc:
-            reviews.append(LaneReview(name, str(row["line"]), head.out.strip(), problem=str(exc)))
+        lane = await store.get_lane(str(repo), name)
+        if lane is None:
             continue
-        files = tuple((str(s["path"]), _count(s["added"]), _count(s["deleted"])) for s in stat)
+        commits = await git("log", "--format=%h %s", f"{lane.base_ref}..{lane.branch}", cwd=repo, check=False)
+        head = await git("rev-parse", "--verify", "-q", lane.branch, cwd=repo, check=False)
+        try:
+            state = await lane_state(repo, lane)
+        except LaneError as exc:
+            reviews.append(
+                LaneReview(
+                    name,
+                    str(row["line"]),
+                    head.out.strip(),
+                    problem=str(exc),
+                    session_id=lane.session_id,
+                    target=lane.base_ref,
+                )
+            )
+            continue
+        patch = (await git("diff", "--no-color", lane.base_commit, state.tree, cwd=repo)).out
+        stat = (await git("diff", "--numstat", lane.base_commit, state.tree, cwd=repo)).out
+        files = tuple(_numstat(line) for line in stat.splitlines())
         reviews.append(
             LaneReview(
                 name,
                 str(row["line"]),
-                head.out.strip(),
+                state.head,
                 tuple(commits.out.splitlines()) if commits.ok else (),
                 files,
                 patch,
+                state=state,
+                verify=await store.last_verify(lane.id),
+                session_id=lane.session_id,
+                target=lane.base_ref,
             )
         )
     return reviews
 
 
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) else None
+def _numstat(line: str) -> tuple[str, int | None, int | None]:
+    added, deleted, path = line.split("\t", 2)
+    return path, int(added) if added != "-" else None, int(deleted) if deleted != "-" else None

@@ -244,6 +244,7 @@ async def run_commands(
                 f"the {label} failed: `{command}` exited with {proc.returncode}; the lane was removed "
                 "(its output is kept below)",
                 output="\n".join(lines),
+                command_exit=proc.returncode,
             )
     return "\n".join(lines)
 

@@ -183,6 +183,12 @@ class Runtime(SessionsCore):
         except LaneError as exc:
             raise SessionError(f"lanes: {exc}") from exc
 
+    def lane_actions(self) -> Any:
+        """The Lanes review screen's actions (:class:`paragents.sessions.lane_actions.LaneActions`)."""
+        from paragents.sessions.lane_actions import LaneActions
+
+        return LaneActions(self)
+
     async def adapt_lane(self, sid: str) -> str:
         """Queue a prompt asking the session's agent to adapt to the conflicts predicted for its lane
         (:func:`paragents.sessions.lanes.adapt_prompt`); return the prompt's id."""

@@ -237,6 +237,18 @@ MIGRATIONS: list[str] = [
     CREATE INDEX approvals_pending ON approvals(state, created_at) WHERE state = 'pending';
     CREATE INDEX approvals_session ON approvals(session_id, created_at);
     """,
+    # lreview: the last verify result of each lane (the commit and tree it ran on, exit code, output tail)
+    """
+    CREATE TABLE lane_verify (
+        lane_id     INTEGER PRIMARY KEY REFERENCES lanes(id) ON DELETE CASCADE,
+        command     TEXT NOT NULL,
+        commit_id   TEXT NOT NULL,
+        tree        TEXT NOT NULL,
+        exit_code   INTEGER NOT NULL,
+        output_tail TEXT NOT NULL DEFAULT '',
+        finished_at REAL NOT NULL
+    );
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -256,6 +268,7 @@ TABLES: tuple[str, ...] = (
     "compactions",
     "lanes",
     "approvals",
+    "lane_verify",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -32,6 +32,7 @@ from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.holders import HoldersMixin
+from paragents.store.lane_verify import LaneVerifyMixin
 from paragents.store.lanes import LanesMixin
 from paragents.store.messages import MessagesMixin
 from paragents.store.migrations import apply_migrations
@@ -80,6 +81,7 @@ class Store(
     HoldersMixin,
     LanesMixin,
     ApprovalsMixin,
+    LaneVerifyMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

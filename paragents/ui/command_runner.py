@@ -60,7 +60,8 @@ async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
 async def lanes(app: AppAPI, sid: str, command: SlashCommand) -> None:
     from paragents.ui.screens.lanes import LanesScreen
 
-    app.show_screen(LanesScreen(await app.runtime.lane_reviews()))
+    actions = app.runtime.lane_actions()
+    app.show_screen(LanesScreen(await actions.reviews(), actions, app.close_session))
 
 
 async def show_help(app: AppAPI, sid: str, command: SlashCommand) -> None:

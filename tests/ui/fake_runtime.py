@@ -130,6 +130,9 @@ class FakeRuntime:
     async def lane_gc(self) -> str:
         return "no lanes"
 
+    def lane_actions(self) -> Any:
+        return _NoLanes()
+
     async def adapt_lane(self, sid: str) -> str:
         return "no lane"
 
@@ -237,3 +240,10 @@ class FakeRuntime:
 def _check(runtime: FakeRuntime) -> SessionsAPI:
     """mypy: FakeRuntime implements the whole SessionsAPI protocol."""
     return runtime
+
+
+class _NoLanes:
+    """Lane actions of a runtime without git: no lanes to review."""
+
+    async def reviews(self) -> list[Any]:
+        return []
