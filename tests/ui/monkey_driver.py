@@ -32,12 +32,20 @@ from textual.widget import Widget
 from textual.widgets import Button, Input
 from textual.worker import WorkerState
 
-from paragents.events import Event, PermissionRequested, PermissionResolved
+from paragents.events import (
+    ConflictDetected,
+    ConflictResolved,
+    Event,
+    PermissionRequested,
+    PermissionResolved,
+)
 from paragents.sessions import Runtime
 from paragents.ui.app import ParagentsApp, make_app
 from paragents.ui.commands import is_command
 from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
+from paragents.ui.widgets.conflict_bar import ConflictBar
 from paragents.ui.widgets.prompt_area import Draft, PromptArea
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.monkey_server import HOSTILE, LONG_LINES, HostileServer, write_project
@@ -75,6 +83,7 @@ class Tally:
 
     acts: int = 0
     asks: int = 0
+    conflicts: int = 0
     answered_by_user: int = 0
     submitted: int = 0
     kinds: dict[str, int] = field(default_factory=dict)
@@ -95,10 +104,18 @@ def panel_of(widget: Widget | None) -> SessionPanel | None:
     return next((n for n in widget.ancestors_with_self if isinstance(n, SessionPanel)), None)
 
 
-def bar_of(widget: Widget | None) -> ApprovalBar | None:
+def bar_of(widget: Widget | None) -> AnswerBar | None:
     if widget is None:
         return None
-    return next((n for n in widget.ancestors_with_self if isinstance(n, ApprovalBar)), None)
+    return next((n for n in widget.ancestors_with_self if isinstance(n, AnswerBar)), None)
+
+
+def bar_id(bar: AnswerBar) -> str:
+    """The ask or conflict a bar answers."""
+    if isinstance(bar, ApprovalBar):
+        return bar.request.request_id
+    assert isinstance(bar, ConflictBar)
+    return bar.conflict.conflict_id
 
 
 class Monkey:
@@ -109,7 +126,7 @@ class Monkey:
         self.tally = Tally()
         self.submissions: list[tuple[str, str]] = []
         self.resolved: list[tuple[str, str, str]] = []
-        """(request_id, answer, by) of every PermissionResolved."""
+        """(request_id or conflict_id, answer, by) of every PermissionResolved and ConflictResolved."""
         self.aimed: set[str] = set()
         """Request ids the test armed (ctrl+g, F2, inbox, click) or clicked a button of."""
         self.armed_seen: set[str] = set()
@@ -129,6 +146,10 @@ class Monkey:
             self.tally.asks += 1
         if isinstance(event, PermissionResolved):
             self.resolved.append((event.request_id, event.answer, event.by))
+        if isinstance(event, ConflictDetected):
+            self.tally.conflicts += 1
+        if isinstance(event, ConflictResolved):
+            self.resolved.append((event.conflict_id, event.answer, event.by))
 
     def fail(self, why: str) -> None:
         raise MonkeyFailure(f"{why}\nlast acts:\n  " + "\n  ".join(self.log[-15:]))
@@ -143,8 +164,9 @@ class Monkey:
                 found[id(box)] = (box, box.value)
         return found
 
-    def bars(self) -> list[ApprovalBar]:
-        return [bar for screen in self.app.screen_stack for bar in screen.query(ApprovalBar)]
+    def bars(self) -> list[AnswerBar]:
+        """Every approval and conflict bar on any screen."""
+        return [bar for screen in self.app.screen_stack for bar in screen.query(AnswerBar)]
 
     def check_answers(self) -> None:
         for rid, answer, by in self.resolved:
@@ -153,7 +175,7 @@ class Monkey:
 
     def check_arming(self, arming: bool) -> None:
         for bar in self.bars():
-            rid = bar.request.request_id
+            rid = bar_id(bar)
             if bar.armed and rid not in self.armed_seen:
                 if not arming:
                     self.fail(f"the bar of ask {rid} armed itself")
@@ -362,7 +384,7 @@ class Monkey:
             return
         bar = bar_of(widget)
         if bar is not None:
-            self.aimed.add(bar.request.request_id)
+            self.aimed.add(bar_id(bar))
 
     async def act_click(self) -> bool:
         targets: list[Widget] = [*self.app.screen.query(Button), *self.app.screen.query(PromptArea)]
@@ -383,8 +405,14 @@ class Monkey:
     async def act_answer(self) -> bool:
         """Answer the focused panel's ask deliberately: ctrl+g, then an answer key (or Enter a note)."""
         panel = self.app.active_panel
-        if panel is None or panel.approval_bar is None or len(self.app.screen_stack) > 1:
+        if panel is None or len(self.app.screen_stack) > 1:
             return await self.act_keys()
+        if panel.approval_bar is None:
+            if not panel.conflicts:
+                return await self.act_keys()
+            armed = await self.press("ctrl+g")  # a conflict bar: wait / run anyway / skip / re-read
+            await self.press(self.draw(st.sampled_from(["w", "r", "s", "e"])))
+            return armed
         armed = await self.press("ctrl+g")
         key = self.draw(st.sampled_from(["y", "n", "s", "d", "a"]))
         await self.press(key)

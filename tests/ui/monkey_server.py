@@ -75,7 +75,11 @@ class HostileServer(ReplayServer):
         self._calls += 1
         kind = rng.choice(["write_file", "write_file", "run_command", "read_file"])
         if kind == "write_file":
-            name = rng.choice(["a.txt", "[/]b.txt", "漢字.txt", "x\x1b[31m.txt", "dir/c.md"])
+            # shared.md twice: every session writes it, so one session's pending write holds it and
+            # another's write meets a conflict bar
+            name = rng.choice(
+                ["a.txt", "[/]b.txt", "漢字.txt", "x\x1b[31m.txt", "dir/c.md", "shared.md", "shared.md"]
+            )
             args = {"path": name, "content": hostile_text(rng)}
         elif kind == "run_command":
             args = {"command": rng.choice(["printf '[/] [bold]x[/bold]\\n'", "cat notes*.md", "ls -la"])}

@@ -73,10 +73,12 @@ def test_monkey_long(request: pytest.FixtureRequest) -> None:
     runs = len(tallies)
     acts = sum(t.acts for t in tallies)
     asks = sum(t.asks for t in tallies)
+    conflicts = sum(t.conflicts for t in tallies)
     answered = sum(t.answered_by_user for t in tallies)
     submitted = sum(t.submitted for t in tallies)
     print(
-        f"\nmonkey: seeds {seeds}, {runs} runs, {acts} acts, {asks} asks, {answered} answered by the "
+        f"\nmonkey: seeds {seeds}, {runs} runs, {acts} acts, {asks} asks, {conflicts} conflicts, "
+        f"{answered} answered by the "
         f"user, {submitted} prompts"
     )
     assert runs > 0
