@@ -5,6 +5,7 @@
                   [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
     paragents permissions check ... | show ...
+    paragents serve [--host H] [--port N] [--api-key K] [--jwt-secret S] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
 
 Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
@@ -61,6 +62,10 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return asyncio.run(run_sessions(args))
     if args.command == "lanes":
         return int(args.lanes_run(args))
+    if args.command in ("serve", "pair"):
+        from paragents.cli import serve
+
+        return serve.run_serve(args) if args.command == "serve" else serve.run_pair(args)
     if args.command == "permissions":
         from paragents.cli.permissions import run_permissions
 

@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
 
 from aiohttp import web
@@ -49,7 +49,7 @@ class ServeThread:
         limits: Limits | None = None,
         clock: Callable[[], float] = time.time,
         allowed_origins: frozenset[str] = frozenset(),
-        extend: Callable[[web.Application, ServeThread], None] | None = None,
+        extend: Callable[[web.Application, ServeThread], Awaitable[None]] | None = None,
     ) -> None:
         check_bind(host, auth)
         self.bridge = bridge
@@ -102,7 +102,7 @@ class ServeThread:
             loopback=is_loopback_host(self.host),
         )
         if self.extend is not None:
-            self.extend(app, self)
+            await self.extend(app, self)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await runner.setup()
         self._runner = runner
