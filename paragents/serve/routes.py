@@ -158,7 +158,7 @@ async def pair(request: web.Request) -> web.Response:
         }.get(outcome, (404, "unknown pairing link"))
         raise ApiError(status, message)
     ttl = state.auth.cookie_ttl
-    response = web.HTTPSeeOther("/")
+    response = web.Response(status=303, headers={"Location": "/", "Cache-Control": "no-store"})
     response.set_cookie(
         COOKIE_NAME,
         sign_cookie(state.auth.cookie_secret, now + ttl),
