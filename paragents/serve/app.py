@@ -8,7 +8,6 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from ipaddress import ip_address
-from typing import Any
 
 from aiohttp import web
 
@@ -47,7 +46,9 @@ class ServeState:
     clock: Callable[[], float] = time.time
     allowed_origins: frozenset[str] = frozenset()
     loopback: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
+    closing: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """Run when the server stops, before it waits for open requests: end /events streams and the
+    textual-serve websockets so they finish instead of being cut."""
 
 
 def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:

@@ -113,6 +113,10 @@ async def events(request: web.Request) -> web.StreamResponse:
         with contextlib.suppress(RuntimeError):  # our loop closed
             loop.call_soon_threadsafe(put)
 
+    async def close() -> None:
+        queue.put_nowait(None)
+
+    state.closing.append(close)
     stop = await state.bridge.run(lambda: state.bridge.listen(deliver))
     response = web.StreamResponse(
         headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}

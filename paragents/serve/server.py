@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -14,7 +15,7 @@ from concurrent.futures import Future
 
 from aiohttp import web
 
-from paragents.serve.app import is_loopback_host, make_app
+from paragents.serve.app import STATE, is_loopback_host, make_app
 from paragents.serve.auth import AuthConfig
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Limits
@@ -89,6 +90,7 @@ class ServeThread:
             if not ready.done():
                 ready.set_exception(exc)
         finally:
+            gc.collect()  # finalize subprocess transports (textual-serve's apps) while the loop is open
             loop.close()
 
     async def _serve(self, ready: Future[None]) -> None:
@@ -115,6 +117,9 @@ class ServeThread:
             ready.set_result(None)
             await self._stopped.wait()
         finally:
+            for close in app[STATE].closing:
+                with contextlib.suppress(Exception):
+                    await close()
             await runner.cleanup()
 
     def stop(self, timeout: float = 10.0) -> None:
