@@ -73,17 +73,17 @@ def read_png(data: bytes) -> tuple[int, int, list[bytes]]:
         pos += 12 + length
     raw, stride, rows, prev = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
     for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        filt, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             a = line[i - channels] if i >= channels else 0
             b, c = prev[i], prev[i - channels] if i >= channels else 0
-            if kind == 1:
+            if filt == 1:
                 line[i] = (line[i] + a) & 255
-            elif kind == 2:
+            elif filt == 2:
                 line[i] = (line[i] + b) & 255
-            elif kind == 3:
+            elif filt == 3:
                 line[i] = (line[i] + (a + b) // 2) & 255
-            elif kind == 4:
+            elif filt == 4:
                 p = a + b - c
                 pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
                 line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
