@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_permissions_parser(sub)
     from paragents.cli.serve import add_parsers as add_serve_parsers
 
-    add_serve_parsers(sub)  # `paragents serve`, `paragents pair` (docs/serve.md)
+    add_serve_parsers(sub, add_common)  # `paragents serve`, `paragents pair` (docs/serve.md)
     return parser
 
 

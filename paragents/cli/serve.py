@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
@@ -16,10 +17,9 @@ DEFAULT_PORT = 8765
 """The API's default port (``paragents.serve.launch.DEFAULT_PORT``; not imported: parsing stays light)."""
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``serve`` and ``pair`` to the CLI's subparsers ``sub``."""
-    from paragents.cli.parser import add_common
-
+def add_parsers(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``serve`` and ``pair`` to the CLI's subparsers ``sub`` (``add_common``: the parser's shared
+    options, passed in so that this module does not import the parser back)."""
     serve = sub.add_parser("serve", help="serve the HTTP API and the phone inbox page (docs/serve.md)")
     add_common(serve)
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")

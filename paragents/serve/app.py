@@ -173,9 +173,8 @@ def make_app(
     allowed_origins: frozenset[str] = frozenset(),
     loopback: bool = True,
 ) -> web.Application:
-    """Build the API application over ``bridge`` with the credentials ``auth``."""
-    from paragents.serve import routes
-
+    """Build the API application over ``bridge`` with the credentials ``auth``: the middlewares and the
+    shared state (the routes are added by :func:`paragents.serve.routes.add_routes`)."""
     app = web.Application(middlewares=[audit_and_errors, guard], client_max_size=MAX_BODY)
     app[STATE] = ServeState(
         bridge=bridge,
@@ -185,5 +184,4 @@ def make_app(
         allowed_origins=allowed_origins,
         loopback=loopback,
     )
-    routes.add_routes(app)
     return app

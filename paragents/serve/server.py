@@ -19,6 +19,7 @@ from paragents.serve.app import STATE, is_loopback_host, make_app
 from paragents.serve.auth import AuthConfig
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Limits
+from paragents.serve.routes import add_routes
 
 
 class ServeRefused(Exception):
@@ -103,6 +104,7 @@ class ServeThread:
             allowed_origins=self.allowed_origins,
             loopback=is_loopback_host(self.host),
         )
+        add_routes(app)
         if self.extend is not None:
             await self.extend(app, self)
         runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)

@@ -14,6 +14,15 @@ from tests.serve.conftest import Served, reply
 pytestmark = needs_chromium
 
 
+def answered(rid: str) -> Any:
+    """A wait condition: the item's card shows it answered, or is gone (the page refreshed)."""
+    script = (
+        "const c = document.querySelector(`article.card[data-id='${arguments[0]}']`);"
+        " return !c || c.dataset.state === 'answered';"
+    )
+    return lambda driver: driver.execute_script(script, rid)
+
+
 def wait(driver: Any, condition: Any, timeout: float = 30) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -37,16 +46,7 @@ async def test_phone_page_pairs_shows_the_approval_and_allow_continues_the_sessi
             data = driver.get_screenshot_as_png()
             seen = {"text": card.text, "size": size, "rect": rect, "png": data, "url": driver.current_url}
             allow.click()
-            wait(
-                driver,
-                lambda d: (
-                    d.find_element(By.CSS_SELECTOR, f'article.card[data-id="{rid}"]').get_attribute(
-                        "data-state"
-                    )
-                    == "answered"
-                    or not d.find_elements(By.CSS_SELECTOR, f'article.card[data-id="{rid}"]')
-                ),
-            )
+            wait(driver, answered(rid))
             return seen
 
     seen = await asyncio.to_thread(look)
@@ -87,7 +87,7 @@ async def test_a_destructive_command_needs_a_second_tap(served: Served) -> None:
             armed = allow.text
             still_pending = bool(view.pending)  # read across threads: a dict lookup, for the assert only
             allow.click()
-            wait(driver, lambda d: card.get_attribute("data-state") == "answered")
+            wait(driver, answered(rid))
             return armed, still_pending
 
     armed, still_pending = await asyncio.to_thread(tap)
