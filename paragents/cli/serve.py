@@ -79,7 +79,7 @@ def run_pair(args: argparse.Namespace) -> int:
 
 async def _serve(args: argparse.Namespace) -> int:
     from paragents import events as ev
-    from paragents.serve.launch import ServeOptions, start
+    from paragents.serve.launch import ServeOptions, auth_from, start
     from paragents.serve.pairing import PAIRING_TTL, new_pairing
     from paragents.serve.server import ServeRefused
 
@@ -93,6 +93,11 @@ async def _serve(args: argparse.Namespace) -> int:
         cookie_hours=args.cookie_hours,
         allowed_origins=tuple(args.allow_origin),
     )
+    try:
+        auth_from(options)  # refuse a non-loopback address without credentials before opening anything
+    except ServeRefused as exc:
+        print(f"paragents serve: {exc}", file=sys.stderr)
+        return 2
     try:
         project_dir = project_dir_of(args, "paragents serve")
         runtime = await open_runtime(args, project_dir, prog="paragents serve")

@@ -4,8 +4,10 @@ address), the server thread, and ``serve.json`` for ``paragents pair``."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,8 @@ if TYPE_CHECKING:
 KEY_ENV = "PARAGENTS_SERVE_KEY"
 """The environment variable holding the API key (PARAGENTS_API_KEY is the model endpoint's key)."""
 DEFAULT_PORT = 8765
+ACCESS_LOG_DAYS = 30
+"""Days the ``api_access`` rows are kept (older ones go when a server starts)."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,8 @@ async def start(
     extend: Callable[[web.Application, ServeThread], Awaitable[None]] | None = None,
 ) -> Running:
     """Start the API for ``runtime`` (call on the Runtime's loop). Raises ServeRefused or OSError."""
-    import asyncio
-
     auth, generated = auth_from(options)
+    await runtime.store.prune_access(time.time() - ACCESS_LOG_DAYS * 86400)
     bridge = RuntimeBridge(runtime)
     thread = ServeThread(
         bridge,

@@ -36,6 +36,13 @@ class ApiAccessMixin(StoreBase):
         status, principal, note)."""
         return await self._fetchdicts("SELECT * FROM api_access ORDER BY id DESC LIMIT ?", (int(limit),))
 
+    async def prune_access(self, before: float) -> int:
+        """Delete the access rows and pairing codes older than ``before`` (Unix seconds); return how
+        many access rows went."""
+        await self._write_one("DELETE FROM pairing_codes WHERE expires_at < ?", (before,))
+        changed, _ = await self._write_one("DELETE FROM api_access WHERE at < ?", (before,))
+        return changed
+
     async def add_pairing_code(self, code_hash: str, *, created_at: float, expires_at: float) -> None:
         """Store a new one-time pairing code by its hash, valid until ``expires_at`` (Unix seconds)."""
         await self._write_one(

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from paragents import events as ev
+from paragents import paths
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.serve.auth import AuthConfig
 from paragents.serve.bridge import RuntimeBridge
@@ -110,7 +111,7 @@ async def served(tmp_path: Path, limits: Limits) -> AsyncIterator[Served]:
     clock = FakeClock()
     async with ReplayServer(models=["m"]) as replay:
         cfg = {"base_url": replay.base_url, "model": "m", "max_retries": 0}
-        runtime = await Runtime.create(project, cli_overrides=cfg, db_path=tmp_path / "state" / "p.db")
+        runtime = await Runtime.create(project, cli_overrides=cfg, db_path=paths.db_path())
         sink = Sink()
         runtime.set_sink(sink)
         bridge = RuntimeBridge(runtime, clock=clock)
