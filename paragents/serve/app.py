@@ -11,8 +11,9 @@ from ipaddress import ip_address
 
 from aiohttp import web
 
+from paragents.serve.approvals import ApiError
 from paragents.serve.auth import AuthConfig, authenticate
-from paragents.serve.bridge import ApiError, RuntimeBridge
+from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Guard, Limits
 
 log = logging.getLogger("paragents.serve")

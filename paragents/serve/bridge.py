@@ -3,21 +3,19 @@
 The server runs on its own thread and loop; the Runtime (views, Futures, the store connection) lives
 on its own loop. Every read and command hops to the Runtime's loop here (``run_coroutine_threadsafe``),
 so request parsing, auth and JSON never run on the app's loop and the Runtime is only touched from
-its own thread. Approvals are answered in-process by resolving the ask's Future (the answer is
-accepted once; a second one is refused naming the first). When approvals move into the store, only
-:meth:`RuntimeBridge.answer` and :meth:`RuntimeBridge.inbox` change."""
+its own thread. Listing and answering approvals is :mod:`paragents.serve.approvals` (the one file to
+change when approvals move into the store)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from paragents import events as ev
+from paragents.serve.approvals import WEB_ANSWERS, ApiError, Approvals
 from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
@@ -26,28 +24,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-WEB_ANSWERS = ("allow_once", "allow_session", "reject_once", "reject_with_note")
-"""Answers the API accepts ("always allow" writes permanent rules: the terminal only)."""
 _QUIET_EVENTS = (ev.TextDelta, ev.ReasoningDelta)
 """Events not sent to /events (one per streamed chunk; the page needs states, not tokens)."""
-
-
-class ApiError(Exception):
-    """A request the Runtime refused: ``status`` (HTTP) and a readable ``message``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
-
-
-@dataclass(frozen=True)
-class Answered:
-    """How an ask was settled: the ``answer``, ``by`` whom and ``at`` (Unix seconds)."""
-
-    answer: str
-    by: str
-    at: float
 
 
 def _text_of(message: dict[str, Any]) -> str:
@@ -85,53 +63,6 @@ def last_lines(view: SessionView, count: int = 3) -> list[str]:
     return []
 
 
-def is_destructive(command: str) -> bool:
-    """True when a shell command deletes or overwrites files (or cannot be analysed): the page then
-    asks for a second tap before allowing it."""
-    try:
-        from paragents.permissions import special
-        from paragents.permissions.shell import parse_command
-
-        parsed = parse_command(command)
-        return any(special.destructive(cmd.effective) for cmd in parsed.commands)
-    except Exception:
-        return True
-
-
-def request_json(sid: str, name: str, req: ev.PermissionRequested, since: float | None) -> dict[str, Any]:
-    """One pending approval as the API shows it (plain strings; the page inserts them as text)."""
-    try:
-        args = json.loads(req.call.arguments or "{}")
-    except ValueError:
-        args = {}
-    command = args.get("command") if isinstance(args, dict) else None
-    preview = req.preview
-    return {
-        "id": req.request_id,
-        "kind": "approval",
-        "session_id": sid,
-        "session_name": name,
-        "tool": req.call.name,
-        "summary": req.summary,
-        "reason": req.reason,
-        "rule": req.rule,
-        "suggested_rules": list(req.suggested_rules),
-        "command": command if isinstance(command, str) else None,
-        "preview": None
-        if preview is None
-        else {
-            "kind": preview.kind,
-            "text": preview.text,
-            "detail": preview.detail,
-            "cwd": preview.cwd,
-            "problem": preview.problem,
-            "omitted": preview.omitted,
-        },
-        "destructive": isinstance(command, str) and is_destructive(command),
-        "since": since,
-    }
-
-
 class RuntimeBridge:
     """Everything the HTTP server asks of the Runtime ``runtime`` living on ``loop`` (default: the
     running loop of the caller of the constructor). ``clock`` gives Unix seconds."""
@@ -145,9 +76,8 @@ class RuntimeBridge:
         self.runtime = runtime
         self.loop = loop or asyncio.get_running_loop()
         self.clock = clock
-        self.answered: dict[str, Answered] = {}
-        """Asks settled so far (by any client), by request id: a second answer is refused naming it."""
-        self.asked_at: dict[str, float] = {}
+        self.approvals = Approvals(runtime, clock)
+        """Pending approvals: listing and answering them (the seam to the store-backed approvals)."""
         self._listeners: list[Callable[[dict[str, Any]], None]] = []
         runtime.observers.append(self._observe)
 
@@ -179,12 +109,7 @@ class RuntimeBridge:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     def _observe(self, event: ev.Event) -> None:
-        if isinstance(event, ev.PermissionRequested):
-            self.asked_at[event.request_id] = self.clock()
-        elif isinstance(event, ev.PermissionResolved):
-            self.asked_at.pop(event.request_id, None)
-            if event.request_id not in self.answered:
-                self.answered[event.request_id] = Answered(event.answer, event.by, self.clock())
+        self.approvals.observe(event)
         if isinstance(event, _QUIET_EVENTS) or not self._listeners:
             return
         data: dict[str, Any] = {"type": type(event).__name__, "session_id": event.session_id}
@@ -249,33 +174,9 @@ class RuntimeBridge:
         raise ApiError(404, f"no session with id {sid}")
 
     async def inbox(self) -> list[dict[str, Any]]:
-        """What waits on the user across the open sessions, oldest first: pending approvals
-        (answerable here) and conflicts (answered in the terminal)."""
+        """What waits on the user across the open sessions, oldest first (:class:`Approvals`)."""
+        return await self.call(self.approvals.items)
 
-        def read() -> list[dict[str, Any]]:
-            items: list[dict[str, Any]] = []
-            for sid, view in self.runtime.sessions.items():
-                for req in view.pending.values():
-                    if not req.reply.done():
-                        items.append(request_json(sid, view.name, req, self.asked_at.get(req.request_id)))
-                for con in view.conflicts.values():
-                    if not con.reply.done():
-                        items.append(
-                            {
-                                "id": con.conflict_id,
-                                "kind": "conflict",
-                                "session_id": sid,
-                                "session_name": view.name,
-                                "summary": con.summary,
-                                "since": None,
-                            }
-                        )
-            items.sort(key=lambda i: i["since"] if i["since"] is not None else float("inf"))
-            return items
-
-        return await self.run(read)
-
-    # -- commands ---------------------------------------------------------------------------------------
     async def answer(self, request_id: str, answer: str, note: str | None, by: str) -> dict[str, Any]:
         """Answer the pending approval ``request_id`` once. Raises ApiError: 400 for an answer the API
         does not give, 409 when it was already answered (naming that answer), 404 when unknown."""
@@ -283,24 +184,7 @@ class RuntimeBridge:
             raise ApiError(400, f"answer must be one of {', '.join(WEB_ANSWERS)}")
         if answer == "reject_with_note" and not (note or "").strip():
             raise ApiError(400, "reject_with_note needs a non-empty note")
-
-        def settle() -> dict[str, Any]:
-            first = self.answered.get(request_id)
-            if first is not None:
-                raise ApiError(409, f"already answered: {first.answer} by {first.by}")
-            for view in self.runtime.sessions.values():
-                req = view.pending.get(request_id)
-                if req is None:
-                    continue
-                if req.reply.done():
-                    raise ApiError(409, "already answered")
-                self.answered[request_id] = Answered(answer, by, self.clock())
-                payload: Any = {"note": note} if answer == "reject_with_note" else None
-                req.reply.set_result((answer, payload))  # type: ignore[arg-type]
-                return {"id": request_id, "session_id": view.id, "answer": answer, "by": by}
-            raise ApiError(404, f"no pending approval with id {request_id}")
-
-        return await self.run(settle)
+        return await self.call(lambda: self.approvals.answer(request_id, answer, note, by))
 
     async def prompt(self, sid: str, text: str) -> str:
         """Queue ``text`` for the open session ``sid``; return the prompt id (404/409 as for reads)."""

@@ -12,8 +12,8 @@ from typing import Any
 from aiohttp import web
 
 from paragents.serve.app import PRINCIPAL, STATE, ServeState
+from paragents.serve.approvals import ApiError
 from paragents.serve.auth import COOKIE_NAME, code_hash, sign_cookie
-from paragents.serve.bridge import ApiError
 from paragents.serve.openapi import openapi_document
 
 PAGE_SIZE = 50
