@@ -114,7 +114,7 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.tui:
         from paragents.serve.tui_web import tui_extension
 
-        extend = tui_extension(project_dir)
+        extend = tui_extension(project_dir, extra=_tab_arguments(args))
     try:
         await runtime.restore()
         running = await start(runtime, options, extend)
@@ -139,6 +139,21 @@ async def _serve(args: argparse.Namespace) -> int:
         await running.stop()
         await runtime.shutdown()
     return 0
+
+
+def _tab_arguments(args: argparse.Namespace) -> list[str]:
+    """The options each ``--tui`` browser tab's app gets from this command line (same endpoint,
+    model, mode and rules)."""
+    out: list[str] = []
+    for flag, value in (("--endpoint", args.endpoint), ("--model", args.model), ("--mode", args.mode)):
+        if value:
+            out += [flag, value]
+    if args.no_tools:
+        out.append("--no-tools")
+    for kind in ("allow", "ask", "deny"):
+        for rule in getattr(args, kind, []) or []:
+            out += [f"--{kind}", rule]
+    return out
 
 
 def run_serve(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import shlex
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -102,18 +102,20 @@ class GuardedServer(Server):
         return app
 
 
-def app_command(project_dir: Path) -> str:
-    """The shell command each browser tab runs: this Python's ``paragents`` on ``project_dir``."""
-    return f"{shlex.quote(sys.executable)} -m paragents.cli --dir {shlex.quote(str(project_dir))}"
+def app_command(project_dir: Path, extra: Sequence[str] = ()) -> str:
+    """The shell command each browser tab runs: this Python's ``paragents`` on ``project_dir`` with the
+    ``extra`` arguments (``--endpoint``, ``--model``... as ``paragents serve`` got them)."""
+    argv = [sys.executable, "-m", "paragents.cli", "--dir", str(project_dir), *extra]
+    return shlex.join(argv)
 
 
 def tui_extension(
-    project_dir: Path, command: str | None = None
+    project_dir: Path, command: str | None = None, extra: Sequence[str] = ()
 ) -> Callable[[web.Application, ServeThread], Awaitable[None]]:
     """The ``extend`` hook of :class:`~paragents.serve.server.ServeThread` mounting the app at /tui/."""
 
     async def extend(app: web.Application, thread: ServeThread) -> None:
-        server = GuardedServer(command or app_command(project_dir), title="paragents")
+        server = GuardedServer(command or app_command(project_dir, extra), title="paragents")
         server.tasks = set()
         app[STATE].closing.append(server.close)
         app.add_subapp(PREFIX, await server.sub_app())
