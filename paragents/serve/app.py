@@ -75,6 +75,11 @@ def _host_name(host_header: str) -> str:
     return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
 
 
+def logged_path(path: str) -> str:
+    """The path as the access log keeps it: a pairing link's code is replaced by ``<code>``."""
+    return "/pair/<code>" if path.startswith("/pair/") else path
+
+
 def _is_public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
@@ -103,7 +108,7 @@ async def audit_and_errors(request: web.Request, handler: Handler) -> web.Stream
         await state.bridge.record_access(
             remote=request.remote or "?",
             method=request.method,
-            path=request.path,
+            path=logged_path(request.path),
             status=response.status,
             principal=request[PRINCIPAL],
             note=request[NOTE],

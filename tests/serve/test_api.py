@@ -111,6 +111,15 @@ async def test_bad_bodies_unknown_and_closed_sessions(served: Served) -> None:
     assert (await served.client.get(f"/sessions/{view.id}", headers=H)).status_code == 409
 
 
+async def test_cancel_answers_for_open_unknown_and_closed_sessions(served: Served) -> None:
+    view = await served.runtime.new_session("a")
+    idle = await served.client.post(f"/sessions/{view.id}/cancel", headers=H)
+    assert idle.status_code == 200 and idle.json() == {"cancelled": False}
+    assert (await served.client.post("/sessions/nope/cancel", headers=H)).status_code == 404
+    await served.runtime.close_session(view.id)
+    assert (await served.client.post(f"/sessions/{view.id}/cancel", headers=H)).status_code == 409
+
+
 async def test_a_100_mb_body_is_refused_before_it_is_read(served: Served) -> None:
     host, port = "127.0.0.1", served.server.port
 

@@ -38,6 +38,8 @@ async def test_a_pairing_link_works_once_and_sets_a_signed_httponly_cookie(serve
     replay = await served.client.get(path)
     assert replay.status_code == 410 and "already used" in replay.json()["error"]["message"]
     assert "set-cookie" not in replay.headers
+    logged = [r["path"] for r in await served.runtime.store.recent_access() if r["path"].startswith("/pair")]
+    assert logged == ["/pair/<code>", "/pair/<code>"]  # the code itself is never logged
 
 
 async def test_a_pairing_link_expires_after_five_minutes(served: Served) -> None:
