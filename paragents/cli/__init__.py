@@ -5,6 +5,7 @@
                   [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
     paragents permissions check ... | show ...
+    paragents serve [--host H] [--port N] [--api-key K] [--jwt-secret S] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
     paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
 
@@ -64,6 +65,10 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return int(args.lanes_run(args))
     if args.command in ("inbox", "approve"):
         return int(args.approvals_run(args))
+    if args.command in ("serve", "pair"):
+        from paragents.cli import serve
+
+        return serve.run_serve(args) if args.command == "serve" else serve.run_pair(args)
     if args.command == "permissions":
         from paragents.cli.permissions import run_permissions
 

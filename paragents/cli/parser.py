@@ -55,7 +55,8 @@ MODE_CHOICES = ("default", "acceptEdits", "plan", "dontAsk", "bypassPermissions"
 parsing the command line does not import the permission layer (tree-sitter); a test checks they match."""
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
+def add_common(p: argparse.ArgumentParser) -> None:
+    """Add the options every runtime-opening command shares (--dir, --model, --endpoint, rules...)."""
     p.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
     p.add_argument("--model", metavar="M", help="model name (overrides the config)")
     p.add_argument(
@@ -76,12 +77,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="paragents", description="Run several LLM coding-agent sessions side by side."
     )
     parser.add_argument("--version", action="version", version=f"paragents {__version__}")
-    _add_common(parser)
+    add_common(parser)
     parser.add_argument("--record", metavar="FILE", help="write a cassette of this run to FILE (no secrets)")
     sub = parser.add_subparsers(dest="command")
 
     run = sub.add_parser("run", help="run one prompt headless, with the same engine and store")
-    _add_common(run)
+    add_common(run)
     which = run.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="NAME", help="continue (or create) this session")
     which.add_argument(
@@ -130,6 +131,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.approvals import add_parsers as add_approvals_parsers
 
     add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
+    from paragents.cli.serve import add_parsers as add_serve_parsers
+
+    add_serve_parsers(sub, add_common)  # `paragents serve`, `paragents pair` (docs/serve.md)
     return parser
 
 

@@ -29,6 +29,9 @@ def run_tui(args: argparse.Namespace) -> int:
         try:
             await app.run_async()
         finally:
+            from paragents.ui.serve_hooks import stop_all
+
+            await stop_all()  # /serve's API, before the runtime it serves
             await app.shutdown_runtime()
         return int(app.return_code or 0)
 

@@ -247,6 +247,25 @@ MIGRATIONS: list[str] = [
         exit_code   INTEGER NOT NULL,
         output_tail TEXT NOT NULL DEFAULT '',
         finished_at REAL NOT NULL
+    """,
+    # wt/serve: the HTTP API's access log and one-time pairing codes (paragents serve / pair)
+    """
+    CREATE TABLE api_access (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        at         REAL NOT NULL,
+        remote     TEXT NOT NULL,
+        method     TEXT NOT NULL,
+        path       TEXT NOT NULL,
+        status     INTEGER NOT NULL,
+        principal  TEXT NOT NULL DEFAULT '',
+        note       TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX api_access_at ON api_access(at);
+    CREATE TABLE pairing_codes (
+        code_hash  TEXT PRIMARY KEY,
+        created_at REAL NOT NULL,
+        expires_at REAL NOT NULL,
+        used_at    REAL
     );
     """,
 ]

@@ -26,6 +26,7 @@ from types import TracebackType
 import aiosqlite
 
 from paragents import paths
+from paragents.store.api_access import ApiAccessMixin
 from paragents.store.approvals import ApprovalsMixin
 from paragents.store.audit import AuditMixin
 from paragents.store.compactions import CompactionsMixin
@@ -82,6 +83,7 @@ class Store(
     LanesMixin,
     ApprovalsMixin,
     LaneVerifyMixin,
+    ApiAccessMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

@@ -34,7 +34,7 @@ POST_EXIT_DRAIN = 1.0
 MAX_TIMEOUT = 3600.0
 """Largest ``timeout`` argument accepted, in seconds."""
 
-SECRET_ENV_NAMES = frozenset({"PARAGENTS_API_KEY", "OPENAI_API_KEY"})
+SECRET_ENV_NAMES = frozenset({"PARAGENTS_API_KEY", "OPENAI_API_KEY", "PARAGENTS_SERVE_KEY"})
 """Environment variables never passed to commands."""
 SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_ACCESS_KEY")
 """Variables whose (upper-cased) name ends with one of these are never passed to commands."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paragents.config import ConfigError, describe_changes
+from paragents.ui import serve_hooks
 from paragents.ui.budget_hooks import run_budget_command
 from paragents.ui.commands import SlashCommand
 from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
@@ -201,6 +202,8 @@ APP_HANDLERS: dict[str, Handler] = {
     "overview": overview,
     "sessions": sessions,
     "lanes": lanes,
+    "serve": serve_hooks.serve,
+    "pair": serve_hooks.pair,
 }
 """Commands that need no open session."""
 SESSION_HANDLERS: dict[str, Handler] = {

@@ -60,6 +60,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("mute", "/mute", "Mute (or unmute) this session's notifications"),
     CommandSpec("inbox", "/inbox", "Every pending approval and conflict, oldest first (F2)"),
     CommandSpec("overview", "/overview", "One row per session, like top; Enter focuses it (F3)"),
+    CommandSpec("serve", "/serve [PORT|stop]", "Serve the HTTP API and phone page on 127.0.0.1 (or stop it)"),
+    CommandSpec("pair", "/pair", "Show a one-time link and QR code that signs a phone in"),
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
     CommandSpec("reload", "/reload", "Re-read runtime_config.json and apply it (says what changed)"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
@@ -145,6 +147,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
     if name == "lane":
         if args not in ([], ["gc"], ["adapt"]):
             return CommandError(f"/lane takes nothing, 'gc' or 'adapt'. Usage: {spec.usage}")
+        return SlashCommand(name, args[0] if args else None)
+    if name == "serve":
+        if len(args) > 1 or (args and args[0] != "stop" and not args[0].isdigit()):
+            return CommandError(f"/serve takes a port number or 'stop'. Usage: {spec.usage}")
         return SlashCommand(name, args[0] if args else None)
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):

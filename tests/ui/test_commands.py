@@ -58,7 +58,7 @@ def test_unknown_command_lists_the_existing_ones_and_suggests() -> None:
 
 
 def test_completion_and_detection() -> None:
-    assert [s.name for s in complete("/se")] == ["sessions", "setup"]
+    assert [s.name for s in complete("/se")] == ["sessions", "serve", "setup"]
     assert complete("/new x") == [] and complete("hello") == []
     assert len(complete("/")) == len(COMMANDS)
     assert is_command("/help") and not is_command("//path/in/prompt") and not is_command("fix /tmp")

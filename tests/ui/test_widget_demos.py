@@ -24,6 +24,7 @@ DEMO_MODULES = (
     "paragents.ui.screens.sessions",
     "paragents.ui.screens.info",
     "paragents.ui.screens.lanes",
+    "paragents.ui.screens.pair",
 )
 DEMO_SIZE = (120, 32)
 

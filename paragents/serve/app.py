@@ -1,0 +1,193 @@
+"""The aiohttp application of ``paragents serve``: middlewares (errors as JSON, audit, rate limit and
+lock-out, Host and Origin checks, body limits, authentication) and the routes (:mod:`.routes`)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from ipaddress import ip_address
+
+from aiohttp import web
+
+from paragents.serve.approvals import ApiError
+from paragents.serve.auth import AuthConfig, authenticate
+from paragents.serve.bridge import RuntimeBridge
+from paragents.serve.limits import Guard, Limits
+
+log = logging.getLogger("paragents.serve")
+
+MAX_BODY = 1024 * 1024
+"""Largest request body accepted (bytes); larger ones get 413 before they are read."""
+PUBLIC_PATHS = ("/health", "/openapi.json", "/", "/favicon.ico")
+"""Paths served without credentials (the page shell holds no data: it asks the API, which does)."""
+PUBLIC_PREFIXES = ("/static/", "/pair/")
+CSRF_HEADER = "X-Requested-With"
+"""A cookie-authenticated POST must carry this header (a cross-site form cannot set it)."""
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+STATE: web.AppKey[ServeState] = web.AppKey("paragents_serve_state")
+PRINCIPAL = web.RequestKey("paragents_principal", str)
+"""Who the request authenticated as ("key", "jwt:SUB", "cookie"), "" before or without."""
+NOTE = web.RequestKey("paragents_note", str)
+"""Why the request was refused (for the access log), "" when it was not."""
+
+
+@dataclass
+class ServeState:
+    """What the handlers share: the ``bridge`` to the Runtime, the ``auth`` config, the ``guard``
+    (rate limits, lock-outs), the ``clock``, the ``allowed_origins`` besides the server's own,
+    ``loopback`` (bound to a loopback address: the Host header must name one), and the pairing
+    cookie's lifetime."""
+
+    bridge: RuntimeBridge
+    auth: AuthConfig
+    guard: Guard
+    clock: Callable[[], float] = time.time
+    allowed_origins: frozenset[str] = frozenset()
+    loopback: bool = True
+    closing: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    """Run when the server stops, before it waits for open requests: end /events streams and the
+    textual-serve websockets so they finish instead of being cut."""
+
+
+def error_response(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+    """The JSON error body every refusal uses: ``{"error": {"status": N, "message": "..."}}``."""
+    return web.json_response(
+        {"error": {"status": status, "message": message}}, status=status, headers=headers
+    )
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for a bind address that only this machine can reach (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(host_header: str) -> str:
+    if host_header.startswith("["):
+        return host_header[1 : host_header.find("]")] if "]" in host_header else host_header
+    return host_header.rsplit(":", 1)[0] if host_header.count(":") == 1 else host_header
+
+
+def logged_path(path: str) -> str:
+    """The path as the access log keeps it: a pairing link's code is replaced by ``<code>``."""
+    return "/pair/<code>" if path.startswith("/pair/") else path
+
+
+def _is_public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
+
+
+@web.middleware
+async def audit_and_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Turn every refusal into a JSON error and record every request in the access log."""
+    state = request.app[STATE]
+    request[PRINCIPAL] = ""
+    request[NOTE] = ""
+    try:
+        response = await handler(request)
+    except ApiError as exc:
+        response = error_response(exc.status, exc.message)
+        request[NOTE] = exc.message
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        response = error_response(exc.status, exc.reason if exc.status != 413 else "request body too large")
+        request[NOTE] = exc.reason
+    except Exception as exc:
+        log.exception("serve: unexpected error")
+        response = error_response(500, f"internal error: {type(exc).__name__}")
+        request[NOTE] = type(exc).__name__
+    try:
+        await state.bridge.record_access(
+            remote=request.remote or "?",
+            method=request.method,
+            path=logged_path(request.path),
+            status=response.status,
+            principal=request[PRINCIPAL],
+            note=request[NOTE],
+            at=state.clock(),
+        )
+    except Exception:  # the log must not turn a good answer into an error (a store being closed)
+        log.warning("serve: could not record an access", exc_info=True)
+    return response
+
+
+def _refuse(request: web.Request, status: int, message: str, **headers: str) -> web.Response:
+    request[NOTE] = message
+    return error_response(status, message, headers or None)
+
+
+@web.middleware
+async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Lock-out, rate limit, Host and Origin checks, body limits and authentication, in that order."""
+    state = request.app[STATE]
+    addr = request.remote or "?"
+    if request.path == "/health":
+        return await handler(request)
+    locked = state.guard.locked(addr)
+    if locked:
+        return _refuse(
+            request, 429, "locked out after repeated failures", **{"Retry-After": str(int(locked) + 1)}
+        )
+    wait = state.guard.hit(addr)
+    if wait:
+        return _refuse(request, 429, "too many requests", **{"Retry-After": str(int(wait) + 1)})
+    if state.loopback and not is_loopback_host(_host_name(request.host)):
+        return _refuse(request, 421, "this server answers only to localhost names (Host header)")
+    origin = request.headers.get("Origin")
+    if (
+        origin is not None
+        and origin != f"{request.scheme}://{request.host}"
+        and origin not in state.allowed_origins
+    ):
+        return _refuse(request, 403, "cross-origin request refused")
+    length = request.content_length
+    if length is not None and length > MAX_BODY:
+        return _refuse(request, 413, "request body too large")
+    if _is_public(request.path):
+        return await handler(request)
+    verdict = authenticate(request.headers, request.cookies, state.auth, state.clock())
+    if not verdict.ok:
+        if verdict.error is not None and state.guard.failed(addr):
+            return _refuse(request, 429, "locked out after repeated failures")
+        message = verdict.error or "authentication required: a key, a token or a paired browser"
+        return _refuse(request, 401, message, **{"WWW-Authenticate": "Bearer"})
+    request[PRINCIPAL] = verdict.principal
+    unsafe = request.method not in ("GET", "HEAD", "OPTIONS")
+    if (
+        verdict.principal == "cookie"
+        and unsafe
+        and (request.headers.get(CSRF_HEADER) != "paragents" or not origin)
+    ):
+        return _refuse(request, 403, "cross-site request refused (missing Origin or X-Requested-With)")
+    return await handler(request)
+
+
+def make_app(
+    bridge: RuntimeBridge,
+    auth: AuthConfig,
+    *,
+    limits: Limits | None = None,
+    clock: Callable[[], float] = time.time,
+    allowed_origins: frozenset[str] = frozenset(),
+    loopback: bool = True,
+) -> web.Application:
+    """Build the API application over ``bridge`` with the credentials ``auth``: the middlewares and the
+    shared state (the routes are added by :func:`paragents.serve.routes.add_routes`)."""
+    app = web.Application(middlewares=[audit_and_errors, guard], client_max_size=MAX_BODY)
+    app[STATE] = ServeState(
+        bridge=bridge,
+        auth=auth,
+        guard=Guard(limits or Limits(), clock),
+        clock=clock,
+        allowed_origins=allowed_origins,
+        loopback=loopback,
+    )
+    return app

@@ -1,0 +1,139 @@
+"""Start the API for a Runtime the way ``paragents serve`` and the TUI's ``/serve`` do: credentials
+from the options and the environment (a key generated for this run when none is given on a loopback
+address), the server thread, and ``serve.json`` for ``paragents pair``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from paragents.serve.app import is_loopback_host
+from paragents.serve.auth import AuthConfig, mask
+from paragents.serve.bridge import RuntimeBridge
+from paragents.serve.pairing import cookie_secret, info_path, write_info
+from paragents.serve.server import ServeThread, check_bind
+
+if TYPE_CHECKING:
+    from paragents.sessions.api import SessionsAPI
+
+KEY_ENV = "PARAGENTS_SERVE_KEY"
+"""The environment variable holding the API key (PARAGENTS_API_KEY is the model endpoint's key)."""
+DEFAULT_PORT = 8765
+ACCESS_LOG_DAYS = 30
+"""Days the ``api_access`` rows are kept (older ones go when a server starts)."""
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``paragents serve`` / ``/serve`` were asked for."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    api_key: str | None = None
+    jwt_secret: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audience: str | None = None
+    cookie_hours: float = 24 * 7
+    allowed_origins: tuple[str, ...] = ()
+
+
+@dataclass
+class Running:
+    """A started server: the ``thread``, its ``bridge``, ``url``, the key generated for this run (or
+    None when one was given) and where ``serve.json`` is."""
+
+    thread: ServeThread
+    bridge: RuntimeBridge
+    url: str
+    generated_key: str | None
+    info: Path
+
+    def lines(self) -> list[str]:
+        """What to tell the user (keys masked; a generated key is only in the 0600 file)."""
+        key = self.thread.auth.api_key
+        out = [f"paragents API on {self.url}  (phone page: {self.url}/)"]
+        if self.generated_key:
+            out.append(
+                f"API key {mask(key)} generated for this run; the full key is in {self.info} (mode 0600)"
+            )
+        elif key:
+            out.append(f"API key {mask(key)}")
+        if self.thread.auth.jwt_secret:
+            out.append("JWT (HS256) accepted")
+        out.append("pair a phone: `paragents pair` (or /pair in the app); reach it with ssh -L or a VPN")
+        return out
+
+    async def stop(self) -> None:
+        """Stop the server, stop observing the Runtime and remove ``serve.json``."""
+        await self.thread.stop_async()
+        self.bridge.close()
+        self.info.unlink(missing_ok=True)
+
+
+def auth_from(options: ServeOptions, env: dict[str, str] | None = None) -> tuple[AuthConfig, str | None]:
+    """The credentials for ``options`` (the key from ``--api-key`` or $PARAGENTS_SERVE_KEY); on a
+    loopback address without any, a random key for this run (returned second, else None)."""
+    env = dict(os.environ) if env is None else env
+    key = options.api_key or env.get(KEY_ENV) or None
+    generated = None
+    if not key and not options.jwt_secret and is_loopback_host(options.host):
+        key = generated = secrets.token_urlsafe(32)
+    auth = AuthConfig(
+        api_key=key,
+        jwt_secret=options.jwt_secret,
+        jwt_issuer=options.jwt_issuer,
+        jwt_audience=options.jwt_audience,
+        cookie_secret=cookie_secret(),
+        cookie_ttl=options.cookie_hours * 3600,
+    )
+    check_bind(options.host, auth)
+    return auth, generated
+
+
+async def start(
+    runtime: SessionsAPI,
+    options: ServeOptions,
+    extend: Callable[[web.Application, ServeThread], Awaitable[None]] | None = None,
+) -> Running:
+    """Start the API for ``runtime`` (call on the Runtime's loop). Raises ServeRefused or OSError."""
+    auth, generated = auth_from(options)
+    await runtime.store.prune_access(time.time() - ACCESS_LOG_DAYS * 86400)
+    bridge = RuntimeBridge(runtime)
+    thread = ServeThread(
+        bridge,
+        auth,
+        options.host,
+        options.port,
+        allowed_origins=frozenset(options.allowed_origins),
+        extend=extend,
+    )
+    try:
+        url = await asyncio.to_thread(thread.start)
+    except BaseException:
+        bridge.close()
+        raise
+    info = write_info(url, generated)
+    return Running(thread, bridge, url, generated, info)
+
+
+def pair_base_url(explicit: str | None) -> str:
+    """The base URL for a pairing link: ``explicit``, else the running server's, else the default."""
+    from paragents.serve.pairing import read_info
+
+    if explicit:
+        return explicit
+    info = read_info()
+    if info and isinstance(info.get("url"), str):
+        return str(info["url"])
+    return f"http://127.0.0.1:{DEFAULT_PORT}"
+
+
+__all__ = ["KEY_ENV", "Running", "ServeOptions", "auth_from", "info_path", "pair_base_url", "start"]

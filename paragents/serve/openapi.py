@@ -1,0 +1,93 @@
+"""The OpenAPI 3.1 description of the API, served at ``/openapi.json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paragents import __version__
+
+_ERROR = {
+    "description": "refused",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+
+
+def _op(
+    summary: str, *, body: dict[str, Any] | None = None, public: bool = False, **extra: Any
+) -> dict[str, Any]:
+    op: dict[str, Any] = {"summary": summary, "responses": {"200": {"description": "ok"}, "default": _ERROR}}
+    if body is not None:
+        op["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+    if public:
+        op["security"] = []
+    op.update(extra)
+    return op
+
+
+_SID = [{"name": "sid", "in": "path", "required": True, "schema": {"type": "string"}}]
+_PAGE = [
+    {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+    {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 500}},
+]
+
+
+def openapi_document() -> dict[str, Any]:
+    """Return the OpenAPI document (a JSON-able dict)."""
+    answer_body = {
+        "type": "object",
+        "required": ["answer"],
+        "properties": {
+            "answer": {"enum": ["allow_once", "allow_session", "reject_once", "reject_with_note"]},
+            "note": {"type": "string"},
+        },
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "paragents", "version": __version__},
+        "components": {
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer", "description": "API key or HS256 JWT"},
+                "key": {"type": "apiKey", "in": "header", "name": "X-Paragents-Key"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": "paragents_session"},
+            },
+            "schemas": {
+                "Error": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {"status": {"type": "integer"}, "message": {"type": "string"}},
+                        }
+                    },
+                }
+            },
+        },
+        "security": [{"bearer": []}, {"key": []}, {"cookie": []}],
+        "paths": {
+            "/health": {"get": _op("Liveness (no auth)", public=True)},
+            "/sessions": {"get": _op("The open sessions: state, pending approvals, last lines")},
+            "/sessions/{sid}": {
+                "get": _op("One session and a page of its transcript", parameters=_SID + _PAGE)
+            },
+            "/sessions/{sid}/prompt": {
+                "post": _op(
+                    "Queue a prompt",
+                    body={"type": "object", "required": ["text"], "properties": {"text": {"type": "string"}}},
+                    parameters=_SID,
+                )
+            },
+            "/sessions/{sid}/cancel": {"post": _op("Cancel the running turn", parameters=_SID)},
+            "/inbox": {"get": _op("What waits on the user across sessions, oldest first")},
+            "/inbox/{rid}/answer": {
+                "post": _op(
+                    "Answer a pending approval (once)",
+                    body=answer_body,
+                    parameters=[
+                        {"name": "rid", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                )
+            },
+            "/events": {"get": _op("Server-sent events of session changes (text/event-stream)")},
+            "/pair/{code}": {"get": _op("Use a one-time pairing link: sets the cookie", public=True)},
+        },
+    }

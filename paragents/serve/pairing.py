@@ -1,0 +1,80 @@
+"""Pairing a phone: a one-time code kept (hashed) in the store, its link and QR code, and the secret
+that signs pairing cookies (a file in the state directory, mode 0600, made on first use)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import secrets
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paragents import paths
+from paragents.serve.auth import code_hash
+
+if TYPE_CHECKING:
+    from paragents.store import Store
+
+PAIRING_TTL = 300.0
+"""Seconds a pairing link stays usable (once)."""
+
+
+def _private_file(path: Path, data: bytes) -> None:
+    paths.ensure_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
+
+
+def cookie_secret(state_dir: Path | None = None) -> bytes:
+    """The secret signing pairing cookies (``serve-cookie.key`` in the state dir; made when missing)."""
+    path = (state_dir or paths.state_dir()) / "serve-cookie.key"
+    try:
+        data = path.read_bytes()
+        if len(data) >= 32:
+            return data
+    except FileNotFoundError:
+        pass
+    data = secrets.token_bytes(32)
+    _private_file(path, data)
+    return data
+
+
+def info_path(state_dir: Path | None = None) -> Path:
+    """Where a running ``paragents serve`` writes its URL (and a generated key) for ``paragents pair``."""
+    return (state_dir or paths.state_dir()) / "serve.json"
+
+
+def write_info(url: str, api_key: str | None, state_dir: Path | None = None) -> Path:
+    """Write the running server's URL (and the key it generated, if any) to :func:`info_path` (0600)."""
+    path = info_path(state_dir)
+    _private_file(path, json.dumps({"url": url, "pid": os.getpid(), "api_key": api_key}).encode())
+    return path
+
+
+def read_info(state_dir: Path | None = None) -> dict[str, Any] | None:
+    """What :func:`write_info` wrote, or None when no server wrote one (or it is unreadable)."""
+    try:
+        data = json.loads(info_path(state_dir).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+async def new_pairing(store: Store, base_url: str, now: float | None = None, ttl: float = PAIRING_TTL) -> str:
+    """Create a one-time pairing code valid for ``ttl`` seconds; return its link under ``base_url``."""
+    code = secrets.token_urlsafe(24)
+    start = time.time() if now is None else now
+    await store.add_pairing_code(code_hash(code), created_at=start, expires_at=start + ttl)
+    return f"{base_url.rstrip('/')}/pair/{code}"
+
+
+def qr_text(link: str) -> str:
+    """The link as a QR code drawn with Unicode half blocks (plain text, no escape sequences)."""
+    import segno
+
+    out = io.StringIO()
+    segno.make(link, error="m").terminal(out=out, compact=True, border=2)
+    return out.getvalue()

@@ -1,0 +1,220 @@
+"""The API's routes: health, sessions, transcript pages, prompts, cancel, the inbox and its answers,
+server-sent events, the OpenAPI document, pairing and the phone page's static files."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from paragents.serve.app import PRINCIPAL, STATE, ServeState
+from paragents.serve.approvals import ApiError
+from paragents.serve.auth import COOKIE_NAME, code_hash, sign_cookie
+from paragents.serve.openapi import openapi_document
+
+PAGE_SIZE = 50
+MAX_PAGE = 500
+KEEPALIVE = 15.0
+"""Seconds between SSE comments that keep an idle /events connection open."""
+STATIC_FILES = {"inbox.css": "text/css", "inbox.js": "text/javascript"}
+
+
+def _state(request: web.Request) -> ServeState:
+    return request.app[STATE]
+
+
+async def json_body(request: web.Request) -> dict[str, Any]:
+    """The request's JSON object body. ApiError 415 when not JSON, 400 when unreadable or not an object."""
+    if request.content_type != "application/json":
+        raise ApiError(415, "send the body as application/json")
+    try:
+        raw = await request.read()
+        data = json.loads(raw)
+    except web.HTTPRequestEntityTooLarge:
+        raise ApiError(413, "request body too large") from None
+    except (ValueError, UnicodeDecodeError):
+        raise ApiError(400, "the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "the body must be a JSON object")
+    return data
+
+
+def _int_query(request: web.Request, name: str, default: int | None) -> int | None:
+    value = request.query.get(name)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ApiError(400, f"{name} must be an integer") from None
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.json_response({"ok": True})
+
+
+async def sessions(request: web.Request) -> web.Response:
+    return web.json_response({"sessions": await _state(request).bridge.sessions()})
+
+
+async def session(request: web.Request) -> web.Response:
+    limit = _int_query(request, "limit", PAGE_SIZE) or PAGE_SIZE
+    offset = _int_query(request, "offset", None)
+    data = await _state(request).bridge.session(
+        request.match_info["sid"], offset, max(1, min(limit, MAX_PAGE))
+    )
+    return web.json_response(data)
+
+
+async def prompt(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise ApiError(400, "text must be a non-empty string")
+    prompt_id = await _state(request).bridge.prompt(request.match_info["sid"], text)
+    return web.json_response({"prompt_id": prompt_id}, status=202)
+
+
+async def cancel(request: web.Request) -> web.Response:
+    cancelled = await _state(request).bridge.cancel(request.match_info["sid"])
+    return web.json_response({"cancelled": cancelled})
+
+
+async def inbox(request: web.Request) -> web.Response:
+    return web.json_response({"items": await _state(request).bridge.inbox()})
+
+
+async def answer(request: web.Request) -> web.Response:
+    body = await json_body(request)
+    choice = body.get("answer")
+    note = body.get("note")
+    if not isinstance(choice, str) or (note is not None and not isinstance(note, str)):
+        raise ApiError(400, "answer must be a string (and note, when given, a string)")
+    by = request.get(PRINCIPAL) or "api"
+    result = await _state(request).bridge.answer(request.match_info["rid"], choice, note, f"web:{by}")
+    return web.json_response(result)
+
+
+async def events(request: web.Request) -> web.StreamResponse:
+    """Server-sent events: one ``data:`` JSON line per session change (type, session_id, state)."""
+    state = _state(request)
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=1000)
+
+    def deliver(data: dict[str, Any]) -> None:  # on the Runtime's loop: hand over only
+        def put() -> None:
+            with contextlib.suppress(asyncio.QueueFull):
+                queue.put_nowait(data)
+
+        with contextlib.suppress(RuntimeError):  # our loop closed
+            loop.call_soon_threadsafe(put)
+
+    async def close() -> None:
+        queue.put_nowait(None)
+
+    state.closing.append(close)
+    stop = await state.bridge.run(lambda: state.bridge.listen(deliver))
+    response = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    )
+    try:
+        await response.prepare(request)
+        await response.write(b": connected\n\n")
+        while True:
+            try:
+                data = await asyncio.wait_for(queue.get(), KEEPALIVE)
+            except TimeoutError:
+                await response.write(b": keep-alive\n\n")
+                continue
+            if data is None:
+                break
+            await response.write(f"event: {data['type']}\ndata: {json.dumps(data)}\n\n".encode())
+    except (ConnectionResetError, asyncio.CancelledError):
+        pass
+    finally:
+        with contextlib.suppress(
+            RuntimeError
+        ):  # never wait on the Runtime's loop here (it may be stopping us)
+            state.bridge.loop.call_soon_threadsafe(stop)
+    return response
+
+
+async def openapi(request: web.Request) -> web.Response:
+    return web.json_response(openapi_document())
+
+
+async def pair(request: web.Request) -> web.Response:
+    """Use a one-time pairing link: set the signed cookie and go to the inbox page."""
+    state = _state(request)
+    now = state.clock()
+    outcome = await state.bridge.use_pairing_code(code_hash(request.match_info["code"]), now)
+    if outcome != "ok":
+        addr = request.remote or "?"
+        if state.guard.failed(addr):
+            raise ApiError(429, "locked out after repeated failures")
+        status, message = {
+            "used": (410, "this pairing link was already used: run `paragents pair` for a new one"),
+            "expired": (410, "this pairing link expired: run `paragents pair` for a new one"),
+        }.get(outcome, (404, "unknown pairing link"))
+        raise ApiError(status, message)
+    ttl = state.auth.cookie_ttl
+    response = web.Response(status=303, headers={"Location": "/", "Cache-Control": "no-store"})
+    response.set_cookie(
+        COOKIE_NAME,
+        sign_cookie(state.auth.cookie_secret, now + ttl),
+        max_age=int(ttl),
+        httponly=True,
+        samesite="Strict",
+        path="/",
+        secure=request.secure,
+    )
+    request[PRINCIPAL] = "pairing"
+    return response
+
+
+def _static_text(name: str) -> str:
+    return resources.files("paragents.serve").joinpath("static", name).read_text(encoding="utf-8")
+
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+}
+
+
+async def page(request: web.Request) -> web.Response:
+    return web.Response(text=_static_text("index.html"), content_type="text/html", headers=SECURITY_HEADERS)
+
+
+async def static(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in STATIC_FILES:
+        raise ApiError(404, "not found")
+    return web.Response(text=_static_text(name), content_type=STATIC_FILES[name], headers=SECURITY_HEADERS)
+
+
+def add_routes(app: web.Application) -> None:
+    """Add every route of the API and the page to ``app``."""
+    app.add_routes(
+        [
+            web.get("/health", health),
+            web.get("/openapi.json", openapi),
+            web.get("/sessions", sessions),
+            web.get("/sessions/{sid}", session),
+            web.post("/sessions/{sid}/prompt", prompt),
+            web.post("/sessions/{sid}/cancel", cancel),
+            web.get("/inbox", inbox),
+            web.post("/inbox/{rid}/answer", answer),
+            web.get("/events", events),
+            web.get("/pair/{code}", pair),
+            web.get("/", page),
+            web.get("/static/{name}", static),
+        ]
+    )

@@ -1,0 +1,201 @@
+// paragents phone inbox. Every piece of text from the server (model output, commands, file names,
+// errors) goes into the page with textContent or createTextNode, never as HTML.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const ARM_MS = 6000; // a destructive command's first tap arms its Allow button for this long
+
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+async function api(path, body) {
+  const options = { credentials: "same-origin", headers: { "X-Requested-With": "paragents" } };
+  if (body !== undefined) {
+    options.method = "POST";
+    options.headers["Content-Type"] = "application/json";
+    options.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, options);
+  let data = null;
+  try { data = await response.json(); } catch (e) { data = null; }
+  if (!response.ok) {
+    const message = data && data.error ? data.error.message : "HTTP " + response.status;
+    const error = new Error(message);
+    error.status = response.status;
+    throw error;
+  }
+  return data;
+}
+
+function age(since) {
+  if (!since) return "";
+  const s = Math.max(0, Math.round(Date.now() / 1000 - since));
+  if (s < 60) return s + " s ago";
+  if (s < 3600) return Math.round(s / 60) + " min ago";
+  return Math.round(s / 3600) + " h ago";
+}
+
+function previewBlock(item) {
+  const p = item.preview;
+  const text = p && p.text ? p.text : item.command || "";
+  if (!text) return null;
+  const pre = el("pre", "preview");
+  for (const line of text.split("\n")) {
+    const cls = p && p.kind === "diff" && line.startsWith("+") && !line.startsWith("+++") ? "add"
+      : p && p.kind === "diff" && line.startsWith("-") && !line.startsWith("---") ? "del" : null;
+    pre.appendChild(cls ? el("span", cls, line) : document.createTextNode(line));
+    pre.appendChild(document.createTextNode("\n"));
+  }
+  return pre;
+}
+
+function answerButton(item, card, label, answer, cls) {
+  const button = el("button", cls, label);
+  button.type = "button";
+  button.dataset.answer = answer;
+  let armedUntil = 0;
+  button.addEventListener("click", () => {
+    if (item.destructive && answer.startsWith("allow") && Date.now() > armedUntil) {
+      armedUntil = Date.now() + ARM_MS;
+      button.classList.add("armed");
+      button.textContent = "Tap again to allow";
+      setTimeout(() => { button.classList.remove("armed"); button.textContent = label; }, ARM_MS);
+      return;
+    }
+    if (answer === "reject_with_note") { showNote(item, card); return; }
+    send(item, card, answer, null);
+  });
+  return button;
+}
+
+function showNote(item, card) {
+  if (card.querySelector(".note")) return;
+  const box = el("div", "note");
+  const area = el("textarea");
+  area.placeholder = "Tell the agent what to do instead";
+  area.maxLength = 2000;
+  const ok = el("button", "deny", "Send denial with note");
+  ok.type = "button";
+  ok.dataset.answer = "send_note";
+  ok.addEventListener("click", () => {
+    if (area.value.trim()) send(item, card, "reject_with_note", area.value.trim());
+  });
+  box.append(area, ok);
+  card.querySelector(".buttons").appendChild(box);
+  area.focus();
+}
+
+async function send(item, card, answer, note) {
+  for (const b of card.querySelectorAll("button")) b.disabled = true;
+  const error = card.querySelector(".error");
+  error.textContent = "";
+  try {
+    await api("/inbox/" + encodeURIComponent(item.id) + "/answer", note === null ? { answer } : { answer, note });
+    card.classList.add("done");
+    card.dataset.state = "answered";
+  } catch (e) {
+    error.textContent = e.message;
+    if (e.status !== 409) for (const b of card.querySelectorAll("button")) b.disabled = false;
+  }
+  scheduleRefresh(0);
+}
+
+function itemCard(item) {
+  const card = el("article", "card");
+  card.dataset.id = item.id;
+  const head = el("div", "head");
+  head.append(el("span", "session", item.session_name), el("span", "age", age(item.since)));
+  card.appendChild(head);
+  card.appendChild(el("div", "summary", item.summary));
+  if (item.kind !== "approval") {
+    card.appendChild(el("div", "why", "A conflict between sessions: answer it in the terminal."));
+    return card;
+  }
+  if (item.destructive) card.appendChild(el("div", "danger", "Deletes or overwrites files: Allow needs a second tap."));
+  const preview = previewBlock(item);
+  if (item.preview && item.preview.detail) card.appendChild(el("div", "why", item.preview.detail));
+  if (preview) card.appendChild(preview);
+  if (item.preview && item.preview.problem) card.appendChild(el("div", "error", item.preview.problem));
+  card.appendChild(el("div", "why", item.rule ? "rule: " + item.rule : item.reason));
+  const buttons = el("div", "buttons");
+  buttons.append(
+    answerButton(item, card, "Allow once", "allow_once", "allow"),
+    answerButton(item, card, "Allow for session", "allow_session", "allow"),
+    answerButton(item, card, "Deny", "reject_once", "deny"),
+    answerButton(item, card, "Deny with note…", "reject_with_note", "deny"),
+  );
+  card.appendChild(buttons);
+  card.appendChild(el("div", "error"));
+  return card;
+}
+
+function sessionRow(s) {
+  const row = el("article", "session-row");
+  row.dataset.id = s.id;
+  const top = el("div", "top");
+  top.append(el("span", "session", s.name), el("span", "state " + s.state, s.state + (s.pending ? " · " + s.pending + " waiting" : "")));
+  row.appendChild(top);
+  if (s.last_lines && s.last_lines.length) row.appendChild(el("pre", null, s.last_lines.join("\n")));
+  return row;
+}
+
+function renderInbox(items) {
+  const box = $("inbox");
+  const open = new Map([...box.querySelectorAll(".card")].map((c) => [c.dataset.id, c]));
+  const keep = new Set(items.map((i) => i.id));
+  for (const [id, card] of open) if (!keep.has(id)) card.remove();
+  for (const item of items) if (!open.has(item.id)) box.appendChild(itemCard(item));
+  $("count").textContent = String(items.length);
+  $("empty").hidden = items.length > 0;
+  document.title = (items.length ? "(" + items.length + ") " : "") + "paragents · needs you";
+}
+
+function renderSessions(sessions) {
+  const box = $("sessions");
+  box.replaceChildren(...sessions.map(sessionRow));
+  if (!sessions.length) box.appendChild(el("p", "empty", "No open sessions."));
+}
+
+let timer = null;
+function scheduleRefresh(delay) {
+  if (timer) clearTimeout(timer);
+  timer = setTimeout(refresh, delay === undefined ? 250 : delay);
+}
+
+async function refresh() {
+  timer = null;
+  try {
+    const [inbox, sessions] = await Promise.all([api("/inbox"), api("/sessions")]);
+    $("signin").hidden = true;
+    renderInbox(inbox.items);
+    renderSessions(sessions.sessions);
+  } catch (e) {
+    if (e.status === 401) { $("signin").hidden = false; setLive(false, "not paired"); }
+    else setLive(false, e.message);
+  }
+}
+
+function setLive(on, text) {
+  const live = $("live");
+  live.className = "live " + (on ? "on" : "off");
+  live.textContent = text;
+}
+
+function listen() {
+  const source = new EventSource("/events");
+  source.onopen = () => { setLive(true, "live"); scheduleRefresh(0); };
+  source.onmessage = () => scheduleRefresh();
+  for (const kind of ["SessionStateChanged", "PermissionRequested", "PermissionResolved", "MessageAdded",
+                      "TurnFinished", "ConflictDetected", "ConflictResolved", "SessionRenamed", "QueueChanged"]) {
+    source.addEventListener(kind, () => scheduleRefresh());
+  }
+  source.onerror = () => setLive(false, "reconnecting…");
+}
+
+refresh();
+listen();
+setInterval(() => scheduleRefresh(0), 30000); // ages and anything an event missed

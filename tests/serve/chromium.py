@@ -1,0 +1,104 @@
+"""Headless Debian Chromium for the browser tests (Selenium + chromedriver from apt, nothing
+downloaded), a phone-sized viewport, and a small PNG reader to check screenshots."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+import tempfile
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DRIVER = shutil.which("chromedriver")
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None or DRIVER is None,
+    reason="Debian chromium and chromium-driver are not installed (apt-get install chromium chromium-driver)",
+)
+PHONE = (390, 844)
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+)
+
+
+@contextmanager
+def phone_browser() -> Iterator[Any]:
+    """A headless Chromium whose viewport is a 390x844 phone (blocking API: use it from a thread)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    with tempfile.TemporaryDirectory(prefix="paragents-chromium-") as profile:
+        options = webdriver.ChromeOptions()
+        assert CHROMIUM is not None and DRIVER is not None
+        options.binary_location = CHROMIUM
+        for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={PHONE[0]},{PHONE[1]}"):
+            options.add_argument(flag)
+        driver = webdriver.Chrome(options=options, service=Service(executable_path=DRIVER))
+        try:
+            driver.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
+            )
+            driver.set_page_load_timeout(30)
+            yield driver
+        finally:
+            driver.quit()
+
+
+def read_png(data: bytes) -> tuple[int, int, list[bytes]]:
+    """Decode an 8-bit RGB/RGBA PNG: (width, height, rows of RGBA bytes)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, channels = 8, b"", 0, 0, 4
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, color = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and color in (2, 6)
+            channels = 3 if color == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
+    for y in range(height):
+        filt, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if filt == 1:
+                line[i] = (line[i] + a) & 255
+            elif filt == 2:
+                line[i] = (line[i] + b) & 255
+            elif filt == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif filt == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        prev = line
+        rgba = (
+            line
+            if channels == 4
+            else bytearray(x for j in range(width) for x in (*line[j * 3 : j * 3 + 3], 255))
+        )
+        rows.append(bytes(rgba))
+    return width, height, rows
+
+
+def artefact_dir() -> Path:
+    """Where browser screenshots are kept (``.artifacts/`` in the checkout, ignored by git)."""
+    path = Path(__file__).resolve().parents[2] / ".artifacts"
+    path.mkdir(exist_ok=True)
+    return path
