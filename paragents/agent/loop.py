@@ -36,7 +36,9 @@ from paragents.agent.compaction import (
     upto_message_id,
 )
 from paragents.agent.loop_guard import LoopGuard
+from paragents.agent.question import question_of
 from paragents.agent.session import SessionReader
+from paragents.agent.spend import Spend, request_cost
 from paragents.agent.tokens import counted_usage, estimate_messages_tokens
 from paragents.models import (
     AssembledReply,
@@ -402,7 +404,7 @@ class Agent:
                 if not reply.tool_calls and not reply.content:
                     self.emit(ev.Notice(sid, self._empty_reply_note(), "warning"))
                 if not reply.tool_calls:
-                    return await self._finish(TurnStatus.COMPLETED, added, total)
+                    return await self._finish(TurnStatus.COMPLETED, added, total, question=question_of(reply))
                 pending_calls = list(reply.tool_calls)
                 ran: list[tuple[ToolCall, str]] = []
                 wrote = False
@@ -499,21 +501,24 @@ class Agent:
         total: Usage,
         error: str | None = None,
         kind: str | None = None,
+        *,
+        question: str | None = None,
     ) -> TurnResult:
         from paragents.store.records import StoreError
 
         sid = self.session.id
-        if self.budget is not None:
-            self.budget.stop_clock()
+        seconds = self.budget.take_turn_seconds() if self.budget is not None else None
         if self._turn_id is not None:
             try:
-                await self.store.finish_turn(self._turn_id, status.value, error)
+                await self.store.finish_turn(self._turn_id, status.value, error, run_seconds=seconds)
             except StoreError as exc:  # the store keeps it and writes it with its next turn or close
                 if kind != STORE_KIND:
                     self.emit(ev.Notice(sid, f"the end of this turn could not be saved yet: {exc}", "error"))
         self._turn_id = None
         state = SessionState.FAILED if status is TurnStatus.FAILED else SessionState.IDLE
         self._set_state(state, error or "")
+        if question is not None:
+            self.emit(ev.QuestionAsked(sid, question))
         result = TurnResult(status=status, error=error, error_kind=kind, messages=added, usage=total)
         self.emit(ev.TurnFinished(sid, status.value, error, kind, result))
         return result
@@ -672,8 +677,15 @@ class Agent:
     async def _record_usage(self, usage: Usage, context: int, *, estimated: bool) -> Usage:
         """Store ``usage`` for the turn and emit the session's new totals and next context size."""
         sid = self.session.id
-        await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=estimated)
-        self.emit(ev.UsageUpdated(sid, self.session.usage + usage, context, self.session.context_window))
+        model = self.session.model
+        cost = request_cost(self.config, model, usage)
+        await self.store.add_usage(sid, self._turn_id, model, usage, estimated=estimated, cost_usd=cost)
+        spend = getattr(self.session, "spend", None) or Spend()
+        spend = spend + Spend(
+            usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost, estimated
+        )
+        total = self.session.usage + usage
+        self.emit(ev.UsageUpdated(sid, total, context, self.session.context_window, spend))
         return usage
 
     # -- tools -----------------------------------------------------------------------------------------

@@ -209,6 +209,26 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX lanes_session ON lanes(session_id);
     """,
+    # (wt/budgets) budgets kept across restarts, cost and cached tokens per request, turn run time
+    """
+    ALTER TABLE usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage ADD COLUMN cost_usd REAL;
+    ALTER TABLE turns ADD COLUMN run_seconds REAL;
+
+    CREATE TABLE session_budgets (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        budget_json TEXT NOT NULL CHECK (json_valid(budget_json)),
+        updated_at  REAL NOT NULL
+    );
+
+    CREATE TABLE project_budgets (
+        project_dir TEXT PRIMARY KEY,
+        budget_json TEXT NOT NULL CHECK (json_valid(budget_json)),
+        updated_at  REAL NOT NULL
+    );
+    CREATE INDEX usage_created ON usage(created_at);
+    CREATE INDEX turns_started ON turns(started_at);
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -227,6 +247,8 @@ TABLES: tuple[str, ...] = (
     "notes",
     "compactions",
     "lanes",
+    "session_budgets",
+    "project_budgets",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -27,6 +27,7 @@ import aiosqlite
 
 from paragents import paths
 from paragents.store.audit import AuditMixin
+from paragents.store.budgets import BudgetsMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
@@ -78,6 +79,7 @@ class Store(
     CompactionsMixin,
     HoldersMixin,
     LanesMixin,
+    BudgetsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
