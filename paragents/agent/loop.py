@@ -73,6 +73,8 @@ LOOP_KIND = "loop"
 """``error_kind`` of a turn stopped at a loop-guard pause ("stop"); ``paragents run`` exits with 7."""
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 """Tools whose successful call changed a file (the loop guard's "no change" test)."""
+COMMAND_TOOLS = frozenset({"run_command"})
+"""Tools after which the loop guard compares the working tree's fingerprint (a command may write)."""
 STORE_KIND = "store"
 """``error_kind`` of a turn stopped because the store could not be written (or refused a stale write)."""
 
@@ -410,9 +412,12 @@ class Agent:
                 wrote = False
                 while pending_calls:
                     call = pending_calls[0]
+                    tree = await self._tree_state(call)
                     content, outcome = await self._run_call(call, reply.finish_reason)
                     ran.append((call, content))
                     wrote = wrote or (call.name in WRITE_TOOLS and outcome == "ok")
+                    if tree is not None and not wrote:  # a command that changed files is not idle
+                        wrote = tree[0] is None or tree[0] != await self._tree_state(call, after=True)
                     result = tool_message(call.id, content)
                     try:
                         await self._append(result, added, outcome)
@@ -524,6 +529,17 @@ class Agent:
         return result
 
     # -- budgets and the loop guard ------------------------------------------------------------------
+    async def _tree_state(self, call: ToolCall, *, after: bool = False) -> Any:
+        """For a ``run_command`` call while the idle guard is on: the working tree's fingerprint
+        (agent/tree_state.py) before the call as ``(fingerprint,)``, or after it as the bare
+        fingerprint; None when not needed (another tool, the guard off)."""
+        if call.name not in COMMAND_TOOLS or not self.loop_guard.idle_requests:
+            return None
+        from paragents.agent.tree_state import fingerprint
+
+        state = await asyncio.to_thread(fingerprint, Path(self.session.workdir))
+        return state if after else (state,)
+
     async def _hold_at_caps(self) -> Breach | None:
         """Before a request: while the loop guard has tripped or a budget would be crossed, pause the
         turn (state BUDGET, a ``BudgetPaused`` whose Future the user answers) and wait. Return None
