@@ -9,9 +9,10 @@ Two signs, both counted within one turn and checked before the next model reques
 - ``idle_requests`` requests in a row that changed no file and whose every tool result (tool,
   arguments and output) was already seen in this turn. A file counts as changed by a successful
   write_file/edit_file, or by a run_command after which the working tree's fingerprint
-  (``agent/tree_state.py``: git status plus mtimes, or mtimes of the files) differs from before it. Default 6: normal work brings something new
-  (a new file read, a new command output, a write) at almost every step, and a test run that is
-  repeated after an edit is not idle because the edit changed a file.
+  (``agent/tree_state.py``: git status plus mtimes, or mtimes of the files) differs from before
+  it. Default 6: normal work brings something new (a new file read, a new command output, a write)
+  at almost every step, and a test run that is repeated after an edit is not idle because the
+  edit changed a file.
 
 A value of 0 turns that guard off. Nothing here imports Textual.
 """
