@@ -119,6 +119,10 @@ class BudgetCommands:
         day = self.project_day if self.project_day is not None else cfg.project_day
         return {"session": session, "project_day": day, "group": None}
 
+    def project_cap(self) -> Budget | None:
+        """Return the project's per-day cap in force (``/budget project``, else the config's)."""
+        return self.project_day if self.project_day is not None else self.core.config.budgets.project_day
+
     def meter(self, sid: str) -> BudgetMeter:
         """Return the budget meter for session ``sid``'s agent."""
         core = self.core
