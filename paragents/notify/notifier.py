@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from paragents import events as ev
 from paragents.models import SessionState
 from paragents.notify.escapes import clean, notification_bytes, title_sequence
-from paragents.notify.outbound import post_webhook, run_command, webhook_body
+from paragents.notify.outbound import DELAYS, post_webhook, run_command, webhook_body
 
 if TYPE_CHECKING:
     from paragents.config import NotifySettings
@@ -85,6 +85,8 @@ class Notifier:
     failures: list[str] = field(default_factory=list)
     """Outbound deliveries that failed for good (webhook, command), readable, oldest first."""
     blocked: dict[str, _Blocked] = field(default_factory=dict)
+    webhook_delays: tuple[float, ...] = DELAYS
+    """Seconds before each retry of a failed webhook POST (backoff; tests shorten it)."""
     _pending: list[tuple[float, Note]] = field(default_factory=list)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _title: str = "paragents"
@@ -216,7 +218,7 @@ class Notifier:
             self.write(notification_bytes("paragents", note.text, self.env, settings.method))
         if settings.webhook:
             body = webhook_body(settings.webhook, "paragents", note.text, note.name, note.kind)
-            self._spawn(post_webhook(settings.webhook, body))
+            self._spawn(post_webhook(settings.webhook, body, delays=self.webhook_delays))
         if settings.command:
             self._spawn(run_command(settings.command, note.text))
 
