@@ -154,8 +154,8 @@ def today_text(app: Any) -> str:
     """Return the header's "today ~$0.42 (42% of $1.00)" (tokens when nothing is priced), "" when the
     project spent nothing today and has no per-day cap."""
     budgets = getattr(app.runtime, "budgets", None)
-    if budgets is None or not hasattr(budgets, "project_cap"):
-        return ""
+    if budgets is None or not hasattr(budgets, "project_cap") or getattr(app, "demo", False):
+        return ""  # no budgets (a stand-in runtime), or `paragents demo` (scripted, no model to pay)
     now = meters(app)
     spend = now.today
     cap = budgets.project_cap()
