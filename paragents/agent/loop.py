@@ -261,8 +261,9 @@ class Agent:
         )
         start, cut = summary.start, summary.cut
         try:
+            cost = request_cost(self.config, session.model, summary.usage)
             await self.store.add_usage(
-                session.id, None, session.model, summary.usage, estimated=summary.estimated
+                session.id, None, session.model, summary.usage, estimated=summary.estimated, cost_usd=cost
             )
             upto = upto_message_id(await self.store.load_messages(session.id), history, cut)
             revision = self.revision
@@ -277,7 +278,11 @@ class Agent:
         after = estimate_messages_tokens(self.request_messages(), specs)
         await self.store.update_session(session.id, last_prompt_tokens=after)
         self.emit(ev.Compacted(session.id, cut - start, cut, before, after))
-        self.emit(ev.UsageUpdated(session.id, session.usage + summary.usage, after, window))
+        u = summary.usage
+        spend = (getattr(session, "spend", None) or Spend()) + Spend(
+            u.prompt_tokens, u.cached_tokens, u.completion_tokens, cost, summary.estimated
+        )
+        self.emit(ev.UsageUpdated(session.id, session.usage + u, after, window, spend))
         return CompactionOutcome(
             True, f"compacted: {cut - start} messages summarised", cut - start, before, after
         )
