@@ -212,3 +212,17 @@ def test_tree_fingerprint_changes_when_a_file_is_added(tmp_path: Path) -> None:
     assert first is not None and first == fingerprint(tmp_path)
     (tmp_path / "b").write_text("2")
     assert fingerprint(tmp_path) != first
+
+
+async def test_rows_without_a_stored_cost_are_priced_at_their_own_model(env: Env) -> None:
+    from paragents.agent.spend import priced
+    from paragents.models import Usage
+
+    rt = await env.runtime(models=PRICES)
+    s = await rt.new_session("api")  # its model is m ($1/M); the old row was served by m2 ($100/M)
+    await rt.store.add_usage(s.id, None, "m2", Usage(1000, 0, 1000), estimated=True)  # no cost stored
+    await rt.store.add_usage(s.id, None, "m", Usage(1000, 0, 1000), cost_usd=0.5)  # a stored cost wins
+    spend = priced(rt.config, await rt.store.spend_rows(session_id=s.id))
+    assert spend.usd is not None and abs(spend.usd - 0.6) < 1e-9
+    assert spend.estimated and spend.money() == "~$0.60"
+    await rt.shutdown()
