@@ -55,6 +55,12 @@ class ModelSettings(BaseModel):
     output_price_per_mtok: float | None = Field(
         None, ge=0, description="Price in USD per million completion tokens, for cost display (optional)."
     )
+    cached_price_per_mtok: float | None = Field(
+        None,
+        ge=0,
+        description="Price in USD per million prompt tokens read from the server's cache (default: the "
+        "input price).",
+    )
 
 
 class SharedResource(BaseModel):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from paragents.limits import Spend
 from paragents.models import CallPreview, Message, SessionState, ToolCall, TurnResult, Usage
 
 ApprovalAnswer = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_with_note"]
@@ -208,6 +209,16 @@ class UsageUpdated(Event):
     total: Usage
     context_tokens: int
     context_window: int
+    spend: Spend | None = None
+    """The session's cumulative spend (tokens and money priced per request), when known."""
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionAsked(Event):
+    """The turn ended with a question to the user (``paragents.agent.question``): the session needs
+    the user ("needs you: question") until a prompt is sent. ``text`` is the question paragraph."""
+
+    text: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ never million tokens (write ``1000k`` or ``1mtok``). Nothing here imports anythi
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -132,3 +133,51 @@ def format_seconds(value: float) -> str:
     if value >= 60:
         return f"{value / 60:.0f}m"
     return f"{value:.0f}s"
+
+
+@dataclass(frozen=True, slots=True)
+class Spend:
+    """Tokens (prompt, of which ``cached``, and completion), money (USD, None when no model used had
+    prices) and whether any of it was estimated locally."""
+
+    prompt: int = 0
+    cached: int = 0
+    completion: int = 0
+    usd: float | None = None
+    estimated: bool = False
+
+    @property
+    def tokens(self) -> int:
+        """Prompt + completion tokens (what a token cap counts)."""
+        return self.prompt + self.completion
+
+    def __add__(self, other: Spend) -> Spend:
+        usd = None if self.usd is None and other.usd is None else (self.usd or 0.0) + (other.usd or 0.0)
+        return Spend(
+            self.prompt + other.prompt,
+            self.cached + other.cached,
+            self.completion + other.completion,
+            usd,
+            self.estimated or other.estimated,
+        )
+
+    def money(self) -> str:
+        """Return ``$0.0123`` (``~$0.0123`` when estimated), "" when nothing is priced."""
+        if self.usd is None:
+            return ""
+        return ("~" if self.estimated else "") + format_usd(self.usd)
+
+    def percents(self, cap: Budget | None, seconds: float = 0.0) -> str:
+        """Return how much of ``cap`` is used, per kind: "60% of $0.05 · 24% of 50k tok"; "" when no
+        cap. A "~" marks a figure counted from estimated tokens."""
+        if cap is None or cap.empty:
+            return ""
+        mark = "~" if self.estimated else ""
+        parts = []
+        if cap.usd is not None and self.usd is not None:
+            parts.append(f"{mark}{round(100 * self.usd / cap.usd)}% of {format_usd(cap.usd)}")
+        if cap.tokens is not None:
+            parts.append(f"{mark}{round(100 * self.tokens / cap.tokens)}% of {format_tokens(cap.tokens)} tok")
+        if cap.seconds is not None:
+            parts.append(f"{round(100 * seconds / cap.seconds)}% of {format_seconds(cap.seconds)}")
+        return " · ".join(parts)

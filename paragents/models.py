@@ -101,21 +101,29 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cached_tokens: int = 0
+    """The part of ``prompt_tokens`` the server read from its prompt cache
+    (``prompt_tokens_details.cached_tokens``; 0 when it says nothing)."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             self.total_tokens + other.total_tokens,
+            self.cached_tokens + other.cached_tokens,
         )
 
     def to_dict(self) -> dict[str, int]:
-        """Return ``{"prompt_tokens", "completion_tokens", "total_tokens"}``."""
-        return {
+        """Return ``{"prompt_tokens", "completion_tokens", "total_tokens"}`` (and ``cached_tokens``
+        when not 0)."""
+        out = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
         }
+        if self.cached_tokens:
+            out["cached_tokens"] = self.cached_tokens
+        return out
 
 
 @dataclass(slots=True)

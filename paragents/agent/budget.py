@@ -6,8 +6,12 @@ adds what was spent (from the store's usage rows, so other processes count for t
 estimated cost of this request (the local token estimate of its prompt times the model's input
 price; completion tokens cannot be known before, so a request may overshoot a little), and says
 which cap it would cross. Money needs the model's prices: when a USD cap applies to a model without
-prices the meter warns once and enforces only the token cap. Wall-clock caps count the time this
-process spent running the session's turns (paused time excluded). Nothing here imports Textual.
+prices the meter warns once and enforces only the token cap. Money is the cost stored per request at
+the prices of the model that served it (``paragents.agent.spend``). Wall-clock caps count the
+running time of turns (paused time excluded), stored with each finished turn so it holds across
+restarts and processes, plus the running turn's; the project/day wall-clock cap sums the project's
+turns started today (a turn running in another process counts once it ends). Nothing here imports
+Textual.
 """
 
 from __future__ import annotations
@@ -18,9 +22,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from paragents.agent.tokens import cost_usd
+from paragents.agent.spend import Spend, priced
 from paragents.limits import Budget, format_seconds, format_tokens, format_usd
-from paragents.models import Usage
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
@@ -76,7 +79,7 @@ class BudgetMeter:
         self.clock = clock
         self.wall = wall
         self.elapsed = 0.0
-        """Seconds this process spent running the session's turns (not counting pauses)."""
+        """Seconds the running turn ran before its last pause (the clock is stopped while paused)."""
         self._since: float | None = None
         self._warned: set[tuple[str, str]] = set()
 
@@ -92,27 +95,38 @@ class BudgetMeter:
             self.elapsed += self.clock() - self._since
             self._since = None
 
-    def running_seconds(self) -> float:
-        """Return the wall-clock seconds counted so far."""
+    def turn_seconds(self) -> float:
+        """Return the wall-clock seconds the running turn has run so far (pauses excluded)."""
         extra = self.clock() - self._since if self._since is not None else 0.0
         return self.elapsed + extra
 
-    # -- money and tokens -------------------------------------------------------------------------------
-    def _usd(self, spent: Mapping[str, Usage]) -> float:
-        cfg = self.config()
-        total = 0.0
-        for model, usage in spent.items():
-            settings = cfg.model_settings(model)
-            total += cost_usd(usage, settings.input_price_per_mtok, settings.output_price_per_mtok) or 0.0
-        return total
+    def take_turn_seconds(self) -> float:
+        """The turn ended: return its running seconds (stored with the turn) and start again at 0."""
+        self.stop_clock()
+        seconds, self.elapsed = self.elapsed, 0.0
+        return seconds
 
-    async def spent(self, level: str) -> dict[str, Usage]:
-        """Return the usage counted against ``level``'s budget, per model."""
+    async def seconds(self, level: str) -> float:
+        """Return the wall-clock seconds counted against ``level``: the stored running time of the
+        finished turns (every process and earlier runs) plus the running turn's."""
         if level == "session":
-            return await self.store.usage_by_model(session_id=self.session_id)
-        if level == "project_day":
-            return await self.store.usage_by_model(project_dir=self.project_dir, since=day_start(self.wall()))
-        return {}  # "group": fan-out groups are a later issue
+            stored = await self.store.run_seconds(session_id=self.session_id)
+        elif level == "project_day":
+            stored = await self.store.run_seconds(project_dir=self.project_dir, since=day_start(self.wall()))
+        else:
+            return 0.0
+        return stored + self.turn_seconds()
+
+    # -- money and tokens -------------------------------------------------------------------------------
+    async def spent(self, level: str) -> Spend:
+        """Return what was spent against ``level``'s budget (money priced per request, see spend.py)."""
+        if level == "session":
+            rows = await self.store.spend_rows(session_id=self.session_id)
+        elif level == "project_day":
+            rows = await self.store.spend_rows(project_dir=self.project_dir, since=day_start(self.wall()))
+        else:
+            return Spend()  # "group": fan-out groups are a later issue
+        return priced(self.config(), rows)
 
     def active(self) -> bool:
         """True when any level has a cap (else a request needs no estimate and no check)."""
@@ -123,14 +137,14 @@ class BudgetMeter:
         ``model``) would cross, or None when it may be sent."""
         caps = self.caps()
         settings = self.config().model_settings(model)
-        priced = settings.input_price_per_mtok is not None or settings.output_price_per_mtok is not None
+        is_priced = settings.input_price_per_mtok is not None or settings.output_price_per_mtok is not None
         for level in LEVELS:
             budget = caps.get(level)
             if budget is None or budget.empty:
                 continue
             name = LEVEL_NAMES[level]
-            if budget.seconds is not None and level == "session":
-                used = self.running_seconds()
+            if budget.seconds is not None:
+                used = await self.seconds(level)
                 if used >= budget.seconds:
                     return self._breach(
                         level, "seconds", format_seconds(used), format_seconds(budget.seconds)
@@ -138,7 +152,7 @@ class BudgetMeter:
             if budget.usd is None and budget.tokens is None:
                 continue
             spent = await self.spent(level)
-            if budget.usd is not None and not priced:
+            if budget.usd is not None and not is_priced:
                 if (level, model) not in self._warned:
                     self._warned.add((level, model))
                     self.warn(
@@ -151,14 +165,12 @@ class BudgetMeter:
                         )
                     )
             elif budget.usd is not None:
-                used_usd = self._usd(spent)
+                used_usd = spent.usd or 0.0
                 next_usd = estimate_tokens * (settings.input_price_per_mtok or 0.0) / 1_000_000
                 if used_usd + next_usd > budget.usd:
                     return self._breach(level, "usd", format_usd(used_usd), format_usd(budget.usd), next_usd)
             if budget.tokens is not None:
-                used_tokens = sum(
-                    u.total_tokens or u.prompt_tokens + u.completion_tokens for u in spent.values()
-                )
+                used_tokens = spent.tokens
                 if used_tokens + estimate_tokens > budget.tokens:
                     return self._breach(
                         level,

@@ -36,7 +36,9 @@ from paragents.agent.compaction import (
     upto_message_id,
 )
 from paragents.agent.loop_guard import LoopGuard
+from paragents.agent.question import question_of
 from paragents.agent.session import SessionReader
+from paragents.agent.spend import Spend, request_cost
 from paragents.agent.tokens import counted_usage, estimate_messages_tokens
 from paragents.models import (
     AssembledReply,
@@ -71,6 +73,8 @@ LOOP_KIND = "loop"
 """``error_kind`` of a turn stopped at a loop-guard pause ("stop"); ``paragents run`` exits with 7."""
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 """Tools whose successful call changed a file (the loop guard's "no change" test)."""
+COMMAND_TOOLS = frozenset({"run_command"})
+"""Tools after which the loop guard compares the working tree's fingerprint (a command may write)."""
 STORE_KIND = "store"
 """``error_kind`` of a turn stopped because the store could not be written (or refused a stale write)."""
 
@@ -257,8 +261,9 @@ class Agent:
         )
         start, cut = summary.start, summary.cut
         try:
+            cost = request_cost(self.config, session.model, summary.usage)
             await self.store.add_usage(
-                session.id, None, session.model, summary.usage, estimated=summary.estimated
+                session.id, None, session.model, summary.usage, estimated=summary.estimated, cost_usd=cost
             )
             upto = upto_message_id(await self.store.load_messages(session.id), history, cut)
             revision = self.revision
@@ -273,7 +278,11 @@ class Agent:
         after = estimate_messages_tokens(self.request_messages(), specs)
         await self.store.update_session(session.id, last_prompt_tokens=after)
         self.emit(ev.Compacted(session.id, cut - start, cut, before, after))
-        self.emit(ev.UsageUpdated(session.id, session.usage + summary.usage, after, window))
+        u = summary.usage
+        spend = (getattr(session, "spend", None) or Spend()) + Spend(
+            u.prompt_tokens, u.cached_tokens, u.completion_tokens, cost, summary.estimated
+        )
+        self.emit(ev.UsageUpdated(session.id, session.usage + u, after, window, spend))
         return CompactionOutcome(
             True, f"compacted: {cut - start} messages summarised", cut - start, before, after
         )
@@ -413,15 +422,18 @@ class Agent:
                 if not reply.tool_calls and not reply.content:
                     self.emit(ev.Notice(sid, self._empty_reply_note(), "warning"))
                 if not reply.tool_calls:
-                    return await self._finish(TurnStatus.COMPLETED, added, total)
+                    return await self._finish(TurnStatus.COMPLETED, added, total, question=question_of(reply))
                 pending_calls = list(reply.tool_calls)
                 ran: list[tuple[ToolCall, str]] = []
                 wrote = False
                 while pending_calls:
                     call = pending_calls[0]
+                    tree = await self._tree_state(call)
                     content, outcome = await self._run_call(call, reply.finish_reason)
                     ran.append((call, content))
                     wrote = wrote or (call.name in WRITE_TOOLS and outcome == "ok")
+                    if tree is not None and not wrote:  # a command that changed files is not idle
+                        wrote = tree[0] is None or tree[0] != await self._tree_state(call, after=True)
                     result = tool_message(call.id, content)
                     try:
                         await self._append(result, added, outcome)
@@ -510,26 +522,40 @@ class Agent:
         total: Usage,
         error: str | None = None,
         kind: str | None = None,
+        *,
+        question: str | None = None,
     ) -> TurnResult:
         from paragents.store.records import StoreError
 
         sid = self.session.id
-        if self.budget is not None:
-            self.budget.stop_clock()
+        seconds = self.budget.take_turn_seconds() if self.budget is not None else None
         if self._turn_id is not None:
             try:
-                await self.store.finish_turn(self._turn_id, status.value, error)
+                await self.store.finish_turn(self._turn_id, status.value, error, run_seconds=seconds)
             except StoreError as exc:  # the store keeps it and writes it with its next turn or close
                 if kind != STORE_KIND:
                     self.emit(ev.Notice(sid, f"the end of this turn could not be saved yet: {exc}", "error"))
         self._turn_id = None
         state = SessionState.FAILED if status is TurnStatus.FAILED else SessionState.IDLE
         self._set_state(state, error or "")
+        if question is not None:
+            self.emit(ev.QuestionAsked(sid, question))
         result = TurnResult(status=status, error=error, error_kind=kind, messages=added, usage=total)
         self.emit(ev.TurnFinished(sid, status.value, error, kind, result))
         return result
 
     # -- budgets and the loop guard ------------------------------------------------------------------
+    async def _tree_state(self, call: ToolCall, *, after: bool = False) -> Any:
+        """For a ``run_command`` call while the idle guard is on: the working tree's fingerprint
+        (agent/tree_state.py) before the call as ``(fingerprint,)``, or after it as the bare
+        fingerprint; None when not needed (another tool, the guard off)."""
+        if call.name not in COMMAND_TOOLS or not self.loop_guard.idle_requests:
+            return None
+        from paragents.agent.tree_state import fingerprint
+
+        state = await asyncio.to_thread(fingerprint, Path(self.session.workdir))
+        return state if after else (state,)
+
     async def _hold_at_caps(self) -> Breach | None:
         """Before a request: while the loop guard has tripped or a budget would be crossed, pause the
         turn (state BUDGET, a ``BudgetPaused`` whose Future the user answers) and wait. Return None
@@ -683,8 +709,15 @@ class Agent:
     async def _record_usage(self, usage: Usage, context: int, *, estimated: bool) -> Usage:
         """Store ``usage`` for the turn and emit the session's new totals and next context size."""
         sid = self.session.id
-        await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=estimated)
-        self.emit(ev.UsageUpdated(sid, self.session.usage + usage, context, self.session.context_window))
+        model = self.session.model
+        cost = request_cost(self.config, model, usage)
+        await self.store.add_usage(sid, self._turn_id, model, usage, estimated=estimated, cost_usd=cost)
+        spend = getattr(self.session, "spend", None) or Spend()
+        spend = spend + Spend(
+            usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost, estimated
+        )
+        total = self.session.usage + usage
+        self.emit(ev.UsageUpdated(sid, total, context, self.session.context_window, spend))
         return usage
 
     # -- tools -----------------------------------------------------------------------------------------

@@ -7,9 +7,12 @@ Two signs, both counted within one turn and checked before the next model reques
   twice in a row happens (e.g. after a failed edit), a third identical call with nothing between
   has no new information to get; any other call between resets the count.
 - ``idle_requests`` requests in a row that changed no file and whose every tool result (tool,
-  arguments and output) was already seen in this turn. Default 6: normal work brings something new
-  (a new file read, a new command output, a write) at almost every step, and a test run that is
-  repeated after an edit is not idle because the edit changed a file.
+  arguments and output) was already seen in this turn. A file counts as changed by a successful
+  write_file/edit_file, or by a run_command after which the working tree's fingerprint
+  (``agent/tree_state.py``: git status plus mtimes, or mtimes of the files) differs from before
+  it. Default 6: normal work brings something new (a new file read, a new command output, a write)
+  at almost every step, and a test run that is repeated after an edit is not idle because the
+  edit changed a file.
 
 A value of 0 turns that guard off. Nothing here imports Textual.
 """

@@ -113,14 +113,20 @@ def estimate_messages_tokens(messages: Iterable[Message], tools: list[dict[str, 
 
 
 def cost_usd(
-    usage: Usage, input_price_per_mtok: float | None, output_price_per_mtok: float | None
+    usage: Usage,
+    input_price_per_mtok: float | None,
+    output_price_per_mtok: float | None,
+    cached_price_per_mtok: float | None = None,
 ) -> float | None:
     """Return the cost in USD of ``usage`` at the given prices (USD per million prompt / completion
-    tokens, as in ``ModelSettings``), or None when neither price is configured."""
+    tokens, as in ``ModelSettings``), or None when neither price is configured. The cached part of
+    the prompt is priced at ``cached_price_per_mtok`` when given, else as any prompt token."""
     if input_price_per_mtok is None and output_price_per_mtok is None:
         return None
+    cached = min(usage.cached_tokens, usage.prompt_tokens) if cached_price_per_mtok is not None else 0
     return (
-        usage.prompt_tokens * (input_price_per_mtok or 0.0)
+        (usage.prompt_tokens - cached) * (input_price_per_mtok or 0.0)
+        + cached * (cached_price_per_mtok or 0.0)
         + usage.completion_tokens * (output_price_per_mtok or 0.0)
     ) / 1_000_000
 

@@ -128,7 +128,9 @@ class ScriptedResponse:
         reason = finish_reason or ("tool_calls" if tool_calls else "stop")
         reads.append(event({}, reason))
         if usage is not None:
-            usage_dict = usage.to_dict() if isinstance(usage, Usage) else dict(usage)
+            usage_dict: dict[str, Any] = usage.to_dict() if isinstance(usage, Usage) else dict(usage)
+            if "cached_tokens" in usage_dict:  # sent where OpenAI puts it
+                usage_dict["prompt_tokens_details"] = {"cached_tokens": usage_dict.pop("cached_tokens")}
             chunk = {
                 "id": "chatcmpl-replay",
                 "object": "chat.completion.chunk",

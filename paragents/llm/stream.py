@@ -84,7 +84,10 @@ def _usage(value: Any) -> Usage | None:
 
     prompt, completion = num("prompt_tokens"), num("completion_tokens")
     total = num("total_tokens") or prompt + completion
-    return Usage(prompt, completion, total)
+    details = value.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
+    cached_n = int(cached) if isinstance(cached, int | float) and not isinstance(cached, bool) else 0
+    return Usage(prompt, completion, total, max(0, min(cached_n, prompt)))
 
 
 class StreamAssembler:

@@ -1,7 +1,8 @@
 """Which core events become notifications, and their delivery (:class:`Notifier`).
 
-A session changing into **needs you** (an approval, a conflict, a budget or loop-guard pause) or a
-turn ending **finished** / **failed** gives one notification saying who, why and what to press
+A session changing into **needs you** (an approval, a conflict, a budget or loop-guard pause, or a
+**question**: the turn ended asking the user something, ``QuestionAsked``, until a prompt is sent)
+or a turn ending **finished** / **failed** gives one notification saying who, why and what to press
 ("api · approve `rm -rf build/` (run_command) · f2"). A session that already needs you is not
 announced again until it was unblocked. Never for the session the user is looking at (``is_visible``);
 none for a muted session. Notifications that arrive within ``digest_window`` seconds of each other go
@@ -9,10 +10,15 @@ out as one digest ("paragents · 3 need you: api, web, docs"). A session still b
 ``escalate_after`` seconds after its notification gets one reminder. The clock is injected (tests use
 a fake one); :meth:`Notifier.tick` does the sending and must be called regularly (the app: every second).
 
-Delivery: the terminal sequence (``paragents.notify.escapes``, when ``notify.enabled``; the
-terminal title becomes "paragents · 2 need you" and follows the count), the webhook and the
-command (when configured, in background tasks that never block a turn; failures are kept in
-``failures`` for the overview).
+Delivery: the terminal sequence (``paragents.notify.escapes``, when ``notify.enabled``), the webhook
+and the command (when configured, in background tasks that never block a turn; a webhook is retried
+with backoff, and what still fails is kept in ``failures``, which the overview shows).
+
+The terminal title says "paragents · 2 need you" and follows the count as soon as it changes (when
+the event arrives, not at the next tick), whether or not ``notify.enabled``: a title is quiet, and
+it is what a tmux status line or a tab shows. Only ``notify.method: "off"`` turns it off. Before the
+first title the terminal's own title is pushed (``CSI 22;0t``) and :meth:`Notifier.restore_title`
+pops it (``CSI 23;0t``) at exit.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 from paragents import events as ev
 from paragents.models import SessionState
 from paragents.notify.escapes import clean, notification_bytes, title_sequence
-from paragents.notify.outbound import post_webhook, run_command, webhook_body
+from paragents.notify.outbound import DELAYS, post_webhook, run_command, webhook_body
 
 if TYPE_CHECKING:
     from paragents.config import NotifySettings
@@ -51,6 +57,14 @@ class _Blocked:
     since: float
     text: str
     reminded: bool = False
+    kind: str = "ask"
+    """What the session needs: ask (approval, conflict), budget or question."""
+
+
+PUSH_TITLE = "\x1b[22;0t"
+"""Save the terminal's title (xterm's title stack; tmux and most terminals keep one)."""
+POP_TITLE = "\x1b[23;0t"
+"""Restore the title saved by :data:`PUSH_TITLE`."""
 
 
 @dataclass
@@ -71,10 +85,14 @@ class Notifier:
     failures: list[str] = field(default_factory=list)
     """Outbound deliveries that failed for good (webhook, command), readable, oldest first."""
     blocked: dict[str, _Blocked] = field(default_factory=dict)
+    webhook_delays: tuple[float, ...] = DELAYS
+    """Seconds before each retry of a failed webhook POST (backoff; tests shorten it)."""
     _pending: list[tuple[float, Note]] = field(default_factory=list)
     _tasks: set[asyncio.Task[Any]] = field(default_factory=set)
     _title: str = "paragents"
     """The terminal title last written."""
+    _pushed: bool = False
+    """True once the terminal's own title was pushed (popped by :meth:`restore_title`)."""
 
     # -- input ------------------------------------------------------------------------------------------
     def observe(self, event: ev.Event) -> None:
@@ -82,6 +100,7 @@ class Notifier:
         sid = event.session_id
         name = clean(self.names(sid), 40)
         why: str | None = None
+        kind = "ask"
         match event:
             case ev.PermissionRequested(summary=summary, call=call):
                 what = summary.removeprefix(f"{call.name} ")  # the summary may start with the tool
@@ -89,21 +108,30 @@ class Notifier:
             case ev.ConflictDetected(summary=summary):
                 why = f"conflict: {clean(summary, 80)}"
             case ev.BudgetPaused(reason=reason):
-                why = clean(reason, 120)
+                why, kind = clean(reason, 120), "budget"
+            case ev.QuestionAsked(text=text):
+                why, kind = f"question: {clean(text, 100)}", "question"
             case ev.SessionStateChanged(state=state) if SessionState(state) in UNBLOCKED:
                 self.blocked.pop(sid, None)
                 self._pending = [
                     (t, n) for t, n in self._pending if not (n.session_id == sid and n.kind == "needs")
                 ]
             case ev.TurnFinished(status=status, error=error):
-                self.blocked.pop(sid, None)
-                if status == "completed":
+                asked = self.blocked.get(sid)
+                if asked is not None and asked.kind == "question" and status == "completed":
+                    pass  # the turn ended asking: the question was announced, it still needs you
+                elif status == "completed":
+                    self.blocked.pop(sid, None)
                     self._queue(Note(sid, name, "finished", f"{name} · finished"))
-                elif status == "failed":
-                    self._queue(Note(sid, name, "failed", f"{name} · failed: {clean(error or '', 100)}"))
+                else:
+                    self.blocked.pop(sid, None)
+                    if status == "failed":
+                        text = f"{name} · failed: {clean(error or '', 100)}"
+                        self._queue(Note(sid, name, "failed", text))
         if why is not None and sid not in self.blocked:
-            self.blocked[sid] = _Blocked(self.clock(), why)
+            self.blocked[sid] = _Blocked(self.clock(), why, kind=kind)
             self._queue(Note(sid, name, "needs", f"{name} · {why} · {INBOX_KEY}"))
+        self.sync_title()
 
     def _queue(self, note: Note) -> None:
         if note.session_id in self.muted or self.is_visible(note.session_id):
@@ -162,11 +190,26 @@ class Notifier:
                 )
         for note in out:
             self._deliver(note)
-        title = self.title()
-        if title != self._title and self.settings.enabled and self.settings.method != "off":
-            self.write(title_sequence(title))
-        self._title = title
+        self.sync_title()
         return out
+
+    def sync_title(self) -> None:
+        """Write the terminal title when the needs-you count changed (see module docstring)."""
+        title = self.title()
+        if title == self._title or self.settings.method == "off":
+            return
+        if not self._pushed:
+            self._pushed = True
+            self.write(PUSH_TITLE)
+        self.write(title_sequence(title))
+        self._title = title
+
+    def restore_title(self) -> None:
+        """At exit: give the terminal back the title it had before (when this notifier changed it)."""
+        if self._pushed:
+            self._pushed = False
+            self.write(POP_TITLE)
+        self._title = "paragents"
 
     def _deliver(self, note: Note) -> None:
         self.sent.append(note)
@@ -175,7 +218,7 @@ class Notifier:
             self.write(notification_bytes("paragents", note.text, self.env, settings.method))
         if settings.webhook:
             body = webhook_body(settings.webhook, "paragents", note.text, note.name, note.kind)
-            self._spawn(post_webhook(settings.webhook, body))
+            self._spawn(post_webhook(settings.webhook, body, delays=self.webhook_delays))
         if settings.command:
             self._spawn(run_command(settings.command, note.text))
 

@@ -4,18 +4,25 @@
 How a pause resumes: the turn is held in place, before the request it did not send (its queue holds
 behind it because a session runs one turn at a time); raising the cap re-checks and sends the held
 request when it fits, "one more" sends it once without checking, "stop" ends the turn (``error_kind``
-"budget" or "loop"). Nothing is re-queued and nothing is lost. The session's own cap is session state
-(a ``BudgetChanged`` event); the project's per-day cap set with ``/budget project`` holds for this
-process until the config is reloaded. Nothing here imports Textual."""
+"budget" or "loop"). Nothing is re-queued and nothing is lost.
+
+Where caps live: the session's own cap (``/budget session``) is session state (a ``BudgetChanged``
+event) stored with the session, so it survives a restart; the project's per-day cap set with
+``/budget project`` is stored in the store for the project (not written to ``runtime_config.json``:
+no file is rewritten behind the user's back), read when a runtime opens the project, and overrides
+the config's ``budgets.project_day``; ``/budget session off`` / ``/budget project off`` forget them.
+Nothing here imports Textual."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents import events as ev
-from paragents.agent.budget import BudgetMeter
-from paragents.limits import Budget, BudgetError, parse_budget
+from paragents.agent.budget import BudgetMeter, day_start
+from paragents.agent.spend import priced
+from paragents.limits import Budget, BudgetError, Spend, parse_budget
 from paragents.models import SessionState
 from paragents.sessions.view import SessionError, SessionView
 
@@ -48,6 +55,60 @@ class BudgetCommands:
         self.core = core
         self.project_day: Budget | None = None
         """The per-day project cap set with ``/budget project`` (None: the config's)."""
+        self.meters: dict[str, BudgetMeter] = {}
+        """The budget meter of each session's agent (the running turn's seconds)."""
+        self._project_loaded = False
+        self._writes: set[asyncio.Task[Any]] = set()
+
+    # -- stored budgets and figures ---------------------------------------------------------------------
+    async def load(self, view: SessionView) -> None:
+        """When a session is loaded: read the stored project cap (once), the session's stored cap and
+        its spend so far (priced per request, from the store)."""
+        core = self.core
+        if not self._project_loaded:
+            self._project_loaded = True
+            stored = await core.store.get_project_budget(core.project_dir)
+            if stored and self.project_day is None:
+                self.project_day = Budget.model_validate(stored)
+        own = await core.store.get_session_budget(view.id)
+        if own and view.budget is None:
+            core.emit(ev.BudgetChanged(view.id, Budget.model_validate(own)))
+        spend = priced(core.config, await core.store.spend_rows(session_id=view.id))
+        core.emit(ev.UsageUpdated(view.id, view.usage, view.context_tokens, view.context_window, spend))
+
+    async def session_seconds(self, sid: str) -> float:
+        """Return the wall-clock seconds session ``sid`` ran turns (stored turns + the running one)."""
+        meter = self.meters.get(sid)
+        if meter is not None:
+            return await meter.seconds("session")
+        return await self.core.store.run_seconds(session_id=sid)
+
+    async def today(self, now: float) -> tuple[Spend, float]:
+        """Return what the project spent today (every process) and the seconds its turns ran."""
+        core = self.core
+        since = day_start(now)
+        rows = await core.store.spend_rows(project_dir=core.project_dir, since=since)
+        seconds = await core.store.run_seconds(project_dir=core.project_dir, since=since)
+        seconds += sum(m.turn_seconds() for m in self.meters.values())
+        return priced(core.config, rows), seconds
+
+    def _save(self, work: Any) -> None:
+        """Write a changed cap to the store in the background (a command never waits on the disk)."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._writes.add(task)
+        task.add_done_callback(self._saved)
+
+    def _saved(self, task: asyncio.Task[Any]) -> None:
+        self._writes.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            text = f"the budget could not be saved (it holds until exit): {task.exception()}"
+            for sid in list(self.core.sessions)[:1]:
+                self.core.emit(ev.Notice(sid, text, "warning"))
+
+    async def saved(self) -> None:
+        """Wait until the changed caps are written (tests, shutdown)."""
+        while self._writes:
+            await asyncio.gather(*list(self._writes), return_exceptions=True)
 
     def caps(self, sid: str) -> dict[str, Budget | None]:
         """Return the caps in force for session ``sid`` per level."""
@@ -58,10 +119,14 @@ class BudgetCommands:
         day = self.project_day if self.project_day is not None else cfg.project_day
         return {"session": session, "project_day": day, "group": None}
 
+    def project_cap(self) -> Budget | None:
+        """Return the project's per-day cap in force (``/budget project``, else the config's)."""
+        return self.project_day if self.project_day is not None else self.core.config.budgets.project_day
+
     def meter(self, sid: str) -> BudgetMeter:
         """Return the budget meter for session ``sid``'s agent."""
         core = self.core
-        return BudgetMeter(
+        meter = BudgetMeter(
             store=core.store,
             config=lambda: core.config,
             session_id=sid,
@@ -69,6 +134,8 @@ class BudgetCommands:
             caps=lambda: self.caps(sid),
             warn=lambda text: core.emit(ev.Notice(sid, text, "warning")),
         )
+        self.meters[sid] = meter
+        return meter
 
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
         """Set (or raise) the ``level`` cap ("session", "project"; "group" is not available yet) to
@@ -79,17 +146,33 @@ class BudgetCommands:
             raise SessionError(f"unknown budget level {level!r}: use session, project or group")
         if level == "group":
             raise SessionError("fan-out groups do not exist yet, so a group budget cannot be set")
+        store = self.core.store
+        if text.strip().lower() in ("off", "clear", "none"):
+            if level == "session":
+                self.core.emit(ev.BudgetChanged(sid, None))
+                self._save(store.set_session_budget(sid, None))
+            else:
+                self.project_day = None
+                self._save(store.set_project_budget(self.core.project_dir, None))
+            return self.caps(sid)["session" if level == "session" else "project_day"] or Budget()
         try:
             budget = parse_budget(text)
         except BudgetError as exc:
             raise SessionError(str(exc)) from None
         if level == "session":
             base = view.budget or Budget()
-            self.core.emit(ev.BudgetChanged(sid, base.merged(budget)))
+            own = base.merged(budget)
+            self.core.emit(ev.BudgetChanged(sid, own))
+            self._save(store.set_session_budget(sid, own.model_dump(exclude_none=True)))
             now = self.caps(sid)["session"]
         else:
             self.project_day = (self.project_day or self.core.config.budgets.project_day or Budget()).merged(
                 budget
+            )
+            self._save(
+                store.set_project_budget(
+                    self.core.project_dir, self.project_day.model_dump(exclude_none=True)
+                )
             )
             now = self.project_day
         for other in self.core.sessions.values():  # a project cap may free every paused session

@@ -70,6 +70,7 @@ class SessionOpening:
         stored_messages, history = loaded or await core.store.load_for_display_and_history(sid)
         shown = tuple(stored.for_display() for stored in stored_messages)
         view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown)))
+        await core.budgets.load(view)  # its spend so far and its stored /budget session
         agent = Agent(
             session=view,
             client=core.client,

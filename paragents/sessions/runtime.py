@@ -319,6 +319,7 @@ class Runtime(SessionsCore):
         from paragents.store import StoreError
 
         await self.scheduler.shutdown()
+        await self.budgets.saved()  # a /budget just typed is written before the store closes
         await self.holding.stop()
         if self.lane_watcher is not None:
             await self.lane_watcher.stop()

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paragents import events as ev
-from paragents.limits import Budget
+from paragents.limits import Budget, Spend
 from paragents.models import Message, SessionState, TurnResult, Usage
 from paragents.scheduler import QueuedPrompt
 
@@ -60,6 +60,10 @@ class SessionView:
     """The session's own budget set with ``/budget session`` (None: the config's ``budgets.session``)."""
     budget_pause: ev.BudgetPaused | None = None
     """The budget or loop-guard pause holding the turn, or None."""
+    spend: Spend = field(default_factory=Spend)
+    """What the session spent: tokens (prompt, cached, completion) and money priced per request."""
+    question: str | None = None
+    """The question the last turn ended with (needs you: question) until a prompt is sent, or None."""
     read_only: str | None = None
     """Set when another live process holds the session (one writer per session): why it is shown
     read-only here and how to take it over; None when this process holds it."""
@@ -86,6 +90,12 @@ class SessionView:
                 self.usage = total
                 self.context_tokens = context_tokens
                 self.context_window = window
+                if event.spend is not None:
+                    self.spend = event.spend
+            case ev.QuestionAsked(text=text):
+                self.question = text
+            case ev.TurnStarted():
+                self.question = None
             case ev.TurnFinished(result=result):
                 if result is not None:
                     self.last_result = result

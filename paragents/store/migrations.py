@@ -268,6 +268,26 @@ MIGRATIONS: list[str] = [
         used_at    REAL
     );
     """,
+    # (wt/budgets) budgets kept across restarts, cost and cached tokens per request, turn run time
+    """
+    ALTER TABLE usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE usage ADD COLUMN cost_usd REAL;
+    ALTER TABLE turns ADD COLUMN run_seconds REAL;
+
+    CREATE TABLE session_budgets (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        budget_json TEXT NOT NULL CHECK (json_valid(budget_json)),
+        updated_at  REAL NOT NULL
+    );
+
+    CREATE TABLE project_budgets (
+        project_dir TEXT PRIMARY KEY,
+        budget_json TEXT NOT NULL CHECK (json_valid(budget_json)),
+        updated_at  REAL NOT NULL
+    );
+    CREATE INDEX usage_created ON usage(created_at);
+    CREATE INDEX turns_started ON turns(started_at);
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -288,6 +308,8 @@ TABLES: tuple[str, ...] = (
     "lanes",
     "approvals",
     "lane_verify",
+    "session_budgets",
+    "project_budgets",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -233,6 +233,8 @@ class TurnRecord:
     started_at: float
     finished_at: float | None
     pid: int | None
+    run_seconds: float | None = None
+    """Wall-clock seconds the turn ran, pauses excluded (the wall-clock budgets); None: not measured."""
 
     @classmethod
     def from_row(cls, row: sqlite3.Row) -> TurnRecord:

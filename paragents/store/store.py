@@ -29,6 +29,7 @@ from paragents import paths
 from paragents.store.api_access import ApiAccessMixin
 from paragents.store.approvals import ApprovalsMixin
 from paragents.store.audit import AuditMixin
+from paragents.store.budgets import BudgetsMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
@@ -84,6 +85,7 @@ class Store(
     ApprovalsMixin,
     LaneVerifyMixin,
     ApiAccessMixin,
+    BudgetsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

@@ -57,10 +57,13 @@ class TurnsMixin(StoreBase):
 
         return await self._write(work)
 
-    async def finish_turn(self, turn_id: int, status: str, error: str | None = None) -> None:
+    async def finish_turn(
+        self, turn_id: int, status: str, error: str | None = None, *, run_seconds: float | None = None
+    ) -> None:
         """Mark a turn finished with ``status`` (completed, failed, cancelled or interrupted) and
         an optional ``error`` text. The session's state becomes idle (completed/cancelled), failed
-        or interrupted, its pid is cleared, and the turn's reservations are released.
+        or interrupted, its pid is cleared, and the turn's reservations are released. ``run_seconds``
+        is the wall-clock time the turn ran, pauses excluded (the wall-clock budgets count it).
         Raises StoreError for an unknown turn or status; when the write itself fails (a lock held
         too long) the finish is kept in :attr:`unfinished_turns` and written by the next
         ``start_turn`` or ``close``, then the StoreError is raised."""
@@ -74,8 +77,8 @@ class TurnsMixin(StoreBase):
                 raise StoreError(f"no turn with id {turn_id} in {self.path}")
             stamp = now()
             await db.execute(
-                "UPDATE turns SET status = ?, error = ?, finished_at = ? WHERE id = ?",
-                (status, error, stamp, turn_id),
+                "UPDATE turns SET status = ?, error = ?, finished_at = ?, run_seconds = ? WHERE id = ?",
+                (status, error, stamp, run_seconds, turn_id),
             )
             await db.execute(
                 "UPDATE sessions SET state = ?, pid = NULL, updated_at = ? WHERE id = ?",
@@ -175,11 +178,19 @@ class TurnsMixin(StoreBase):
         return await self._write(work)
 
     async def add_usage(
-        self, session_id: str, turn_id: int | None, model: str, usage: Usage, *, estimated: bool = False
+        self,
+        session_id: str,
+        turn_id: int | None,
+        model: str,
+        usage: Usage,
+        *,
+        estimated: bool = False,
+        cost_usd: float | None = None,
     ) -> None:
         """Record the token usage of one request (``estimated`` when counted locally, not reported
-        by the server) and, in the same transaction, add it to the session's totals and set its
-        ``last_prompt_tokens`` to ``usage.prompt_tokens``. Raises StoreError for an unknown session."""
+        by the server; ``cost_usd`` its price at ``model``'s prices, None when unpriced) and, in the
+        same transaction, add it to the session's totals and set its ``last_prompt_tokens`` to
+        ``usage.prompt_tokens``. Raises StoreError for an unknown session."""
 
         async def work(db: aiosqlite.Connection) -> None:
             stamp = now()
@@ -200,7 +211,8 @@ class TurnsMixin(StoreBase):
                 raise StoreError(f"no session with id {session_id!r} in {self.path}")
             await db.execute(
                 "INSERT INTO usage (session_id, turn_id, model, prompt_tokens, completion_tokens,"
-                " total_tokens, estimated, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " total_tokens, estimated, created_at, cached_tokens, cost_usd)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
                     turn_id,
@@ -210,6 +222,8 @@ class TurnsMixin(StoreBase):
                     usage.total_tokens,
                     int(estimated),
                     stamp,
+                    usage.cached_tokens,
+                    cost_usd,
                 ),
             )
 

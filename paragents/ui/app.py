@@ -173,6 +173,7 @@ class ParagentsApp(App[None]):
         self.runtime.set_sink(self._sink)
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
         self.notifier = install_notifier(self)  # ui/budget_hooks.py
+        self.meter_refresher = budget_hooks.install_meters(self)
         if self.first_run:
             self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self.setup_closed)
         self.run_worker(startup.start(self), name="startup", exclusive=True, group="startup")
@@ -374,7 +375,14 @@ class ParagentsApp(App[None]):
         parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
         if asks:
             parts.append(f"{glyphs().warn} {asks} need{'s' if asks == 1 else ''} you")
+        today = budget_hooks.today_text(self)  # the project's spend today (every process)
+        if today:
+            parts.append(today)
         self.sub_title = f" {glyphs().sep} ".join(parts)
+
+    def on_unmount(self) -> None:
+        """Give the terminal its own title back (the notifier set "paragents · n need you")."""
+        budget_hooks.restore_title(self)
 
     # --- user actions --------------------------------------------------------------------------
     def show_error(self, exc: Exception) -> None:
@@ -599,7 +607,10 @@ class ParagentsApp(App[None]):
 
     def action_overview(self) -> None:
         """Show one row per session, like top (F3, /overview)."""
-        rows = OverviewScreen(lambda: collect_rows(self.panels, self.activity, self.runtime))
+        rows = OverviewScreen(
+            lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(self).seconds),
+            lambda: budget_hooks.overview_notes(self),
+        )
         self.push_screen(rows, self._after_pick)
 
     def _after_pick(self, sid: str | None) -> None:

@@ -1,41 +1,45 @@
 """Budget and notification hooks of the app, kept out of ``app.py``: the panel's spend label, the
-``/budget`` and ``/mute`` commands, the inbox's budget rows, and the :class:`~paragents.notify.Notifier`
-fed with every core event and ticked every second."""
+meters (the project's spend today in the header, read from the store in the background), the
+``/budget`` and ``/mute`` commands, the inbox's budget and question rows, the overview's notes, and the
+:class:`~paragents.notify.Notifier` fed with every core event and ticked every second."""
 
 from __future__ import annotations
 
 import os
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from paragents import events as ev
-from paragents.agent.tokens import cost_usd
-from paragents.limits import format_tokens, format_usd
+from paragents.limits import Spend, format_tokens, format_usd
+from paragents.models import SessionState
 from paragents.notify import Notifier
 from paragents.ui.commands import SlashCommand
 
 
 def budget_label(runtime: Any, sid: str) -> str:
     """Return the panel title's spend: "$0.03 of $0.05 (60%)" or "12k of 50k tok (24%)", "$0.03"
-    when there is no cap, "" when nothing can be said. Money is estimated from the session's token
-    totals at its current model's prices (hence "≈" when part of the usage was estimated locally)."""
+    when there is no cap, "" when nothing can be said. Money is priced per request at the model that
+    served it (``view.spend``); "~" marks figures counted from locally estimated tokens."""
     view = runtime.sessions.get(sid)
     budgets = getattr(runtime, "budgets", None)
     if view is None or budgets is None:
         return ""
-    caps = budgets.caps(sid)
-    cap = caps.get("session")
-    settings = runtime.config.model_settings(view.model)
-    usd = cost_usd(view.usage, settings.input_price_per_mtok, settings.output_price_per_mtok)
+    cap = budgets.caps(sid).get("session")
+    spend: Spend = getattr(view, "spend", None) or Spend()
+    mark = "~" if spend.estimated else ""
+    usd = spend.usd
     if cap is not None and cap.usd is not None and usd is not None:
-        return f"{format_usd(usd)} of {format_usd(cap.usd)} ({round(100 * usd / cap.usd)}%)"
+        return f"{mark}{format_usd(usd)} of {format_usd(cap.usd)} ({round(100 * usd / cap.usd)}%)"
     if cap is not None and cap.tokens is not None:
-        used = view.usage.total_tokens
-        return f"{format_tokens(used)} of {format_tokens(cap.tokens)} tok ({round(100 * used / cap.tokens)}%)"
-    return format_usd(usd) if usd else ""
+        used = spend.tokens or view.usage.total_tokens
+        percent = round(100 * used / cap.tokens)
+        return f"{mark}{format_tokens(used)} of {format_tokens(cap.tokens)} tok ({percent}%)"
+    return spend.money() if usd else ""
 
 
 def budget_items(app: Any) -> list[Any]:
-    """Return the inbox rows of sessions held at a budget or the loop guard."""
+    """Return the inbox rows of sessions held at a budget or the loop guard, or asking a question."""
     from paragents.ui.screens.inbox import InboxItem
     from paragents.ui.widgets.budget_bar import pause_summary
 
@@ -56,13 +60,136 @@ def budget_items(app: Any) -> list[Any]:
                     pause,
                 )
             )
+        question = asking(view)
+        if question is not None:
+            since = app.activity.asked.get(f"question:{sid}")
+            asked = ev.QuestionAsked(sid, question)
+            items.append(InboxItem(f"question:{sid}", sid, panel.name_, "question", question, since, asked))
     return items
 
 
+def asking(view: Any) -> str | None:
+    """Return the question an idle session ended its turn with (needs you: question), else None."""
+    question = getattr(view, "question", None)
+    if question and getattr(view, "state", None) is SessionState.IDLE:
+        return str(question)
+    return None
+
+
 def paused_count(app: Any) -> int:
-    """Return how many open sessions are held at a budget or the loop guard (the header counts them)."""
+    """Return how many open sessions are held at a budget or the loop guard, or ask a question (the
+    header counts them with the asks)."""
     views = getattr(app.runtime, "sessions", {})
-    return sum(1 for sid in app.panels if getattr(views.get(sid), "budget_pause", None) is not None)
+    held = sum(1 for sid in app.panels if getattr(views.get(sid), "budget_pause", None) is not None)
+    return held + sum(1 for sid in app.panels if asking(views.get(sid)) is not None)
+
+
+# -- meters: the project's spend today and the sessions' running time --------------------------------
+@dataclass
+class Meters:
+    """What the store says, refreshed in the background (:class:`MeterRefresher`): the project's
+    spend and turn seconds today (every process), and each open session's turn seconds."""
+
+    today: Spend = field(default_factory=Spend)
+    today_seconds: float = 0.0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+class MeterRefresher:
+    """Re-reads :class:`Meters` from the store after usage changes (and every
+    :data:`METER_SECONDS`), one read at a time, and updates the header."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.meters = Meters()
+        self._busy = False
+        self._again = False
+
+    def request(self) -> None:
+        """Ask for a refresh (a second request while one runs makes it run once more)."""
+        budgets = getattr(self.app.runtime, "budgets", None)
+        if budgets is None or not hasattr(budgets, "today"):
+            return  # a stand-in runtime (UI tests)
+        if self._busy:
+            self._again = True
+            return
+        self._busy = True
+        self.app.run_worker(self._run(budgets), group="budget-meters")
+
+    async def _run(self, budgets: Any) -> None:
+        try:
+            while True:
+                self._again = False
+                today, secs = await budgets.today(time.time())
+                seconds = {sid: await budgets.session_seconds(sid) for sid in list(self.app.panels)}
+                self.meters = Meters(today, secs, seconds)
+                self.app.update_header()
+                if not self._again:
+                    break
+        except Exception:  # the store is busy or closed: the next refresh tries again
+            pass
+        finally:
+            self._busy = False
+
+
+METER_SECONDS = 15.0
+"""How often the meters are re-read without a change of this process's usage (other processes)."""
+
+
+def meters(app: Any) -> Meters:
+    """Return the app's last read :class:`Meters` (empty before the first read)."""
+    refresher = getattr(app, "meter_refresher", None)
+    return refresher.meters if refresher is not None else Meters()
+
+
+def install_meters(app: Any) -> MeterRefresher:
+    """Start the meters' refresher: now, and every :data:`METER_SECONDS`."""
+    refresher = MeterRefresher(app)
+    app.set_interval(METER_SECONDS, refresher.request)
+    refresher.request()
+    return refresher
+
+
+def today_text(app: Any) -> str:
+    """Return the header's "today ~$0.42 (42% of $1.00)" (tokens when nothing is priced), "" when the
+    project spent nothing today and has no per-day cap."""
+    budgets = getattr(app.runtime, "budgets", None)
+    if budgets is None or not hasattr(budgets, "project_cap") or getattr(app, "demo", False):
+        return ""  # no budgets (a stand-in runtime), or `paragents demo` (scripted, no model to pay)
+    now = meters(app)
+    spend = now.today
+    cap = budgets.project_cap()
+    if not spend.tokens and cap is None:
+        return ""
+    shown = (
+        spend.money()
+        if spend.usd is not None
+        else ("~" if spend.estimated else "") + (f"{format_tokens(spend.tokens)} tok")
+    )
+    text = f"today {shown}"
+    used = spend.percents(cap, now.today_seconds)
+    return f"{text} ({used})" if used else text
+
+
+def overview_notes(app: Any) -> list[str]:
+    """Return the lines under the overview's table: the project today, failed notifications."""
+    lines = []
+    today = today_text(app)
+    if today:
+        lines.append(f"project {today}")
+    notifier: Notifier | None = getattr(app, "notifier", None)
+    failures = notifier.failures if notifier is not None else []
+    if failures:
+        lines.append(f"{len(failures)} notification{'s' if len(failures) != 1 else ''} not delivered:")
+        lines.extend(f"  {line}" for line in failures[-3:])
+    return lines
+
+
+def restore_title(app: Any) -> None:
+    """At exit: give the terminal its own title back (the notifier pushed it)."""
+    notifier: Notifier | None = getattr(app, "notifier", None)
+    if notifier is not None:
+        notifier.restore_title()
 
 
 async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
@@ -144,13 +271,20 @@ def install_notifier(app: Any) -> Notifier | None:
 
 
 async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
-    """After a core event reached ``panel``: refresh its spend label and the inbox's budget rows."""
+    """After a core event reached ``panel``: refresh its spend label, the meters, and the inbox's
+    budget and question rows."""
     if isinstance(event, ev.UsageUpdated | ev.BudgetChanged | ev.BudgetPaused | ev.BudgetResolved):
         panel.budget_label = budget_label(app.runtime, event.session_id)
         panel.refresh_title()
+    if isinstance(event, ev.UsageUpdated | ev.TurnFinished):
+        refresher = getattr(app, "meter_refresher", None)
+        if refresher is not None:
+            refresher.request()
     if isinstance(event, ev.BudgetPaused):
         app.activity.asked.setdefault(f"budget:{event.session_id}", app.clock())
-    if isinstance(event, ev.BudgetPaused | ev.BudgetResolved):
+    if isinstance(event, ev.QuestionAsked):
+        app.activity.asked[f"question:{event.session_id}"] = app.clock()
+    if isinstance(event, ev.BudgetPaused | ev.BudgetResolved | ev.QuestionAsked | ev.TurnStarted):
         app.update_header()
         from paragents.ui.screens.inbox import InboxScreen
 

@@ -32,6 +32,12 @@ def _payload(answer: str, payload: Any) -> tuple[str | None, list[str] | None]:
     return None, None
 
 
+def _reply_of(item: InboxItem) -> asyncio.Future[Any]:
+    """The reply future of a remote item (always a PermissionRequested: made by :meth:`RemoteAsks._item`)."""
+    assert isinstance(item.event, ev.PermissionRequested)
+    return item.event.reply
+
+
 class RemoteAsks:
     """The inbox items of asks other processes wait on (see the module docstring)."""
 
@@ -43,7 +49,7 @@ class RemoteAsks:
 
     def items(self) -> list[InboxItem]:
         """The items still unanswered here."""
-        return [i for i in self._items.values() if not i.event.reply.done()]
+        return [i for i in self._items.values() if not _reply_of(i).done()]
 
     async def refresh(self, local: Iterable[str]) -> bool:
         """Re-read the pending rows (leaving out the ``local`` ids: asks of this process's panels);
@@ -54,9 +60,9 @@ class RemoteAsks:
         live = {r.id: r for r in rows if r.id not in shown and r.pid != me and not r.waiter_gone()}
         changed = False
         for key in [k for k in self._items if k not in live]:
-            item = self._items.pop(key)
-            if not item.event.reply.done():
-                item.event.reply.cancel()
+            reply = _reply_of(self._items.pop(key))
+            if not reply.done():
+                reply.cancel()
             changed = True
         for key, row in live.items():
             if key not in self._items:

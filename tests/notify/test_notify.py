@@ -137,12 +137,13 @@ async def test_background_approval_notifies_once_and_the_visible_session_never()
     sent = notifier.tick()
     assert [n.text for n in sent] == ["api · approve `rm -rf build/` (run_command) · f2"]
     assert written == [
-        f"{E}]2;paragents · 2 need you{B}",  # the title follows the count at once
+        f"{E}[22;0t",  # the terminal's own title is pushed before the first change
+        f"{E}]2;paragents · 1 needs you{B}",  # the title follows the count at once
+        f"{E}]2;paragents · 2 need you{B}",
         f"{E}]9;paragents: api · approve `rm -rf build/` (run_command) · f2{B}{B}",
     ]
     notifier.observe(ev.SessionStateChanged("s1", SessionState.RUNNING))  # answered
-    notifier.tick()
-    assert written[-1] == f"{E}]2;paragents · 1 needs you{B}" and len(written) == 3
+    assert written[-1] == f"{E}]2;paragents · 1 needs you{B}" and len(written) == 5
 
 
 async def test_several_at_once_make_one_digest_and_one_escalation_follows() -> None:
@@ -193,3 +194,41 @@ async def test_mute_finished_failed_and_webhook_from_the_notifier() -> None:
 def test_notify_true_is_short_for_enabled() -> None:
     assert RuntimeConfig(notify=True).notify.enabled is True
     assert RuntimeConfig().notify.escalate_after == 300
+
+
+async def test_a_question_needs_you_until_a_prompt_is_sent_and_is_not_also_finished() -> None:
+    clock = FakeClock()
+    notifier, _ = make(clock)
+    notifier.observe(ev.SessionStateChanged("s1", SessionState.IDLE))
+    notifier.observe(ev.QuestionAsked("s1", "Shall I push\x1b[2J the branch?"))
+    notifier.observe(ev.TurnFinished("s1", "completed"))
+    clock.now += 1
+    assert [(n.kind, n.text) for n in notifier.tick()] == [
+        ("needs", "api · question: Shall I push[2J the branch? · f2")
+    ]
+    assert notifier.title() == "paragents · 1 needs you"
+    notifier.observe(ev.SessionStateChanged("s1", SessionState.RUNNING))  # the user sent a prompt
+    assert notifier.title() == "paragents" and not notifier.blocked
+
+
+async def test_the_title_is_written_without_notify_enabled_and_restored_at_exit() -> None:
+    clock = FakeClock()
+    written: list[str] = []
+    notifier = Notifier(
+        NotifySettings(enabled=False), env={}, write=written.append, names=lambda sid: "api", clock=clock
+    )
+    notifier.observe(ask("s1"))
+    clock.now += 1
+    notifier.tick()
+    assert written == [f"{E}[22;0t", f"{E}]2;paragents · 1 needs you{B}"]  # no notification bytes
+    notifier.observe(ev.SessionStateChanged("s1", SessionState.RUNNING))
+    assert written[-1] == f"{E}]2;paragents{B}"
+    notifier.restore_title()
+    assert written[-1] == f"{E}[23;0t"
+    notifier.restore_title()
+    assert written.count(f"{E}[23;0t") == 1
+    off: list[str] = []
+    muted = Notifier(NotifySettings(method="off"), env={}, write=off.append, clock=clock)
+    muted.observe(ask("s1"))
+    muted.restore_title()
+    assert off == []

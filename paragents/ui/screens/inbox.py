@@ -24,7 +24,13 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from paragents.events import BudgetPaused, ConflictDetected, ConflictResolved, PermissionRequested
+from paragents.events import (
+    BudgetPaused,
+    ConflictDetected,
+    ConflictResolved,
+    PermissionRequested,
+    QuestionAsked,
+)
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
@@ -41,7 +47,8 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class InboxItem:
     """One thing waiting on the user: ``key`` (request or conflict id), its session, ``kind``
-    ("approval"/"conflict"), the call ``summary``, ``since`` (Unix seconds, or None) and the ``event``."""
+    ("approval"/"conflict"/"budget"/"question"), the call ``summary`` (a question's text), ``since``
+    (Unix seconds, or None) and the ``event``."""
 
     key: str
     session_id: str
@@ -49,7 +56,7 @@ class InboxItem:
     kind: str
     summary: str
     since: float | None
-    event: PermissionRequested | ConflictDetected | BudgetPaused
+    event: PermissionRequested | ConflictDetected | BudgetPaused | QuestionAsked
 
 
 def collect_items(
@@ -87,6 +94,19 @@ def notification_sequence(text: str) -> str:
     ``text``, with control characters removed so it cannot break out of the sequence."""
     safe = "".join(ch for ch in text if ch.isprintable())[:200]
     return f"\x1b]9;{safe}\x07"
+
+
+class QuestionNote(Static):
+    """The inbox's bar for a session whose turn ended with a question: the question (plain text) and
+    that Enter goes to the session to answer it."""
+
+    DEFAULT_CSS = "QuestionNote { padding: 0 1; border-top: solid $warning; height: auto; }"
+
+    def __init__(self, question: QuestionAsked) -> None:
+        text = Text(clean(question.text))
+        text.append("\nEnter goes to the session to answer it.", style="dim")
+        super().__init__(text)
+        self.question = question
 
 
 class InboxScreen(Screen[str | None]):
@@ -167,6 +187,8 @@ class InboxScreen(Screen[str | None]):
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
         shown = shown or getattr(current, "pause", None)
+        if item is not None and isinstance(item.event, QuestionAsked) and isinstance(current, QuestionNote):
+            shown = item.event if current.question == item.event else None
         if item is not None and shown is item.event:
             if arm and isinstance(current, ApprovalBar | ConflictBar) and not current.armed:
                 current.arm()
@@ -175,15 +197,17 @@ class InboxScreen(Screen[str | None]):
         if item is None:
             return
         event = item.event
-        bar: ApprovalBar | ConflictBar | BudgetBar
-        if isinstance(event, BudgetPaused):
+        bar: ApprovalBar | ConflictBar | BudgetBar | QuestionNote
+        if isinstance(event, QuestionAsked):
+            bar = QuestionNote(event)
+        elif isinstance(event, BudgetPaused):
             bar = BudgetBar(event, item.session_id, self.app.runtime)  # type: ignore[attr-defined]
         elif isinstance(event, PermissionRequested):
             bar = ApprovalBar(event)
         else:
             bar = ConflictBar(event, clock=self.clock)
         await slot.mount(bar)
-        if arm:
+        if arm and not isinstance(bar, QuestionNote):
             bar.arm()
 
     async def action_move(self, step: int) -> None:
@@ -256,8 +280,11 @@ class Demo(App[None]):
             InboxItem("k1", "s2", "web", "conflict", held.summary, self.NOW - 95, held),
             InboxItem("r1", "s1", "api", "approval", ask.summary, self.NOW - 20, ask),
         ]
+        asks: list[PermissionRequested | ConflictDetected] = [held, ask]
         self.push_screen(
-            InboxScreen(lambda: [i for i in items if not i.event.reply.done()], lambda: self.NOW)
+            InboxScreen(
+                lambda: [i for i, e in zip(items, asks, strict=True) if not e.reply.done()], lambda: self.NOW
+            )
         )
 
 

@@ -1,9 +1,13 @@
 """The overview screen (like ``top``): one row per session, and the activity log that feeds it.
 
-Columns: number, name, state (or "waiting on X"), model, current tool, queued prompts, pending asks
-(approvals + conflicts), held reservations, tokens, cost (USD, when the model has prices in
-``runtime_config.json``), idle time. Enter focuses the session (the screen is dismissed with its id);
-Esc closes. Rows refresh every :data:`REFRESH_SECONDS`.
+Columns: number, name, state (or "waiting on X", "needs you: question"), model, current tool, queued
+prompts, pending asks (approvals + conflicts), held reservations, prompt / cached / completion
+tokens, spend (USD, priced per request at the model that served it, when the model has prices in
+``runtime_config.json``), the % of the session's budget used, idle time. A "~" marks a figure counted
+from locally estimated tokens (the server sent no usage). Under the table: the project's spend today
+with the % of its per-day budget, and the notifications that could not be delivered (webhook,
+command). Enter focuses the session (the screen is dismissed with its id); Esc closes. Rows refresh
+every :data:`REFRESH_SECONDS`.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from paragents.events import (
     ToolCallStarted,
     TurnFinished,
 )
+from paragents.limits import Spend
 from paragents.models import Usage
 from paragents.ui.text import clean
 from paragents.ui.widgets.conflict_bar import age_text
@@ -41,7 +46,22 @@ if TYPE_CHECKING:
 
 REFRESH_SECONDS = 1.0
 """How often the overview re-reads the sessions (seconds)."""
-COLUMNS = ("#", "session", "state", "model", "tool", "queued", "asks", "held", "tokens", "cost", "idle")
+COLUMNS = (
+    "#",
+    "session",
+    "state",
+    "model",
+    "tool",
+    "queued",
+    "asks",
+    "held",
+    "prompt",
+    "cached",
+    "compl",
+    "spend",
+    "budget",
+    "idle",
+)
 
 
 class ActivityLog:
@@ -93,11 +113,25 @@ class OverviewRow:
     tokens: int
     cost: float | None
     idle: float | None
+    spend: Spend | None = None
+    """Prompt / cached / completion tokens and money; None: only ``tokens`` and ``cost`` are known."""
+    budget: str = ""
+    """How much of the session's budget is used ("60% of $0.05 · 24% of 50k tok"), "" without a cap."""
 
     def cells(self) -> tuple[str, ...]:
         """Return the row's display cells, in :data:`COLUMNS` order."""
         from paragents.ui.widgets.session_panel import format_tokens
 
+        spend = self.spend
+        mark = "~" if spend is not None and spend.estimated else ""
+        if spend is not None:
+            prompt, cached, completion = (
+                format_tokens(n) for n in (spend.prompt, spend.cached, spend.completion)
+            )
+            money = spend.money() or "-"
+        else:
+            prompt, cached, completion = format_tokens(self.tokens), "-", "-"
+            money = "-" if self.cost is None else f"${self.cost:.4f}"
         return (
             str(self.number),
             self.name,
@@ -107,31 +141,48 @@ class OverviewRow:
             str(self.queued),
             str(self.asks),
             str(self.held),
-            format_tokens(self.tokens),
-            "-" if self.cost is None else f"${self.cost:.4f}",
+            mark + prompt,
+            cached,
+            mark + completion,
+            money,
+            self.budget or "-",
             "-" if self.idle is None else age_text(self.idle),
         )
 
 
 def session_cost(config: RuntimeConfig, model: str, usage: Usage) -> float | None:
     """Return the USD cost of ``usage`` at ``model``'s prices from ``config.model_settings`` (computed
-    by :func:`paragents.agent.tokens.cost_usd`), or None when no price is set."""
+    by :func:`paragents.agent.tokens.cost_usd`), or None when no price is set (used only when the
+    session's per-request spend is not known, e.g. a stand-in runtime)."""
     settings = config.model_settings(model)
     return cost_usd(usage, settings.input_price_per_mtok, settings.output_price_per_mtok)
 
 
 def collect_rows(
-    panels: Mapping[str, SessionPanel], activity: ActivityLog, runtime: SessionsAPI
+    panels: Mapping[str, SessionPanel],
+    activity: ActivityLog,
+    runtime: SessionsAPI,
+    seconds: Mapping[str, float] | None = None,
 ) -> list[OverviewRow]:
-    """Return one :class:`OverviewRow` per panel of ``panels`` (by session id), in panel order."""
+    """Return one :class:`OverviewRow` per panel of ``panels`` (by session id), in panel order.
+    ``seconds``: the wall-clock seconds each session ran turns (for a wall-clock budget's %)."""
     now = activity.clock()
     conflicts = runtime.conflicts
     config = runtime.loaded.config
+    budgets = getattr(runtime, "budgets", None)
     rows: list[OverviewRow] = []
     for sid, panel in panels.items():
         state = panel.state.value
         if panel.waiting_on and state == "waiting":
             state = f"waiting on {panel.waiting_on}"
+        view = runtime.sessions.get(sid)
+        if view is not None and view.question and panel.state.value == "idle":
+            state = "needs you: question"
+        spend = (
+            view.spend if view is not None and (view.spend.tokens or not panel.usage.total_tokens) else None
+        )
+        cap = budgets.caps(sid).get("session") if budgets is not None else None
+        budget = spend.percents(cap, (seconds or {}).get(sid, 0.0)) if spend is not None else ""
         last = activity.last.get(sid)
         rows.append(
             OverviewRow(
@@ -148,6 +199,8 @@ def collect_rows(
                 tokens=panel.usage.total_tokens,
                 cost=session_cost(config, panel.model, panel.usage),
                 idle=None if last is None else now - last,
+                spend=spend,
+                budget=budget,
             )
         )
     return rows
@@ -159,15 +212,20 @@ class OverviewScreen(Screen[str | None]):
     DEFAULT_CSS = """
     OverviewScreen > #overview-title { height: 1; padding: 0 1; background: $accent 30%; text-style: bold; }
     OverviewScreen > DataTable { height: 1fr; }
+    OverviewScreen > #overview-notes { height: auto; max-height: 6; padding: 0 1; color: $warning; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("enter", "choose", "Focus session", priority=True),
     ]
 
-    def __init__(self, rows: Callable[[], list[OverviewRow]]) -> None:
+    def __init__(
+        self, rows: Callable[[], list[OverviewRow]], notes: Callable[[], list[str]] | None = None
+    ) -> None:
         super().__init__()
         self.rows = rows
+        self.notes = notes
+        """Lines under the table: the project's spend today, failed notifications (plain text)."""
         self._ids: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -175,6 +233,7 @@ class OverviewScreen(Screen[str | None]):
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
+        yield Static("", id="overview-notes")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -193,6 +252,10 @@ class OverviewScreen(Screen[str | None]):
         self._ids = [r.session_id for r in rows]
         if keep in self._ids:
             table.move_cursor(row=self._ids.index(keep))
+        lines = self.notes() if self.notes is not None else []
+        notes = self.query_one("#overview-notes", Static)
+        notes.update(Text("\n".join(clean(line) for line in lines)))
+        notes.display = bool(lines)
 
     def action_choose(self) -> None:
         """Dismiss with the highlighted session's id."""
@@ -206,16 +269,26 @@ class OverviewScreen(Screen[str | None]):
 
 
 class Demo(App[None]):
-    """The overview: a running session with a tool and a reservation, one waiting on it, one idle."""
+    """The overview: a running session with a tool, a reservation and a budget, one waiting on it
+    (estimated tokens), one asking a question; the project's spend today and a failed webhook."""
 
     def on_mount(self) -> None:
         tool = "run_command pytest -q"
+        api = Spend(3000, 1200, 400, 0.0123, False)
+        web = Spend(1000, 0, 200, None, True)
         rows = [
-            OverviewRow(1, "s1", "api", "running", "qwen2.5-coder", tool, 0, 0, 1, 3400, 0.0123, 2),
-            OverviewRow(2, "s2", "web", "waiting on api", "qwen2.5-coder", "", 1, 1, 0, 1200, None, 95),
-            OverviewRow(3, "s3", "docs", "idle", "llama3", "", 0, 0, 0, 0, None, None),
+            OverviewRow(
+                1, "s1", "api", "running", "gpt-4o", tool, 0, 0, 1, 3400, None, 2, api, "25% of $0.05"
+            ),
+            OverviewRow(2, "s2", "web", "waiting on api", "qwen2.5-coder", "", 1, 1, 0, 1200, None, 95, web),
+            OverviewRow(3, "s3", "docs", "needs you: question", "llama3", "", 0, 0, 0, 0, None, None),
         ]
-        self.push_screen(OverviewScreen(lambda: rows))
+        notes = [
+            "project today $0.0123 (12% of $0.10)",
+            "1 notification not delivered:",
+            "  webhook http://127.0.0.1:9/hook failed: HTTP 500",
+        ]
+        self.push_screen(OverviewScreen(lambda: rows, lambda: notes))
 
 
 if __name__ == "__main__":
