@@ -247,6 +247,7 @@ MIGRATIONS: list[str] = [
         exit_code   INTEGER NOT NULL,
         output_tail TEXT NOT NULL DEFAULT '',
         finished_at REAL NOT NULL
+    );
     """,
     # wt/serve: the HTTP API's access log and one-time pairing codes (paragents serve / pair)
     """
