@@ -6,17 +6,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
 
 from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
 from paragents.lanes.gc import remove_lane
+from paragents.lanes.git import git
 from paragents.lanes.overview import lane_rows
-from paragents.lanes.predict import Conflict, Predictor
+from paragents.lanes.predict import Conflict, Predictor, Snapshot
+from paragents.lanes.thread import LoopThread
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.view import SessionError, SessionView
 from paragents.store import LaneRecord, StoreError
 
+T = TypeVar("T")
 _LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -112,15 +117,18 @@ ADAPT_DIFF_LIMIT = 8000
 """Characters of the other side's diff put into an "adapt" prompt."""
 
 
-async def adapt_prompt(core: SessionsCore, sid: str) -> str:
-    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane:
-    the files, the other lane's (or the base branch's) change to them. SessionError when the session
-    is not in a lane or no conflict is predicted for it."""
+async def adapt_prompt(core: SessionsCore, sid: str, other: str | None = None) -> str:
+    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane
+    (only the one with lane or base branch ``other`` when given): the files, the other lane's (or the
+    base branch's) change to them. SessionError when the session is not in a lane or no conflict is
+    predicted for it."""
     view = core.view(sid)
     if view.lane is None:
         raise SessionError("this session works in the shared checkout, not in a lane")
     watcher = watch_lanes(core, Path((await core.store.lane_of_session(sid) or _no_lane(sid)).repo))
     conflicts = [c for c in await watcher.run_round() if view.lane in (c.a, c.b)]
+    if other is not None:
+        conflicts = [c for c in conflicts if other in (c.a, c.b)]
     if not conflicts:
         raise SessionError(f"no conflict is predicted for lane {view.lane} right now")
     parts = [f"Your lane {view.lane} is predicted to conflict with other work before either is merged."]
@@ -144,8 +152,6 @@ def _no_lane(sid: str) -> LaneRecord:
 
 
 async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conflict, other: str) -> str:
-    from paragents.lanes.git import git
-
     if conflict.against_base:
         mine = await core.store.get_lane(str(watcher.repo), conflict.a)
         if mine is None:
@@ -153,12 +159,37 @@ async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conf
         old, new = mine.base_commit, conflict.b
     else:
         lane = await core.store.get_lane(str(watcher.repo), other)
-        snap = watcher.predictor.last_snapshot(lane) if lane is not None else None
-        if lane is None or snap is None:
+        if lane is None:
             return ""
-        old, new = lane.base_commit, snap.commit
+        old, new = lane.base_commit, (await watcher.snapshot(lane)).commit
     out = await git("diff", "--no-color", old, new, "--", *conflict.files, cwd=watcher.repo, check=False)
     return out.out.strip()
+
+
+async def conflict_sides(core: SessionsCore, key: str) -> list[tuple[str, str]]:
+    """Both sides of the predicted conflict ``key``: (title, diff of the conflicting files against
+    the lane's base) for each lane, or the base branch's change since the lane's base commit."""
+    watcher: LaneWatcher | None = core.lane_watcher
+    conflict = next((c for c in watcher.current if watcher.key(c) == key), None) if watcher else None
+    if watcher is None or conflict is None:
+        raise SessionError("this conflict is no longer predicted")
+    sides = []
+    for name in (conflict.a, conflict.b):
+        if conflict.against_base and name == conflict.b:
+            title = f"base branch {name} (since lane {conflict.a} was made)"
+            sides.append((title, await _their_change(core, watcher, conflict, name)))
+            continue
+        lane = await core.store.get_lane(str(watcher.repo), name)
+        if lane is None:
+            sides.append((f"lane {name}", "(this lane is gone)"))
+            continue
+        snap = await watcher.snapshot(lane)
+        out = await git(
+            "diff", "--no-color", lane.base_commit, snap.commit, "--", *conflict.files,
+            cwd=watcher.repo, check=False,
+        )  # fmt: skip
+        sides.append((f"lane {name} ({lane.branch}, working tree)", out.out.strip() or "(no change)"))
+    return sides
 
 
 async def lane_gc(core: SessionsCore) -> str:
@@ -199,9 +230,11 @@ PREDICT_DEBOUNCE = 1.5
 
 class LaneWatcher:
     """Predicts conflicts between the repository's lanes while they work: a round after each tool
-    call of a lane session (debounced) and on a slow timer, in git subprocesses off the UI's work.
-    A newly predicted conflict becomes a warning notice in the panels of the sessions of both lanes;
-    it is said again only after it went away and came back."""
+    call of a lane session (debounced) and on a slow timer. Rounds run on a private loop in a thread
+    (:class:`~paragents.lanes.thread.LoopThread`), never on the caller's loop, and nothing waits for
+    them but the next round. The sessions of both lanes get a :class:`~paragents.events.LaneConflictsChanged`
+    whenever what is predicted for their lane changes (inbox items and panel titles), and a warning
+    notice when a conflict is newly predicted. A dismissed prediction stays hidden until it changes."""
 
     def __init__(
         self,
@@ -218,11 +251,17 @@ class LaneWatcher:
         self.predictor = Predictor(repo)
         self.seen: set[tuple[str, str, tuple[str, ...]]] = set()
         self.current: list[Conflict] = []
+        self.dismissed: set[str] = set()
+        """Keys of predictions the user dismissed (forgotten once the prediction changes)."""
+        self._shown: dict[str, tuple[ev.PredictedConflict, ...]] = {}
+        """What each session was last told is predicted for its lane."""
+        self._thread: LoopThread | None = None
         self._timer: asyncio.Task[None] | None = None
         self._pending: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
     def start(self) -> None:
+        self._thread = LoopThread("paragents lane predictions")
         self.core.observers.append(self.observe)
         self._timer = asyncio.get_running_loop().create_task(self._tick(), name="lane predictions")
 
@@ -234,6 +273,8 @@ class LaneWatcher:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        if self._thread is not None:
+            self._thread.close()
         self.predictor.close()
 
     def observe(self, event: ev.Event) -> None:
@@ -255,12 +296,28 @@ class LaneWatcher:
             await asyncio.sleep(self.interval)
             await self.run_round()
 
+    async def _off_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._thread is None:
+            return await coro
+        return await self._thread.run(coro)
+
+    async def snapshot(self, lane: LaneRecord) -> Snapshot:
+        """The lane's working tree now, as a snapshot with its tree and commit written."""
+        async with self._lock:
+            return await self._off_loop(self.predictor.fresh(lane))
+
+    @staticmethod
+    def key(conflict: Conflict) -> str:
+        """The key of a prediction: its sides and files (it changes when they do)."""
+        return "\0".join([conflict.a, conflict.b, str(conflict.against_base), *conflict.files])
+
     async def run_round(self) -> list[Conflict]:
-        """Run one prediction round now; emit notices for new conflicts; return all current ones."""
+        """Run one prediction round now; tell both lanes' sessions what changed; return all current
+        conflicts."""
         async with self._lock:
             try:
                 lanes = await self.core.store.list_lanes(str(self.repo))
-                conflicts = await self.predictor.round(lanes)
+                conflicts = await self._off_loop(self.predictor.round(lanes))
             except (LaneError, StoreError, OSError):
                 return self.current
             by_lane = {view.lane: view for view in self.core.sessions.values() if view.lane}
@@ -277,7 +334,32 @@ class LaneWatcher:
                         self.core.emit(ev.Notice(view.id, text, "warning"))
             self.seen = keys
             self.current = conflicts
+            self.dismissed &= {self.key(c) for c in conflicts}
+            self._publish()
             return conflicts
+
+    def dismiss(self, key: str) -> bool:
+        """Hide the prediction ``key`` until it changes; False when it is not predicted now."""
+        if not any(self.key(c) == key for c in self.current):
+            return False
+        self.dismissed.add(key)
+        self._publish()
+        return True
+
+    def _publish(self) -> None:
+        """Emit LaneConflictsChanged to each lane session whose visible predictions changed."""
+        shown = [
+            ev.PredictedConflict(self.key(c), c.a, c.b, c.files, c.against_base)
+            for c in self.current
+            if self.key(c) not in self.dismissed
+        ]
+        for view in list(self.core.sessions.values()):
+            if view.lane is None:
+                continue
+            mine = tuple(p for p in shown if view.lane == p.a or (view.lane == p.b and not p.against_base))
+            if self._shown.get(view.id, ()) != mine:
+                self._shown[view.id] = mine
+                self.core.emit(ev.LaneConflictsChanged(view.id, view.lane, mine))
 
 
 def watch_lanes(core: SessionsCore, repo: Path) -> LaneWatcher:

@@ -45,7 +45,7 @@ from paragents.events import (
 )
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
-from paragents.ui import bell, budget_hooks, palette, startup
+from paragents.ui import bell, budget_hooks, lane_hooks, palette, startup
 from paragents.ui.app_api import AppAPI
 from paragents.ui.budget_hooks import install_notifier
 from paragents.ui.command_runner import run_command
@@ -348,6 +348,7 @@ class ParagentsApp(App[None]):
             if isinstance(self.screen, InboxScreen):
                 await self.screen.reload()
         await budget_hooks.on_event(self, panel, event)
+        await lane_hooks.on_event(self, panel, event)
         if (
             self.notifier is None  # the notifier (notify settings) rings itself
             and isinstance(event, PermissionRequested | ConflictDetected)
@@ -569,7 +570,9 @@ class ParagentsApp(App[None]):
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
         screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity, budget_hooks.budget_items(self)),
+            lambda: collect_items(
+                self.panels, self.activity, budget_hooks.budget_items(self) + lane_hooks.lane_items(self)
+            ),
             lambda: self.clock(),
             self.panels,
         )

@@ -129,8 +129,14 @@ class FakeRuntime:
     async def lane_gc(self) -> str:
         return "no lanes"
 
-    async def adapt_lane(self, sid: str) -> str:
+    async def adapt_lane(self, sid: str, other: str | None = None) -> str:
         return "no lane"
+
+    def dismiss_lane_conflict(self, key: str) -> bool:
+        return False
+
+    async def lane_conflict_sides(self, key: str) -> list[tuple[str, str]]:
+        return []
 
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
         return parse_budget(text) if text else Budget()
