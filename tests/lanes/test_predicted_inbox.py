@@ -36,7 +36,7 @@ def _has_lane(runtime: Any, name: str) -> bool:
 def _write(server: ReplayServer, session: str, body: str) -> None:
     args = json.dumps({"path": "app.py", "content": f"def hello():\n    {body}\n"})
     call = {"id": "w", "name": "write_file", "arguments": args}
-    server.add(ScriptedResponse.from_message(tool_calls=[call]), session=session)  # type: ignore[arg-type]
+    server.add(ScriptedResponse.from_message(tool_calls=[call]), session=session)
     server.add(ScriptedResponse.from_message(content="edited"), session=session)
 
 
@@ -74,6 +74,7 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
         await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), "the inbox")
         inbox = app.screen
+        assert isinstance(inbox, InboxScreen)
         [item] = inbox.items
         assert item.kind == "predicted conflict"
         assert item.summary == "api conflicts with web in app.py (neither has merged yet)"
@@ -86,6 +87,7 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
         await pilot.press("ctrl+g", "v")
         await wait_until(pilot, lambda: isinstance(app.screen, SidesScreen), "both sides")
         sides = app.screen
+        assert isinstance(sides, SidesScreen)
         assert sides.sides[0][0].startswith("lane api")
         diffs = [diff for _, diff in sides.sides]
         assert "+    return 'api'" in diffs[0] and "+    return 'web'" in diffs[1]
