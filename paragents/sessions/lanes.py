@@ -72,6 +72,7 @@ async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *,
     LaneAttached event (``view.lane_notes``); with ``notices`` (a headless session, whose client
     prints them) they are also emitted as notices. A TUI shows them itself once its panel exists."""
     await core.store.update_lane(made.lane.id, session_id=view.id)
+    await core.store.hold_lane_ports(made.lane, view.id)
     ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
     text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
     notes = (text, *made.notes)
@@ -96,6 +97,7 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
                 leftover.append(lane.name)
             continue
         view.apply(attach_event(view.id, lane))
+        await core.store.hold_lane_ports(lane, view.id)
         watch_lanes(core, Path(lane.repo))
         if not Path(lane.path).is_dir():
             core.notes.append(
