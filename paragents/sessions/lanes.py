@@ -111,6 +111,27 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
         )
 
 
+async def lane_overview(core: SessionsCore) -> list[str]:
+    """One line per lane of this project for the overview: name, branch, ports, and the open session
+    working in it, or "leftover" (no open session: `lanes gc` says whether it can go), or "worktree
+    gone". Reads the store only (no git)."""
+    try:
+        lanes = [lane for lane in await core.store.list_lanes() if _inside(core.project_dir, lane.repo)]
+    except StoreError:
+        return []
+    names = {sid: view.name for sid, view in core.sessions.items()}
+    lines = []
+    for lane in lanes:
+        ports = f"ports {lane.port_base}-{lane.port_base + lane.port_count - 1}"
+        holder = names.get(lane.session_id or "")
+        who = f"session {holder}" if holder else "leftover: no open session (`paragents lanes gc`)"
+        if not Path(lane.path).is_dir():
+            who += ", worktree gone"
+        setup = f", setup {lane.setup_state}" if lane.setup_state != "ready" else ""
+        lines.append(f"{lane.name:16} {lane.branch:24} {ports}  {who}{setup}")
+    return lines
+
+
 def _inside(project: Path, repo: str) -> bool:
     return project == Path(repo) or Path(repo) in project.parents
 

@@ -170,6 +170,12 @@ class Runtime(SessionsCore):
 
         return self.submit(sid, await adapt_prompt(self, sid, other))
 
+    async def lane_overview(self) -> list[str]:
+        """See :func:`paragents.sessions.lanes.lane_overview`."""
+        from paragents.sessions.lanes import lane_overview
+
+        return await lane_overview(self)
+
     def dismiss_lane_conflict(self, key: str) -> bool:
         """Hide the predicted lane conflict ``key`` until the prediction changes."""
         return bool(self.lane_watcher is not None and self.lane_watcher.dismiss(key))

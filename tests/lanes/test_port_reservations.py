@@ -97,8 +97,13 @@ async def test_binding_another_lanes_port_names_its_holder(
         [result] = [e for e in sink.of(ev.ToolCallFinished, other.id)]
         assert f"port {lane.port_base + 3} belongs to session 'api'" in result.output
 
-        await rt.close_session(api.id)  # a leftover lane keeps its ports
+        ports = f"ports {lane.port_base}-{lane.port_base + 9}"
+        [line] = await rt.lane_overview()
+        assert line.startswith("api") and f"{ports}  session api" in line
+        await rt.close_session(api.id)  # a leftover lane keeps its ports, and the overview shows it
         assert len([r for r in await rt.store.list_reservations() if r.kind == "port"]) == 10
+        [line] = await rt.lane_overview()
+        assert f"{ports}  leftover: no open session" in line
         await remove_lane(rt.store, repo, lane, force=True)
         assert not [r for r in await rt.store.list_reservations() if r.kind == "port"]
     finally:

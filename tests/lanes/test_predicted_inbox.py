@@ -129,4 +129,11 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
         assert not api.lane_conflicts and not web.lane_conflicts
         assert "conflicts with" not in _shown(api.title_text())
         await pilot.press("escape")
+        await pilot.press("f3")  # the overview lists the lanes with their ports
+        await wait_until(
+            pilot, lambda: "api" in _shown(app.screen.query_one("#overview-lanes").render()), "lanes"
+        )
+        lanes = _shown(app.screen.query_one("#overview-lanes").render())
+        assert "ports 41000-41009  session api" in lanes and "ports 41010-41019  session web" in lanes
+        await pilot.press("escape")
         await app.shutdown_runtime()

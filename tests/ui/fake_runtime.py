@@ -132,6 +132,9 @@ class FakeRuntime:
     async def adapt_lane(self, sid: str, other: str | None = None) -> str:
         return "no lane"
 
+    async def lane_overview(self) -> list[str]:
+        return []
+
     def dismiss_lane_conflict(self, key: str) -> bool:
         return False
 
