@@ -40,9 +40,16 @@ def wants_auto_lane(core: SessionsCore) -> bool:
 async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, base: str | None) -> CreatedLane:
     """Create the lane a new session will work in; SessionError with the readable reason on failure."""
     name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)
+    stream = core.lane_setup_output
+    label = name or session_name
     try:
         return await create_lane(
-            core.store, core.project_dir, name, base or "head", settings=core.config.lanes
+            core.store,
+            core.project_dir,
+            name,
+            base or "head",
+            settings=core.config.lanes,
+            on_output=(lambda line: stream(label, line)) if stream is not None else None,
         )
     except LaneError as exc:
         detail = f"\n{exc.output}" if exc.output else ""

@@ -432,7 +432,13 @@ class ParagentsApp(App[None]):
     ) -> None:
         """Open a new session in the runtime and show its panel, focused (/new, ctrl+n); ``lane``:
         ``lane``/``base`` for a session in its own git worktree (/new --lane)."""
-        view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+        end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
+        try:
+            view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+        except Exception:
+            end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
+            raise
+        end_setup(False, "")
         await self.add_panel(view)
         self.update_header()
 

@@ -1,8 +1,10 @@
 """Lane hooks of the app, kept out of ``app.py``: predicted lane conflicts as inbox (f2) rows and the
-inbox refreshed when what is predicted changes (panel titles update in the panel itself)."""
+inbox refreshed when what is predicted changes (panel titles update in the panel itself), and a new
+lane's setup output streamed into the panel it was asked from."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from paragents import events as ev
@@ -36,3 +38,38 @@ async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
 
     if isinstance(app.screen, InboxScreen):
         await app.screen.reload()
+
+
+def begin_setup(app: Any, sid: str | None) -> Callable[[bool, str], None]:
+    """Stream the setup output of a lane made from now on into the panel of ``sid`` (a
+    :class:`~paragents.ui.widgets.setup_log.SetupLog` above its prompt); return ``end(failed,
+    reason)``, which removes the log (or, failed, keeps it and says why) and stops streaming."""
+    from paragents.ui.widgets.setup_log import SetupLog
+
+    runtime = app.runtime
+    if sid is None or not hasattr(runtime, "lane_setup_output"):
+        return lambda failed, reason: None
+    logs: list[SetupLog] = []
+
+    async def show(lane: str, line: str) -> None:
+        panel = app.panels.get(sid)
+        if panel is None or not panel.is_attached:
+            return
+        if not logs or logs[-1].lane != lane:
+            logs.append(SetupLog(lane))
+            await panel.mount(logs[-1], before=panel.prompt_box)
+        logs[-1].write(line)
+
+    async def finish(failed: bool, reason: str) -> None:
+        for log in logs:
+            if failed:
+                log.failed(reason)
+            else:
+                await log.remove()
+
+    def end(failed: bool, reason: str) -> None:
+        runtime.lane_setup_output = None
+        app.call_later(finish, failed, reason)
+
+    runtime.lane_setup_output = lambda lane, line: app.call_later(show, lane, line)
+    return end
