@@ -37,6 +37,14 @@ def wants_auto_lane(core: SessionsCore) -> bool:
     return any(view.lane is None and view.read_only is None for view in core.sessions.values())
 
 
+def lane_question(core: SessionsCore) -> list[str]:
+    """With ``lanes: ask``: the names of the open sessions that write in the shared checkout (the user
+    is asked whether a new session opens in a lane when there are any); [] otherwise."""
+    if core.config.lanes.mode != "ask":
+        return []
+    return [view.name for view in core.sessions.values() if view.lane is None and view.read_only is None]
+
+
 async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, base: str | None) -> CreatedLane:
     """Create the lane a new session will work in; SessionError with the readable reason on failure."""
     name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)

@@ -170,6 +170,12 @@ class Runtime(SessionsCore):
 
         return self.submit(sid, await adapt_prompt(self, sid, other))
 
+    def lane_question(self) -> list[str]:
+        """See :func:`paragents.sessions.lanes.lane_question`."""
+        from paragents.sessions.lanes import lane_question
+
+        return lane_question(self)
+
     async def lane_overview(self) -> list[str]:
         """See :func:`paragents.sessions.lanes.lane_overview`."""
         from paragents.sessions.lanes import lane_overview

@@ -431,7 +431,10 @@ class ParagentsApp(App[None]):
         self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
     ) -> None:
         """Open a new session in the runtime and show its panel, focused (/new, ctrl+n); ``lane``:
-        ``lane``/``base`` for a session in its own git worktree (/new --lane)."""
+        ``lane``/``base`` for a session in its own git worktree (/new --lane). With ``lanes: ask``
+        and another session writing in the checkout, the focused panel asks first (and this returns)."""
+        if "lane" not in lane and lane_hooks.ask_lane(self, name, model=model, workdir=workdir, **lane):
+            return
         end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
         try:
             view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
@@ -628,7 +631,7 @@ class ParagentsApp(App[None]):
             return False
         if action == "focus_ask":  # in the footer only while the focused panel has something to answer
             panel = self.active_panel
-            return panel is not None and bool(panel.pending or panel.conflicts)
+            return panel is not None and bool(panel.pending or panel.conflicts or panel.extra_bars)
         return True
 
     # --- command palette -----------------------------------------------------------------------

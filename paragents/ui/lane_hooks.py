@@ -73,3 +73,39 @@ def begin_setup(app: Any, sid: str | None) -> Callable[[bool, str], None]:
 
     runtime.lane_setup_output = lambda lane, line: app.call_later(show, lane, line)
     return end
+
+
+def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
+    """``lanes: ask``: when another open session writes in the shared checkout, show the lane question
+    in the focused panel (:class:`~paragents.ui.widgets.lane_ask_bar.LaneAskBar`) and return True; its
+    answer opens the session in a lane, in the shared checkout, or not at all. False: open it now."""
+    from paragents.ui.widgets.lane_ask_bar import LaneAskBar
+
+    question = getattr(app.runtime, "lane_question", None)
+    writers = question() if question is not None else []
+    panel = app.active_panel
+    if not writers or panel is None:
+        return False
+
+    async def decide(choice: str) -> None:
+        if choice == "cancel":
+            panel.prompt_box.input.focus()
+            return
+        app.run_worker(_open(app, name, choice == "lane", options), group="new-session")
+
+    for old in panel.query(LaneAskBar):
+        old.remove()
+    panel.mount(LaneAskBar(name, writers, decide), before=panel.prompt_box)
+    app.refresh_bindings()
+    return True
+
+
+async def _open(app: Any, name: str | None, lane: bool, options: dict[str, Any]) -> None:
+    try:
+        await app.open_session(name, lane=lane, **options)
+    except Exception as exc:  # SessionError: a name taken meanwhile, a lane that cannot be made
+        app.show_error(exc)
+        return
+    view = app.runtime.sessions.get(app.active_sid or "")
+    if lane and view is not None and view.lane:
+        app.notify("\n".join(view.lane_notes), title="Lane", markup=False, timeout=12)

@@ -132,6 +132,9 @@ class FakeRuntime:
     async def adapt_lane(self, sid: str, other: str | None = None) -> str:
         return "no lane"
 
+    def lane_question(self) -> list[str]:
+        return []
+
     async def lane_overview(self) -> list[str]:
         return []
 

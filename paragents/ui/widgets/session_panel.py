@@ -326,8 +326,14 @@ class SessionPanel(Vertical):
     # --- approvals -----------------------------------------------------------------------------
     @property
     def bars(self) -> list[AnswerBar]:
-        """The bars waiting for an answer in this panel: the approval bar, then the conflict bar."""
-        return [bar for bar in (self.approval_bar, self.conflict_bar) if bar is not None]
+        """The bars waiting for an answer in this panel: the approval bar, the conflict bar, then
+        others mounted in the panel itself (the lane question)."""
+        return [bar for bar in (self.approval_bar, self.conflict_bar) if bar is not None] + self.extra_bars
+
+    @property
+    def extra_bars(self) -> list[AnswerBar]:
+        """Bars mounted directly in the panel (e.g. the lane question of ``lanes: ask``)."""
+        return [child for child in self.children if isinstance(child, AnswerBar)]
 
     def toggle_bar_focus(self) -> bool:
         """Move focus deliberately (the app's ctrl+g): from the prompt to the first bar, from a bar to
