@@ -5,7 +5,6 @@ act (ctrl+g or a click): ``l`` opens it in a lane, "Share the checkout" opens it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from paragents.llm.replay import ReplayServer
 from paragents.sessions import Runtime
