@@ -8,7 +8,7 @@ import contextlib
 import re
 from collections.abc import Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
@@ -294,6 +294,9 @@ class LaneWatcher:
         self._shown: dict[str, tuple[ev.PredictedConflict, ...]] = {}
         """What each session was last told is predicted for its lane."""
         self._thread: LoopThread | None = None
+        self._deps_seen: dict[int, tuple[str, ...]] = {}
+        """Lane id -> the lockfile hashes its install was run (or offered) for."""
+        self._deps_tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.Task[None] | None = None
         self._pending: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -306,7 +309,7 @@ class LaneWatcher:
     async def stop(self) -> None:
         with contextlib.suppress(ValueError):
             self.core.observers.remove(self.observe)
-        for task in (self._timer, self._pending):
+        for task in (self._timer, self._pending, *self._deps_tasks):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
@@ -374,7 +377,45 @@ class LaneWatcher:
             self.current = conflicts
             self.dismissed &= {self.key(c) for c in conflicts}
             self._publish()
-            return conflicts
+        self._check_dependencies(lanes)
+        return conflicts
+
+    def _check_dependencies(self, lanes: list[LaneRecord]) -> None:
+        """A lockfile that changed in a lane whose dependency folder is linked: run (or offer) the
+        install once per lockfile state, in the background (see :mod:`paragents.lanes.deps`)."""
+        from paragents.lanes.deps import changed_lockfiles
+
+        for lane in lanes:
+            if not Path(lane.path).is_dir():
+                continue
+            state = tuple(changed_lockfiles(lane))
+            if not state or self._deps_seen.get(lane.id) == state:
+                continue
+            self._deps_seen[lane.id] = state
+            task = asyncio.get_running_loop().create_task(self._refresh(lane), name="lane install")
+            self._deps_tasks.add(task)
+            task.add_done_callback(self._deps_tasks.discard)
+
+    async def _refresh(self, lane: LaneRecord) -> None:
+        from paragents.lanes.deps import refresh_dependencies
+
+        try:
+            done = await self._off_loop(refresh_dependencies(self.repo, lane, self.core.config.lanes))
+            if done is None:
+                return
+            if done.ok:
+                await self.core.store.update_lane(lane.id, lockfiles=done.lockfiles)
+        except (LaneError, StoreError, OSError) as exc:
+            text = f"lane {lane.name}: checking its dependencies failed: {exc}"
+            level: Literal["info", "warning", "error"] = "error"
+        else:
+            text = done.text + (
+                f"\n{done.output[-2000:]}" if done.ran and not done.ok and done.output else ""
+            )
+            level = "info" if done.ok else ("error" if done.ran else "warning")
+        for view in list(self.core.sessions.values()):
+            if view.lane == lane.name:
+                self.core.emit(ev.Notice(view.id, text, level))
 
     def dismiss(self, key: str) -> bool:
         """Hide the prediction ``key`` until it changes; False when it is not predicted now."""
