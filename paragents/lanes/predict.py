@@ -122,6 +122,15 @@ SNAPSHOT_DATE = "@0 +0000"
 so merge-tree answers remembered by commit ids stay valid across rounds."""
 
 
+def snapshot_commit_body(tree: str, parent: str, lane: str) -> bytes:
+    """The bytes of a lane's snapshot commit: ``git commit-tree TREE -p PARENT`` with the
+    :data:`~paragents.lanes.git.IDENTITY` and :data:`SNAPSHOT_DATE` (so both give the same id)."""
+    who = f"{IDENTITY['GIT_AUTHOR_NAME']} <{IDENTITY['GIT_AUTHOR_EMAIL']}> 0 +0000"
+    return (
+        f"tree {tree}\nparent {parent}\nauthor {who}\ncommitter {who}\n\nparagents snapshot of lane {lane}\n"
+    ).encode()
+
+
 def parse_stdin_merges(out: str, count: int) -> list[tuple[str, ...]] | None:
     """Read ``git merge-tree --stdin --name-only --no-messages -z`` output of ``count`` merges: per
     merge a status ("1" clean, "0" conflicts), the tree, the conflicting files, an empty field.
@@ -250,6 +259,39 @@ class Predictor:
         self._last[lane.path] = snap
         return snap
 
+    async def _commit_many(self, lanes: Sequence[LaneRecord]) -> dict[str, str]:
+        """Snapshot commits of ``lanes`` (by path): trees written where stale, then the commits not
+        known yet written by one ``git hash-object -t commit -w --stdin-paths`` (the same bytes
+        ``commit-tree`` would write with :data:`SNAPSHOT_DATE`)."""
+        snaps = {}
+        for lane, snap in zip(
+            lanes, await asyncio.gather(*(self._tree(lane) for lane in lanes)), strict=True
+        ):
+            snaps[lane.path] = snap
+        todo = [lane for lane in lanes if not snaps[lane.path].commit]
+        if len(todo) > 1:
+            scratch = Path(self._scratch.name)
+            files = []
+            for lane in todo:
+                body = snapshot_commit_body(snaps[lane.path].tree, lane.base_commit, lane.name)
+                file = scratch / f"commit-{lane.id}"
+                file.write_bytes(body)
+                files.append(str(file))
+            self.git_calls += 1
+            out = await git(
+                "hash-object", "-t", "commit", "-w", "--stdin-paths",
+                cwd=self.repo, stdin="\n".join(files) + "\n", what="writing snapshot commits",
+            )  # fmt: skip
+            for lane, commit in zip(todo, out.out.split(), strict=True):
+                self._last[lane.path] = snaps[lane.path] = replace(snaps[lane.path], commit=commit)
+        elif todo:
+            snaps[todo[0].path] = await self._commit(todo[0])
+        return {path: snap.commit for path, snap in snaps.items()}
+
+    async def _tree(self, lane: LaneRecord) -> Snapshot:
+        snap = self._last[lane.path]
+        return snap if snap.tree else await self._write(lane, exact=False)
+
     async def fresh(self, lane: LaneRecord) -> Snapshot:
         """Snapshot the lane now, with tree and commit written (for diffs of its current change)."""
         touched = await self._add(lane)
@@ -328,13 +370,7 @@ class Predictor:
         need = {c[1].path: c[1] for c in checks} | {
             c[2].path: c[2] for c in checks if not isinstance(c[2], str)
         }
-        commits = dict(
-            zip(
-                need,
-                [s.commit for s in await asyncio.gather(*(self._commit(lane) for lane in need.values()))],
-                strict=True,
-            )
-        )
+        commits = await self._commit_many(list(need.values()))
         merges = [
             (commits[la.path], other if isinstance(other, str) else commits[other.path])
             for _, la, other, _, _ in checks
