@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -152,10 +153,24 @@ def parse_stdin_merges(out: str, count: int) -> list[tuple[str, ...]] | None:
 
 
 async def merge_many(repo: Path, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
-    """Conflicting files of each (ours, theirs) merge: one ``git merge-tree --stdin`` process for all
-    of them; one process per merge when this git has no ``--stdin``."""
+    """Conflicting files of each (ours, theirs) merge: ``git merge-tree --stdin`` processes, one per
+    CPU (each runs its share of the merges one after another); one process per merge when this git
+    has no ``--stdin``."""
     if not pairs:
         return []
+    if len(pairs) == 1:
+        return [await merge_conflicts(repo, *pairs[0])]
+    jobs = max(1, min(len(pairs), os.cpu_count() or 1))
+    shares = [list(range(i, len(pairs), jobs)) for i in range(jobs)]
+    answers = await asyncio.gather(*(_merge_batch(repo, [pairs[i] for i in share]) for share in shares))
+    found: list[tuple[str, ...]] = [()] * len(pairs)
+    for share, answer in zip(shares, answers, strict=True):
+        for i, files in zip(share, answer, strict=True):
+            found[i] = files
+    return found
+
+
+async def _merge_batch(repo: Path, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
     if len(pairs) > 1:
         result = await git(
             "merge-tree", "--stdin", "--name-only", "--no-messages", "-z",
@@ -397,7 +412,7 @@ class Predictor:
         if todo:
             if len(self._merges) > 4096:
                 self._merges.clear()
-            self.git_calls += 1 if len(todo) > 1 else len(todo)
+            self.git_calls += min(len(todo), os.cpu_count() or 1)
             self._merges.update(zip(todo, await merge_many(self.repo, todo), strict=True))
         return [self._merges[m] for m in merges]
 
