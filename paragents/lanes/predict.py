@@ -118,6 +118,10 @@ def _touched(verbose: str) -> frozenset[str] | None:
     return frozenset(paths)
 
 
+def _union(a: frozenset[str] | None, b: frozenset[str] | None) -> frozenset[str] | None:
+    return None if a is None or b is None else a | b
+
+
 SNAPSHOT_DATE = "@0 +0000"
 """Author and committer date of snapshot commits: the same tree on the same base is the same commit,
 so merge-tree answers remembered by commit ids stay valid across rounds."""
@@ -206,6 +210,8 @@ class Predictor:
     _bases: dict[str, tuple[str, frozenset[str], tuple[str, ...]]] = field(default_factory=dict)
     """Per lane path: (base tip, paths both changed, conflicting files) of its last base check."""
     _upstream: dict[tuple[str, str], frozenset[str]] = field(default_factory=dict)
+    _carry: dict[str, frozenset[str] | None] = field(default_factory=dict)
+    """Per lane path: paths a :meth:`fresh` snapshot saw touched since the last round (None: unknown)."""
     git_calls: int = 0
     """git processes run by rounds so far (the bench reports it)."""
 
@@ -309,13 +315,9 @@ class Predictor:
 
     async def fresh(self, lane: LaneRecord) -> Snapshot:
         """Snapshot the lane now, with tree and commit written (for diffs of its current change)."""
-        touched = await self._add(lane)
-        last = self._last.get(lane.path)
-        if last is not None and touched is not None:
-            if touched:
-                self._last[lane.path] = replace(last, tree="", commit="", changed=last.changed | touched)
-        else:
-            await self._write(lane, exact=True)
+        _, touched = await self.snapshot(lane)
+        # the next round must still see what this snapshot saw change (its pairs are re-checked)
+        self._carry[lane.path] = _union(self._carry.get(lane.path, frozenset()), touched)
         return await self._commit(lane)
 
     async def snapshot(self, lane: LaneRecord) -> tuple[Snapshot, frozenset[str] | None]:
@@ -337,7 +339,10 @@ class Predictor:
             asyncio.gather(*(self.snapshot(lane) for lane in present)), self._tips(present)
         )
         snaps = {lane.path: snap for lane, (snap, _) in zip(present, results, strict=True)}
-        touched = {lane.path: t for lane, (_, t) in zip(present, results, strict=True)}
+        touched = {
+            lane.path: _union(t, self._carry.pop(lane.path, frozenset()))
+            for lane, (_, t) in zip(present, results, strict=True)
+        }
         known: list[Conflict] = []
         pairs: dict[tuple[str, str], tuple[frozenset[str], tuple[str, ...]]] = {}
         checks: list[

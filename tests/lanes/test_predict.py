@@ -145,3 +145,17 @@ async def test_batched_snapshot_commits_are_what_commit_tree_writes(store: Store
     assert snapshot_commit_body(snap.tree, a.base_commit, "a").startswith(b"tree ")
     assert parse_stdin_merges("1\0t1\0\0" + "0\0t2\0f\0g\0\0", 2) == [(), ("f", "g")]
     assert parse_stdin_merges("garbage", 1) is None
+
+
+async def test_a_snapshot_between_rounds_does_not_hide_a_change_from_the_next_round(
+    store: Store, base_repo: Path
+) -> None:
+    a, b = await _two(store, base_repo)
+    _edit(a, "notes.txt", "line 5\n", "line five (a)\n")
+    _edit(b, "notes.txt", "line 7\n", "line seven (b)\n")
+    predictor = Predictor(base_repo)
+    assert await predictor.round([a, b]) == []  # same file, other lines
+    _edit(a, "notes.txt", "line seven", "never")  # no-op on a's copy
+    _edit(a, "notes.txt", "line 7\n", "line 7 by a\n")  # now the same line as b
+    await predictor.fresh(a)  # e.g. "show both sides" took a's change
+    assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
