@@ -320,6 +320,14 @@ class Predictor:
         self._carry[lane.path] = _union(self._carry.get(lane.path, frozenset()), touched)
         return await self._commit(lane)
 
+    async def _maybe_snapshot(
+        self, lane: LaneRecord, only: frozenset[str] | None
+    ) -> tuple[Snapshot, frozenset[str] | None]:
+        last = self._last.get(lane.path)
+        if only is not None and lane.name not in only and last is not None and last.base == lane.base_commit:
+            return last, frozenset()
+        return await self.snapshot(lane)
+
     async def snapshot(self, lane: LaneRecord) -> tuple[Snapshot, frozenset[str] | None]:
         """Snapshot one lane (tree written, commit not necessarily); return it with the paths touched
         since its previous snapshot (None: unknown, e.g. the first snapshot)."""
@@ -332,11 +340,13 @@ class Predictor:
             self._last[lane.path] = last
         return last, touched
 
-    async def round(self, lanes: Sequence[LaneRecord]) -> list[Conflict]:
-        """One prediction round over ``lanes`` (those whose worktree exists); return the conflicts."""
+    async def round(self, lanes: Sequence[LaneRecord], only: frozenset[str] | None = None) -> list[Conflict]:
+        """One prediction round over ``lanes`` (those whose worktree exists); return the conflicts.
+        ``only``: names of the lanes that may have changed since the last round (e.g. after a tool
+        call of their session); the others keep their last snapshot without running git."""
         present = [lane for lane in lanes if Path(lane.path).is_dir()]
         results, tips = await asyncio.gather(
-            asyncio.gather(*(self.snapshot(lane) for lane in present)), self._tips(present)
+            asyncio.gather(*(self._maybe_snapshot(lane, only) for lane in present)), self._tips(present)
         )
         snaps = {lane.path: snap for lane, (snap, _) in zip(present, results, strict=True)}
         touched = {

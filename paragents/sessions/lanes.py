@@ -294,6 +294,8 @@ class LaneWatcher:
         self._shown: dict[str, tuple[ev.PredictedConflict, ...]] = {}
         """What each session was last told is predicted for its lane."""
         self._thread: LoopThread | None = None
+        self._wrote: set[str] = set()
+        """Lanes whose sessions finished a tool call since the last debounced round."""
         self._deps_seen: dict[int, tuple[str, ...]] = {}
         """Lane id -> the lockfile hashes its install was run (or offered) for."""
         self._deps_tasks: set[asyncio.Task[None]] = set()
@@ -325,12 +327,14 @@ class LaneWatcher:
         view = self.core.sessions.get(event.session_id)
         if view is None or view.lane is None:
             return
+        self._wrote.add(view.lane)
         if self._pending is None or self._pending.done():
             self._pending = asyncio.get_running_loop().create_task(self._soon(), name="lane prediction")
 
     async def _soon(self) -> None:
         await asyncio.sleep(self.debounce)
-        await self.run_round()
+        wrote, self._wrote = frozenset(self._wrote), set()
+        await self.run_round(only=wrote)
 
     async def _tick(self) -> None:
         while True:
@@ -352,13 +356,14 @@ class LaneWatcher:
         """The key of a prediction: its sides and files (it changes when they do)."""
         return "\0".join([conflict.a, conflict.b, str(conflict.against_base), *conflict.files])
 
-    async def run_round(self) -> list[Conflict]:
-        """Run one prediction round now; tell both lanes' sessions what changed; return all current
-        conflicts."""
+    async def run_round(self, only: frozenset[str] | None = None) -> list[Conflict]:
+        """Run one prediction round now (re-reading only the lanes named in ``only`` when given: a
+        round after tool calls; the timer's rounds read every lane); tell both lanes' sessions what
+        changed; return all current conflicts."""
         async with self._lock:
             try:
                 lanes = await self.core.store.list_lanes(str(self.repo))
-                conflicts = await self._off_loop(self.predictor.round(lanes))
+                conflicts = await self._off_loop(self.predictor.round(lanes, only))
             except (LaneError, StoreError, OSError):
                 return self.current
             by_lane = {view.lane: view for view in self.core.sessions.values() if view.lane}

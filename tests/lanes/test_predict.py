@@ -159,3 +159,17 @@ async def test_a_snapshot_between_rounds_does_not_hide_a_change_from_the_next_ro
     _edit(a, "notes.txt", "line 7\n", "line 7 by a\n")  # now the same line as b
     await predictor.fresh(a)  # e.g. "show both sides" took a's change
     assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
+
+
+async def test_a_round_after_one_lane_wrote_reads_only_that_lane(store: Store, base_repo: Path) -> None:
+    a, b = await _two(store, base_repo)
+    predictor = Predictor(base_repo)
+    assert await predictor.round([a, b]) == []
+    _edit(a, "notes.txt", "line 5\n", "line five (a)\n")
+    _edit(b, "notes.txt", "line 5\n", "line 5 by b\n")
+    calls = predictor.git_calls
+    assert await predictor.round([a, b], only=frozenset({"a"})) == []  # b's edit is not read yet
+    # a: add, write-tree, diff-tree... at most; never b's add
+    assert predictor.git_calls - calls <= 4
+    assert [c.files for c in await predictor.round([a, b], only=frozenset({"b"}))] == [("notes.txt",)]
+    assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
