@@ -2,9 +2,11 @@
 
 A repository of 420 files; 8 lanes are created (timed, ``setup=False``), then each lane edits 50
 files (45 of its own, 5 shared with the next lane, so 8 pairs need ``merge-tree``) and adds one
-untracked file. Rounds are timed twice: each round after every lane changed one more file (every
-snapshot is new: the worst case) and rounds where nothing changed. While rounds run, a 5 ms ticker on
-the same asyncio loop measures its lag (predictions run in git subprocesses, never on the loop).
+untracked file. Rounds are timed three ways: after every lane changed one more of its own files (every
+lane's index moves; pairs whose common files are untouched reuse their answer), after every lane
+changed a file it shares with the next lane (8 merge-trees: the worst case, ``shared_round_*``), and
+rounds where nothing changed. While rounds run, a 5 ms ticker on
+this asyncio loop measures its lag (rounds run on a private loop in a thread, as in the app).
 ``round_cpu_ms`` (CPU of this process and its git children per changed round) and ``load_avg_1m``
 help read wall times taken on a shared machine. Prints one JSON object."""
 
@@ -69,6 +71,7 @@ async def measure() -> dict[str, Any]:
         os.environ.setdefault(key, "bench@localhost")
     from paragents.lanes import create_lane
     from paragents.lanes.predict import Predictor
+    from paragents.lanes.thread import LoopThread
     from paragents.store import Store
 
     root = bench_root()
@@ -88,29 +91,48 @@ async def measure() -> dict[str, Any]:
                 _edit(Path(lane.path) / f"pkg{n // 20}" / f"mod{n}.py", lane.name)
             (Path(lane.path) / f"new_{lane.name}.py").write_text("x = 1\n")
         predictor = Predictor(repo)
+        thread = LoopThread("bench predictions")  # as in the app: rounds run off the measured loop
+
+        async def round_() -> list[Any]:
+            return await thread.run(predictor.round(lanes))
+
         started = time.perf_counter()
-        cold = await predictor.round(lanes)
+        cold = await round_()
         cold_ms = (time.perf_counter() - started) * 1000
         changed: list[float] = []
         unchanged: list[float] = []
+        shared_ms: list[float] = []
+        shared_calls = 0
         lags: list[float] = []
         stop = asyncio.Event()
         probe = asyncio.create_task(_lag_probe(stop, lags))
         cpu_changed = 0.0
+        changed_calls = 0
         for k in range(ROUNDS):
             for i, lane in enumerate(lanes):
                 n = i * 45 + 10 + k % 30
                 _edit(Path(lane.path) / f"pkg{n // 20}" / f"mod{n}.py", f"round{k}")
             started = time.perf_counter()
             cpu_before = _cpu()
-            found = await predictor.round(lanes)
+            calls = predictor.git_calls
+            found = await round_()
+            changed_calls += predictor.git_calls - calls
             changed.append((time.perf_counter() - started) * 1000)
             cpu_changed += _cpu() - cpu_before
             started = time.perf_counter()
-            await predictor.round(lanes)
+            await round_()
             unchanged.append((time.perf_counter() - started) * 1000)
+            for i, lane in enumerate(lanes):  # a file the next lane changed too: 8 merge-trees again
+                n = ((i + 1) % LANES) * 45 + k % 5
+                _edit(Path(lane.path) / f"pkg{n // 20}" / f"mod{n}.py", f"shared{k}")
+            calls = predictor.git_calls
+            started = time.perf_counter()
+            await round_()
+            shared_ms.append((time.perf_counter() - started) * 1000)
+            shared_calls += predictor.git_calls - calls
         stop.set()
         await probe
+        thread.close()
     finally:
         await store.close()
     return {
@@ -123,6 +145,10 @@ async def measure() -> dict[str, Any]:
         "round_p99_ms": r(percentile(changed, 99)),
         "round_cpu_ms": r(cpu_changed / ROUNDS * 1000),
         "load_avg_1m": r(os.getloadavg()[0], 2),
+        "git_per_changed_round": r(changed_calls / ROUNDS, 1),
+        "shared_round_p50_ms": r(percentile(shared_ms, 50)),
+        "shared_round_p99_ms": r(percentile(shared_ms, 99)),
+        "git_per_shared_round": r(shared_calls / ROUNDS, 1),
         "unchanged_round_p50_ms": r(percentile(unchanged, 50)),
         "unchanged_round_p99_ms": r(percentile(unchanged, 99)),
         "conflicts_found": len(found),

@@ -329,6 +329,42 @@ class LaneAttached(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class PredictedConflict:
+    """A conflict predicted between lane ``a`` and ``b`` (another lane, or the base branch ``b`` when
+    ``against_base``) in ``files``, before either merged. ``key`` changes when the prediction does."""
+
+    key: str
+    a: str
+    b: str
+    files: tuple[str, ...]
+    against_base: bool = False
+
+    def other(self, lane: str) -> str:
+        """The side that is not ``lane`` ("its base main" for a base-branch conflict)."""
+        if self.against_base:
+            return f"its base {self.b}"
+        return self.b if self.a == lane else self.a
+
+    def describe(self) -> str:
+        """The full text: "api conflicts with web in src/app.py, src/b.py"."""
+        return f"{self.a} conflicts with {self.other(self.a)} in {', '.join(self.files)}"
+
+    def title(self, lane: str) -> str:
+        """The short text of lane ``lane``'s panel title: "conflicts with web in src/app.py (+1)"."""
+        more = f" (+{len(self.files) - 1})" if len(self.files) > 1 else ""
+        return f"conflicts with {self.other(lane)} in {self.files[0] if self.files else '?'}{more}"
+
+
+@dataclass(frozen=True, slots=True)
+class LaneConflictsChanged(Event):
+    """The conflicts now predicted for the session's lane ``lane`` (dismissed ones left out); empty
+    when none holds any more."""
+
+    lane: str
+    conflicts: tuple[PredictedConflict, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class SessionRulesChanged(Event):
     """The session's "allow for this session" rules are now ``rules``."""
 

@@ -284,6 +284,8 @@ async def run_headless(args: Any) -> int:
     usage = Usage()
     name = args.session or "run"
     notes = runtime.notes
+    if getattr(args, "lane", None) and hasattr(runtime, "lane_setup_output"):  # a lane's setup, live
+        runtime.lane_setup_output = lambda lane, line: err.print(f"[{lane} setup] {line}", markup=False)
     try:
         try:
             take_over = bool(getattr(args, "take_over", False))

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
+from paragents.conflicts.ports import PORT_PREFIX
 from paragents.conflicts.reads import ReadTracker, Stale
 from paragents.conflicts.targets import RESOURCE_PREFIX, CallTargets, call_targets, paths_overlap
 from paragents.models import ToolCall
@@ -144,7 +145,8 @@ class ConflictChecker:
         """Release every reservation of ``session_id`` (its turn ended, was cancelled, or it closed),
         wake the calls waiting on it; return how many store rows were deleted."""
         self._held.pop(session_id, None)
-        count = int(await self.store.release_reservations(session_id=session_id))
+        # a lane's ports (``port:N``, kind "port") stay held while the lane exists
+        count = int(await self.store.release_reservations(session_id=session_id, keep_kind="port"))
         await self._notify()
         return count
 
@@ -244,11 +246,12 @@ class ConflictChecker:
         generation = self._generation
         others = [r for r in await self.store.list_reservations() if r.session_id != session_id]
         mine = [*targets.paths, *(RESOURCE_PREFIX + n for n in targets.resources)]
+        mine += [f"{PORT_PREFIX}{n}" for n in targets.ports]
         for res in others:
             for path in mine:
                 if paths_overlap(path, res.path):
                     kind: ev.ConflictKind = (
-                        "resource" if res.path.startswith(RESOURCE_PREFIX) else "reservation"
+                        "resource" if res.path.startswith((RESOURCE_PREFIX, PORT_PREFIX)) else "reservation"
                     )
                     return Conflict(
                         kind,
@@ -275,8 +278,9 @@ class ConflictChecker:
                         since,
                         generation=generation,
                     )
-        if targets.unknown and others:
-            res = others[0]
+        writers = [r for r in others if r.kind != "port"]  # a lane's ports say nothing of its files
+        if targets.unknown and writers:
+            res = writers[0]
             return Conflict(
                 "unknown_targets",
                 res.path,
@@ -436,6 +440,9 @@ class ConflictChecker:
         who = f"session {conflict.holder!r}" if conflict.holder else "another session"
         if conflict.kind == "stale_read":
             why = f"{conflict.path} changed on disk since you last read it"
+        elif conflict.kind == "resource" and conflict.path.startswith(PORT_PREFIX):
+            port = conflict.path.removeprefix(PORT_PREFIX)
+            why = f"port {port} belongs to {who} ({conflict.holder_reason}); use your own ports ($PORT)"
         elif conflict.kind == "resource":
             why = f"{who} is using the shared resource {conflict.path.removeprefix(RESOURCE_PREFIX)}"
         elif conflict.kind == "unknown_targets":

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paragents.conflicts.ports import PORT_PREFIX, command_ports
+
 WRITE_TOOLS = ("write_file", "edit_file")
 """Tools whose ``path`` argument is the one file they write (stale reads are checked for these)."""
 SHELL_TOOL = "run_command"
@@ -35,11 +37,13 @@ class CallTargets:
     unknown: bool = False
     file: str | None = None
     commands: tuple[str, ...] = field(default=(), compare=False)
+    ports: tuple[int, ...] = ()
+    """TCP ports the command names (checked against lanes' ``port:N`` reservations, never reserved)."""
 
     @property
     def empty(self) -> bool:
         """True when the call writes nothing we know of and is not flagged unknown (nothing to check)."""
-        return not (self.paths or self.resources or self.unknown)
+        return not (self.paths or self.resources or self.unknown or self.ports)
 
 
 def normalize(path: str | Path) -> str:
@@ -60,7 +64,7 @@ def paths_overlap(a: str, b: str) -> bool:
     """Return True when writes to ``a`` and ``b`` (absolute paths, possibly with glob parts) may touch
     the same file: the same path, one a directory holding the other, or (conservatively) globs whose
     fixed leading directories nest."""
-    if a.startswith(RESOURCE_PREFIX) or b.startswith(RESOURCE_PREFIX):
+    if a.startswith((RESOURCE_PREFIX, PORT_PREFIX)) or b.startswith((RESOURCE_PREFIX, PORT_PREFIX)):
         return a == b
     pa, _ = _glob_free(a)
     pb, _ = _glob_free(b)
@@ -136,5 +140,6 @@ def call_targets(
             resources=matching_resources(command, resources),
             unknown=unknown,
             commands=(command,),
+            ports=command_ports(command),
         )
     return CallTargets()

@@ -56,18 +56,19 @@ async def git(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     what: str | None = None,
+    stdin: str | None = None,
 ) -> GitResult:
     """Run ``git args...`` in ``cwd`` and return its result.
 
     With ``check`` (default) a non-zero exit raises :class:`LaneError` naming ``what`` (default: the
-    command) and git's own message."""
+    command) and git's own message. ``stdin``: text written to git's standard input."""
     argv = ["git", *(str(a) for a in args)]
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=str(cwd),
             env=_env(env),
-            stdin=asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
@@ -75,7 +76,7 @@ async def git(
         if shutil.which("git") is None:
             raise LaneError("git is not installed (or not on PATH): install git 2.38 or newer") from exc
         raise LaneError(f"cannot run git in {cwd}: the directory does not exist") from exc
-    out, err = await proc.communicate()
+    out, err = await proc.communicate(None if stdin is None else stdin.encode())
     result = GitResult(
         proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace").strip()
     )

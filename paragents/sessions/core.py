@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +61,8 @@ class SessionsCore:
         self.recorder: Any = None
         self.lane_watcher: Any = None
         """The lanes' conflict predictor (paragents.sessions.lanes.LaneWatcher) once a lane is open."""
+        self.lane_setup_output: Callable[[str, str], None] | None = None
+        """Gets (lane name, line) of a new lane's setup output while it runs (the TUI streams it)."""
         self.cli_overrides: dict[str, Any] = {}
         """Config values given on the command line; they stay on top when the config is reloaded."""
         self.env: Mapping[str, str] | None = None

@@ -6,17 +6,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+from collections.abc import Coroutine
 from pathlib import Path
+from typing import Any, Literal, TypeVar
 
 from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
 from paragents.lanes.gc import remove_lane
+from paragents.lanes.git import git
 from paragents.lanes.overview import lane_rows
-from paragents.lanes.predict import Conflict, Predictor
+from paragents.lanes.predict import Conflict, Predictor, Snapshot
+from paragents.lanes.thread import LoopThread
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.view import SessionError, SessionView
 from paragents.store import LaneRecord, StoreError
 
+T = TypeVar("T")
 _LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -32,12 +37,27 @@ def wants_auto_lane(core: SessionsCore) -> bool:
     return any(view.lane is None and view.read_only is None for view in core.sessions.values())
 
 
+def lane_question(core: SessionsCore) -> list[str]:
+    """With ``lanes: ask``: the names of the open sessions that write in the shared checkout (the user
+    is asked whether a new session opens in a lane when there are any); [] otherwise."""
+    if core.config.lanes.mode != "ask":
+        return []
+    return [view.name for view in core.sessions.values() if view.lane is None and view.read_only is None]
+
+
 async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, base: str | None) -> CreatedLane:
     """Create the lane a new session will work in; SessionError with the readable reason on failure."""
     name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)
+    stream = core.lane_setup_output
+    label = name or session_name
     try:
         return await create_lane(
-            core.store, core.project_dir, name, base or "head", settings=core.config.lanes
+            core.store,
+            core.project_dir,
+            name,
+            base or "head",
+            settings=core.config.lanes,
+            on_output=(lambda line: stream(label, line)) if stream is not None else None,
         )
     except LaneError as exc:
         detail = f"\n{exc.output}" if exc.output else ""
@@ -67,6 +87,7 @@ async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *,
     LaneAttached event (``view.lane_notes``); with ``notices`` (a headless session, whose client
     prints them) they are also emitted as notices. A TUI shows them itself once its panel exists."""
     await core.store.update_lane(made.lane.id, session_id=view.id)
+    await core.store.hold_lane_ports(made.lane, view.id)
     ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
     text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
     notes = (text, *made.notes)
@@ -91,6 +112,7 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
                 leftover.append(lane.name)
             continue
         view.apply(attach_event(view.id, lane))
+        await core.store.hold_lane_ports(lane, view.id)
         watch_lanes(core, Path(lane.repo))
         if not Path(lane.path).is_dir():
             core.notes.append(
@@ -104,6 +126,27 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
         )
 
 
+async def lane_overview(core: SessionsCore) -> list[str]:
+    """One line per lane of this project for the overview: name, branch, ports, and the open session
+    working in it, or "leftover" (no open session: `lanes gc` says whether it can go), or "worktree
+    gone". Reads the store only (no git)."""
+    try:
+        lanes = [lane for lane in await core.store.list_lanes() if _inside(core.project_dir, lane.repo)]
+    except StoreError:
+        return []
+    names = {sid: view.name for sid, view in core.sessions.items()}
+    lines = []
+    for lane in lanes:
+        ports = f"ports {lane.port_base}-{lane.port_base + lane.port_count - 1}"
+        holder = names.get(lane.session_id or "")
+        who = f"session {holder}" if holder else "leftover: no open session (`paragents lanes gc`)"
+        if not Path(lane.path).is_dir():
+            who += ", worktree gone"
+        setup = f", setup {lane.setup_state}" if lane.setup_state != "ready" else ""
+        lines.append(f"{lane.name:16} {lane.branch:24} {ports}  {who}{setup}")
+    return lines
+
+
 def _inside(project: Path, repo: str) -> bool:
     return project == Path(repo) or Path(repo) in project.parents
 
@@ -112,15 +155,18 @@ ADAPT_DIFF_LIMIT = 8000
 """Characters of the other side's diff put into an "adapt" prompt."""
 
 
-async def adapt_prompt(core: SessionsCore, sid: str) -> str:
-    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane:
-    the files, the other lane's (or the base branch's) change to them. SessionError when the session
-    is not in a lane or no conflict is predicted for it."""
+async def adapt_prompt(core: SessionsCore, sid: str, other: str | None = None) -> str:
+    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane
+    (only the one with lane or base branch ``other`` when given): the files, the other lane's (or the
+    base branch's) change to them. SessionError when the session is not in a lane or no conflict is
+    predicted for it."""
     view = core.view(sid)
     if view.lane is None:
         raise SessionError("this session works in the shared checkout, not in a lane")
     watcher = watch_lanes(core, Path((await core.store.lane_of_session(sid) or _no_lane(sid)).repo))
     conflicts = [c for c in await watcher.run_round() if view.lane in (c.a, c.b)]
+    if other is not None:
+        conflicts = [c for c in conflicts if other in (c.a, c.b)]
     if not conflicts:
         raise SessionError(f"no conflict is predicted for lane {view.lane} right now")
     parts = [f"Your lane {view.lane} is predicted to conflict with other work before either is merged."]
@@ -144,8 +190,6 @@ def _no_lane(sid: str) -> LaneRecord:
 
 
 async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conflict, other: str) -> str:
-    from paragents.lanes.git import git
-
     if conflict.against_base:
         mine = await core.store.get_lane(str(watcher.repo), conflict.a)
         if mine is None:
@@ -153,12 +197,37 @@ async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conf
         old, new = mine.base_commit, conflict.b
     else:
         lane = await core.store.get_lane(str(watcher.repo), other)
-        snap = watcher.predictor.last_snapshot(lane) if lane is not None else None
-        if lane is None or snap is None:
+        if lane is None:
             return ""
-        old, new = lane.base_commit, snap.commit
+        old, new = lane.base_commit, (await watcher.snapshot(lane)).commit
     out = await git("diff", "--no-color", old, new, "--", *conflict.files, cwd=watcher.repo, check=False)
     return out.out.strip()
+
+
+async def conflict_sides(core: SessionsCore, key: str) -> list[tuple[str, str]]:
+    """Both sides of the predicted conflict ``key``: (title, diff of the conflicting files against
+    the lane's base) for each lane, or the base branch's change since the lane's base commit."""
+    watcher: LaneWatcher | None = core.lane_watcher
+    conflict = next((c for c in watcher.current if watcher.key(c) == key), None) if watcher else None
+    if watcher is None or conflict is None:
+        raise SessionError("this conflict is no longer predicted")
+    sides = []
+    for name in (conflict.a, conflict.b):
+        if conflict.against_base and name == conflict.b:
+            title = f"base branch {name} (since lane {conflict.a} was made)"
+            sides.append((title, await _their_change(core, watcher, conflict, name)))
+            continue
+        lane = await core.store.get_lane(str(watcher.repo), name)
+        if lane is None:
+            sides.append((f"lane {name}", "(this lane is gone)"))
+            continue
+        snap = await watcher.snapshot(lane)
+        out = await git(
+            "diff", "--no-color", lane.base_commit, snap.commit, "--", *conflict.files,
+            cwd=watcher.repo, check=False,
+        )  # fmt: skip
+        sides.append((f"lane {name} ({lane.branch}, working tree)", out.out.strip() or "(no change)"))
+    return sides
 
 
 async def lane_gc(core: SessionsCore) -> str:
@@ -199,9 +268,11 @@ PREDICT_DEBOUNCE = 1.5
 
 class LaneWatcher:
     """Predicts conflicts between the repository's lanes while they work: a round after each tool
-    call of a lane session (debounced) and on a slow timer, in git subprocesses off the UI's work.
-    A newly predicted conflict becomes a warning notice in the panels of the sessions of both lanes;
-    it is said again only after it went away and came back."""
+    call of a lane session (debounced) and on a slow timer. Rounds run on a private loop in a thread
+    (:class:`~paragents.lanes.thread.LoopThread`), never on the caller's loop, and nothing waits for
+    them but the next round. The sessions of both lanes get a :class:`~paragents.events.LaneConflictsChanged`
+    whenever what is predicted for their lane changes (inbox items and panel titles), and a warning
+    notice when a conflict is newly predicted. A dismissed prediction stays hidden until it changes."""
 
     def __init__(
         self,
@@ -218,22 +289,35 @@ class LaneWatcher:
         self.predictor = Predictor(repo)
         self.seen: set[tuple[str, str, tuple[str, ...]]] = set()
         self.current: list[Conflict] = []
+        self.dismissed: set[str] = set()
+        """Keys of predictions the user dismissed (forgotten once the prediction changes)."""
+        self._shown: dict[str, tuple[ev.PredictedConflict, ...]] = {}
+        """What each session was last told is predicted for its lane."""
+        self._thread: LoopThread | None = None
+        self._wrote: set[str] = set()
+        """Lanes whose sessions finished a tool call since the last debounced round."""
+        self._deps_seen: dict[int, tuple[str, ...]] = {}
+        """Lane id -> the lockfile hashes its install was run (or offered) for."""
+        self._deps_tasks: set[asyncio.Task[None]] = set()
         self._timer: asyncio.Task[None] | None = None
         self._pending: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
 
     def start(self) -> None:
+        self._thread = LoopThread("paragents lane predictions")
         self.core.observers.append(self.observe)
         self._timer = asyncio.get_running_loop().create_task(self._tick(), name="lane predictions")
 
     async def stop(self) -> None:
         with contextlib.suppress(ValueError):
             self.core.observers.remove(self.observe)
-        for task in (self._timer, self._pending):
+        for task in (self._timer, self._pending, *self._deps_tasks):
             if task is not None:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
+        if self._thread is not None:
+            self._thread.close()
         self.predictor.close()
 
     def observe(self, event: ev.Event) -> None:
@@ -243,24 +327,43 @@ class LaneWatcher:
         view = self.core.sessions.get(event.session_id)
         if view is None or view.lane is None:
             return
+        self._wrote.add(view.lane)
         if self._pending is None or self._pending.done():
             self._pending = asyncio.get_running_loop().create_task(self._soon(), name="lane prediction")
 
     async def _soon(self) -> None:
         await asyncio.sleep(self.debounce)
-        await self.run_round()
+        wrote, self._wrote = frozenset(self._wrote), set()
+        await self.run_round(only=wrote)
 
     async def _tick(self) -> None:
         while True:
             await asyncio.sleep(self.interval)
             await self.run_round()
 
-    async def run_round(self) -> list[Conflict]:
-        """Run one prediction round now; emit notices for new conflicts; return all current ones."""
+    async def _off_loop(self, coro: Coroutine[Any, Any, T]) -> T:
+        if self._thread is None:
+            return await coro
+        return await self._thread.run(coro)
+
+    async def snapshot(self, lane: LaneRecord) -> Snapshot:
+        """The lane's working tree now, as a snapshot with its tree and commit written."""
+        async with self._lock:
+            return await self._off_loop(self.predictor.fresh(lane))
+
+    @staticmethod
+    def key(conflict: Conflict) -> str:
+        """The key of a prediction: its sides and files (it changes when they do)."""
+        return "\0".join([conflict.a, conflict.b, str(conflict.against_base), *conflict.files])
+
+    async def run_round(self, only: frozenset[str] | None = None) -> list[Conflict]:
+        """Run one prediction round now (re-reading only the lanes named in ``only`` when given: a
+        round after tool calls; the timer's rounds read every lane); tell both lanes' sessions what
+        changed; return all current conflicts."""
         async with self._lock:
             try:
                 lanes = await self.core.store.list_lanes(str(self.repo))
-                conflicts = await self.predictor.round(lanes)
+                conflicts = await self._off_loop(self.predictor.round(lanes, only))
             except (LaneError, StoreError, OSError):
                 return self.current
             by_lane = {view.lane: view for view in self.core.sessions.values() if view.lane}
@@ -277,7 +380,70 @@ class LaneWatcher:
                         self.core.emit(ev.Notice(view.id, text, "warning"))
             self.seen = keys
             self.current = conflicts
-            return conflicts
+            self.dismissed &= {self.key(c) for c in conflicts}
+            self._publish()
+        self._check_dependencies(lanes)
+        return conflicts
+
+    def _check_dependencies(self, lanes: list[LaneRecord]) -> None:
+        """A lockfile that changed in a lane whose dependency folder is linked: run (or offer) the
+        install once per lockfile state, in the background (see :mod:`paragents.lanes.deps`)."""
+        from paragents.lanes.deps import changed_lockfiles
+
+        for lane in lanes:
+            if not Path(lane.path).is_dir():
+                continue
+            state = tuple(changed_lockfiles(lane))
+            if not state or self._deps_seen.get(lane.id) == state:
+                continue
+            self._deps_seen[lane.id] = state
+            task = asyncio.get_running_loop().create_task(self._refresh(lane), name="lane install")
+            self._deps_tasks.add(task)
+            task.add_done_callback(self._deps_tasks.discard)
+
+    async def _refresh(self, lane: LaneRecord) -> None:
+        from paragents.lanes.deps import refresh_dependencies
+
+        try:
+            done = await self._off_loop(refresh_dependencies(self.repo, lane, self.core.config.lanes))
+            if done is None:
+                return
+            if done.ok:
+                await self.core.store.update_lane(lane.id, lockfiles=done.lockfiles)
+        except (LaneError, StoreError, OSError) as exc:
+            text = f"lane {lane.name}: checking its dependencies failed: {exc}"
+            level: Literal["info", "warning", "error"] = "error"
+        else:
+            text = done.text + (
+                f"\n{done.output[-2000:]}" if done.ran and not done.ok and done.output else ""
+            )
+            level = "info" if done.ok else ("error" if done.ran else "warning")
+        for view in list(self.core.sessions.values()):
+            if view.lane == lane.name:
+                self.core.emit(ev.Notice(view.id, text, level))
+
+    def dismiss(self, key: str) -> bool:
+        """Hide the prediction ``key`` until it changes; False when it is not predicted now."""
+        if not any(self.key(c) == key for c in self.current):
+            return False
+        self.dismissed.add(key)
+        self._publish()
+        return True
+
+    def _publish(self) -> None:
+        """Emit LaneConflictsChanged to each lane session whose visible predictions changed."""
+        shown = [
+            ev.PredictedConflict(self.key(c), c.a, c.b, c.files, c.against_base)
+            for c in self.current
+            if self.key(c) not in self.dismissed
+        ]
+        for view in list(self.core.sessions.values()):
+            if view.lane is None:
+                continue
+            mine = tuple(p for p in shown if view.lane == p.a or (view.lane == p.b and not p.against_base))
+            if self._shown.get(view.id, ()) != mine:
+                self._shown[view.id] = mine
+                self.core.emit(ev.LaneConflictsChanged(view.id, view.lane, mine))
 
 
 def watch_lanes(core: SessionsCore, repo: Path) -> LaneWatcher:

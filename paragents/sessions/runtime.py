@@ -189,12 +189,34 @@ class Runtime(SessionsCore):
 
         return LaneActions(self)
 
-    async def adapt_lane(self, sid: str) -> str:
+    async def adapt_lane(self, sid: str, other: str | None = None) -> str:
         """Queue a prompt asking the session's agent to adapt to the conflicts predicted for its lane
-        (:func:`paragents.sessions.lanes.adapt_prompt`); return the prompt's id."""
+        (with ``other`` only) (:func:`paragents.sessions.lanes.adapt_prompt`); return the prompt's id."""
         from paragents.sessions.lanes import adapt_prompt
 
-        return self.submit(sid, await adapt_prompt(self, sid))
+        return self.submit(sid, await adapt_prompt(self, sid, other))
+
+    def lane_question(self) -> list[str]:
+        """See :func:`paragents.sessions.lanes.lane_question`."""
+        from paragents.sessions.lanes import lane_question
+
+        return lane_question(self)
+
+    async def lane_overview(self) -> list[str]:
+        """See :func:`paragents.sessions.lanes.lane_overview`."""
+        from paragents.sessions.lanes import lane_overview
+
+        return await lane_overview(self)
+
+    def dismiss_lane_conflict(self, key: str) -> bool:
+        """Hide the predicted lane conflict ``key`` until the prediction changes."""
+        return bool(self.lane_watcher is not None and self.lane_watcher.dismiss(key))
+
+    async def lane_conflict_sides(self, key: str) -> list[tuple[str, str]]:
+        """See :func:`paragents.sessions.lanes.conflict_sides`."""
+        from paragents.sessions.lanes import conflict_sides
+
+        return await conflict_sides(self, key)
 
     async def lane_gc(self) -> str:
         """See :func:`paragents.sessions.lanes.lane_gc`."""

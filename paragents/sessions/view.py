@@ -56,6 +56,8 @@ class SessionView:
     """Environment for the lane's commands (its ports), empty without a lane."""
     lane_notes: list[str] = field(default_factory=list)
     """What making the session's lane said (shown once by the client that made it)."""
+    lane_conflicts: tuple[ev.PredictedConflict, ...] = ()
+    """Conflicts predicted for the session's lane right now (not dismissed)."""
     budget: Budget | None = None
     """The session's own budget set with ``/budget session`` (None: the config's ``budgets.session``)."""
     budget_pause: ev.BudgetPaused | None = None
@@ -119,6 +121,8 @@ class SessionView:
                 self.sandbox_root = Path(path)
                 self.lane_env = dict(env)
                 self.lane_notes = list(notes)
+            case ev.LaneConflictsChanged(conflicts=conflicts):
+                self.lane_conflicts = conflicts
             case ev.SessionRulesChanged(rules=rules):
                 self.session_rules = list(rules)
             case ev.ReadOnlyChanged(reason=reason, state=state):

@@ -162,10 +162,49 @@ class LanesMixin(StoreBase):
             await self._write_one(f"UPDATE lanes SET {', '.join(sets)} WHERE id = ?", (*params, lane_id))
 
     async def delete_lane(self, lane_id: int) -> None:
-        """Forget a lane row (its port block becomes free)."""
-        await self._write_one("DELETE FROM lanes WHERE id = ?", (lane_id,))
+        """Forget a lane row (its port block and its ``port:N`` reservations become free)."""
+
+        async def work(db: aiosqlite.Connection) -> None:
+            row = await fetchone(db, "SELECT port_base, port_count FROM lanes WHERE id = ?", (lane_id,))
+            if row is not None:
+                await db.execute(
+                    f"DELETE FROM reservations WHERE kind = 'port' AND path IN ({_marks(int(row[1]))})",
+                    _port_paths(int(row[0]), int(row[1])),
+                )
+            await db.execute("DELETE FROM lanes WHERE id = ?", (lane_id,))
+
+        await self._write(work)
+
+    async def hold_lane_ports(self, lane: LaneRecord, session_id: str) -> None:
+        """Record the lane's block of ports as ``port:N`` reservations (kind "port", no turn, no
+        process: they last as long as the lane) held by ``session_id``, replacing earlier ones, in
+        one transaction. The conflict checker then names the holder when another session's command
+        binds one of them."""
+        paths = _port_paths(lane.port_base, lane.port_count)
+        reason = f"lane {lane.name}'s ports {lane.port_base}-{lane.port_base + lane.port_count - 1}"
+
+        async def work(db: aiosqlite.Connection) -> None:
+            await db.execute(
+                f"DELETE FROM reservations WHERE kind = 'port' AND path IN ({_marks(len(paths))})", paths
+            )
+            stamp = now()
+            await db.executemany(
+                "INSERT INTO reservations (session_id, turn_id, path, kind, reason, pid, created_at) "
+                "VALUES (?, NULL, ?, 'port', ?, NULL, ?)",
+                [(session_id, path, reason, stamp) for path in paths],
+            )
+
+        await self._write(work)
 
     async def session_state(self, session_id: str) -> str | None:
         """Return a session's stored state ('idle', 'running', ...), or None for an unknown id."""
         row = await self._fetchone("SELECT state FROM sessions WHERE id = ?", (session_id,))
         return str(row[0]) if row else None
+
+
+def _port_paths(base: int, count: int) -> tuple[str, ...]:
+    return tuple(f"port:{n}" for n in range(base, base + count))
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)

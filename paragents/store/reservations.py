@@ -35,9 +35,12 @@ class ReservationsMixin(StoreBase):
             session_id,
         )
 
-    async def release_reservations(self, session_id: str | None = None, turn_id: int | None = None) -> int:
-        """Delete the reservations of a session and/or a turn; return how many were released.
-        Raises StoreError when neither is given (releasing everything is never what is meant)."""
+    async def release_reservations(
+        self, session_id: str | None = None, turn_id: int | None = None, keep_kind: str | None = None
+    ) -> int:
+        """Delete the reservations of a session and/or a turn (except those of kind ``keep_kind``);
+        return how many were released. Raises StoreError when neither is given (releasing everything
+        is never what is meant)."""
         if session_id is None and turn_id is None:
             raise StoreError("release_reservations: give session_id or turn_id")
         where: list[str] = []
@@ -48,6 +51,9 @@ class ReservationsMixin(StoreBase):
         if turn_id is not None:
             where.append("turn_id = ?")
             params.append(turn_id)
+        if keep_kind is not None:
+            where.append("kind != ?")
+            params.append(keep_kind)
 
         async def work(db: aiosqlite.Connection) -> int:
             cur = await db.execute(f"DELETE FROM reservations WHERE {' AND '.join(where)}", params)

@@ -45,7 +45,7 @@ from paragents.events import (
 )
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
-from paragents.ui import bell, budget_hooks, palette, startup
+from paragents.ui import bell, budget_hooks, lane_hooks, palette, startup
 from paragents.ui.app_api import AppAPI
 from paragents.ui.budget_hooks import install_notifier
 from paragents.ui.command_runner import run_command
@@ -358,6 +358,7 @@ class ParagentsApp(App[None]):
             if isinstance(self.screen, InboxScreen):
                 await self.screen.reload()
         await budget_hooks.on_event(self, panel, event)
+        await lane_hooks.on_event(self, panel, event)
         if (
             self.notifier is None  # the notifier (notify settings) rings itself
             and isinstance(event, PermissionRequested | ConflictDetected)
@@ -447,8 +448,17 @@ class ParagentsApp(App[None]):
         self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
     ) -> None:
         """Open a new session in the runtime and show its panel, focused (/new, ctrl+n); ``lane``:
-        ``lane``/``base`` for a session in its own git worktree (/new --lane)."""
-        view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+        ``lane``/``base`` for a session in its own git worktree (/new --lane). With ``lanes: ask``
+        and another session writing in the checkout, the focused panel asks first (and this returns)."""
+        if "lane" not in lane and lane_hooks.ask_lane(self, name, model=model, workdir=workdir, **lane):
+            return
+        end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
+        try:
+            view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+        except Exception:
+            end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
+            raise
+        end_setup(False, "")
         await self.add_panel(view)
         self.update_header()
 
@@ -585,7 +595,11 @@ class ParagentsApp(App[None]):
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
-        extra = lambda: [*budget_hooks.budget_items(self), *self.remote_asks.items()]  # noqa: E731
+        extra = lambda: [  # noqa: E731
+            *budget_hooks.budget_items(self),
+            *lane_hooks.lane_items(self),
+            *self.remote_asks.items(),
+        ]
         screen = InboxScreen(
             lambda: collect_items(self.panels, self.activity, extra()), self.clock, self.panels
         )
@@ -610,6 +624,7 @@ class ParagentsApp(App[None]):
         rows = OverviewScreen(
             lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(self).seconds),
             lambda: budget_hooks.overview_notes(self),
+            self.runtime.lane_overview,
         )
         self.push_screen(rows, self._after_pick)
 
@@ -667,7 +682,7 @@ class ParagentsApp(App[None]):
             return False
         if action == "focus_ask":  # in the footer only while the focused panel has something to answer
             panel = self.active_panel
-            return panel is not None and bool(panel.pending or panel.conflicts)
+            return panel is not None and bool(panel.pending or panel.conflicts or panel.extra_bars)
         return True
 
     # --- command palette -----------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -114,4 +116,60 @@ async def test_incremental_rounds_recheck_only_what_changed_and_stay_right(
     _edit(a, "notes.txt", "line 7\n", "line seven\n")  # same file, other line: still none
     assert await predictor.round([a, b]) == []
     _edit(a, "notes.txt", "line 5\n", "line 5 again by a\n")
+    assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
+
+
+async def test_batched_snapshot_commits_are_what_commit_tree_writes(store: Store, base_repo: Path) -> None:
+    from paragents.lanes.git import IDENTITY
+    from paragents.lanes.predict import SNAPSHOT_DATE, parse_stdin_merges, snapshot_commit_body
+
+    a, b = await _two(store, base_repo)
+    _edit(a, "notes.txt", "line 5\n", "line five (a)\n")
+    _edit(b, "notes.txt", "line 5\n", "line 5 by b\n")
+    predictor = Predictor(base_repo)
+    assert len(await predictor.round([a, b])) == 1
+    calls = predictor.git_calls
+    _edit(a, "notes.txt", "line five (a)\n", "line FIVE (a)\n")
+    _edit(b, "notes.txt", "line 5 by b\n", "line 5 by B\n")
+    assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
+    # per lane: add + write-tree; then one hash-object (both commits) and one merge-tree; one rev-parse
+    assert predictor.git_calls - calls == 2 * 2 + 3
+    snap = predictor.last_snapshot(a)
+    assert snap is not None and snap.commit
+    env = {**IDENTITY, "GIT_AUTHOR_DATE": SNAPSHOT_DATE, "GIT_COMMITTER_DATE": SNAPSHOT_DATE}
+    made = subprocess.run(
+        ["git", "commit-tree", snap.tree, "-p", a.base_commit, "-m", "paragents snapshot of lane a"],
+        cwd=base_repo, env={**os.environ, **env}, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert made == snap.commit
+    assert snapshot_commit_body(snap.tree, a.base_commit, "a").startswith(b"tree ")
+    assert parse_stdin_merges("1\0t1\0\0" + "0\0t2\0f\0g\0\0", 2) == [(), ("f", "g")]
+    assert parse_stdin_merges("garbage", 1) is None
+
+
+async def test_a_snapshot_between_rounds_does_not_hide_a_change_from_the_next_round(
+    store: Store, base_repo: Path
+) -> None:
+    a, b = await _two(store, base_repo)
+    _edit(a, "notes.txt", "line 5\n", "line five (a)\n")
+    _edit(b, "notes.txt", "line 7\n", "line seven (b)\n")
+    predictor = Predictor(base_repo)
+    assert await predictor.round([a, b]) == []  # same file, other lines
+    _edit(a, "notes.txt", "line seven", "never")  # no-op on a's copy
+    _edit(a, "notes.txt", "line 7\n", "line 7 by a\n")  # now the same line as b
+    await predictor.fresh(a)  # e.g. "show both sides" took a's change
+    assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]
+
+
+async def test_a_round_after_one_lane_wrote_reads_only_that_lane(store: Store, base_repo: Path) -> None:
+    a, b = await _two(store, base_repo)
+    predictor = Predictor(base_repo)
+    assert await predictor.round([a, b]) == []
+    _edit(a, "notes.txt", "line 5\n", "line five (a)\n")
+    _edit(b, "notes.txt", "line 5\n", "line 5 by b\n")
+    calls = predictor.git_calls
+    assert await predictor.round([a, b], only=frozenset({"a"})) == []  # b's edit is not read yet
+    # a: add, write-tree, diff-tree... at most; never b's add
+    assert predictor.git_calls - calls <= 4
+    assert [c.files for c in await predictor.round([a, b], only=frozenset({"b"}))] == [("notes.txt",)]
     assert [c.files for c in await predictor.round([a, b])] == [("notes.txt",)]

@@ -118,9 +118,11 @@ def test_new_command_parses_lane_and_base() -> None:
     assert parsed("/lane").name == "lane"
 
 
-def test_run_with_lane_opens_the_session_in_a_lane(repo: Path, tmp_path: Path) -> None:
+def test_run_with_lane_opens_the_session_in_a_lane(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (repo / ".paragents").mkdir()
-    (repo / ".paragents" / "worktree.toml").write_text('setup = "echo set up > setup.txt"\n')
+    (repo / ".paragents" / "worktree.toml").write_text('setup = ["echo set up > setup.txt", "echo [b]hi"]\n')
     commit_all(repo, "setup")
     with ThreadedReplayServer(models=["m"]) as replay:
         replay.add(reply("hi"))
@@ -143,6 +145,7 @@ def test_run_with_lane_opens_the_session_in_a_lane(repo: Path, tmp_path: Path) -
     assert "[paragents/r1]" in lanes
     path = Path(lanes.splitlines()[1].split()[0])
     assert (path / "setup.txt").read_text() == "set up\n"
+    assert "[r1 setup] [b]hi" in capsys.readouterr().err  # the setup's output, as it ran, as text
 
 
 async def test_two_lane_sessions_editing_one_function_get_a_predicted_conflict(

@@ -133,8 +133,20 @@ class FakeRuntime:
     def lane_actions(self) -> Any:
         return _NoLanes()
 
-    async def adapt_lane(self, sid: str) -> str:
+    async def adapt_lane(self, sid: str, other: str | None = None) -> str:
         return "no lane"
+
+    def lane_question(self) -> list[str]:
+        return []
+
+    async def lane_overview(self) -> list[str]:
+        return []
+
+    def dismiss_lane_conflict(self, key: str) -> bool:
+        return False
+
+    async def lane_conflict_sides(self, key: str) -> list[tuple[str, str]]:
+        return []
 
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
         return parse_budget(text) if text else Budget()

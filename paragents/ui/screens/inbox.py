@@ -29,15 +29,17 @@ from paragents.events import (
     ConflictDetected,
     ConflictResolved,
     PermissionRequested,
+    PredictedConflict,
     QuestionAsked,
 )
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
-from paragents.ui.widgets.answer_bar import FOCUS_KEY
+from paragents.ui.widgets.answer_bar import FOCUS_KEY, AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
 from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
+from paragents.ui.widgets.prediction_bar import PredictionBar
 
 if TYPE_CHECKING:
     from paragents.ui.screens.overview import ActivityLog
@@ -56,7 +58,7 @@ class InboxItem:
     kind: str
     summary: str
     since: float | None
-    event: PermissionRequested | ConflictDetected | BudgetPaused | QuestionAsked
+    event: PermissionRequested | ConflictDetected | BudgetPaused | QuestionAsked | PredictedConflict
 
 
 def collect_items(
@@ -154,6 +156,7 @@ class InboxScreen(Screen[str | None]):
 
     def _list_text(self) -> Text:
         now = self.clock()
+        kind_width = max([9, *(len(i.kind) for i in self.items)])
         text = Text(no_wrap=True, overflow="ellipsis")
         for n, item in enumerate(self.items):
             mine = item.key == self.selected
@@ -162,7 +165,9 @@ class InboxScreen(Screen[str | None]):
             text.append(f"{pointer} " if mine else " " * (len(pointer) + 1), style="bold")
             text.append(f"{age:>6}  ", style="dim")
             text.append(f"{shorten(item.session_name, 20):<20} ", style="bold")
-            text.append(f"{clean(item.kind):<9} ", style="red" if item.kind == "conflict" else "yellow")
+            text.append(
+                f"{clean(item.kind):<{kind_width}} ", style="red" if "conflict" in item.kind else "yellow"
+            )
             text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
             if n < len(self.items) - 1:
                 text.append("\n")
@@ -186,20 +191,22 @@ class InboxScreen(Screen[str | None]):
         item = next((i for i in self.items if i.key == self.selected), None)
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
-        shown = shown or getattr(current, "pause", None)
+        shown = shown or getattr(current, "pause", None) or getattr(current, "prediction", None)
         if item is not None and isinstance(item.event, QuestionAsked) and isinstance(current, QuestionNote):
             shown = item.event if current.question == item.event else None
         if item is not None and shown is item.event:
-            if arm and isinstance(current, ApprovalBar | ConflictBar) and not current.armed:
+            if arm and isinstance(current, AnswerBar) and not current.armed:
                 current.arm()
             return
         await slot.remove_children()
         if item is None:
             return
         event = item.event
-        bar: ApprovalBar | ConflictBar | BudgetBar | QuestionNote
+        bar: ApprovalBar | ConflictBar | BudgetBar | QuestionNote | PredictionBar
         if isinstance(event, QuestionAsked):
             bar = QuestionNote(event)
+        elif isinstance(event, PredictedConflict):
+            bar = PredictionBar(event, self.app.runtime)  # type: ignore[attr-defined]
         elif isinstance(event, BudgetPaused):
             bar = BudgetBar(event, item.session_id, self.app.runtime)  # type: ignore[attr-defined]
         elif isinstance(event, PermissionRequested):
@@ -223,7 +230,7 @@ class InboxScreen(Screen[str | None]):
     def action_arm_bar(self) -> None:
         """ctrl+g: the selected item's bar takes the answer keys (the deliberate act)."""
         bar = next(iter(self.query_one("#inbox-bar", Vertical).children), None)
-        if isinstance(bar, ApprovalBar | ConflictBar):
+        if isinstance(bar, AnswerBar):
             bar.arm()
 
     def action_open(self) -> None:

@@ -13,7 +13,7 @@ every :data:`REFRESH_SECONDS`.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -62,6 +62,8 @@ COLUMNS = (
     "budget",
     "idle",
 )
+LANES_REFRESH_SECONDS = 5.0
+"""How often it re-reads the lanes (their ports, open or leftover)."""
 
 
 class ActivityLog:
@@ -213,6 +215,9 @@ class OverviewScreen(Screen[str | None]):
     OverviewScreen > #overview-title { height: 1; padding: 0 1; background: $accent 30%; text-style: bold; }
     OverviewScreen > DataTable { height: 1fr; }
     OverviewScreen > #overview-notes { height: auto; max-height: 6; padding: 0 1; color: $warning; }
+    OverviewScreen > #overview-lanes {
+        height: auto; max-height: 40%; padding: 0 1; border-top: solid $accent;
+    }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
@@ -220,12 +225,17 @@ class OverviewScreen(Screen[str | None]):
     ]
 
     def __init__(
-        self, rows: Callable[[], list[OverviewRow]], notes: Callable[[], list[str]] | None = None
+        self,
+        rows: Callable[[], list[OverviewRow]],
+        notes: Callable[[], list[str]] | None = None,
+        lanes: Callable[[], Awaitable[list[str]]] | None = None,
     ) -> None:
         super().__init__()
         self.rows = rows
         self.notes = notes
         """Lines under the table: the project's spend today, failed notifications (plain text)."""
+        self.lanes = lanes
+        """Returns the lane lines (name, ports, holder or "leftover"), shown under the table."""
         self._ids: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -234,12 +244,30 @@ class OverviewScreen(Screen[str | None]):
         table.add_columns(*COLUMNS)
         yield table
         yield Static("", id="overview-notes")
+        lanes = Static("", id="overview-lanes")
+        lanes.display = False
+        yield lanes
         yield Footer()
 
     def on_mount(self) -> None:
         self.reload()
         self.query_one(DataTable).focus()
         self.set_interval(REFRESH_SECONDS, self.reload)
+        if self.lanes is not None:
+            self.run_worker(self.reload_lanes(), group="lanes", exclusive=True)
+            self.set_interval(LANES_REFRESH_SECONDS, self._lanes_tick)
+
+    def _lanes_tick(self) -> None:
+        self.run_worker(self.reload_lanes(), group="lanes", exclusive=True)
+
+    async def reload_lanes(self) -> None:
+        """Re-read the lanes (plain text: lane names and paths are untrusted)."""
+        if self.lanes is None:
+            return
+        lines = await self.lanes()
+        widget = self.query_one("#overview-lanes", Static)
+        widget.update(Text("\n".join(["Lanes", *(clean(line) for line in lines)])))
+        widget.display = bool(lines)
 
     def reload(self) -> None:
         """Re-read the rows, keeping the cursor on the same session."""

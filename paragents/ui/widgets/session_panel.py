@@ -28,12 +28,15 @@ from paragents.events import (
     ConflictDetected,
     ConflictResolved,
     Event,
+    LaneAttached,
+    LaneConflictsChanged,
     MessageAdded,
     ModeChanged,
     ModelChanged,
     Notice,
     PermissionRequested,
     PermissionResolved,
+    PredictedConflict,
     QueueChanged,
     ReasoningDelta,
     SessionRenamed,
@@ -110,6 +113,10 @@ class SessionPanel(Vertical):
         self.conflicts: dict[str, ConflictDetected] = dict(view.conflicts)
         """Unanswered conflicts by conflict_id, oldest first (paragents.conflicts)."""
         self.waiting_on: str | None = view.waiting_on
+        self.lane: str | None = view.lane
+        """The lane (git worktree) the session works in, or None."""
+        self.lane_conflicts: tuple[PredictedConflict, ...] = view.lane_conflicts
+        """Conflicts predicted for the session's lane (the title names the first; the inbox lists them)."""
         """What a held call waits on (holder session or path), shown in the title."""
         self.awaiting_since: float | None = None
         """When (``clock()``) the pending model request was sent, while no token of it has arrived."""
@@ -169,6 +176,10 @@ class SessionPanel(Vertical):
             text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
         else:
             text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
+        if self.lane_conflicts and self.lane:
+            more = f" +{len(self.lane_conflicts) - 1}" if len(self.lane_conflicts) > 1 else ""
+            said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
+            text.append(f"{sep}{glyphs().warn} {said}{more}", style="bold red")
         text.append(f"{sep}{clean(self.mode)}")
         text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
@@ -253,6 +264,10 @@ class SessionPanel(Vertical):
         elif isinstance(event, ConflictResolved):
             self.conflicts.pop(event.conflict_id, None)
             await self._show_conflict()
+        elif isinstance(event, LaneConflictsChanged):
+            self.lane, self.lane_conflicts = event.lane, event.conflicts
+        elif isinstance(event, LaneAttached):
+            self.lane = event.lane
         elif isinstance(event, TurnStarted):
             self._cancel_noticed = False
             t.add_user(event.prompt)
@@ -311,8 +326,14 @@ class SessionPanel(Vertical):
     # --- approvals -----------------------------------------------------------------------------
     @property
     def bars(self) -> list[AnswerBar]:
-        """The bars waiting for an answer in this panel: the approval bar, then the conflict bar."""
-        return [bar for bar in (self.approval_bar, self.conflict_bar) if bar is not None]
+        """The bars waiting for an answer in this panel: the approval bar, the conflict bar, then
+        others mounted in the panel itself (the lane question)."""
+        return [bar for bar in (self.approval_bar, self.conflict_bar) if bar is not None] + self.extra_bars
+
+    @property
+    def extra_bars(self) -> list[AnswerBar]:
+        """Bars mounted directly in the panel (e.g. the lane question of ``lanes: ask``)."""
+        return [child for child in self.children if isinstance(child, AnswerBar)]
 
     def toggle_bar_focus(self) -> bool:
         """Move focus deliberately (the app's ctrl+g): from the prompt to the first bar, from a bar to
