@@ -13,6 +13,7 @@ import pytest
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer
 from paragents.sessions import Runtime
+from tests.patience import HANG_GUARD_S
 
 
 @dataclass
@@ -32,7 +33,7 @@ class Collector:
     def of(self, kind: type, sid: str | None = None) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind) and (sid is None or e.session_id == sid)]
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 10) -> None:
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = HANG_GUARD_S) -> None:
         async def loop() -> None:
             while not predicate():
                 self.changed.clear()

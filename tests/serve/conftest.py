@@ -21,6 +21,7 @@ from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Limits
 from paragents.serve.server import ServeThread
 from paragents.sessions import Runtime
+from tests.patience import HANG_GUARD_S
 
 KEY = "sk-test-0123456789abcdef"
 JWT_SECRET = "jwt-secret-for-tests-0123456789abcdef"
@@ -45,7 +46,7 @@ class Sink:
         self.events.append(event)
         self.changed.set()
 
-    async def wait_for(self, predicate: Callable[[], bool], timeout: float = 20) -> None:
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = HANG_GUARD_S) -> None:
         async def loop() -> None:
             while not predicate():
                 self.changed.clear()
@@ -117,7 +118,7 @@ async def served(tmp_path: Path, limits: Limits) -> AsyncIterator[Served]:
         bridge = RuntimeBridge(runtime, clock=clock)
         server = ServeThread(bridge, auth_config(), "127.0.0.1", 0, limits=limits, clock=clock)
         await asyncio.to_thread(server.start)
-        async with httpx.AsyncClient(base_url=server.url, timeout=20) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=HANG_GUARD_S) as client:
             yield Served(runtime, replay, project, sink, clock, server, client)
         await server.stop_async()
         bridge.close()

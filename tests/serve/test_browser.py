@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from paragents.serve.pairing import new_pairing
+from tests.patience import HANG_GUARD_S
 from tests.serve.chromium import PHONE, artefact_dir, needs_chromium, phone_browser, read_png
 from tests.serve.conftest import Served, reply
 
@@ -23,7 +24,7 @@ def answered(rid: str) -> Any:
     return lambda driver: driver.execute_script(script, rid)
 
 
-def wait(driver: Any, condition: Any, timeout: float = 30) -> Any:
+def wait(driver: Any, condition: Any, timeout: float = HANG_GUARD_S) -> Any:
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, timeout).until(condition)

@@ -19,6 +19,7 @@ from paragents.sessions import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.screens.lane_merge import MergeScreen
 from paragents.ui.screens.lanes import LanesScreen
+from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_lane_commands import _git_repo, _shown, _toasts, has_lane
 
@@ -81,7 +82,9 @@ async def show_lanes(pilot: Any, app: Any) -> LanesScreen:
 
 async def run_verify(pilot: Any, screen: LanesScreen, passed: bool) -> None:
     await pilot.press("v")
-    await wait_until(pilot, lambda: screen.reviews[0].verify is not None, "the verify result", timeout=60)
+    await wait_until(
+        pilot, lambda: screen.reviews[0].verify is not None, "the verify result", timeout=HANG_GUARD_S
+    )
     assert screen.reviews[0].verify.passed is passed
     body = _shown(screen.query_one("#lane-body", Static))
     assert ("passed on" if passed else "FAILED (exit 1)") in body

@@ -13,6 +13,7 @@ from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import make_app
 from paragents.ui.screens.pair import PairScreen
 from paragents.ui.serve_hooks import running
+from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_newcomer_commands import first_panel, notices, type_line
 
@@ -36,7 +37,7 @@ async def test_serve_answers_a_panels_approval_over_http_and_pair_shows_a_link(
         await type_line(pilot, panel, "write x")
         await wait_until(pilot, lambda: bool(panel.pending), "the approval bar")
         headers = {"Authorization": f"Bearer {server.thread.auth.api_key}"}
-        async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=20) as client:
+        async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=HANG_GUARD_S) as client:
             items = (await client.get("/inbox")).json()["items"]
             assert [i["tool"] for i in items] == ["write_file"]
             answer = await client.post(f"/inbox/{items[0]['id']}/answer", json={"answer": "allow_once"})
