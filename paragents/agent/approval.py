@@ -41,10 +41,12 @@ async def approve(
     sandbox: SandboxConfig | None = None,
     sandboxed: bool | None = None,
     preview: Callable[[], Awaitable[CallPreview | None]] | None = None,
+    read_only: bool = False,
 ) -> Approval:
     """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
     ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
-    computes what the call will do, shown with the ask (only called when the user is asked)."""
+    computes what the call will do, shown with the ask (only called when the user is asked).
+    ``read_only``: an MCP tool its server declares read-only (see ``Policy.decide``)."""
     sid = session.id
     decision = policy.decide(
         tool_name,
@@ -53,6 +55,7 @@ async def approve(
         mode=session.mode,
         session_rules=tuple(session.session_rules),
         sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
+        read_only=read_only,
     )
     audit: dict[str, Any] = {
         "tool": tool_name,
@@ -152,3 +155,23 @@ async def _apply_answer(
         return Approval(False, f"denied by the user with a note: {note}")
     reason = payload.get("reason") if isinstance(payload, dict) else None
     return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
+
+
+async def ask_server_start(
+    session: SessionReader, emit: ev.EventSink, name: str, command_line: str, cwd: str
+) -> ev.ApprovalAnswer:
+    """Ask whether the project's MCP server ``name`` (from ``.mcp.json``, not trusted yet) may start,
+    with its command line shown; return the answer (the pool keeps it, "always" in the local file)."""
+    from paragents.permissions import Decision
+
+    call = ToolCall(f"mcp-start-{uuid.uuid4().hex[:8]}", f"mcp__{name}", "{}")
+    decision = Decision(
+        "ask",
+        f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet "
+        "(enableAllProjectMcpServers / enabledMcpjsonServers); allow always to remember it",
+    )
+    shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)
+    answer, _payload = await _ask(
+        session, emit, call, f"start MCP server {name}: {command_line}"[:200], decision, None, shown
+    )
+    return answer

@@ -55,6 +55,7 @@ from paragents.models import (
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm import ChatClient
+    from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
     from paragents.store import Store
     from paragents.tools.registry import ToolRegistry
@@ -122,6 +123,7 @@ class Agent:
         on_read: Callable[[Path, str], None] | None = None,
         on_write: Callable[[Path, str], None] | None = None,
         budget: BudgetMeter | None = None,
+        mcp: SessionMcp | None = None,
     ) -> None:
         self.session = session
         self.client = client
@@ -139,6 +141,8 @@ class Agent:
         """Called with (resolved path, sha256 hex) after each successful write_file/edit_file."""
         self.budget = budget
         """Checks the budgets before each request (None: no budgets, e.g. in unit tests)."""
+        self.mcp = mcp
+        """This session's MCP tools from the shared pool (None: no MCP), prepared before each request."""
         guard = config.loop_guard
         self.loop_guard = LoopGuard(guard.identical_calls, guard.idle_requests)
         self._turn_id: int | None = None
@@ -296,6 +300,7 @@ class Agent:
     async def _before_request(self) -> None:
         """Between requests of a turn (every tool call answered): run asked-for compactions, then
         compact automatically when the request would reach ``compact_threshold`` of the window."""
+        await self.prepare_mcp()
         await self.run_pending_compactions()
         window = self.session.context_window
         size = estimate_messages_tokens(self.request_messages(), self.tool_specs())
@@ -303,10 +308,37 @@ class Agent:
             await self.compact(None, auto=True)
 
     def tool_specs(self) -> list[dict[str, Any]]:
-        """Return the tool specs sent with each request ([] when the model is set to chat without tools)."""
+        """Return the tool specs sent with each request ([] when the model is set to chat without tools):
+        the built-in tools, then the session's MCP tools."""
         if not self.config.model_settings(self.session.model).tools:
             return []
-        return self.tools.specs()
+        return self.tools.specs() + (self.mcp.specs() if self.mcp is not None else [])
+
+    async def prepare_mcp(self) -> None:
+        """Start (or find) the MCP servers this session uses and refresh its MCP tools; a project
+        server not trusted yet asks first; each new problem is shown once as a Notice."""
+        mcp = self.mcp
+        if mcp is None or not self.config.model_settings(self.session.model).tools:
+            return
+        from paragents.agent.approval import ask_server_start
+
+        async def ask(entry: Any) -> Any:
+            answer = await ask_server_start(
+                self.session, self.emit, entry.name, entry.command_line(), str(mcp.pool.project_dir)
+            )
+            return {"allow_always": "always", "allow_once": "once", "allow_session": "once"}.get(
+                answer, "refuse"
+            )
+
+        for problem in await mcp.prepare(ask):
+            self.emit(ev.Notice(self.session.id, problem, "warning"))
+
+    def _tool(self, name: str) -> Any:
+        """The built-in or MCP tool called ``name``, or None."""
+        tool = self.tools.get(name)
+        if tool is None and self.mcp is not None:
+            return self.mcp.get(name)
+        return tool
 
     def _empty_reply_note(self) -> str:
         """The notice for an empty reply: with tools sent, what to try (models that cannot call tools
@@ -681,11 +713,13 @@ class Agent:
         """Check, ask, run one tool call; return the text of its tool message and its outcome (ok,
         error, denied or skipped). Never raises but CancelledError (and StoreError)."""
         sid = self.session.id
-        tool = self.tools.get(call.name)
+        tool = self._tool(call.name)
         if tool is None:
             from paragents.tools.registry import unknown_tool_message
 
             msg = unknown_tool_message(call.name)
+            if self.mcp is not None and self.mcp.tools:
+                msg += ", " + ", ".join(self.mcp.tools)
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg, "error"
         try:
@@ -720,6 +754,7 @@ class Agent:
             sandbox=sandbox,
             sandboxed=sandboxed,
             preview=lambda: self._preview(tool.name, args),
+            read_only=bool(getattr(tool, "read_only", False)),
         )
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))
@@ -790,7 +825,7 @@ class Agent:
     async def _preview(self, tool_name: str, args: dict[str, Any]) -> CallPreview | None:
         """Return the tool's preview of the call (what it will do), computed in a thread; a preview
         that fails becomes a note (the ask is still shown)."""
-        tool = self.tools.get(tool_name)
+        tool = self._tool(tool_name)
         if tool is None:
             return None
         try:

@@ -259,12 +259,14 @@ class ServerHandle:
                 sse_client(settings.url or "", headers=dict(settings.headers))
             )
             return read, write
-        from mcp.client.streamable_http import streamablehttp_client
+        import httpx
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import create_mcp_http_client
 
+        timeout = httpx.Timeout(settings.startup_timeout, read=max(settings.tool_timeout, 300.0))
+        http = await stack.enter_async_context(create_mcp_http_client(dict(settings.headers), timeout))
         read, write, _session_id = await stack.enter_async_context(
-            streamablehttp_client(
-                settings.url or "", headers=dict(settings.headers), timeout=settings.startup_timeout
-            )
+            streamable_http_client(settings.url or "", http_client=http)
         )
         return read, write
 
@@ -286,7 +288,7 @@ class ServerHandle:
         self.failures += 1
         self.restarts += 1
         self.last_error = f"MCP server '{self.name}' {note}"
-        log.warning("%s", self.last_error)
+        log.info("%s", self.last_error)
         if self.failures >= MAX_FAILURES:
             self.state = "failed"
             self._not_before = float("inf")

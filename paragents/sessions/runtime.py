@@ -307,6 +307,7 @@ class Runtime(SessionsCore):
             with contextlib.suppress(StoreError):
                 await self.store.release_session(sid)
         self.holds.clear()
+        await self.mcp.shutdown()
         await self.client.aclose()
         await self.store.close()
 

@@ -1,0 +1,86 @@
+"""MCP tools over Streamable HTTP against the demo server in this process: the pool lists them, a
+call answers, results are capped, invalid schemas and annotations are handled, permissions decide."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from paragents.config import McpSettings
+from paragents.mcp import McpPool
+from paragents.permissions import Policy
+from paragents.tools.base import ToolContext
+
+
+def pool_for(tmp_path: Path, **server: object) -> McpPool:
+    settings = McpSettings.model_validate({"servers": {"web": server}})
+    return McpPool(tmp_path, settings, log_dir=tmp_path / "logs")
+
+
+async def test_http_server_tools_are_offered_and_called(tmp_path: Path, http_url: str) -> None:
+    pool = pool_for(tmp_path, type="http", url=http_url)
+    mine = pool.for_session("s1")
+    problems = await mine.prepare()
+    assert "mcp__web__add" in mine.tools and "mcp__web__echo" in mine.tools
+    # the tool whose schema is invalid is left out with one message naming server and tool
+    assert "mcp__web__bad" not in mine.tools
+    assert any("'web'" in p and "'bad'" in p and "invalid" in p for p in problems)
+    result = await mine.tools["mcp__web__add"].run({"a": 2, "b": 40}, ToolContext(workdir=tmp_path))
+    assert (result.content, result.is_error) == ("42", False)
+    [row] = pool.status()
+    assert row.transport == "http" and row.state == "running" and row.users == ("s1",)
+    await pool.shutdown()
+
+
+async def test_a_10_mb_result_is_capped_like_other_tool_output(tmp_path: Path, http_url: str) -> None:
+    pool = pool_for(tmp_path, type="http", url=http_url, maxOutputTokens=1000)
+    mine = pool.for_session("s1")
+    await mine.prepare()
+    ctx = ToolContext(workdir=tmp_path, max_output_chars=30000)
+    result = await mine.tools["mcp__web__big"].run({"size": 10_000_000}, ctx)
+    assert len(result.content) <= 4000 and "chars omitted" in result.content
+    await pool.shutdown()
+
+
+async def test_annotations_and_rules_decide_mcp_calls(tmp_path: Path, http_url: str) -> None:
+    pool = pool_for(tmp_path, type="http", url=http_url)
+    mine = pool.for_session("s1")
+    await mine.prepare()
+    add, echo, wipe = (mine.tools[f"mcp__web__{n}"] for n in ("add", "echo", "wipe"))
+    assert add.read_only and not wipe.read_only and wipe.destructive
+    policy = Policy.load(tmp_path)
+
+    def decide(tool: object, mode: str = "default", rules: tuple[str, ...] = ()) -> str:
+        name, read_only = tool.name, tool.read_only  # type: ignore[attr-defined]
+        return policy.decide(
+            name, {}, cwd=tmp_path, mode=mode, session_rules=rules, read_only=read_only
+        ).decision
+
+    assert decide(add) == "allow"  # readOnlyHint: like a read
+    assert decide(add, "plan") == "allow"
+    assert decide(echo) == "ask"  # unlisted: asks
+    assert decide(echo, "plan") == "deny"
+    assert decide(wipe, "acceptEdits") == "ask"  # destructiveHint asks even in acceptEdits
+    assert decide(wipe, "bypassPermissions") == "allow"
+    assert decide(echo, rules=("mcp__web",)) == "allow"
+    assert decide(wipe, rules=("mcp__web__*",)) == "allow"
+    assert decide(echo, rules=("mcp__web__echo",)) == "allow"
+    assert decide(wipe, rules=("mcp__web__echo",)) == "ask"
+    assert decide(echo, "dontAsk") == "deny"
+    preview = echo.preview({"text": "hi"}, tmp_path)
+    assert preview is not None and "MCP server: web" in preview.text
+    assert "Return the text unchanged." in preview.text and '"text": "hi"' in preview.text
+    await pool.shutdown()
+
+
+async def test_an_unreachable_http_server_is_one_readable_message(tmp_path: Path) -> None:
+    import socket
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+    pool = pool_for(tmp_path, type="http", url=f"http://127.0.0.1:{port}/mcp", startupTimeout=5)
+    problems = await pool.for_session("s1").prepare()
+    assert len(problems) == 1 and "MCP server 'web'" in problems[0]
+    assert pool.status()[0].state == "failed"
+    await pool.shutdown()
