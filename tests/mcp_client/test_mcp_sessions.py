@@ -1,0 +1,192 @@
+"""MCP in real sessions: a Runtime against the loopback replay server (the scripted model calls
+``mcp__demo__*``) with the demo server as a real stdio subprocess shared by the sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+from paragents import events as ev
+from paragents.llm.replay import ScriptedResponse
+from paragents.sessions import Runtime
+from tests.mcp_client.conftest import DEMO, Env, demo_stdio
+
+TIMEOUT = 120
+"""Seconds a turn may take here (the demo server imports the SDK: slow on a loaded machine)."""
+
+
+def call(name: str, args: dict[str, Any], cid: str = "c1") -> ScriptedResponse:
+    return ScriptedResponse.from_message(
+        tool_calls=[{"id": cid, "name": f"mcp__demo__{name}", "arguments": json.dumps(args)}]
+    )
+
+
+def done(text: str = "done") -> ScriptedResponse:
+    return ScriptedResponse.from_message(content=text)
+
+
+async def runtime(env: Env, **server: Any) -> Runtime:
+    return await env.runtime(mcp={"servers": {"demo": demo_stdio(**server)}})
+
+
+async def turn(rt: Runtime, sid: str, text: str = "go") -> None:
+    rt.submit(sid, text)
+    await asyncio.wait_for(rt.wait_idle(sid), TIMEOUT)
+
+
+def tool_results(env: Env, sid: str) -> list[tuple[str, str]]:
+    return [(e.status, e.output) for e in env.sink.of(ev.ToolCallFinished, sid)]
+
+
+async def test_two_sessions_share_one_server_process(env: Env) -> None:
+    rt = await runtime(env)
+    a = await rt.new_session("a")
+    b = await rt.new_session("b")
+    for name in ("a", "b"):
+        env.server.add([call("add", {"a": 2, "b": 3}), call("pid", {}, "c2"), done()], session=name)
+    env.sink.answers = [("allow_once", None), ("allow_once", None)]  # pid is unlisted: it asks
+    await asyncio.gather(turn(rt, a.id), turn(rt, b.id))
+    results_a, results_b = tool_results(env, a.id), tool_results(env, b.id)
+    assert results_a[0] == ("ok", "5") and results_b[0] == ("ok", "5")  # readOnlyHint: no ask
+    pid_a, pid_b = results_a[1][1], results_b[1][1]
+    assert pid_a == pid_b  # one server process served both sessions
+    [row] = rt.mcp.status()
+    assert row.pid == int(pid_a) and set(row.users) == {a.id, b.id} and row.state == "running"
+    asks = env.sink.of(ev.PermissionRequested)
+    assert [r.call.name for r in asks] == ["mcp__demo__pid", "mcp__demo__pid"]
+    await rt.shutdown()
+    assert not _alive(int(pid_a))  # stopped with the runtime
+
+
+async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: Env) -> None:
+    rt = await runtime(env)
+    s = await rt.new_session("s")
+    env.server.add([call("echo", {"text": "hello"}), done()], session="s")
+    env.sink.answers = [("reject", None)]
+    await turn(rt, s.id)
+    [ask] = env.sink.of(ev.PermissionRequested, s.id)
+    assert ask.call.name == "mcp__demo__echo" and ask.preview is not None
+    assert "MCP server: demo" in ask.preview.text and "Return the text unchanged." in ask.preview.text
+    assert '"text": "hello"' in ask.preview.text
+    assert tool_results(env, s.id)[0][0] == "denied"
+    await rt.shutdown()
+
+
+async def test_disabled_tools_are_not_in_the_request_body(env: Env) -> None:
+    rt = await runtime(env, disabledTools=["echo", "w*"])
+    s = await rt.new_session("s")
+    env.server.add(done(), session="s")
+    await turn(rt, s.id)
+    body = env.server.requests[-1].body_json
+    names = [t["function"]["name"] for t in body["tools"]]
+    assert "mcp__demo__add" in names and "read_file" in names
+    assert "mcp__demo__echo" not in names and "mcp__demo__wipe" not in names
+    assert "mcp__demo__bad" not in names  # invalid schema: never sent
+    await rt.shutdown()
+
+
+async def test_tool_timeout_is_a_tool_error_and_the_turn_goes_on(env: Env) -> None:
+    rt = await runtime(env, toolTimeout=1)
+    s = await rt.new_session("s")
+    env.server.add([call("slow", {"seconds": 60}), done("after")], session="s")
+    env.sink.answers = [("allow_once", None)]
+    await turn(rt, s.id)
+    [(outcome, content)] = tool_results(env, s.id)
+    assert outcome == "error" and "toolTimeout" in content and "'demo'" in content
+    assert s.last_result is not None and s.last_result.status == "completed"
+    await rt.shutdown()
+
+
+async def test_a_killed_server_is_restarted_and_the_next_call_works(env: Env) -> None:
+    rt = await runtime(env)
+    s = await rt.new_session("s")
+    env.server.add([call("add", {"a": 1, "b": 1}), done()], session="s")
+    await turn(rt, s.id)
+    [row] = rt.mcp.status()
+    assert row.pid is not None
+    os.kill(row.pid, signal.SIGKILL)
+    env.server.add([call("add", {"a": 20, "b": 22}, "c2"), done()], session="s")
+    await turn(rt, s.id)
+    assert tool_results(env, s.id)[-1] == ("ok", "42")
+    [after] = rt.mcp.status()
+    assert after.pid not in (None, row.pid) and after.restarts == 1
+    assert after.last_error is not None and "demo" in after.last_error
+    await rt.shutdown()
+
+
+async def test_a_crash_mid_call_is_a_tool_error_never_a_hang(env: Env) -> None:
+    rt = await runtime(env)
+    s = await rt.new_session("s")
+    env.server.add([call("crash", {}), call("add", {"a": 1, "b": 2}, "c2"), done()], session="s")
+    env.sink.answers = [("allow_once", None)]
+    await turn(rt, s.id)
+    (o1, c1), (o2, c2) = tool_results(env, s.id)
+    assert o1 == "error" and "MCP server 'demo' stopped during the call" in c1
+    assert (o2, c2) == ("ok", "3")  # restarted for the next call
+    await rt.shutdown()
+
+
+async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> None:
+    (env.project / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"demo": demo_stdio()}}), encoding="utf-8"
+    )
+    rt = await env.runtime()
+    s = await rt.new_session("s")
+    env.server.add([call("add", {"a": 1, "b": 2}), done()], session="s")
+    seen: list[tuple[str, int]] = []
+
+    def answer(event: ev.Event) -> None:
+        if isinstance(event, ev.PermissionRequested):
+            seen.append((event.call.name, len(rt.mcp.handles)))
+            event.reply.set_result(("allow_always", None))
+
+    rt.observers.append(answer)
+    await turn(rt, s.id)
+    assert seen == [("mcp__demo", 0)]  # asked first, nothing started yet
+    [ask] = env.sink.of(ev.PermissionRequested, s.id)
+    assert ask.preview is not None and str(DEMO) in ask.preview.text
+    assert tool_results(env, s.id) == [("ok", "3")]
+    local = json.loads((env.project / ".paragents" / "permissions.local.json").read_text())
+    assert local["enabledMcpjsonServers"] == ["demo"]
+    await rt.shutdown()
+
+
+async def test_a_missing_command_and_a_silent_server_give_one_message_each(env: Env) -> None:
+    servers = {
+        "ghost": {"command": "no-such-mcp-server-xyz"},
+        "mute": demo_stdio(args=[str(DEMO), "hang"], startupTimeout=1),
+    }
+    rt = await env.runtime(mcp={"servers": servers})
+    s = await rt.new_session("s")
+    env.server.add(done(), session="s")
+    await turn(rt, s.id)
+    notes = [n.text for n in env.sink.of(ev.Notice, s.id)]
+    assert any("'ghost'" in n and "not found" in n for n in notes)
+    assert any("'mute'" in n and "startupTimeout" in n for n in notes)
+    assert s.last_result is not None and s.last_result.status == "completed"
+    states = {r.name: r.state for r in rt.mcp.status()}
+    assert states == {"ghost": "failed", "mute": "failed"}
+    await rt.shutdown()
+
+
+async def test_an_invalid_mcp_json_is_one_message_naming_the_file(env: Env) -> None:
+    (env.project / ".mcp.json").write_text("{not json", encoding="utf-8")
+    rt = await env.runtime()
+    assert any(".mcp.json" in n and "not valid JSON" in n for n in rt.notes)
+    s = await rt.new_session("s")
+    env.server.add(done(), session="s")
+    await turn(rt, s.id)
+    assert s.last_result is not None and s.last_result.status == "completed"
+    await rt.shutdown()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
