@@ -110,6 +110,8 @@ class ServerHandle:
         self.restarts = 0
         self.failures = 0
         self.in_flight = 0
+        self.calls: dict[str, int] = {}
+        """Calls made per tool (the server's tool names) since this process started it first."""
         self.last_call = time.monotonic()
         self._session: ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
@@ -316,6 +318,7 @@ class ServerHandle:
         """Call ``tool``; serialised unless the server is declared ``concurrent``. Raises
         McpServerError (could not start, timed out, died during the call) with a readable message."""
         timeout = self.settings.tool_timeout
+        self.calls[tool] = self.calls.get(tool, 0) + 1
         self.in_flight += 1
         self.last_call = time.monotonic()
         try:

@@ -23,6 +23,7 @@ from paragents.sessions.api import SessionsAPI
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.lifecycle import MODE_NAMES, SessionLifecycle
+from paragents.sessions.mcp import McpReport, mcp_report
 from paragents.sessions.memory import MemoryCommands
 from paragents.sessions.notes import MemoryReport
 from paragents.sessions.opening import SessionOpening
@@ -235,6 +236,20 @@ class Runtime(SessionsCore):
     async def memory(self, sid: str) -> MemoryReport:
         """See :meth:`MemoryCommands.memory`."""
         return await self.memory_commands.memory(sid)
+
+    # -- MCP (paragents.sessions.mcp) ----------------------------------------------------------------
+    def mcp_report(self, sid: str | None = None) -> McpReport:
+        """See :func:`paragents.sessions.mcp.mcp_report`."""
+        return mcp_report(self, sid)
+
+    async def mcp_restart(self, name: str) -> str:
+        """Restart the MCP server ``name`` now (``/mcp restart NAME``); return what happened."""
+        from paragents.mcp.server import McpServerError
+
+        try:
+            return await self.mcp.restart(name)
+        except McpServerError as exc:
+            raise SessionError(str(exc)) from None
 
     # -- config ---------------------------------------------------------------------------------------
     def set_budget(self, sid: str, level: str, text: str) -> Budget:

@@ -577,7 +577,10 @@ class ParagentsApp(App[None]):
 
     def action_overview(self) -> None:
         """Show one row per session, like top (F3, /overview)."""
-        rows = OverviewScreen(lambda: collect_rows(self.panels, self.activity, self.runtime))
+        rows = OverviewScreen(
+            lambda: collect_rows(self.panels, self.activity, self.runtime),
+            lambda: self.runtime.mcp_report().summary,
+        )
         self.push_screen(rows, self._after_pick)
 
     def _after_pick(self, sid: str | None) -> None:

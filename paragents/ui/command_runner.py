@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING
 from paragents.config import ConfigError, describe_changes
 from paragents.ui.budget_hooks import run_budget_command
 from paragents.ui.commands import SlashCommand
-from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
+from paragents.ui.screens.info import (
+    TableScreen,
+    config_screen,
+    help_screen,
+    mcp_screen,
+    permissions_screen,
+)
 from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 
@@ -184,6 +190,13 @@ async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await run_budget_command(app, sid, command)
 
 
+async def mcp(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if command.arg:
+        app.notify(await app.runtime.mcp_restart(command.arg), title="MCP", markup=False)
+        return
+    app.show_screen(mcp_screen(app.runtime.mcp_report(sid)))
+
+
 async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.add_panel(await app.runtime.fork(sid, command.arg))
 
@@ -218,6 +231,7 @@ SESSION_HANDLERS: dict[str, Handler] = {
     "remember": remember,
     "memory": memory,
     "fork": fork,
+    "mcp": mcp,
 }
 """Commands of the session whose prompt box they were typed in."""
 HANDLERS: dict[str, Handler] = {**APP_HANDLERS, **SESSION_HANDLERS}

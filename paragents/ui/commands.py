@@ -64,6 +64,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("reload", "/reload", "Re-read runtime_config.json and apply it (says what changed)"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
     CommandSpec("permissions", "/permissions", "Show the effective permission rules"),
+    CommandSpec(
+        "mcp", "/mcp [restart NAME]", "MCP servers: state, PID, memory, tools, sessions using them, errors"
+    ),
     CommandSpec("help", "/help", "List commands and keys"),
     CommandSpec("quit", "/quit", "Quit paragents (sessions are restored next time)"),
 )
@@ -146,6 +149,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if args not in ([], ["gc"], ["adapt"]):
             return CommandError(f"/lane takes nothing, 'gc' or 'adapt'. Usage: {spec.usage}")
         return SlashCommand(name, args[0] if args else None)
+    if name == "mcp":
+        if args and (args[0] != "restart" or len(args) != 2):
+            return CommandError(f"/mcp takes nothing or 'restart NAME'. Usage: {spec.usage}")
+        return SlashCommand(name, args[1] if args else None)
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):
             return CommandError(f"/sandbox takes one of {', '.join(SANDBOX_MODES)}. Usage: {spec.usage}")

@@ -26,6 +26,8 @@ def test_new_with_name_model_and_dir() -> None:
         ("/mode acceptEdits", SlashCommand("mode", "acceptEdits")),
         ("/CLEAR", SlashCommand("clear")),
         ("  /show-config", SlashCommand("show-config")),
+        ("/mcp", SlashCommand("mcp")),
+        ("/mcp restart demo", SlashCommand("mcp", "demo")),
     ],
 )
 def test_valid_commands(line: str, expected: SlashCommand) -> None:
@@ -43,6 +45,7 @@ def test_valid_commands(line: str, expected: SlashCommand) -> None:
         ("/new --model", "--model needs a value"),
         ('/rename "unclosed', "close the quotes"),
         ("/model a b", "one model name"),
+        ("/mcp stop demo", "'restart NAME'"),
     ],
 )
 def test_errors_are_readable(line: str, needle: str) -> None:

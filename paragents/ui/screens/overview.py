@@ -159,15 +159,20 @@ class OverviewScreen(Screen[str | None]):
     DEFAULT_CSS = """
     OverviewScreen > #overview-title { height: 1; padding: 0 1; background: $accent 30%; text-style: bold; }
     OverviewScreen > DataTable { height: 1fr; }
+    OverviewScreen > #overview-mcp { height: auto; max-height: 8; padding: 0 1; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
         Binding("enter", "choose", "Focus session", priority=True),
     ]
 
-    def __init__(self, rows: Callable[[], list[OverviewRow]]) -> None:
+    def __init__(
+        self, rows: Callable[[], list[OverviewRow]], mcp: Callable[[], list[str]] | None = None
+    ) -> None:
         super().__init__()
         self.rows = rows
+        self.mcp = mcp
+        """Lines of the MCP section (one per server process), or None for no section."""
         self._ids: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -175,6 +180,8 @@ class OverviewScreen(Screen[str | None]):
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True)
         table.add_columns(*COLUMNS)
         yield table
+        if self.mcp is not None:
+            yield Static("", id="overview-mcp", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -193,6 +200,11 @@ class OverviewScreen(Screen[str | None]):
         self._ids = [r.session_id for r in rows]
         if keep in self._ids:
             table.move_cursor(row=self._ids.index(keep))
+        if self.mcp is not None:
+            lines = self.mcp()
+            section = self.query_one("#overview-mcp", Static)
+            section.display = bool(lines)
+            section.update(Text(clean("\n".join(lines))))
 
     def action_choose(self) -> None:
         """Dismiss with the highlighted session's id."""
