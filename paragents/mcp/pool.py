@@ -135,6 +135,7 @@ class McpPool:
                     t.name
                     for t in (handle.tools or [])
                     if offered(t.name, entry.settings.enabled_tools, entry.settings.disabled_tools)
+                    and schema_problem(t) is None
                 )
                 rows.append(handle.status(names))
         return rows

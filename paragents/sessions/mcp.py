@@ -42,7 +42,7 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
             'or "mcp": {"servers": {...}} to runtime_config.json (docs/mcp.md).'
         )
     for st in pool.status():
-        users = ", ".join(names.get(u, u[:8]) for u in st.users) or "-"
+        users = ", ".join(sorted(names.get(u, u[:8]) for u in st.users)) or "-"
         cost = tokens.get(st.name, 0)
         share = f" ({cost * 100 // window}%)" if window and cost else ""
         error = st.last_error or "-"

@@ -58,8 +58,33 @@ async def test_two_sessions_share_one_server_process(env: Env) -> None:
     assert row.pid == int(pid_a) and set(row.users) == {a.id, b.id} and row.state == "running"
     asks = env.sink.of(ev.PermissionRequested)
     assert [r.call.name for r in asks] == ["mcp__demo__pid", "mcp__demo__pid"]
+    report = rt.mcp_report(a.id)  # /mcp
+    top = report.rows[0]
+    assert top[0].startswith("demo (user, stdio, shared)") and top[1] == "running" and top[2] == pid_a
+    assert top[5] == "a, b" and top[3].endswith("MB") and top[6].endswith("%)")
+    assert any(r[1] == "stderr" and "Processing request" in r[7] for r in report.rows)  # its log tail
+    assert (
+        report.summary[0].startswith(f"MCP demo: running, pid {pid_a}")
+        and "used by a, b" in report.summary[0]
+    )
+    memory = await rt.memory(a.id)  # /memory counts the schemas' tokens
+    assert memory.mcp_tokens["demo"] == int(top[6].split()[0])
+    assert any(k == "mcp tools" and w == "demo" for k, w, _t in memory.rows())
     await rt.shutdown()
     assert not _alive(int(pid_a))  # stopped with the runtime
+
+
+async def test_mcp_offers_to_disable_unused_tools_of_a_costly_server(env: Env) -> None:
+    rt = await env.runtime(
+        mcp={"servers": {"demo": demo_stdio()}, "context_share": 0.05}, models={"m": {"context_window": 6000}}
+    )
+    s = await rt.new_session("s")
+    env.server.add([call("add", {"a": 1, "b": 1}), done()], session="s")
+    await turn(rt, s.id)
+    assert tool_results(env, s.id) == [("ok", "2")]
+    [offer] = [n for n in rt.mcp_report(s.id).notes if "disabledTools" in n]
+    assert "'demo' tool schemas cost" in offer and '"echo"' in offer and '"add"' not in offer  # add was used
+    await rt.shutdown()
 
 
 async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: Env) -> None:
