@@ -91,7 +91,7 @@ async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: 
     rt = await runtime(env)
     s = await rt.new_session("s")
     env.server.add([call("echo", {"text": "hello"}), done()], session="s")
-    env.sink.answers = [("reject", None)]
+    env.sink.answers = [("reject_once", None)]
     await turn(rt, s.id)
     [ask] = env.sink.of(ev.PermissionRequested, s.id)
     assert ask.call.name == "mcp__demo__echo" and ask.preview is not None
