@@ -203,6 +203,8 @@ class SessionMcp:
         async def ready(handle: ServerHandle) -> str | None:
             if handle.tools is not None and handle.state != "failed":
                 return None  # known tools: a stopped or restarting server starts again on the next call
+            if handle.retry_in() > 0:
+                return handle.last_error  # told once already (same text): no retry before the backoff
             try:
                 await handle.ensure_running()
             except McpServerError as exc:

@@ -141,11 +141,17 @@ class ServerHandle:
             if self.state == "failed" and self._not_before == float("inf"):
                 raise McpServerError(self._failed_message())
             wait = self._not_before - time.monotonic()
+            if self.state == "failed" and wait > 0:  # a start failed: no retry before its backoff
+                raise McpServerError(f"{self.last_error} (next try in {wait:.0f} s)")
             if wait > 0:
                 await asyncio.sleep(wait)
             await self._start()
             assert self._session is not None
             return self._session
+
+    def retry_in(self) -> float:
+        """Seconds before a failed server may be tried again (0 when it may be now)."""
+        return max(self._not_before - time.monotonic(), 0.0) if self.state == "failed" else 0.0
 
     def _failed_message(self) -> str:
         return (
