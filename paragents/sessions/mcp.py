@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 
 from paragents.sessions.core import SessionsCore
 
-COLUMNS = ("server", "state", "pid", "rss", "tools", "sessions", "tokens", "last error / log")
+COLUMNS = ("server", "state", "pid", "rss", "tools", "sessions", "tokens", "detail")
+"""Columns of /mcp. A server's first row has its numbers and last error in "detail"; the rows under it
+(state column: "tools", "command", "stderr") hold its tool names, command line and log tail."""
 
 
 @dataclass(frozen=True)
@@ -45,25 +47,26 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
         users = ", ".join(sorted(names.get(u, u[:8]) for u in st.users)) or "-"
         cost = tokens.get(st.name, 0)
         share = f" ({cost * 100 // window}%)" if window and cost else ""
-        error = st.last_error or "-"
         report.rows.append(
             (
                 f"{st.name} ({st.origin}, {st.transport}, {st.scope})",
                 st.state,
                 str(st.pid) if st.pid else "-",
                 _mib(st.rss_kib),
-                f"{len(st.tools)}: {', '.join(st.tools)}" if st.tools else "-",
+                str(len(st.tools)),
                 users,
                 f"{cost}{share}" if cost else "-",
-                error,
+                f"last error: {st.last_error}" if st.last_error else "-",
             )
         )
+        if st.tools:
+            report.rows.append(("", "tools", "", "", "", "", "", ", ".join(st.tools)))
         pid = f"pid {st.pid}, {_mib(st.rss_kib)}, " if st.pid else ""
         report.summary.append(
             f"MCP {st.name}: {st.state}, {pid}{len(st.tools)} tools, used by {users}"
             + (f"; last error: {st.last_error}" if st.last_error else "")
         )
-        report.rows.append(("", "command", "", "", st.command, "", "", ""))
+        report.rows.append(("", "command", "", "", "", "", "", st.command))
         for line in st.log_tail.splitlines()[-5:]:
             report.rows.append(("", "stderr", "", "", "", "", "", line))
         if window and cost > pool.settings.context_share * window:

@@ -140,6 +140,8 @@ async def test_a_killed_server_is_restarted_and_the_next_call_works(env: Env) ->
     [after] = rt.mcp.status()
     assert after.pid not in (None, row.pid) and after.restarts == 1
     assert after.last_error is not None and "demo" in after.last_error
+    top = rt.mcp_report(s.id).rows[0]  # /mcp shows the new process and why the old one went
+    assert top[2] == str(after.pid) and top[7] == "last error: MCP server 'demo' exited with code -9"
     await rt.shutdown()
 
 
