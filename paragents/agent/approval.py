@@ -168,10 +168,15 @@ async def ask_server_start(
     decision = Decision(
         "ask",
         f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet "
-        "(enableAllProjectMcpServers / enabledMcpjsonServers); allow always to remember it",
+        "(enableAllProjectMcpServers / enabledMcpjsonServers). Allow once or for the session: it starts "
+        "for this run; always: remembered in .paragents/permissions.local.json",
+        suggested_rules=(f"mcp__{name}",),
     )
     shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)
     answer, _payload = await _ask(
         session, emit, call, f"start MCP server {name}: {command_line}"[:200], decision, None, shown
     )
+    allowed = answer in ("allow_once", "allow_session", "allow_always")
+    text = f"MCP server '{name}' may start" if allowed else f"MCP server '{name}' was not started"
+    emit(ev.ToolCallFinished(session.id, call, "ok" if allowed else "denied", text))
     return answer

@@ -176,7 +176,7 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
     assert seen == [("mcp__demo", 0)]  # asked first, nothing started yet
     [ask] = env.sink.of(ev.PermissionRequested, s.id)
     assert ask.preview is not None and str(DEMO) in ask.preview.text
-    assert tool_results(env, s.id) == [("ok", "3")]
+    assert tool_results(env, s.id) == [("ok", "MCP server 'demo' may start"), ("ok", "3")]
     local = json.loads((env.project / ".paragents" / "permissions.local.json").read_text())
     assert local["enabledMcpjsonServers"] == ["demo"]
     await rt.shutdown()
