@@ -122,6 +122,7 @@ class ServerHandle:
         self._not_before = 0.0
         self._restart: asyncio.Task[None] | None = None
         self._closing = False
+        self._stopping: asyncio.Future[None] | None = None
 
     @property
     def settings(self) -> McpServerSettings:
@@ -361,7 +362,13 @@ class ServerHandle:
 
     # -- stopping -----------------------------------------------------------------------------------
     async def stop(self) -> None:
-        """Stop the server (close its stdin, then terminate it); its tool list is kept."""
+        """Stop the server (close its stdin, then terminate it); its tool list is kept. A stop
+        already under way is joined."""
+        if self._stopping is None or self._stopping.done():
+            self._stopping = asyncio.ensure_future(self._stop_now())
+        await asyncio.shield(self._stopping)
+
+    async def _stop_now(self) -> None:
         if self._restart is not None:
             self._restart.cancel()
             self._restart = None

@@ -1,7 +1,8 @@
 """A small MCP server for the tests (the SDK's FastMCP): ``python demo_server.py [stdio|http PORTFILE]``.
 
 Tools: add (read-only hint), echo, slow (sleeps), big (a result of N bytes), crash (exits the
-process mid-call), wipe (destructive hint), pid (the server's process id), bad (an invalid schema)."""
+process mid-call), wipe (destructive hint), overlap (how many calls ran at once), pid (the server's
+process id), bad (an invalid schema)."""
 
 from __future__ import annotations
 
@@ -47,6 +48,19 @@ def build(name: str = "demo") -> FastMCP:
     def wipe(target: str) -> str:
         """Pretend to delete something."""
         return f"wiped {target}"
+
+    running = [0, 0]  # calls running now, most seen at once
+
+    @server.tool()
+    async def overlap(seconds: float) -> str:
+        """Sleep; answer how many calls ran at once at most so far."""
+        running[0] += 1
+        running[1] = max(running)
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            running[0] -= 1
+        return str(running[1])
 
     @server.tool()
     def pid() -> str:

@@ -87,6 +87,26 @@ async def test_mcp_offers_to_disable_unused_tools_of_a_costly_server(env: Env) -
     await rt.shutdown()
 
 
+async def test_scope_session_gives_each_session_its_own_process(env: Env) -> None:
+    rt = await runtime(env, scope="session")
+    a = await rt.new_session("a")
+    b = await rt.new_session("b")
+    for name in ("a", "b"):
+        env.server.add([call("pid", {}), done()], session=name)
+    env.sink.answers = [("allow_once", None), ("allow_once", None)]
+    await asyncio.gather(turn(rt, a.id), turn(rt, b.id))
+    pids = {tool_results(env, sid)[0][1] for sid in (a.id, b.id)}
+    assert len(pids) == 2
+    rows = rt.mcp.status()
+    assert sorted(r.users for r in rows) == sorted([(a.id,), (b.id,)])
+    own = rt.mcp.handles[("demo", a.id)]
+    await rt.close_session(a.id)  # its own server stops with it
+    await own.stop()  # joins the stop the close started
+    assert not _alive(int(tool_results(env, a.id)[0][1]))
+    assert [r.users for r in rt.mcp.status()] == [(b.id,)]
+    await rt.shutdown()
+
+
 async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: Env) -> None:
     rt = await runtime(env)
     s = await rt.new_session("s")

@@ -31,6 +31,26 @@ async def test_http_server_tools_are_offered_and_called(tmp_path: Path, http_url
     await pool.shutdown()
 
 
+async def test_calls_are_serialised_unless_the_server_is_declared_concurrent(tmp_path: Path) -> None:
+    import asyncio
+
+    from tests.mcp_client.conftest import http_demo
+
+    for concurrent, expected in ((False, "1"), (True, "2")):
+        async with http_demo() as url:  # a fresh server: its "most at once" starts at 0
+            pool = pool_for(tmp_path, type="http", url=url, concurrent=concurrent)
+            one, two = pool.for_session("s1"), pool.for_session("s2")
+            await asyncio.gather(one.prepare(), two.prepare())
+            ctx = ToolContext(workdir=tmp_path)
+            results = await asyncio.gather(
+                one.tools["mcp__web__overlap"].run({"seconds": 1.5}, ctx),
+                two.tools["mcp__web__overlap"].run({"seconds": 1.5}, ctx),
+            )
+            assert max(r.content for r in results) == expected, concurrent
+            assert len(pool.handles) == 1  # one connection shared by both sessions
+            await pool.shutdown()
+
+
 async def test_a_10_mb_result_is_capped_like_other_tool_output(tmp_path: Path, http_url: str) -> None:
     pool = pool_for(tmp_path, type="http", url=http_url, maxOutputTokens=1000)
     mine = pool.for_session("s1")
