@@ -52,6 +52,16 @@ class McpPool:
         self._asking: dict[str, asyncio.Future[bool]] = {}
         self._reaper: asyncio.Task[None] | None = None
 
+    async def reconfigure(self, settings: McpSettings, settings_files: Sequence[Path] = ()) -> None:
+        """Read the servers again (``/reload``): servers whose entry changed or went away are stopped
+        (sessions start the new entry on their next request); unchanged ones keep running."""
+        entries, problems = load_servers(self.project_dir, settings, settings_files)
+        for key, handle in list(self.handles.items()):
+            if entries.get(key[0]) != handle.entry:
+                await handle.close()
+                del self.handles[key]
+        self.settings, self.entries, self.problems = settings, entries, problems
+
     def for_session(self, sid: str) -> SessionMcp:
         """The view of the pool one session's agent uses."""
         return SessionMcp(self, sid)

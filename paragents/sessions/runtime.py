@@ -291,6 +291,7 @@ class Runtime(SessionsCore):
             agent.client = client
             agent.config = cfg
         self.conflicts.resources = tuple(cfg.resources)
+        await self.mcp.reconfigure(cfg.mcp, [f.path for f in getattr(self.policy, "files", [])])
         for view in self.sessions.values():
             model = view.model or cfg.model
             view.apply(ev.ModelChanged(view.id, model, self.context_window(model)))

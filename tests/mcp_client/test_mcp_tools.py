@@ -51,6 +51,21 @@ async def test_calls_are_serialised_unless_the_server_is_declared_concurrent(tmp
             await pool.shutdown()
 
 
+async def test_reconfigure_restarts_only_the_changed_servers(tmp_path: Path, http_url: str) -> None:
+    pool = pool_for(tmp_path, type="http", url=http_url)
+    mine = pool.for_session("s1")
+    await mine.prepare()
+    before = pool.handles[("web", None)]
+    await pool.reconfigure(pool.settings)  # nothing changed: the same connection
+    assert pool.handles[("web", None)] is before
+    changed = McpSettings.model_validate({"servers": {"web": {"url": http_url, "disabledTools": ["echo"]}}})
+    await pool.reconfigure(changed)
+    assert ("web", None) not in pool.handles and before.state == "stopped"
+    await mine.prepare()
+    assert "mcp__web__echo" not in mine.tools and "mcp__web__add" in mine.tools
+    await pool.shutdown()
+
+
 async def test_a_10_mb_result_is_capped_like_other_tool_output(tmp_path: Path, http_url: str) -> None:
     pool = pool_for(tmp_path, type="http", url=http_url, maxOutputTokens=1000)
     mine = pool.for_session("s1")
