@@ -16,6 +16,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
+from mcp import types
+
 from paragents import paths
 from paragents.config import McpSettings
 from paragents.mcp.project import ServerEntry, load_servers, remember_trust
@@ -181,6 +183,33 @@ class McpPool:
         self.handles.clear()
 
 
+def prompt_arguments(prompt: types.Prompt, text: str) -> dict[str, str]:
+    """Fill ``prompt``'s arguments from ``text``; raise McpServerError naming a missing required one."""
+    import shlex
+
+    declared = [a.name for a in prompt.arguments or []]
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        words = text.split()
+    args: dict[str, str] = {}
+    if words and all("=" in w and w.split("=", 1)[0] in declared for w in words):
+        args = dict(w.split("=", 1) for w in words)
+    elif words and declared:
+        head = words[: len(declared) - 1]
+        args = dict(zip(declared, head, strict=False))
+        rest = words[len(head) :]
+        if rest:
+            args[declared[len(head)]] = " ".join(rest)
+    missing = [a.name for a in prompt.arguments or [] if a.required and a.name not in args]
+    if missing:
+        usage = " ".join(f"{n}=..." for n in declared)
+        raise McpServerError(
+            f"prompt {prompt.name} needs {', '.join(missing)}: /mcp__…__{prompt.name} {usage}"
+        )
+    return args
+
+
 class SessionMcp:
     """One session's MCP tools: :meth:`prepare` before each request, then :meth:`specs` / :meth:`get`."""
 
@@ -239,6 +268,27 @@ class SessionMcp:
         new = [p for p in dict.fromkeys(problems) if p not in self._told]
         self._told.update(new)
         return new
+
+    async def prompt(self, command: str, text: str) -> str:
+        """Expand ``/mcp__server__prompt ARGS``: find the server's prompt, fill its arguments from
+        ``text`` (``key=value`` words, else the words in the order the prompt declares its arguments,
+        the last one taking the rest) and return the prompt's text. Raises McpServerError."""
+        server, _, name = command.removeprefix("mcp__").partition("__")
+        if server not in self.pool.entries or not name:
+            raise McpServerError(
+                f"no MCP prompt {command}: /mcp lists the servers (prompts: /mcp__SERVER__PROMPT)"
+            )
+        entry = self.pool.entries[server]
+        if not entry.settings.enabled or not await self.pool.allowed(entry, None):
+            raise McpServerError(f"MCP server '{server}' is not enabled or not trusted yet")
+        handle = self.pool.handle(server, self.sid)
+        handle.users.add(self.sid)
+        await handle.ensure_running()
+        prompt = next((p for p in handle.prompts if p.name == name), None)
+        if prompt is None:
+            known = ", ".join(f"/mcp__{server}__{p.name}" for p in handle.prompts) or "none"
+            raise McpServerError(f"MCP server '{server}' has no prompt '{name}' (its prompts: {known})")
+        return await handle.prompt(name, prompt_arguments(prompt, text))
 
     def specs(self) -> list[dict[str, object]]:
         """The ``tools`` items of this session's MCP tools (after the built-in ones in a request)."""

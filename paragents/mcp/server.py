@@ -103,6 +103,8 @@ class ServerHandle:
         self.log_path = log_dir / f"{entry.name}{suffix}.stderr.log"
         self.state: State = "stopped"
         self.pid: int | None = None
+        self.prompts: list[types.Prompt] = []
+        """The server's prompts (``/mcp__server__prompt``), listed at start when it offers any."""
         self.tools: list[types.Tool] | None = None
         """The server's tools as last listed (kept while it is stopped or restarting), None before."""
         self.users: set[str] = set()
@@ -230,6 +232,10 @@ class ServerHandle:
                 session = await stack.enter_async_context(ClientSession(read, write))
                 await session.initialize()
                 self.tools = await _list_tools(session)
+                caps = session.get_server_capabilities()
+                if caps is not None and caps.prompts is not None:
+                    with contextlib.suppress(McpError):
+                        self.prompts = list((await session.list_prompts()).prompts)
                 self._session = session
                 ready.set_result(None)
                 waiters: list[asyncio.Future[object]] = [asyncio.ensure_future(self._stop.wait())]
@@ -353,12 +359,28 @@ class ServerHandle:
                 raise
             except Exception as exc:
                 inner = leaf(exc)
+                if self.settings.transport != "stdio":  # a broken connection: reconnect on the next call
+                    asyncio.get_running_loop().create_task(self.stop())
                 raise McpServerError(
                     f"MCP server '{self.name}': {tool} failed ({type(inner).__name__}: {inner})"
                 ) from None
         finally:
             self.in_flight -= 1
             self.last_call = time.monotonic()
+
+    async def prompt(self, name: str, arguments: dict[str, str]) -> str:
+        """The text of the server's prompt ``name`` with ``arguments`` (its messages joined). Raises
+        McpServerError naming the server when it cannot start or refuses the prompt."""
+        session = await self.ensure_running()
+        try:
+            async with asyncio.timeout(self.settings.tool_timeout):
+                result = await session.get_prompt(name, arguments)
+        except TimeoutError:
+            raise McpServerError(f"MCP server '{self.name}': prompt {name} did not answer in time") from None
+        except McpError as exc:
+            raise McpServerError(f"MCP server '{self.name}': prompt {name}: {exc.error.message}") from None
+        parts = [m.content.text for m in result.messages if isinstance(m.content, types.TextContent)]
+        return "\n\n".join(parts)
 
     # -- stopping -----------------------------------------------------------------------------------
     async def stop(self) -> None:

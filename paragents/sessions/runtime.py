@@ -242,6 +242,19 @@ class Runtime(SessionsCore):
         """See :func:`paragents.sessions.mcp.mcp_report`."""
         return mcp_report(self, sid)
 
+    async def mcp_prompt(self, sid: str, command: str, text: str) -> str:
+        """The text of the MCP prompt ``command`` (``mcp__server__prompt``) with arguments from ``text``
+        (``/mcp__server__prompt ARGS``). Raises SessionError with one readable message."""
+        from paragents.mcp.server import McpServerError
+
+        agent = self.agents.get(sid)
+        if agent is None or agent.mcp is None:
+            raise SessionError(f"no open session with id {sid}")
+        try:
+            return await agent.mcp.prompt(command, text)
+        except McpServerError as exc:
+            raise SessionError(str(exc)) from None
+
     async def mcp_restart(self, name: str) -> str:
         """Restart the MCP server ``name`` now (``/mcp restart NAME``); return what happened."""
         from paragents.mcp.server import McpServerError

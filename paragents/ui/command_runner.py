@@ -191,6 +191,11 @@ async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def mcp(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if "prompt" in command.options:  # /mcp__server__prompt ARGS: the prompt's text is sent as a prompt
+        text = await app.runtime.mcp_prompt(sid, command.options["prompt"], command.options.get("args", ""))
+        app.runtime.submit(sid, text)
+        app.sync_panel(sid)
+        return
     if command.arg:
         app.notify(await app.runtime.mcp_restart(command.arg), title="MCP", markup=False)
         return

@@ -65,7 +65,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
     CommandSpec("permissions", "/permissions", "Show the effective permission rules"),
     CommandSpec(
-        "mcp", "/mcp [restart NAME]", "MCP servers: state, PID, memory, tools, sessions using them, errors"
+        "mcp",
+        "/mcp [restart NAME]",
+        "MCP servers: state, PID, memory, tools, sessions using them, errors (/mcp__SERVER__PROMPT runs a "
+        "server's prompt)",
     ),
     CommandSpec("help", "/help", "List commands and keys"),
     CommandSpec("quit", "/quit", "Quit paragents (sessions are restored next time)"),
@@ -128,6 +131,9 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         return CommandError(f"Cannot read the command ({exc}); close the quotes and try again.")
     if not words or not words[0].startswith("/") or words[0] == "/":
         return CommandError(f"Type a command name after '/'. Commands: {known_names()}.")
+    if words[0].startswith("/mcp__"):  # an MCP server's prompt: /mcp__server__prompt ARGS
+        rest = text.strip()[len(words[0]) :].strip()
+        return SlashCommand("mcp", None, {"prompt": words[0][1:], "args": rest})
     name = words[0][1:].lower()
     args = words[1:]
     spec = _BY_NAME.get(name)

@@ -49,6 +49,11 @@ def build(name: str = "demo") -> FastMCP:
         """Pretend to delete something."""
         return f"wiped {target}"
 
+    @server.prompt()
+    def review(path: str, focus: str = "bugs") -> str:
+        """Ask for a review of a file."""
+        return f"Review {path}, looking for {focus}."
+
     running = [0, 0]  # calls running now, most seen at once
 
     @server.tool()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from paragents.config import McpSettings
 from paragents.mcp import McpPool
 from paragents.permissions import Policy
@@ -63,6 +65,24 @@ async def test_reconfigure_restarts_only_the_changed_servers(tmp_path: Path, htt
     assert ("web", None) not in pool.handles and before.state == "stopped"
     await mine.prepare()
     assert "mcp__web__echo" not in mine.tools and "mcp__web__add" in mine.tools
+    await pool.shutdown()
+
+
+async def test_a_server_prompt_expands_with_its_arguments(tmp_path: Path, http_url: str) -> None:
+    from paragents.mcp.server import McpServerError
+
+    pool = pool_for(tmp_path, type="http", url=http_url)
+    mine = pool.for_session("s1")
+    assert await mine.prompt("mcp__web__review", "src/app.py") == "Review src/app.py, looking for bugs."
+    assert (
+        await mine.prompt("mcp__web__review", "a.py speed and memory")
+        == "Review a.py, looking for speed and memory."
+    )
+    assert await mine.prompt("mcp__web__review", "focus=style path=b.py") == "Review b.py, looking for style."
+    with pytest.raises(McpServerError, match="needs path"):
+        await mine.prompt("mcp__web__review", "")
+    with pytest.raises(McpServerError, match=r"no prompt 'nope' \(its prompts: /mcp__web__review\)"):
+        await mine.prompt("mcp__web__nope", "")
     await pool.shutdown()
 
 

@@ -207,6 +207,9 @@ class FakeRuntime:
     def mcp_report(self, sid: str | None = None) -> McpReport:
         return McpReport()
 
+    async def mcp_prompt(self, sid: str, command: str, text: str) -> str:
+        return f"{command} {text}"
+
     async def mcp_restart(self, name: str) -> str:
         return f"no MCP server named '{name}'"
 

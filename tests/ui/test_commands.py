@@ -28,6 +28,10 @@ def test_new_with_name_model_and_dir() -> None:
         ("  /show-config", SlashCommand("show-config")),
         ("/mcp", SlashCommand("mcp")),
         ("/mcp restart demo", SlashCommand("mcp", "demo")),
+        (
+            "/mcp__demo__Review a.py  b c",
+            SlashCommand("mcp", None, {"prompt": "mcp__demo__Review", "args": "a.py  b c"}),
+        ),
     ],
 )
 def test_valid_commands(line: str, expected: SlashCommand) -> None:
