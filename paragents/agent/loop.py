@@ -333,6 +333,15 @@ class Agent:
         for problem in await mcp.prepare(ask):
             self.emit(ev.Notice(self.session.id, problem, "warning"))
 
+    async def _attach_resources(self, prompt: str) -> str:
+        """The prompt with the MCP resources it names as ``@server:uri`` appended (docs/mcp.md)."""
+        if self.mcp is None or "@" not in prompt:
+            return prompt
+        text, problems = await self.mcp.attach(prompt, self.config.max_output_chars)
+        for problem in problems:
+            self.emit(ev.Notice(self.session.id, problem, "warning"))
+        return text
+
     def _tool(self, name: str) -> Any:
         """The built-in or MCP tool called ``name``, or None."""
         tool = self.tools.get(name)
@@ -405,6 +414,7 @@ class Agent:
         pending_calls: list[ToolCall] = []
         partial = _Partial()
         try:
+            prompt = await self._attach_resources(prompt)
             try:
                 await self._append(user_message(prompt), added)
             except HistoryChanged:  # written between the sync and now: reload once more

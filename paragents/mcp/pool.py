@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,6 +28,8 @@ from paragents.mcp.tools import CHARS_PER_TOKEN, McpTool, make_tool, offered, sc
 TrustAnswer = Literal["once", "always", "refuse"]
 AskTrust = Callable[[ServerEntry], Awaitable[TrustAnswer]]
 """Asks the user whether a project server may start (its command line shown)."""
+RESOURCE_REF = re.compile(r"(?<![\w@])@([A-Za-z0-9_-]{1,64}):([A-Za-z][A-Za-z0-9+.-]*:[^\s]*[^\s.,;:!?)\]'\"])")
+"""``@server:uri`` in a prompt (the URI needs a scheme, e.g. ``@docs:file:///a.md``)."""
 IDLE_CHECK = 30.0
 """Seconds between checks for idle servers."""
 
@@ -289,6 +292,34 @@ class SessionMcp:
             known = ", ".join(f"/mcp__{server}__{p.name}" for p in handle.prompts) or "none"
             raise McpServerError(f"MCP server '{server}' has no prompt '{name}' (its prompts: {known})")
         return await handle.prompt(name, prompt_arguments(prompt, text))
+
+    async def attach(self, text: str, limit: int) -> tuple[str, list[str]]:
+        """Append the resources a prompt names as ``@server:uri`` (a configured server, a URI with a
+        scheme) to it, each capped to ``limit`` characters; return the text and the problems."""
+        found = [
+            (m.group(0), m.group(1), m.group(2))
+            for m in RESOURCE_REF.finditer(text)
+            if m.group(1) in self.pool.entries
+        ]
+        if not found:
+            return text, []
+        from paragents.tools.output import cap_middle
+
+        blocks: list[str] = []
+        problems: list[str] = []
+        for ref, server, uri in dict.fromkeys(found):
+            entry = self.pool.entries[server]
+            try:
+                if not entry.settings.enabled or not await self.pool.allowed(entry, None):
+                    raise McpServerError(f"MCP server '{server}' is not enabled or not trusted yet")
+                handle = self.pool.handle(server, self.sid)
+                handle.users.add(self.sid)
+                body = await handle.read_resource(uri)
+            except McpServerError as exc:
+                problems.append(f"{ref} was not attached: {exc}")
+                continue
+            blocks.append(f"[{ref}]\n{cap_middle(body, limit)}")
+        return ("\n\n".join([text, *blocks]) if blocks else text), problems
 
     def specs(self) -> list[dict[str, object]]:
         """The ``tools`` items of this session's MCP tools (after the built-in ones in a request)."""

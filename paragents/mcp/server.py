@@ -382,6 +382,27 @@ class ServerHandle:
         parts = [m.content.text for m in result.messages if isinstance(m.content, types.TextContent)]
         return "\n\n".join(parts)
 
+    async def read_resource(self, uri: str) -> str:
+        """The text of the server's resource ``uri`` (binary parts described in one line). Raises
+        McpServerError naming the server when it cannot start or cannot read it."""
+        from pydantic import AnyUrl, ValidationError
+
+        session = await self.ensure_running()
+        try:
+            async with asyncio.timeout(self.settings.tool_timeout):
+                result = await session.read_resource(AnyUrl(uri))
+        except ValidationError:
+            raise McpServerError(f"MCP server '{self.name}': {uri!r} is not a resource URI") from None
+        except TimeoutError:
+            raise McpServerError(f"MCP server '{self.name}': {uri} did not answer in time") from None
+        except McpError as exc:
+            raise McpServerError(f"MCP server '{self.name}': {uri}: {exc.error.message}") from None
+        parts = [
+            c.text if isinstance(c, types.TextResourceContents) else f"[binary {c.mimeType or 'data'}]"
+            for c in result.contents
+        ]
+        return "\n".join(parts)
+
     # -- stopping -----------------------------------------------------------------------------------
     async def stop(self) -> None:
         """Stop the server (close its stdin, then terminate it); its tool list is kept. A stop

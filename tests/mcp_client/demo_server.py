@@ -54,6 +54,11 @@ def build(name: str = "demo") -> FastMCP:
         """Ask for a review of a file."""
         return f"Review {path}, looking for {focus}."
 
+    @server.resource("note://greeting")
+    def greeting() -> str:
+        """A short text resource."""
+        return "hello from a resource"
+
     running = [0, 0]  # calls running now, most seen at once
 
     @server.tool()

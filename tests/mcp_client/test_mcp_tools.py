@@ -86,6 +86,17 @@ async def test_a_server_prompt_expands_with_its_arguments(tmp_path: Path, http_u
     await pool.shutdown()
 
 
+async def test_resources_named_in_a_prompt_are_attached(tmp_path: Path, http_url: str) -> None:
+    pool = pool_for(tmp_path, type="http", url=http_url)
+    mine = pool.for_session("s1")
+    text, problems = await mine.attach("read @web:note://greeting and @web:note://missing, mail a@b.c", 1000)
+    assert text.startswith("read @web:note://greeting and @web:note://missing, mail a@b.c\n\n")
+    assert "[@web:note://greeting]\nhello from a resource" in text
+    assert len(problems) == 1 and "@web:note://missing was not attached" in problems[0]
+    assert await mine.attach("no refs @other:x://y here", 1000) == ("no refs @other:x://y here", [])
+    await pool.shutdown()
+
+
 async def test_a_10_mb_result_is_capped_like_other_tool_output(tmp_path: Path, http_url: str) -> None:
     pool = pool_for(tmp_path, type="http", url=http_url, maxOutputTokens=1000)
     mine = pool.for_session("s1")
