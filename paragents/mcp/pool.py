@@ -28,7 +28,9 @@ from paragents.mcp.tools import CHARS_PER_TOKEN, McpTool, make_tool, offered, sc
 TrustAnswer = Literal["once", "always", "refuse"]
 AskTrust = Callable[[ServerEntry], Awaitable[TrustAnswer]]
 """Asks the user whether a project server may start (its command line shown)."""
-RESOURCE_REF = re.compile(r"(?<![\w@])@([A-Za-z0-9_-]{1,64}):([A-Za-z][A-Za-z0-9+.-]*:[^\s]*[^\s.,;:!?)\]'\"])")
+RESOURCE_REF = re.compile(
+    r"(?<![\w@])@([A-Za-z0-9_-]{1,64}):([A-Za-z][A-Za-z0-9+.-]*:[^\s]*[^\s.,;:!?)\]'\"])"
+)
 """``@server:uri`` in a prompt (the URI needs a scheme, e.g. ``@docs:file:///a.md``)."""
 IDLE_CHECK = 30.0
 """Seconds between checks for idle servers."""
