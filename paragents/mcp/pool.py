@@ -223,6 +223,27 @@ class SessionMcp:
         self.sid = sid
         self.tools: dict[str, McpTool] = {}
         self._told: set[str] = set()
+        self._cache: dict[int, tuple[object, list[McpTool], list[str]]] = {}
+        """Per handle: its tool list as last built from (by identity), the tools and the problems."""
+
+    def _build(self, handle: ServerHandle) -> tuple[list[McpTool], list[str]]:
+        """The agent tools of ``handle``'s listed tools (rebuilt only when it listed them anew)."""
+        cached = self._cache.get(id(handle))
+        if cached is not None and cached[0] is handle.tools:
+            return cached[1], cached[2]
+        s = handle.settings
+        built: list[McpTool] = []
+        problems: list[str] = []
+        for remote in handle.tools or []:
+            if not offered(remote.name, s.enabled_tools, s.disabled_tools):
+                continue
+            bad = schema_problem(remote)
+            if bad:
+                problems.append(f"MCP server '{handle.name}': tool '{remote.name}' is not offered: {bad}")
+                continue
+            built.append(make_tool(handle, remote))
+        self._cache[id(handle)] = (handle.tools, built, problems)
+        return built, problems
 
     async def prepare(self, ask: AskTrust | None = None) -> list[str]:
         """Make sure every enabled server this session may use is started (or its tools known) and
@@ -259,15 +280,9 @@ class SessionMcp:
         problems.extend(p for p in results if p)
         tools: dict[str, McpTool] = {}
         for handle in handles:
-            s = handle.settings
-            for remote in handle.tools or []:
-                if not offered(remote.name, s.enabled_tools, s.disabled_tools):
-                    continue
-                bad = schema_problem(remote)
-                if bad:
-                    problems.append(f"MCP server '{handle.name}': tool '{remote.name}' is not offered: {bad}")
-                    continue
-                tool = make_tool(handle, remote)
+            built, bad = self._build(handle)
+            problems.extend(bad)
+            for tool in built:
                 tools.setdefault(tool.name, tool)
         self.tools = tools
         new = [p for p in dict.fromkeys(problems) if p not in self._told]
