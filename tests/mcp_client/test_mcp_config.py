@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from paragents.config import McpSettings, RuntimeConfig, mcp_shown
+from paragents.config import LoadedConfig, McpSettings, RuntimeConfig, describe_config, mcp_shown
 from paragents.mcp.project import (
     McpConfigError,
     ServerEntry,
@@ -124,3 +124,5 @@ def test_secrets_are_redacted_in_show_config() -> None:
     shown = json.dumps(mcp_shown(cfg.mcp))
     assert "ghp_abcdefghijklmnop" not in shown and "sekrit-123456" not in shown
     assert "${TOK}" in shown and "gh-mcp" in shown
+    [row] = [r for r in describe_config(LoadedConfig(cfg)) if r[0] == "mcp"]  # the /show-config row
+    assert "gh-mcp" in row[1] and "ghp_abcdefghijklmnop" not in row[1] and "sekrit-123456" not in row[1]
