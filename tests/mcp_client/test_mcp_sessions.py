@@ -237,3 +237,21 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
+
+
+async def test_a_10_mb_result_over_stdio_is_capped(tmp_path: Path) -> None:
+    """The stdio transport assembles a 10 MB line from many reads; the result is capped."""
+    from paragents.config import McpSettings
+    from paragents.mcp import McpPool
+    from paragents.tools.base import ToolContext
+
+    pool = McpPool(
+        tmp_path, McpSettings.model_validate({"servers": {"demo": demo_stdio()}}), log_dir=tmp_path
+    )
+    mine = pool.for_session("s1")
+    await asyncio.wait_for(mine.prepare(), TIMEOUT)
+    ctx = ToolContext(workdir=tmp_path, max_output_chars=30000)
+    result = await asyncio.wait_for(mine.tools["mcp__demo__big"].run({"size": 10_000_000}, ctx), TIMEOUT)
+    assert not result.is_error and len(result.content) <= 30000
+    assert "[... 99" in result.content and "chars omitted ...]" in result.content
+    await pool.shutdown()
