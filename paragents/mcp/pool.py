@@ -58,6 +58,7 @@ class McpPool:
         """Answers given in this process to "may this project server start?"."""
         self._asking: dict[str, asyncio.Future[bool]] = {}
         self._reaper: asyncio.Task[None] | None = None
+        self._stopping: set[asyncio.Task[None]] = set()
 
     async def reconfigure(self, settings: McpSettings, settings_files: Sequence[Path] = ()) -> None:
         """Read the servers again (``/reload``): servers whose entry changed or went away are stopped
@@ -117,7 +118,9 @@ class McpPool:
         for key, handle in list(self.handles.items()):
             handle.users.discard(sid)
             if not handle.users and handle.state in ("running", "starting", "restarting"):
-                asyncio.get_running_loop().create_task(handle.stop())
+                task = asyncio.get_running_loop().create_task(handle.stop())
+                self._stopping.add(task)  # keep a reference until it is done
+                task.add_done_callback(self._stopping.discard)
             if key[1] == sid:
                 del self.handles[key]
 
@@ -184,6 +187,7 @@ class McpPool:
         """Stop every server (at exit)."""
         if self._reaper is not None:
             self._reaper.cancel()
+        await asyncio.gather(*self._stopping, return_exceptions=True)
         await asyncio.gather(*(h.close() for h in self.handles.values()), return_exceptions=True)
         self.handles.clear()
 

@@ -125,6 +125,8 @@ class ServerHandle:
         self._restart: asyncio.Task[None] | None = None
         self._closing = False
         self._stopping: asyncio.Future[None] | None = None
+        self._reset: asyncio.Task[None] | None = None
+        """A stop after an HTTP connection broke (kept so the task is not collected mid-way)."""
 
     @property
     def settings(self) -> McpServerSettings:
@@ -360,7 +362,7 @@ class ServerHandle:
             except Exception as exc:
                 inner = leaf(exc)
                 if self.settings.transport != "stdio":  # a broken connection: reconnect on the next call
-                    asyncio.get_running_loop().create_task(self.stop())
+                    self._reset = asyncio.get_running_loop().create_task(self.stop())
                 raise McpServerError(
                     f"MCP server '{self.name}': {tool} failed ({type(inner).__name__}: {inner})"
                 ) from None
