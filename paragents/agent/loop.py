@@ -769,7 +769,7 @@ class Agent:
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))
             return approval.why, "denied"
-        if self.preflight is not None:
+        if self.preflight is not None and not getattr(tool, "read_only", False):
             skip = await self.preflight(sid, call, args)
             if skip is not None:
                 self.emit(ev.ToolCallFinished(sid, call, "skipped", skip))

@@ -126,3 +126,15 @@ def test_secrets_are_redacted_in_show_config() -> None:
     assert "${TOK}" in shown and "gh-mcp" in shown
     [row] = [r for r in describe_config(LoadedConfig(cfg)) if r[0] == "mcp"]  # the /show-config row
     assert "gh-mcp" in row[1] and "ghp_abcdefghijklmnop" not in row[1] and "sekrit-123456" not in row[1]
+
+
+def test_mcp_tools_that_declare_paths_get_conflict_targets(tmp_path: Path) -> None:
+    from paragents.conflicts import call_targets
+
+    real = tmp_path.resolve()
+    args = {"path": "a.txt", "paths": ["sub/b.txt", "a.txt"], "text": "x"}
+    assert call_targets("mcp__fs__write", args, tmp_path).paths == (
+        str(real / "a.txt"),
+        str(real / "sub/b.txt"),
+    )
+    assert call_targets("mcp__fs__search", {"query": "x"}, tmp_path).empty  # no path declared
