@@ -10,7 +10,9 @@ bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders
 seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
 rendered. ``idle`` (also in ``--quick``) keeps 16 open sessions idle for 10 s and reports the app's CPU
 and how often each timer fired. ``lanes`` (bench/lanes.py) times lane creation and one
-conflict-prediction round of 8 lanes. Exit status is 0 unless a scenario crashed.
+conflict-prediction round of 8 lanes. ``mcp`` (bench/mcp_pool.py, not in ``--quick``) runs 8 sessions x 3
+stdio MCP servers through the shared pool and reports the server processes (target 3), their RSS and
+start cost. Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ TARGETS: dict[str, dict[str, float]] = {
     "huge_reply": {"key_p99_ms": 100, "renders": 1},
     "idle": {"cpu_pct": 2},
     "lanes": {"create_max_s": 0.5, "round_p99_ms": 150},
+    "mcp": {"processes": 3},
 }
 
 
@@ -173,6 +176,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "huge_reply": report.get("huge_reply"),
         "idle": report.get("idle"),
         "lanes": report.get("lanes"),
+        "mcp": report.get("mcp"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -209,7 +213,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle", "lanes"):
+    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle", "lanes", "mcp"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -230,7 +234,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes",
+        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,mcp",
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -241,7 +245,7 @@ def main() -> int:
     sections = (
         set(args.only.split(","))
         if args.only
-        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle", "lanes"}
+        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle", "lanes", "mcp"}
     )
     if args.quick:
         sections = sections & {"stream", "startup", "idle"}
@@ -270,6 +274,9 @@ def main() -> int:
         if "lanes" in sections:
             eprint("bench: lanes (creation, prediction rounds) ...")
             report["lanes"] = child(["bench.lanes"], isolated_env())
+        if "mcp" in sections:
+            eprint("bench: MCP pool, 8 sessions x 3 stdio servers ...")
+            report["mcp"] = child(["bench.mcp_pool"], isolated_env())
         if "huge" in sections:
             eprint("bench: huge stored reply ...")
             report["huge_reply"] = huge_reply()

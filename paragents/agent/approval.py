@@ -47,13 +47,15 @@ async def approve(
     preview: Callable[[], Awaitable[CallPreview | None]] | None = None,
     turn_id: int | None = None,
     resume: ApprovalRecord | None = None,
+    read_only: bool = False,
 ) -> Approval:
     """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
     ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
     computes what the call will do, shown with the ask (only called when the user is asked).
     The ask is a row of the store's ``approvals`` table (``turn_id`` its turn), answered once by this
     process's client or any other process; ``resume`` is the row a crashed process left pending for
-    this call: it is asked again under the same id (or its answer, given meanwhile, is used)."""
+    this call: it is asked again under the same id (or its answer, given meanwhile, is used).
+    ``read_only``: an MCP tool its server declares read-only (see ``Policy.decide``)."""
     sid = session.id
     decision = policy.decide(
         tool_name,
@@ -62,6 +64,7 @@ async def approve(
         mode=session.mode,
         session_rules=tuple(session.session_rules),
         sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
+        read_only=read_only,
     )
     audit: dict[str, Any] = {
         "tool": tool_name,
@@ -278,3 +281,35 @@ async def _apply_answer(
         return Approval(False, f"denied by the user with a note: {note}")
     reason = payload.get("reason") if isinstance(payload, dict) else None
     return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
+
+
+async def ask_server_start(
+    session: SessionReader,
+    store: Store,
+    emit: ev.EventSink,
+    name: str,
+    command_line: str,
+    cwd: str,
+    turn_id: int | None = None,
+) -> ev.ApprovalAnswer:
+    """Ask whether the project's MCP server ``name`` (from ``.mcp.json``, not trusted yet) may start,
+    with its command line shown; return the answer (the pool keeps it, "always" in the local file)."""
+    from paragents.permissions import Decision
+
+    call = ToolCall(f"mcp-start-{uuid.uuid4().hex[:8]}", f"mcp__{name}", "{}")
+    decision = Decision(
+        "ask",
+        f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet "
+        "(enableAllProjectMcpServers / enabledMcpjsonServers). Allow once or for the session: it starts "
+        "for this run; always: remembered in .paragents/permissions.local.json",
+        suggested_rules=(f"mcp__{name}",),
+    )
+    shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)
+    summary = f"start MCP server {name}: {command_line}"[:200]
+    answer, _payload, _by = await _ask(
+        session, store, emit, call, summary, decision, None, shown, turn_id, None
+    )
+    allowed = answer in ("allow_once", "allow_session", "allow_always")
+    text = f"MCP server '{name}' may start" if allowed else f"MCP server '{name}' was not started"
+    emit(ev.ToolCallFinished(session.id, call, "ok" if allowed else "denied", text))
+    return answer

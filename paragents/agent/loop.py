@@ -57,6 +57,7 @@ from paragents.models import (
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm import ChatClient
+    from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
     from paragents.store import ApprovalRecord, Store
     from paragents.tools.registry import ToolRegistry
@@ -126,6 +127,7 @@ class Agent:
         on_read: Callable[[Path, str], None] | None = None,
         on_write: Callable[[Path, str], None] | None = None,
         budget: BudgetMeter | None = None,
+        mcp: SessionMcp | None = None,
     ) -> None:
         self.session = session
         self.client = client
@@ -143,6 +145,8 @@ class Agent:
         """Called with (resolved path, sha256 hex) after each successful write_file/edit_file."""
         self.budget = budget
         """Checks the budgets before each request (None: no budgets, e.g. in unit tests)."""
+        self.mcp = mcp
+        """This session's MCP tools from the shared pool (None: no MCP), prepared before each request."""
         guard = config.loop_guard
         self.loop_guard = LoopGuard(guard.identical_calls, guard.idle_requests)
         self._turn_id: int | None = None
@@ -305,6 +309,7 @@ class Agent:
     async def _before_request(self) -> None:
         """Between requests of a turn (every tool call answered): run asked-for compactions, then
         compact automatically when the request would reach ``compact_threshold`` of the window."""
+        await self.prepare_mcp()
         await self.run_pending_compactions()
         window = self.session.context_window
         size = estimate_messages_tokens(self.request_messages(), self.tool_specs())
@@ -312,10 +317,52 @@ class Agent:
             await self.compact(None, auto=True)
 
     def tool_specs(self) -> list[dict[str, Any]]:
-        """Return the tool specs sent with each request ([] when the model is set to chat without tools)."""
+        """Return the tool specs sent with each request ([] when the model is set to chat without tools):
+        the built-in tools, then the session's MCP tools."""
         if not self.config.model_settings(self.session.model).tools:
             return []
-        return self.tools.specs()
+        return self.tools.specs() + (self.mcp.specs() if self.mcp is not None else [])
+
+    async def prepare_mcp(self) -> None:
+        """Start (or find) the MCP servers this session uses and refresh its MCP tools; a project
+        server not trusted yet asks first; each new problem is shown once as a Notice."""
+        mcp = self.mcp
+        if mcp is None or not self.config.model_settings(self.session.model).tools:
+            return
+        from paragents.agent.approval import ask_server_start
+
+        async def ask(entry: Any) -> Any:
+            answer = await ask_server_start(
+                self.session,
+                self.store,
+                self.emit,
+                entry.name,
+                entry.command_line(),
+                str(mcp.pool.project_dir),
+                self._turn_id,
+            )
+            return {"allow_always": "always", "allow_once": "once", "allow_session": "once"}.get(
+                answer, "refuse"
+            )
+
+        for problem in await mcp.prepare(ask):
+            self.emit(ev.Notice(self.session.id, problem, "warning"))
+
+    async def _attach_resources(self, prompt: str) -> str:
+        """The prompt with the MCP resources it names as ``@server:uri`` appended (docs/mcp.md)."""
+        if self.mcp is None or "@" not in prompt:
+            return prompt
+        text, problems = await self.mcp.attach(prompt, self.config.max_output_chars)
+        for problem in problems:
+            self.emit(ev.Notice(self.session.id, problem, "warning"))
+        return text
+
+    def _tool(self, name: str) -> Any:
+        """The built-in or MCP tool called ``name``, or None."""
+        tool = self.tools.get(name)
+        if tool is None and self.mcp is not None:
+            return self.mcp.get(name)
+        return tool
 
     def _empty_reply_note(self) -> str:
         """The notice for an empty reply: with tools sent, what to try (models that cannot call tools
@@ -393,6 +440,7 @@ class Agent:
                 await self._append(tool_message(pending_calls[0].id, content), added, outcome)
                 pending_calls = []
             else:
+                prompt = await self._attach_resources(prompt)
                 try:
                     await self._append(user_message(prompt), added)
                 except HistoryChanged:  # written between the sync and now: reload once more
@@ -739,11 +787,13 @@ class Agent:
         """Check, ask, run one tool call; return the text of its tool message and its outcome (ok,
         error, denied or skipped). Never raises but CancelledError (and StoreError)."""
         sid = self.session.id
-        tool = self.tools.get(call.name)
+        tool = self._tool(call.name)
         if tool is None:
             from paragents.tools.registry import unknown_tool_message
 
             msg = unknown_tool_message(call.name)
+            if self.mcp is not None and self.mcp.tools:
+                msg += ", " + ", ".join(self.mcp.tools)
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg, "error"
         try:
@@ -780,11 +830,12 @@ class Agent:
             preview=lambda: self._preview(tool.name, args),
             turn_id=self._turn_id,
             resume=resume,
+            read_only=bool(getattr(tool, "read_only", False)),
         )
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))
             return approval.why, "denied"
-        if self.preflight is not None:
+        if self.preflight is not None and not getattr(tool, "read_only", False):
             skip = await self.preflight(sid, call, args)
             if skip is not None:
                 self.emit(ev.ToolCallFinished(sid, call, "skipped", skip))
@@ -850,7 +901,7 @@ class Agent:
     async def _preview(self, tool_name: str, args: dict[str, Any]) -> CallPreview | None:
         """Return the tool's preview of the call (what it will do), computed in a thread; a preview
         that fails becomes a note (the ask is still shown)."""
-        tool = self.tools.get(tool_name)
+        tool = self._tool(tool_name)
         if tool is None:
             return None
         try:

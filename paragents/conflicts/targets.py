@@ -114,6 +114,26 @@ def matching_resources(command: str, resources: Iterable[Any]) -> tuple[str, ...
     return tuple(names)
 
 
+MCP_PATH_KEYS = ("path", "file_path", "filePath", "paths", "file_paths")
+"""Arguments of an MCP tool that declare the paths it works on (conflict checks apply to them)."""
+
+
+def mcp_targets(args: dict[str, Any], workdir: Path) -> CallTargets:
+    """The paths an MCP tool call declares in its arguments (``path``, ``file_path``, ``paths``...),
+    taken as written by the call (the agent skips read-only tools)."""
+    from paragents.tools.fsutil import resolve_path
+
+    found: list[str] = []
+    for key in MCP_PATH_KEYS:
+        value = args.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item and "\x00" not in item:
+                norm = normalize(resolve_path(workdir, item))
+                if norm not in found:
+                    found.append(norm)
+    return CallTargets(paths=tuple(found))
+
+
 def call_targets(
     tool: str, args: dict[str, Any], workdir: Path, resources: Iterable[Any] = ()
 ) -> CallTargets:
@@ -124,6 +144,8 @@ def call_targets(
 
         file = normalize(resolve_path(workdir, args["path"]))
         return CallTargets(paths=(file,), file=file)
+    if tool.startswith("mcp__"):
+        return mcp_targets(args, workdir)
     if tool == SHELL_TOOL and isinstance(args.get("command"), str):
         from paragents.permissions import write_targets
 

@@ -162,6 +162,7 @@ class Policy:
         session_rules: Sequence[str] = (),
         extra_dirs: Sequence[Path] = (),
         sandboxed: bool = False,
+        read_only: bool = False,
     ) -> Decision:
         """Decide one tool call: allow, ask or deny, with a reason naming the rule and its file.
 
@@ -173,7 +174,8 @@ class Policy:
         sandbox with ``sandbox.auto_allow`` on, so the parts that would ask only because they are
         commands run without asking (deny and ask rules still apply). Raises ValueError for an unknown
         ``mode`` or a malformed session rule; a bad call (no path, non-string command) is denied with a
-        reason."""
+        reason. ``read_only``: an MCP tool whose server declares it read-only (``readOnlyHint``, no
+        ``destructiveHint``): with no rule it runs like a read (also in plan mode)."""
         permission_mode = self._allowed_mode(parse_mode(mode))
         rules = self._rules
         if session_rules:
@@ -213,7 +215,13 @@ class Policy:
             part = checker.check_path(family, target)
             writes = [os.path.normpath(target)] if family == "Edit" and "\x00" not in raw else []
             return finish([part], family, permission_mode, writes)
-        return finish([checker.check_tool(tool)], family, permission_mode)
+        part = checker.check_tool(tool)
+        if read_only:
+            family = "Read"
+            if part.category == "unmatched":
+                why = f"{tool} is read-only (its server's readOnlyHint), so it runs like a read"
+                part = Part(tool, "default_allow", why)
+        return finish([part], family, permission_mode)
 
     def read_deny_patterns(self, cwd: Path) -> tuple[tuple[str, str], ...]:
         """Return ``(root, gitignore pattern)`` for every ``Read(...)`` deny rule, anchored for ``cwd``

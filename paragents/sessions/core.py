@@ -89,6 +89,11 @@ class SessionsCore:
 
         self.budgets = BudgetCommands(self)
         """Budget caps per session, ``/budget`` and the answers to a pause (sessions/budgets.py)."""
+        from paragents.mcp import McpPool
+
+        self.mcp = McpPool(project_dir, loaded.config.mcp, [f.path for f in getattr(policy, "files", [])])
+        """The MCP servers of the project, shared by its sessions (paragents.mcp, docs/mcp.md)."""
+        self.notes.extend(self.mcp.problems)
 
     @property
     def config(self) -> RuntimeConfig:

@@ -119,6 +119,7 @@ class SessionLifecycle:
         core.turn_done.pop(sid, None)
         await core.conflicts.release(sid)
         core.conflicts.forget(sid)
+        core.mcp.release(sid)
 
     async def reopen_session(self, sid: str) -> SessionView:
         """Open a persisted session again (no-op when open); return its view. Raises SessionError."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from paragents.agent.compaction import CompactionOutcome
 from paragents.agent.context import load_instructions
 from paragents.sessions.core import SessionsCore
+from paragents.sessions.mcp import mcp_tokens
 from paragents.sessions.notes import MemoryReport
 from paragents.sessions.view import SessionError
 
@@ -74,4 +75,5 @@ class MemoryCommands:
             session_notes=core.notebook.session_notes(sid),
             project_notes=core.notebook.project_notes(sid),
             compaction=f"{state.covered} messages summarised in requests" if state else None,
+            mcp_tokens=mcp_tokens(core, sid),
         )

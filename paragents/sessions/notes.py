@@ -6,7 +6,7 @@ the project. Nothing here imports Textual."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,8 @@ class MemoryReport:
     session_notes: list[NoteRecord]
     project_notes: list[NoteRecord]
     compaction: str | None
+    mcp_tokens: dict[str, int] = field(default_factory=dict)
+    """Estimated tokens the MCP tool schemas add to every request, by server (counted in context %)."""
 
     def rows(self) -> list[tuple[str, str, str]]:
         """Return ``(kind, where / who, text)`` rows for a table."""
@@ -84,6 +86,8 @@ class MemoryReport:
                 rows.append((kind, f"{note.author}, {when}", note.text))
         if self.compaction:
             rows.append(("compaction", "store", self.compaction))
+        for server, tokens in sorted(self.mcp_tokens.items()):
+            rows.append(("mcp tools", server, f"~{tokens} tokens of tool schemas in every request (/mcp)"))
         if not rows:
             rows.append(("(nothing)", "", "no AGENTS.md/CLAUDE.md found, no notes, no compaction"))
         return rows

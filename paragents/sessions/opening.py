@@ -85,6 +85,7 @@ class SessionOpening:
             on_read=core.conflicts.read_hook(sid),
             on_write=core.conflicts.write_hook(sid),
             budget=core.budgets.meter(sid),
+            mcp=core.mcp.for_session(sid),
         )
         core.agents[sid] = agent
         agent.compaction = await load_compaction(core.store, sid, history)

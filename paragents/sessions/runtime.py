@@ -24,6 +24,7 @@ from paragents.sessions.api import SessionsAPI
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.lifecycle import MODE_NAMES, SessionLifecycle
+from paragents.sessions.mcp import McpReport, mcp_report
 from paragents.sessions.memory import MemoryCommands
 from paragents.sessions.notes import MemoryReport
 from paragents.sessions.opening import SessionOpening
@@ -284,6 +285,33 @@ class Runtime(SessionsCore):
         """See :meth:`MemoryCommands.memory`."""
         return await self.memory_commands.memory(sid)
 
+    # -- MCP (paragents.sessions.mcp) ----------------------------------------------------------------
+    def mcp_report(self, sid: str | None = None) -> McpReport:
+        """See :func:`paragents.sessions.mcp.mcp_report`."""
+        return mcp_report(self, sid)
+
+    async def mcp_prompt(self, sid: str, command: str, text: str) -> str:
+        """The text of the MCP prompt ``command`` (``mcp__server__prompt``) with arguments from ``text``
+        (``/mcp__server__prompt ARGS``). Raises SessionError with one readable message."""
+        from paragents.mcp.server import McpServerError
+
+        agent = self.agents.get(sid)
+        if agent is None or agent.mcp is None:
+            raise SessionError(f"no open session with id {sid}")
+        try:
+            return await agent.mcp.prompt(command, text)
+        except McpServerError as exc:
+            raise SessionError(str(exc)) from None
+
+    async def mcp_restart(self, name: str) -> str:
+        """Restart the MCP server ``name`` now (``/mcp restart NAME``); return what happened."""
+        from paragents.mcp.server import McpServerError
+
+        try:
+            return await self.mcp.restart(name)
+        except McpServerError as exc:
+            raise SessionError(str(exc)) from None
+
     # -- config ---------------------------------------------------------------------------------------
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
         """``/budget LEVEL TEXT``: set or raise a cap; a paused session re-checks (sessions/budgets.py)."""
@@ -324,6 +352,7 @@ class Runtime(SessionsCore):
             agent.client = client
             agent.config = cfg
         self.conflicts.resources = tuple(cfg.resources)
+        await self.mcp.reconfigure(cfg.mcp, [f.path for f in getattr(self.policy, "files", [])])
         for view in self.sessions.values():
             model = view.model or cfg.model
             view.apply(ev.ModelChanged(view.id, model, self.context_window(model)))
@@ -356,6 +385,7 @@ class Runtime(SessionsCore):
             with contextlib.suppress(StoreError):
                 await self.store.release_session(sid)
         self.holds.clear()
+        await self.mcp.shutdown()
         await self.client.aclose()
         await self.store.close()
 

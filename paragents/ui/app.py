@@ -625,6 +625,7 @@ class ParagentsApp(App[None]):
             lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(self).seconds),
             lambda: budget_hooks.overview_notes(self),
             self.runtime.lane_overview,
+            lambda: self.runtime.mcp_report().summary,
         )
         self.push_screen(rows, self._after_pick)
 

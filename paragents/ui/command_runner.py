@@ -16,7 +16,13 @@ from paragents.config import ConfigError, describe_changes
 from paragents.ui import serve_hooks
 from paragents.ui.budget_hooks import run_budget_command
 from paragents.ui.commands import SlashCommand
-from paragents.ui.screens.info import TableScreen, config_screen, help_screen, permissions_screen
+from paragents.ui.screens.info import (
+    TableScreen,
+    config_screen,
+    help_screen,
+    mcp_screen,
+    permissions_screen,
+)
 from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
 
@@ -186,6 +192,18 @@ async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await run_budget_command(app, sid, command)
 
 
+async def mcp(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if "prompt" in command.options:  # /mcp__server__prompt ARGS: the prompt's text is sent as a prompt
+        text = await app.runtime.mcp_prompt(sid, command.options["prompt"], command.options.get("args", ""))
+        app.runtime.submit(sid, text)
+        app.sync_panel(sid)
+        return
+    if command.arg:
+        app.notify(await app.runtime.mcp_restart(command.arg), title="MCP", markup=False)
+        return
+    app.show_screen(mcp_screen(app.runtime.mcp_report(sid)))
+
+
 async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.add_panel(await app.runtime.fork(sid, command.arg))
 
@@ -222,6 +240,7 @@ SESSION_HANDLERS: dict[str, Handler] = {
     "remember": remember,
     "memory": memory,
     "fork": fork,
+    "mcp": mcp,
 }
 """Commands of the session whose prompt box they were typed in."""
 HANDLERS: dict[str, Handler] = {**APP_HANDLERS, **SESSION_HANDLERS}

@@ -66,6 +66,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("reload", "/reload", "Re-read runtime_config.json and apply it (says what changed)"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
     CommandSpec("permissions", "/permissions", "Show the effective permission rules"),
+    CommandSpec(
+        "mcp",
+        "/mcp [restart NAME]",
+        "MCP servers: state, PID, memory, tools, sessions using them, errors (/mcp__SERVER__PROMPT runs a "
+        "server's prompt)",
+    ),
     CommandSpec("help", "/help", "List commands and keys"),
     CommandSpec("quit", "/quit", "Quit paragents (sessions are restored next time)"),
 )
@@ -127,6 +133,9 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         return CommandError(f"Cannot read the command ({exc}); close the quotes and try again.")
     if not words or not words[0].startswith("/") or words[0] == "/":
         return CommandError(f"Type a command name after '/'. Commands: {known_names()}.")
+    if words[0].startswith("/mcp__"):  # an MCP server's prompt: /mcp__server__prompt ARGS
+        rest = text.strip()[len(words[0]) :].strip()
+        return SlashCommand("mcp", None, {"prompt": words[0][1:], "args": rest})
     name = words[0][1:].lower()
     args = words[1:]
     spec = _BY_NAME.get(name)
@@ -152,6 +161,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if len(args) > 1 or (args and args[0] != "stop" and not args[0].isdigit()):
             return CommandError(f"/serve takes a port number or 'stop'. Usage: {spec.usage}")
         return SlashCommand(name, args[0] if args else None)
+    if name == "mcp":
+        if args and (args[0] != "restart" or len(args) != 2):
+            return CommandError(f"/mcp takes nothing or 'restart NAME'. Usage: {spec.usage}")
+        return SlashCommand(name, args[1] if args else None)
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):
             return CommandError(f"/sandbox takes one of {', '.join(SANDBOX_MODES)}. Usage: {spec.usage}")

@@ -16,6 +16,7 @@ from paragents.events import Event, EventSink
 from paragents.limits import Budget, parse_budget
 from paragents.permissions import Policy
 from paragents.sessions import SessionsAPI, SessionView
+from paragents.sessions.mcp import McpReport
 from paragents.sessions.notes import MemoryReport
 
 if TYPE_CHECKING:
@@ -237,6 +238,16 @@ class FakeRuntime:
 
     async def memory(self, sid: str) -> MemoryReport:
         return MemoryReport([], [], [], None)
+
+    # MCP: no servers
+    def mcp_report(self, sid: str | None = None) -> McpReport:
+        return McpReport()
+
+    async def mcp_prompt(self, sid: str, command: str, text: str) -> str:
+        return f"{command} {text}"
+
+    async def mcp_restart(self, name: str) -> str:
+        return f"no MCP server named '{name}'"
 
     # config and end
     def config_rows(self) -> list[tuple[str, str, str]]:

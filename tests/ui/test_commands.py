@@ -26,6 +26,12 @@ def test_new_with_name_model_and_dir() -> None:
         ("/mode acceptEdits", SlashCommand("mode", "acceptEdits")),
         ("/CLEAR", SlashCommand("clear")),
         ("  /show-config", SlashCommand("show-config")),
+        ("/mcp", SlashCommand("mcp")),
+        ("/mcp restart demo", SlashCommand("mcp", "demo")),
+        (
+            "/mcp__demo__Review a.py  b c",
+            SlashCommand("mcp", None, {"prompt": "mcp__demo__Review", "args": "a.py  b c"}),
+        ),
     ],
 )
 def test_valid_commands(line: str, expected: SlashCommand) -> None:
@@ -43,6 +49,7 @@ def test_valid_commands(line: str, expected: SlashCommand) -> None:
         ("/new --model", "--model needs a value"),
         ('/rename "unclosed', "close the quotes"),
         ("/model a b", "one model name"),
+        ("/mcp stop demo", "'restart NAME'"),
     ],
 )
 def test_errors_are_readable(line: str, needle: str) -> None:

@@ -63,6 +63,16 @@ async def test_a_typed_rename_goes_through_the_command_table_and_the_panel_shows
         assert runtime.sessions["s1"].name == "web" and "web" in panel.title_text().plain
 
 
+async def test_a_typed_mcp_prompt_command_sends_the_prompts_text(tmp_path: Path) -> None:
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)  # its mcp_prompt echoes name and arguments
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        await started(pilot, app)
+        await pilot.press(*"/mcp__demo__review a.py", "enter")
+        await wait_until(pilot, lambda: bool(runtime.submitted), "the submit")
+        assert runtime.submitted == [("s1", "mcp__demo__review a.py")]
+
+
 async def test_a_session_command_without_a_session_is_refused_with_a_notice(tmp_path: Path) -> None:
     runtime = FakeRuntime([], tmp_path)
     app = make_app(runtime)

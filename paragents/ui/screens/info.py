@@ -141,6 +141,15 @@ def permissions_screen(policy: object) -> TableScreen:
     return TableScreen("Permission rules", columns, rows, note=note)
 
 
+def mcp_screen(report: object) -> TableScreen:
+    """Return the /mcp screen for a ``Runtime.mcp_report()`` (paragents.sessions.mcp.McpReport)."""
+    from paragents.sessions.mcp import COLUMNS
+
+    notes = list(getattr(report, "notes", []))
+    note = "\n".join(notes) if notes else "/mcp restart NAME restarts a server. Secrets are never shown."
+    return TableScreen("MCP servers", COLUMNS, list(getattr(report, "rows", [])), note=note)
+
+
 class Demo(App[None]):
     """The /help screen (commands and keys)."""
 

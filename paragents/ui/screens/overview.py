@@ -218,6 +218,7 @@ class OverviewScreen(Screen[str | None]):
     OverviewScreen > #overview-lanes {
         height: auto; max-height: 40%; padding: 0 1; border-top: solid $accent;
     }
+    OverviewScreen > #overview-mcp { height: auto; max-height: 8; padding: 0 1; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close"),
@@ -229,6 +230,7 @@ class OverviewScreen(Screen[str | None]):
         rows: Callable[[], list[OverviewRow]],
         notes: Callable[[], list[str]] | None = None,
         lanes: Callable[[], Awaitable[list[str]]] | None = None,
+        mcp: Callable[[], list[str]] | None = None,
     ) -> None:
         super().__init__()
         self.rows = rows
@@ -236,6 +238,8 @@ class OverviewScreen(Screen[str | None]):
         """Lines under the table: the project's spend today, failed notifications (plain text)."""
         self.lanes = lanes
         """Returns the lane lines (name, ports, holder or "leftover"), shown under the table."""
+        self.mcp = mcp
+        """Lines of the MCP section (one per server process), or None for no section."""
         self._ids: list[str] = []
 
     def compose(self) -> ComposeResult:
@@ -247,6 +251,8 @@ class OverviewScreen(Screen[str | None]):
         lanes = Static("", id="overview-lanes")
         lanes.display = False
         yield lanes
+        if self.mcp is not None:
+            yield Static("", id="overview-mcp", markup=False)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -284,6 +290,11 @@ class OverviewScreen(Screen[str | None]):
         notes = self.query_one("#overview-notes", Static)
         notes.update(Text("\n".join(clean(line) for line in lines)))
         notes.display = bool(lines)
+        if self.mcp is not None:
+            lines = self.mcp()
+            section = self.query_one("#overview-mcp", Static)
+            section.display = bool(lines)
+            section.update(Text(clean("\n".join(lines))))
 
     def action_choose(self) -> None:
         """Dismiss with the highlighted session's id."""

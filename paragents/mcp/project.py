@@ -1,0 +1,192 @@
+"""Which MCP servers a project has: user-level ``mcp.servers`` (runtime_config.json, trusted) and the
+project's ``.mcp.json`` (Claude Code's shape), gated by ``enableAllProjectMcpServers`` /
+``enabledMcpjsonServers`` / ``disabledMcpjsonServers`` in the permission files; ``${VAR}`` expansion.
+
+A project server nobody trusted yet is ``trust == "unknown"``: the session that first needs it asks
+(its command line shown) and the answer is kept (``remember_trust`` writes "always" answers to
+``.paragents/permissions.local.json``, as Claude Code keeps them in its local settings)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from paragents.config import McpServerSettings, McpSettings
+
+MCP_JSON = ".mcp.json"
+LOCAL_SETTINGS = Path(".paragents") / "permissions.local.json"
+Trust = Literal["trusted", "unknown", "refused"]
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+class McpConfigError(Exception):
+    """A ``.mcp.json`` or an MCP server entry is invalid; ``str(err)`` names the file and server."""
+
+
+@dataclass(frozen=True)
+class ServerEntry:
+    """One configured server: its name, settings, where it came from and whether it may start."""
+
+    name: str
+    settings: McpServerSettings
+    origin: Literal["user", "project"]
+    trust: Trust = "trusted"
+
+    def command_line(self) -> str:
+        """The stdio command line as written (``${VAR}`` unexpanded), or the URL of an HTTP server."""
+        s = self.settings
+        if s.transport == "stdio":
+            return shlex.join([s.command or "", *s.args])
+        return s.url or ""
+
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+def expand(text: str, env: Mapping[str, str], where: str) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}`` from ``env``; raise McpConfigError naming ``where``
+    and the variable when one is unset and has no default."""
+
+    def sub(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        if name in env:
+            return env[name]
+        if default is not None:
+            return default
+        raise McpConfigError(f"{where}: ${{{name}}} is not set; export it or give a default (${{{name}:-x}})")
+
+    return _VAR.sub(sub, text)
+
+
+def expanded(entry: ServerEntry, env: Mapping[str, str]) -> McpServerSettings:
+    """Return ``entry``'s settings with ``${VAR}`` expanded in command, args, env, cwd, url, headers."""
+    s = entry.settings
+    where = f"MCP server '{entry.name}'"
+    return s.model_copy(
+        update={
+            "command": expand(s.command, env, where) if s.command else s.command,
+            "args": tuple(expand(a, env, where) for a in s.args),
+            "env": {k: expand(v, env, where) for k, v in s.env.items()},
+            "cwd": expand(s.cwd, env, where) if s.cwd else s.cwd,
+            "url": expand(s.url, env, where) if s.url else s.url,
+            "headers": {k: expand(v, env, where) for k, v in s.headers.items()},
+        }
+    )
+
+
+def _raw_settings(files: Sequence[Path]) -> list[dict[str, Any]]:
+    out = []
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue  # the permission loader reports unreadable files
+        if isinstance(data, dict):
+            out.append(data)
+    return out
+
+
+def project_trust(name: str, settings_files: Sequence[Path]) -> Trust:
+    """Return whether the project server ``name`` may start, from the permission files
+    (``disabledMcpjsonServers`` first, then ``enableAllProjectMcpServers`` / ``enabledMcpjsonServers``)."""
+    raw = _raw_settings(settings_files)
+    if any(name in (d.get("disabledMcpjsonServers") or []) for d in raw):
+        return "refused"
+    if any(d.get("enableAllProjectMcpServers") is True for d in raw):
+        return "trusted"
+    if any(name in (d.get("enabledMcpjsonServers") or []) for d in raw):
+        return "trusted"
+    return "unknown"
+
+
+def read_mcp_json(path: Path) -> dict[str, McpServerSettings]:
+    """Read a ``.mcp.json`` (``{"mcpServers": {NAME: {...}}}``); {} when absent. Raises McpConfigError
+    naming the file (and the server and field) for bad JSON, a bad shape or a bad entry."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise McpConfigError(f"{path}: cannot be read ({exc}); fix it or remove it") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise McpConfigError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "no project MCP server was started: fix the file"
+        ) from None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    if not isinstance(servers, dict):
+        raise McpConfigError(f'{path}: expected {{"mcpServers": {{"NAME": {{...}}}}}} at the top level')
+    out: dict[str, McpServerSettings] = {}
+    for name, raw in servers.items():
+        out[name] = parse_server(name, raw, str(path))
+    return out
+
+
+def parse_server(name: str, raw: Any, where: str) -> McpServerSettings:
+    """Validate one server entry; raise McpConfigError ``"<where>: server 'NAME': field: problem"``."""
+    if not _NAME.match(name):
+        raise McpConfigError(f"{where}: server name {name!r} must be letters, digits, '_' or '-' (max 64)")
+    try:
+        settings = McpServerSettings.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"]) or "(entry)"
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise McpConfigError(f"{where}: server '{name}': {loc}: {msg}") from None
+    problem = settings.problem()
+    if problem:
+        raise McpConfigError(f"{where}: server '{name}': {problem}")
+    return settings
+
+
+def load_servers(
+    project_dir: Path, config: McpSettings, settings_files: Sequence[Path]
+) -> tuple[dict[str, ServerEntry], list[str]]:
+    """Return every configured server by name (the project's ``.mcp.json`` over the user's on a name
+    clash) and the readable problems found (a bad ``.mcp.json`` is a problem, not a crash)."""
+    problems: list[str] = []
+    entries: dict[str, ServerEntry] = {}
+    for name, settings in config.servers.items():
+        problem = settings.problem() if _NAME.match(name) else "name must be letters, digits, '_' or '-'"
+        if problem:
+            problems.append(f"runtime_config.json: mcp.servers '{name}': {problem}")
+            continue
+        entries[name] = ServerEntry(name, settings, "user")
+    try:
+        project = read_mcp_json(project_dir / MCP_JSON)
+    except McpConfigError as exc:
+        problems.append(str(exc))
+        project = {}
+    for name, settings in project.items():
+        entries[name] = ServerEntry(name, settings, "project", project_trust(name, settings_files))
+    return entries, problems
+
+
+def remember_trust(project_dir: Path, name: str) -> Path:
+    """Add ``name`` to ``enabledMcpjsonServers`` in the project-local permission file; return its path."""
+    path = project_dir / LOCAL_SETTINGS
+    data: dict[str, Any] = {}
+    if path.is_file():
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        data = loaded if isinstance(loaded, dict) else {}
+    names: list[str] = data.setdefault("enabledMcpjsonServers", [])
+    if name not in names:
+        names.append(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ignore = path.parent / ".gitignore"
+    if not ignore.exists():
+        ignore.write_text("permissions.local.json\n", encoding="utf-8")
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+    return path
