@@ -118,6 +118,18 @@ class LaneSettings(BaseModel):
     )
 
 
+class FanoutSettings(BaseModel):
+    """Fan-out: one prompt to several sibling sessions, each in its own lane (docs/fanout.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max: int = Field(8, ge=1, le=64, description="Most sibling sessions one /fanout may open.")
+    verify_timeout: float = Field(
+        600.0, gt=0, description="Seconds a candidate's verify command may run before it is stopped."
+    )
+    judge_model: str | None = Field(None, description="Model of the judge request (default: the model).")
+
+
 class BudgetSettings(BaseModel):
     """Default budgets (docs in README "Budgets"): each a string like ``"2.00usd"``, ``"500k"``,
     ``"30m"`` or several (``"2usd, 500k"``), or null for no cap. ``/budget`` changes them at run time."""
@@ -128,7 +140,7 @@ class BudgetSettings(BaseModel):
     project_day: Budget | None = Field(
         None, description="Cap per project per local day, summed over every session and process."
     )
-    group: Budget | None = Field(None, description="Cap per fan-out group (used once fan-out exists).")
+    group: Budget | None = Field(None, description="Cap per fan-out group (all its sibling sessions).")
 
 
 class LoopGuardSettings(BaseModel):
@@ -235,6 +247,9 @@ class RuntimeConfig(BaseModel):
     lanes: LaneSettings = Field(
         default_factory=LaneSettings, description="Lanes: a git worktree per session (docs/lanes.md)."
     )
+    fanout: FanoutSettings = Field(
+        default_factory=FanoutSettings, description="Fan-out groups (docs/fanout.md)."
+    )
 
     @field_validator("notify", mode="before")
     @classmethod
@@ -310,6 +325,7 @@ def _format_validation(path: str, err: ValidationError) -> str:
                 ("notify",): NotifySettings,
                 ("budgets",): BudgetSettings,
                 ("loop_guard",): LoopGuardSettings,
+                ("fanout",): FanoutSettings,
             }
             model = nested.get(tuple(e["loc"][:1]), RuntimeConfig)
             known = ", ".join(sorted(model.model_fields))

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from paragents.store import Store
 
 LEVELS = ("session", "group", "project_day")
-"""Budget levels in the order they are checked; "group" is a hook for fan-out groups (no caps yet)."""
+"""Budget levels in the order they are checked; "group" sums every sibling of the session's fan-out group."""
 LEVEL_NAMES = {"session": "session", "group": "group", "project_day": "project today", "loop": "loop guard"}
 
 
@@ -66,6 +66,7 @@ class BudgetMeter:
         warn: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        group: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.store = store
         self.config = config
@@ -75,6 +76,8 @@ class BudgetMeter:
         self.warn = warn
         self.clock = clock
         self.wall = wall
+        self.group = group
+        """Returns the id of the session's fan-out group (None: not in one)."""
         self.elapsed = 0.0
         """Seconds this process spent running the session's turns (not counting pauses)."""
         self._since: float | None = None
@@ -112,7 +115,8 @@ class BudgetMeter:
             return await self.store.usage_by_model(session_id=self.session_id)
         if level == "project_day":
             return await self.store.usage_by_model(project_dir=self.project_dir, since=day_start(self.wall()))
-        return {}  # "group": fan-out groups are a later issue
+        group = self.group() if level == "group" else None
+        return await self.store.group_usage_by_model(group) if group else {}
 
     def active(self) -> bool:
         """True when any level has a cap (else a request needs no estimate and no check)."""

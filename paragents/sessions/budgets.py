@@ -48,6 +48,14 @@ class BudgetCommands:
         self.core = core
         self.project_day: Budget | None = None
         """The per-day project cap set with ``/budget project`` (None: the config's)."""
+        self.groups: dict[str, str] = {}
+        """Fan-out group of each sibling session (session id -> group id), set by :meth:`join_group`."""
+        self.group_caps: dict[str, Budget] = {}
+        """Group caps set with ``/budget group`` (group id -> cap; else the config's ``budgets.group``)."""
+
+    def join_group(self, sid: str, group_id: str) -> None:
+        """Count session ``sid`` in fan-out group ``group_id``'s budget (``budgets.group``)."""
+        self.groups[sid] = group_id
 
     def caps(self, sid: str) -> dict[str, Budget | None]:
         """Return the caps in force for session ``sid`` per level."""
@@ -56,7 +64,9 @@ class BudgetCommands:
         own = view.budget if view is not None else None
         session = cfg.session.merged(own) if (cfg.session and own) else (own or cfg.session)
         day = self.project_day if self.project_day is not None else cfg.project_day
-        return {"session": session, "project_day": day, "group": None}
+        gid = self.groups.get(sid)
+        group = (self.group_caps.get(gid) or cfg.group) if gid is not None else None
+        return {"session": session, "project_day": day, "group": group}
 
     def meter(self, sid: str) -> BudgetMeter:
         """Return the budget meter for session ``sid``'s agent."""
@@ -68,6 +78,7 @@ class BudgetCommands:
             project_dir=str(core.project_dir),
             caps=lambda: self.caps(sid),
             warn=lambda text: core.emit(ev.Notice(sid, text, "warning")),
+            group=lambda: self.groups.get(sid),
         )
 
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
@@ -77,8 +88,9 @@ class BudgetCommands:
         view = self.core.view(sid)
         if level not in BUDGET_LEVELS:
             raise SessionError(f"unknown budget level {level!r}: use session, project or group")
-        if level == "group":
-            raise SessionError("fan-out groups do not exist yet, so a group budget cannot be set")
+        gid = self.groups.get(sid)
+        if level == "group" and gid is None:
+            raise SessionError("this session is not in a fan-out group, so a group budget cannot be set")
         try:
             budget = parse_budget(text)
         except BudgetError as exc:
@@ -87,6 +99,11 @@ class BudgetCommands:
             base = view.budget or Budget()
             self.core.emit(ev.BudgetChanged(sid, base.merged(budget)))
             now = self.caps(sid)["session"]
+        elif level == "group" and gid is not None:
+            self.group_caps[gid] = (
+                self.group_caps.get(gid) or self.core.config.budgets.group or Budget()
+            ).merged(budget)
+            now = self.group_caps[gid]
         else:
             self.project_day = (self.project_day or self.core.config.budgets.project_day or Budget()).merged(
                 budget
@@ -96,7 +113,11 @@ class BudgetCommands:
             pause = other.budget_pause
             if pause is None or pause.level == "loop":  # a raised cap does not answer the loop guard
                 continue
-            if other.id == sid or level == "project":
+            if (
+                other.id == sid
+                or level == "project"
+                or (level == "group" and self.groups.get(other.id) == gid)
+            ):
                 self._answer(other.id, "retry")
         return now or budget
 

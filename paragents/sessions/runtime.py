@@ -241,6 +241,10 @@ class Runtime(SessionsCore):
         """``/budget LEVEL TEXT``: set or raise a cap; a paused session re-checks (sessions/budgets.py)."""
         return self.budgets.set_budget(sid, level, text)
 
+    def join_group(self, sid: str, group_id: str) -> None:
+        """Put a session in a fan-out group: the group's budget (``budgets.group``) counts it."""
+        self.budgets.join_group(sid, group_id)
+
     def raise_budget(self, sid: str, text: str) -> Budget:
         """Raise the session's own cap to ``text`` (e.g. ``"5usd"``) and resume it when paused."""
         return self.budgets.set_budget(sid, "session", text)

@@ -2,6 +2,7 @@
 notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
 from paragents.store.compactions import CompactionRecord
+from paragents.store.fanout import CandidateRecord, GroupRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.lanes import LaneRecord
 from paragents.store.migrations import SCHEMA_VERSION
@@ -22,8 +23,10 @@ from paragents.store.store import Store
 __all__ = [
     "INTERRUPTED_RESULT",
     "SCHEMA_VERSION",
+    "CandidateRecord",
     "CompactionRecord",
     "ConversationRecord",
+    "GroupRecord",
     "HistoryChanged",
     "HolderRecord",
     "LaneRecord",
