@@ -4,6 +4,8 @@
     paragents run [--session NAME | --continue] [--take-over] [--dir PATH] [--model M] [--endpoint URL]
                   [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
+    paragents fanout [--n N] [--models A,B] [--verify CMD] [--judge] [--output rich|json|patch] PROMPT
+    paragents runs list | show ID [--json]
     paragents permissions check ... | show ...
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
 
@@ -61,6 +63,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return asyncio.run(run_sessions(args))
     if args.command == "lanes":
         return int(args.lanes_run(args))
+    if args.command in ("fanout", "runs"):
+        return int(args.fanout_run(args))
     if args.command == "permissions":
         from paragents.cli.permissions import run_permissions
 
