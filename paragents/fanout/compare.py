@@ -94,6 +94,8 @@ async def compare(store: Store, group_id: str) -> Comparison:
                 c.judge_rank = answer.ranking.index(c.name) + 1
             c.judge_reason = answer.reasons.get(c.name, "")
         risks = tuple(answer.risks)
+    if error is not None:
+        error = f"judge failed ({len(group.judge)} attempt(s)): {error}"
     return Comparison(group, evidence_order(cands), error, risks)
 
 

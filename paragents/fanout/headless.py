@@ -6,7 +6,6 @@ imports Textual."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -14,7 +13,7 @@ from paragents import events as ev
 from paragents.fanout.compare import Comparison, compare
 from paragents.fanout.errors import EXIT_JUDGE, EXIT_NO_PATCH, EXIT_OK, EXIT_PATCH, EXIT_WORKER
 from paragents.fanout.evidence import CandidateView
-from paragents.fanout.group import start_best_of
+from paragents.fanout.group import FanoutGroup, start_best_of
 from paragents.fanout.request import FanoutRequest
 from paragents.lanes.git import git
 from paragents.lanes.predict import merge_conflicts
@@ -61,7 +60,11 @@ async def run_fanout(rt: SessionsAPI, request: FanoutRequest) -> Outcome:
         rt.observers.append(refuse_asks)
     group = await start_best_of(rt, request, open_panel=False)
     await group.done.wait()
-    await asyncio.sleep(0)
+    return await outcome_of(rt, group)
+
+
+async def outcome_of(rt: SessionsAPI, group: FanoutGroup) -> Outcome:
+    """The exit code a finished group's evidence maps to (see :func:`run_fanout`)."""
     cmp = await compare(rt.store, group.id)
     chosen = cmp.best()
     if group.judge_error:
