@@ -85,6 +85,11 @@ async def compare(store: Store, group_id: str) -> Comparison:
     group = await store.get_group(group_id)
     if group is None:
         raise FanoutError(f"no fan-out group {group_id!r} (`paragents runs list` shows them)")
+    return compare_from(group)
+
+
+def compare_from(group: GroupRecord) -> Comparison:
+    """A stored group's candidates in evidence order, with the judge's advice beside them."""
     cands = [candidate_view(c) for c in group.candidates]
     answer, error = latest_answer(group.judge)
     risks: tuple[str, ...] = ()
