@@ -568,10 +568,15 @@ class ParagentsApp(App[None]):
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
+        from paragents.ui import fanout_hooks
+
         screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity, budget_hooks.budget_items(self)),
+            lambda: collect_items(
+                self.panels, self.activity, budget_hooks.budget_items(self), fanout_hooks.group_tags(self)
+            ),
             lambda: self.clock(),
             self.panels,
+            lambda event: fanout_hooks.allow_for_group(self, event),
         )
         self.push_screen(screen, self._after_pick)
 

@@ -179,6 +179,12 @@ async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
         app.notify(text, title="Lanes", markup=False, timeout=15)
 
 
+async def fanout(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    from paragents.ui.fanout_hooks import run_fanout_command
+
+    await run_fanout_command(app, sid, command)
+
+
 async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
     await run_budget_command(app, sid, command)
@@ -200,6 +206,7 @@ APP_HANDLERS: dict[str, Handler] = {
     "overview": overview,
     "sessions": sessions,
     "lanes": lanes,
+    "fanout": fanout,
 }
 """Commands that need no open session."""
 SESSION_HANDLERS: dict[str, Handler] = {

@@ -23,6 +23,7 @@ DEMO_MODULES = (
     "paragents.ui.screens.setup",
     "paragents.ui.screens.sessions",
     "paragents.ui.screens.info",
+    "paragents.ui.screens.compare",
 )
 DEMO_SIZE = (120, 32)
 
