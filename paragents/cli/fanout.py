@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 
@@ -82,7 +81,7 @@ async def _fanout(args: argparse.Namespace) -> int:
         if outcome.chosen is not None and code in (0, 4):
             sys.stdout.write(outcome.chosen.record.patch or "")
     else:
-        print_comparison(Console(), cmp.as_dict())
+        print_comparison(Console(soft_wrap=True), cmp.as_dict())
         if outcome.chosen is not None:
             Console().print(Text(f"best by evidence: {outcome.chosen.name}", style="bold"))
     if outcome.reason:
@@ -92,56 +91,35 @@ async def _fanout(args: argparse.Namespace) -> int:
 
 
 def print_comparison(out: Console, data: dict[str, Any]) -> None:
-    """Print a group's evidence (``Comparison.as_dict()`` or a stored group) as a plain table."""
+    """Print a group's evidence (``Comparison.as_dict()``) as plain lines, one block per candidate in
+    evidence order (no markup: names, prompts and test ids are untrusted)."""
     group = data["group"]
     out.print(Text(f"fan-out {group['name']} ({group['id']}): {group['state']}", style="bold"))
     out.print(Text(f"prompt: {group['prompt']}"))
     if group.get("verify"):
         out.print(Text(f"verify: {group['verify']}"))
-    table = Table(
-        "#",
-        "candidate",
-        "model",
-        "state",
-        "verify",
-        "failing",
-        "diff",
-        "hunks",
-        "overlaps",
-        "tokens",
-        "cost",
-        "wall",
-        "judge",
-    )
     for n, c in enumerate(data["candidates"], 1):
         v = c.get("verify") or {}
-        verify = "-" if not v else ("timeout" if v.get("timed_out") else f"exit {v.get('exit_code')}")
+        verify = "not run" if not v else ("timeout" if v.get("timed_out") else f"exit {v.get('exit_code')}")
         ev = c.get("evidence") or {}
         over = ", ".join(f"{k}{'!' if files else ''}" for k, files in (ev.get("overlaps") or {}).items())
         cost = ev.get("cost")
-        table.add_row(
-            *(
-                Text(str(x))
-                for x in (
-                    n,
-                    c["session"],
-                    c["model"],
-                    c["state"],
-                    verify,
-                    ", ".join(v.get("failing") or []) or "-",
-                    c.get("diffstat", "-"),
-                    len(c.get("hunks") or []),
-                    over or "-",
-                    ev.get("tokens", 0),
-                    "-" if cost is None else f"${cost:.4f}",
-                    f"{ev.get('seconds', 0):.1f}s",
-                    c.get("judge_rank") or "-",
-                )
-            )
+        line = (
+            f"{n}. {c['session']}  [{c['state']}]  model {c['model']}  verify {verify}"
+            f"  diff {c.get('diffstat')}"
+            f"  hunks {len(c.get('hunks') or [])}  overlaps {over or '-'}  tokens {ev.get('tokens', 0)}"
+            f"  cost {'-' if cost is None else f'${cost:.4f}'}  wall {ev.get('seconds', 0):.1f}s"
+            f"  judge {c.get('judge_rank') or '-'}"
         )
-    out.print(table)
+        out.print(Text(line, style="bold" if n == 1 else ""))
+        if v.get("failing"):
+            out.print(Text(f"   failing: {', '.join(v['failing'])}", style="red"))
+        if ev.get("error"):
+            out.print(Text(f"   error: {ev['error']}", style="red"))
+        if c.get("judge_reason"):
+            out.print(Text(f"   judge: {c['judge_reason']}"))
     if data.get("judge_error"):
-        out.print(Text(f"judge failed: {data['judge_error']}", style="red"))
+        out.print(Text(data["judge_error"], style="red"))
 
 
 def run_runs_command(args: argparse.Namespace) -> int:
@@ -152,7 +130,7 @@ async def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from paragents import paths
-    from paragents.fanout.compare import compare
+    from paragents.fanout.compare import choice_summary, compare
     from paragents.fanout.errors import FanoutError
     from paragents.store import Store, StoreError
 
@@ -177,10 +155,10 @@ async def _runs(args: argparse.Namespace) -> int:
                 print("no fan-out runs in this project (`paragents runs list --all` shows every project)")
             for g in groups:
                 when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g.created_at))
-                choice = (g.choice or {}).get("action", "-")
+                choice = choice_summary(g)
                 n = len(g.candidates)
                 line = f"{g.id}  {when}  {g.kind:<8} {g.state:<10} n={n}  choice={choice}  {g.name}"
-                Console().print(Text(line))
+                Console(soft_wrap=True).print(Text(line))
             return 0
         try:
             cmp = await compare(store, args.id)
@@ -201,9 +179,8 @@ async def _runs(args: argparse.Namespace) -> int:
                 )
             )
         else:
-            print_comparison(Console(), cmp.as_dict())
-            if cmp.group.choice:
-                Console().print(Text(f"choice: {json.dumps(cmp.group.choice)}"))
+            print_comparison(Console(soft_wrap=True), cmp.as_dict())
+            Console(soft_wrap=True).print(Text(f"your choice: {choice_summary(cmp.group)}"))
         return 0
     finally:
         await store.close()

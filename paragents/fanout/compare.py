@@ -105,12 +105,34 @@ def compare_from(group: GroupRecord) -> Comparison:
 
 
 async def _choice(store: Store, group: GroupRecord, entry: dict[str, Any], state: str | None = None) -> None:
-    choice = dict(group.choice or {})
-    history = list(choice.get("history", []))
-    history.append({**entry, "at": time.time()})
-    choice.update(entry)
-    choice["history"] = history
+    """Record one user action in the group's choice: the latest of each kind under its name
+    (``apply``, ``graft``, ``discard``) and every action in ``history``."""
+    fresh = await store.get_group(group.id)
+    choice = dict((fresh or group).choice or {})
+    stamped = {**entry, "at": time.time()}
+    choice["history"] = [*choice.get("history", []), stamped]
+    choice[str(entry["action"])] = stamped
     await store.update_group(group.id, choice=choice, state=state)
+
+
+def applied_candidate(group: GroupRecord) -> str | None:
+    """The candidate the user applied (None: none yet)."""
+    applied = (group.choice or {}).get("apply")
+    return str(applied["candidate"]) if isinstance(applied, dict) else None
+
+
+def choice_summary(group: GroupRecord) -> str:
+    """The user's actions in order, e.g. "apply fix-3, graft fix-2 -> fix-3, discard" ("-": none)."""
+    parts = []
+    for item in (group.choice or {}).get("history", []):
+        action = item.get("action")
+        if action == "graft":
+            parts.append(f"graft {item.get('from')} -> {item.get('candidate')}")
+        elif action == "apply":
+            parts.append(f"apply {item.get('candidate')}")
+        else:
+            parts.append(str(action))
+    return ", ".join(parts) or "-"
 
 
 async def _stash_left_overs(path: Path) -> str | None:
@@ -200,6 +222,6 @@ async def discard_all(rt: SessionsAPI, group_id: str) -> list[GcDecision]:
         "lanes": {d.lane: d.action for d in decisions},
         "bundles": [d.bundle for d in decisions if d.bundle],
     }
-    state = "applied" if cmp.group.state == "applied" else "discarded"
+    state = "applied" if applied_candidate(cmp.group) else "discarded"
     await _choice(rt.store, cmp.group, entry, state=state)
     return decisions

@@ -44,13 +44,16 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
         assert "a + b" in sh(repo, "show", "main:app.py")
         stored = await rt.store.get_group(group.id)
         assert stored is not None and stored.state == "applied" and stored.choice is not None
-        assert stored.choice["candidate"] == f"{SLUG}-3"
+        assert stored.choice["apply"]["candidate"] == f"{SLUG}-3"
         # discard the rest: lanes gc rules, unmerged work bundled first
         decisions = await discard_all(rt, group.id)
         assert {d.lane: d.action for d in decisions} == {f"{SLUG}-{i}": "removed" for i in (1, 2, 3)}
         bundled = {d.lane for d in decisions if d.bundle}
         assert bundled == {f"{SLUG}-1", f"{SLUG}-2"}  # the applied lane's work had landed
         assert await rt.store.list_lanes() == []
+        stored = await rt.store.get_group(group.id)
+        assert stored is not None and stored.state == "applied"
+        assert [h["action"] for h in (stored.choice or {})["history"]] == ["apply", "discard"]
     finally:
         await rt.shutdown()
 

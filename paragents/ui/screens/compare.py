@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, SelectionList, Static
 
-from paragents.fanout.compare import Comparison
+from paragents.fanout.compare import Comparison, applied_candidate, choice_summary
 from paragents.fanout.evidence import CandidateView
 from paragents.ui.text import clean, shorten
 
@@ -149,11 +149,8 @@ class CompareScreen(ModalScreen[None]):
             text.append(
                 "\njudge's risks: " + shorten("; ".join(self.comparison.judge_risks), 200), style="yellow"
             )
-        choice = group.choice or {}
-        if choice.get("action"):
-            text.append(
-                f"\nchosen: {clean(str(choice.get('action')))} {clean(str(choice.get('candidate', '')))}"
-            )
+        if group.choice:
+            text.append(f"\nyour choice: {clean(choice_summary(group))}")
         return text
 
     def _fill(self) -> None:
@@ -164,7 +161,7 @@ class CompareScreen(ModalScreen[None]):
         for rank, c in enumerate(self.comparison.candidates, 1):
             table.add_row(*row_cells(rank, c, names), key=c.name)
         if self.target is None:
-            chosen = (self.comparison.group.choice or {}).get("candidate")
+            chosen = applied_candidate(self.comparison.group)
             first = self.comparison.candidates[0].name if self.comparison.candidates else None
             self.target = str(chosen) if chosen else first
         self.query_one("#cmp-title", Static).update(self._title())
