@@ -140,3 +140,39 @@ def test_the_slash_arguments_are_read_with_the_prompt_as_written() -> None:
     assert parse_fanout("2 --judge=m2 fix").judge_model == "m2"
     with pytest.raises(FanoutError, match="how many sessions"):
         parse_fanout("fix it")
+
+
+async def test_a_group_budget_pauses_every_sibling_and_raising_it_resumes_all(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    for i in (1, 2):
+        server.add([call("read_file", path="app.py"), reply("ok")], session=f"read-app-{i}")
+    rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite", budgets={"group": "6k"})
+    sink.answers.extend([("allow_once", None)] * 2)
+    try:
+        group = await start_best_of(rt, FanoutRequest(2, "read app"), open_panel=False)
+        await sink.wait_for(lambda: len(sink.of(ev.BudgetPaused)) == 2)
+        paused = sink.of(ev.BudgetPaused)
+        assert {p.session_id for p in paused} == group.session_ids
+        assert {p.level for p in paused} == {"group"}
+        rt.set_budget(group.siblings[0].session_id, "group", "100k")  # raises the group's cap: both go on
+        await group.done.wait()
+        stored = await rt.store.get_group(group.id)
+        assert stored is not None and all(c.state == "finished" for c in stored.candidates)
+    finally:
+        await rt.shutdown()
+
+
+async def test_a_verify_command_that_hangs_is_stopped_at_the_timeout(tmp_path: Path) -> None:
+    from paragents.fanout.verify import run_verify
+
+    result = await run_verify("echo started; sleep 30", tmp_path, {}, timeout=0.5)
+    assert result.timed_out and result.exit_code is None and not result.passed
+    assert "did not finish within 0.5 s" in result.tail
+
+
+def test_failing_tests_are_read_from_pytest_summary_lines() -> None:
+    from paragents.fanout.verify import failing_tests
+
+    out = "FAILED tests/a.py::test_x - assert 1 == 2\nERROR tests/b.py::test_y\nFAILED tests/a.py::test_x\n"
+    assert failing_tests(out) == ["tests/a.py::test_x", "tests/b.py::test_y"]
