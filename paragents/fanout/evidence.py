@@ -82,9 +82,12 @@ async def commit_work(lane_path: Path, message: str) -> str:
 
 
 async def patch_of(repo: Path, base: str, head: str) -> tuple[str, list[dict[str, Any]]]:
-    """Return (the patch ``base..head``, numstat rows ``{path, added, deleted}``)."""
+    """Return (the patch ``base..head``, numstat rows ``{path, added, deleted, removed}``; ``removed``
+    is True for a file the candidate deleted)."""
     patch = (await git("diff", "--no-color", "--no-ext-diff", base, head, cwd=repo)).out
-    stat = (await git("diff", "--numstat", base, head, cwd=repo)).out
+    stat = (await git("diff", "--numstat", "--no-renames", base, head, cwd=repo)).out
+    gone = await git("diff", "--name-only", "--no-renames", "--diff-filter=D", "-z", base, head, cwd=repo)
+    removed = set(filter(None, gone.out.split("\0")))
     rows: list[dict[str, Any]] = []
     for line in stat.splitlines():
         added, deleted, path = line.split("\t", 2)
@@ -93,9 +96,21 @@ async def patch_of(repo: Path, base: str, head: str) -> tuple[str, list[dict[str
                 "path": path,
                 "added": int(added) if added != "-" else 0,
                 "deleted": int(deleted) if deleted != "-" else 0,
+                "removed": path in removed,
             }
         )
     return patch, rows
+
+
+def is_test_path(path: str) -> bool:
+    """A file holding tests by the usual names (``tests/``, ``test_*.py``, ``*_test.go``, ``*.spec.ts``)."""
+    name = path.rsplit("/", 1)[-1]
+    parts = path.split("/")[:-1]
+    return (
+        any(p in ("test", "tests", "__tests__", "spec") for p in parts)
+        or name.startswith("test_")
+        or any(mark in name for mark in ("_test.", ".test.", ".spec.", "_spec."))
+    )
 
 
 async def overlaps(repo: Path, base: str, heads: dict[int, str]) -> dict[int, dict[int, list[str]]]:
@@ -142,6 +157,11 @@ class CandidateView:
     def has_patch(self) -> bool:
         return bool(self.record.patch)
 
+    @property
+    def deleted_tests(self) -> list[str]:
+        """Test files this candidate deleted (a risk shown beside its verify result)."""
+        return [str(f["path"]) for f in self.files if f.get("removed") and is_test_path(str(f["path"]))]
+
     def diffstat(self) -> str:
         added = sum(int(f["added"]) for f in self.files)
         deleted = sum(int(f["deleted"]) for f in self.files)
@@ -157,10 +177,17 @@ def verify_class(c: CandidateView) -> int:
 
 def evidence_order(cands: list[CandidateView]) -> list[CandidateView]:
     """Execution evidence first: a worker that failed or left no patch last; then passing verify before
-    unverified before failing; then the smaller diff; then the candidate's number."""
+    unverified before failing; then one that deleted test files after one that did not; then the
+    smaller diff; then the candidate's number."""
     return sorted(
         cands,
-        key=lambda c: (c.worker_failed or not c.has_patch, verify_class(c), c.lines, c.record.idx),
+        key=lambda c: (
+            c.worker_failed or not c.has_patch,
+            verify_class(c),
+            bool(c.deleted_tests),
+            c.lines,
+            c.record.idx,
+        ),
     )
 
 

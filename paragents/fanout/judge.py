@@ -80,6 +80,8 @@ def judge_prompt(prompt: str, cands: list[CandidateView]) -> str:
         )
         tail = f"\nverify output (end):\n{v.tail[-1500:]}" if v is not None and not v.passed else ""
         state = "the worker failed" if c.worker_failed else "finished"
+        if c.deleted_tests:
+            state += f"; it DELETED test files: {', '.join(c.deleted_tests)}"
         patch = (c.record.patch or "(no changes)")[:DIFF_LIMIT]
         parts.append(
             f"## Candidate {c.name} ({state}; {c.diffstat()}; verify: {verify}){tail}\n```diff\n{patch}\n```"

@@ -176,3 +176,25 @@ def test_failing_tests_are_read_from_pytest_summary_lines() -> None:
 
     out = "FAILED tests/a.py::test_x - assert 1 == 2\nERROR tests/b.py::test_y\nFAILED tests/a.py::test_x\n"
     assert failing_tests(out) == ["tests/a.py::test_x", "tests/b.py::test_y"]
+
+
+async def test_a_candidate_that_deletes_the_tests_is_flagged_and_ranked_after_one_that_does_not(
+    server: ReplayServer, repo: Path, tmp_path: Path
+) -> None:
+    long_fix = "".join(f"# note {i}\n" for i in range(12)) + "def add(a, b):\n    return a + b\n"
+    fix = call("write_file", path="app.py", content=long_fix)  # a bigger diff than deleting the tests
+    drop = call("run_command", command="rm test_app.py")
+    server.add([drop, reply("removed the failing test")], session="make-tests-pass-1")
+    server.add([fix, reply("fixed")], session="make-tests-pass-2")
+    rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
+    sink.answers.extend([("allow_once", None)] * 2)
+    try:
+        group = await start_best_of(rt, FanoutRequest(2, "make tests pass", verify="true"), open_panel=False)
+        await group.done.wait()
+        cmp = await compare(rt.store, group.id)
+        assert [c.name for c in cmp.candidates] == ["make-tests-pass-2", "make-tests-pass-1"]
+        assert cmp.find(1).deleted_tests == ["test_app.py"] and cmp.find(2).deleted_tests == []
+        assert cmp.find(1).lines < cmp.find(2).lines
+        assert (repo / "test_app.py").exists()
+    finally:
+        await rt.shutdown()

@@ -56,6 +56,8 @@ class CompareActions:
 def verify_cell(c: CandidateView) -> Text:
     if c.worker_failed:
         return Text("worker failed", style="bold red")
+    if c.deleted_tests and c.verify is not None and c.verify.passed:
+        return Text("exit 0 (tests deleted)", style="yellow")
     v = c.verify
     if v is None:
         return Text("-", style="dim")
@@ -189,6 +191,8 @@ class CompareScreen(ModalScreen[None]):
         text.append(f"  (graft target: {clean(self.target or '-')})\n", style="dim")
         if c.record.evidence.get("error"):
             text.append(f"error: {clean(str(c.record.evidence['error']))}\n", style="red")
+        if c.deleted_tests:
+            text.append(f"deletes test files: {clean(', '.join(c.deleted_tests))}\n", style="bold red")
         if c.verify is not None:
             text.append(f"verify exit {c.verify.exit_code} in {c.verify.seconds:.1f}s\n")
             for test in c.verify.failing:
