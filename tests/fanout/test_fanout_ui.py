@@ -41,7 +41,15 @@ async def test_best_of_three_from_the_tui(server: ReplayServer, repo: Path, tmp_
         await pilot.press("ctrl+a")  # allow the suggested rule for the whole fan-out
         await wait_until(pilot, lambda: not app.screen.items, "every sibling unblocked")  # type: ignore[attr-defined]
         await pilot.press("escape")
-        await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare screen", 120)
+
+        def rows() -> int:
+            screen = app.screen
+            if not isinstance(screen, CompareScreen):
+                return 0
+            tables = list(screen.query(DataTable))
+            return tables[0].row_count if tables else 0
+
+        await wait_until(pilot, lambda: rows() == 3, "the compare screen", 120)
         table = app.screen.query_one(DataTable)
         assert [str(table.get_row_at(i)[1]) for i in range(3)] == [f"{SLUG}-3", f"{SLUG}-2", f"{SLUG}-1"]
         assert str(table.get_row_at(2)[3]) == "exit 1" and "test_add" in str(table.get_row_at(2)[4])
