@@ -9,18 +9,18 @@ import asyncio
 import json
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
 from rich.text import Text
 
 
-def add_parser(sub: Any) -> None:
-    """Add ``fanout`` and ``runs`` to the top-level subparsers ``sub``."""
-    from paragents.cli.parser import _add_common
-
+def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``fanout`` and ``runs`` to the top-level subparsers ``sub``; ``add_common`` adds the options
+    every command shares (``--dir``, ``--model``, ``--endpoint``, ``--allow``...)."""
     fan = sub.add_parser("fanout", help="one prompt to N sibling sessions in lanes; compare their evidence")
-    _add_common(fan)
+    add_common(fan)
     fan.set_defaults(fanout_run=run_fanout_command)
     fan.add_argument("--n", type=int, default=3, metavar="N", help="how many siblings (default 3)")
     fan.add_argument("--models", metavar="A,B", help="models the siblings use in turn")

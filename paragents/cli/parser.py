@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_lanes_parser(sub)  # `paragents lanes ...`, and `run --lane/--base`
     from paragents.cli.fanout import add_parser as add_fanout_parser
 
-    add_fanout_parser(sub)  # `paragents fanout ...`, `paragents runs list|show`
+    add_fanout_parser(sub, _add_common)  # `paragents fanout ...`, `paragents runs list|show`
 
     sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
     ssub = sessions.add_subparsers(dest="sessions_command", required=True)
