@@ -136,6 +136,7 @@ class CompareScreen(ModalScreen[None]):
             yield Footer()
 
     def on_mount(self) -> None:
+        self.query_one("#cmp-detail", VerticalScroll).can_focus = False  # tab: table <-> hunks
         self._fill()
         self.query_one(DataTable).focus()
 
@@ -211,6 +212,8 @@ class CompareScreen(ModalScreen[None]):
         hunks.add_options(
             [(Text(f"{clean(h.file)} {h.header} +{h.added} -{h.removed}"), h.key) for h in c.hunks]
         )
+        if c.hunks:
+            hunks.highlighted = 0  # space selects at once once the list has focus (tab)
 
     # -- actions --------------------------------------------------------------------------------------
     def _status(self, text: str, style: str = "") -> None:
