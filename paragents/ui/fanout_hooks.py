@@ -115,10 +115,10 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
         return await graft_hunks(rt, group_id, onto, source, keys)
 
     async def discard() -> str:
-        group = groups(app).get(group_id)
-        for sid in list(group.session_ids if group else ()):
-            if sid in app.panels:
-                await app.close_session(sid)
+        stored = await rt.store.get_group(group_id)  # also a group of an earlier run of the app
+        for cand in stored.candidates if stored else ():
+            if cand.session_id is not None and cand.session_id in app.panels:
+                await app.close_session(cand.session_id)
         decisions = await discard_all(rt, group_id)
         kept = [d for d in decisions if d.action != "removed"]
         bundled = [d for d in decisions if d.bundle]
