@@ -14,7 +14,7 @@ from paragents.fanout.group import start_best_of
 from paragents.fanout.request import FanoutRequest, parse_fanout
 from paragents.llm.replay import ReplayServer
 from tests.fanout.conftest import PROMPT, SLUG, VERIFY, call, make_runtime, reply, script_candidates
-from tests.lanes.conftest import sh
+from tests.lanes.conftest import commit_all, sh
 
 
 async def test_best_of_three_ranks_the_smallest_passing_diff_first(
@@ -66,11 +66,17 @@ async def test_a_grafted_hunk_applies_in_the_chosen_lane(
         session="add-docs-1",
     )
     server.add([call("write_file", path="NOTES.md", content="add adds\n"), reply("ok")], session="add-docs-2")
+    (repo / "AGENTS.md").write_text("Always run the tests.\n")
+    commit_all(repo, "instructions")
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
     sink.answers.extend([("allow_once", None)] * 4)
     try:
         group = await start_best_of(rt, FanoutRequest(2, "add docs"), open_panel=False)
         await group.done.wait()
+        firsts = [next(r for r in server.requests if r.session == f"add-docs-{i}") for i in (1, 2)]
+        for request in firsts:  # same prompt, same project instructions (from each lane's checkout)
+            messages = request.body_json["messages"]
+            assert "Always run the tests." in messages[0]["content"] and messages[-1]["content"] == "add docs"
         cmp = await compare(rt.store, group.id)
         donor = cmp.find("add-docs-2")
         [hunk] = donor.hunks
