@@ -61,6 +61,7 @@ async def _fanout(args: argparse.Namespace) -> int:
         rt = await open_runtime(args, project, prog=prog, require_config=True, require_model=True)
     except OpenFailed as exc:
         return exc.code
+    rt.set_sink(lambda event: None)  # nothing streams to the terminal; asks: headless.refuse_asks
     models = tuple(m.strip() for m in (args.models or "").split(",") if m.strip())
     request = FanoutRequest(args.n, args.prompt, models, args.verify, args.judge, args.judge_model)
     try:
