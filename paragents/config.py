@@ -124,6 +124,18 @@ class LaneSettings(BaseModel):
     )
 
 
+class FanoutSettings(BaseModel):
+    """Fan-out: one prompt to several sibling sessions, each in its own lane (docs/fanout.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max: int = Field(8, ge=1, le=64, description="Most sibling sessions one /fanout may open.")
+    verify_timeout: float = Field(
+        600.0, gt=0, description="Seconds a candidate's verify command may run before it is stopped."
+    )
+    judge_model: str | None = Field(None, description="Model of the judge request (default: the model).")
+
+
 class BudgetSettings(BaseModel):
     """Default budgets (docs in README "Budgets"): each a string like ``"2.00usd"``, ``"500k"``,
     ``"30m"`` or several (``"2usd, 500k"``), or null for no cap. ``/budget`` changes them at run time."""
@@ -134,7 +146,7 @@ class BudgetSettings(BaseModel):
     project_day: Budget | None = Field(
         None, description="Cap per project per local day, summed over every session and process."
     )
-    group: Budget | None = Field(None, description="Cap per fan-out group (used once fan-out exists).")
+    group: Budget | None = Field(None, description="Cap per fan-out group (all its sibling sessions).")
 
 
 class LoopGuardSettings(BaseModel):
@@ -348,6 +360,9 @@ class RuntimeConfig(BaseModel):
     mcp: McpSettings = Field(
         default_factory=McpSettings, description="MCP servers (user level) and the pool (docs/mcp.md)."
     )
+    fanout: FanoutSettings = Field(
+        default_factory=FanoutSettings, description="Fan-out groups (docs/fanout.md)."
+    )
 
     @field_validator("notify", mode="before")
     @classmethod
@@ -442,6 +457,7 @@ def _format_validation(path: str, err: ValidationError) -> str:
                 ("budgets",): BudgetSettings,
                 ("loop_guard",): LoopGuardSettings,
                 ("mcp",): McpSettings,
+                ("fanout",): FanoutSettings,
             }
             model = nested.get(tuple(e["loc"][:1]), RuntimeConfig)
             known = ", ".join(sorted(model.model_fields))

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from paragents.store import Store
 
 LEVELS = ("session", "group", "project_day")
-"""Budget levels in the order they are checked; "group" is a hook for fan-out groups (no caps yet)."""
+"""Budget levels in the order they are checked; "group" sums every sibling of the session's fan-out group."""
 LEVEL_NAMES = {"session": "session", "group": "group", "project_day": "project today", "loop": "loop guard"}
 
 
@@ -69,6 +69,7 @@ class BudgetMeter:
         warn: Callable[[str], None],
         clock: Callable[[], float] = time.monotonic,
         wall: Callable[[], float] = time.time,
+        group: Callable[[], str | None] = lambda: None,
     ) -> None:
         self.store = store
         self.config = config
@@ -78,6 +79,8 @@ class BudgetMeter:
         self.warn = warn
         self.clock = clock
         self.wall = wall
+        self.group = group
+        """Returns the id of the session's fan-out group (None: not in one)."""
         self.elapsed = 0.0
         """Seconds the running turn ran before its last pause (the clock is stopped while paused)."""
         self._since: float | None = None
@@ -113,19 +116,24 @@ class BudgetMeter:
             stored = await self.store.run_seconds(session_id=self.session_id)
         elif level == "project_day":
             stored = await self.store.run_seconds(project_dir=self.project_dir, since=day_start(self.wall()))
+        elif level == "group" and (group := self.group()):
+            stored = await self.store.run_seconds(group_id=group)
         else:
             return 0.0
         return stored + self.turn_seconds()
 
     # -- money and tokens -------------------------------------------------------------------------------
     async def spent(self, level: str) -> Spend:
-        """Return what was spent against ``level``'s budget (money priced per request, see spend.py)."""
+        """Return what was spent against ``level``'s budget (money priced per request, see spend.py);
+        "group" sums every sibling of the session's fan-out group."""
         if level == "session":
             rows = await self.store.spend_rows(session_id=self.session_id)
         elif level == "project_day":
             rows = await self.store.spend_rows(project_dir=self.project_dir, since=day_start(self.wall()))
+        elif level == "group" and (group := self.group()):
+            rows = await self.store.spend_rows(group_id=group)
         else:
-            return Spend()  # "group": fan-out groups are a later issue
+            return Spend()
         return priced(self.config(), rows)
 
     def active(self) -> bool:

@@ -4,6 +4,8 @@
     paragents run [--session NAME | --continue] [--take-over] [--dir PATH] [--model M] [--endpoint URL]
                   [--max-turns N] [--json] PROMPT
     paragents sessions list | show NAME | export NAME --format md|json
+    paragents fanout [--n N] [--models A,B] [--verify CMD] [--judge] [--output rich|json|patch] PROMPT
+    paragents runs list | show ID [--json]
     paragents permissions check ... | show ...
     paragents serve [--host H] [--port N] [--api-key K] [--jwt-secret S] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
@@ -69,6 +71,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         from paragents.cli import serve
 
         return serve.run_serve(args) if args.command == "serve" else serve.run_pair(args)
+    if args.command in ("fanout", "runs"):
+        return int(args.fanout_run(args))
     if args.command == "permissions":
         from paragents.cli.permissions import run_permissions
 

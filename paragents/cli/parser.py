@@ -113,6 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.lanes import add_parser as add_lanes_parser
 
     add_lanes_parser(sub)  # `paragents lanes ...`, and `run --lane/--base`
+    from paragents.cli.fanout import add_parser as add_fanout_parser
+
+    add_fanout_parser(sub, add_common)  # `paragents fanout ...`, `paragents runs list|show`
 
     sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
     ssub = sessions.add_subparsers(dest="sessions_command", required=True)

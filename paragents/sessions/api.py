@@ -18,6 +18,7 @@ from paragents.sessions.view import SessionView
 if TYPE_CHECKING:
     from paragents.conflicts import ConflictChecker
     from paragents.limits import Budget
+    from paragents.llm import ChatClient
     from paragents.permissions import Policy
     from paragents.sessions.mcp import McpReport
     from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
@@ -51,6 +52,11 @@ class SessionsAPI(Protocol):
     @property
     def store(self) -> Store:
         """The store (the replay reads stored messages from it)."""
+        ...
+
+    @property
+    def client(self) -> ChatClient:
+        """The chat client (a fan-out's judge sends its one request with it)."""
         ...
 
     @property
@@ -134,6 +140,8 @@ class SessionsAPI(Protocol):
 
     # budgets (sessions/budgets.py): set or raise a cap, answer a budget or loop-guard pause
     def set_budget(self, sid: str, level: str, text: str) -> Budget: ...
+    def join_group(self, sid: str, group_id: str) -> None: ...
+    async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]: ...
     def raise_budget(self, sid: str, text: str) -> Budget: ...
     def allow_one_more(self, sid: str) -> bool: ...
     def stop_paused(self, sid: str) -> bool: ...

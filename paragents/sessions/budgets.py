@@ -59,6 +59,10 @@ class BudgetCommands:
         """The budget meter of each session's agent (the running turn's seconds)."""
         self._project_loaded = False
         self._writes: set[asyncio.Task[Any]] = set()
+        self.groups: dict[str, str] = {}
+        """Fan-out group of each sibling session (session id -> group id), set by :meth:`join_group`."""
+        self.group_caps: dict[str, Budget] = {}
+        """Group caps set with ``/budget group`` (group id -> cap; else the config's ``budgets.group``)."""
 
     # -- stored budgets and figures ---------------------------------------------------------------------
     async def load(self, view: SessionView) -> None:
@@ -110,6 +114,10 @@ class BudgetCommands:
         while self._writes:
             await asyncio.gather(*list(self._writes), return_exceptions=True)
 
+    def join_group(self, sid: str, group_id: str) -> None:
+        """Count session ``sid`` in fan-out group ``group_id``'s budget (``budgets.group``)."""
+        self.groups[sid] = group_id
+
     def caps(self, sid: str) -> dict[str, Budget | None]:
         """Return the caps in force for session ``sid`` per level."""
         cfg = self.core.config.budgets
@@ -117,7 +125,9 @@ class BudgetCommands:
         own = view.budget if view is not None else None
         session = cfg.session.merged(own) if (cfg.session and own) else (own or cfg.session)
         day = self.project_day if self.project_day is not None else cfg.project_day
-        return {"session": session, "project_day": day, "group": None}
+        gid = self.groups.get(sid)
+        group = (self.group_caps.get(gid) or cfg.group) if gid is not None else None
+        return {"session": session, "project_day": day, "group": group}
 
     def project_cap(self) -> Budget | None:
         """Return the project's per-day cap in force (``/budget project``, else the config's)."""
@@ -133,24 +143,29 @@ class BudgetCommands:
             project_dir=str(core.project_dir),
             caps=lambda: self.caps(sid),
             warn=lambda text: core.emit(ev.Notice(sid, text, "warning")),
+            group=lambda: self.groups.get(sid),
         )
         self.meters[sid] = meter
         return meter
 
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
-        """Set (or raise) the ``level`` cap ("session", "project"; "group" is not available yet) to
+        """Set (or raise) the ``level`` cap ("session", "project", "group": the session's fan-out group) to
         ``text`` (e.g. ``"5usd"``) and let a paused session re-check; return the caps now in force.
         Raises SessionError with a readable message for a bad level or budget."""
         view = self.core.view(sid)
         if level not in BUDGET_LEVELS:
             raise SessionError(f"unknown budget level {level!r}: use session, project or group")
-        if level == "group":
-            raise SessionError("fan-out groups do not exist yet, so a group budget cannot be set")
+        gid = self.groups.get(sid)
+        if level == "group" and gid is None:
+            raise SessionError("this session is not in a fan-out group, so a group budget cannot be set")
         store = self.core.store
         if text.strip().lower() in ("off", "clear", "none"):
             if level == "session":
                 self.core.emit(ev.BudgetChanged(sid, None))
                 self._save(store.set_session_budget(sid, None))
+            elif level == "group" and gid is not None:
+                self.group_caps.pop(gid, None)
+                return self.caps(sid)["group"] or Budget()
             else:
                 self.project_day = None
                 self._save(store.set_project_budget(self.core.project_dir, None))
@@ -165,6 +180,11 @@ class BudgetCommands:
             self.core.emit(ev.BudgetChanged(sid, own))
             self._save(store.set_session_budget(sid, own.model_dump(exclude_none=True)))
             now = self.caps(sid)["session"]
+        elif level == "group" and gid is not None:
+            self.group_caps[gid] = (
+                self.group_caps.get(gid) or self.core.config.budgets.group or Budget()
+            ).merged(budget)
+            now = self.group_caps[gid]
         else:
             self.project_day = (self.project_day or self.core.config.budgets.project_day or Budget()).merged(
                 budget
@@ -179,7 +199,11 @@ class BudgetCommands:
             pause = other.budget_pause
             if pause is None or pause.level == "loop":  # a raised cap does not answer the loop guard
                 continue
-            if other.id == sid or level == "project":
+            if (
+                other.id == sid
+                or level == "project"
+                or (level == "group" and self.groups.get(other.id) == gid)
+            ):
                 self._answer(other.id, "retry")
         return now or budget
 

@@ -317,6 +317,26 @@ class Runtime(SessionsCore):
         """``/budget LEVEL TEXT``: set or raise a cap; a paused session re-checks (sessions/budgets.py)."""
         return self.budgets.set_budget(sid, level, text)
 
+    def join_group(self, sid: str, group_id: str) -> None:
+        """Put a session in a fan-out group: the group's budget (``budgets.group``) counts it."""
+        self.budgets.join_group(sid, group_id)
+
+    async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]:
+        """Add allow rules for this session (as "allow for this session" does; a fan-out answers for
+        every sibling with it); return the session's rules now. SessionError for a malformed rule."""
+        from paragents import events as ev
+        from paragents.permissions.settings import PolicyError, parse_rules
+
+        view = self.view(sid)
+        try:
+            parse_rules(list(rules), "allow", "session", None, "session rule")
+        except PolicyError as exc:
+            raise SessionError(str(exc)) from None
+        now = [*view.session_rules, *(r for r in rules if r not in view.session_rules)]
+        self.emit(ev.SessionRulesChanged(sid, tuple(now)))
+        await self.store.update_session(sid, session_rules=now)
+        return now
+
     def raise_budget(self, sid: str, text: str) -> Budget:
         """Raise the session's own cap to ``text`` (e.g. ``"5usd"``) and resume it when paused."""
         return self.budgets.set_budget(sid, "session", text)

@@ -3,6 +3,7 @@ notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
 from paragents.store.approvals import AnswerResult, ApprovalRecord
 from paragents.store.compactions import CompactionRecord
+from paragents.store.fanout import CandidateRecord, GroupRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.lanes import LaneRecord
 from paragents.store.migrations import SCHEMA_VERSION
@@ -25,8 +26,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "AnswerResult",
     "ApprovalRecord",
+    "CandidateRecord",
     "CompactionRecord",
     "ConversationRecord",
+    "GroupRecord",
     "HistoryChanged",
     "HolderRecord",
     "LaneRecord",

@@ -14,10 +14,17 @@ from paragents.store.sessions import norm_dir
 
 
 def _where(
-    session_id: str | None, project_dir: str | Path | None, since: float | None, column: str
+    session_id: str | None,
+    project_dir: str | Path | None,
+    since: float | None,
+    column: str,
+    group_id: str | None = None,
 ) -> tuple[str, list[object]]:
     where: list[str] = ["1 = 1"]
     params: list[object] = []
+    if group_id is not None:
+        where.append("s.group_id = ?")
+        params.append(group_id)
     if session_id is not None:
         where.append("x.session_id = ?")
         params.append(session_id)
@@ -39,13 +46,14 @@ class BudgetsMixin(StoreBase):
         session_id: str | None = None,
         project_dir: str | Path | None = None,
         since: float | None = None,
+        group_id: str | None = None,
     ) -> list[dict[str, Any]]:
         """Return per model the usage of one session and/or of every session of a project from
         ``since`` on (every process's rows): ``prompt``, ``cached``, ``completion`` tokens, ``cost``
         (USD, the sum of the costs stored per request) over ``priced_rows`` rows, the tokens of the
         ``unpriced_rows`` (no stored cost: ``unpriced_prompt/_cached/_completion``) and ``estimated``
         (1 when any row was counted locally). ``paragents.agent.spend.priced`` turns them into a Spend."""
-        where, params = _where(session_id, project_dir, since, "created_at")
+        where, params = _where(session_id, project_dir, since, "created_at", group_id)
         return await self._fetchdicts(
             "SELECT x.model AS model, SUM(x.prompt_tokens) AS prompt, SUM(x.cached_tokens) AS cached,"
             " SUM(x.completion_tokens) AS completion, COALESCE(SUM(x.cost_usd), 0) AS cost,"
@@ -65,12 +73,13 @@ class BudgetsMixin(StoreBase):
         session_id: str | None = None,
         project_dir: str | Path | None = None,
         since: float | None = None,
+        group_id: str | None = None,
     ) -> float:
         """Return the wall-clock seconds the finished turns of one session and/or of a project's
         sessions (started from ``since`` on) ran: the time the agent measured (pauses excluded), or,
         for turns finished without it, their start-to-finish time; interrupted turns (the process
         died) whose time was not measured count 0."""
-        where, params = _where(session_id, project_dir, since, "started_at")
+        where, params = _where(session_id, project_dir, since, "started_at", group_id)
         row = await self._fetchone(
             "SELECT COALESCE(SUM(COALESCE(x.run_seconds, CASE WHEN x.status = 'interrupted' THEN 0"
             " ELSE x.finished_at - x.started_at END)), 0)"

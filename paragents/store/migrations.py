@@ -289,6 +289,46 @@ MIGRATIONS: list[str] = [
     CREATE INDEX usage_created ON usage(created_at);
     CREATE INDEX turns_started ON turns(started_at);
     """,
+    # fanout (worktree wt/fanout): fan-out groups and their candidates (the evidence), and the
+    # optional group of a session
+    """
+    CREATE TABLE fanout_groups (
+        id           TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL CHECK (kind IN ('best_of', 'split', 'review')),
+        project_dir  TEXT NOT NULL,
+        name         TEXT NOT NULL CHECK (name <> ''),
+        prompt       TEXT NOT NULL,
+        base_ref     TEXT,
+        base_commit  TEXT,
+        verify       TEXT,
+        settings     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(settings)),
+        state        TEXT NOT NULL DEFAULT 'running',
+        judge        TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(judge)),
+        choice       TEXT CHECK (choice IS NULL OR json_valid(choice)),
+        created_at   REAL NOT NULL,
+        finished_at  REAL
+    );
+    CREATE INDEX fanout_groups_project ON fanout_groups(project_dir, created_at);
+
+    CREATE TABLE fanout_candidates (
+        group_id     TEXT NOT NULL REFERENCES fanout_groups(id) ON DELETE CASCADE,
+        idx          INTEGER NOT NULL,
+        session_id   TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+        session_name TEXT NOT NULL,
+        model        TEXT NOT NULL,
+        lane         TEXT,
+        lane_path    TEXT,
+        branch       TEXT,
+        state        TEXT NOT NULL DEFAULT 'running',
+        verify       TEXT CHECK (verify IS NULL OR json_valid(verify)),
+        evidence     TEXT NOT NULL DEFAULT '{}' CHECK (json_valid(evidence)),
+        patch        TEXT,
+        PRIMARY KEY (group_id, idx)
+    );
+    CREATE INDEX fanout_candidates_session ON fanout_candidates(session_id);
+
+    ALTER TABLE sessions ADD COLUMN group_id TEXT;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -311,6 +351,8 @@ TABLES: tuple[str, ...] = (
     "lane_verify",
     "session_budgets",
     "project_budgets",
+    "fanout_groups",
+    "fanout_candidates",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

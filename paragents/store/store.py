@@ -33,6 +33,7 @@ from paragents.store.budgets import BudgetsMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
+from paragents.store.fanout import FanoutMixin
 from paragents.store.holders import HoldersMixin
 from paragents.store.lane_verify import LaneVerifyMixin
 from paragents.store.lanes import LanesMixin
@@ -86,6 +87,7 @@ class Store(
     LaneVerifyMixin,
     ApiAccessMixin,
     BudgetsMixin,
+    FanoutMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

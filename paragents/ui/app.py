@@ -595,13 +595,18 @@ class ParagentsApp(App[None]):
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
+        from paragents.ui import fanout_hooks
+
         extra = lambda: [  # noqa: E731
             *budget_hooks.budget_items(self),
             *lane_hooks.lane_items(self),
             *self.remote_asks.items(),
         ]
         screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity, extra()), self.clock, self.panels
+            lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(self)),
+            self.clock,
+            self.panels,
+            lambda event: fanout_hooks.allow_for_group(self, event),
         )
         self.push_screen(screen, self._after_pick)
         self._refresh_remote(screen)

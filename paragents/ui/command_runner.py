@@ -187,6 +187,12 @@ async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
         app.notify(text, title="Lanes", markup=False, timeout=15)
 
 
+async def fanout(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    from paragents.ui.fanout_hooks import run_fanout_command
+
+    await run_fanout_command(app, sid, command)
+
+
 async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
     await run_budget_command(app, sid, command)
@@ -222,6 +228,7 @@ APP_HANDLERS: dict[str, Handler] = {
     "lanes": lanes,
     "serve": serve_hooks.serve,
     "pair": serve_hooks.pair,
+    "fanout": fanout,
 }
 """Commands that need no open session."""
 SESSION_HANDLERS: dict[str, Handler] = {

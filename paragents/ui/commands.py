@@ -39,6 +39,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "predicted conflict",
     ),
     CommandSpec("lanes", "/lanes", "Review the lanes: commits and diff of each"),
+    CommandSpec(
+        "fanout",
+        "/fanout N PROMPT|compare|allow",
+        "Best-of-N in lanes (--models a,b --verify CMD --judge); compare by evidence; allow a rule for all",
+    ),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
     CommandSpec("model", "/model NAME", "Switch the focused session's model"),
@@ -127,6 +132,9 @@ def parse_command(text: str) -> SlashCommand | CommandError:
 
     Takes the raw line; returns a :class:`SlashCommand` or a :class:`CommandError` (never raises).
     Quoting follows POSIX shell words (``shlex``), so ``/rename "my api"`` and ``/new "a b"`` work."""
+    head, _, rest = text.strip().partition(" ")
+    if head.lower() == "/fanout":  # the prompt is taken as written (quotes and apostrophes included)
+        return SlashCommand("fanout", rest.strip() or None)
     try:
         words = shlex.split(text.strip())
     except ValueError as exc:

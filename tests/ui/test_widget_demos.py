@@ -25,6 +25,7 @@ DEMO_MODULES = (
     "paragents.ui.screens.info",
     "paragents.ui.screens.lanes",
     "paragents.ui.screens.pair",
+    "paragents.ui.screens.compare",
 )
 DEMO_SIZE = (120, 32)
 

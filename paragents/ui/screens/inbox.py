@@ -13,7 +13,7 @@ the event's Future directly; the panels update from the resulting events.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -59,10 +59,15 @@ class InboxItem:
     summary: str
     since: float | None
     event: PermissionRequested | ConflictDetected | BudgetPaused | QuestionAsked | PredictedConflict
+    group: str = ""
+    """The fan-out group of the session ("" when none)."""
 
 
 def collect_items(
-    panels: Mapping[str, SessionPanel], activity: ActivityLog, extra: Sequence[InboxItem] = ()
+    panels: Mapping[str, SessionPanel],
+    activity: ActivityLog,
+    extra: Sequence[InboxItem] = (),
+    groups: Mapping[str, str] | None = None,
 ) -> list[InboxItem]:
     """Return the unanswered approvals and conflicts of every panel of ``panels`` (by session id) and
     the ``extra`` items (budget and loop-guard pauses), oldest first (arrival time from ``activity``;
@@ -73,7 +78,10 @@ def collect_items(
         for req in panel.pending.values():
             if not req.reply.done():
                 since = asked.get(req.request_id)
-                items.append(InboxItem(req.request_id, sid, panel.name_, "approval", req.summary, since, req))
+                group = (groups or {}).get(sid, "")
+                items.append(
+                    InboxItem(req.request_id, sid, panel.name_, "approval", req.summary, since, req, group)
+                )
         for con in panel.conflicts.values():
             if not con.reply.done():
                 since = asked.get(con.conflict_id)
@@ -127,6 +135,7 @@ class InboxScreen(Screen[str | None]):
         Binding("down", "move(1)", "Next", priority=True),
         Binding("enter", "open", "Go to session"),
         Binding(FOCUS_KEY, "arm_bar", "Answer with keys", priority=True),
+        Binding("ctrl+a", "allow_group", "Allow for the fan-out", priority=True, show=False),
     ]
 
     def __init__(
@@ -134,8 +143,11 @@ class InboxScreen(Screen[str | None]):
         items: Callable[[], list[InboxItem]],
         clock: Callable[[], float],
         panels: Mapping[str, SessionPanel] | None = None,
+        allow_group: Callable[[PermissionRequested], Awaitable[str]] | None = None,
     ) -> None:
         super().__init__()
+        self.allow_group = allow_group
+        """Answers a fan-out sibling's ask for its whole group (ctrl+a); None: not offered."""
         self.items_source = items
         self.panels: Mapping[str, SessionPanel] = panels if panels is not None else {}
         """The app's panels by session id: a conflict answered here is shown answered in its panel."""
@@ -165,6 +177,8 @@ class InboxScreen(Screen[str | None]):
             text.append(f"{pointer} " if mine else " " * (len(pointer) + 1), style="bold")
             text.append(f"{age:>6}  ", style="dim")
             text.append(f"{shorten(item.session_name, 20):<20} ", style="bold")
+            if item.group:
+                text.append(f"[fan-out {shorten(item.group, 16)}] ", style="magenta")
             text.append(
                 f"{clean(item.kind):<{kind_width}} ", style="red" if "conflict" in item.kind else "yellow"
             )
@@ -226,6 +240,17 @@ class InboxScreen(Screen[str | None]):
         self.selected = keys[(index + step) % len(keys)]
         self.query_one("#inbox-list", Static).update(self._list_text())
         await self._show_bar(False)
+
+    async def action_allow_group(self) -> None:
+        """ctrl+a: allow the selected fan-out ask's suggested rules for every sibling of its group."""
+        item = next((i for i in self.items if i.key == self.selected), None)
+        if item is None or not item.group or self.allow_group is None:
+            self.notify("The selected item is not an ask of a fan-out session.", timeout=3)
+            return
+        assert isinstance(item.event, PermissionRequested)
+        said = await self.allow_group(item.event)
+        self.notify(said, markup=False)
+        await self.reload(arm=True)
 
     def action_arm_bar(self) -> None:
         """ctrl+g: the selected item's bar takes the answer keys (the deliberate act)."""

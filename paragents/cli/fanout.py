@@ -1,0 +1,187 @@
+"""``paragents fanout`` (a best-of-N, headless) and ``paragents runs list | show ID`` (the evidence
+fan-outs left in the store). Exit codes of ``fanout``: see :mod:`paragents.fanout.errors` and
+docs/fanout.md."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.text import Text
+
+
+def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``fanout`` and ``runs`` to the top-level subparsers ``sub``; ``add_common`` adds the options
+    every command shares (``--dir``, ``--model``, ``--endpoint``, ``--allow``...)."""
+    fan = sub.add_parser("fanout", help="one prompt to N sibling sessions in lanes; compare their evidence")
+    add_common(fan)
+    fan.set_defaults(fanout_run=run_fanout_command)
+    fan.add_argument("--n", type=int, default=3, metavar="N", help="how many siblings (default 3)")
+    fan.add_argument("--models", metavar="A,B", help="models the siblings use in turn")
+    fan.add_argument("--verify", metavar="CMD", help="command run in each candidate's lane when it finishes")
+    fan.add_argument("--judge", action="store_true", help="ask a judge to rank the candidates (advice)")
+    fan.add_argument("--judge-model", metavar="M", help="the judge's model (default: fanout.judge_model)")
+    fan.add_argument("--output", choices=("rich", "json", "patch"), default="rich")
+    fan.add_argument("prompt", help="the prompt every sibling gets ('-' reads it from stdin)")
+
+    runs = sub.add_parser("runs", help="the evidence of fan-outs: list, or show one")
+    runs.set_defaults(fanout_run=run_runs_command)
+    rsub = runs.add_subparsers(dest="runs_command", required=True)
+    ls = rsub.add_parser("list", help="fan-out groups of this project, newest first")
+    ls.add_argument("--dir", metavar="PATH")
+    ls.add_argument("--all", action="store_true", help="groups of every project")
+    ls.add_argument("--json", action="store_true")
+    show = rsub.add_parser("show", help="one group's evidence (id or a unique prefix)")
+    show.add_argument("id")
+    show.add_argument("--dir", metavar="PATH")
+    show.add_argument("--json", action="store_true")
+
+
+def run_fanout_command(args: argparse.Namespace) -> int:
+    if args.prompt == "-":
+        args.prompt = sys.stdin.read()
+    return asyncio.run(_fanout(args))
+
+
+async def _fanout(args: argparse.Namespace) -> int:
+    from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+    from paragents.fanout.errors import FanoutError
+    from paragents.fanout.headless import run_fanout
+    from paragents.fanout.request import FanoutRequest
+
+    prog = "paragents fanout"
+    try:
+        project = project_dir_of(args, prog)
+        rt = await open_runtime(args, project, prog=prog, require_config=True, require_model=True)
+    except OpenFailed as exc:
+        return exc.code
+    rt.set_sink(lambda event: None)  # nothing streams to the terminal; asks: headless.refuse_asks
+    models = tuple(m.strip() for m in (args.models or "").split(",") if m.strip())
+    request = FanoutRequest(args.n, args.prompt, models, args.verify, args.judge, args.judge_model)
+    try:
+        outcome = await run_fanout(rt, request)
+    except FanoutError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except Exception as exc:  # a runtime failure: one line, exit 1
+        print(f"{prog}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await rt.shutdown()
+    cmp, code = outcome.comparison, outcome.code
+    if args.output == "json":
+        data = {**cmp.as_dict(), "chosen": outcome.chosen.name if outcome.chosen else None}
+        print(json.dumps({**data, "exit_code": code, "reason": outcome.reason}, indent=2))
+    elif args.output == "patch":
+        if outcome.chosen is not None and code in (0, 4):
+            sys.stdout.write(outcome.chosen.record.patch or "")
+    else:
+        print_comparison(Console(soft_wrap=True), cmp.as_dict())
+        if outcome.chosen is not None:
+            Console().print(Text(f"best by evidence: {outcome.chosen.name}", style="bold"))
+    if outcome.reason:
+        print(f"{prog}: {outcome.reason}", file=sys.stderr)
+    print(f"{prog}: evidence kept: paragents runs show {cmp.group.id}", file=sys.stderr)
+    return code
+
+
+def print_comparison(out: Console, data: dict[str, Any]) -> None:
+    """Print a group's evidence (``Comparison.as_dict()``) as plain lines, one block per candidate in
+    evidence order (no markup: names, prompts and test ids are untrusted)."""
+    group = data["group"]
+    out.print(Text(f"fan-out {group['name']} ({group['id']}): {group['state']}", style="bold"))
+    out.print(Text(f"prompt: {group['prompt']}"))
+    if group.get("verify"):
+        out.print(Text(f"verify: {group['verify']}"))
+    for n, c in enumerate(data["candidates"], 1):
+        v = c.get("verify") or {}
+        verify = "not run" if not v else ("timeout" if v.get("timed_out") else f"exit {v.get('exit_code')}")
+        ev = c.get("evidence") or {}
+        over = ", ".join(f"{k}{'!' if files else ''}" for k, files in (ev.get("overlaps") or {}).items())
+        cost = ev.get("cost")
+        line = (
+            f"{n}. {c['session']}  [{c['state']}]  model {c['model']}  verify {verify}"
+            f"  diff {c.get('diffstat')}"
+            f"  hunks {len(c.get('hunks') or [])}  overlaps {over or '-'}  tokens {ev.get('tokens', 0)}"
+            f"  cost {'-' if cost is None else f'${cost:.4f}'}  wall {ev.get('seconds', 0):.1f}s"
+            f"  judge {c.get('judge_rank') or '-'}"
+        )
+        out.print(Text(line, style="bold" if n == 1 else ""))
+        if v.get("failing"):
+            out.print(Text(f"   failing: {', '.join(v['failing'])}", style="red"))
+        if ev.get("error"):
+            out.print(Text(f"   error: {ev['error']}", style="red"))
+        if c.get("judge_reason"):
+            out.print(Text(f"   judge: {c['judge_reason']}"))
+    if data.get("judge_error"):
+        out.print(Text(data["judge_error"], style="red"))
+
+
+def run_runs_command(args: argparse.Namespace) -> int:
+    return asyncio.run(_runs(args))
+
+
+async def _runs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from paragents import paths
+    from paragents.fanout.compare import choice_summary, compare
+    from paragents.fanout.errors import FanoutError
+    from paragents.store import Store, StoreError
+
+    project = str(Path(getattr(args, "dir", None) or ".").expanduser().resolve())
+    try:
+        store = await Store.open(paths.db_path())
+    except StoreError as exc:
+        print(f"paragents runs: {exc}", file=sys.stderr)
+        return 1
+    try:
+        if args.runs_command == "list":
+            groups = await store.list_groups(None if args.all else project)
+            if args.json:
+                print(
+                    json.dumps(
+                        [{k: v for k, v in g.as_dict().items() if k != "candidates"} for g in groups],
+                        indent=2,
+                    )
+                )
+                return 0
+            if not groups:
+                print("no fan-out runs in this project (`paragents runs list --all` shows every project)")
+            for g in groups:
+                when = time.strftime("%Y-%m-%d %H:%M", time.localtime(g.created_at))
+                choice = choice_summary(g)
+                n = len(g.candidates)
+                line = f"{g.id}  {when}  {g.kind:<8} {g.state:<10} n={n}  choice={choice}  {g.name}"
+                Console(soft_wrap=True).print(Text(line))
+            return 0
+        try:
+            cmp = await compare(store, args.id)
+        except FanoutError as exc:
+            print(f"paragents runs: {exc}", file=sys.stderr)
+            return 1
+        if args.json:
+            group = cmp.group.as_dict()
+            print(
+                json.dumps(
+                    {
+                        **cmp.as_dict(),
+                        "judge": group["judge"],
+                        "choice": group["choice"],
+                        "patches": {c.name: c.record.patch for c in cmp.candidates},
+                    },
+                    indent=2,
+                )
+            )
+        else:
+            print_comparison(Console(soft_wrap=True), cmp.as_dict())
+            Console(soft_wrap=True).print(Text(f"your choice: {choice_summary(cmp.group)}"))
+        return 0
+    finally:
+        await store.close()
