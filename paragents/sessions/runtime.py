@@ -109,6 +109,23 @@ class Runtime(SessionsCore):
             name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base
         )
 
+    async def new_agent_session(
+        self,
+        agent: str,
+        name: str | None = None,
+        *,
+        workdir: Path | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+    ) -> SessionView:
+        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp)."""
+        from paragents.sessions import acp
+
+        return await acp.new_agent_session(
+            self, self.lifecycle, agent, name, workdir=workdir, open_panel=open_panel, lane=lane, base=base
+        )
+
     async def close_session(self, sid: str) -> None:
         """See :meth:`SessionLifecycle.close_session`."""
         await self.lifecycle.close_session(sid)
@@ -290,9 +307,11 @@ class Runtime(SessionsCore):
         and the store. A store that cannot be written does not stop it (a failing store fails fast)."""
         from paragents import events as ev
         from paragents.models import SessionState
+        from paragents.sessions import acp
         from paragents.store import StoreError
 
         await self.scheduler.shutdown()
+        await acp.stop_all(self)  # external agents' process groups
         await self.holding.stop()
         if self.lane_watcher is not None:
             await self.lane_watcher.stop()

@@ -209,6 +209,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX lanes_session ON lanes(session_id);
     """,
+    # (worktree acp) external ACP agents: the agent a session runs and the agent's own session id
+    """
+    CREATE TABLE agent_sessions (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        agent       TEXT NOT NULL CHECK (agent <> ''),
+        remote_id   TEXT,
+        created_at  REAL NOT NULL
+    );
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -227,6 +236,7 @@ TABLES: tuple[str, ...] = (
     "notes",
     "compactions",
     "lanes",
+    "agent_sessions",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -26,6 +26,7 @@ from types import TracebackType
 import aiosqlite
 
 from paragents import paths
+from paragents.store.agent_sessions import AgentSessionsMixin
 from paragents.store.audit import AuditMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
@@ -78,6 +79,7 @@ class Store(
     CompactionsMixin,
     HoldersMixin,
     LanesMixin,
+    AgentSessionsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
