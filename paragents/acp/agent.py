@@ -111,6 +111,8 @@ class AcpAgent(Agent):
                 raise AcpLaunchError(
                     f"agent {self.spec.name!r}: {what} failed: {exc} {exc.data or ''}"
                 ) from None
+            except (ConnectionError, OSError):  # its stdout closed: it is exiting
+                done, _ = await asyncio.wait({exit_task}, timeout=CANCEL_WAIT)
         task.cancel()
         if exit_task in done:
             raise AcpLaunchError(self._crash_text(proc, f"exited during {what}", exit_task.result()))
@@ -245,8 +247,13 @@ class AcpAgent(Agent):
                 self.conn.prompt(session_id=self.remote_id, prompt=[text_block(prompt)])
             )
             done, _ = await asyncio.wait({prompt_task, exit_task}, return_when="FIRST_COMPLETED")
-            if prompt_task not in done:
+            lost = prompt_task in done and not isinstance(prompt_task.exception(), RequestError | None)
+            if lost:  # the connection closed: the agent is exiting (its code and stderr follow)
+                await asyncio.wait({exit_task}, timeout=CANCEL_WAIT)
+            if prompt_task not in done or lost:
                 prompt_task.cancel()
+                if not exit_task.done():
+                    await proc.stop()
                 await self._persist(added, "error", "the agent exited before this call finished")
                 text = self._crash_text(proc, "exited during the turn", exit_task.result())
                 return await self._finish(

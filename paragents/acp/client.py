@@ -73,6 +73,8 @@ class AcpClient:
         self.terminals: dict[str, Terminal] = {}
         self.asks: set[asyncio.Task[Any]] = set()
         """Permission asks in flight (cancelled with the turn: the agent then gets "cancelled")."""
+        self.served: list[tuple[str, str]] = []
+        """The file and terminal requests served, in order: ("read"|"write"|"terminal", path or command)."""
         self.approved: set[str] = set()
         """Paths and commands the user or a rule allowed through ``request_permission`` this turn: the
         file or terminal request that carries them out is not asked again (the policy still denies)."""
@@ -247,6 +249,7 @@ class AcpClient:
                 )
             )
         agent.conflicts.on_read(sid, target, digest)
+        self.served.append(("read", str(target)))
         text = data.decode("utf-8", errors="replace")
         if line is not None or limit is not None:
             lines = text.splitlines(keepends=True)
@@ -267,6 +270,7 @@ class AcpClient:
         result = await agent.run_tool("write_file", args)
         if result.is_error:
             raise refused(result.content)
+        self.served.append(("write", str(target)))
         return WriteTextFileResponse()
 
     # -- terminals -----------------------------------------------------------------------------------
@@ -290,6 +294,7 @@ class AcpClient:
         extra = {e.name: e.value for e in env or ()}
         task = asyncio.create_task(agent.run_tool("run_command", call_args, workdir=workdir, env=extra))
         terminal_id = f"term-{uuid.uuid4().hex[:12]}"
+        self.served.append(("terminal", line))
         self.terminals[terminal_id] = Terminal(line, task, output_byte_limit)
         return CreateTerminalResponse(terminal_id=terminal_id)
 

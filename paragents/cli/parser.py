@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue the most recent run session (default: each run starts its own session run-N)",
     )
+    run.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="run the prompt with an external ACP agent (qwen, opencode, claude, codex, gemini, or "
+        "agents.NAME in the config) under paragents' permissions and conflict checks",
+    )
     run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
     run.add_argument(
         "--max-budget",

@@ -118,12 +118,21 @@ class Runtime(SessionsCore):
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        start: bool = True,
     ) -> SessionView:
         """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp)."""
         from paragents.sessions import acp
 
         return await acp.new_agent_session(
-            self, self.lifecycle, agent, name, workdir=workdir, open_panel=open_panel, lane=lane, base=base
+            self,
+            self.lifecycle,
+            agent,
+            name,
+            workdir=workdir,
+            open_panel=open_panel,
+            lane=lane,
+            base=base,
+            start=start,
         )
 
     async def close_session(self, sid: str) -> None:

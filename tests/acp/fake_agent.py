@@ -27,7 +27,6 @@ from acp import (
     PROTOCOL_VERSION,
     run_agent,
     start_tool_call,
-    text_block,
     update_agent_message_text,
     update_agent_thought_text,
     update_tool_call,
@@ -115,12 +114,20 @@ class FakeAgent:
                 await self.conn.session_update(sid, Plan(session_update="plan", entries=entries))
                 commands = [AvailableCommand(name="init", description="make AGENTS.md")]
                 await self.conn.session_update(
-                    sid, AvailableCommandsUpdate(session_update="available_commands_update", available_commands=commands)
+                    sid,
+                    AvailableCommandsUpdate(
+                        session_update="available_commands_update", available_commands=commands
+                    ),
                 )
-                await self.conn.session_update(sid, UsageUpdate(session_update="usage_update", used=1234, size=32000))
+                await self.conn.session_update(
+                    sid, UsageUpdate(session_update="usage_update", used=1234, size=32000)
+                )
             elif verb == "run":
                 await self.conn.session_update(
-                    sid, start_tool_call(call_id, f"Run {rest}", kind="execute", status="pending", raw_input={"command": rest})
+                    sid,
+                    start_tool_call(
+                        call_id, f"Run {rest}", kind="execute", status="pending", raw_input={"command": rest}
+                    ),
                 )
                 if await self.ask(sid, call_id):
                     term = await self.conn.create_terminal(session_id=sid, command="bash", args=["-c", rest])

@@ -4,7 +4,7 @@ requests served by paragents' tools under the conflict checker, cancel and crash
 
 from __future__ import annotations
 
-import os
+import pytest
 
 from paragents import events as ev
 from paragents.models import SessionState
@@ -34,7 +34,10 @@ async def test_updates_become_session_events_and_the_transcript_is_stored(aenv: 
     agent = agent_of(rt, view.id)
     assert agent is not None and agent.log.commands == [("init", "make AGENTS.md")]
     stored = [m.for_display() for m in await rt.store.load_messages(view.id)]
-    assert [(m["role"], m.get("content")) for m in stored] == [("user", "say Hello world"), ("assistant", "Hello world")]
+    assert [(m["role"], m.get("content")) for m in stored] == [
+        ("user", "say Hello world"),
+        ("assistant", "Hello world"),
+    ]
     assert view.model == "acp:fake" and view.state is SessionState.IDLE
     await rt.shutdown()
 
@@ -51,7 +54,7 @@ async def test_a_rule_answers_the_agents_permission_ask_without_asking(aenv: Acp
     assert "ran: from-the-terminal" in said and "rejected" in said
     assert (aenv.project / "keep.txt").exists()
     assert any("denied by policy" in n and "rm keep.txt" in n for n in notices(sink, view.id))
-    audit = await rt.store.list_decisions(view.id)
+    audit = await rt.store.recent_decisions(view.id)
     answers = [(a["answered_by"], a["answer"]) for a in audit]
     assert ("policy", "allow") in answers and ("policy", "deny") in answers
     await rt.shutdown()
@@ -149,22 +152,13 @@ async def test_a_launch_failure_shows_stderr_and_exit_code(aenv: AcpEnv) -> None
 
 
 async def test_a_missing_program_names_its_install_command(aenv: AcpEnv) -> None:
+    from paragents.acp.launch import AgentUnavailable, find_program, resolve_agent
     from paragents.sessions.view import SessionError
 
+    with pytest.raises(AgentUnavailable, match="npm install -g @qwen-code/qwen-code"):
+        find_program(resolve_agent("qwen", {}), {"PATH": str(aenv.project)})
     rt = await aenv.runtime()
-    rt_env = {"PATH": str(aenv.project)}
-    os.environ.setdefault("PARAGENTS_TEST", "1")
-    try:
-        await rt.new_agent_session("qwen", "q") if os.environ.get("PATH") == rt_env["PATH"] else None
-    except SessionError:
-        pass
-    from paragents.acp.launch import AgentUnavailable, find_program, resolve_agent
-
-    spec = resolve_agent("qwen", {})
-    try:
-        find_program(spec, rt_env)
-    except AgentUnavailable as exc:
-        assert "npm install -g @qwen-code/qwen-code" in str(exc)
-    else:
-        raise AssertionError("qwen found in an empty PATH")
+    with pytest.raises(SessionError, match="unknown agent 'nope'; known agents: qwen, opencode"):
+        await rt.new_agent_session("nope")
+    assert rt.sessions == {}
     await rt.shutdown()
