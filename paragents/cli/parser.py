@@ -114,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--record", metavar="FILE", default=argparse.SUPPRESS, help="write a cassette of this run to FILE"
     )
 
+    acp = sub.add_parser("acp", help="serve paragents as an ACP agent on stdio (Zed, Toad, JetBrains...)")
+    _add_common(acp)
+
     add_cassette_parsers(sub)
     from paragents.cli.lanes import add_parser as add_lanes_parser
 
