@@ -162,3 +162,44 @@ async def test_a_missing_program_names_its_install_command(aenv: AcpEnv) -> None
         await rt.new_agent_session("nope")
     assert rt.sessions == {}
     await rt.shutdown()
+
+
+async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime(FAKE_ACP_LOAD="1")
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say first answer")
+    await idle(rt, view.id)
+    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    assert remote and await rt.store.get_agent_session(view.id) == ("fake", remote)
+    await rt.shutdown()
+
+    aenv.sink.events.clear()
+    again = await aenv.runtime(FAKE_ACP_LOAD="1")
+    [restored] = await again.restore()
+    assert [m.get("content") for m in restored.messages] == ["say first answer", "first answer"]
+    agent = agent_of(again, restored.id)
+    assert agent is not None and agent.remote_id == remote
+    again.submit(restored.id, "say second")
+    await idle(again, restored.id)
+    assert any("reloaded (session/load)" in n for n in notices(aenv.sink, restored.id))
+    assert texts(aenv.sink, restored.id) == "second"  # the agent's replay of the old turns is not shown twice
+    await again.shutdown()
+
+
+async def test_an_agent_without_session_load_starts_a_new_session_with_a_note(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say first")
+    await idle(rt, view.id)
+    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    await rt.shutdown()
+
+    again = await aenv.runtime()
+    [restored] = await again.restore()
+    again.submit(restored.id, "say second")
+    await idle(again, restored.id)
+    assert any("cannot reload its session (no session/load)" in n for n in notices(aenv.sink, restored.id))
+    agent = agent_of(again, restored.id)
+    assert agent is not None and agent.remote_id not in (None, remote)
+    assert restored.last_result is not None and restored.last_result.status == "completed"
+    await again.shutdown()
