@@ -79,6 +79,7 @@ class AgentCommand(BaseModel):
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment for it.")
     cwd: str | None = Field(None, description="Its working directory (default: the session's).")
     install: str | None = Field(None, description="How to install it, shown when the program is missing.")
+    init_timeout: float = Field(60.0, gt=0, description="Seconds it gets to answer initialize.")
 
 
 class SandboxSettings(BaseModel):

@@ -30,8 +30,6 @@ from paragents.tools.base import ToolContext, ToolResult
 if TYPE_CHECKING:
     from paragents.conflicts import ConflictChecker
 
-INIT_TIMEOUT = 30.0
-"""Seconds an agent gets to answer ``initialize`` (and to open its session)."""
 CANCEL_WAIT = 5.0
 """Seconds to wait for the agent's answer to ``session/cancel`` before the turn ends anyway."""
 AGENT_KIND = "agent"
@@ -72,7 +70,7 @@ class AcpAgent(Agent):
         self.acp = AcpClient(self)
         self.proc: AgentProcess | None = None
         self.conn: Any = None
-        self.init_timeout = INIT_TIMEOUT
+        self.init_timeout = spec.init_timeout
         self.load_supported: bool | None = None
         """Whether the running agent supports ``session/load`` (None before it started)."""
         self.agent_info: str | None = None

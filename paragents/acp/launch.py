@@ -16,7 +16,8 @@ from paragents.config import AgentCommand
 @dataclass(frozen=True)
 class AgentSpec:
     """How to launch one ACP agent: ``command`` and ``args`` (stdio JSON-RPC), extra ``env``, ``cwd``
-    (None: the session's working directory), and ``install``: the command that installs it."""
+    (None: the session's working directory), ``install``: the command that installs it, and
+    ``init_timeout``: seconds it gets to answer ``initialize`` (and to open its session)."""
 
     name: str
     command: str
@@ -24,6 +25,7 @@ class AgentSpec:
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
     install: str | None = None
+    init_timeout: float = 60.0
 
     def argv(self) -> list[str]:
         """The command line (program first)."""
@@ -59,7 +61,9 @@ def resolve_agent(name: str, configured: Mapping[str, AgentCommand]) -> AgentSpe
         cfg = configured[name]
         builtin = BUILTIN_AGENTS.get(name)
         install = cfg.install or (builtin.install if builtin else None)
-        return AgentSpec(name, cfg.command, tuple(cfg.args), dict(cfg.env), cfg.cwd, install)
+        return AgentSpec(
+            name, cfg.command, tuple(cfg.args), dict(cfg.env), cfg.cwd, install, cfg.init_timeout
+        )
     if name in BUILTIN_AGENTS:
         return BUILTIN_AGENTS[name]
     known = ", ".join(agent_names(configured))
