@@ -240,7 +240,8 @@ class AcpAgent(Agent):
                 return await self._finish(TurnStatus.FAILED, added, total, str(exc), AGENT_KIND)
             proc, exit_task = self.proc, self._exit
             assert proc is not None and exit_task is not None
-            self.log.take()
+            self.log.take()  # updates that came between turns
+            self.acp.approved.clear()  # what request_permission allowed is for this turn only
             prompt_task = asyncio.ensure_future(
                 self.conn.prompt(session_id=self.remote_id, prompt=[text_block(prompt)])
             )

@@ -14,7 +14,7 @@ import shlex
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -37,13 +37,16 @@ from acp.schema import (
 from paragents import events as ev
 from paragents.acp.permission import map_call, pick_option, preview_of
 from paragents.agent.approval import approve
-from paragents.models import ToolCall
+from paragents.models import CallPreview, ToolCall
 from paragents.tools.base import ToolResult
 from paragents.tools.fsutil import resolve_path
 
 if TYPE_CHECKING:
-    from paragents.acp.agent import AcpAgent
-    from paragents.permissions import Decision
+    from paragents.acp.updates import TurnLog
+    from paragents.agent.session import SessionReader
+    from paragents.conflicts import ConflictChecker
+    from paragents.permissions import Decision, Policy
+    from paragents.store import Store
 
 FORBIDDEN = -32001
 """JSON-RPC error code of a refused file or terminal request (policy, conflict)."""
@@ -65,10 +68,32 @@ class Terminal:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class AgentSide(Protocol):
+    """What the client uses of its :class:`~paragents.acp.agent.AcpAgent`."""
+
+    session: SessionReader
+    store: Store
+    policy: Policy
+    conflicts: ConflictChecker
+    log: TurnLog
+
+    def emit(self, event: ev.Event) -> None: ...
+    def summarize(self, tool_name: str, args: dict[str, Any]) -> str: ...
+    async def preview(self, tool_name: str, args: dict[str, Any]) -> CallPreview | None: ...
+    async def run_tool(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        *,
+        workdir: Path | None = None,
+        env: dict[str, str] | None = None,
+    ) -> ToolResult: ...
+
+
 class AcpClient:
     """The client side of one agent connection (see the module docstring); ``agent`` owns the session."""
 
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: AgentSide) -> None:
         self.agent = agent
         self.terminals: dict[str, Terminal] = {}
         self.asks: set[asyncio.Task[Any]] = set()

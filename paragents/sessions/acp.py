@@ -1,23 +1,24 @@
 """Sessions run by external ACP agents (paragents.acp): making one (``/new --agent NAME``,
 ``paragents run --agent NAME``), building its agent when a view is loaded, stopping the agents'
-subprocesses at close and shutdown. Nothing here imports Textual."""
+subprocesses at close and shutdown. The ACP SDK (seconds of CPU to import) is imported only when a
+session runs an external agent. Nothing here imports Textual."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import functools
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
-from paragents.acp.agent import AcpAgent
 from paragents.acp.launch import AgentUnavailable, find_program, resolve_agent
 from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
+    from paragents.acp.agent import AcpAgent
     from paragents.sessions.core import SessionsCore
-    from paragents.sessions.lifecycle import SessionLifecycle
     from paragents.sessions.view import SessionView
 
 MODEL_PREFIX = "acp:"
@@ -26,7 +27,7 @@ MODEL_PREFIX = "acp:"
 
 async def new_agent_session(
     core: SessionsCore,
-    lifecycle: SessionLifecycle,
+    lifecycle: Any,  # SessionLifecycle (which imports this module)
     agent: str,
     name: str | None = None,
     *,
@@ -49,9 +50,8 @@ async def new_agent_session(
     )
     await core.store.set_agent_session(view.id, agent)
     await build_agent(core, view, agent, None)
-    if start:
-        made = core.agents[view.id]
-        assert isinstance(made, AcpAgent)
+    made = agent_of(core, view.id)
+    if start and made is not None:
         task = asyncio.create_task(_start(core, made))
         _STARTS.add(task)
         task.add_done_callback(_STARTS.discard)
@@ -75,6 +75,8 @@ async def _start(core: SessionsCore, agent: AcpAgent) -> None:
 
 async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_id: str | None) -> None:
     """Replace the session's agent by an :class:`AcpAgent` for ``agent`` (keeping its history)."""
+    from paragents.acp.agent import AcpAgent
+
     old = core.agents.get(view.id)
     try:
         spec = resolve_agent(agent, core.config.agents)
@@ -113,8 +115,8 @@ async def attach_if_agent(core: SessionsCore, view: SessionView) -> None:
 
 async def stop_agent(core: SessionsCore, sid: str) -> None:
     """Stop the external agent of session ``sid`` (its process group), if it has one."""
-    agent = core.agents.get(sid)
-    if isinstance(agent, AcpAgent):
+    agent = agent_of(core, sid)
+    if agent is not None:
         with contextlib.suppress(Exception):
             await agent.aclose()
 
@@ -126,5 +128,6 @@ async def stop_all(core: SessionsCore) -> None:
 
 def agent_of(core: Any, sid: str) -> AcpAgent | None:
     """The external agent of session ``sid``, or None for paragents' own agent."""
+    module = sys.modules.get("paragents.acp.agent")  # not imported: no session runs one
     agent = core.agents.get(sid)
-    return agent if isinstance(agent, AcpAgent) else None
+    return agent if module is not None and isinstance(agent, module.AcpAgent) else None
