@@ -265,9 +265,11 @@ async def run_headless(args: Any) -> int:
             take_over = bool(getattr(args, "take_over", False))
             agent = getattr(args, "agent", None)
             if agent and (not args.session or await runtime.find_session(args.session) is None):
+                runs = [r for r in await runtime.list_sessions() if RUN_SESSION.match(r.name)]
+                number = max((int(r.name[4:] or 0) for r in runs), default=0) + 1
                 view = await runtime.new_agent_session(
                     agent,
-                    args.session,
+                    args.session or f"run-{number}",
                     workdir=project_dir,
                     open_panel=False,
                     lane=getattr(args, "lane", None),
