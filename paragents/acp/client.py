@@ -291,8 +291,23 @@ class AcpClient:
         call = ToolCall(f"fs-{uuid.uuid4().hex[:8]}", "write_file", json.dumps(args))
         summary = agent.summarize("write_file", args)
         await self._authorize("write_file", args, call, summary, str(target))
-        await self._preflight(call, args)
+        sid = agent.session.id
+        # shown as paragents' own write: held by a conflict, it shows the diff it would have made
+        agent.emit(ev.ToolCallStarted(sid, call, f"{summary} · through paragents"))
+        try:
+            await self._preflight(call, args)
+        except RequestError as exc:
+            shown = await agent.preview("write_file", args)
+            diff = shown.text if shown is not None and shown.kind == "diff" else None
+            agent.emit(ev.ToolCallFinished(sid, call, "skipped", str(exc), diff))
+            raise
+        except asyncio.CancelledError:
+            agent.emit(ev.ToolCallFinished(sid, call, "cancelled", "cancelled"))
+            raise
         result = await agent.run_tool("write_file", args)
+        agent.emit(
+            ev.ToolCallFinished(sid, call, "error" if result.is_error else "ok", result.content, result.diff)
+        )
         if result.is_error:
             raise refused(result.content)
         self.served.append(("write", str(target)))

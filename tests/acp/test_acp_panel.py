@@ -57,4 +57,6 @@ async def test_new_agent_opens_a_panel_that_renders_the_agent(tmp_path: Path) ->
         texts = [e.text for e in records if isinstance(e, TextEntry)]
         assert any("denied by policy: rm x.txt" in t for t in texts)
         assert not panel.pending  # the deny rule answered; nobody was asked
+        await rt.wait_idle()  # the scheduler's last events reach the panel before the app closes
+        await pilot.pause()
     await rt.shutdown()

@@ -89,6 +89,8 @@ async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds
     conflict = aenv.sink.of(ev.ConflictDetected, b.id)[0]
     assert (conflict.kind, conflict.holder) == ("reservation", "a")
     assert "write refused" in texts(aenv.sink, b.id)
+    [held_write] = [e for e in aenv.sink.of(ev.ToolCallFinished, b.id) if e.status == "skipped"]
+    assert held_write.diff is not None and "+from-b" in held_write.diff  # the diff it would have made
     assert target.read_text() == "from-a\n"
     rt.cancel(a.id)
     await idle(rt, a.id)
