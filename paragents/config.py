@@ -75,6 +75,19 @@ class SharedResource(BaseModel):
     )
 
 
+class AgentCommand(BaseModel):
+    """An external ACP agent (``agents.NAME``): how to launch it on stdio (docs/acp.md)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str = Field(description="The program: a name looked up in PATH, or a path.")
+    args: tuple[str, ...] = Field((), description="Its arguments, e.g. ['--acp'].")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment for it.")
+    cwd: str | None = Field(None, description="Its working directory (default: the session's).")
+    install: str | None = Field(None, description="How to install it, shown when the program is missing.")
+    init_timeout: float = Field(60.0, gt=0, description="Seconds it gets to answer initialize.")
+
+
 class SandboxSettings(BaseModel):
     """How ``run_command`` is confined (docs/sandbox.md). A bare string (``"sandbox": "off"``) sets
     only ``mode``."""
@@ -362,6 +375,9 @@ class RuntimeConfig(BaseModel):
     )
     fanout: FanoutSettings = Field(
         default_factory=FanoutSettings, description="Fan-out groups (docs/fanout.md)."
+    )
+    agents: dict[str, AgentCommand] = Field(
+        default_factory=dict, description="External ACP agents by name, over the built-in ones (docs/acp.md)."
     )
 
     @field_validator("notify", mode="before")

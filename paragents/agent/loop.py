@@ -111,6 +111,9 @@ class Agent:
     chat client, the tool registry, the policy, the store, the runtime config, an event sink and a
     callable that builds the system prompt."""
 
+    RESUMES_ASKS = True
+    """Whether an ask a crash left pending can be asked again in a new turn (``run_turn(resume=...)``)."""
+
     def __init__(
         self,
         *,

@@ -59,6 +59,10 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         from paragents.cli.run import run_headless
 
         return asyncio.run(run_headless(args))
+    if args.command == "acp":  # paragents as an ACP agent on stdio
+        from paragents.cli.acp_agent import serve as serve_acp
+
+        return asyncio.run(serve_acp(args))
     if args.command == "sessions":
         from paragents.cli.sessions import run_sessions
 

@@ -91,6 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="continue the most recent run session (default: each run starts its own session run-N)",
     )
+    run.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="run the prompt with an external ACP agent (qwen, opencode, claude, codex, gemini, or "
+        "agents.NAME in the config) under paragents' permissions and conflict checks",
+    )
     run.add_argument("--max-turns", type=int, metavar="N", help="max model requests in this turn")
     run.add_argument(
         "--max-budget",
@@ -108,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--record", metavar="FILE", default=argparse.SUPPRESS, help="write a cassette of this run to FILE"
     )
+
+    acp = sub.add_parser("acp", help="serve paragents as an ACP agent on stdio (Zed, Toad, JetBrains...)")
+    add_common(acp)
 
     add_cassette_parsers(sub)
     from paragents.cli.lanes import add_parser as add_lanes_parser

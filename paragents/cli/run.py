@@ -289,7 +289,20 @@ async def run_headless(args: Any) -> int:
     try:
         try:
             take_over = bool(getattr(args, "take_over", False))
-            if args.session:
+            agent = getattr(args, "agent", None)
+            if agent and (not args.session or await runtime.find_session(args.session) is None):
+                runs = [r for r in await runtime.list_sessions() if RUN_SESSION.match(r.name)]
+                number = max((int(r.name[4:] or 0) for r in runs), default=0) + 1
+                view = await runtime.new_agent_session(
+                    agent,
+                    args.session or f"run-{number}",
+                    workdir=project_dir,
+                    open_panel=False,
+                    lane=getattr(args, "lane", None),
+                    base=getattr(args, "base", None),
+                    start=False,
+                )
+            elif args.session:
                 view, _created = await runtime.attach_session(
                     args.session,
                     model=args.model,

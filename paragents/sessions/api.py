@@ -90,6 +90,17 @@ class SessionsAPI(Protocol):
         lane: str | bool | None = None,
         base: str | None = None,
     ) -> SessionView: ...
+    async def new_agent_session(
+        self,
+        agent: str,
+        name: str | None = None,
+        *,
+        workdir: Path | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        start: bool = True,
+    ) -> SessionView: ...
     async def close_session(self, sid: str) -> None: ...
     async def reopen_session(self, sid: str) -> SessionView: ...
     async def attach_session(

@@ -88,6 +88,9 @@ async def resume_orphans(core: SessionsCore, view: SessionView) -> list[Approval
 
 async def _cannot_continue(core: SessionsCore, row: ApprovalRecord) -> str | None:
     """Why the row's turn cannot go on after the restart, or None when it can."""
+    agent = core.agents.get(row.session_id)
+    if agent is not None and not agent.RESUMES_ASKS:
+        return "the session is run by an external ACP agent, whose turn ended with the process"
     if core.tools.get(str(row.call.get("name") or row.tool)) is None:
         return f"the tool {row.tool} is no longer available"
     turns = await core.store.list_turns(row.session_id)

@@ -11,6 +11,7 @@ from paragents import events as ev
 from paragents.agent.compaction import load_compaction
 from paragents.models import Message, SessionState
 from paragents.permissions import PermissionMode
+from paragents.sessions import acp as acp_sessions
 from paragents.sessions import lanes
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.names import MAX_NAME, check_name, next_number_name, unique_name
@@ -108,6 +109,7 @@ class SessionLifecycle:
         core = self.core
         view = core.view(sid)
         await core.scheduler.drop(sid)
+        await acp_sessions.stop_agent(core, sid)
         if view.read_only:
             await core.store.update_session(sid, is_open=False)  # the holder's state stays
         else:

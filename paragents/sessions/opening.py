@@ -13,6 +13,7 @@ from paragents import events as ev
 from paragents.agent import Agent
 from paragents.agent.compaction import load_compaction
 from paragents.models import SessionState
+from paragents.sessions import acp as acp_sessions
 from paragents.sessions import approvals, lanes
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
@@ -92,6 +93,7 @@ class SessionOpening:
         agent.revision = revision
         agent.last_message_id = max((m.id for m in stored_messages), default=0)
         await core.notebook.refresh(sid)
+        await acp_sessions.attach_if_agent(core, view)  # a session run by an external ACP agent
         await approvals.resume_orphans(core, view)  # an ask a crash left pending is asked again
 
     async def restore(self) -> list[SessionView]:

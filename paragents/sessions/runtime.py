@@ -130,6 +130,32 @@ class Runtime(SessionsCore):
             name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base
         )
 
+    async def new_agent_session(
+        self,
+        agent: str,
+        name: str | None = None,
+        *,
+        workdir: Path | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        start: bool = True,
+    ) -> SessionView:
+        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp)."""
+        from paragents.sessions import acp
+
+        return await acp.new_agent_session(
+            self,
+            self.lifecycle,
+            agent,
+            name,
+            workdir=workdir,
+            open_panel=open_panel,
+            lane=lane,
+            base=base,
+            start=start,
+        )
+
     async def close_session(self, sid: str) -> None:
         """See :meth:`SessionLifecycle.close_session`."""
         await self.lifecycle.close_session(sid)
@@ -387,10 +413,12 @@ class Runtime(SessionsCore):
         and the store. A store that cannot be written does not stop it (a failing store fails fast)."""
         from paragents import events as ev
         from paragents.models import SessionState
+        from paragents.sessions import acp
         from paragents.store import StoreError
 
         await self.scheduler.shutdown()
         await self.budgets.saved()  # a /budget just typed is written before the store closes
+        await acp.stop_all(self)  # external agents' process groups
         await self.holding.stop()
         if self.lane_watcher is not None:
             await self.lane_watcher.stop()

@@ -329,6 +329,15 @@ MIGRATIONS: list[str] = [
 
     ALTER TABLE sessions ADD COLUMN group_id TEXT;
     """,
+    # (worktree acp) external ACP agents: the agent a session runs and the agent's own session id
+    """
+    CREATE TABLE agent_sessions (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        agent       TEXT NOT NULL CHECK (agent <> ''),
+        remote_id   TEXT,
+        created_at  REAL NOT NULL
+    );
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -353,6 +362,7 @@ TABLES: tuple[str, ...] = (
     "project_budgets",
     "fanout_groups",
     "fanout_candidates",
+    "agent_sessions",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -26,6 +26,7 @@ from types import TracebackType
 import aiosqlite
 
 from paragents import paths
+from paragents.store.agent_sessions import AgentSessionsMixin
 from paragents.store.api_access import ApiAccessMixin
 from paragents.store.approvals import ApprovalsMixin
 from paragents.store.audit import AuditMixin
@@ -88,6 +89,7 @@ class Store(
     ApiAccessMixin,
     BudgetsMixin,
     FanoutMixin,
+    AgentSessionsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

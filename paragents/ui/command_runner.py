@@ -58,7 +58,14 @@ async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
     workdir = Path(opts["dir"]) if "dir" in opts else None
     lane = {"lane": opts["lane"] or True} if "lane" in opts else {}
     base = {"base": opts["base"]} if "base" in opts else {}
-    await app.open_session(command.arg, model=opts.get("model"), workdir=workdir, **lane, **base)
+    if "agent" in opts:  # an external ACP agent (paragents.sessions.acp)
+        view = await app.runtime.new_agent_session(
+            opts["agent"], command.arg, workdir=workdir, lane=lane.get("lane"), base=opts.get("base")
+        )
+        await app.add_panel(view)
+        app.update_header()
+    else:
+        await app.open_session(command.arg, model=opts.get("model"), workdir=workdir, **lane, **base)
     made = app.runtime.sessions.get(app.active_sid or "") if lane else None
     if made is not None and made.lane:
         app.notify("\n".join(made.lane_notes), title="Lane", markup=False, timeout=12)

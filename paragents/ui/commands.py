@@ -30,7 +30,9 @@ class CommandSpec:
 
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
-        "new", "/new [name] [--model M] [--dir PATH] [--lane[=NAME]] [--base REF]", "Open a new session"
+        "new",
+        "/new [name] [--model M] [--agent NAME] [--dir PATH] [--lane[=NAME]] [--base REF]",
+        "Open a new session (--agent: an external ACP agent: qwen, opencode, claude, codex, gemini...)",
     ),
     CommandSpec(
         "lane",
@@ -203,7 +205,7 @@ def _parse_new(args: list[str], spec: CommandSpec) -> SlashCommand | CommandErro
                 options["lane"] = value if eq else ""
                 i += 1
                 continue
-            if key not in ("model", "dir", "base"):
+            if key not in ("model", "dir", "base", "agent"):
                 return CommandError(f"/new has no option --{key}. Usage: {spec.usage}")
             if not eq:
                 if i + 1 >= len(args):

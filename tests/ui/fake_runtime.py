@@ -104,6 +104,19 @@ class FakeRuntime:
         self.sessions[view.id] = view
         return view
 
+    async def new_agent_session(
+        self,
+        agent: str,
+        name: str | None = None,
+        *,
+        workdir: Path | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        start: bool = True,
+    ) -> SessionView:
+        return await self.new_session(name, model=f"acp:{agent}", workdir=workdir)
+
     async def close_session(self, sid: str) -> None:
         self.sessions.pop(sid, None)
 

@@ -1,0 +1,133 @@
+"""Sessions run by external ACP agents (paragents.acp): making one (``/new --agent NAME``,
+``paragents run --agent NAME``), building its agent when a view is loaded, stopping the agents'
+subprocesses at close and shutdown. The ACP SDK (seconds of CPU to import) is imported only when a
+session runs an external agent. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paragents import events as ev
+from paragents.acp.launch import AgentUnavailable, find_program, resolve_agent
+from paragents.sessions.view import SessionError
+
+if TYPE_CHECKING:
+    from paragents.acp.agent import AcpAgent
+    from paragents.sessions.core import SessionsCore
+    from paragents.sessions.view import SessionView
+
+MODEL_PREFIX = "acp:"
+"""A session run by agent NAME shows ``acp:NAME`` as its model."""
+
+
+async def new_agent_session(
+    core: SessionsCore,
+    lifecycle: Any,  # SessionLifecycle (which imports this module)
+    agent: str,
+    name: str | None = None,
+    *,
+    workdir: Path | None = None,
+    open_panel: bool = True,
+    lane: str | bool | None = None,
+    base: str | None = None,
+    start: bool = True,
+) -> SessionView:
+    """Create a session run by external agent ``agent`` and (``start``) launch it in the background
+    (a launch failure is shown in its panel, with the agent's stderr and exit code). Raises
+    SessionError for an unknown agent or one whose program is missing (with its install command)."""
+    try:
+        spec = resolve_agent(agent, core.config.agents)
+        find_program(spec)
+    except AgentUnavailable as exc:
+        raise SessionError(str(exc)) from None
+    view = await lifecycle.new_session(
+        name, model=MODEL_PREFIX + agent, workdir=workdir, open_panel=open_panel, lane=lane, base=base
+    )
+    await core.store.set_agent_session(view.id, agent)
+    await build_agent(core, view, agent, None)
+    made = agent_of(core, view.id)
+    if start and made is not None:
+        task = asyncio.create_task(_start(core, made))
+        _STARTS.add(task)
+        task.add_done_callback(_STARTS.discard)
+    return view
+
+
+_STARTS: set[asyncio.Task[None]] = set()
+
+
+async def _start(core: SessionsCore, agent: AcpAgent) -> None:
+    from paragents.acp.agent import AcpLaunchError
+
+    sid = agent.session.id
+    try:
+        await agent.start()
+    except AcpLaunchError as exc:
+        core.emit(ev.Notice(sid, str(exc), "error"))
+    else:
+        core.emit(ev.Notice(sid, f"{agent.agent_info or agent.spec.name} is ready (Agent Client Protocol)"))
+
+
+async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_id: str | None) -> None:
+    """Replace the session's agent by an :class:`AcpAgent` for ``agent`` (keeping its history)."""
+    from paragents.acp.agent import AcpAgent
+
+    old = core.agents.get(view.id)
+    try:
+        spec = resolve_agent(agent, core.config.agents)
+    except AgentUnavailable as exc:
+        core.emit(ev.Notice(view.id, str(exc), "error"))
+        return
+    made = AcpAgent(
+        spec=spec,
+        conflicts=core.conflicts,
+        remote_id=remote_id,
+        save_remote=functools.partial(core.store.set_agent_session, view.id, agent),
+        session=view,
+        client=core.client,
+        tools=core.tools,
+        policy=core.policy,
+        store=core.store,
+        config=core.config,
+        emit=core.emit,
+        system_prompt=lambda: "",
+        history=list(old.history) if old is not None else [],
+        on_read=core.conflicts.read_hook(view.id),
+        on_write=core.conflicts.write_hook(view.id),
+    )
+    if old is not None:
+        made.revision, made.last_message_id = old.revision, old.last_message_id
+    core.agents[view.id] = made
+
+
+async def attach_if_agent(core: SessionsCore, view: SessionView) -> None:
+    """When the session of ``view`` runs an external agent, give it its :class:`AcpAgent` (after the
+    view's own agent was built from the store); the agent starts with the next prompt."""
+    found = await core.store.get_agent_session(view.id)
+    if found is not None:
+        await build_agent(core, view, found[0], found[1])
+
+
+async def stop_agent(core: SessionsCore, sid: str) -> None:
+    """Stop the external agent of session ``sid`` (its process group), if it has one."""
+    agent = agent_of(core, sid)
+    if agent is not None:
+        with contextlib.suppress(Exception):
+            await agent.aclose()
+
+
+async def stop_all(core: SessionsCore) -> None:
+    """Stop every external agent (shutdown)."""
+    await asyncio.gather(*(stop_agent(core, sid) for sid in list(core.agents)))
+
+
+def agent_of(core: Any, sid: str) -> AcpAgent | None:
+    """The external agent of session ``sid``, or None for paragents' own agent."""
+    module = sys.modules.get("paragents.acp.agent")  # not imported: no session runs one
+    agent = core.agents.get(sid)
+    return agent if module is not None and isinstance(agent, module.AcpAgent) else None

@@ -1,0 +1,189 @@
+"""A fake ACP agent written with the SDK's agent side, run as a subprocess by the tests
+(``python tests/acp/fake_agent.py``). Each prompt is a script, one step per line:
+
+- ``say TEXT``: a thought chunk, then TEXT in two message chunks, a plan, commands, a usage update
+- ``run COMMAND``: an ``execute`` tool call; asks ``request_permission``; when allowed, runs COMMAND in
+  a client terminal and says its output, else says "rejected"
+- ``write PATH TEXT``: an ``edit`` tool call; asks permission; when allowed ``fs/write_text_file``
+- ``read PATH``: ``fs/read_text_file`` and says what it read
+- ``sneak PATH TEXT``: writes PATH itself (not through the client)
+- ``wait``: waits until ``session/cancel`` (the turn then ends with stop reason "cancelled")
+- ``crash``: prints to stderr and exits with code 3
+
+Environment: ``FAKE_ACP_INIT_CRASH`` set: exits with code 5 during ``initialize`` after a line on
+stderr; ``FAKE_ACP_LOAD`` set: supports ``session/load`` (replays "loaded" as a message chunk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+from acp import (
+    PROTOCOL_VERSION,
+    run_agent,
+    start_tool_call,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_tool_call,
+)
+from acp.schema import (
+    AgentCapabilities,
+    AllowedOutcome,
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    InitializeResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PermissionOption,
+    PlanEntry,
+    PromptResponse,
+    ToolCallLocation,
+    UsageUpdate,
+)
+from acp.schema import (
+    AgentPlanUpdate as Plan,
+)
+
+OPTIONS = [
+    PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
+    PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
+    PermissionOption(option_id="no", name="Reject", kind="reject_once"),
+]
+
+
+class FakeAgent:
+    def __init__(self) -> None:
+        self.conn: Any = None
+        self.cancelled: dict[str, asyncio.Event] = {}
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
+        if os.environ.get("FAKE_ACP_INIT_CRASH"):
+            print("fake agent: cannot start: no API key configured", file=sys.stderr, flush=True)
+            os._exit(5)
+        caps = AgentCapabilities(load_session=bool(os.environ.get("FAKE_ACP_LOAD")))
+        return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=caps)
+
+    async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        return NewSessionResponse(session_id=f"fake-{uuid.uuid4().hex[:8]}")
+
+    async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        await self.conn.session_update(session_id, update_agent_message_text("loaded"))
+        return LoadSessionResponse()
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> None:
+        return None
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        self.cancelled.setdefault(session_id, asyncio.Event()).set()
+
+    async def say(self, sid: str, text: str) -> None:
+        await self.conn.session_update(sid, update_agent_message_text(text))
+
+    async def ask(self, sid: str, call_id: str) -> bool:
+        from acp.schema import ToolCallUpdate
+
+        answer = await self.conn.request_permission(
+            session_id=sid, tool_call=ToolCallUpdate(tool_call_id=call_id), options=OPTIONS
+        )
+        outcome = answer.outcome
+        return isinstance(outcome, AllowedOutcome) and outcome.option_id in ("yes", "always")
+
+    async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
+        sid = session_id
+        text = "".join(getattr(block, "text", "") for block in prompt)
+        for n, line in enumerate(text.splitlines()):
+            verb, _, rest = line.partition(" ")
+            call_id = f"call-{n}"
+            if verb == "say":
+                await self.conn.session_update(sid, update_agent_thought_text("thinking about it"))
+                half = len(rest) // 2
+                await self.say(sid, rest[:half])
+                await self.say(sid, rest[half:])
+                entries = [
+                    PlanEntry(content="look", priority="high", status="completed"),
+                    PlanEntry(content="answer", priority="medium", status="in_progress"),
+                ]
+                await self.conn.session_update(sid, Plan(session_update="plan", entries=entries))
+                commands = [AvailableCommand(name="init", description="make AGENTS.md")]
+                await self.conn.session_update(
+                    sid,
+                    AvailableCommandsUpdate(
+                        session_update="available_commands_update", available_commands=commands
+                    ),
+                )
+                await self.conn.session_update(
+                    sid, UsageUpdate(session_update="usage_update", used=1234, size=32000)
+                )
+            elif verb == "run":
+                await self.conn.session_update(
+                    sid,
+                    start_tool_call(
+                        call_id, f"Run {rest}", kind="execute", status="pending", raw_input={"command": rest}
+                    ),
+                )
+                if await self.ask(sid, call_id):
+                    term = await self.conn.create_terminal(session_id=sid, command="bash", args=["-c", rest])
+                    await self.conn.wait_for_terminal_exit(session_id=sid, terminal_id=term.terminal_id)
+                    out = await self.conn.terminal_output(session_id=sid, terminal_id=term.terminal_id)
+                    await self.conn.session_update(
+                        sid, update_tool_call(call_id, status="completed", raw_output=out.output)
+                    )
+                    await self.say(sid, f"ran: {out.output.strip()}")
+                else:
+                    await self.conn.session_update(sid, update_tool_call(call_id, status="failed"))
+                    await self.say(sid, "rejected")
+            elif verb == "write":
+                path, _, content = rest.partition(" ")
+                await self.conn.session_update(
+                    sid,
+                    start_tool_call(
+                        call_id,
+                        f"Write {path}",
+                        kind="edit",
+                        status="pending",
+                        locations=[ToolCallLocation(path=path)],
+                        raw_input={"file_path": path, "content": content},
+                    ),
+                )
+                if not await self.ask(sid, call_id):
+                    await self.conn.session_update(sid, update_tool_call(call_id, status="failed"))
+                    await self.say(sid, "rejected")
+                    continue
+                try:
+                    await self.conn.write_text_file(session_id=sid, path=path, content=content + "\n")
+                except Exception as exc:
+                    await self.conn.session_update(sid, update_tool_call(call_id, status="failed"))
+                    await self.say(sid, f"write refused: {exc}")
+                else:
+                    await self.conn.session_update(sid, update_tool_call(call_id, status="completed"))
+                    await self.say(sid, "written")
+            elif verb == "read":
+                try:
+                    got = await self.conn.read_text_file(session_id=sid, path=rest)
+                    await self.say(sid, f"read: {got.content.strip()}")
+                except Exception as exc:
+                    await self.say(sid, f"read refused: {exc}")
+            elif verb == "sneak":
+                path, _, content = rest.partition(" ")
+                Path(path).write_text(content + "\n")
+                await self.say(sid, "sneaked")
+            elif verb == "wait":
+                await self.say(sid, "waiting")
+                await self.cancelled.setdefault(sid, asyncio.Event()).wait()
+                return PromptResponse(stop_reason="cancelled")
+            elif verb == "crash":
+                print("fake agent: segmentation fault in the model", file=sys.stderr, flush=True)
+                os._exit(3)
+        return PromptResponse(stop_reason="end_turn")
+
+
+if __name__ == "__main__":
+    asyncio.run(run_agent(FakeAgent()))  # type: ignore[arg-type]

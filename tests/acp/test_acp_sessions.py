@@ -1,0 +1,207 @@
+"""External ACP agents as sessions, against the fake agent (tests/acp/fake_agent.py) as a subprocess:
+updates rendered as session events, one policy over its permission asks, its file and terminal
+requests served by paragents' tools under the conflict checker, cancel and crashes."""
+
+from __future__ import annotations
+
+import pytest
+
+from paragents import events as ev
+from paragents.models import SessionState
+from paragents.sessions.acp import agent_of
+from tests.acp.conftest import AcpEnv, idle
+
+
+def texts(sink: ev.EventSink, sid: str) -> str:
+    return "".join(e.text for e in sink.of(ev.TextDelta, sid))  # type: ignore[attr-defined]
+
+
+def notices(sink: ev.EventSink, sid: str) -> list[str]:
+    return [e.text for e in sink.of(ev.Notice, sid)]  # type: ignore[attr-defined]
+
+
+async def test_updates_become_session_events_and_the_transcript_is_stored(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say Hello world")
+    await idle(rt, view.id)
+    sink = aenv.sink
+    assert view.last_result is not None and view.last_result.status == "completed", view.last_result
+    assert texts(sink, view.id) == "Hello world"
+    assert "".join(e.text for e in sink.of(ev.ReasoningDelta, view.id)) == "thinking about it"
+    assert "plan:\n[x] look\n[~] answer" in notices(sink, view.id)
+    assert view.context_tokens == 1234 and view.context_window == 32000
+    agent = agent_of(rt, view.id)
+    assert agent is not None and agent.log.commands == [("init", "make AGENTS.md")]
+    stored = [m.for_display() for m in await rt.store.load_messages(view.id)]
+    assert [(m["role"], m.get("content")) for m in stored] == [
+        ("user", "say Hello world"),
+        ("assistant", "Hello world"),
+    ]
+    assert view.model == "acp:fake" and view.state is SessionState.IDLE
+    await rt.shutdown()
+
+
+async def test_a_rule_answers_the_agents_permission_ask_without_asking(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime({"allow": ["Bash(echo *)"], "deny": ["Bash(rm *)"]})
+    view = await aenv.session(rt, "q")
+    (aenv.project / "keep.txt").write_text("keep\n")
+    rt.submit(view.id, "run echo from-the-terminal\nrun rm keep.txt")
+    await idle(rt, view.id)
+    sink = aenv.sink
+    assert not sink.of(ev.PermissionRequested, view.id)
+    said = texts(sink, view.id)
+    assert "ran: from-the-terminal" in said and "rejected" in said
+    assert (aenv.project / "keep.txt").exists()
+    assert any("denied by policy" in n and "rm keep.txt" in n for n in notices(sink, view.id))
+    audit = await rt.store.recent_decisions(view.id)
+    answers = [(a["answered_by"], a["answer"]) for a in audit]
+    assert ("policy", "allow") in answers and ("policy", "deny") in answers
+    await rt.shutdown()
+
+
+async def test_an_unmatched_ask_goes_to_the_user_with_the_agents_options(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    aenv.sink.answers.append(("reject_once", None))
+    rt.submit(view.id, "run touch made.txt")
+    await idle(rt, view.id)
+    asks = aenv.sink.of(ev.PermissionRequested, view.id)
+    assert len(asks) == 1 and asks[0].summary == "touch made.txt"
+    assert asks[0].preview is not None and asks[0].preview.text == "touch made.txt"
+    assert "rejected" in texts(aenv.sink, view.id) and not (aenv.project / "made.txt").exists()
+    await rt.shutdown()
+
+
+async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds_the_file(
+    aenv: AcpEnv,
+) -> None:
+    rt = await aenv.runtime({"allow": ["Edit"]})
+    a, b = await aenv.session(rt, "a"), await aenv.session(rt, "b")
+    target = aenv.project / "shared.txt"
+    aenv.sink.conflict_answers["b"] = ["skip"]
+    rt.submit(a.id, "write shared.txt from-a\nwait")
+    await aenv.sink.wait_for(lambda: "written" in texts(aenv.sink, a.id), 90)
+    held = await rt.store.list_reservations()
+    assert [(r.session_id, r.path) for r in held] == [(a.id, str(target.resolve()))]
+    rt.submit(b.id, "write shared.txt from-b")
+    await idle(rt, b.id)
+    conflict = aenv.sink.of(ev.ConflictDetected, b.id)[0]
+    assert (conflict.kind, conflict.holder) == ("reservation", "a")
+    assert "write refused" in texts(aenv.sink, b.id)
+    [held_write] = [e for e in aenv.sink.of(ev.ToolCallFinished, b.id) if e.status == "skipped"]
+    assert held_write.diff is not None and "+from-b" in held_write.diff  # the diff it would have made
+    assert target.read_text() == "from-a\n"
+    rt.cancel(a.id)
+    await idle(rt, a.id)
+    assert await rt.store.list_reservations() == []
+    await rt.shutdown()
+
+
+async def test_a_file_changed_behind_the_session_is_a_stale_read(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime({"allow": ["Edit", "Read"]})
+    view = await aenv.session(rt, "q")
+    target = aenv.project / "notes.txt"
+    target.write_text("v1\n")
+    aenv.sink.conflict_answers["q"] = ["skip"]
+    rt.submit(view.id, "read notes.txt\nsneak notes.txt v2\nwrite notes.txt v3")
+    await idle(rt, view.id)
+    conflict = aenv.sink.of(ev.ConflictDetected, view.id)[0]
+    assert conflict.kind == "stale_read" and conflict.diff is not None and "+v2" in conflict.diff
+    assert target.read_text() == "v2\n"
+    rt.submit(view.id, "read notes.txt")
+    await idle(rt, view.id)
+    assert any("changed since this session last read it" in n for n in notices(aenv.sink, view.id))
+    await rt.shutdown()
+
+
+async def test_cancel_sends_session_cancel_and_shows_the_stop_reason(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "wait")
+    await aenv.sink.wait_for(lambda: "waiting" in texts(aenv.sink, view.id), 90)
+    rt.cancel(view.id)
+    await idle(rt, view.id)
+    assert view.last_result is not None and view.last_result.status == "cancelled"
+    assert any("agent's stop reason: cancelled" in n for n in notices(aenv.sink, view.id))
+    agent = agent_of(rt, view.id)
+    assert agent is not None and agent.running  # the agent stays up for the next prompt
+    await rt.shutdown()
+    assert agent.proc is None
+
+
+async def test_a_crash_is_shown_with_stderr_and_the_next_prompt_restarts_it(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "crash")
+    await idle(rt, view.id)
+    result = view.last_result
+    assert result is not None and result.status == "failed" and result.error_kind == "agent"
+    assert "exit code 3" in (result.error or "") and "segmentation fault in the model" in (result.error or "")
+    rt.submit(view.id, "say again")
+    await idle(rt, view.id)
+    assert view.last_result is not None and view.last_result.status == "completed"
+    await rt.shutdown()
+
+
+async def test_a_launch_failure_shows_stderr_and_exit_code(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime(FAKE_ACP_INIT_CRASH="1")
+    view = await aenv.session(rt, "q")
+    await aenv.sink.wait_for(lambda: any("exit code 5" in n for n in notices(aenv.sink, view.id)), 90)
+    shown = next(n for n in notices(aenv.sink, view.id) if "exit code 5" in n)
+    assert "during initialize" in shown and "no API key configured" in shown
+    await rt.shutdown()
+
+
+async def test_a_missing_program_names_its_install_command(aenv: AcpEnv) -> None:
+    from paragents.acp.launch import AgentUnavailable, find_program, resolve_agent
+    from paragents.sessions.view import SessionError
+
+    with pytest.raises(AgentUnavailable, match="npm install -g @qwen-code/qwen-code"):
+        find_program(resolve_agent("qwen", {}), {"PATH": str(aenv.project)})
+    rt = await aenv.runtime()
+    with pytest.raises(SessionError, match="unknown agent 'nope'; known agents: qwen, opencode"):
+        await rt.new_agent_session("nope")
+    assert rt.sessions == {}
+    await rt.shutdown()
+
+
+async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime(FAKE_ACP_LOAD="1")
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say first answer")
+    await idle(rt, view.id)
+    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    assert remote and await rt.store.get_agent_session(view.id) == ("fake", remote)
+    await rt.shutdown()
+
+    aenv.sink.events.clear()
+    again = await aenv.runtime(FAKE_ACP_LOAD="1")
+    [restored] = await again.restore()
+    assert [m.get("content") for m in restored.messages] == ["say first answer", "first answer"]
+    agent = agent_of(again, restored.id)
+    assert agent is not None and agent.remote_id == remote
+    again.submit(restored.id, "say second")
+    await idle(again, restored.id)
+    assert any("reloaded (session/load)" in n for n in notices(aenv.sink, restored.id))
+    assert texts(aenv.sink, restored.id) == "second"  # the agent's replay of the old turns is not shown twice
+    await again.shutdown()
+
+
+async def test_an_agent_without_session_load_starts_a_new_session_with_a_note(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say first")
+    await idle(rt, view.id)
+    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    await rt.shutdown()
+
+    again = await aenv.runtime()
+    [restored] = await again.restore()
+    again.submit(restored.id, "say second")
+    await idle(again, restored.id)
+    assert any("cannot reload its session (no session/load)" in n for n in notices(aenv.sink, restored.id))
+    agent = agent_of(again, restored.id)
+    assert agent is not None and agent.remote_id not in (None, remote)
+    assert restored.last_result is not None and restored.last_result.status == "completed"
+    await again.shutdown()
