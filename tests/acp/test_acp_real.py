@@ -43,8 +43,11 @@ def reply(content: str = "", **kw: object) -> ScriptedResponse:
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed (Qwen Code runs on node)")
 async def test_qwen_code_writes_a_file_through_paragents(tmp_path: Path) -> None:
     program = qwen_program()
-    if program is None:  # node is there: the install step of .ci/run failed, which must be seen
-        pytest.fail("Qwen Code is missing: run .ci/run (npm install --prefix .ci @qwen-code/qwen-code)")
+    if program is None:
+        install = "npm install --prefix .ci @qwen-code/qwen-code@0.24 (.ci/run does it)"
+        if os.environ.get("PARAGENTS_CI"):  # in CI the install step of .ci/run failed: that must be seen
+            pytest.fail(f"Qwen Code is missing: {install}")
+        pytest.skip(f"Qwen Code is not installed: {install}")
     project = tmp_path / "proj"
     project.mkdir()
     home = tmp_path / "home"  # Qwen Code keeps its settings and sessions under $HOME/.qwen
