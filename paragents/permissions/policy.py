@@ -37,6 +37,7 @@ INTERNAL_TOOLS = {
     "write_file": "Edit",
     "edit_file": "Edit",
     "run_command": "Bash",
+    "message_session": "MessageSession",  # wt/fanteam: rules MessageSession / MessageSession(name)
 }
 """The agent's tool names -> the rule family that governs them."""
 
@@ -213,6 +214,9 @@ class Policy:
             part = checker.check_path(family, target)
             writes = [os.path.normpath(target)] if family == "Edit" and "\x00" not in raw else []
             return finish([part], family, permission_mode, writes)
+        if family == "MessageSession":  # checked per receiver: MessageSession(api)
+            target = str(arguments.get("name", "")).replace(")", "")
+            return finish([checker.check_tool(f"MessageSession({target})")], family, permission_mode)
         return finish([checker.check_tool(tool)], family, permission_mode)
 
     def read_deny_patterns(self, cwd: Path) -> tuple[tuple[str, str], ...]:

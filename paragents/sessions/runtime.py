@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
+    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
 
 
 class Runtime(SessionsCore):
@@ -255,6 +255,15 @@ class Runtime(SessionsCore):
     async def memory(self, sid: str) -> MemoryReport:
         """See :meth:`MemoryCommands.memory`."""
         return await self.memory_commands.memory(sid)
+
+    # -- decisions (paragents.sessions.decisions) -----------------------------------------------------
+    async def decide(self, sid: str, text: str) -> DecisionRecord:
+        """``/decide TEXT``: record a project-wide decision every session sees in its system prompt."""
+        return await self.team.decide(text, f"user@{self.view(sid).name}")
+
+    async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
+        """``/decisions [search]``: the project's decisions, oldest first."""
+        return await self.team.decisions(search)
 
     # -- config ---------------------------------------------------------------------------------------
     def set_budget(self, sid: str, level: str, text: str) -> Budget:

@@ -3,6 +3,7 @@ notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
 from paragents.store.approvals import AnswerResult, ApprovalRecord
 from paragents.store.compactions import CompactionRecord
+from paragents.store.decisions import DecisionRecord, SessionMessageRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.lanes import LaneRecord
 from paragents.store.migrations import SCHEMA_VERSION
@@ -27,12 +28,14 @@ __all__ = [
     "ApprovalRecord",
     "CompactionRecord",
     "ConversationRecord",
+    "DecisionRecord",
     "HistoryChanged",
     "HolderRecord",
     "LaneRecord",
     "NoteRecord",
     "ReservationRecord",
     "SessionHeld",
+    "SessionMessageRecord",
     "SessionRecord",
     "Store",
     "StoreError",

@@ -31,6 +31,7 @@ from paragents.store.audit import AuditMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
+from paragents.store.decisions import DecisionsMixin
 from paragents.store.holders import HoldersMixin
 from paragents.store.lanes import LanesMixin
 from paragents.store.messages import MessagesMixin
@@ -80,6 +81,7 @@ class Store(
     HoldersMixin,
     LanesMixin,
     ApprovalsMixin,
+    DecisionsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.
