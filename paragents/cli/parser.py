@@ -130,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.approvals import add_parsers as add_approvals_parsers
 
     add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
+    from paragents.cli.review import add_parsers as add_fanteam_parsers
+
+    add_fanteam_parsers(sub)  # `paragents review`, `split`, `decisions` (wt/fanteam)
     return parser
 
 
