@@ -75,7 +75,7 @@ async def open_worker(
     ]
     if extra:
         plain = agent.system_prompt
-        agent.system_prompt = lambda: "\n\n".join([plain(), *extra])  # type: ignore[misc]
+        agent.system_prompt = lambda: "\n\n".join([plain(), *extra])
     if on_open is not None:
         on_open(view)
     return view
