@@ -48,6 +48,15 @@ FINDINGS_SCHEMA: dict[str, Any] = FindingsAnswer.model_json_schema()
 """The JSON schema the specialists are asked to answer in."""
 
 
+class Evidence(BaseModel):
+    """What one specialist gave as evidence for a merged finding."""
+
+    model_config = ConfigDict(frozen=True)
+
+    specialist: str
+    text: str
+
+
 class MergedFinding(BaseModel):
     """A finding of the report: the first specialist's finding, the worst severity reported, every
     specialist that reported it and each one's evidence."""
@@ -60,8 +69,7 @@ class MergedFinding(BaseModel):
     severity: Severity
     title: str
     specialists: tuple[str, ...]
-    evidence: tuple[tuple[str, str], ...]
-    """``(specialist, evidence)`` pairs."""
+    evidence: tuple[Evidence, ...]
 
 
 class ReviewReport(BaseModel):
@@ -86,8 +94,8 @@ class ReviewReport(BaseModel):
         for f in self.findings:
             where = f"{f.file}:{f.line}" + (f"-{f.end_line}" if f.end_line and f.end_line != f.line else "")
             out.append(f"[{f.severity}] {where} {f.title} ({', '.join(f.specialists)})")
-            for who, text in f.evidence:
-                out.append(f"    {who}: {text}")
+            for item in f.evidence:
+                out.append(f"    {item.specialist}: {item.text}")
         if self.patch is not None:
             out.append("patch (git apply --check passed):")
             out.extend(self.patch.splitlines())
@@ -126,7 +134,7 @@ def merge_findings(answers: dict[str, list[Finding]]) -> list[MergedFinding]:
                         severity=finding.severity,
                         title=finding.title,
                         specialists=(specialist,),
-                        evidence=((specialist, finding.evidence),),
+                        evidence=(Evidence(specialist=specialist, text=finding.evidence),),
                     )
                 )
                 continue
@@ -136,7 +144,7 @@ def merge_findings(answers: dict[str, list[Finding]]) -> list[MergedFinding]:
                 update={
                     "severity": worst,
                     "specialists": tuple(dict.fromkeys((*old.specialists, specialist))),
-                    "evidence": (*old.evidence, (specialist, finding.evidence)),
+                    "evidence": (*old.evidence, Evidence(specialist=specialist, text=finding.evidence)),
                 }
             )
     return sorted(merged, key=lambda m: (SEVERITY_ORDER.index(m.severity), m.file, m.line))

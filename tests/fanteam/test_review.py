@@ -51,7 +51,7 @@ async def test_two_specialists_identical_finding_is_one_finding_listing_both(
     assert report.failed == {}
     sql, other = report.findings
     assert sql.specialists == ("security", "test") and sql.severity == "high"
-    assert [who for who, _ in sql.evidence] == ["security", "test"]
+    assert [e.specialist for e in sql.evidence] == ["security", "test"]
     assert other.specialists == ("test",) and other.title == "hello has no test"
     for request in server.requests:  # read-only: plan mode and only the read tools are offered
         names = {t["function"]["name"] for t in request.body_json["tools"]}

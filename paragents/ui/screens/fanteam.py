@@ -34,9 +34,9 @@ def report_text(report: ReviewReport) -> Text:
         text.append(f"{clean(f.file)}:{f.line}{span}  ", style="bold")
         text.append(clean(f.title))
         text.append(f"  ({', '.join(f.specialists)})\n", style="dim")
-        for who_said, evidence in f.evidence:
-            text.append(f"    {who_said}: ", style="dim")
-            text.append(clean(evidence) + "\n")
+        for item in f.evidence:
+            text.append(f"    {item.specialist}: ", style="dim")
+            text.append(clean(item.text) + "\n")
     if report.patch is not None:
         text.append("\npatch (git apply --check passed; a applies it):\n", style="bold green")
         text.append(clean(report.patch))
