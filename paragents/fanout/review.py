@@ -50,6 +50,9 @@ class ReviewRequest:
 async def collect_diff(workdir: Path, base: str) -> str:
     """``git diff BASE`` in ``workdir`` (tracked changes, staged or not). Raises ReviewError (exit 2)
     when it is not a repository or the base is unknown."""
+    inside = await git("rev-parse", "--is-inside-work-tree", cwd=workdir, check=False)
+    if inside.out.strip() != "true":
+        raise ReviewError(f"nothing to review: {workdir} is not in a git repository", 2)
     try:
         result = await git(
             "diff", "--no-color", "--no-ext-diff", base, "--", cwd=workdir, what=f"git diff {base}"

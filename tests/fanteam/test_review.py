@@ -88,8 +88,15 @@ async def test_every_specialist_unparsable_is_exit_3_and_nothing_guessed(
     assert err.value.code == 3
 
 
-async def test_no_diff_and_unknown_specialist_are_clear(runtime: MakeRuntime, repo: Path) -> None:
+async def test_no_diff_and_unknown_specialist_are_clear(
+    runtime: MakeRuntime, repo: Path, tmp_path: Path
+) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
     rt, _ = await runtime(repo)
+    with pytest.raises(ReviewError, match=r"^nothing to review: .*plain is not in a git repository$") as bare:
+        await run_review(rt, ReviewRequest(["code"], workdir=plain))
+    assert bare.value.code == 2
     with pytest.raises(ReviewError, match="nothing to review") as empty:
         await run_review(rt, ReviewRequest(["code"]))
     assert empty.value.code == 5
