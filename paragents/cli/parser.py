@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
     from paragents.cli.review import add_parsers as add_fanteam_parsers
 
-    add_fanteam_parsers(sub)  # `paragents review`, `split`, `decisions` (wt/fanteam)
+    add_fanteam_parsers(sub, _add_common)  # `paragents review`, `split`, `decisions` (wt/fanteam)
     return parser
 
 

@@ -20,6 +20,7 @@ import argparse
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from paragents.cli.exit_codes import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK
@@ -30,18 +31,17 @@ EXIT_NO_PATCH = 5
 EXIT_PATCH_DOES_NOT_APPLY = 6
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    from paragents.cli.parser import _add_common
-
-    _add_common(p)
+def _common(p: argparse.ArgumentParser, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    add_common(p)
     p.add_argument("--base", default=None, help="git diff BASE (review: HEAD) / the integration lane's base")
     p.add_argument("--output", choices=["rich", "json", "patch"], default="rich", help="what to print")
 
 
-def add_parsers(sub: Any) -> None:
-    """Add ``review``, ``split`` and ``decisions`` to the top-level subparsers ``sub``."""
+def add_parsers(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Add ``review``, ``split`` and ``decisions`` to the top-level subparsers ``sub``; ``add_common``
+    adds the options every engine command takes (``--dir``, ``--model``, ``--endpoint``, rules)."""
     review = sub.add_parser("review", help="read-only review of git diff BASE by specialist sessions")
-    _common(review)
+    _common(review, add_common)
     review.add_argument(
         "review", nargs="?", default="", metavar="LIST", help="e.g. security,test (default: all)"
     )
@@ -50,7 +50,7 @@ def add_parsers(sub: Any) -> None:
     )
     review.set_defaults(fanteam_run=fanout_review)
     split = sub.add_parser("split", help="plan subtasks, run them in lanes, collect one integration lane")
-    _common(split)
+    _common(split, add_common)
     split.add_argument("--yes", action="store_true", help="run the plan without asking")
     split.add_argument("prompt", help="the task")
     split.set_defaults(fanteam_run=fanout_split)
@@ -84,10 +84,6 @@ def _refuse_asks(event: Any) -> None:
 async def _open(args: argparse.Namespace, prog: str) -> Any:
     from paragents.cli.open_runtime import open_runtime, project_dir_of
 
-    if not hasattr(args, "cli_rules"):
-        from paragents.cli.parser import cli_rules
-
-        args.cli_rules = cli_rules(args)
     rt = await open_runtime(args, project_dir_of(args, prog), prog=prog, require_model=True)
     rt.set_sink(_refuse_asks)
     return rt
