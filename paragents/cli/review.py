@@ -162,7 +162,7 @@ async def _split(args: argparse.Namespace) -> int:
         return answer.strip().lower() in ("y", "yes")
 
     try:
-        result = await run_split(rt, args.prompt, approve, base=args.base or "head")
+        result = await run_split(rt, args.prompt, approve, base=args.base or "head", mode=args.mode)
     except SplitError as exc:
         print(f"paragents split: {exc}", file=sys.stderr)
         return exc.code

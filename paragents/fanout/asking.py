@@ -57,14 +57,16 @@ async def open_worker(
     workdir: Path | None = None,
     lane: str | bool | None = None,
     base: str | None = None,
+    mode: str | None = None,
     on_open: Callable[[SessionView], Any] | None = None,
 ) -> SessionView:
     """Open a worker session named ``base_name`` (or ``base_name-2``...) shaped by ``profile``: its
     model, its system prompt (plus the schema's instructions), only its allowed tools, plan mode when
-    read-only. ``on_open`` is told of the view (the TUI adds a panel)."""
+    read-only (else ``mode``, default the session default). ``on_open`` is told of the view (the TUI
+    adds a panel)."""
     taken = {s.name for s in await rt.list_sessions()} | {v.name for v in rt.sessions.values()}
     name = unique_name(base_name, taken)
-    mode = "plan" if profile is not None and profile.read_only else None
+    mode = "plan" if profile is not None and profile.read_only else mode
     model = profile.model if profile is not None else None
     view = await rt.new_session(name, model=model, workdir=workdir, mode=mode, lane=lane, base=base)
     agent = rt.agents[view.id]

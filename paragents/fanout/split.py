@@ -215,14 +215,16 @@ async def run_split(
     approve: Approve,
     *,
     base: str = "head",
+    mode: str | None = None,
     on_open: Callable[[SessionView], Any] | None = None,
 ) -> SplitResult | None:
     """Plan, ask ``approve`` (None is returned when refused: nothing was created), then run the plan
-    into a new integration lane (see the module docstring) and return the result."""
+    into a new integration lane (see the module docstring) and return the result. ``mode`` is the
+    permission mode of the subtask sessions (None: the default, so their writes ask)."""
     plan, order = await plan_split(rt, prompt, on_open)
     if not await approve(plan, order):
         return None
-    return await execute(rt, plan, order, base=base, on_open=on_open)
+    return await execute(rt, plan, order, base=base, mode=mode, on_open=on_open)
 
 
 _SLUG = re.compile(r"[^a-z0-9-]+")
@@ -234,6 +236,7 @@ async def execute(
     order: Schedule,
     *,
     base: str = "head",
+    mode: str | None = None,
     on_open: Callable[[SessionView], Any] | None = None,
 ) -> SplitResult:
     """Run an approved plan: each subtask starts once everything in ``order.after`` finished, in its
@@ -262,7 +265,7 @@ async def execute(
             if blocked:
                 result.results.append(SubtaskResult(tid, "skipped", detail=f"waits on {', '.join(blocked)}"))
                 return
-            result.results.append(await _run_subtask(rt, task, integration, merge_lock, views, on_open))
+            result.results.append(await _run_subtask(rt, task, integration, merge_lock, views, mode, on_open))
         finally:
             finished[tid].set()
 
@@ -282,11 +285,14 @@ async def _run_subtask(
     integration: LaneRecord,
     merge_lock: asyncio.Lock,
     views: list[SessionView],
+    mode: str | None,
     on_open: Callable[[SessionView], Any] | None,
 ) -> SubtaskResult:
     session_name = _SLUG.sub("-", f"{integration.name}-{task.id}".lower())[:40]
     try:
-        view = await open_worker(rt, session_name, None, lane=True, base=integration.branch, on_open=on_open)
+        view = await open_worker(
+            rt, session_name, None, lane=True, base=integration.branch, mode=mode, on_open=on_open
+        )
     except Exception as exc:  # a lane or session that cannot be made: this subtask failed
         return SubtaskResult(task.id, "failed", detail=str(exc))
     views.append(view)

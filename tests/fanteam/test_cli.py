@@ -103,3 +103,26 @@ def test_decisions_add_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[st
     [decision] = json.loads(out)
     assert decision["text"] == "Errors are plain text, never markup"
     assert decision["author"] == "paragents decisions add"
+
+
+def test_split_headless_runs_an_approved_plan_into_one_integration_lane(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    plan = {"subtasks": [{"id": "docs", "title": "docs", "prompt": "write docs", "paths": ["docs/"]}]}
+    write = {
+        "id": "w",
+        "name": "write_file",
+        "arguments": json.dumps({"path": "docs/a.md", "content": "# a\n"}),
+    }
+    args = ["split", "--dir", str(repo), "--model", "m", "--mode", "acceptEdits", "document it"]
+    with ThreadedReplayServer(models=["m"]) as replay:
+        replay.add(reply(json.dumps(plan)), session="planner")
+        assert main([*args[:1], "--endpoint", replay.base_url, *args[1:]]) == 2  # no --yes, no terminal
+        assert "not approved (pass --yes" in capsys.readouterr().err
+        replay.add(reply(json.dumps(plan)), session="planner-2")
+        replay.add([reply(tool_calls=[write]), reply("done")], session="split-1-docs")
+        code = main([*args[:1], "--yes", "--output", "json", "--endpoint", replay.base_url, *args[1:]])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["results"][0]["status"] == "merged" and doc["integration"]["branch"] == "paragents/split-1"
+    assert "+# a" in doc["diff"] and not (repo / "docs").exists()
