@@ -47,17 +47,21 @@ async def test_two_specialists_identical_finding_is_one_finding_listing_both(
         "evidence": "no test",
     }
     server.add(reply(f"```json\n{findings(test_finding, untested)}\n```"), session="review-test")
-    report = await run_review(rt, ReviewRequest(["security", "test"]))
+    opened: list[tuple[str, str]] = []
+    report = await run_review(
+        rt, ReviewRequest(["security", "test"]), lambda v: opened.append((v.name, v.mode))
+    )
+    assert opened == [("review-security", "plan"), ("review-test", "plan")]  # read-only: plan mode
+    assert rt.sessions == {}  # closed once they answered (they stay in the store)
     assert report.failed == {}
     sql, other = report.findings
     assert sql.specialists == ("security", "test") and sql.severity == "high"
     assert [e.specialist for e in sql.evidence] == ["security", "test"]
     assert other.specialists == ("test",) and other.title == "hello has no test"
-    for request in server.requests:  # read-only: plan mode and only the read tools are offered
+    for request in server.requests:  # only the read tools are offered
         names = {t["function"]["name"] for t in request.body_json["tools"]}
         assert names == {"read_file", "list_dir", "glob", "grep"}
         assert "diff --git a/app.py b/app.py" in request.body_json["messages"][-1]["content"]
-    assert {v.mode for v in rt.sessions.values()} <= {"plan"}  # closed afterwards, none left writing
 
 
 async def test_invalid_answer_is_retried_once_then_the_specialist_failed(

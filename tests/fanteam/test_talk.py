@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer
 from paragents.sessions.decisions import NOTES_HEADER
@@ -86,3 +88,16 @@ async def test_decide_shows_in_every_sessions_next_system_prompt(
     assert "Project decisions" in system and "Use pydantic v2 models for every config (user@api" in system
     assert [d.text for d in await rt.decisions("PYDANTIC")] == ["Use pydantic v2 models for every config"]
     assert await rt.decisions("nothing like it") == []
+
+
+async def test_a_note_to_an_unknown_or_the_same_session_is_refused(
+    runtime: MakeRuntime, tmp_path: Path
+) -> None:
+    rt, _ = await runtime(tmp_path)
+    api = await rt.new_session("api")
+    await rt.new_session("web")
+    with pytest.raises(ValueError, match=r"no open session named 'nope' \(open: web\)"):
+        await rt.team.send(api.id, "nope", "hi")
+    with pytest.raises(ValueError, match="cannot send a note to itself"):
+        await rt.team.send(api.id, "api", "hi")
+    assert await rt.store.list_session_messages(api.id) == []
