@@ -194,10 +194,15 @@ Approve = Callable[[Plan, Schedule], Awaitable[bool]]
 
 
 async def plan_split(
-    rt: Runtime, prompt: str, on_open: Callable[[SessionView], Any] | None = None
+    rt: Runtime,
+    prompt: str,
+    on_open: Callable[[SessionView], Any] | None = None,
+    *,
+    keep_sessions: bool = False,
 ) -> tuple[Plan, Schedule]:
     """Ask the planner for a plan (retried once when invalid) and schedule it. Raises SplitError (3)
-    for an unusable answer or a cycle, (1) when the planner's turn failed."""
+    for an unusable answer or a cycle, (1) when the planner's turn failed. The planner session is
+    closed afterwards unless ``keep_sessions`` (the TUI keeps its panel)."""
     view = await open_worker(rt, "planner", PLANNER, schema=Plan.model_json_schema(), on_open=on_open)
     try:
         plan = await ask_json(rt, view, f"Split this task into subtasks:\n\n{prompt}", Plan)
@@ -205,7 +210,8 @@ async def plan_split(
         code = 3 if str(exc).startswith("invalid answer") else 1
         raise SplitError(f"planner failed: {exc}", code) from exc
     finally:
-        await close_workers(rt, [view])
+        if not keep_sessions:
+            await close_workers(rt, [view])
     return plan, schedule(plan)
 
 
@@ -217,14 +223,15 @@ async def run_split(
     base: str = "head",
     mode: str | None = None,
     on_open: Callable[[SessionView], Any] | None = None,
+    keep_sessions: bool = False,
 ) -> SplitResult | None:
     """Plan, ask ``approve`` (None is returned when refused: nothing was created), then run the plan
     into a new integration lane (see the module docstring) and return the result. ``mode`` is the
     permission mode of the subtask sessions (None: the default, so their writes ask)."""
-    plan, order = await plan_split(rt, prompt, on_open)
+    plan, order = await plan_split(rt, prompt, on_open, keep_sessions=keep_sessions)
     if not await approve(plan, order):
         return None
-    return await execute(rt, plan, order, base=base, mode=mode, on_open=on_open)
+    return await execute(rt, plan, order, base=base, mode=mode, on_open=on_open, keep_sessions=keep_sessions)
 
 
 _SLUG = re.compile(r"[^a-z0-9-]+")
@@ -238,6 +245,7 @@ async def execute(
     base: str = "head",
     mode: str | None = None,
     on_open: Callable[[SessionView], Any] | None = None,
+    keep_sessions: bool = False,
 ) -> SplitResult:
     """Run an approved plan: each subtask starts once everything in ``order.after`` finished, in its
     own lane based on the integration branch as it is then; its declared paths are reserved; its work
@@ -272,7 +280,8 @@ async def execute(
     try:
         await asyncio.gather(*(one(tid) for tid in order.order))
     finally:
-        await close_workers(rt, views)
+        if not keep_sessions:
+            await close_workers(rt, views)
     result.diff = (
         await git("diff", "--no-color", integration.base_commit, "HEAD", cwd=Path(integration.path))
     ).out

@@ -115,7 +115,7 @@ async def run_split(app: AppAPI, sid: str, prompt: str) -> None:
 
     app.notify("Planning the split…")
     try:
-        result = await split(rt, prompt, approve, on_open=_panel_opener(app))
+        result = await split(rt, prompt, approve, on_open=_panel_opener(app), keep_sessions=True)
     except SplitError as exc:
         app.notify(str(exc), title="Split", severity="error", timeout=20)
         return
