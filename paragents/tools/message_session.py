@@ -26,30 +26,17 @@ class MessageSession(Tool):
 
     name: ClassVar[str] = "message_session"
     family: ClassVar[ToolFamily] = "edit"
-    description: ClassVar[str] = (
-        "Send a short note to another open session of this project (by its name). It reaches that "
-        "session as context at its next turn: share a finding, an interface you changed, a warning. "
-        "It cannot make the other session run anything."
-    )
+    description: ClassVar[str] = "Send a note to another open session (by name); it gets it at its next turn."
     parameters: ClassVar[dict[str, Any]] = {
         "type": "object",
         "properties": {
-            "name": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": 200,
-                "description": "The receiving session.",
-            },
-            "text": {
-                "type": "string",
-                "minLength": 1,
-                "maxLength": MAX_MESSAGE_CHARS,
-                "description": "The note.",
-            },
+            "name": {"type": "string"},
+            "text": {"type": "string", "maxLength": MAX_MESSAGE_CHARS},
         },
         "required": ["name", "text"],
         "additionalProperties": False,
     }
+    """Kept short: the spec is sent with every request of every session."""
 
     def __init__(self, send: SendNote) -> None:
         self._send = send
