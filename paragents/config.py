@@ -306,6 +306,26 @@ class McpSettings(BaseModel):
     )
 
 
+class SessionProfile(BaseModel):
+    """A session profile (``profiles`` in the config; wt/fanteam): the built-in specialists of
+    ``/review`` (security, test, perf, devops, arch, docs, code, review) and any the user adds. A
+    field written in the config replaces the built-in one; the others keep the built-in values."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    description: str = Field("", description="One line saying what this specialist looks for.")
+    system_prompt: str = Field("", description="Instructions added to the session's system prompt.")
+    model: str | None = Field(None, description="Model of the profile's sessions (null: the configured one).")
+    allowed_tools: tuple[str, ...] = Field(
+        ("read_file", "list_dir", "glob", "grep"),
+        description="The tools the profile's sessions may call (others are not offered to the model).",
+    )
+    read_only: bool = Field(
+        True,
+        description="Run in plan mode: only reads run, every write and command is denied by the policy.",
+    )
+
+
 class RuntimeConfig(BaseModel):
     """The effective runtime configuration (see ``runtime_config.example.json`` for every field)."""
 
@@ -378,6 +398,10 @@ class RuntimeConfig(BaseModel):
     )
     agents: dict[str, AgentCommand] = Field(
         default_factory=dict, description="External ACP agents by name, over the built-in ones (docs/acp.md)."
+    )
+    profiles: dict[str, SessionProfile] = Field(
+        default_factory=dict,
+        description="Session profiles by name: edit a built-in specialist of /review or add one.",
     )
 
     @field_validator("notify", mode="before")

@@ -66,6 +66,7 @@ def build_system_prompt(
     notes: list[str] | None = None,
     project_notes: list[str] | None = None,
     today: dt.date | None = None,
+    decisions: list[str] | None = None,
 ) -> str:
     """Return the system prompt text: role, workdir, today's date, project instructions, then the
     session's ``notes`` and the ``project_notes`` (lines already formatted, see :func:`note_line`)."""
@@ -88,5 +89,10 @@ def build_system_prompt(
         parts.append(
             "Project notes (a decision log shared by every session of this project):\n"
             + "\n".join(f"- {n}" for n in project_notes)
+        )
+    if decisions:
+        parts.append(
+            "Project decisions (recorded with /decide; every session of this project follows them):\n"
+            + "\n".join(f"- {d}" for d in decisions)
         )
     return "\n\n".join(parts)

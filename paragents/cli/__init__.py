@@ -69,6 +69,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return asyncio.run(run_sessions(args))
     if args.command == "lanes":
         return int(args.lanes_run(args))
+    if getattr(args, "fanteam_run", None) is not None:  # review, split, decisions (cli/review.py)
+        return int(args.fanteam_run(args))
     if args.command in ("inbox", "approve"):
         return int(args.approvals_run(args))
     if args.command in ("serve", "pair"):

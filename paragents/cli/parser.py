@@ -146,6 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.serve import add_parsers as add_serve_parsers
 
     add_serve_parsers(sub, add_common)  # `paragents serve`, `paragents pair` (docs/serve.md)
+
+    from paragents.cli.review import add_parsers as add_fanteam_parsers
+
+    add_fanteam_parsers(sub, add_common)  # `paragents review`, `split`, `decisions` (wt/fanteam)
     return parser
 
 

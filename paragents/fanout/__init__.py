@@ -10,4 +10,8 @@ merged by the user (docs/fanout.md). Core code: never imports textual.
 - :mod:`.judge`: the optional judge request and its JSON schema
 - :mod:`.rules`: allow rules answered for a whole group
 - :mod:`.headless`: ``paragents fanout``
+- :mod:`.split`: ``/split`` / ``paragents split``: a planned split into one integration lane
+- :mod:`.review`, :mod:`.specialists`, :mod:`.report`: ``/review`` / ``paragents review``: specialists'
+  findings merged
+- :mod:`.asking`, :mod:`.answers`: worker sessions and JSON answers with one retry
 """

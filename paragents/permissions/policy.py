@@ -37,6 +37,7 @@ INTERNAL_TOOLS = {
     "write_file": "Edit",
     "edit_file": "Edit",
     "run_command": "Bash",
+    "message_session": "MessageSession",  # wt/fanteam: rules MessageSession / MessageSession(name)
 }
 """The agent's tool names -> the rule family that governs them."""
 
@@ -215,6 +216,9 @@ class Policy:
             part = checker.check_path(family, target)
             writes = [os.path.normpath(target)] if family == "Edit" and "\x00" not in raw else []
             return finish([part], family, permission_mode, writes)
+        if family == "MessageSession":  # checked per receiver: MessageSession(api)
+            target = str(arguments.get("name", "")).replace(")", "")
+            return finish([checker.check_tool(f"MessageSession({target})")], family, permission_mode)
         part = checker.check_tool(tool)
         if read_only:
             family = "Read"

@@ -10,6 +10,7 @@ LS onto Read; Write, MultiEdit and NotebookEdit onto Edit.
 
 from __future__ import annotations
 
+import fnmatch
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -138,6 +139,11 @@ def tool_matches(rule: Rule, tool: str) -> bool:
     ``mcp__server`` and ``mcp__server__*`` match every tool of that server; other names match exactly."""
     if rule.family == tool:
         return True
+    if tool.endswith(")") and "(" in tool:  # a tool checked with its argument: MessageSession(api)
+        name, _, argument = tool[:-1].partition("(")
+        return rule.family == name and (
+            rule.specifier is None or fnmatch.fnmatchcase(argument, rule.specifier)
+        )
     if tool.startswith("mcp__") and rule.specifier is None:
         if rule.tool.endswith("__*"):
             return tool.startswith(rule.tool[:-1])

@@ -94,6 +94,10 @@ class SessionsCore:
         self.mcp = McpPool(project_dir, loaded.config.mcp, [f.path for f in getattr(policy, "files", [])])
         """The MCP servers of the project, shared by its sessions (paragents.mcp, docs/mcp.md)."""
         self.notes.extend(self.mcp.problems)
+        from paragents.sessions.decisions import TeamTalk
+
+        self.team = TeamTalk(self)
+        """Project decisions and notes between sessions (sessions/decisions.py; wt/fanteam)."""
 
     @property
     def config(self) -> RuntimeConfig:
@@ -139,6 +143,7 @@ class SessionsCore:
             instructions=load_instructions(self.project_dir, view.workdir),
             notes=[note_line(n) for n in self.notebook.session_notes(view.id)],
             project_notes=[note_line(n) for n in self.notebook.project_notes(view.id)],
+            decisions=self.team.decision_lines(),
         )
 
     # -- prompts --------------------------------------------------------------------------------------
@@ -199,10 +204,11 @@ class SessionsCore:
         try:
             await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
             await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
+            await self.team.refresh()  # decisions recorded meanwhile (any process)
             if prompt.resume is not None:  # continue a turn a crash left at an approval
                 await agent.run_turn(prompt.text, prompt.resume)
-            else:
-                await agent.run_turn(prompt.text)  # its TurnFinished sets view.last_result
+            else:  # notes other sessions sent arrive as context of this turn
+                await agent.run_turn(await self.team.deliver(sid, prompt.text))  # sets view.last_result
         except asyncio.CancelledError:
             if view.last_result is before:  # cancelled before the agent's turn ended it
                 result = TurnResult(status=TurnStatus.CANCELLED)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
+    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
 
 
 class Runtime(SessionsCore):
@@ -337,6 +337,15 @@ class Runtime(SessionsCore):
             return await self.mcp.restart(name)
         except McpServerError as exc:
             raise SessionError(str(exc)) from None
+
+    # -- decisions (paragents.sessions.decisions) -----------------------------------------------------
+    async def decide(self, sid: str, text: str) -> DecisionRecord:
+        """``/decide TEXT``: record a project-wide decision every session sees in its system prompt."""
+        return await self.team.decide(text, f"user@{self.view(sid).name}")
+
+    async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
+        """``/decisions [search]``: the project's decisions, oldest first."""
+        return await self.team.decisions(search)
 
     # -- config ---------------------------------------------------------------------------------------
     def set_budget(self, sid: str, level: str, text: str) -> Budget:

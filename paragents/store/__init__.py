@@ -3,6 +3,7 @@ notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
 
 from paragents.store.approvals import AnswerResult, ApprovalRecord
 from paragents.store.compactions import CompactionRecord
+from paragents.store.decisions import DecisionRecord, SessionMessageRecord
 from paragents.store.fanout import CandidateRecord, GroupRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
 from paragents.store.lanes import LaneRecord
@@ -29,6 +30,7 @@ __all__ = [
     "CandidateRecord",
     "CompactionRecord",
     "ConversationRecord",
+    "DecisionRecord",
     "GroupRecord",
     "HistoryChanged",
     "HolderRecord",
@@ -36,6 +38,7 @@ __all__ = [
     "NoteRecord",
     "ReservationRecord",
     "SessionHeld",
+    "SessionMessageRecord",
     "SessionRecord",
     "Store",
     "StoreError",

@@ -338,6 +338,27 @@ MIGRATIONS: list[str] = [
         created_at  REAL NOT NULL
     );
     """,
+    # (wt/fanteam) project-wide decisions (/decide) and notes between sessions (message_session)
+    """
+    CREATE TABLE decisions (
+        id          INTEGER PRIMARY KEY,
+        project_dir TEXT NOT NULL,
+        text        TEXT NOT NULL CHECK (text <> ''),
+        author      TEXT NOT NULL,
+        created_at  REAL NOT NULL
+    );
+    CREATE INDEX decisions_project ON decisions(project_dir, id);
+    CREATE TABLE session_messages (
+        id           INTEGER PRIMARY KEY,
+        project_dir  TEXT NOT NULL,
+        to_session   TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        from_name    TEXT NOT NULL,
+        text         TEXT NOT NULL CHECK (text <> ''),
+        created_at   REAL NOT NULL,
+        delivered_at REAL
+    );
+    CREATE INDEX session_messages_pending ON session_messages(to_session, id) WHERE delivered_at IS NULL;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

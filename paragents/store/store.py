@@ -34,6 +34,7 @@ from paragents.store.budgets import BudgetsMixin
 from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
+from paragents.store.decisions import DecisionsMixin
 from paragents.store.fanout import FanoutMixin
 from paragents.store.holders import HoldersMixin
 from paragents.store.lane_verify import LaneVerifyMixin
@@ -90,6 +91,7 @@ class Store(
     BudgetsMixin,
     FanoutMixin,
     AgentSessionsMixin,
+    DecisionsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

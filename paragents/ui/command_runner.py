@@ -184,6 +184,31 @@ async def memory(app: AppAPI, sid: str, command: SlashCommand) -> None:
     app.show_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
 
 
+async def decide(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    await app.runtime.decide(sid, command.arg or "")
+    app.notify("Decision recorded: every session of the project sees it from its next request.")
+
+
+async def decisions(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    from paragents.sessions.decisions import decision_line
+
+    found = await app.runtime.decisions(command.arg)
+    rows = [(str(d.id), decision_line(d)) for d in found] or [("", "no decisions yet: /decide TEXT")]
+    app.show_screen(TableScreen("Decisions", ("#", "decision"), rows))
+
+
+async def review(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    from paragents.ui.fanteam import run_review
+
+    await run_review(app, sid, command.arg)
+
+
+async def split(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    from paragents.ui.fanteam import run_split
+
+    await run_split(app, sid, command.arg or "")
+
+
 async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
     rt = app.runtime
     if command.arg == "adapt":
@@ -253,6 +278,10 @@ SESSION_HANDLERS: dict[str, Handler] = {
     "compact": compact,
     "remember": remember,
     "memory": memory,
+    "decide": decide,
+    "decisions": decisions,
+    "review": review,
+    "split": split,
     "fork": fork,
     "mcp": mcp,
 }

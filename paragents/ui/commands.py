@@ -56,6 +56,14 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("compact", "/compact [focus]", "Summarise older messages in requests (focus steers it)"),
     CommandSpec("remember", "/remember [--project] TEXT", "Store a note for this session (or the project)"),
     CommandSpec("memory", "/memory", "Show loaded AGENTS.md/CLAUDE.md files, notes and compaction"),
+    CommandSpec("decide", "/decide TEXT", "Record a project-wide decision every session sees"),
+    CommandSpec("decisions", "/decisions [search]", "List (or search) the project's decisions"),
+    CommandSpec(
+        "review", "/review [security,test,...] [--base REF]", "Read-only review of the diff by specialists"
+    ),
+    CommandSpec(
+        "split", "/split PROMPT", "Plan subtasks, approve, run them in lanes into one integration lane"
+    ),
     CommandSpec("fork", "/fork [name]", "Start a new session with a copy of this one's history"),
     CommandSpec("sessions", "/sessions", "List stored sessions; Enter reopens one"),
     CommandSpec("takeover", "/takeover", "Take over a session another live paragents holds (read-only here)"),
@@ -155,7 +163,9 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         return CommandError(f"Unknown command /{name}.{hint} Commands: {known_names()}.")
     if name == "new":
         return _parse_new(args, spec)
-    if name in ("compact", "fork", "budget"):
+    if name in ("decide", "split") and not args:
+        return CommandError(f"/{name} needs some text. Usage: {spec.usage}")
+    if name in ("compact", "fork", "budget", "decide", "decisions", "review", "split"):
         return SlashCommand(name, " ".join(args) or None)
     if name == "remember":
         project = bool(args) and args[0] == "--project"

@@ -21,7 +21,7 @@ from paragents.sessions.notes import MemoryReport
 
 if TYPE_CHECKING:
     from paragents.scheduler import Scheduler
-    from paragents.store import AnswerResult, ApprovalRecord, NoteRecord, SessionRecord, Store
+    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
 
 
 def make_view(sid: str, name: str, model: str = "qwen2.5-coder", **fields: Any) -> SessionView:
@@ -271,6 +271,13 @@ class FakeRuntime:
 
     async def mcp_restart(self, name: str) -> str:
         return f"no MCP server named '{name}'"
+
+    # decisions (wt/fanteam)
+    async def decide(self, sid: str, text: str) -> DecisionRecord:
+        raise NotImplementedError("FakeRuntime stores no decisions")
+
+    async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
+        return []
 
     # config and end
     def config_rows(self) -> list[tuple[str, str, str]]:

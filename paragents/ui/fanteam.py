@@ -1,0 +1,130 @@
+"""The TUI side of /review and /split (wt/fanteam): run them as the slash command's worker, open a
+panel for each worker session, show the report or ask for the plan's approval.
+
+They use :mod:`paragents.fanout`, which drives the :class:`~paragents.sessions.Runtime` itself (the
+app's ``runtime``) rather than ``SessionsAPI`` alone."""
+
+from __future__ import annotations
+
+import asyncio
+import shlex
+from typing import TYPE_CHECKING, Any, cast
+
+from paragents.ui.screens.fanteam import PlanScreen, ReviewScreen
+
+if TYPE_CHECKING:
+    from paragents.sessions import Runtime, SessionView
+    from paragents.ui.app_api import AppAPI
+
+
+def _runtime(app: AppAPI) -> Runtime:
+    return cast("Runtime", app.runtime)
+
+
+def _panel_opener(app: AppAPI) -> Any:
+    def opened(view: SessionView) -> None:
+        app.run_worker(app.add_panel(view, focus=False), group="commands")
+
+    return opened
+
+
+async def _ask(app: AppAPI, screen: Any) -> Any:
+    answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+    def done(result: Any) -> None:
+        if not answer.done():
+            answer.set_result(result)
+
+    app.show_screen(screen, done)
+    return await answer
+
+
+def parse_review_args(arg: str | None) -> tuple[list[str], str | None, bool]:
+    """``security,test --base main --patch`` -> (["security", "test"], "main", True)."""
+    from paragents.fanout.specialists import parse_list
+
+    words = shlex.split(arg or "")
+    base: str | None = None
+    patch = False
+    names: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i] == "--patch":
+            patch = True
+        elif words[i] == "--base" and i + 1 < len(words):
+            i += 1
+            base = words[i]
+        elif words[i].startswith("--base="):
+            base = words[i].split("=", 1)[1]
+        else:
+            names.extend(parse_list(words[i]))
+        i += 1
+    return names, base, patch
+
+
+async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
+    """``/review [LIST] [--base REF] [--patch]``: review the session's lane (against its base) or the
+    project's ``git diff BASE`` (default HEAD) with read-only specialists; show the merged report."""
+    from paragents.fanout.review import ReviewError, ReviewRequest, check_patch
+    from paragents.fanout.review import run_review as review
+
+    rt = _runtime(app)
+    names, base, patch = parse_review_args(arg)
+    view = rt.view(sid)
+    workdir = view.workdir if view.lane else rt.project_dir
+    if base is None:
+        lane = await rt.store.lane_of_session(sid) if view.lane else None
+        base = lane.base_commit if lane is not None else "HEAD"
+    app.notify(f"Review of git diff {base} by {', '.join(names) or 'every specialist'} started.")
+    request = ReviewRequest(names or None, base=base, workdir=workdir, patch=patch, keep_sessions=True)
+    try:
+        report = await review(rt, request, _panel_opener(app))
+    except ReviewError as exc:
+        app.notify(str(exc), title="Review", severity="error", timeout=15)
+        return
+    if await _ask(app, ReviewScreen(report)) and report.patch is not None:
+        problem = await check_patch(workdir, report.patch)
+        if problem is not None:
+            app.notify(f"The patch no longer applies: {problem}", severity="error")
+            return
+        proc = await asyncio.create_subprocess_exec(
+            "git",
+            "apply",
+            "-",
+            cwd=str(workdir),
+            stdin=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        _out, err = await proc.communicate(report.patch.encode())
+        if proc.returncode:
+            app.notify(f"git apply failed: {err.decode(errors='replace')}", severity="error")
+        else:
+            app.notify(f"Patch applied in {workdir}.")
+
+
+async def run_split(app: AppAPI, sid: str, prompt: str) -> None:
+    """``/split PROMPT`` (``/fanout --split`` at merge): plan, show the plan for approval, run the
+    subtasks in lanes and collect them into one integration lane (reviewed with /lanes)."""
+    from paragents.fanout.split import Plan, Schedule, SplitError
+    from paragents.fanout.split import run_split as split
+
+    rt = _runtime(app)
+
+    async def approve(plan: Plan, order: Schedule) -> bool:
+        return bool(await _ask(app, PlanScreen(order.describe(plan))))
+
+    app.notify("Planning the split…")
+    try:
+        result = await split(rt, prompt, approve, on_open=_panel_opener(app), keep_sessions=True)
+    except SplitError as exc:
+        app.notify(str(exc), title="Split", severity="error", timeout=20)
+        return
+    if result is None:
+        app.notify("Split cancelled: nothing was created.")
+        return
+    lines = [f"{r.id}: {r.status}" + (f" ({r.detail})" if r.detail else "") for r in result.results]
+    lane = result.integration
+    if lane is not None:
+        lines.append(f"integration lane {lane.name} (branch {lane.branch}): review it with /lanes")
+    severity = "warning" if result.failed else "information"
+    app.notify("\n".join(lines), title="Split finished", severity=severity, timeout=30)
