@@ -28,7 +28,24 @@ def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) 
     fan.add_argument("--judge", action="store_true", help="ask a judge to rank the candidates (advice)")
     fan.add_argument("--judge-model", metavar="M", help="the judge's model (default: fanout.judge_model)")
     fan.add_argument("--output", choices=("rich", "json", "patch"), default="rich")
-    fan.add_argument("prompt", help="the prompt every sibling gets ('-' reads it from stdin)")
+    mode = fan.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--review",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="LIST",
+        help="read-only specialist review of git diff BASE instead (e.g. security,test; default all)",
+    )
+    mode.add_argument(
+        "--split", action="store_true", help="plan subtasks, run them in lanes, collect one integration lane"
+    )
+    fan.add_argument("--base", default=None, help="review: git diff BASE (default HEAD); split: the base")
+    fan.add_argument("--patch", action="store_true", help="review: ask for one patch, checked with git apply")
+    fan.add_argument("--yes", action="store_true", help="split: run the plan without asking")
+    fan.add_argument(
+        "prompt", nargs="?", default=None, help="the prompt every sibling gets ('-' reads it from stdin)"
+    )
 
     runs = sub.add_parser("runs", help="the evidence of fan-outs: list, or show one")
     runs.set_defaults(fanout_run=run_runs_command)
@@ -44,8 +61,21 @@ def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) 
 
 
 def run_fanout_command(args: argparse.Namespace) -> int:
+    """``paragents fanout``: best-of-N, or ``--review LIST`` / ``--split`` (paragents.cli.review)."""
+    from paragents.cli import review
+
+    if args.review is not None:
+        if args.prompt:
+            print("paragents fanout --review takes no prompt (it reviews git diff BASE)", file=sys.stderr)
+            return 2
+        return review.fanout_review(args)
     if args.prompt == "-":
         args.prompt = sys.stdin.read()
+    if not args.prompt:
+        print("paragents fanout: give the prompt (or --review LIST)", file=sys.stderr)
+        return 2
+    if args.split:
+        return review.fanout_split(args)
     return asyncio.run(_fanout(args))
 
 

@@ -144,6 +144,9 @@ def parse_command(text: str) -> SlashCommand | CommandError:
     Quoting follows POSIX shell words (``shlex``), so ``/rename "my api"`` and ``/new "a b"`` work."""
     head, _, rest = text.strip().partition(" ")
     if head.lower() == "/fanout":  # the prompt is taken as written (quotes and apostrophes included)
+        first, _, after = rest.strip().partition(" ")
+        if first in ("--split", "--review"):  # the issue's spelling of /split and /review
+            return parse_command(f"/{first[2:]} {after}".strip())
         return SlashCommand("fanout", rest.strip() or None)
     try:
         words = shlex.split(text.strip())

@@ -126,3 +126,29 @@ def test_split_headless_runs_an_approved_plan_into_one_integration_lane(
     doc = json.loads(capsys.readouterr().out)
     assert doc["results"][0]["status"] == "merged" and doc["integration"]["branch"] == "paragents/split-1"
     assert "+# a" in doc["diff"] and not (repo / "docs").exists()
+
+
+def test_fanout_review_and_split_are_the_same_commands(
+    changed: Path, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`paragents fanout --review LIST` and `paragents fanout --split` (the issue's spelling) run the
+    review and the split: one merged report, and a refused cycle."""
+    with ThreadedReplayServer(models=["m"]) as replay:
+        replay.add(reply(findings(SQL)), session="review-security")
+        replay.add(reply(findings(SQL)), session="review-test")
+        argv = ["fanout", "--review", "security,test", "--output", "json", "--dir", str(changed)]
+        assert main([*argv, "--endpoint", replay.base_url, "--model", "m"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    [finding] = doc["findings"]
+    assert finding["specialists"] == ["security", "test"]
+    plan = {
+        "subtasks": [
+            {"id": "a", "title": "a", "prompt": "a", "paths": ["a.py"], "depends_on": ["b"]},
+            {"id": "b", "title": "b", "prompt": "b", "paths": ["b.py"], "depends_on": ["a"]},
+        ]
+    }
+    with ThreadedReplayServer(models=["m"]) as replay:
+        replay.add(reply(json.dumps(plan)), session="planner")
+        argv = ["fanout", "--split", "--yes", "--dir", str(repo), "--endpoint", replay.base_url]
+        assert main([*argv, "--model", "m", "x"]) == 3
+    assert "cycle a -> b -> a" in capsys.readouterr().err

@@ -75,3 +75,10 @@ def test_commands_module_does_not_import_textual() -> None:
     code = "import sys, paragents.ui.commands; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_fanout_split_and_review_are_split_and_review() -> None:
+    """`/fanout --split PROMPT` and `/fanout --review LIST` (the issue's spelling) are /split and /review."""
+    assert parse_command("/fanout --split add a cache") == parse_command("/split add a cache")
+    assert parse_command("/fanout --review security,test") == parse_command("/review security,test")
+    assert parse_command("/fanout 3 fix --split here") == SlashCommand("fanout", "3 fix --split here")
