@@ -209,7 +209,7 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX lanes_session ON lanes(session_id);
     """,
-    # (wt/approvals) pending approvals and conflict decisions, answerable from any process
+    # 5: pending approvals and conflict decisions, answerable from any process
     """
     CREATE TABLE approvals (
         id          TEXT PRIMARY KEY,
@@ -237,7 +237,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX approvals_pending ON approvals(state, created_at) WHERE state = 'pending';
     CREATE INDEX approvals_session ON approvals(session_id, created_at);
     """,
-    # lreview: the last verify result of each lane (the commit and tree it ran on, exit code, output tail)
+    # 6: the last verify result of each lane (the commit and tree it ran on, exit code, output tail)
     """
     CREATE TABLE lane_verify (
         lane_id     INTEGER PRIMARY KEY REFERENCES lanes(id) ON DELETE CASCADE,
@@ -249,7 +249,7 @@ MIGRATIONS: list[str] = [
         finished_at REAL NOT NULL
     );
     """,
-    # wt/serve: the HTTP API's access log and one-time pairing codes (paragents serve / pair)
+    # 7: the HTTP API's access log and one-time pairing codes (paragents serve / pair)
     """
     CREATE TABLE api_access (
         id         INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -269,7 +269,7 @@ MIGRATIONS: list[str] = [
         used_at    REAL
     );
     """,
-    # (wt/budgets) budgets kept across restarts, cost and cached tokens per request, turn run time
+    # 8: budgets kept across restarts, cost and cached tokens per request, turn run time
     """
     ALTER TABLE usage ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE usage ADD COLUMN cost_usd REAL;
@@ -289,7 +289,7 @@ MIGRATIONS: list[str] = [
     CREATE INDEX usage_created ON usage(created_at);
     CREATE INDEX turns_started ON turns(started_at);
     """,
-    # fanout (worktree wt/fanout): fan-out groups and their candidates (the evidence), and the
+    # 9: fan-out groups and their candidates (the evidence), and the
     # optional group of a session
     """
     CREATE TABLE fanout_groups (
@@ -329,7 +329,7 @@ MIGRATIONS: list[str] = [
 
     ALTER TABLE sessions ADD COLUMN group_id TEXT;
     """,
-    # (worktree acp) external ACP agents: the agent a session runs and the agent's own session id
+    # 10: external ACP agents: the agent a session runs and the agent's own session id
     """
     CREATE TABLE agent_sessions (
         session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
@@ -338,7 +338,7 @@ MIGRATIONS: list[str] = [
         created_at  REAL NOT NULL
     );
     """,
-    # (wt/fanteam) project-wide decisions (/decide) and notes between sessions (message_session)
+    # 11: project-wide decisions (/decide) and notes between sessions (message_session)
     """
     CREATE TABLE decisions (
         id          INTEGER PRIMARY KEY,
