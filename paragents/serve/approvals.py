@@ -1,10 +1,11 @@
 """Pending approvals as the API sees them: :class:`Approvals` lists them and answers one once.
 
-This is the seam to the approvals engine. Today an ask is the ``PermissionRequested`` event held in
-its session's view and answered by resolving its Future in this process; when approvals become rows
-in the store, only this file changes (``items`` reads the rows, ``answer`` calls the store's
-answer-once function). Both methods run on the Runtime's loop (:class:`~paragents.serve.bridge.RuntimeBridge`
-calls them there). Nothing here imports Textual."""
+This is the seam to the approvals engine: every ask is a row of the store's ``approvals`` table.
+``items`` lists this process's asks (from the sessions' views, with their previews) and the pending
+rows of other processes of the project (``paragents run --wait-approvals``, another TUI, a ``serve
+--tui`` tab); ``answer`` goes through ``runtime.answer_approval``: the first answer wins, from any
+process, and a second one is refused naming the first. Both methods run on the Runtime's loop
+(:class:`~paragents.serve.bridge.RuntimeBridge` calls them there). Nothing here imports Textual."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from paragents import events as ev
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
+    from paragents.store import ApprovalRecord
 
 WEB_ANSWERS = ("allow_once", "allow_session", "reject_once", "reject_with_note")
 """Answers the API accepts ("always allow" writes permanent rules: the terminal only)."""
@@ -88,6 +90,41 @@ def request_json(sid: str, name: str, req: ev.PermissionRequested, since: float 
     }
 
 
+def row_json(row: ApprovalRecord) -> dict[str, Any]:
+    """A pending row of another process as the API shows it (same shape as :func:`request_json`)."""
+    try:
+        args = json.loads(str(row.call.get("arguments") or "{}"))
+    except ValueError:
+        args = {}
+    command = args.get("command") if isinstance(args, dict) else None
+    preview = None
+    if row.preview:
+        preview = {
+            "kind": "text",
+            "text": row.preview,
+            "detail": "",
+            "cwd": None,
+            "problem": None,
+            "omitted": 0,
+        }
+    return {
+        "id": row.id,
+        "kind": "approval",
+        "session_id": row.session_id,
+        "session_name": row.session_name,
+        "tool": row.tool,
+        "summary": row.summary,
+        "reason": row.reason,
+        "rule": None,
+        "suggested_rules": list(row.rules),
+        "command": command if isinstance(command, str) else None,
+        "preview": preview,
+        "destructive": isinstance(command, str) and is_destructive(command),
+        "since": row.created_at,
+        "process": row.pid,
+    }
+
+
 class Approvals:
     """The pending approvals of ``runtime``'s open sessions; ``clock`` gives Unix seconds."""
 
@@ -126,23 +163,21 @@ class Approvals:
                             "since": None,
                         }
                     )
+        shown = {i["id"] for i in items}
+        for row in await self.runtime.pending_approvals():
+            if row.id not in shown and row.kind == "approval":
+                items.append(row_json(row))  # an ask another process waits on
         items.sort(key=lambda i: i["since"] if i["since"] is not None else float("inf"))
         return items
 
     async def answer(self, request_id: str, answer: str, note: str | None, by: str) -> dict[str, Any]:
-        """Settle ``request_id`` with ``answer`` (validated by the caller) once. Raises ApiError 409
-        when it was already answered (naming the first answer), 404 when no such ask waits."""
-        first = self.answered.get(request_id)
-        if first is not None:
-            raise ApiError(409, f"already answered: {first.answer} by {first.by}")
-        for view in self.runtime.sessions.values():
-            req = view.pending.get(request_id)
-            if req is None:
-                continue
-            if req.reply.done():
-                raise ApiError(409, "already answered")
-            self.answered[request_id] = Answered(answer, by, self.clock())
-            payload: Any = {"note": note} if answer == "reject_with_note" else None
-            req.reply.set_result((answer, payload))  # type: ignore[arg-type]
-            return {"id": request_id, "session_id": view.id, "answer": answer, "by": by}
-        raise ApiError(404, f"no pending approval with id {request_id}")
+        """Settle ``request_id`` with ``answer`` (validated by the caller) once, through the store.
+        Raises ApiError 409 when it was already answered, expired or closed (naming the first answer),
+        404 when no such ask waits, 422 when the ask does not take this answer."""
+        result = await self.runtime.answer_approval(request_id, answer, answered_by=by, note=note)
+        if result.accepted:
+            self.answered.setdefault(request_id, Answered(answer, by, self.clock()))
+            sid = result.approval.session_id if result.approval is not None else ""
+            return {"id": request_id, "session_id": sid, "answer": answer, "by": by}
+        status = {"unknown": 404, "invalid": 422}.get(result.status, 409)
+        raise ApiError(status, result.message)

@@ -4,6 +4,8 @@ approval over HTTP (the scripted session continues), and every access in the aud
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import socket
 import time
 
@@ -220,3 +222,29 @@ async def test_non_loopback_bind_refused_without_auth(served: Served) -> None:
         ServeThread(bridge, AuthConfig(api_key=KEY), "0.0.0.0", 0)  # with a key it may
     finally:
         bridge.close()
+
+
+async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_through_the_store(
+    served: Served,
+) -> None:
+    """A pending row of another process (e.g. `paragents run --wait-approvals`) is in GET /inbox and
+    POST /inbox/{id}/answer writes its answer to the store (first answer wins, a second is refused)."""
+    view = await served.runtime.new_session("other")
+    await served.runtime.store.add_approval(
+        "remote-ask-1",
+        view.id,
+        kind="approval",
+        tool="run_command",
+        summary="run_command rm -rf build",
+        call={"id": "c1", "name": "run_command", "arguments": json.dumps({"command": "rm -rf build"})},
+        pid=os.getppid(),  # a live process that is not this one
+    )
+    inbox = (await served.client.get("/inbox", headers=H)).json()
+    [item] = [i for i in inbox["items"] if i["id"] == "remote-ask-1"]
+    assert item["command"] == "rm -rf build" and item["destructive"] and item["session_name"] == "other"
+    first = await served.client.post("/inbox/remote-ask-1/answer", headers=H, json={"answer": "reject_once"})
+    assert first.status_code == 200
+    row = await served.runtime.store.get_approval("remote-ask-1")
+    assert row is not None and row.state == "answered" and row.answer == "reject_once"
+    second = await served.client.post("/inbox/remote-ask-1/answer", headers=H, json={"answer": "allow_once"})
+    assert second.status_code == 409 and "reject_once" in error_of(second)
