@@ -6,12 +6,12 @@ and moves the target only from the tip it was checked against (``update-ref`` wi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError, LaneMoved
 from paragents.lanes.git import git
+from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.predict import merge_conflicts
 from paragents.lanes.repo import toplevel
 from paragents.lanes.setup import run_commands
@@ -23,27 +23,6 @@ STRATEGIES = ("squash", "rebase", "merge", "pr")
 EXIT_VERIFY = 4
 EXIT_CONFLICT = 5
 EXIT_HOLDS_WORK = 6
-
-
-@dataclass
-class MergeResult:
-    lane: str
-    strategy: str
-    target: str
-    commit: str | None
-    """The target's new tip (None for ``pr`` or when there was nothing to merge)."""
-    summary: str
-    commands: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "lane": self.lane,
-            "strategy": self.strategy,
-            "target": self.target,
-            "commit": self.commit,
-            "summary": self.summary,
-            "commands": self.commands,
-        }
 
 
 async def find_lane(store: Store, where: Path, name: str) -> tuple[Path, LaneRecord]:

@@ -16,7 +16,7 @@ from paragents.lanes.git import git
 from paragents.store import LaneRecord
 
 if TYPE_CHECKING:
-    from paragents.lanes.merge import MergeResult
+    from paragents.lanes.merge_result import MergeResult
 
 
 def pr_argvs(lane: LaneRecord, message: str | None) -> list[list[str]]:
@@ -60,7 +60,7 @@ async def open_pull_request(
 ) -> MergeResult:
     """Push the lane's branch and open its PR with ``gh``; without ``gh`` run nothing and return the
     commands."""
-    from paragents.lanes.merge import MergeResult
+    from paragents.lanes.merge_result import MergeResult
 
     argvs = pr_argvs(lane, message)
     commands = [shlex.join(argv) for argv in argvs]
