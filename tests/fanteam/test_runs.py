@@ -97,6 +97,7 @@ def test_a_split_run_is_listed_and_shown_with_its_plan_subtasks_and_integration_
         "subtasks": [
             {"id": "docs", "title": "write docs", "prompt": "write docs", "paths": ["docs/"]},
             {"id": "api", "title": "api", "prompt": "api", "paths": ["api.py"], "depends_on": ["docs"]},
+            {"id": "ui", "title": "ui", "prompt": "ui", "paths": ["ui.py"], "depends_on": ["api"]},
         ]
     }
     write = {
@@ -114,12 +115,15 @@ def test_a_split_run_is_listed_and_shown_with_its_plan_subtasks_and_integration_
     assert listed["kind"] == "split" and listed["prompt"] == "document it" and listed["state"] == "failed"
 
     shown = runs(capsys, "show", listed["id"], "--dir", str(repo), "--json")
-    assert [t["id"] for t in shown["plan"]["subtasks"]] == ["docs", "api"]
-    assert shown["schedule"]["after"] == {"docs": [], "api": ["docs"]}
-    docs, api = shown["candidates"]
+    assert [t["id"] for t in shown["plan"]["subtasks"]] == ["docs", "api", "ui"]
+    assert shown["schedule"]["after"] == {"docs": [], "api": ["docs"], "ui": ["api"]}
+    docs, api, ui = shown["candidates"]
     assert docs["state"] == "merged" and docs["session"] == "split-1-docs"
     assert docs["lane"] == "split-1-docs" and docs["branch"] and docs["evidence"]["paths"] == ["docs/"]
     assert api["state"] == "failed" and api["evidence"]["subtask"] == "api"
+    assert (
+        ui["state"] == "skipped" and ui["session_id"] is None and ui["evidence"]["detail"] == "waits on api"
+    )
     assert shown["integration"]["lane"] == "split-1" and shown["integration"]["branch"] == "paragents/split-1"
     assert shown["choice"]["approve plan"]["action"] == "approve plan"
 
