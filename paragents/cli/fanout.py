@@ -50,11 +50,13 @@ def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) 
     runs = sub.add_parser("runs", help="the evidence of fan-outs: list, or show one")
     runs.set_defaults(fanout_run=run_runs_command)
     rsub = runs.add_subparsers(dest="runs_command", required=True)
-    ls = rsub.add_parser("list", help="fan-out groups of this project, newest first")
+    ls = rsub.add_parser("list", help="fan-out runs (best_of, review, split) of this project, newest first")
     ls.add_argument("--dir", metavar="PATH")
     ls.add_argument("--all", action="store_true", help="groups of every project")
     ls.add_argument("--json", action="store_true")
-    show = rsub.add_parser("show", help="one group's evidence (id or a unique prefix)")
+    show = rsub.add_parser(
+        "show", help="one run's evidence (id or a unique prefix): best-of-N, review or split"
+    )
     show.add_argument("id")
     show.add_argument("--dir", metavar="PATH")
     show.add_argument("--json", action="store_true")
@@ -190,6 +192,15 @@ async def _runs(args: argparse.Namespace) -> int:
                 n = len(g.candidates)
                 line = f"{g.id}  {when}  {g.kind:<8} {g.state:<10} n={n}  choice={choice}  {g.name}"
                 Console(soft_wrap=True).print(Text(line))
+            return 0
+        stored = await store.get_group(args.id)
+        if stored is not None and stored.kind in ("review", "split"):
+            from paragents.cli.runs_show import print_run, run_doc
+
+            if args.json:
+                print(json.dumps(run_doc(stored), indent=2))
+            else:
+                print_run(Console(soft_wrap=True, highlight=False), stored, choice_summary(stored))
             return 0
         try:
             cmp = await compare(store, args.id)

@@ -119,6 +119,8 @@ async def _review(args: argparse.Namespace) -> int:
     finally:
         await rt.shutdown()
     code = EXIT_WORKER if report.failed else EXIT_OK
+    if report.group_id:
+        print(f"paragents review: evidence kept: paragents runs show {report.group_id}", file=sys.stderr)
     if args.output == "patch":
         if report.patch is None:
             print(f"paragents review: {report.patch_error or 'no patch'}", file=sys.stderr)
@@ -174,6 +176,8 @@ async def _split(args: argparse.Namespace) -> int:
     if result is None:
         return EXIT_CONFIG
     code = EXIT_WORKER if result.failed else EXIT_OK
+    if result.group_id:
+        print(f"paragents split: evidence kept: paragents runs show {result.group_id}", file=sys.stderr)
     if args.output == "patch":
         if not result.diff:
             print("paragents split: the integration lane has no changes", file=sys.stderr)

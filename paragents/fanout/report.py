@@ -74,7 +74,8 @@ class MergedFinding(BaseModel):
 
 class ReviewReport(BaseModel):
     """The merged report: findings (worst first), the specialists that answered, those that failed
-    (name -> reason), the base reviewed, and the checked patch when one was asked for."""
+    (name -> reason), the base reviewed, the checked patch when one was asked for, and the group the
+    review's evidence is kept in."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -84,6 +85,8 @@ class ReviewReport(BaseModel):
     findings: tuple[MergedFinding, ...] = ()
     patch: str | None = None
     patch_error: str | None = None
+    group_id: str | None = None
+    """The fan-out group this review is kept as (``paragents runs show ID``)."""
 
     def lines(self) -> list[str]:
         """The report as plain text lines (the TUI screen and ``--output rich`` style them)."""

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from paragents.config import SessionProfile
 from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn
+from paragents.fanout.recording import add_member, finish_group, open_group, resolve_commit
 from paragents.fanout.report import FindingsAnswer, ReviewReport, merge_findings
 from paragents.fanout.specialists import choose
 from paragents.lanes import LaneError
@@ -88,44 +90,91 @@ async def run_review(
     diff = await collect_diff(workdir, request.base)
     if not diff.strip():
         raise ReviewError(f"nothing to review: git diff {request.base} is empty in {workdir}", 5)
+    names = list(chosen)
+    group_id = await open_group(
+        rt.store,
+        kind="review",
+        project_dir=rt.project_dir,
+        name="review-" + "-".join(names)[:50],
+        prompt=f"review by {', '.join(names)} of git diff {request.base}",
+        base_ref=request.base,
+        base_commit=await resolve_commit(workdir, request.base),
+        settings={
+            "specialists": names,
+            "base": request.base,
+            "workdir": str(workdir),
+            "patch": request.patch,
+        },
+    )
     views: list[SessionView] = []
     try:
-        for name, profile in chosen.items():
-            schema = FindingsAnswer.model_json_schema()
-            views.append(
-                await open_worker(
-                    rt, f"review-{name}", profile, schema=schema, workdir=workdir, on_open=on_open
-                )
-            )
-        prompt = review_prompt(diff, request.base)
-        outcomes = await asyncio.gather(
-            *(ask_json(rt, view, prompt, FindingsAnswer) for view in views), return_exceptions=True
-        )
-        answers: dict[str, list[Any]] = {}
-        failed: dict[str, str] = {}
-        for name, outcome in zip(chosen, outcomes, strict=True):
-            if isinstance(outcome, WorkerFailed):
-                failed[name] = str(outcome)
-            elif isinstance(outcome, BaseException):
-                raise outcome
-            else:
-                answers[name] = list(outcome.findings)
-        if not answers:
-            unparsable = all("invalid answer" in reason for reason in failed.values())
-            detail = "; ".join(f"specialist {n} failed: {r}" for n, r in failed.items())
-            raise ReviewError(detail, 3 if unparsable else 4)
-        report = ReviewReport(
-            base=request.base,
-            specialists=tuple(answers),
-            failed=failed,
-            findings=tuple(merge_findings(answers)),
-        )
-        if request.patch:
-            report = await _with_patch(rt, report, workdir, views, on_open)
-        return report
+        report = await _review(rt, request, chosen, diff, workdir, group_id, views, on_open)
+    except ReviewError as exc:
+        await finish_group(rt.store, group_id, "failed", error=str(exc), exit_code=exc.code)
+        raise
+    except Exception as exc:
+        await finish_group(rt.store, group_id, "failed", error=f"{type(exc).__name__}: {exc}", exit_code=1)
+        raise
     finally:
         if not request.keep_sessions:
             await close_workers(rt, views)
+    await finish_group(
+        rt.store, group_id, "done", report=report.model_dump(mode="json", exclude={"group_id"})
+    )
+    return report
+
+
+async def _review(
+    rt: Runtime,
+    request: ReviewRequest,
+    chosen: dict[str, SessionProfile],
+    diff: str,
+    workdir: Path,
+    group_id: str,
+    views: list[SessionView],
+    on_open: Callable[[SessionView], Any] | None,
+) -> ReviewReport:
+    """Ask the specialists (each recorded as a candidate of the group with its answer or failure)
+    and merge their findings."""
+    for idx, (name, profile) in enumerate(chosen.items(), 1):
+        schema = FindingsAnswer.model_json_schema()
+        view = await open_worker(
+            rt, f"review-{name}", profile, schema=schema, workdir=workdir, on_open=on_open
+        )
+        views.append(view)
+        await add_member(rt, group_id, idx, view, {"specialist": name})
+    prompt = review_prompt(diff, request.base)
+    outcomes = await asyncio.gather(
+        *(ask_json(rt, view, prompt, FindingsAnswer) for view in views), return_exceptions=True
+    )
+    answers: dict[str, list[Any]] = {}
+    failed: dict[str, str] = {}
+    for idx, (name, outcome) in enumerate(zip(chosen, outcomes, strict=True), 1):
+        if isinstance(outcome, WorkerFailed):
+            failed[name] = str(outcome)
+            evidence: dict[str, Any] = {"specialist": name, "error": str(outcome)}
+            await rt.store.update_candidate(group_id, idx, state="failed", evidence=evidence)
+        elif isinstance(outcome, BaseException):
+            raise outcome
+        else:
+            answers[name] = list(outcome.findings)
+            found = [f.model_dump(mode="json") for f in outcome.findings]
+            evidence = {"specialist": name, "findings": found}
+            await rt.store.update_candidate(group_id, idx, state="done", evidence=evidence)
+    if not answers:
+        unparsable = all("invalid answer" in reason for reason in failed.values())
+        detail = "; ".join(f"specialist {n} failed: {r}" for n, r in failed.items())
+        raise ReviewError(detail, 3 if unparsable else 4)
+    report = ReviewReport(
+        base=request.base,
+        specialists=tuple(answers),
+        failed=failed,
+        findings=tuple(merge_findings(answers)),
+        group_id=group_id,
+    )
+    if request.patch:
+        report = await _with_patch(rt, report, workdir, views, on_open)
+    return report
 
 
 _DIFF_BLOCK = re.compile(r"```(?:diff|patch)\s*\n(.*?)```", re.DOTALL)
@@ -167,6 +216,21 @@ async def _with_patch(
         return report.model_copy(update={"patch_error": "no findings to fix"})
     view = await open_worker(rt, "review-patch", None, workdir=workdir, on_open=on_open)
     views.append(view)
+    idx = len(views)
+    if report.group_id is not None:
+        await add_member(rt, report.group_id, idx, view, {"role": "patch"})
+    report = await _ask_patch(rt, report, workdir, view)
+    if report.group_id is not None:
+        state = "done" if report.patch is not None else "failed"
+        evidence = {"role": "patch", **({"error": report.patch_error} if report.patch_error else {})}
+        await rt.store.update_candidate(
+            report.group_id, idx, state=state, evidence=evidence, patch=report.patch
+        )
+    return report
+
+
+async def _ask_patch(rt: Runtime, report: ReviewReport, workdir: Path, view: SessionView) -> ReviewReport:
+    """Ask ``view`` (no tools) for the patch; keep it only when ``git apply --check`` accepts it."""
     view_tools = rt.agents[view.id]
     view_tools.tools = type(rt.tools)()  # the patch is written as text, nothing runs
     findings = "\n".join(report.lines()[1:])

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from paragents.config import SessionProfile
 from paragents.conflicts import paths_overlap
 from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn
+from paragents.fanout.group import slugify
+from paragents.fanout.recording import add_member, finish_group, merge_settings, open_group, record_choice
 from paragents.lanes import LaneError, create_lane, git, unique_lane_name
 from paragents.sessions import Runtime, SessionView
 from paragents.store import LaneRecord
@@ -184,6 +186,8 @@ class SplitResult:
     integration: LaneRecord | None = None
     results: list[SubtaskResult] = field(default_factory=list)
     diff: str = ""
+    group_id: str | None = None
+    """The fan-out group this split is kept as (``paragents runs show ID``)."""
 
     @property
     def failed(self) -> list[SubtaskResult]:
@@ -193,6 +197,27 @@ class SplitResult:
 Approve = Callable[[Plan, Schedule], Awaitable[bool]]
 
 
+async def ask_plan(
+    rt: Runtime,
+    prompt: str,
+    on_open: Callable[[SessionView], Any] | None = None,
+    *,
+    keep_sessions: bool = False,
+) -> Plan:
+    """Ask the planner for a plan (retried once when invalid). Raises SplitError (3) for an unusable
+    answer, (1) when the planner's turn failed. The planner session is closed afterwards unless
+    ``keep_sessions`` (the TUI keeps its panel)."""
+    view = await open_worker(rt, "planner", PLANNER, schema=Plan.model_json_schema(), on_open=on_open)
+    try:
+        return await ask_json(rt, view, f"Split this task into subtasks:\n\n{prompt}", Plan)
+    except WorkerFailed as exc:
+        code = 3 if str(exc).startswith("invalid answer") else 1
+        raise SplitError(f"planner failed: {exc}", code) from exc
+    finally:
+        if not keep_sessions:
+            await close_workers(rt, [view])
+
+
 async def plan_split(
     rt: Runtime,
     prompt: str,
@@ -200,19 +225,18 @@ async def plan_split(
     *,
     keep_sessions: bool = False,
 ) -> tuple[Plan, Schedule]:
-    """Ask the planner for a plan (retried once when invalid) and schedule it. Raises SplitError (3)
-    for an unusable answer or a cycle, (1) when the planner's turn failed. The planner session is
-    closed afterwards unless ``keep_sessions`` (the TUI keeps its panel)."""
-    view = await open_worker(rt, "planner", PLANNER, schema=Plan.model_json_schema(), on_open=on_open)
-    try:
-        plan = await ask_json(rt, view, f"Split this task into subtasks:\n\n{prompt}", Plan)
-    except WorkerFailed as exc:
-        code = 3 if str(exc).startswith("invalid answer") else 1
-        raise SplitError(f"planner failed: {exc}", code) from exc
-    finally:
-        if not keep_sessions:
-            await close_workers(rt, [view])
+    """:func:`ask_plan`, then schedule the plan (SplitError (3) for a cycle)."""
+    plan = await ask_plan(rt, prompt, on_open, keep_sessions=keep_sessions)
     return plan, schedule(plan)
+
+
+def schedule_doc(order: Schedule) -> dict[str, Any]:
+    """The schedule as JSON: the order, what each subtask waits for, the pairs put in sequence."""
+    return {
+        "order": list(order.order),
+        "after": {k: sorted(v) for k, v in order.after.items()},
+        "overlaps": [list(pair) for pair in order.overlaps],
+    }
 
 
 async def run_split(
@@ -227,11 +251,53 @@ async def run_split(
 ) -> SplitResult | None:
     """Plan, ask ``approve`` (None is returned when refused: nothing was created), then run the plan
     into a new integration lane (see the module docstring) and return the result. ``mode`` is the
-    permission mode of the subtask sessions (None: the default, so their writes ask)."""
-    plan, order = await plan_split(rt, prompt, on_open, keep_sessions=keep_sessions)
-    if not await approve(plan, order):
+    permission mode of the subtask sessions (None: the default, so their writes ask). The run is kept
+    as a fan-out group of kind ``split`` (:mod:`paragents.fanout.recording`), refused or failed too."""
+    store = rt.store
+    group_id = await open_group(
+        store,
+        kind="split",
+        project_dir=rt.project_dir,
+        name=f"split-{slugify(prompt)}",
+        prompt=prompt,
+        base_ref=base,
+        base_commit=None,
+        settings={},
+    )
+    try:
+        plan = await ask_plan(rt, prompt, on_open, keep_sessions=keep_sessions)
+        await merge_settings(store, group_id, plan=plan.model_dump(mode="json"))
+        order = schedule(plan)
+    except SplitError as exc:
+        await finish_group(store, group_id, "failed", error=str(exc), exit_code=exc.code)
+        raise
+    await merge_settings(store, group_id, schedule=schedule_doc(order))
+    approved = await approve(plan, order)
+    await record_choice(store, group_id, "approve plan" if approved else "refuse plan")
+    if not approved:
+        await finish_group(store, group_id, "refused")
         return None
-    return await execute(rt, plan, order, base=base, mode=mode, on_open=on_open, keep_sessions=keep_sessions)
+    try:
+        result = await execute(
+            rt, plan, order, base=base, mode=mode, on_open=on_open, keep_sessions=keep_sessions,
+            group_id=group_id,
+        )  # fmt: skip
+    except Exception as exc:
+        code = exc.code if isinstance(exc, SplitError) else 1
+        await finish_group(store, group_id, "failed", error=f"{exc}", exit_code=code)
+        raise
+    lane = result.integration
+    await finish_group(
+        store,
+        group_id,
+        "failed" if result.failed else "done",
+        integration={
+            "lane": lane.name, "branch": lane.branch, "path": lane.path, "base_commit": lane.base_commit
+        } if lane else None,
+        results=[vars(r) for r in result.results],
+    )  # fmt: skip
+    result.group_id = group_id
+    return result
 
 
 _SLUG = re.compile(r"[^a-z0-9-]+")
@@ -246,10 +312,12 @@ async def execute(
     mode: str | None = None,
     on_open: Callable[[SessionView], Any] | None = None,
     keep_sessions: bool = False,
+    group_id: str | None = None,
 ) -> SplitResult:
     """Run an approved plan: each subtask starts once everything in ``order.after`` finished, in its
     own lane based on the integration branch as it is then; its declared paths are reserved; its work
-    is committed and merged into the integration lane. A failed subtask skips those that wait on it."""
+    is committed and merged into the integration lane. A failed subtask skips those that wait on it.
+    With ``group_id``, each subtask is recorded as candidate (its number in the plan) of that group."""
     try:
         name = await unique_lane_name(rt.store, rt.project_dir, "split")
         made = await create_lane(rt.store, rt.project_dir, name, base, settings=rt.config.lanes, setup=False)
@@ -258,6 +326,7 @@ async def execute(
     integration = made.lane
     result = SplitResult(plan, order, integration)
     tasks = {t.id: t for t in plan.subtasks}
+    numbers = {t.id: n for n, t in enumerate(plan.subtasks, 1)}
     finished: dict[str, asyncio.Event] = {tid: asyncio.Event() for tid in order.order}
     merge_lock = asyncio.Lock()
     views: list[SessionView] = []
@@ -270,10 +339,14 @@ async def execute(
             blocked = [
                 r.id for r in result.results if r.id in order.after[tid] and r.status in ("failed", "skipped")
             ]
+            member = (group_id, numbers[tid]) if group_id is not None else None
             if blocked:
-                result.results.append(SubtaskResult(tid, "skipped", detail=f"waits on {', '.join(blocked)}"))
-                return
-            result.results.append(await _run_subtask(rt, task, integration, merge_lock, views, mode, on_open))
+                outcome = SubtaskResult(tid, "skipped", detail=f"waits on {', '.join(blocked)}")
+            else:
+                outcome = await _run_subtask(rt, task, integration, merge_lock, views, mode, on_open, member)
+            result.results.append(outcome)
+            if member is not None:
+                await _record_subtask(rt, member, task, outcome)
         finally:
             finished[tid].set()
 
@@ -296,6 +369,7 @@ async def _run_subtask(
     views: list[SessionView],
     mode: str | None,
     on_open: Callable[[SessionView], Any] | None,
+    member: tuple[str, int] | None = None,
 ) -> SubtaskResult:
     session_name = _SLUG.sub("-", f"{integration.name}-{task.id}".lower())[:40]
     try:
@@ -305,6 +379,8 @@ async def _run_subtask(
     except Exception as exc:  # a lane or session that cannot be made: this subtask failed
         return SubtaskResult(task.id, "failed", detail=str(exc))
     views.append(view)
+    if member is not None:
+        await add_member(rt, member[0], member[1], view, _subtask_evidence(task))
     lane = await rt.store.lane_of_session(view.id)
     workdir = view.workdir
     for path in task.paths:  # the declared paths are this subtask's while it runs
@@ -337,3 +413,29 @@ async def _run_subtask(
                 task.id, "failed", view.name, lane_name, f"merge into {integration.name}: {reason}"
             )
     return SubtaskResult(task.id, "merged", view.name, lane_name)
+
+
+def _subtask_evidence(task: Subtask, outcome: SubtaskResult | None = None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "subtask": task.id,
+        "title": task.title,
+        "paths": list(task.paths),
+        "depends_on": list(task.depends_on),
+    }
+    if outcome is not None and outcome.detail:
+        doc["detail"] = outcome.detail
+    return doc
+
+
+async def _record_subtask(
+    rt: Runtime, member: tuple[str, int], task: Subtask, outcome: SubtaskResult
+) -> None:
+    """Store a subtask's outcome on its candidate (one without a session is added here)."""
+    group_id, idx = member
+    if not outcome.session:
+        await rt.store.add_candidate(
+            group_id, idx, session_id=None, session_name=task.id, model="",
+            lane=None, lane_path=None, branch=None,
+        )  # fmt: skip
+    evidence = _subtask_evidence(task, outcome)
+    await rt.store.update_candidate(group_id, idx, state=outcome.status, evidence=evidence)

@@ -174,14 +174,14 @@ class FanoutMixin(StoreBase):
         group_id: str,
         idx: int,
         *,
-        session_id: str,
+        session_id: str | None,
         session_name: str,
         model: str,
         lane: str | None,
         lane_path: str | None,
         branch: str | None,
     ) -> None:
-        """Record candidate ``idx`` of a group and put its session in the group."""
+        """Record candidate ``idx`` of a group and put its session (if any) in the group."""
 
         async def work(db: Any) -> None:
             await db.execute(
@@ -189,7 +189,8 @@ class FanoutMixin(StoreBase):
                 "lane_path, branch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (group_id, idx, session_id, session_name, model, lane, lane_path, branch),
             )
-            await db.execute("UPDATE sessions SET group_id = ? WHERE id = ?", (group_id, session_id))
+            if session_id is not None:
+                await db.execute("UPDATE sessions SET group_id = ? WHERE id = ?", (group_id, session_id))
 
         await self._write(work)
 

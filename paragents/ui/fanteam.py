@@ -82,24 +82,42 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
     except ReviewError as exc:
         app.notify(str(exc), title="Review", severity="error", timeout=15)
         return
-    if await _ask(app, ReviewScreen(report)) and report.patch is not None:
-        problem = await check_patch(workdir, report.patch)
-        if problem is not None:
-            app.notify(f"The patch no longer applies: {problem}", severity="error")
-            return
-        proc = await asyncio.create_subprocess_exec(
-            "git",
-            "apply",
-            "-",
-            cwd=str(workdir),
-            stdin=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        _out, err = await proc.communicate(report.patch.encode())
-        if proc.returncode:
-            app.notify(f"git apply failed: {err.decode(errors='replace')}", severity="error")
-        else:
-            app.notify(f"Patch applied in {workdir}.")
+    apply = bool(await _ask(app, ReviewScreen(report)))
+    if report.patch is None:
+        return
+    if not apply:
+        await _review_choice(rt, report, "decline patch", applied=False)
+        return
+    problem = await check_patch(workdir, report.patch)
+    if problem is not None:
+        app.notify(f"The patch no longer applies: {problem}", severity="error")
+        await _review_choice(rt, report, "apply patch", applied=False, error=problem)
+        return
+    proc = await asyncio.create_subprocess_exec(
+        "git",
+        "apply",
+        "-",
+        cwd=str(workdir),
+        stdin=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _out, err = await proc.communicate(report.patch.encode())
+    if proc.returncode:
+        reason = err.decode(errors="replace")
+        app.notify(f"git apply failed: {reason}", severity="error")
+        await _review_choice(rt, report, "apply patch", applied=False, error=reason.strip())
+    else:
+        app.notify(f"Patch applied in {workdir}.")
+        await _review_choice(rt, report, "apply patch", applied=True, workdir=str(workdir))
+
+
+async def _review_choice(rt: Runtime, report: Any, action: str, **details: Any) -> None:
+    """Keep the user's answer to the review's patch in the review's fan-out group."""
+    from paragents.fanout.recording import record_choice
+
+    if report.group_id is not None:
+        state = "applied" if details.get("applied") else None
+        await record_choice(rt.store, report.group_id, action, state=state, **details)
 
 
 async def run_split(app: AppAPI, sid: str, prompt: str) -> None:

@@ -108,4 +108,5 @@ async def test_overlapping_subtasks_run_in_sequence_into_one_integration_lane(
     assert "+def bye():" in result.diff and "+# x" in result.diff
     assert (repo / "app.py").read_text() == "def hello():\n    return 1\n"  # main checkout untouched
     assert sh(repo, "status", "--porcelain") == ""
-    assert await rt.store.list_reservations() == []  # released when each subtask ended
+    # released when each subtask ended (a lane's port block stays while the lane lives)
+    assert [r for r in await rt.store.list_reservations() if r.kind != "port"] == []
