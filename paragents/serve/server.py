@@ -54,6 +54,8 @@ class ServeThread:
         extend: Callable[[web.Application, ServeThread], Awaitable[None]] | None = None,
     ) -> None:
         check_bind(host, auth)
+        if not 0 <= port <= 65535:
+            raise ServeRefused(f"port {port} is out of range: give 0-65535 (0: any free port)")
         self.bridge = bridge
         self.auth = auth
         self.host = host

@@ -181,8 +181,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
             return CommandError(f"/lane takes nothing, 'gc' or 'adapt'. Usage: {spec.usage}")
         return SlashCommand(name, args[0] if args else None)
     if name == "serve":
-        if len(args) > 1 or (args and args[0] != "stop" and not args[0].isdigit()):
-            return CommandError(f"/serve takes a port number or 'stop'. Usage: {spec.usage}")
+        if len(args) > 1 or (
+            args and args[0] != "stop" and not (args[0].isdigit() and int(args[0]) <= 65535)
+        ):
+            return CommandError(f"/serve takes a port number (0-65535) or 'stop'. Usage: {spec.usage}")
         return SlashCommand(name, args[0] if args else None)
     if name == "mcp":
         if args and (args[0] != "restart" or len(args) != 2):

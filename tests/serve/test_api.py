@@ -224,6 +224,16 @@ async def test_non_loopback_bind_refused_without_auth(served: Served) -> None:
         bridge.close()
 
 
+async def test_a_port_out_of_range_is_refused_before_binding(served: Served) -> None:
+    """`paragents serve --port 99999` printed a traceback and hung (OverflowError in the server thread)."""
+    bridge = RuntimeBridge(served.runtime)
+    try:
+        with pytest.raises(ServeRefused, match="0-65535"):
+            ServeThread(bridge, AuthConfig(api_key=KEY), "127.0.0.1", 99999)
+    finally:
+        bridge.close()
+
+
 async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_through_the_store(
     served: Served,
 ) -> None:

@@ -82,3 +82,10 @@ def test_fanout_split_and_review_are_split_and_review() -> None:
     assert parse_command("/fanout --split add a cache") == parse_command("/split add a cache")
     assert parse_command("/fanout --review security,test") == parse_command("/review security,test")
     assert parse_command("/fanout 3 fix --split here") == SlashCommand("fanout", "3 fix --split here")
+
+
+def test_serve_port_out_of_range_is_a_readable_error() -> None:
+    """`/serve 99999` crashed the app (OverflowError from bind): it is refused before anything starts."""
+    result = parse_command("/serve 99999")
+    assert isinstance(result, CommandError) and "0-65535" in result.message
+    assert parse_command("/serve 65535") == SlashCommand("serve", "65535")
