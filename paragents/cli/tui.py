@@ -26,9 +26,13 @@ def run_tui(args: argparse.Namespace) -> int:
         from paragents.ui.app import make_app
 
         app = make_app(runtime, first_run=first_run, tune_gc=True)
+        from paragents.ui.signals import quit_on_signals
+
+        remove_signals = quit_on_signals(app)
         try:
             await app.run_async()
         finally:
+            remove_signals()
             from paragents.ui.serve_hooks import stop_all
 
             await stop_all()  # /serve's API, before the runtime it serves

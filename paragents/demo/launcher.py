@@ -78,7 +78,13 @@ class DemoPlayer(Player):
 
     async def run_app(self, app: Any) -> None:
         """Run the interactive app until the user quits (tests drive it with Pilot instead)."""
-        await app.run_async()
+        from paragents.ui.signals import quit_on_signals
+
+        remove_signals = quit_on_signals(app)
+        try:
+            await app.run_async()
+        finally:
+            remove_signals()
 
     def _say(self, session_id: str, text: str) -> None:
         """Show ``text`` in the session's transcript (after the event being observed reached the app)

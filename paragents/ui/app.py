@@ -651,15 +651,18 @@ class ParagentsApp(App[None]):
         if self.active_sid is not None and not self.runtime.cancel(self.active_sid):
             self.notify("Nothing is running in this session.", timeout=2)
 
-    async def action_quit(self) -> None:
+    async def action_quit(self, force: bool = False) -> None:
         """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
         From here on core events are dropped: what they report is saved, and the panels go away.
 
         Prompts still queued (not started) are not stored: while any exist, the first quit only warns
-        and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits."""
+        and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits. ``force`` (SIGTERM,
+        SIGHUP: the terminal is going away) quits at once."""
+        if self._quitting:
+            return
         waiting = [(v.name, len(v.queue)) for v in self.runtime.sessions.values() if v.queue]
         now = self.clock()
-        if waiting and now > self._quit_confirm_until:
+        if waiting and not force and now > self._quit_confirm_until:
             self._quit_confirm_until = now + QUIT_CONFIRM_S
             count = sum(n for _, n in waiting)
             names = ", ".join(clean(name) for name, _ in waiting)

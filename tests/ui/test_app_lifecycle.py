@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from typing import Any
 
 from textual.widgets import DataTable
@@ -13,6 +15,7 @@ from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
 from paragents.ui.app import make_app
 from paragents.ui.screens.info import TableScreen
+from paragents.ui.signals import quit_on_signals
 from paragents.ui.widgets.transcript import TextEntry
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_app_sessions import gated, replies, started
@@ -140,3 +143,31 @@ async def test_quit_with_queued_prompts_warns_once_and_quits_on_the_second_press
     gate.set()
     assert app.return_code == 0
     assert app._runtime_closed
+
+
+async def test_sigterm_mid_stream_quits_like_ctrl_q_and_keeps_the_partial_reply(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    """SIGTERM/SIGHUP (terminal closed, kill) killed the app mid-stream: the streamed text was lost and
+    the terminal left in the alternate screen. Now they quit as ctrl+q does, queued prompts or not."""
+    gate = asyncio.Event()
+    replay.add(gated("a long answer that is still streaming", gate), session="s1")
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, app)
+        remove = quit_on_signals(app)
+        try:
+            await pilot.press(*"hello", "enter")
+            await wait_until(pilot, lambda: "a lo" in panel.transcript.streamed_text, "the stream")
+            await pilot.press(*"queued", "enter")  # a queued prompt does not hold a signal's quit
+            os.kill(os.getpid(), signal.SIGTERM)
+            await wait_until(pilot, lambda: app._runtime_closed, "the quit")
+        finally:
+            remove()
+    gate.set()
+    assert app.return_code == 0 and app._exception is None
+    app2 = make_app(await make_runtime())
+    async with app2.run_test(size=SIZE) as pilot:
+        (panel2,) = await started(pilot, app2)
+        assert any(r.startswith("a lo") for r in replies(panel2))
+        await app2.shutdown_runtime()
