@@ -95,7 +95,9 @@ async def _fanout(args: argparse.Namespace) -> int:
         return exc.code
     rt.set_sink(lambda event: None)  # nothing streams to the terminal; asks: headless.refuse_asks
     models = tuple(m.strip() for m in (args.models or "").split(",") if m.strip())
-    request = FanoutRequest(args.n, args.prompt, models, args.verify, args.judge, args.judge_model)
+    request = FanoutRequest(
+        args.n, args.prompt, models, args.verify, args.judge, args.judge_model, getattr(args, "mode", None)
+    )
     try:
         outcome = await run_fanout(rt, request)
     except FanoutError as exc:

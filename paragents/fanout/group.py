@@ -268,7 +268,9 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
         for idx in range(1, request.n + 1):
             name = f"{slug}-{idx}"
             model = request.model_for(idx, config.model)
-            view = await rt.new_session(name, model=model, lane=name, base=base.ref, open_panel=open_panel)
+            view = await rt.new_session(
+                name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel
+            )
             lane = await store.lane_of_session(view.id)
             if lane is None:
                 raise FanoutError(f"session {name} got no lane")

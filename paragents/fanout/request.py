@@ -17,7 +17,8 @@ USAGE = '/fanout N [--models a,b,c] [--verify "CMD"] [--judge[=MODEL]] PROMPT'
 @dataclass(frozen=True)
 class FanoutRequest:
     """A best-of-N: ``n`` siblings, the ``models`` they use in turn (empty: the configured model), the
-    ``verify`` command, whether to ``judge`` (and with which model) and the ``prompt``."""
+    ``verify`` command, whether to ``judge`` (and with which model), the ``prompt`` and the siblings'
+    permission ``mode``."""
 
     n: int
     prompt: str
@@ -25,6 +26,8 @@ class FanoutRequest:
     verify: str | None = None
     judge: bool = False
     judge_model: str | None = None
+    mode: str | None = None
+    """Permission mode of every sibling (None: the configured default; headless ``--mode``)."""
 
     def model_for(self, idx: int, default: str) -> str:
         """The model of candidate ``idx`` (1-based): the models in turn, else ``default``."""

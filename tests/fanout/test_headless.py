@@ -135,3 +135,16 @@ async def test_a_patch_that_no_longer_applies_exits_6(
     finally:
         await rt.shutdown()
     await asyncio.sleep(0)
+
+
+def test_mode_applies_to_every_sibling(
+    threaded: ThreadedReplayServer, repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`paragents fanout --mode acceptEdits` without an Edit rule: the siblings' writes run (the mode
+    was dropped, so every write was refused headless and the run ended with no patch, exit 5)."""
+    save_user_config({"models": {"m": {}}, "max_retries": 0, "sandbox": "off"})
+    threaded.add([call("write_file", path="app.py", content=BROKEN), reply("done")], session=f"{SLUG}-1")
+    argv = ["fanout", "--dir", str(repo), "--endpoint", threaded.base_url, "--model", "m", "--n", "1"]
+    assert main([*argv, "--mode", "acceptEdits", "--output", "json", PROMPT]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["chosen"] == f"{SLUG}-1"
