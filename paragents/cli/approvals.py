@@ -133,15 +133,24 @@ def _answer_for(args: argparse.Namespace, kind: str) -> str:
 
 
 async def _approve(args: argparse.Namespace, store: Any) -> int:
-    rec = await store.get_approval(args.id)
-    if rec is None and len(args.id) >= 4:
-        matches = [r for r in await store.list_approvals() if r.id.startswith(args.id)]
+    wanted = args.id.strip().lower()  # ids are lowercase hex; `786A` is `786a`
+    rec = await store.get_approval(wanted)
+    if rec is None and len(wanted) >= 4:
+        # pending items first; an answered one too, so that a second answer is refused naming the first
+        for state in ("pending", None):
+            matches = [r for r in await store.list_approvals(state=state) if r.id.startswith(wanted)]
+            if matches:
+                break
         if len(matches) > 1:
-            print(f"paragents approve: {args.id!r} matches {len(matches)} pending items", file=sys.stderr)
+            print(
+                f"paragents approve: {args.id!r} matches {len(matches)} items: give more of the id",
+                file=sys.stderr,
+            )
             return 2
         rec = matches[0] if matches else None
     if rec is None:
-        print(f"paragents approve: no approval or conflict with id {args.id!r}", file=sys.stderr)
+        short = " (give at least 4 characters of the id)" if len(wanted) < 4 else ""
+        print(f"paragents approve: no approval or conflict with id {args.id!r}{short}", file=sys.stderr)
         return 2
     answer = _answer_for(args, rec.kind)
     result = await store.answer_approval(rec.id, answer, f"cli (pid {os.getpid()})", args.note)

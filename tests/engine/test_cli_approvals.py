@@ -97,3 +97,22 @@ def test_without_a_store_nothing_is_created(tmp_path: Path, capsys: pytest.Captu
     assert capsys.readouterr().out.strip() == "[]"
     assert main(["approve", "abcd"]) == 2
     assert not paths.db_path().exists()
+
+
+def test_a_prefix_of_an_answered_item_is_refused_naming_the_first_answer(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second answer by prefix (or in upper case) exits 5 naming the first, not "no such id"."""
+
+    async def add() -> None:
+        async with await Store.open(paths.db_path()) as store:
+            [s] = await store.list_sessions(project)
+            await store.add_approval("786a9f0c1b2d", s.id, kind="approval", tool="run_command", summary="ls")
+
+    asyncio.run(add())
+    assert main(["approve", "786a"]) == 0
+    capsys.readouterr()
+    assert main(["approve", "786A9", "--deny"]) == 5
+    assert "already answered: allow_once by cli" in capsys.readouterr().err
+    assert main(["approve", "78"]) == 2
+    assert "at least 4 characters" in capsys.readouterr().err
