@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual._xterm_parser import XTermParser
+from textual.geometry import Region
 
 from paragents.models import SessionState
 from paragents.ui.app import make_app
@@ -278,3 +279,19 @@ async def test_the_palette_prefills_a_command_that_takes_an_argument(tmp_path: P
         await pilot.pause()
         await pilot.press(*"new name")
         assert area.text == "/rename new name" and app.focused is area
+
+
+async def test_a_box_drawn_before_its_component_styles_are_applied_draws_blank(tmp_path: Path) -> None:
+    """Under load a box mounted while a modal is on top was drawn in the screen's background before
+    Textual applied its component styles: TextArea raised KeyError ('text-area--gutter') and the app
+    crashed. It now draws blank lines and asks for another frame."""
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        area = await started(pilot, app)
+        area._component_styles.clear()  # the state of a box not yet styled
+        lines = area.render_lines(Region(0, 0, 10, 2))
+        assert [line.cell_length for line in lines] == [10, 10]
+        app.stylesheet.update(area)  # styled again: it draws its text
+        await pilot.pause()
+        assert area.render_lines(Region(0, 0, 10, 1))

@@ -33,6 +33,7 @@ from typing import ClassVar
 from textual import events
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
+from textual.geometry import Region
 from textual.message import Message
 from textual.strip import Strip
 from textual.widgets import TextArea
@@ -343,6 +344,16 @@ class PromptArea(TextArea):
         if self.content_size.width <= 0:
             return Strip.blank(max(self.size.width, 0))
         return super().render_line(y)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The box's lines; blank (and drawn again next frame) while Textual has not applied its
+        component styles yet: a box mounted while a modal screen is on top can be drawn in the screen's
+        background first, and TextArea's theme then raised KeyError ('text-area--gutter') and crashed
+        the app (seen under load when /lanes' discard closed a session)."""
+        if not self._component_styles:
+            self.refresh()
+            return [Strip.blank(crop.width) for _ in range(crop.height)]
+        return super().render_lines(crop)
 
     def _refresh_size(self) -> None:
         super()._refresh_size()
