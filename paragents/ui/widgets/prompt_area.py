@@ -350,10 +350,13 @@ class PromptArea(TextArea):
         component styles yet: a box mounted while a modal screen is on top can be drawn in the screen's
         background first, and TextArea's theme then raised KeyError ('text-area--gutter') and crashed
         the app (seen under load when /lanes' discard closed a session)."""
-        if not self._component_styles:
-            self.refresh()
-            return [Strip.blank(crop.width) for _ in range(crop.height)]
-        return super().render_lines(crop)
+        if "text-area--gutter" in self._component_styles:
+            try:
+                return super().render_lines(crop)
+            except KeyError:  # another component style not applied yet: the same race
+                pass
+        self.refresh()
+        return [Strip.blank(crop.width) for _ in range(crop.height)]
 
     def _refresh_size(self) -> None:
         super()._refresh_size()
