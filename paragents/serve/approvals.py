@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
@@ -32,15 +31,6 @@ class ApiError(Exception):
         super().__init__(message)
         self.status = status
         self.message = message
-
-
-@dataclass(frozen=True)
-class Answered:
-    """How an ask was settled: the ``answer``, ``by`` whom and ``at`` (Unix seconds)."""
-
-    answer: str
-    by: str
-    at: float
 
 
 def is_destructive(command: str) -> bool:
@@ -131,18 +121,14 @@ class Approvals:
     def __init__(self, runtime: SessionsAPI, clock: Callable[[], float] = time.time) -> None:
         self.runtime = runtime
         self.clock = clock
-        self.answered: dict[str, Answered] = {}
-        """Asks settled so far (by any client), by request id: a second answer is refused naming it."""
         self.asked_at: dict[str, float] = {}
 
     def observe(self, event: ev.Event) -> None:
-        """Note when asks arrive and how they were settled (an observer of the Runtime's events)."""
+        """Note when asks arrive and drop them once settled (an observer of the Runtime's events)."""
         if isinstance(event, ev.PermissionRequested):
             self.asked_at[event.request_id] = self.clock()
         elif isinstance(event, ev.PermissionResolved):
             self.asked_at.pop(event.request_id, None)
-            if event.request_id not in self.answered:
-                self.answered[event.request_id] = Answered(event.answer, event.by, self.clock())
 
     async def items(self) -> list[dict[str, Any]]:
         """Pending approvals (answerable here) and conflicts (answered in the terminal), oldest first."""
@@ -176,7 +162,6 @@ class Approvals:
         404 when no such ask waits, 422 when the ask does not take this answer."""
         result = await self.runtime.answer_approval(request_id, answer, answered_by=by, note=note)
         if result.accepted:
-            self.answered.setdefault(request_id, Answered(answer, by, self.clock()))
             sid = result.approval.session_id if result.approval is not None else ""
             return {"id": request_id, "session_id": sid, "answer": answer, "by": by}
         status = {"unknown": 404, "invalid": 422}.get(result.status, 409)
