@@ -12,13 +12,16 @@
     paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
 
 Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
-4 session held by another live process (``run`` without ``--take-over``), 130 cancelled.
+4 session held by another live process (``run`` without ``--take-over``), 130 cancelled,
+141 standard output closed by its reader (``| head``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -34,11 +37,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.cli_rules = cli_rules(args)
     try:
         code = _dispatch(args)
+        sys.stdout.flush()
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:  # `paragents ... | head`: the reader left; end quietly as a shell tool does
+        _quiet_stdout()
+        code = EXIT_BROKEN_PIPE
     if argv is None:
         sys.exit(code)
     return code
+
+
+EXIT_BROKEN_PIPE = 141
+"""Exit code when standard output's reader went away (128 + SIGPIPE, as a shell reports it)."""
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush does not raise again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError):
+        os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

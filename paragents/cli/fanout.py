@@ -208,7 +208,7 @@ async def _runs(args: argparse.Namespace) -> int:
             cmp = await compare(store, args.id)
         except FanoutError as exc:
             print(f"paragents runs: {exc}", file=sys.stderr)
-            return 1
+            return exc.exit_code
         if args.json:
             group = cmp.group.as_dict()
             print(

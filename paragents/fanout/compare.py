@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paragents.fanout.errors import EXIT_NO_PATCH, EXIT_PATCH, EXIT_RUNTIME, FanoutError
+from paragents.fanout.errors import EXIT_CONFIG, EXIT_NO_PATCH, EXIT_PATCH, EXIT_RUNTIME, FanoutError
 from paragents.fanout.evidence import CandidateView, candidate_view, evidence_order, select_hunks
 from paragents.fanout.judge import latest_answer
 from paragents.lanes import LaneError
@@ -84,7 +84,7 @@ async def compare(store: Store, group_id: str) -> Comparison:
     """Read group ``group_id`` back with its candidates in evidence order and the judge's advice."""
     group = await store.get_group(group_id)
     if group is None:
-        raise FanoutError(f"no fan-out group {group_id!r} (`paragents runs list` shows them)")
+        raise FanoutError(f"no fan-out group {group_id!r} (`paragents runs list` shows them)", EXIT_CONFIG)
     return compare_from(group)
 
 

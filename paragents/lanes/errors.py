@@ -6,7 +6,7 @@ from __future__ import annotations
 class LaneError(Exception):
     """A lane operation was refused or failed; ``str(err)`` is one readable sentence for the user.
 
-    ``exit_code`` is what ``paragents lanes`` exits with (1 failure, 4 verify failed, 5 merge
+    ``exit_code`` is what ``paragents lanes`` exits with (1 failure, 2 no such lane, 4 verify failed, 5 merge
     conflict predicted, 6 refused to remove a lane holding unmerged work)."""
 
     def __init__(

@@ -31,7 +31,7 @@ async def find_lane(store: Store, where: Path, name: str) -> tuple[Path, LaneRec
     lane = await store.get_lane(str(repo), name)
     if lane is None:
         names = ", ".join(lane.name for lane in await store.list_lanes(str(repo))) or "none"
-        raise LaneError(f"no lane named {name!r} in {repo} (lanes: {names})")
+        raise LaneError(f"no lane named {name!r} in {repo} (lanes: {names})", exit_code=2)
     return repo, lane
 
 

@@ -62,7 +62,7 @@ def test_json_output_and_runs_show_read_the_evidence_back(
     assert main(["runs", "show", gid[:6], "--dir", str(repo), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert shown["group"]["prompt"] == PROMPT and "a * b" in shown["patches"][f"{SLUG}-1"]
-    assert main(["runs", "show", "nope"]) == 1
+    assert main(["runs", "show", "nope"]) == 2  # no such group: a usage error
 
 
 def test_a_worker_that_fails_exits_4(threaded: ThreadedReplayServer, repo: Path) -> None:

@@ -147,3 +147,10 @@ async def test_a_refused_plan_is_kept_with_the_refusal(
     assert group.kind == "split" and group.state == "refused" and group.candidates == ()
     assert group.settings["plan"] == plan | {"subtasks": [plan["subtasks"][0] | {"depends_on": []}]}
     assert group.choice is not None and "refuse plan" in group.choice
+
+
+def test_runs_show_of_an_unknown_group_is_a_usage_error_exit_2(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["runs", "show", "nosuch", "--dir", str(repo)]) == 2
+    assert "no fan-out group 'nosuch'" in capsys.readouterr().err

@@ -105,6 +105,10 @@ def test_gc_refuses_unmerged_work_with_6_and_force_bundles(
     assert "work saved in" in out and "git fetch" in out and not Path(lane.path).exists()
 
 
-def test_unknown_lane_is_one_readable_failure(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert lanes(repo, "diff", "nope") == 1
-    assert "no lane named 'nope'" in capsys.readouterr().err
+def test_an_unknown_lane_is_a_usage_error_exit_2_naming_the_lanes(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_lane(repo, "api")
+    assert lanes(repo, "diff", "nosuch") == 2
+    err = capsys.readouterr().err
+    assert "no lane named 'nosuch'" in err and "(lanes: api)" in err
