@@ -131,6 +131,9 @@ class PermissionRequested(Event):
       without running it; None when the tool has nothing to show.
     - ``rule`` / ``rule_scope``: the rule that made it ask and where it came from, or None when no
       rule matched (the default or the mode decided).
+    - ``agent_options``: an external ACP agent's own permission options as ``(kind, name)``
+      (``allow_once``, ``allow_always``, ``reject_once``, ``reject_always``): the answers are shown
+      with the agent's names; empty for paragents' own tools.
     """
 
     request_id: str
@@ -143,6 +146,7 @@ class PermissionRequested(Event):
     rule: str | None = None
     rule_scope: str | None = None
     sandboxed: bool | None = None
+    agent_options: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

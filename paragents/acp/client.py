@@ -176,6 +176,7 @@ class AcpClient:
             args=args,
             summary=mapped.summary,
             preview=_constant(preview_of(tool_call, mapped)),
+            agent_options=tuple((str(o.kind), o.name) for o in options),
         )
         if not approval.allowed:
             return pick_option(options, False)

@@ -48,6 +48,7 @@ async def approve(
     turn_id: int | None = None,
     resume: ApprovalRecord | None = None,
     read_only: bool = False,
+    agent_options: tuple[tuple[str, str], ...] = (),
 ) -> Approval:
     """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
     ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
@@ -55,7 +56,8 @@ async def approve(
     The ask is a row of the store's ``approvals`` table (``turn_id`` its turn), answered once by this
     process's client or any other process; ``resume`` is the row a crashed process left pending for
     this call: it is asked again under the same id (or its answer, given meanwhile, is used).
-    ``read_only``: an MCP tool its server declares read-only (see ``Policy.decide``)."""
+    ``read_only``: an MCP tool its server declares read-only (see ``Policy.decide``).
+    ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``)."""
     sid = session.id
     decision = policy.decide(
         tool_name,
@@ -91,7 +93,7 @@ async def approve(
     else:
         shown = await preview() if preview is not None else None
         answer, payload, by = await _ask(
-            session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume
+            session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume, agent_options
         )
     audit_by = "headless" if by == "headless" else "user"
     await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer)
@@ -186,6 +188,7 @@ async def _ask(
     preview: CallPreview | None,
     turn_id: int | None,
     resume: ApprovalRecord | None,
+    agent_options: tuple[tuple[str, str], ...] = (),
 ) -> tuple[ev.ApprovalAnswer, Any, str]:
     """Put the session in WAITING, record the ask as a pending row (or take over ``resume``'s row after
     a restart), emit it and wait for the row's answer; return ``(answer, payload, answered_by)``."""
@@ -223,6 +226,7 @@ async def _ask(
             decision.rule,
             decision.scope,
             sandboxed,
+            agent_options,
         )
     )
     try:

@@ -128,6 +128,36 @@ async def test_buttons_answer_on_a_click_and_never_take_focus() -> None:
         assert second.reply.result() == ("reject_with_note", "not now")
 
 
+async def test_an_external_agents_ask_is_answered_with_the_agents_own_options_as_plain_text() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        options = (
+            ("allow_once", "[b]Yes[/b], once"),
+            ("allow_always", "Always for rm"),
+            ("reject_once", "No, tell qwen"),
+            ("reject_always", "Never"),
+        )
+        request = rm_ask(agent_options=options)
+        await panel.apply(request)
+        await pilot.pause()
+        bar = panel.approval_bar
+        assert bar is not None
+        labels = [str(b.label) for b in bar.query(Button)]
+        # the agent's names label the answers that carry them; markup in them stays text; no note
+        assert labels == ["[b]Yes[/b], once", "Allow for session", "Always for rm…", "No, tell qwen"]
+        await pilot.press(FOCUS_KEY)
+        await pilot.pause()
+        keys = bar_text(bar)
+        assert "y [b]Yes[/b], once" in keys and "n No, tell qwen" in keys and "d deny" not in keys
+        await pilot.press("d")  # deny with note is not offered: the note could not reach the agent
+        await pilot.pause()
+        assert not request.reply.done() and not bar.has_class("-note")
+        await pilot.press("n")
+        await pilot.pause()
+        assert request.reply.result() == ("reject_once", None)
+
+
 async def test_the_ask_shows_the_command_its_cwd_and_the_rule_as_plain_text() -> None:
     app = PanelApp()
     async with app.run_test(size=SIZE) as pilot:

@@ -16,6 +16,7 @@ from textual import events
 from textual.actions import parse as parse_action
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.dom import NoScreen
 from textual.widget import Widget
 from textual.widgets import Button, Static
@@ -30,7 +31,7 @@ def answer_buttons(choices: list[tuple[str, str]]) -> Horizontal:
     """Return a row of compact, never-focused buttons, one per ``(id, label)`` choice."""
     buttons = []
     for ident, label in choices:
-        button = Button(label, id=ident, compact=True)
+        button = Button(Content(label), id=ident, compact=True)  # plain text: labels may be an agent's
         button.can_focus = False
         buttons.append(button)
     return Horizontal(*buttons, classes="answer-buttons")

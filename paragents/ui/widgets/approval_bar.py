@@ -44,6 +44,28 @@ BUTTONS: list[tuple[str, str]] = [
     ("reject_with_note", "Deny with note…"),
 ]
 """Button id (the answer) and label, in the order shown."""
+AGENT_KINDS = {"allow_once": "allow_once", "allow_always": "allow_always", "reject_once": "reject_once"}
+"""paragents' answer -> the kind of an external agent's option whose name labels it."""
+OPTION_NAME_MAX = 32
+
+
+def offered_buttons(request: PermissionRequested) -> list[tuple[str, str]]:
+    """The answers offered for ``request``: "always allow" only with suggested rules; for an external
+    agent's ask the agent's own option names label the answers they carry, and "deny with note" is
+    not offered (ACP has no way to hand the note to the agent)."""
+    offered = BUTTONS if request.suggested_rules else [b for b in BUTTONS if b[0] != "allow_always"]
+    if not request.agent_options:
+        return offered
+    names = {kind: shorten(clean(name), OPTION_NAME_MAX) for kind, name in request.agent_options if name}
+    out = []
+    for answer, label in offered:
+        if answer == "reject_with_note":
+            continue
+        name = names.get(AGENT_KINDS.get(answer, ""))
+        if name:
+            label = name + ("…" if answer == "allow_always" else "")
+        out.append((answer, label))
+    return out
 
 
 def parse_rules(text: str) -> list[str]:
@@ -160,8 +182,7 @@ class ApprovalBar(AnswerBar):
             text.append(f"\n  (+{self.extra_pending} more waiting)", style="dim")
         yield Static(text, classes="ask")
         yield Static(self.keys_text(), classes="keys")
-        offered = BUTTONS if req.suggested_rules else [b for b in BUTTONS if b[0] != "allow_always"]
-        yield answer_buttons(offered)
+        yield answer_buttons(offered_buttons(req))
         if req.preview is not None:  # under the buttons: a small panel scrolls it, never them
             yield Collapsible(
                 VerticalScroll(Static(preview_body(req.preview)), classes="preview"),
@@ -179,7 +200,12 @@ class ApprovalBar(AnswerBar):
         """The answer keys (in the glyph set in use); without suggested rules "always allow" is not
         offered."""
         g = glyphs()
-        keys = KEY_HELP if self.request.suggested_rules else KEY_HELP_NO_RULES
+        req = self.request
+        if req.agent_options:
+            letters = {"allow_once": "y", "allow_session": "s", "allow_always": "a", "reject_once": "n"}
+            keys = " · ".join(f"{letters[a]} {label}" for a, label in offered_buttons(req))
+        else:
+            keys = KEY_HELP if req.suggested_rules else KEY_HELP_NO_RULES
         return keys.replace("·", g.sep).replace("…", g.ellipsis)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -187,6 +213,8 @@ class ApprovalBar(AnswerBar):
         only while the bar is armed (see AnswerBar)."""
         if action == "always" and not self.request.suggested_rules:
             return False
+        if action == "note" and self.request.agent_options:
+            return False  # the note could not reach an external agent
         return super().check_action(action, parameters)
 
     def action_answer(self, answer: str) -> None:
@@ -211,6 +239,8 @@ class ApprovalBar(AnswerBar):
         event.stop()
         answer = event.button.id or ""
         if answer == "allow_always" and not self.request.suggested_rules:
+            return
+        if answer == "reject_with_note" and self.request.agent_options:
             return
         if answer in ("allow_always", "reject_with_note"):
             self.arm()
