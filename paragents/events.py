@@ -45,6 +45,16 @@ class QueueChanged(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class DraftRestored(Event):
+    """What was typed in the session but not sent when it was last open (its prompt box's draft and
+    the prompts still queued, ``queued`` of them, joined by blank lines) goes back into its prompt
+    box as ``text``, not sent (paragents.sessions.drafts)."""
+
+    text: str
+    queued: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class TurnStarted(Event):
     """A turn began for ``prompt`` (the user text)."""
 

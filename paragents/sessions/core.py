@@ -67,6 +67,10 @@ class SessionsCore:
         """Config values given on the command line; they stay on top when the config is reloaded."""
         self.env: Mapping[str, str] | None = None
         """The environment the config was read with (None: ``os.environ``)."""
+        from paragents.sessions.drafts import SessionDrafts
+
+        self.drafts = SessionDrafts(store, self.emit)
+        """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
         self.turn_done: dict[str, asyncio.Event] = {}
         self.unloaded: list[str] = []
@@ -160,6 +164,12 @@ class SessionsCore:
         """Change a queued prompt that has not started; False when it already started or is gone."""
         return self.scheduler.edit(sid, prompt_id, text)
 
+    async def save_draft(self, sid: str, text: str) -> None:
+        """Keep ``text`` as the session's unsent draft (it comes back into the prompt box next time)."""
+        view = self.sessions.get(sid)
+        if view is not None:
+            await self.drafts.save(view, text)
+
     def remove_queued(self, sid: str, prompt_id: str) -> bool:
         """Remove a queued prompt that has not started; False when it already started or is gone."""
         return self.scheduler.remove(sid, prompt_id)
@@ -181,6 +191,7 @@ class SessionsCore:
             return
         queue = self.scheduler.queue(sid)
         running = self.scheduler.is_running(sid)
+        self.drafts.queue_changed(sid, [p.text for p in queue if p.resume is None])
         if not running and queue and view.state is not SessionState.QUEUED:
             self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
         self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue)))

@@ -105,10 +105,13 @@ class SessionLifecycle:
 
     async def close_session(self, sid: str) -> None:
         """Cancel the session's turn, drop its queue and close its panel; it stays in history (and
-        this process stops holding it)."""
+        this process stops holding it). Its queued prompts stay saved: reopened, they are back in
+        its prompt box (sessions/drafts.py)."""
         core = self.core
         view = core.view(sid)
+        core.drafts.freeze(sid)  # its queued prompts stay saved: they come back when it is reopened
         await core.scheduler.drop(sid)
+        await core.drafts.flushed()
         await acp_sessions.stop_agent(core, sid)
         if view.read_only:
             await core.store.update_session(sid, is_open=False)  # the holder's state stays

@@ -93,6 +93,7 @@ class SessionOpening:
         agent.revision = revision
         agent.last_message_id = max((m.id for m in stored_messages), default=0)
         await core.notebook.refresh(sid)
+        await core.drafts.restore(view)  # what was typed but not sent goes back into its prompt box
         await acp_sessions.attach_if_agent(core, view)  # a session run by an external ACP agent
         await approvals.resume_orphans(core, view)  # an ask a crash left pending is asked again
 

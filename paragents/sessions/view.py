@@ -66,6 +66,8 @@ class SessionView:
     """What the session spent: tokens (prompt, cached, completion) and money priced per request."""
     question: str | None = None
     """The question the last turn ended with (needs you: question) until a prompt is sent, or None."""
+    draft: str = ""
+    """Text typed but not sent when the session was last open (``DraftRestored``), for its prompt box."""
     read_only: str | None = None
     """Set when another live process holds the session (one writer per session): why it is shown
     read-only here and how to take it over; None when this process holds it."""
@@ -86,6 +88,8 @@ class SessionView:
                 self.conflicts.pop(conflict_id, None)
             case ev.MessageAdded(message=message):
                 self.messages.append(message)
+            case ev.DraftRestored(text=text):
+                self.draft = text
             case ev.QueueChanged(prompts=prompts):
                 self.queue = [QueuedPrompt(prompt_id, text) for prompt_id, text in prompts]
             case ev.UsageUpdated(total=total, context_tokens=context_tokens, context_window=window):

@@ -359,6 +359,15 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX session_messages_pending ON session_messages(to_session, id) WHERE delivered_at IS NULL;
     """,
+    # 12: what was typed but not sent (the prompt box's draft, prompts still queued), per session
+    """
+    CREATE TABLE drafts (
+        session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        text        TEXT NOT NULL DEFAULT '',
+        queued      TEXT NOT NULL DEFAULT '[]',
+        updated_at  REAL NOT NULL
+    );
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
@@ -384,6 +393,7 @@ TABLES: tuple[str, ...] = (
     "fanout_groups",
     "fanout_candidates",
     "agent_sessions",
+    "drafts",
 )
 """Data tables in an order where every referenced row comes before the rows that reference it."""
 

@@ -35,6 +35,7 @@ from paragents.store.compactions import CompactionsMixin
 from paragents.store.connection import connect, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.decisions import DecisionsMixin
+from paragents.store.drafts import DraftsMixin
 from paragents.store.fanout import FanoutMixin
 from paragents.store.holders import HoldersMixin
 from paragents.store.lane_verify import LaneVerifyMixin
@@ -92,6 +93,7 @@ class Store(
     FanoutMixin,
     AgentSessionsMixin,
     DecisionsMixin,
+    DraftsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

@@ -18,6 +18,7 @@ entries (``palette.py``), the repaint ticker (``ticker.py``), the bell (``bell.p
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -53,7 +54,13 @@ from paragents.ui.commands import SlashCommand
 from paragents.ui.gc_tuning import tune_gc
 from paragents.ui.glyphs import glyphs, use_ascii
 from paragents.ui.keys import use_alt_digit_keys
-from paragents.ui.messages import AgentEvent, CommandRequested, PromptSubmitted, QueueEditRequested
+from paragents.ui.messages import (
+    AgentEvent,
+    CommandRequested,
+    DraftChanged,
+    PromptSubmitted,
+    QueueEditRequested,
+)
 from paragents.ui.remote_asks import REFRESH as REMOTE_REFRESH
 from paragents.ui.remote_asks import RemoteAsks
 from paragents.ui.screens.inbox import InboxScreen, collect_items
@@ -418,6 +425,25 @@ class ParagentsApp(App[None]):
         if panel is not None:
             panel.transcript.follow()  # sent while scrolled up: show the bottom, where the reply comes
 
+    async def on_draft_changed(self, message: DraftChanged) -> None:
+        """Keep a prompt box's unsent text in the store (it comes back next time)."""
+        if self.demo or self._runtime_closed:
+            return
+        try:
+            await self.runtime.save_draft(message.session_id, message.text)
+        except Exception as exc:
+            self.notify(f"The unsent draft could not be saved: {exc}", severity="warning", markup=False)
+
+    async def save_drafts(self) -> None:
+        """Save every prompt box's unsent text now (at quit: typing may not have paused yet)."""
+        if self.demo or self._runtime_closed:
+            return
+        for sid, panel in list(self.panels.items()):
+            text = panel.prompt_box.unsaved_draft()
+            if text is not None:
+                with contextlib.suppress(Exception):
+                    await self.runtime.save_draft(sid, text)
+
     def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
         """Edit or remove a queued prompt; says so when it already started."""
         if message.text is None:
@@ -655,7 +681,8 @@ class ParagentsApp(App[None]):
         """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
         From here on core events are dropped: what they report is saved, and the panels go away.
 
-        Prompts still queued (not started) are not stored: while any exist, the first quit only warns
+        Prompts still queued (not started) do not run: they are kept and come back into their prompt
+        boxes next time (as does unsent text, saved here). While any exist, the first quit only warns
         and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits. ``force`` (SIGTERM,
         SIGHUP: the terminal is going away) quits at once."""
         if self._quitting:
@@ -667,8 +694,9 @@ class ParagentsApp(App[None]):
             count = sum(n for _, n in waiting)
             names = ", ".join(clean(name) for name, _ in waiting)
             self.notify(
-                f"{count} queued prompt{'s' if count != 1 else ''} not sent yet ({names}) would be "
-                "lost: press ctrl+q (or /quit) again to quit.",
+                f"{count} queued prompt{'s' if count != 1 else ''} not sent yet ({names}): "
+                f"{'they' if count != 1 else 'it'} will be back in the prompt box next time, not sent. "
+                "Press ctrl+q (or /quit) again to quit.",
                 severity="warning",
                 timeout=QUIT_CONFIRM_S,
                 markup=False,
@@ -676,6 +704,7 @@ class ParagentsApp(App[None]):
             return
         self._quitting = True
         self._ticker.stop()
+        await self.save_drafts()
         await self.shutdown_runtime()
         self.exit()
 

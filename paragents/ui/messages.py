@@ -51,6 +51,16 @@ class AgentEvent(Message):
         return True
 
 
+class DraftChanged(Message):
+    """The unsent text of ``session_id``'s prompt box is now ``text`` (posted once typing pauses, and
+    at once when a prompt is sent): the app keeps it in the store for next time."""
+
+    def __init__(self, session_id: str, text: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.text = text
+
+
 class PromptSubmitted(Message):
     """The user pressed Enter on a prompt (not a command) in ``session_id``'s prompt box."""
 

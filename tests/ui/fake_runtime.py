@@ -47,6 +47,8 @@ class FakeRuntime:
         self.sink: EventSink | None = None
         self.submitted: list[tuple[str, str]] = []
         self.cancelled: list[str] = []
+        self.drafts: dict[str, str] = {}
+        """Drafts the UI saved (``save_draft``), by session id."""
         self.policy = Policy.load(project_dir, settings_files=[])
         self.conflicts: Any = None
         """Set by a test that shows held reservations (anything with ``held(sid)``)."""
@@ -238,6 +240,9 @@ class FakeRuntime:
     def submit(self, sid: str, text: str) -> str:
         self.submitted.append((sid, text))
         return f"p{len(self.submitted)}"
+
+    async def save_draft(self, sid: str, text: str) -> None:
+        self.drafts[sid] = text
 
     def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
         return False

@@ -18,9 +18,12 @@ from textual.widgets import Button, Static, TextArea
 
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
 from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import CommandRequested, PromptSubmitted, QueueEditRequested
+from paragents.ui.messages import CommandRequested, DraftChanged, PromptSubmitted, QueueEditRequested
 from paragents.ui.text import plain, shorten
 from paragents.ui.widgets.prompt_area import PromptArea
+
+DRAFT_SAVE_S = 1.0
+"""Seconds after the last keystroke at which the unsent draft is saved (DraftChanged)."""
 
 
 def suggest_command(value: str) -> str | None:
@@ -123,6 +126,9 @@ class PromptBox(Vertical):
         super().__init__()
         self.session_id = session_id
         self._shown_hint: tuple[str, bool] = ("", False)
+        self._saved_draft = ""
+        """The draft as last saved (DraftChanged posted), to post only changes."""
+        self._draft_timer: Any = None
         self.input = PromptArea(
             placeholder="Ask… (Enter sends, ctrl+j newline, / commands)",
             check=command_error,
@@ -165,9 +171,44 @@ class PromptBox(Vertical):
         hint.set_class(bool(text), "-shown")
         hint.set_class(error, "-error")
 
+    # --- the unsent draft, kept for next time --------------------------------------------------------
+    def _draft_typed(self) -> None:
+        """Save the draft once typing pauses for :data:`DRAFT_SAVE_S` (one timer, restarted)."""
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+        self._draft_timer = self.set_timer(DRAFT_SAVE_S, self.save_draft)
+
+    def save_draft(self) -> None:
+        """Post DraftChanged when the draft differs from the one last saved."""
+        self._draft_timer = None
+        text = self.unsaved_draft()
+        if text is not None:
+            self._saved_draft = text
+            self.post_message(DraftChanged(self.session_id, text))
+
+    def unsaved_draft(self) -> str | None:
+        """The box's text when it differs from the draft last saved, else None."""
+        text = self.input.value
+        return None if text == self._saved_draft else text
+
+    def restore_draft(self, text: str) -> None:
+        """Put a draft kept from last time into the box: the whole box when it is empty, else after
+        what is typed (the cursor stays). Never focuses, never sends."""
+        if not text or text in self.input.value:
+            return
+        if not self.input.value:
+            self.input.value = text
+            self._saved_draft = self.input.value  # the store already holds it
+        else:
+            area = self.input
+            selection = area.selection  # before the end: it stays valid after the insert
+            area.insert("\n\n" + text, area.document.end)
+            area.selection = selection
+
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area is not self.input:
             return
+        self._draft_typed()
         value = self.input.text
         matches = complete(value.strip()) if value.startswith("/") else []
         if matches:
@@ -189,6 +230,9 @@ class PromptBox(Vertical):
             self._hint(event.error, error=True)
             return
         self._hint("")
+        if self._saved_draft:  # sent: the box is empty now, and must not come back next time
+            self._saved_draft = ""
+            self.post_message(DraftChanged(self.session_id, ""))
         parsed = parse_command(event.text) if is_command(event.text) else None
         if parsed is not None and not isinstance(parsed, CommandError):
             self.post_message(CommandRequested(self.session_id, parsed))

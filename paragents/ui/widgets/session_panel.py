@@ -27,6 +27,7 @@ from paragents.events import (
     Compacted,
     ConflictDetected,
     ConflictResolved,
+    DraftRestored,
     Event,
     LaneAttached,
     LaneConflictsChanged,
@@ -129,6 +130,8 @@ class SessionPanel(Vertical):
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
         self._cancel_noticed = False
+        self._draft = view.draft
+        """Text typed but not sent last time (put into the prompt box at mount)."""
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), classes="panel-title")
@@ -144,6 +147,7 @@ class SessionPanel(Vertical):
             self.prompt_box.remember(self._history)
         self._history = []
         await self.prompt_box.set_queue(self.queue)
+        self.prompt_box.restore_draft(self._draft)
         await self._show_next_ask()
         await self._show_conflict()
 
@@ -285,6 +289,8 @@ class SessionPanel(Vertical):
         elif isinstance(event, PermissionResolved):
             self.pending.pop(event.request_id, None)
             await self._show_next_ask()
+        elif isinstance(event, DraftRestored):
+            self.prompt_box.restore_draft(event.text)
         elif isinstance(event, QueueChanged):
             self.queue = tuple(event.prompts)
             await self.prompt_box.set_queue(self.queue)

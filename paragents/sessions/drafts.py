@@ -1,0 +1,109 @@
+"""Nothing typed is lost by quitting (:class:`SessionDrafts`): a session's unsent draft and the prompts
+still waiting in its queue are kept in the store (``drafts`` table) and come back into its prompt box
+when the session is opened again, not sent.
+
+The queue is saved whenever it changes (so a crash keeps it too); the draft is saved by the client
+(the TUI saves its prompt box a moment after typing stops, and at quit). Closing a session or
+shutting down clears the live queue without touching the saved copy (:meth:`freeze`). When a session
+is opened, its queued prompts and saved draft are joined (blank line between) into one draft, saved as
+such, and given to the client with a ``DraftRestored`` event. Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from paragents import events as ev
+
+if TYPE_CHECKING:
+    from paragents.sessions.view import SessionView
+    from paragents.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def joined(text: str, queued: list[str]) -> str:
+    """The queued prompts and then the draft (the order they were typed) as one draft, a blank line
+    between them; empty parts are left out."""
+    return "\n\n".join(part for part in (*queued, text) if part.strip())
+
+
+class SessionDrafts:
+    """Saves and restores what was typed but not sent (see the module docstring)."""
+
+    def __init__(self, store: Store, emit: ev.EventSink) -> None:
+        self.store = store
+        self.emit = emit
+        self._pending: dict[str, list[str]] = {}
+        self._frozen: set[str] = set()
+        self._all_frozen = False
+        self._task: asyncio.Task[None] | None = None
+
+    def queue_changed(self, sid: str, prompts: list[str]) -> None:
+        """The queue of ``sid`` is now ``prompts``: save it (coalesced; writes happen in order)."""
+        if self._all_frozen or sid in self._frozen:
+            return
+        self._pending[sid] = prompts
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._flush())
+
+    async def _flush(self) -> None:
+        from paragents.store import StoreError
+
+        while self._pending:
+            sid = next(iter(self._pending))
+            prompts = self._pending.pop(sid)
+            try:
+                await self.store.save_queued(sid, prompts)
+            except StoreError as exc:  # the prompts still run; only the copy for a restart is missing
+                log.warning("queued prompts of %s not saved: %s", sid, exc)
+
+    def freeze(self, sid: str | None = None) -> None:
+        """Stop following the queue of ``sid`` (every session when None): it is about to be cleared by
+        a close or a shutdown, and the saved copy must stay."""
+        if sid is None:
+            self._all_frozen = True
+        else:
+            self._frozen.add(sid)
+
+    async def flushed(self) -> None:
+        """Wait until every queue change seen so far is written."""
+        while self._task is not None and not self._task.done():
+            await asyncio.shield(self._task)
+
+    async def save(self, view: SessionView, text: str) -> None:
+        """Keep ``text`` as the draft of ``view``'s session (not for a session another process holds)."""
+        if not view.read_only:
+            await self.store.save_draft(view.id, text)
+
+    async def restore(self, view: SessionView) -> None:
+        """Give the session's saved draft and queued prompts back to the client (``DraftRestored``)
+        as one draft, and keep it saved as that draft. Nothing happens for a session another process
+        holds (its draft is that process's)."""
+        from paragents.store import StoreError
+
+        self._frozen.discard(view.id)
+        if view.read_only:
+            return
+        try:
+            text, queued = await self.store.get_draft(view.id)
+            if queued:
+                await self.store.save_draft(view.id, joined(text, queued))
+                await self.store.save_queued(view.id, [])
+        except StoreError as exc:
+            self.emit(ev.Notice(view.id, f"the unsent draft could not be read back: {exc}", "warning"))
+            return
+        draft = joined(text, queued)
+        if not draft:
+            return
+        self.emit(ev.DraftRestored(view.id, draft, len(queued)))
+        if queued:
+            n = len(queued)
+            self.emit(
+                ev.Notice(
+                    view.id,
+                    f"{n} prompt{'s' if n != 1 else ''} still queued when paragents stopped "
+                    f"{'are' if n != 1 else 'is'} back in the prompt box, not sent.",
+                )
+            )

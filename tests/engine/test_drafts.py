@@ -1,0 +1,58 @@
+"""Queued prompts are kept in the store as the queue changes (a crash keeps them), survive closing
+their session, and come back as the prompt box's draft (not run) when it is opened again."""
+
+from __future__ import annotations
+
+import asyncio
+
+from paragents import events as ev
+from paragents.llm.replay import ScriptedResponse
+from paragents.store import Store
+from tests.engine.conftest import Env
+
+
+def gated(text: str, gate: asyncio.Event) -> ScriptedResponse:
+    async def before(i: int) -> None:
+        if i == 2:
+            await gate.wait()
+
+    response = ScriptedResponse.from_message(text, chunk_size=4)
+    response.before_read = before
+    return response
+
+
+async def stored(env: Env, sid: str) -> tuple[str, list[str]]:
+    """The session's draft as another process reads it."""
+    async with await Store.open(env.db) as store:
+        return await store.get_draft(sid)
+
+
+async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_not_run(env: Env) -> None:
+    rt = await env.runtime()
+    view = await rt.new_session("a")
+    gate = asyncio.Event()
+    env.server.add(gated("a long answer", gate), session="a")
+    rt.submit(view.id, "first")
+    await env.sink.wait_for(lambda: bool(env.sink.of(ev.TextDelta, view.id)))
+    rt.submit(view.id, "second [b]x[/b]")
+    third = rt.submit(view.id, "third")
+    await rt.drafts.flushed()
+    assert await stored(env, view.id) == ("", ["second [b]x[/b]", "third"])
+    assert rt.remove_queued(view.id, third)
+    await rt.drafts.flushed()
+    assert await stored(env, view.id) == ("", ["second [b]x[/b]"])
+
+    await rt.save_draft(view.id, "half typed")
+    await rt.close_session(view.id)  # the turn is cancelled; the queued prompt stays kept
+    gate.set()
+    assert await stored(env, view.id) == ("half typed", ["second [b]x[/b]"])
+    requests = len(env.server.requests)
+
+    again = await rt.reopen_session(view.id)
+    (restored,) = env.sink.of(ev.DraftRestored, view.id)
+    assert restored.text == "second [b]x[/b]\n\nhalf typed" and restored.queued == 1
+    assert again.draft == restored.text and not again.queue
+    assert any("1 prompt still queued" in n.text for n in env.sink.of(ev.Notice, view.id))
+    assert await stored(env, view.id) == ("second [b]x[/b]\n\nhalf typed", [])
+    assert len(env.server.requests) == requests  # nothing ran by itself
+    await rt.shutdown()

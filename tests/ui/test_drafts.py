@@ -1,0 +1,96 @@
+"""Nothing typed is lost by quitting: a prompt box's unsent text and the prompts still queued come
+back into the prompt box next time (not sent), with a real Runtime and its store."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from paragents.events import DraftRestored
+from paragents.llm.replay import ReplayServer
+from paragents.llm.replay_script import ScriptedResponse
+from paragents.store import Store
+from paragents.ui.app import make_app
+from paragents.ui.widgets.session_panel import SessionPanel
+from paragents.ui.widgets.transcript import TextEntry
+from tests.ui.conftest import SIZE, wait_until
+from tests.ui.test_app_sessions import gated, started
+from tests.ui.test_widgets import PanelApp
+
+
+def notices(panel: Any) -> list[str]:
+    return [e.text for e in panel.transcript.records if isinstance(e, TextEntry) and e.kind != "user"]
+
+
+async def test_unsent_text_and_queued_prompts_come_back_into_the_prompt_box_not_sent(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    gate = asyncio.Event()
+    replay.add(gated("a long answer that is still streaming", gate), session="s1")
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, app)
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: "a lo" in panel.transcript.streamed_text, "the stream")
+        await pilot.press(*"queued one", "enter")
+        await pilot.press(*"queued two", "enter")
+        await wait_until(pilot, lambda: len(app.runtime.sessions[panel.session_id].queue) == 2, "the queue")
+        await pilot.press(*"half typed")  # no Enter, and quit before typing pauses
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+        await pilot.press("ctrl+q")
+    gate.set()
+    assert app.return_code == 0
+    sent = len(replay.requests)
+
+    again = make_app(await make_runtime())
+    async with again.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, again)
+        box = panel.prompt_box.input
+        await wait_until(pilot, lambda: bool(box.value), "the draft back in the prompt box")
+        assert box.value == "queued one\n\nqueued two\n\nhalf typed"
+        await wait_until(pilot, lambda: any("back in the prompt box" in n for n in notices(panel)), "notice")
+        assert any(n.startswith("2 prompts still queued") for n in notices(panel)), notices(panel)
+        assert not again.runtime.sessions[panel.session_id].queue  # nothing runs by itself
+        assert len(replay.requests) == sent
+        # sent now: the box is empty and stays empty next time
+        replay.add(ScriptedResponse.from_message("done"), session="s1")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: box.value == "", "the box emptied by sending")
+        await wait_until(pilot, lambda: panel.prompt_box.unsaved_draft() is None, "the draft saved")
+        await again.runtime.wait_idle()
+        await pilot.press("ctrl+q")
+    async with await Store.open(again.runtime.store.path) as store:
+        assert await store.get_draft(panel.session_id) == ("", [])
+
+
+async def test_a_draft_is_saved_once_typing_pauses_so_a_crash_keeps_it(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, app)
+        await pilot.press(*"[b]not[/b] sent yet ")
+        panel.prompt_box.input.insert("🙂")  # (Pilot has no key for it: as a paste would)
+        await wait_until(pilot, lambda: panel.prompt_box.unsaved_draft() is None, "the draft saved")
+        # another process (a restart after a crash) reads it from the store
+        async with await Store.open(app.runtime.store.path) as store:
+            assert await store.get_draft(panel.session_id) == ("[b]not[/b] sent yet 🙂", [])
+        await app.shutdown_runtime()
+
+
+async def test_a_draft_restored_while_typing_goes_after_the_typed_text_and_the_cursor_stays() -> None:
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        box = panel.prompt_box.input
+        await pilot.press(*"new")
+        await pilot.press("left")
+        cursor = box.cursor_location
+        restored = DraftRestored(panel.session_id, "from [red]last[/red] time", 1)
+        await panel.apply(restored)
+        await panel.apply(restored)  # delivered twice (a reload): once in the box
+        await pilot.press("X")
+        await pilot.pause()
+        assert box.value == "neXw\n\nfrom [red]last[/red] time"
+        assert cursor == (0, 2) and box.cursor_location == (0, 3)
