@@ -30,7 +30,7 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Header
 
 from paragents.config import ConfigError
 from paragents.events import (
@@ -69,6 +69,7 @@ from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.text import clean
 from paragents.ui.ticker import RepaintTicker
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
+from paragents.ui.widgets.empty_hint import EmptyHint
 from paragents.ui.widgets.session_panel import SessionPanel
 
 MAIN_SCREEN_ACTIONS = {
@@ -248,11 +249,11 @@ class ParagentsApp(App[None]):
     async def show_empty_hint(self) -> None:
         """Say what to do on the empty main screen: set up a model first, or open a session."""
         if self.runtime.config.model:
-            hint = "No open session. ctrl+n opens one; /sessions (ctrl+p) reopens one."
+            hint = "No open session. ctrl+n opens one; /sessions below (or in ctrl+p) reopens one."
         else:
-            hint = "No model is set up yet: press ctrl+p and choose /setup to connect one."
+            hint = "No model is set up yet: type /setup below (or press ctrl+p and choose /setup)."
         await self.query("#empty").remove()
-        await self.grid.mount(Static(hint, id="empty", markup=False))
+        await self.grid.mount(EmptyHint(hint, id="empty"))
 
     def _relayout(self) -> None:
         grid = self.grid
@@ -458,8 +459,8 @@ class ParagentsApp(App[None]):
             self.run_worker(panel.apply_queue(tuple((q.id, q.text) for q in view.queue)))
 
     def on_command_requested(self, message: CommandRequested) -> None:
-        """Run a slash command typed in a panel's prompt box."""
-        self.start_command(message.session_id, message.command)
+        """Run a slash command typed in a panel's prompt box (or the empty screen's command line)."""
+        self.start_command(message.session_id or None, message.command)
 
     def start_command(self, sid: str | None, command: SlashCommand) -> None:
         """Run ``command`` for ``sid`` in a worker (keys, the palette, the prompt box)."""

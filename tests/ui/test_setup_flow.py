@@ -176,8 +176,33 @@ async def test_escape_on_first_run_setup_says_how_to_open_setup_again(tmp_path: 
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup")
         await pilot.press("escape")
-        await wait_until(pilot, lambda: bool(app.query("#empty")), "the hint on the empty screen")
-        hint = str(app.query_one("#empty", Static).render())
+        await wait_until(pilot, lambda: bool(app.query("#empty-hint")), "the hint on the empty screen")
+        hint = str(app.query_one("#empty-hint", Static).render())
         assert "/setup" in hint and "ctrl+p" in hint
         assert "/setup" in app.export_screenshot()
+        await app.shutdown_runtime()
+
+
+async def test_with_no_model_the_empty_screen_takes_commands_and_refuses_prompts(tmp_path: Any) -> None:
+    """Without a panel there is no prompt box: the empty screen's command line takes the commands
+    the hints name (a prompt is refused with a hint, a bad command says why)."""
+    runtime = await fresh_runtime(tmp_path)
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen) and app.ready, "setup")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: bool(app.query("#empty-command")), "the command line")
+        line = app.query_one("#empty-command", Input)
+        assert line.has_focus
+        await pilot.press(*"say hi", "enter")
+        await pilot.pause()
+        assert "Open a session first" in str(app.query_one("#empty-error", Static).render())
+        assert not app.panels and not isinstance(app.screen, SetupScreen)
+        line.value = ""
+        await pilot.press(*"/new --bogus", "enter")
+        await pilot.pause()
+        assert "--bogus" in str(app.query_one("#empty-error", Static).render())
+        line.value = ""
+        await pilot.press(*"/setup", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
         await app.shutdown_runtime()

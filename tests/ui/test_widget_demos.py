@@ -18,6 +18,7 @@ DEMO_MODULES = (
     "paragents.ui.widgets.tool_call",
     "paragents.ui.widgets.transcript",
     "paragents.ui.widgets.prompt_input",
+    "paragents.ui.widgets.empty_hint",
     "paragents.ui.screens.inbox",
     "paragents.ui.screens.overview",
     "paragents.ui.screens.setup",
