@@ -107,9 +107,10 @@ def project_trust(name: str, settings_files: Sequence[Path]) -> Trust:
     return "unknown"
 
 
-def read_mcp_json(path: Path) -> dict[str, McpServerSettings]:
+def read_mcp_json(path: Path, problems: list[str] | None = None) -> dict[str, McpServerSettings]:
     """Read a ``.mcp.json`` (``{"mcpServers": {NAME: {...}}}``); {} when absent. Raises McpConfigError
-    naming the file (and the server and field) for bad JSON, a bad shape or a bad entry."""
+    naming the file (and the server and field) for bad JSON, a bad shape or a bad entry; with
+    ``problems`` given, a bad entry is added there instead and the file's other servers still load."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -128,7 +129,12 @@ def read_mcp_json(path: Path) -> dict[str, McpServerSettings]:
         raise McpConfigError(f'{path}: expected {{"mcpServers": {{"NAME": {{...}}}}}} at the top level')
     out: dict[str, McpServerSettings] = {}
     for name, raw in servers.items():
-        out[name] = parse_server(name, raw, str(path))
+        try:
+            out[name] = parse_server(name, raw, str(path))
+        except McpConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(f"{exc}; that server was skipped (the file's other servers load)")
     return out
 
 
@@ -163,7 +169,7 @@ def load_servers(
             continue
         entries[name] = ServerEntry(name, settings, "user")
     try:
-        project = read_mcp_json(project_dir / MCP_JSON)
+        project = read_mcp_json(project_dir / MCP_JSON, problems)
     except McpConfigError as exc:
         problems.append(str(exc))
         project = {}

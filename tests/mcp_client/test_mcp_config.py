@@ -61,6 +61,19 @@ def test_a_bad_mcp_json_is_one_message_naming_the_file(tmp_path: Path, text: str
     assert str(path) in str(err.value) and expected in str(err.value)
 
 
+def test_one_bad_server_in_mcp_json_is_skipped_with_its_name_and_the_others_load(tmp_path: Path) -> None:
+    write(
+        tmp_path / ".mcp.json",
+        {"mcpServers": {"good": {"command": "x"}, "bad name": {"command": "y"}, "b2": {"args": ["z"]}}},
+    )
+    entries, problems = load_servers(tmp_path, McpSettings(), [])
+    assert list(entries) == ["good"]
+    assert len(problems) == 2
+    assert "server name 'bad name'" in problems[0] and "skipped" in problems[0]
+    assert "server 'b2': a stdio server needs a 'command'" in problems[1]
+    assert all(str(tmp_path / ".mcp.json") in p for p in problems)
+
+
 def test_project_servers_are_gated_by_the_settings_keys(tmp_path: Path) -> None:
     write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})
     assert project_trust("a", []) == "unknown"
