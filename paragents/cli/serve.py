@@ -62,9 +62,18 @@ async def _pair(args: argparse.Namespace) -> int:
     from paragents.serve.pairing import PAIRING_TTL, new_pairing
     from paragents.store import Store, StoreError
 
+    base = pair_base_url(args.url)
+    if base is None:
+        print(
+            "paragents pair: no paragents serve is running here (its serve.json is missing or its "
+            "process is gone): start one with `paragents serve` (or /serve in the app), or give the "
+            "server's address with --url",
+            file=sys.stderr,
+        )
+        return 1
     try:
         async with await Store.open() as store:
-            link = await new_pairing(store, pair_base_url(args.url))
+            link = await new_pairing(store, base)
     except StoreError as exc:
         print(f"paragents pair: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,7 @@ from aiohttp import web
 from paragents.serve.app import is_loopback_host
 from paragents.serve.auth import AuthConfig, mask
 from paragents.serve.bridge import RuntimeBridge
-from paragents.serve.pairing import cookie_secret, info_path, write_info
+from paragents.serve.pairing import claim_info, cookie_secret, info_path
 from paragents.serve.server import ServeThread, check_bind
 
 if TYPE_CHECKING:
@@ -54,28 +54,38 @@ class Running:
     bridge: RuntimeBridge
     url: str
     generated_key: str | None
-    info: Path
+    info: Path | None
+    """``serve.json`` when this server wrote it; None when another live server's was kept."""
 
     def lines(self) -> list[str]:
         """What to tell the user (keys masked; a generated key is only in the 0600 file)."""
         key = self.thread.auth.api_key
         out = [f"paragents API on {self.url}  (phone page: {self.url}/)"]
-        if self.generated_key:
+        if self.generated_key and self.info is not None:
             out.append(
                 f"API key {mask(key)} generated for this run; the full key is in {self.info} (mode 0600)"
+            )
+        elif self.generated_key:
+            out.append(
+                f"API key {mask(key)} generated for this run, not written: another running paragents "
+                f"serve owns {info_path()}; set {KEY_ENV} to choose a key for API clients"
             )
         elif key:
             out.append(f"API key {mask(key)}")
         if self.thread.auth.jwt_secret:
             out.append("JWT (HS256) accepted")
-        out.append("pair a phone: `paragents pair` (or /pair in the app); reach it with ssh -L or a VPN")
+        if self.info is not None:
+            out.append("pair a phone: `paragents pair` (or /pair in the app); reach it with ssh -L or a VPN")
+        else:
+            out.append("pair a phone: /pair in the app; reach it with ssh -L or a VPN")
         return out
 
     async def stop(self) -> None:
         """Stop the server, stop observing the Runtime and remove ``serve.json``."""
         await self.thread.stop_async()
         self.bridge.close()
-        self.info.unlink(missing_ok=True)
+        if self.info is not None:
+            self.info.unlink(missing_ok=True)
 
 
 def auth_from(options: ServeOptions, env: dict[str, str] | None = None) -> tuple[AuthConfig, str | None]:
@@ -120,20 +130,21 @@ async def start(
     except BaseException:
         bridge.close()
         raise
-    info = write_info(url, generated)
+    info = claim_info(url, generated)  # None: another live server's serve.json stays
     return Running(thread, bridge, url, generated, info)
 
 
-def pair_base_url(explicit: str | None) -> str:
-    """The base URL for a pairing link: ``explicit``, else the running server's, else the default."""
-    from paragents.serve.pairing import read_info
+def pair_base_url(explicit: str | None) -> str | None:
+    """The base URL for a pairing link: ``explicit``, else the running server's (its process alive),
+    else None: a link nothing serves would only fail on the phone."""
+    from paragents.serve.pairing import live_info
 
     if explicit:
         return explicit
-    info = read_info()
+    info = live_info()
     if info and isinstance(info.get("url"), str):
         return str(info["url"])
-    return f"http://127.0.0.1:{DEFAULT_PORT}"
+    return None
 
 
 __all__ = ["KEY_ENV", "Running", "ServeOptions", "auth_from", "info_path", "pair_base_url", "start"]

@@ -63,6 +63,33 @@ def read_info(state_dir: Path | None = None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
+def _alive(pid: Any) -> bool:
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        return True
+    return True
+
+
+def live_info(state_dir: Path | None = None) -> dict[str, Any] | None:
+    """What a running server wrote (:func:`read_info`), or None when none did or its process is gone."""
+    info = read_info(state_dir)
+    return info if info is not None and _alive(info.get("pid")) else None
+
+
+def claim_info(url: str, api_key: str | None, state_dir: Path | None = None) -> Path | None:
+    """Write this server's :func:`info_path` unless another live server's is there (``paragents
+    pair`` keeps pointing at that one); return the path when written, else None."""
+    other = live_info(state_dir)
+    if other is not None and other.get("pid") != os.getpid():
+        return None
+    return write_info(url, api_key, state_dir)
+
+
 async def new_pairing(store: Store, base_url: str, now: float | None = None, ttl: float = PAIRING_TTL) -> str:
     """Create a one-time pairing code valid for ``ttl`` seconds; return its link under ``base_url``."""
     code = secrets.token_urlsafe(24)

@@ -47,3 +47,37 @@ async def test_old_access_rows_are_pruned(served: Served) -> None:
     await store.record_access(remote="1.2.3.4", method="GET", path="/new", status=200, at=5000.0)
     assert await store.prune_access(2000.0) == 1
     assert [r["path"] for r in await store.recent_access()] == ["/new"]
+
+
+def test_pair_with_no_server_running_says_so_instead_of_printing_a_dead_link() -> None:
+    from paragents.serve.pairing import info_path
+
+    done = paragents("pair")
+    info_path().parent.mkdir(parents=True, exist_ok=True)
+    assert done.returncode == 1 and "/pair/" not in done.stdout
+    assert "no paragents serve is running" in done.stderr and "--url" in done.stderr
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    info_path().write_text(f'{{"url": "http://127.0.0.1:9", "pid": {int(gone.stdout)}}}')
+    done = paragents("pair")  # a serve.json left by a server that is gone
+    assert done.returncode == 1 and "no paragents serve is running" in done.stderr
+    info_path().write_text(f'{{"url": "http://127.0.0.1:9", "pid": {os.getpid()}}}')
+    done = paragents("pair")  # a live server's
+    assert done.returncode == 0, done.stderr
+    assert "http://127.0.0.1:9/pair/" in done.stdout
+
+
+def test_a_second_server_does_not_take_over_a_live_servers_serve_json() -> None:
+    from paragents.serve.pairing import claim_info, info_path
+
+    info_path().parent.mkdir(parents=True, exist_ok=True)
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        info_path().write_text(f'{{"url": "http://127.0.0.1:1111", "pid": {other.pid}}}')
+        assert claim_info("http://127.0.0.1:2222", "k") is None
+        assert "1111" in info_path().read_text()
+    finally:
+        other.communicate(b"", timeout=60)
+    assert claim_info("http://127.0.0.1:2222", None) == info_path()  # its process is gone now
+    assert "2222" in info_path().read_text()
