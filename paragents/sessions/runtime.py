@@ -390,15 +390,17 @@ class Runtime(SessionsCore):
 
     async def reload_config(self) -> list[tuple[str, str, str]]:
         """Re-read the config files (after /setup, /reload) with the command line's values still on top,
-        rebuild the chat client and apply the new values to open sessions. Returns ``(field, old, new)``
-        for every value that changed (secrets redacted, as /show-config shows them). Raises ConfigError
-        naming the file and field; the running config is then left as it was."""
+        rebuild the chat client and apply the new values to open sessions: a session on the old default
+        model follows a new default (stored, with a note); one given its own model keeps it. Returns
+        ``(field, old, new)`` for every value that changed (secrets redacted, as /show-config shows
+        them). Raises ConfigError naming the file and field; the running config is then left as it was."""
         from paragents import events as ev
 
         loaded = load_config(self.project_dir, self.cli_overrides, self.env)
         cfg = loaded.config
         client = make_client(cfg, self.recorder, self.env)
         before = {name: value for name, value, _source in describe_config(self.loaded, self.env)}
+        old_default = self.loaded.config.model
         old = self.client
         self.loaded = loaded
         self.client = client
@@ -408,7 +410,14 @@ class Runtime(SessionsCore):
             agent.config = cfg
         self.conflicts.resources = tuple(cfg.resources)
         await self.mcp.reconfigure(cfg.mcp, [f.path for f in getattr(self.policy, "files", [])])
-        for view in self.sessions.values():
+        for view in list(self.sessions.values()):
+            follows = bool(cfg.model) and cfg.model != old_default and view.model == old_default
+            if follows and not view.read_only and not view.model.startswith("acp:"):
+                await self.set_model(view.id, cfg.model)
+                was = old_default or "(none)"
+                text = f"model {was} -> {cfg.model}: the default changed (/model {was} switches back)"
+                self.emit(ev.Notice(view.id, text))
+                continue
             model = view.model or cfg.model
             view.apply(ev.ModelChanged(view.id, model, self.context_window(model)))
         await old.aclose()
