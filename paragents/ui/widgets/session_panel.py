@@ -23,6 +23,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from paragents.events import (
+    AgentControlsChanged,
     AwaitingReply,
     Compacted,
     ConflictDetected,
@@ -128,6 +129,10 @@ class SessionPanel(Vertical):
         """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
+        self.agent_controls: AgentControlsChanged | None = getattr(view, "agent_controls", None)
+        """What the session's external ACP agent offers (title: its mode and model; prompt box: its
+        commands), or None."""
+        self.prompt_box.agent = self.agent_controls
         self._cancel_noticed = False
 
     def compose(self) -> ComposeResult:
@@ -168,6 +173,8 @@ class SessionPanel(Vertical):
         text.append(shorten(self.name_, 40), style="bold")
         text.append(sep)
         text.append(shorten(self.model or "(no model)", 40))
+        if self.agent_controls is not None and self.agent_controls.model:
+            text.append(f" ({shorten(self.agent_controls.model, 30)})")
         text.append(sep)
         waited = self.waited_for_first_token()
         if self.state is SessionState.WAITING and self.waiting_on:
@@ -181,6 +188,10 @@ class SessionPanel(Vertical):
             said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
             text.append(f"{sep}{glyphs().warn} {said}{more}", style="bold red")
         text.append(f"{sep}{clean(self.mode)}")
+        if self.agent_controls is not None and self.agent_controls.mode:
+            text.append(
+                f"{sep}{shorten(self.agent_controls.agent, 20)} mode {shorten(self.agent_controls.mode, 24)}"
+            )
         text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
@@ -316,6 +327,8 @@ class SessionPanel(Vertical):
             self.model, self.context_window = event.model, event.context_window
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
+        elif isinstance(event, AgentControlsChanged):
+            self.agent_controls = self.prompt_box.agent = event
         elif isinstance(event, Compacted):
             t.add_notice(
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
