@@ -30,7 +30,7 @@ MAX_TEXT = 160
 METHOD_NOT_FOUND = -32601
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
-_NAME = re.compile(r"[^\s/]+")
+_NAME = re.compile(r"\S+")
 
 
 def one_line(text: Any, limit: int = MAX_TEXT) -> str:
@@ -40,7 +40,7 @@ def one_line(text: Any, limit: int = MAX_TEXT) -> str:
 
 
 def clean_name(text: Any) -> str | None:
-    """A command name, mode id or option value fit to be typed (one word, no slash, no control
+    """A command name, mode id or option value fit to be typed (one word, no leading slash, no control
     characters, at most MAX_NAME characters), or None."""
     name = str(text or "").strip().lstrip("/")
     if not name or len(name) > MAX_NAME or _CONTROL.search(name) or not _NAME.fullmatch(name):
