@@ -27,7 +27,7 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 90) -
 
 
 def notices(aenv: AcpEnv, sid: str) -> list[str]:
-    return [e.text for e in aenv.sink.of(ev.Notice, sid)]  # type: ignore[attr-defined]
+    return [e.text for e in aenv.sink.of(ev.Notice, sid)]
 
 
 async def started(aenv: AcpEnv, rt: Runtime, name: str = "q") -> str:
@@ -68,7 +68,7 @@ async def test_mode_lists_and_switches_the_agents_modes_not_paragents_permission
     assert view.mode == "default"  # paragents' permission mode did not change
     await rt.agent_mode(sid, "yolo")
     assert "fake has no mode 'yolo'; its modes: ask, code, plan" in notices(aenv, sid)[-1]
-    assert not [e for e in aenv.sink.of(ev.Notice, sid) if e.level == "error"]  # type: ignore[attr-defined]
+    assert not [e for e in aenv.sink.of(ev.Notice, sid) if e.level == "error"]
     await rt.shutdown()
 
 
