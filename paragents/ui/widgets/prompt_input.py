@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
 
 from paragents import events as ev
-from paragents.ui.agent_commands import agent_command, agent_matches, agent_prompt
+from paragents.ui.agent_commands import PARAGENTS_NAMES, agent_command, agent_matches, agent_prompt
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import CommandRequested, PromptSubmitted, QueueEditRequested
@@ -189,21 +189,24 @@ class PromptBox(Vertical):
         value = self.input.text
         matches = complete(value.strip()) if value.startswith("/") else []
         theirs = agent_matches(value, self.agent) if value.startswith("/") else []
-        # six rows at most: the agent's commands get at least three of them when both match
+        # six rows at most: the agent's commands first (paragents' own are known; theirs are what this
+        # session adds), at least three of them when both match
         theirs = theirs[: max(3, 6 - len(matches))]
         text = Text()
-        for i, spec in enumerate(matches[: 6 - len(theirs)]):
-            if i:
-                text.append("\n")
-            text.append(spec.usage, style="bold")
-            text.append(f"  {spec.help}")
         agent = self.agent.agent if self.agent is not None else ""
-        slash = "//" if value.startswith("//") else "/"
         for name, desc in theirs:
             if text:
                 text.append("\n")
-            text.append(slash + name, style="bold")  # the agent's words: plain text, never markup
+            shadowed = value.startswith("//") or name.lower() in PARAGENTS_NAMES  # paragents' wins
+            text.append(
+                ("//" if shadowed else "/") + name, style="bold"
+            )  # the agent's words: plain text, never markup
             text.append(f"  {desc} · {agent}" if desc else f"  · {agent}")
+        for spec in matches[: 6 - len(theirs)]:
+            if text:
+                text.append("\n")
+            text.append(spec.usage, style="bold")
+            text.append(f"  {spec.help}")
         self._hint(text if text else "")
 
     def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:

@@ -183,15 +183,14 @@ class SessionPanel(Vertical):
             text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
         else:
             text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
+        if self.agent_controls is not None and self.agent_controls.mode:  # an ACP agent's own mode
+            agent, mode = shorten(self.agent_controls.agent, 20), shorten(self.agent_controls.mode, 24)
+            text.append(f"{sep}{agent} mode {mode}", style="bold")
         if self.lane_conflicts and self.lane:
             more = f" +{len(self.lane_conflicts) - 1}" if len(self.lane_conflicts) > 1 else ""
             said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
             text.append(f"{sep}{glyphs().warn} {said}{more}", style="bold red")
         text.append(f"{sep}{clean(self.mode)}")
-        if self.agent_controls is not None and self.agent_controls.mode:
-            text.append(
-                f"{sep}{shorten(self.agent_controls.agent, 20)} mode {shorten(self.agent_controls.mode, 24)}"
-            )
         text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
