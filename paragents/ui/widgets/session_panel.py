@@ -52,6 +52,7 @@ from paragents.events import (
 )
 from paragents.models import SessionState, Usage
 from paragents.sessions import SessionView
+from paragents.sessions.acp import MODEL_PREFIX
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
@@ -130,6 +131,8 @@ class SessionPanel(Vertical):
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
         self.agent_controls: AgentControlsChanged | None = getattr(view, "agent_controls", None)
+        if self.agent_controls is None and view.model.startswith(MODEL_PREFIX):  # not started yet
+            self.agent_controls = AgentControlsChanged(view.id, view.model.removeprefix(MODEL_PREFIX))
         """What the session's external ACP agent offers (title: its mode and model; prompt box: its
         commands), or None."""
         self.prompt_box.agent = self.agent_controls
