@@ -48,14 +48,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     ),
     CommandSpec("close", "/close", "Close the focused session (it stays in /sessions)"),
     CommandSpec("rename", "/rename NAME", "Rename the focused session"),
-    CommandSpec(
-        "model", "/model NAME", "Switch the focused session's model (an ACP agent's: /model lists them)"
-    ),
-    CommandSpec(
-        "mode",
-        "/mode MODE",
-        "Permission mode: " + "|".join(PERMISSION_MODES) + " (an ACP agent's own: /mode lists them)",
-    ),
+    CommandSpec("model", "/model NAME", "Switch the focused session's model"),
+    CommandSpec("mode", "/mode MODE", "Permission mode: " + "|".join(PERMISSION_MODES)),
     CommandSpec("sandbox", "/sandbox [off|auto|required]", "Show or switch the session's command sandbox"),
     CommandSpec("clear", "/clear", "Start a new conversation in the focused session"),
     CommandSpec("cancel", "/cancel", "Cancel the focused session's running turn"),
@@ -89,9 +83,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         "permissions",
         "/permissions [mode MODE]",
-        "Show the effective permission rules; mode: set the session's permission mode ("
-        + "|".join(PERMISSION_MODES)
-        + ")",
+        "Show the effective permission rules (mode: set the session's)",
     ),
     CommandSpec(
         "mcp",
