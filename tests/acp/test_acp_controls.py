@@ -140,3 +140,28 @@ def test_permissions_mode_sets_paragents_permission_mode() -> None:
     assert parse_command("/permissions mode plan") == SlashCommand("permissions", None, {"mode": "plan"})
     assert parse_command("/permissions") == SlashCommand("permissions")
     assert not isinstance(parse_command("/permissions mode yolo"), SlashCommand)
+
+
+def test_updates_from_the_agent_change_the_mode_and_model_shown() -> None:
+    from acp.schema import (
+        ConfigOptionUpdate,
+        CurrentModeUpdate,
+        SessionConfigOptionSelect,
+        SessionConfigSelectOption,
+    )
+
+    from paragents.acp.controls import AgentControls
+
+    seen: list[ev.Event] = []
+    controls = AgentControls("s", seen.append, "qwen")
+    choices = [SessionConfigSelectOption(value="big", name="Big \x1b[31mone")]
+    option = SessionConfigOptionSelect(
+        id="m", name="Model", category="model", type="select", current_value="big", options=choices
+    )
+    controls.apply(ConfigOptionUpdate(session_update="config_option_update", config_options=[option]))
+    controls.apply(CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan"))
+    controls.apply(CurrentModeUpdate(session_update="current_mode_update", current_mode_id="plan"))
+    assert seen == [
+        ev.AgentControlsChanged("s", "qwen", (), None, "Big [31mone"),
+        ev.AgentControlsChanged("s", "qwen", (), "plan", "Big [31mone"),
+    ]
