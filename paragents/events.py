@@ -408,5 +408,17 @@ class ConversationCleared(Event):
     """``/clear``: a new, empty conversation started (the old one stays in the store)."""
 
 
+@dataclass(frozen=True, slots=True)
+class AgentControlsChanged(Event):
+    """What the session's external ACP agent offers changed (``paragents.acp.controls``): its slash
+    ``commands`` ((name, description) pairs, plain text from the agent), the name of its current
+    ``mode`` and ``model`` (None: it has none). ``agent``: its name, to mark its commands."""
+
+    agent: str
+    commands: tuple[tuple[str, str], ...] = ()
+    mode: str | None = None
+    model: str | None = None
+
+
 EventSink = Callable[[Event], None]
 """A callable the engine calls with every event; it must not block (schedule work instead)."""

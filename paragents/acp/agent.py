@@ -19,6 +19,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementatio
 
 from paragents import events as ev
 from paragents.acp.client import AcpClient
+from paragents.acp.controls import AgentControls
 from paragents.acp.launch import AgentSpec, AgentUnavailable, find_program
 from paragents.acp.process import AgentProcess
 from paragents.acp.updates import TurnLog
@@ -71,6 +72,8 @@ class AcpAgent(Agent):
         self.remote_id = remote_id
         self.save_remote = save_remote
         self.log = TurnLog(self.session.id, self.emit)
+        self.controls = AgentControls(self.session.id, self.emit, spec.name)
+        """Its commands, modes and config options (``/mode``, ``/model``: paragents.acp.controls)."""
         self.acp = AcpClient(self)
         self.proc: AgentProcess | None = None
         self.conn: Any = None
@@ -183,6 +186,7 @@ class AcpAgent(Agent):
                 self.remote_id = opened.session_id
                 if self.save_remote is not None:
                     await self.save_remote(opened.session_id)
+            self.controls.opened(opened, self.agent_info)
             modes = getattr(opened, "modes", None)
             if modes is not None and modes.available_modes:
                 self.log.mode = modes.current_mode_id

@@ -42,6 +42,7 @@ from paragents.tools.base import ToolResult
 from paragents.tools.fsutil import resolve_path
 
 if TYPE_CHECKING:
+    from paragents.acp.controls import AgentControls
     from paragents.acp.updates import TurnLog
     from paragents.agent.session import SessionReader
     from paragents.conflicts import ConflictChecker
@@ -76,6 +77,7 @@ class AgentSide(Protocol):
     policy: Policy
     conflicts: ConflictChecker
     log: TurnLog
+    controls: AgentControls
 
     def emit(self, event: ev.Event) -> None: ...
     def summarize(self, tool_name: str, args: dict[str, Any]) -> str: ...
@@ -107,6 +109,7 @@ class AcpClient:
     # -- updates -------------------------------------------------------------------------------------
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         self.agent.log.apply(update)
+        self.agent.controls.apply(update)
 
     # -- permissions ---------------------------------------------------------------------------------
     async def request_permission(

@@ -191,6 +191,24 @@ class Runtime(SessionsCore):
         """See :meth:`SessionLifecycle.set_mode`."""
         await self.lifecycle.set_mode(sid, mode)
 
+    def runs_agent(self, sid: str) -> bool:
+        """True when an external ACP agent runs session ``sid`` (``/mode`` and ``/model`` address it)."""
+        from paragents.sessions.acp_controls import runs_agent
+
+        return runs_agent(self, sid)
+
+    async def agent_mode(self, sid: str, mode: str | None) -> None:
+        """See :func:`paragents.sessions.acp_controls.agent_mode`."""
+        from paragents.sessions.acp_controls import agent_mode
+
+        await agent_mode(self, sid, mode)
+
+    async def agent_model(self, sid: str, model: str | None) -> None:
+        """See :func:`paragents.sessions.acp_controls.agent_model`."""
+        from paragents.sessions.acp_controls import agent_model
+
+        await agent_model(self, sid, model)
+
     def set_sandbox(self, sid: str, mode: str) -> None:
         """See :meth:`SessionLifecycle.set_sandbox`."""
         self.lifecycle.set_sandbox(sid, mode)

@@ -68,6 +68,8 @@ class SessionView:
     """The question the last turn ended with (needs you: question) until a prompt is sent, or None."""
     draft: str = ""
     """Text typed but not sent when the session was last open (``DraftRestored``), for its prompt box."""
+    agent_controls: ev.AgentControlsChanged | None = None
+    """What the session's external ACP agent offers (commands, current mode and model), when it runs one."""
     read_only: str | None = None
     """Set when another live process holds the session (one writer per session): why it is shown
     read-only here and how to take it over; None when this process holds it."""
@@ -137,6 +139,8 @@ class SessionView:
                 self.messages = list(messages)
                 if context_tokens is not None:
                     self.context_tokens = context_tokens
+            case ev.AgentControlsChanged():
+                self.agent_controls = event
             case ev.ConversationCleared():
                 self.messages = []
                 self.context_tokens = 0

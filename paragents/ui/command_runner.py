@@ -110,6 +110,13 @@ async def show_config(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def permissions(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if "mode" in command.options:  # /permissions mode MODE: paragents' permission mode of the session
+        if not sid or sid not in app.panels:
+            app.notify("/permissions mode needs an open session: ctrl+n opens one.", severity="warning")
+            return
+        await app.runtime.set_mode(sid, command.options["mode"])
+        app.sync_panel(sid)
+        return
     app.show_screen(permissions_screen(app.runtime.policy))
 
 
@@ -148,11 +155,17 @@ async def rename(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def model(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if app.runtime.runs_agent(sid):  # an external ACP agent: its own models (a note in its panel)
+        await app.runtime.agent_model(sid, command.arg)
+        return
     await app.runtime.set_model(sid, command.arg or "")
     app.sync_panel(sid)
 
 
 async def mode(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    if app.runtime.runs_agent(sid):  # an external ACP agent: its own modes (a note in its panel)
+        await app.runtime.agent_mode(sid, command.arg)
+        return
     await app.runtime.set_mode(sid, command.arg or "")
     app.sync_panel(sid)
 

@@ -80,7 +80,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec("setup", "/setup", "Edit endpoint, model and API key"),
     CommandSpec("reload", "/reload", "Re-read runtime_config.json and apply it (says what changed)"),
     CommandSpec("show-config", "/show-config", "Show the effective configuration and its sources"),
-    CommandSpec("permissions", "/permissions", "Show the effective permission rules"),
+    CommandSpec(
+        "permissions",
+        "/permissions [mode MODE]",
+        "Show the effective permission rules (mode: set the session's)",
+    ),
     CommandSpec(
         "mcp",
         "/mcp [restart NAME]",
@@ -190,6 +194,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if args and (args[0] != "restart" or len(args) != 2):
             return CommandError(f"/mcp takes nothing or 'restart NAME'. Usage: {spec.usage}")
         return SlashCommand(name, args[1] if args else None)
+    if name == "permissions" and args:
+        if len(args) != 2 or args[0] != "mode" or args[1] not in PERMISSION_MODES:
+            return CommandError(f"/permissions takes nothing or 'mode MODE' ({', '.join(PERMISSION_MODES)}).")
+        return SlashCommand(name, None, {"mode": args[1]})
     if name == "sandbox":
         if len(args) > 1 or (args and args[0] not in SANDBOX_MODES):
             return CommandError(f"/sandbox takes one of {', '.join(SANDBOX_MODES)}. Usage: {spec.usage}")

@@ -9,14 +9,20 @@
 - ``sneak PATH TEXT``: writes PATH itself (not through the client)
 - ``wait``: waits until ``session/cancel`` (the turn then ends with stop reason "cancelled")
 - ``crash``: prints to stderr and exits with code 3
+- ``/NAME ARGS`` (one of its commands): says "command: /NAME ARGS"
 
 Environment: ``FAKE_ACP_INIT_CRASH`` set: exits with code 5 during ``initialize`` after a line on
-stderr; ``FAKE_ACP_LOAD`` set: supports ``session/load`` (replays "loaded" as a message chunk).
+stderr; ``FAKE_ACP_LOAD`` set: supports ``session/load`` (replays "loaded" as a message chunk);
+``FAKE_ACP_COMMANDS``: JSON list of [name, description] advertised right after session/new;
+``FAKE_ACP_MODES`` set: offers modes ask, code (current), plan (``broken``: advertises them but
+answers session/set_mode with "method not found"); ``FAKE_ACP_MODELS`` set: config options "model"
+(small, large; category model) and "thought" (low, high; category thought_level).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 import uuid
@@ -25,6 +31,7 @@ from typing import Any
 
 from acp import (
     PROTOCOL_VERSION,
+    RequestError,
     run_agent,
     start_tool_call,
     update_agent_message_text,
@@ -36,12 +43,19 @@ from acp.schema import (
     AllowedOutcome,
     AvailableCommand,
     AvailableCommandsUpdate,
+    CurrentModeUpdate,
     InitializeResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PermissionOption,
     PlanEntry,
     PromptResponse,
+    SessionConfigOptionSelect,
+    SessionConfigSelectOption,
+    SessionMode,
+    SessionModeState,
+    SetSessionConfigOptionResponse,
+    SetSessionModeResponse,
     ToolCallLocation,
     UsageUpdate,
 )
@@ -60,6 +74,8 @@ class FakeAgent:
     def __init__(self) -> None:
         self.conn: Any = None
         self.cancelled: dict[str, asyncio.Event] = {}
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.config = {"model": "small", "thought": "low"}
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -72,7 +88,60 @@ class FakeAgent:
         return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=caps)
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
-        return NewSessionResponse(session_id=f"fake-{uuid.uuid4().hex[:8]}")
+        sid = f"fake-{uuid.uuid4().hex[:8]}"
+        if os.environ.get("FAKE_ACP_COMMANDS"):
+            self.tasks.add(asyncio.create_task(self.advertise(sid)))
+        modes = None
+        if os.environ.get("FAKE_ACP_MODES"):
+            names = [
+                ("ask", "Ask", "asks before edits"),
+                ("code", "Code", ""),
+                ("plan", "Plan", "plans only"),
+            ]
+            available = [SessionMode(id=i, name=n, description=d or None) for i, n, d in names]
+            modes = SessionModeState(current_mode_id="code", available_modes=available)
+        options = self.options() if os.environ.get("FAKE_ACP_MODELS") else None
+        return NewSessionResponse(session_id=sid, modes=modes, config_options=options)
+
+    async def advertise(self, sid: str) -> None:
+        pairs = json.loads(os.environ["FAKE_ACP_COMMANDS"])
+        commands = [AvailableCommand(name=n, description=d) for n, d in pairs]
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=commands
+        )
+        await self.conn.session_update(sid, update)
+
+    def options(self) -> list[Any]:
+        def select(cid: str, name: str, category: str, values: list[str]) -> SessionConfigOptionSelect:
+            choices = [SessionConfigSelectOption(value=v, name=v.title()) for v in values]
+            return SessionConfigOptionSelect(
+                id=cid,
+                name=name,
+                category=category,
+                type="select",
+                current_value=self.config[cid],
+                options=choices,
+            )
+
+        return [
+            select("model", "Model", "model", ["small", "large"]),
+            select("thought", "Thought level", "thought_level", ["low", "high"]),
+        ]
+
+    async def set_session_mode(self, mode_id: str, session_id: str, **kwargs: Any) -> SetSessionModeResponse:
+        if os.environ.get("FAKE_ACP_MODES") == "broken":
+            raise RequestError.method_not_found("session/set_mode")
+        update = CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id)
+        await self.conn.session_update(session_id, update)
+        return SetSessionModeResponse()
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
+    ) -> SetSessionConfigOptionResponse:
+        if config_id not in self.config:
+            raise RequestError.invalid_params({"configId": config_id})
+        self.config[config_id] = str(value)
+        return SetSessionConfigOptionResponse(config_options=self.options())
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
         await self.conn.session_update(session_id, update_agent_message_text("loaded"))
@@ -179,6 +248,8 @@ class FakeAgent:
                 await self.say(sid, "waiting")
                 await self.cancelled.setdefault(sid, asyncio.Event()).wait()
                 return PromptResponse(stop_reason="cancelled")
+            elif verb.startswith("/"):
+                await self.say(sid, f"command: {line}")
             elif verb == "crash":
                 print("fake agent: segmentation fault in the model", file=sys.stderr, flush=True)
                 os._exit(3)

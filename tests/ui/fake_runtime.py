@@ -215,6 +215,15 @@ class FakeRuntime:
     async def set_mode(self, sid: str, mode: str) -> None:
         self.sessions[sid].mode = mode
 
+    def runs_agent(self, sid: str) -> bool:
+        return False
+
+    async def agent_mode(self, sid: str, mode: str | None) -> None:
+        pass
+
+    async def agent_model(self, sid: str, model: str | None) -> None:
+        pass
+
     def set_sandbox(self, sid: str, mode: str) -> None:
         self.sessions[sid].sandbox_mode = mode
 

@@ -192,7 +192,7 @@ def collect_rows(
                 session_id=sid,
                 name=panel.name_,
                 state=state,
-                model=panel.model,
+                model=panel.model + (f" ({c.model})" if (c := panel.agent_controls) and c.model else ""),
                 tool=activity.tool.get(sid, ""),
                 queued=len(panel.queue),
                 asks=sum(not e.reply.done() for e in panel.pending.values())

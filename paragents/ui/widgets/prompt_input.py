@@ -16,6 +16,8 @@ from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
 
+from paragents import events as ev
+from paragents.ui.agent_commands import PARAGENTS_NAMES, agent_command, agent_matches, agent_prompt
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import CommandRequested, DraftChanged, PromptSubmitted, QueueEditRequested
@@ -129,10 +131,13 @@ class PromptBox(Vertical):
         self._saved_draft = ""
         """The draft as last saved (DraftChanged posted), to post only changes."""
         self._draft_timer: Any = None
+        self.agent: ev.AgentControlsChanged | None = None
+        """What the session's external ACP agent offers (its commands are completed and sent to it;
+        ``/mode`` and ``/model`` address it), set by the panel; None for paragents' own agent."""
         self.input = PromptArea(
             placeholder="Ask… (Enter sends, ctrl+j newline, / commands)",
-            check=command_error,
-            suggest=suggest_command,
+            check=self._check,
+            suggest=self._suggest,
             history=True,
             id="prompt",
         )
@@ -205,22 +210,45 @@ class PromptBox(Vertical):
             area.insert("\n\n" + text, area.document.end)
             area.selection = selection
 
+    def _check(self, text: str) -> str | None:
+        if agent_prompt(text, self.agent) is not None or agent_command(text, self.agent) is not None:
+            return None
+        return command_error(text)
+
+    def _suggest(self, value: str) -> str | None:
+        found = None if value.startswith("//") else suggest_command(value)
+        if found is None:
+            theirs = agent_matches(value, self.agent)
+            slash = "//" if value.startswith("//") else "/"
+            found = slash + theirs[0][0] if theirs else None
+        return found
+
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area is not self.input:
             return
         self._draft_typed()
         value = self.input.text
         matches = complete(value.strip()) if value.startswith("/") else []
-        if matches:
-            text = Text()
-            for i, spec in enumerate(matches[:6]):
-                if i:
-                    text.append("\n")
-                text.append(spec.usage, style="bold")
-                text.append(f"  {spec.help}")
-            self._hint(text)
-        else:
-            self._hint("")
+        theirs = agent_matches(value, self.agent) if value.startswith("/") else []
+        # six rows at most: the agent's commands first (paragents' own are known; theirs are what this
+        # session adds), at least three of them when both match
+        theirs = theirs[: max(3, 6 - len(matches))]
+        text = Text()
+        agent = self.agent.agent if self.agent is not None else ""
+        for name, desc in theirs:
+            if text:
+                text.append("\n")
+            shadowed = value.startswith("//") or name.lower() in PARAGENTS_NAMES  # paragents' wins
+            text.append(
+                ("//" if shadowed else "/") + name, style="bold"
+            )  # the agent's words: plain text, never markup
+            text.append(f"  {desc} · {agent}" if desc else f"  · {agent}")
+        for spec in matches[: 6 - len(theirs)]:
+            if text:
+                text.append("\n")
+            text.append(spec.usage, style="bold")
+            text.append(f"  {spec.help}")
+        self._hint(text if text else "")
 
     def on_prompt_area_submitted(self, event: PromptArea.Submitted) -> None:
         if event.area is not self.input:
@@ -233,6 +261,14 @@ class PromptBox(Vertical):
         if self._saved_draft:  # sent: the box is empty now, and must not come back next time
             self._saved_draft = ""
             self.post_message(DraftChanged(self.session_id, ""))
+        to_agent = agent_prompt(event.text, self.agent)
+        if to_agent is not None:  # the agent's own command: sent to it as the prompt
+            self.post_message(PromptSubmitted(self.session_id, to_agent))
+            return
+        addressed = agent_command(event.text, self.agent)
+        if addressed is not None:
+            self.post_message(CommandRequested(self.session_id, addressed))
+            return
         parsed = parse_command(event.text) if is_command(event.text) else None
         if parsed is not None and not isinstance(parsed, CommandError):
             self.post_message(CommandRequested(self.session_id, parsed))

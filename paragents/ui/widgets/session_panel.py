@@ -23,6 +23,7 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from paragents.events import (
+    AgentControlsChanged,
     AwaitingReply,
     Compacted,
     ConflictDetected,
@@ -52,6 +53,7 @@ from paragents.events import (
 )
 from paragents.models import SessionState, Usage
 from paragents.sessions import SessionView
+from paragents.sessions.acp import MODEL_PREFIX
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
@@ -129,6 +131,12 @@ class SessionPanel(Vertical):
         """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
         self.prompt_box = PromptBox(self.session_id)
+        self.agent_controls: AgentControlsChanged | None = getattr(view, "agent_controls", None)
+        if self.agent_controls is None and view.model.startswith(MODEL_PREFIX):  # not started yet
+            self.agent_controls = AgentControlsChanged(view.id, view.model.removeprefix(MODEL_PREFIX))
+        """What the session's external ACP agent offers (title: its mode and model; prompt box: its
+        commands), or None."""
+        self.prompt_box.agent = self.agent_controls
         self._cancel_noticed = False
         self._draft = view.draft
         """Text typed but not sent last time (put into the prompt box at mount)."""
@@ -172,6 +180,8 @@ class SessionPanel(Vertical):
         text.append(shorten(self.name_, 40), style="bold")
         text.append(sep)
         text.append(shorten(self.model or "(no model)", 40))
+        if self.agent_controls is not None and self.agent_controls.model:
+            text.append(f" ({shorten(self.agent_controls.model, 30)})")
         text.append(sep)
         waited = self.waited_for_first_token()
         if self.state is SessionState.WAITING and self.waiting_on:
@@ -180,6 +190,9 @@ class SessionPanel(Vertical):
             text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
         else:
             text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
+        if self.agent_controls is not None and self.agent_controls.mode:  # an ACP agent's own mode
+            agent, mode = shorten(self.agent_controls.agent, 20), shorten(self.agent_controls.mode, 24)
+            text.append(f"{sep}{agent} mode {mode}", style="bold")
         if self.lane_conflicts and self.lane:
             more = f" +{len(self.lane_conflicts) - 1}" if len(self.lane_conflicts) > 1 else ""
             said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
@@ -322,6 +335,8 @@ class SessionPanel(Vertical):
             self.model, self.context_window = event.model, event.context_window
         elif isinstance(event, ModeChanged):
             self.mode = event.mode
+        elif isinstance(event, AgentControlsChanged):
+            self.agent_controls = self.prompt_box.agent = event
         elif isinstance(event, Compacted):
             t.add_notice(
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "

@@ -1,0 +1,152 @@
+"""``/mode`` and ``/model`` of a session run by an external ACP agent: they address the agent's own
+modes (``session/set_mode``) and its model (``session/set_config_option`` on its option of category
+"model"); see :mod:`paragents.acp.controls`. Each call says its outcome in one note in the session's
+panel, also when the agent offers no modes or models or refuses ("method not found"): paragents'
+own permission mode is never changed instead (``/permissions mode MODE`` does that). Nothing here
+imports Textual."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from paragents import events as ev
+from paragents.sessions.acp import agent_of
+
+if TYPE_CHECKING:
+    from paragents.acp.agent import AcpAgent
+    from paragents.acp.controls import Choice, ConfigOption
+
+PERMISSION_HINT = "paragents' permission mode is changed with /permissions mode MODE"
+
+
+def runs_agent(core: Any, sid: str) -> bool:
+    """True when session ``sid`` is run by an external ACP agent."""
+    return agent_of(core, sid) is not None
+
+
+async def _started(core: Any, sid: str) -> AcpAgent | None:
+    """The session's agent, started (its session open, so its modes and options are known); None
+    after a note saying why not."""
+    from paragents.acp.agent import AcpLaunchError
+
+    agent = agent_of(core, sid)
+    if agent is None:
+        return None
+    try:
+        await agent.start()
+    except AcpLaunchError as exc:
+        core.emit(ev.Notice(sid, str(exc), "error"))
+        return None
+    return agent
+
+
+def _rows(choices: tuple[Choice, ...], current: str | None) -> list[str]:
+    rows = []
+    for c in choices:
+        mark = "*" if c.id == current else " "
+        label = c.id if c.name in ("", c.id) else f"{c.id} ({c.name})"
+        rows.append(f" {mark} {label}" + (f": {c.description}" if c.description else ""))
+    return rows
+
+
+def _options_rows(options: tuple[ConfigOption, ...], skip: ConfigOption | None) -> list[str]:
+    rows = []
+    for o in options:
+        if o is skip:
+            continue
+        values = f" ({', '.join(c.id for c in o.choices)})" if o.choices else ""
+        rows.append(f"   {o.name}: {o.label()}{values}")
+    return rows
+
+
+async def agent_mode(core: Any, sid: str, wanted: str | None) -> None:
+    """``/mode [ID]`` for an ACP session: list the agent's modes, or switch to ``wanted``."""
+    from acp import RequestError
+
+    from paragents.acp.controls import not_supported
+
+    agent = await _started(core, sid)
+    if agent is None:
+        return
+    ctl, who = agent.controls, agent.controls.agent_name
+    option = ctl.mode_option if not ctl.modes else None
+    modes = ctl.modes or (option.choices if option is not None else ())
+    current = ctl.mode if ctl.modes else (option.current if option is not None else None)
+    if not modes or "session/set_mode" in ctl.unsupported:
+        core.emit(ev.Notice(sid, f"{who} does not offer modes ({PERMISSION_HINT})"))
+        return
+    if not wanted:
+        text = f"{who}'s modes (/mode ID switches; * is the current one):\n" + "\n".join(
+            _rows(modes, current)
+        )
+        core.emit(ev.Notice(sid, text))
+        return
+    low = wanted.lower()
+    found: Choice | None = next((m for m in modes if low in (m.id.lower(), m.name.lower())), None)
+    if found is None:
+        names = ", ".join(m.id for m in modes)
+        core.emit(
+            ev.Notice(sid, f"{who} has no mode {wanted!r}; its modes: {names} ({PERMISSION_HINT})", "warning")
+        )
+        return
+    try:
+        await ctl.set_mode(agent.conn, agent.remote_id or "", found)
+    except RequestError as exc:
+        if not_supported(exc):
+            ctl.unsupported.add("session/set_mode")
+            core.emit(ev.Notice(sid, f"{who} does not support switching modes (session/set_mode)"))
+        else:
+            core.emit(ev.Notice(sid, f"{who} refused mode {found.id!r}: {exc}", "warning"))
+        return
+    except (ConnectionError, OSError) as exc:
+        core.emit(ev.Notice(sid, f"{who} could not switch modes: {exc}", "warning"))
+        return
+    announced = agent.log.mode == found.id  # its current_mode_update came first and was shown
+    agent.log.mode = found.id
+    if not announced:
+        core.emit(ev.Notice(sid, f"{who}'s mode is now {ctl.mode_name or found.id}"))
+
+
+async def agent_model(core: Any, sid: str, wanted: str | None) -> None:
+    """``/model [ID]`` for an ACP session: list the agent's models (and its other config options), or
+    switch its model to ``wanted``."""
+    from acp import RequestError
+
+    from paragents.acp.controls import not_supported
+
+    agent = await _started(core, sid)
+    if agent is None:
+        return
+    ctl, who = agent.controls, agent.controls.agent_name
+    option = ctl.model_option
+    if option is None or "session/set_config_option" in ctl.unsupported:
+        others = _options_rows(ctl.options, None)
+        more = ("\nits options:\n" + "\n".join(others)) if others else ""
+        core.emit(ev.Notice(sid, f"{who} does not offer a choice of model{more}"))
+        return
+    if not wanted:
+        rows = _rows(option.choices, option.current)
+        others = _options_rows(ctl.options, option)
+        text = f"{who}'s models (/model ID switches; * is the current one):\n" + "\n".join(rows)
+        if others:
+            text += "\nits other options:\n" + "\n".join(others)
+        core.emit(ev.Notice(sid, text))
+        return
+    found = option.find(wanted)
+    if found is None:
+        names = ", ".join(c.id for c in option.choices)
+        core.emit(ev.Notice(sid, f"{who} has no model {wanted!r}; its models: {names}", "warning"))
+        return
+    try:
+        await ctl.set_option(agent.conn, agent.remote_id or "", option, found.id)
+    except RequestError as exc:
+        if not_supported(exc):
+            ctl.unsupported.add("session/set_config_option")
+            core.emit(ev.Notice(sid, f"{who} does not support switching models (session/set_config_option)"))
+        else:
+            core.emit(ev.Notice(sid, f"{who} refused model {found.id!r}: {exc}", "warning"))
+        return
+    except (ConnectionError, OSError) as exc:
+        core.emit(ev.Notice(sid, f"{who} could not switch models: {exc}", "warning"))
+        return
+    core.emit(ev.Notice(sid, f"{who}'s model is now {ctl.model or found.id}"))
