@@ -85,6 +85,9 @@ class BudgetMeter:
         """Seconds the running turn ran before its last pause (the clock is stopped while paused)."""
         self._since: float | None = None
         self._warned: set[tuple[str, str]] = set()
+        self.agent_cost = False
+        """True for a session run by an external ACP agent, which reports its own cost: money is the
+        cost it reported (stored per turn), counted by a USD cap once some is stored."""
 
     # -- wall clock -----------------------------------------------------------------------------------
     def start_clock(self) -> None:
@@ -160,12 +163,18 @@ class BudgetMeter:
             if budget.usd is None and budget.tokens is None:
                 continue
             spent = await self.spent(level)
-            if budget.usd is not None and not is_priced:
+            counted = is_priced or (self.agent_cost and spent.usd is not None)
+            if budget.usd is not None and not counted:
                 if (level, model) not in self._warned:
                     self._warned.add((level, model))
+                    why = (
+                        f"the agent reported no cost in USD and {model} has no prices"
+                        if self.agent_cost
+                        else f"{model} has no prices"
+                    )
                     self.warn(
-                        f"the {name} budget of {format_usd(budget.usd)} cannot be counted: {model} has no "
-                        f"prices (set models.{model}.input_price_per_mtok and output_price_per_mtok); "
+                        f"the {name} budget of {format_usd(budget.usd)} cannot be counted: {why} "
+                        f"(set models.{model}.input_price_per_mtok and output_price_per_mtok); "
                         + (
                             f"its token cap ({format_tokens(budget.tokens)}) still applies"
                             if budget.tokens is not None

@@ -359,6 +359,11 @@ MIGRATIONS: list[str] = [
     );
     CREATE INDEX session_messages_pending ON session_messages(to_session, id) WHERE delivered_at IS NULL;
     """,
+    # 12 (worktree acpreopen): the cumulative cost an external ACP agent last reported for its
+    # session (usage_update.cost), so the next turn's delta is right after session/load
+    """
+    ALTER TABLE agent_sessions ADD COLUMN reported_cost REAL;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
