@@ -23,7 +23,7 @@ def calls(log: Path) -> list[str]:
 
 async def first_run(aenv: AcpEnv, log: Path, **env: str) -> str:
     """Run one turn in a new agent session, shut down; return the agent's session id."""
-    rt = await aenv.runtime(FAKE_ACP_LOG=str(log), **env)
+    rt = await aenv.runtime(None, FAKE_ACP_LOG=str(log), **env)
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
@@ -35,7 +35,7 @@ async def first_run(aenv: AcpEnv, log: Path, **env: str) -> str:
 
 
 async def restored(aenv: AcpEnv, log: Path, **env: str) -> tuple[Runtime, Any]:
-    again = await aenv.runtime(FAKE_ACP_LOG=str(log), **env)
+    again = await aenv.runtime(None, FAKE_ACP_LOG=str(log), **env)
     [view] = await again.restore()
     return again, view
 
@@ -141,3 +141,37 @@ async def test_a_crashed_agent_without_session_load_still_restarts_on_the_next_p
     assert not aenv.sink.of(ev.AgentSessionStale, view.id)
     assert calls(log) == ["new_session", "prompt crash", "new_session", "prompt say again"]
     await rt.shutdown()
+
+
+def test_paragents_run_session_on_such_an_agent_starts_a_new_agent_session_with_a_note(
+    tmp_path: Path,
+) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.acp.conftest import FAKE_AGENT
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    log = tmp_path / "agent.log"
+    agent = {"command": sys.executable, "args": [str(FAKE_AGENT)], "env": {"FAKE_ACP_LOG": str(log)}}
+    cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"fake": agent}}
+    (project / "runtime_config.json").write_text(json.dumps(cfg))
+    env = {**os.environ, "PARAGENTS_API_KEY": "x"}
+    base = [sys.executable, "-c", "from paragents.cli import main; main()", "run", "--agent", "fake"]
+    base += ["--dir", str(project)]
+    for extra in ([], ["--session", "run-1"]):
+        done = subprocess.run(
+            [*base, *extra, "say " + ("second" if extra else "first")],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, done.stderr
+    out = done.stdout + done.stderr
+    assert "does not know the conversation above" in out and "second" in out
+    assert calls(log) == ["new_session", "prompt say first", "new_session", "prompt say second"]
