@@ -247,8 +247,9 @@ class AcpAgent(Agent):
         name = self.agent_info or self.spec.name
         self.stale = (
             f"{name} cannot continue this conversation (it supports neither session/load nor "
-            "session/resume): the transcript above is read-only for it. Start a new agent session to go "
-            "on (the bar below, or /agent new); the agent will not know what is above."
+            "session/resume): the transcript above is read-only for it. To go on, start a new agent "
+            'session ("Start a new agent session" above the prompt, or /agent new); the agent will not '
+            "know what is above."
         )
         self._fresh.clear()
         self.emit(ev.AgentSessionStale(self.session.id, self.stale))
@@ -315,7 +316,8 @@ class AcpAgent(Agent):
         self.emit(
             ev.Notice(
                 sid,
-                f"this prompt waits until a new agent session starts (the bar below, or /agent new): {shown}",
+                'this prompt waits until a new agent session starts ("Start a new agent session" above '
+                f"the prompt, or /agent new): {shown}",
                 "warning",
             )
         )
