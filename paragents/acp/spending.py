@@ -55,8 +55,10 @@ class AgentSpending:
         self.changed.set()
 
     def new_session(self) -> None:
-        """A new agent session began: its cost counts from zero."""
+        """A new agent session began: its cost counts from zero (the old session's last amount is not
+        this one's)."""
         self.counted = 0.0
+        self.agent.log.cost = None
 
     async def settle(self) -> None:
         """Count the cost reported since the last call (see the module docstring)."""

@@ -118,3 +118,15 @@ async def test_another_currency_is_shown_and_not_counted_in_usd(aenv: AcpEnv, tm
     assert await usd_spent(rt, view.id) is None and view.usage.total_tokens == 150
     assert "prompt cost 2.25 EUR" in calls(log)
     await rt.shutdown()
+
+
+async def test_a_new_agent_session_counts_its_cost_from_zero(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "cost 0.05\nsay one")
+    await idle(rt, view.id)
+    await rt.start_new_agent_session(view.id)  # /agent new: the new session's cost starts at 0
+    rt.submit(view.id, "cost 0.01\nsay two")
+    await idle(rt, view.id)
+    assert await usd_spent(rt, view.id) == pytest.approx(0.06)
+    await rt.shutdown()
