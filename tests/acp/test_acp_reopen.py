@@ -175,3 +175,18 @@ def test_paragents_run_session_on_such_an_agent_starts_a_new_agent_session_with_
     out = done.stdout + done.stderr
     assert "does not know the conversation above" in out and "second" in out
     assert calls(log) == ["new_session", "prompt say first", "new_session", "prompt say second"]
+
+
+async def test_a_session_reopened_from_the_list_is_read_only_for_such_an_agent_too(
+    aenv: AcpEnv, tmp_path: Path
+) -> None:
+    log = tmp_path / "agent.log"
+    rt = await aenv.runtime(None, FAKE_ACP_LOG=str(log))
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say first answer")
+    await idle(rt, view.id)
+    await rt.close_session(view.id)
+    reopened = await rt.reopen_session(view.id)  # /sessions, Enter
+    await aenv.sink.wait_for(lambda: reopened.agent_stale is not None, 90)
+    assert calls(log) == ["new_session", "prompt say first answer"]  # no new agent session by itself
+    await rt.shutdown()
