@@ -420,5 +420,14 @@ class AgentControlsChanged(Event):
     model: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AgentSessionStale(Event):
+    """An external ACP agent cannot continue the stored conversation (no ``session/load`` nor
+    ``session/resume``): ``reason`` says so and how to start a new agent session (the transcript is
+    read-only for it until then); None: a new agent session began (paragents.acp.agent)."""
+
+    reason: str | None
+
+
 EventSink = Callable[[Event], None]
 """A callable the engine calls with every event; it must not block (schedule work instead)."""

@@ -22,9 +22,15 @@ from paragents.acp.client import AcpClient
 from paragents.acp.controls import AgentControls
 from paragents.acp.launch import AgentSpec, AgentUnavailable, find_program
 from paragents.acp.process import AgentProcess
+from paragents.acp.spending import AgentSpending
 from paragents.acp.updates import TurnLog
 from paragents.agent import Agent
+from paragents.agent.budget import Breach
 from paragents.agent.compaction import CompactionOutcome
+from paragents.agent.loop import BUDGET_KIND
+from paragents.agent.spend import request_cost
+from paragents.agent.tokens import estimate_text_tokens
+from paragents.limits import Spend
 from paragents.models import CallPreview, Message, SessionState, TurnResult, TurnStatus, Usage, user_message
 from paragents.tools.base import ToolContext, ToolResult
 
@@ -83,6 +89,22 @@ class AcpAgent(Agent):
         self.agent_info: str | None = None
         self._exit: asyncio.Task[int] | None = None
         self._start_lock = asyncio.Lock()
+        self.resume_supported: bool | None = None
+        """Whether the running agent supports ``session/resume`` (None before it started)."""
+        self.restored = remote_id is not None
+        """The agent session id came from the store (a restart or a reopen), not from this process."""
+        self.stale: str | None = None
+        """Set when the agent cannot continue the stored conversation (no ``session/load`` nor
+        ``session/resume``): prompts wait until :meth:`start_new_session` (see ``ev.AgentSessionStale``)."""
+        self.auto_new = False
+        """Headless (``paragents run``): start a new agent session with a note instead of waiting."""
+        self.probe: asyncio.Task[None] | None = None
+        """The launch started when the session was reopened (it learns whether the agent can reload)."""
+        self._fresh = asyncio.Event()
+        self.spending = AgentSpending(self)
+        self.log.on_usage = self.spending.reported
+        if self.budget is not None:
+            self.budget.agent_cost = True
 
     # -- the subprocess ------------------------------------------------------------------------------
     @property
@@ -158,7 +180,30 @@ class AcpAgent(Agent):
             )
             self.agent_info = init.agent_info.name if init.agent_info else spec.name
             self.load_supported = bool(init.agent_capabilities and init.agent_capabilities.load_session)
-            if self.remote_id and self.load_supported:
+            session_caps = init.agent_capabilities.session_capabilities if init.agent_capabilities else None
+            self.resume_supported = bool(session_caps is not None and session_caps.resume is not None)
+            opened: Any = None
+            resumed = False
+            if self.remote_id and not self.load_supported and self.resume_supported:
+                try:
+                    opened = await self._race(
+                        proc,
+                        exit_task,
+                        conn.resume_session(cwd=str(cwd), session_id=self.remote_id, mcp_servers=[]),
+                        "session/resume",
+                    )
+                except AcpLaunchError as exc:
+                    if exit_task.done():
+                        raise
+                    self.emit(ev.Notice(sid, str(exc), "warning"))  # refused: as if it could not resume
+                else:
+                    resumed = True
+                    self.emit(ev.Notice(sid, f"{self.agent_info}: its session was resumed (session/resume)"))
+            if resumed:
+                pass
+            elif self.remote_id and self.restored and not self.load_supported and not self.auto_new:
+                self._go_stale()  # the process runs, with no session until the user starts one
+            elif self.remote_id and self.load_supported:
                 self.log.muted = True  # the agent replays the conversation paragents already shows
                 try:
                     opened = await self._race(
@@ -176,17 +221,17 @@ class AcpAgent(Agent):
                         ev.Notice(
                             sid,
                             f"{self.agent_info} cannot reload its session (no session/load): the transcript "
-                            "above is paragents' record; a new agent session starts now",
+                            "above is paragents' record; a new agent session starts now (the agent does "
+                            "not know the conversation above)",
                             "warning",
                         )
                     )
                 opened = await self._race(
                     proc, exit_task, conn.new_session(cwd=str(cwd), mcp_servers=[]), "session/new"
                 )
-                self.remote_id = opened.session_id
-                if self.save_remote is not None:
-                    await self.save_remote(opened.session_id)
-            self.controls.opened(opened, self.agent_info)
+                await self._opened_new(opened.session_id)
+            if opened is not None:
+                self.controls.opened(opened, self.agent_info)
             modes = getattr(opened, "modes", None)
             if modes is not None and modes.available_modes:
                 self.log.mode = modes.current_mode_id
@@ -200,6 +245,139 @@ class AcpAgent(Agent):
             raise
         self.proc, self.conn, self._exit = proc, conn, exit_task
         exit_task.add_done_callback(lambda task, proc=proc: self._exited(proc, task))  # type: ignore[misc]
+
+    # -- a reopened session the agent cannot continue --------------------------------------------------
+    def _go_stale(self) -> None:
+        """The agent cannot reload the stored conversation: say so; prompts wait for a new session."""
+        name = self.agent_info or self.spec.name
+        self.stale = (
+            f"{name} cannot continue this conversation (it supports neither session/load nor "
+            "session/resume): the transcript above is read-only for it. To go on, start a new agent "
+            'session ("Start a new agent session" above the prompt, or /agent new); the agent will not '
+            "know what is above."
+        )
+        self._fresh.clear()
+        self.emit(ev.AgentSessionStale(self.session.id, self.stale))
+
+    async def _opened_new(self, remote_id: str) -> None:
+        """A new agent session ``remote_id`` was opened: remember it; its cost counts from zero."""
+        self.remote_id, self.restored = remote_id, False
+        self.spending.new_session()
+        if self.save_remote is not None:
+            await self.save_remote(remote_id)
+            await self.store.set_reported_cost(self.session.id, None)
+
+    async def start_new_session(self) -> None:
+        """Start a new agent session in this session (``/agent new``, the panel's bar): the stored
+        transcript stays, a note marks where the new agent session begins, and a prompt waiting for it
+        is sent. Raises AcpLaunchError when the agent cannot be started or refuses."""
+        sid = self.session.id
+        async with self._start_lock:
+            old, self.remote_id = self.remote_id, None
+            try:
+                if self.running:
+                    assert self.proc is not None and self._exit is not None
+                    cwd = Path(self.spec.cwd).expanduser() if self.spec.cwd else self.session.workdir
+                    opened = await self._race(
+                        self.proc,
+                        self._exit,
+                        self.conn.new_session(cwd=str(cwd), mcp_servers=[]),
+                        "session/new",
+                    )
+                    await self._opened_new(opened.session_id)
+                    self.controls.opened(opened, self.agent_info or self.spec.name)
+                else:
+                    await self._launch()
+            except BaseException:
+                if self.remote_id is None:
+                    self.remote_id = old
+                raise
+        was_stale, self.stale = self.stale, None
+        if was_stale:
+            self.emit(ev.AgentSessionStale(sid, None))
+        name = self.agent_info or self.spec.name
+        self.emit(
+            ev.Notice(
+                sid,
+                f"--- a new {name} session began here: the agent does not know the conversation above ---",
+                "warning",
+            )
+        )
+        self._fresh.set()
+
+    async def _await_agent_session(self, prompt: str) -> None:
+        """Before a turn: when the agent cannot continue the stored conversation, hold the prompt until
+        the user starts a new agent session (headless, ``auto_new``: start one now, with a note). A
+        cancel meanwhile says the prompt was not sent."""
+        if self.probe is not None and not self.probe.done():
+            await asyncio.shield(self.probe)  # the reopen's launch says whether the agent can reload
+        if self.stale is None:
+            return
+        sid = self.session.id
+        if self.auto_new:
+            with contextlib.suppress(AcpLaunchError):  # the turn's own start says why it failed
+                await self.start_new_session()
+            return
+        shown = prompt if len(prompt) <= 80 else prompt[:79] + "…"
+        self.emit(
+            ev.Notice(
+                sid,
+                'this prompt waits until a new agent session starts ("Start a new agent session" above '
+                f"the prompt, or /agent new): {shown}",
+                "warning",
+            )
+        )
+        self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", "a new agent session"))
+        try:
+            await self._fresh.wait()
+        except asyncio.CancelledError:
+            self.emit(
+                ev.Notice(sid, f"cancelled: this prompt was not sent to the agent: {prompt}", "warning")
+            )
+            self._set_state(SessionState.IDLE)
+            raise
+        self._set_state(SessionState.RUNNING)
+
+    # -- budgets ---------------------------------------------------------------------------------------
+    async def _hold_at_budget(self, prompt: str) -> Breach | None:
+        """Before the prompt is sent: while a budget cap is reached, pause (the same bar and answers as
+        paragents' own agent). Return the breach when the user chose to stop, else None."""
+        meter = self.budget
+        if meter is None:
+            return None
+        await self.spending.settle()  # what the agent reported since its last turn
+        while meter.active():
+            breach = await meter.check(self.session.model, estimate_text_tokens(prompt))
+            if breach is None:
+                return None
+            answer = await self._pause(breach)
+            if answer == "stop":
+                return breach
+            if answer == "one_more":
+                return None
+        return None
+
+    async def _stop_at_cap(
+        self, breach: Breach, prompt_task: asyncio.Future[PromptResponse], added: list[Message], total: Usage
+    ) -> TurnResult:
+        """The agent's reported spend crossed a cap during the turn: ``session/cancel``, keep what it did,
+        end the turn (``error_kind`` "budget") saying which cap."""
+        self.acp.cancel_all()
+        if self.conn is not None and self.remote_id:
+            with contextlib.suppress(Exception):
+                await self.conn.cancel(session_id=self.remote_id)
+        response: PromptResponse | None = None
+        try:
+            response = await asyncio.wait_for(asyncio.shield(prompt_task), CANCEL_WAIT)
+        except (TimeoutError, Exception):
+            prompt_task.cancel()
+        await self._persist(added, "cancelled", CANCELLED_RESULT)
+        await self.spending.end()
+        if response is not None:
+            total = await self._usage(response)
+        text = f"stopped: {breach.reason}; the agent's turn was cancelled (session/cancel)"
+        self.emit(ev.Notice(self.session.id, text, "error"))
+        return await self._finish(TurnStatus.FAILED, added, total, text, BUDGET_KIND)
 
     def _exited(self, proc: AgentProcess, task: asyncio.Task[int]) -> None:
         """The agent exited: forget it (the next prompt starts it again); say so when no turn runs."""
@@ -233,6 +411,7 @@ class AcpAgent(Agent):
         sid = self.session.id
         added: list[Message] = []
         total = Usage()
+        await self._await_agent_session(prompt)
         try:
             await self.sync()
             self._turn_id = await self.store.start_turn(sid, prompt)
@@ -248,6 +427,14 @@ class AcpAgent(Agent):
                 await self.start()
             except AcpLaunchError as exc:
                 return await self._finish(TurnStatus.FAILED, added, total, str(exc), AGENT_KIND)
+            if self.stale is not None:  # this launch found it cannot reload (no launch at the reopen)
+                await self._await_agent_session(prompt)
+            if self.budget is not None:
+                self.budget.start_clock()
+            stopped = await self._hold_at_budget(prompt)
+            if stopped is not None:
+                text = f"stopped at a pause: {stopped.reason}; the prompt was not sent to the agent"
+                return await self._finish(TurnStatus.FAILED, added, total, text, BUDGET_KIND)
             proc, exit_task = self.proc, self._exit
             assert proc is not None and exit_task is not None
             self.log.take()  # updates that came between turns
@@ -255,7 +442,12 @@ class AcpAgent(Agent):
             prompt_task = asyncio.ensure_future(
                 self.conn.prompt(session_id=self.remote_id, prompt=[text_block(prompt)])
             )
-            done, _ = await asyncio.wait({prompt_task, exit_task}, return_when="FIRST_COMPLETED")
+            crossed = self.spending.begin()
+            done, _ = await asyncio.wait({prompt_task, exit_task, crossed}, return_when="FIRST_COMPLETED")
+            if crossed in done and prompt_task not in done and exit_task not in done:
+                return await self._stop_at_cap(crossed.result(), prompt_task, added, total)
+            crossed.cancel()
+            await self.spending.end()
             lost = prompt_task in done and not isinstance(prompt_task.exception(), RequestError | None)
             if lost:  # the connection closed: the agent is exiting (its code and stderr follow)
                 await asyncio.wait({exit_task}, timeout=CANCEL_WAIT)
@@ -306,17 +498,26 @@ class AcpAgent(Agent):
             added.append({**message, "outcome": result_outcome or "ok"} if tool else message)
 
     async def _usage(self, response: PromptResponse) -> Usage:
-        """Record the turn's usage (the agent's, when it reports it) and the context size it last said."""
+        """Record the turn's usage (the agent's, when it reports it) and the context size it last said.
+        Its money is the cost the agent reported (``spending``), else its tokens at the model's prices
+        (``models."acp:NAME"``), when set."""
         sid = self.session.id
         got = response.usage
         usage = Usage(got.input_tokens, got.output_tokens, got.total_tokens) if got is not None else Usage()
         context, window = self.log.context or (self.session.context_tokens, self.session.context_window)
+        spend: Spend | None = None
         if got is not None:
-            await self.store.add_usage(sid, self._turn_id, self.session.model, usage, estimated=False)
+            cost = 0.0 if self.spending.in_usd else request_cost(self.config, self.session.model, usage)
+            await self.store.add_usage(
+                sid, self._turn_id, self.session.model, usage, estimated=False, cost_usd=cost
+            )
+            spend = (getattr(self.session, "spend", None) or Spend()) + Spend(
+                usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost
+            )
         if got is not None or self.log.context is not None:
             self.emit(
                 ev.UsageUpdated(
-                    sid, self.session.usage + usage, context, window or self.session.context_window
+                    sid, self.session.usage + usage, context, window or self.session.context_window, spend
                 )
             )
         return usage
@@ -330,6 +531,8 @@ class AcpAgent(Agent):
 
         sid = self.session.id
         self.acp.cancel_all()
+        with contextlib.suppress(StoreError):
+            await self.spending.end()
         reason = "no answer"
         if self.conn is not None and self.remote_id:
             with contextlib.suppress(Exception):

@@ -8,6 +8,7 @@ Textual."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -75,6 +76,11 @@ class TurnLog:
     """The last ``usage_update``: (tokens used, context size)."""
     muted: bool = False
     """True while the agent replays a loaded session (paragents already shows its transcript)."""
+    cost: tuple[float, str] | None = None
+    """The last cumulative cost the agent reported for its session (``usage_update.cost``): (amount,
+    currency)."""
+    on_usage: Callable[[], None] | None = None
+    """Called after each ``usage_update`` (the agent's spend is counted, paragents.acp.spending)."""
 
     def apply(self, update: Any) -> None:
         """Turn one ``session/update`` into events (unknown kinds are ignored)."""
@@ -106,6 +112,10 @@ class TurnLog:
                 self.emit(ev.Notice(sid, f"agent mode: {self.mode}"))
         elif isinstance(update, UsageUpdate):
             self.context = (update.used, update.size)
+            if update.cost is not None:
+                self.cost = (update.cost.amount, update.cost.currency)
+            if self.on_usage is not None:
+                self.on_usage()
         elif isinstance(update, SessionInfoUpdate) and update.title and not self.muted:
             self.emit(ev.Notice(sid, f"agent session: {update.title}"))
 

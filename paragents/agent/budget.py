@@ -85,6 +85,9 @@ class BudgetMeter:
         """Seconds the running turn ran before its last pause (the clock is stopped while paused)."""
         self._since: float | None = None
         self._warned: set[tuple[str, str]] = set()
+        self.agent_cost = False
+        """True for a session run by an external ACP agent, which reports its own cost: money is the
+        cost it reported (stored per turn), counted by a USD cap once some is stored."""
 
     # -- wall clock -----------------------------------------------------------------------------------
     def start_clock(self) -> None:
@@ -160,18 +163,11 @@ class BudgetMeter:
             if budget.usd is None and budget.tokens is None:
                 continue
             spent = await self.spent(level)
-            if budget.usd is not None and not is_priced:
+            counted = is_priced or (self.agent_cost and spent.usd is not None)
+            if budget.usd is not None and not counted:
                 if (level, model) not in self._warned:
                     self._warned.add((level, model))
-                    self.warn(
-                        f"the {name} budget of {format_usd(budget.usd)} cannot be counted: {model} has no "
-                        f"prices (set models.{model}.input_price_per_mtok and output_price_per_mtok); "
-                        + (
-                            f"its token cap ({format_tokens(budget.tokens)}) still applies"
-                            if budget.tokens is not None
-                            else "no cap applies until prices are set"
-                        )
-                    )
+                    self.warn(self._uncounted(name, budget, model))
             elif budget.usd is not None:
                 used_usd = spent.usd or 0.0
                 next_usd = estimate_tokens * (settings.input_price_per_mtok or 0.0) / 1_000_000
@@ -188,6 +184,26 @@ class BudgetMeter:
                         estimate_tokens,
                     )
         return None
+
+    def _uncounted(self, name: str, budget: Budget, model: str) -> str:
+        """What a USD cap that cannot be counted says (once per level and model)."""
+        assert budget.usd is not None
+        prices = f"models.{model}.input_price_per_mtok and output_price_per_mtok"
+        tokens = (
+            f"its token cap ({format_tokens(budget.tokens)}) still applies"
+            if budget.tokens is not None
+            else None
+        )
+        if self.agent_cost:  # an external agent: its reported cost counts once it reports one in USD
+            return (
+                f"the {name} budget of {format_usd(budget.usd)} cannot be counted yet: the agent has "
+                f"reported no cost in USD and {model} has no prices ({prices}); it counts once the agent "
+                f"reports a cost in USD; {tokens or 'until then no cap applies'}"
+            )
+        return (
+            f"the {name} budget of {format_usd(budget.usd)} cannot be counted: {model} has no prices "
+            f"(set {prices}); {tokens or 'no cap applies until prices are set'}"
+        )
 
     def _breach(
         self, level: str, kind: str, spent: str, cap: str, next_cost: float | int | None = None

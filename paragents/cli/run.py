@@ -314,6 +314,7 @@ async def run_headless(args: Any) -> int:
             else:
                 view = await _run_session(runtime, args, project_dir, err)
             name = view.name
+            _headless_agent(runtime, view.id)
         except SessionError as exc:
             err.print(f"paragents run: {exc}", markup=False)
             return EXIT_CONFIG
@@ -353,3 +354,13 @@ async def run_headless(args: Any) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
     return exit_code_for(status, kind)
+
+
+def _headless_agent(runtime: Any, sid: str) -> None:
+    """An external agent that cannot continue a stored session (no session/load nor session/resume)
+    starts a new agent session with a note when run headless (no panel to ask in)."""
+    from paragents.sessions.acp import agent_of
+
+    agent = agent_of(runtime, sid)
+    if agent is not None:
+        agent.auto_new = True

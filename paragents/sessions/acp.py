@@ -61,7 +61,7 @@ async def new_agent_session(
 _STARTS: set[asyncio.Task[None]] = set()
 
 
-async def _start(core: SessionsCore, agent: AcpAgent) -> None:
+async def _start(core: SessionsCore, agent: AcpAgent, *, quiet: bool = False) -> None:
     from paragents.acp.agent import AcpLaunchError
 
     sid = agent.session.id
@@ -70,7 +70,9 @@ async def _start(core: SessionsCore, agent: AcpAgent) -> None:
     except AcpLaunchError as exc:
         core.emit(ev.Notice(sid, str(exc), "error"))
     else:
-        core.emit(ev.Notice(sid, f"{agent.agent_info or agent.spec.name} is ready (Agent Client Protocol)"))
+        if not quiet:
+            name = agent.agent_info or agent.spec.name
+            core.emit(ev.Notice(sid, f"{name} is ready (Agent Client Protocol)"))
 
 
 async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_id: str | None) -> None:
@@ -99,6 +101,7 @@ async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_
         history=list(old.history) if old is not None else [],
         on_read=core.conflicts.read_hook(view.id),
         on_write=core.conflicts.write_hook(view.id),
+        budget=core.budgets.meter(view.id),
     )
     if old is not None:
         made.revision, made.last_message_id = old.revision, old.last_message_id
@@ -111,6 +114,29 @@ async def attach_if_agent(core: SessionsCore, view: SessionView) -> None:
     found = await core.store.get_agent_session(view.id)
     if found is not None:
         await build_agent(core, view, found[0], found[1])
+        made = agent_of(core, view.id)
+        if made is not None and found[1]:  # launch it now: can it continue the stored conversation?
+            made.probe = asyncio.create_task(_start(core, made, quiet=True))
+            _STARTS.add(made.probe)
+            made.probe.add_done_callback(_STARTS.discard)
+
+
+async def start_new_remote(core: SessionsCore, sid: str) -> None:
+    """``/agent new``: start a new agent session in session ``sid`` (its external agent cannot continue
+    the stored conversation, or the user wants a fresh one). Raises SessionError."""
+    from paragents.acp.agent import AcpLaunchError
+
+    agent = agent_of(core, sid)
+    if agent is None:
+        raise SessionError("this session is not run by an external agent (/new --agent NAME opens one)")
+    if agent.stale is None and core.scheduler.is_running(sid):
+        raise SessionError("a turn is running: cancel it first (Esc), then /agent new")
+    try:
+        await agent.start_new_session()
+    except AcpLaunchError as exc:
+        if agent.stale is not None:  # the panel offers it again
+            core.emit(ev.AgentSessionStale(sid, agent.stale))
+        raise SessionError(str(exc)) from None
 
 
 async def stop_agent(core: SessionsCore, sid: str) -> None:

@@ -156,6 +156,12 @@ class Runtime(SessionsCore):
             start=start,
         )
 
+    async def start_new_agent_session(self, sid: str) -> None:
+        """``/agent new``: a new external agent session in ``sid`` (see paragents.sessions.acp)."""
+        from paragents.sessions import acp
+
+        await acp.start_new_remote(self, sid)
+
     async def close_session(self, sid: str) -> None:
         """See :meth:`SessionLifecycle.close_session`."""
         await self.lifecycle.close_session(sid)

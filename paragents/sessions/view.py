@@ -73,6 +73,9 @@ class SessionView:
     read_only: str | None = None
     """Set when another live process holds the session (one writer per session): why it is shown
     read-only here and how to take it over; None when this process holds it."""
+    agent_stale: str | None = None
+    """Set when the session's external ACP agent cannot continue the stored conversation (see
+    ``ev.AgentSessionStale``): the panel offers to start a new agent session; None otherwise."""
 
     def apply(self, event: ev.Event) -> None:
         """Update the view from one of its session's events (events that change nothing are ignored)."""
@@ -131,6 +134,8 @@ class SessionView:
                 self.lane_conflicts = conflicts
             case ev.SessionRulesChanged(rules=rules):
                 self.session_rules = list(rules)
+            case ev.AgentSessionStale(reason=reason):
+                self.agent_stale = reason
             case ev.ReadOnlyChanged(reason=reason, state=state):
                 self.read_only = reason
                 if state is not None:

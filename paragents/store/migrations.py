@@ -368,6 +368,11 @@ MIGRATIONS: list[str] = [
         updated_at  REAL NOT NULL
     );
     """,
+    # 13: the cumulative cost an external ACP agent last reported for its session
+    # (usage_update.cost), so the next turn's delta is right after session/load
+    """
+    ALTER TABLE agent_sessions ADD COLUMN reported_cost REAL;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

@@ -255,6 +255,11 @@ async def mcp(app: AppAPI, sid: str, command: SlashCommand) -> None:
     app.show_screen(mcp_screen(app.runtime.mcp_report(sid)))
 
 
+async def agent(app: AppAPI, sid: str, command: SlashCommand) -> None:
+    """``/agent new``: a new external agent session in this panel (paragents.sessions.acp)."""
+    await app.runtime.start_new_agent_session(sid)
+
+
 async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
     await app.add_panel(await app.runtime.fork(sid, command.arg))
 
@@ -297,6 +302,7 @@ SESSION_HANDLERS: dict[str, Handler] = {
     "split": split,
     "fork": fork,
     "mcp": mcp,
+    "agent": agent,
 }
 """Commands of the session whose prompt box they were typed in."""
 HANDLERS: dict[str, Handler] = {**APP_HANDLERS, **SESSION_HANDLERS}

@@ -73,6 +73,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
         "Show or raise the session's (or the project's daily) budget; answer a budget pause",
     ),
     CommandSpec("mute", "/mute", "Mute (or unmute) this session's notifications"),
+    CommandSpec(
+        "agent",
+        "/agent new",
+        "External ACP agent: start a new agent session in this panel (the transcript stays above)",
+    ),
     CommandSpec("inbox", "/inbox", "Every pending approval and conflict, oldest first (F2)"),
     CommandSpec("overview", "/overview", "One row per session, like top; Enter focuses it (F3)"),
     CommandSpec("serve", "/serve [PORT|stop]", "Serve the HTTP API and phone page on 127.0.0.1 (or stop it)"),
@@ -180,6 +185,10 @@ def parse_command(text: str) -> SlashCommand | CommandError:
         if not text:
             return CommandError(f"/remember needs the note text. Usage: {spec.usage}")
         return SlashCommand(name, text, {"project": "1"} if project else {})
+    if name == "agent":
+        if args != ["new"]:
+            return CommandError(f"/agent takes 'new'. Usage: {spec.usage}")
+        return SlashCommand(name, "new")
     if name == "lane":
         if args not in ([], ["gc"], ["adapt"]):
             return CommandError(f"/lane takes nothing, 'gc' or 'adapt'. Usage: {spec.usage}")

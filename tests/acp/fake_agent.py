@@ -10,13 +10,18 @@
 - ``wait``: waits until ``session/cancel`` (the turn then ends with stop reason "cancelled")
 - ``crash``: prints to stderr and exits with code 3
 - ``/NAME ARGS`` (one of its commands): says "command: /NAME ARGS"
+- ``cost AMOUNT [CURRENCY]``: a usage update with the session's cumulative cost (USD by default)
+- ``tokens IN OUT``: the prompt's response reports that usage for the turn
 
 Environment: ``FAKE_ACP_INIT_CRASH`` set: exits with code 5 during ``initialize`` after a line on
 stderr; ``FAKE_ACP_LOAD`` set: supports ``session/load`` (replays "loaded" as a message chunk);
-``FAKE_ACP_COMMANDS``: JSON list of [name, description] advertised right after session/new;
-``FAKE_ACP_MODES`` set: offers modes ask, code (current), plan (``broken``: advertises them but
-answers session/set_mode with "method not found"); ``FAKE_ACP_MODELS`` set: config options "model"
-(small, large; category model) and "thought" (low, high; category thought_level).
+``FAKE_ACP_RESUME`` set: supports ``session/resume``; ``FAKE_ACP_LOG`` a path: each request it gets
+is appended there as one line (``new_session``, ``load_session ID``, ``resume_session ID``, ``prompt
+FIRST-LINE``, ``cancel``); ``FAKE_ACP_COMMANDS``: JSON list of [name, description] advertised right
+after session/new; ``FAKE_ACP_MODES`` set: offers modes ask, code (current), plan (``broken``:
+advertises them but answers session/set_mode with "method not found"); ``FAKE_ACP_MODELS`` set:
+config options "model" (small, large; category model) and "thought" (low, high; category
+thought_level).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from acp.schema import (
     AllowedOutcome,
     AvailableCommand,
     AvailableCommandsUpdate,
+    Cost,
     CurrentModeUpdate,
     InitializeResponse,
     LoadSessionResponse,
@@ -50,18 +56,30 @@ from acp.schema import (
     PermissionOption,
     PlanEntry,
     PromptResponse,
+    ResumeSessionResponse,
+    SessionCapabilities,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
     SessionModeState,
+    SessionResumeCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
     ToolCallLocation,
+    Usage,
     UsageUpdate,
 )
 from acp.schema import (
     AgentPlanUpdate as Plan,
 )
+
+
+def log(line: str) -> None:
+    path = os.environ.get("FAKE_ACP_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as out:
+            out.write(line + "\n")
+
 
 OPTIONS = [
     PermissionOption(option_id="yes", name="Allow", kind="allow_once"),
@@ -85,9 +103,12 @@ class FakeAgent:
             print("fake agent: cannot start: no API key configured", file=sys.stderr, flush=True)
             os._exit(5)
         caps = AgentCapabilities(load_session=bool(os.environ.get("FAKE_ACP_LOAD")))
+        if os.environ.get("FAKE_ACP_RESUME"):
+            caps.session_capabilities = SessionCapabilities(resume=SessionResumeCapabilities())
         return InitializeResponse(protocol_version=PROTOCOL_VERSION, agent_capabilities=caps)
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
+        log("new_session")
         sid = f"fake-{uuid.uuid4().hex[:8]}"
         if os.environ.get("FAKE_ACP_COMMANDS"):
             self.tasks.add(asyncio.create_task(self.advertise(sid)))
@@ -144,13 +165,19 @@ class FakeAgent:
         return SetSessionConfigOptionResponse(config_options=self.options())
 
     async def load_session(self, cwd: str, session_id: str, **kwargs: Any) -> LoadSessionResponse:
+        log(f"load_session {session_id}")
         await self.conn.session_update(session_id, update_agent_message_text("loaded"))
         return LoadSessionResponse()
+
+    async def resume_session(self, cwd: str, session_id: str, **kwargs: Any) -> ResumeSessionResponse:
+        log(f"resume_session {session_id}")
+        return ResumeSessionResponse()
 
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        log("cancel")
         self.cancelled.setdefault(session_id, asyncio.Event()).set()
 
     async def say(self, sid: str, text: str) -> None:
@@ -168,6 +195,8 @@ class FakeAgent:
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
         sid = session_id
         text = "".join(getattr(block, "text", "") for block in prompt)
+        log(f"prompt {text.splitlines()[0] if text else ''}")
+        usage: Usage | None = None
         for n, line in enumerate(text.splitlines()):
             verb, _, rest = line.partition(" ")
             call_id = f"call-{n}"
@@ -250,11 +279,22 @@ class FakeAgent:
                 return PromptResponse(stop_reason="cancelled")
             elif verb.startswith("/"):
                 await self.say(sid, f"command: {line}")
+            elif verb == "cost":
+                amount, _, currency = rest.partition(" ")
+                cost = Cost(amount=float(amount), currency=currency or "USD")
+                await self.conn.session_update(
+                    sid, UsageUpdate(session_update="usage_update", used=2000, size=32000, cost=cost)
+                )
+            elif verb == "tokens":
+                given, _, taken = rest.partition(" ")
+                total = int(given) + int(taken)
+                usage = Usage(input_tokens=int(given), output_tokens=int(taken), total_tokens=total)
             elif verb == "crash":
                 print("fake agent: segmentation fault in the model", file=sys.stderr, flush=True)
                 os._exit(3)
-        return PromptResponse(stop_reason="end_turn")
+        return PromptResponse(stop_reason="end_turn", usage=usage)
 
 
 if __name__ == "__main__":
-    asyncio.run(run_agent(FakeAgent()))  # type: ignore[arg-type]
+    unstable = bool(os.environ.get("FAKE_ACP_RESUME"))  # the SDK routes session/resume only then
+    asyncio.run(run_agent(FakeAgent(), use_unstable_protocol=unstable))  # type: ignore[arg-type]

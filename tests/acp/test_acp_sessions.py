@@ -191,22 +191,3 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     assert any("reloaded (session/load)" in n for n in notices(aenv.sink, restored.id))
     assert texts(aenv.sink, restored.id) == "second"  # the agent's replay of the old turns is not shown twice
     await again.shutdown()
-
-
-async def test_an_agent_without_session_load_starts_a_new_session_with_a_note(aenv: AcpEnv) -> None:
-    rt = await aenv.runtime()
-    view = await aenv.session(rt, "q")
-    rt.submit(view.id, "say first")
-    await idle(rt, view.id)
-    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
-    await rt.shutdown()
-
-    again = await aenv.runtime()
-    [restored] = await again.restore()
-    again.submit(restored.id, "say second")
-    await idle(again, restored.id)
-    assert any("cannot reload its session (no session/load)" in n for n in notices(aenv.sink, restored.id))
-    agent = agent_of(again, restored.id)
-    assert agent is not None and agent.remote_id not in (None, remote)
-    assert restored.last_result is not None and restored.last_result.status == "completed"
-    await again.shutdown()

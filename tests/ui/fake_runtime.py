@@ -18,6 +18,7 @@ from paragents.permissions import Policy
 from paragents.sessions import SessionsAPI, SessionView
 from paragents.sessions.mcp import McpReport
 from paragents.sessions.notes import MemoryReport
+from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
     from paragents.scheduler import Scheduler
@@ -118,6 +119,9 @@ class FakeRuntime:
         start: bool = True,
     ) -> SessionView:
         return await self.new_session(name, model=f"acp:{agent}", workdir=workdir)
+
+    async def start_new_agent_session(self, sid: str) -> None:
+        raise SessionError("this session is not run by an external agent")
 
     async def close_session(self, sid: str) -> None:
         self.sessions.pop(sid, None)

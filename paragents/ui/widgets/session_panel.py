@@ -24,6 +24,7 @@ from textual.widgets import Static
 
 from paragents.events import (
     AgentControlsChanged,
+    AgentSessionStale,
     AwaitingReply,
     Compacted,
     ConflictDetected,
@@ -140,6 +141,8 @@ class SessionPanel(Vertical):
         self._cancel_noticed = False
         self._draft = view.draft
         """Text typed but not sent last time (put into the prompt box at mount)."""
+        self.agent_stale: str | None = getattr(view, "agent_stale", None)
+        """Why the session's external agent cannot continue the transcript (its bar shows), or None."""
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), classes="panel-title")
@@ -158,6 +161,7 @@ class SessionPanel(Vertical):
         self.prompt_box.restore_draft(self._draft)
         await self._show_next_ask()
         await self._show_conflict()
+        await self._show_agent_stale()
 
     def show_history(self, messages: list[Any]) -> None:
         """Load the session's stored ``messages`` (OpenAI dicts) into a panel built with
@@ -337,12 +341,28 @@ class SessionPanel(Vertical):
             self.mode = event.mode
         elif isinstance(event, AgentControlsChanged):
             self.agent_controls = self.prompt_box.agent = event
+        elif isinstance(event, AgentSessionStale):
+            self.agent_stale = event.reason
+            await self._show_agent_stale()
         elif isinstance(event, Compacted):
             t.add_notice(
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
                 f"keeps them all (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
             )
         self.refresh_title()
+
+    async def _show_agent_stale(self) -> None:
+        """Show (or remove) the bar offering a new agent session (ui/widgets/agent_stale_bar.py)."""
+        from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
+
+        if not self.is_mounted:
+            return
+        had_focus = any(bar.has_focus_within for bar in self.query(AgentStaleBar))
+        await self.query(AgentStaleBar).remove()
+        if self.agent_stale:
+            await self.mount(AgentStaleBar(self.session_id, self.agent_stale), before=self.prompt_box)
+        if had_focus:
+            self.prompt_box.input.focus()
 
     # --- approvals -----------------------------------------------------------------------------
     @property
