@@ -46,7 +46,7 @@ async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overv
     assert budget_label(rt, view.id) == "$0.07 of $1.00 (7%)"
     panel = SimpleNamespace(
         number=1, name_="q", state=SessionState.IDLE, waiting_on=None, model=view.model, queue=(),
-        pending={}, conflicts={}, usage=Usage(1200, 300, 1500),
+        pending={}, conflicts={}, usage=Usage(1200, 300, 1500), agent_controls=None,
     )  # fmt: skip
     [row] = collect_rows({view.id: panel}, ActivityLog(), rt)  # type: ignore[dict-item]
     assert "$0.07" in row.cells() and "7% of $1.00" in row.cells()
