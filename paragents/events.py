@@ -397,10 +397,13 @@ class ReadOnlyChanged(Event):
 @dataclass(frozen=True, slots=True)
 class ConversationLoaded(Event):
     """The conversation shown is ``messages`` (read from the store, or copied by a fork), replacing
-    what was shown; ``context_tokens`` the size of the next request when known (else unchanged)."""
+    what was shown; ``context_tokens`` the size of the next request when known (else unchanged).
+    ``notes``: how past turns ended when not completed, ``(n, text, level)`` to show after the
+    first ``n`` messages (a restored transcript says a turn failed, was cancelled or interrupted)."""
 
     messages: tuple[Message, ...]
     context_tokens: int | None = None
+    notes: tuple[tuple[int, str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

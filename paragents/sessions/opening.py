@@ -19,6 +19,29 @@ from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.view import SessionView
 
+ENDINGS = {
+    "failed": ("Turn failed: {error}", "error"),
+    "cancelled": ("Turn cancelled.", "warning"),
+    "interrupted": ("Turn interrupted: paragents stopped before it finished.", "warning"),
+}
+"""How a restored transcript says a past turn ended (completed turns say nothing)."""
+
+
+def turn_notes(stored: list[Any], turns: list[Any], before: int = 0) -> tuple[tuple[int, str, str], ...]:
+    """The notes saying how past turns of ``stored`` (a conversation's messages) ended when they did
+    not complete: each after the last message of its turn (``before``: messages shown above them)."""
+    last: dict[int, int] = {}
+    for index, message in enumerate(stored):
+        if message.turn_id is not None:
+            last[message.turn_id] = index
+    notes = []
+    for turn in turns:
+        ending = ENDINGS.get(turn.status)
+        if ending is not None and turn.id in last:
+            text = ending[0].format(error=turn.error or "unknown error")
+            notes.append((before + last[turn.id] + 1, text, ending[1]))
+    return tuple(sorted(notes))
+
 
 class SessionOpening:
     """Registers views, loads their conversations and builds their agents (see the module docstring)."""
@@ -70,7 +93,8 @@ class SessionOpening:
         revision, _newest = mark or await core.store.history_mark(sid)  # before reading: conservative
         stored_messages, history = loaded or await core.store.load_for_display_and_history(sid)
         shown = tuple(stored.for_display() for stored in stored_messages)
-        view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown)))
+        notes = turn_notes(stored_messages, await core.store.list_turns(sid), len(view.messages))
+        view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown), notes=notes))
         await core.budgets.load(view)  # its spend so far and its stored /budget session
         agent = Agent(
             session=view,

@@ -66,6 +66,8 @@ class SessionView:
     """What the session spent: tokens (prompt, cached, completion) and money priced per request."""
     question: str | None = None
     """The question the last turn ended with (needs you: question) until a prompt is sent, or None."""
+    history_notes: list[tuple[int, str, str]] = field(default_factory=list)
+    """How past turns ended when not completed: ``(n, text, level)`` shown after ``messages[:n]``."""
     draft: str = ""
     """Text typed but not sent when the session was last open (``DraftRestored``), for its prompt box."""
     agent_controls: ev.AgentControlsChanged | None = None
@@ -140,8 +142,9 @@ class SessionView:
                 self.read_only = reason
                 if state is not None:
                     self.state = state
-            case ev.ConversationLoaded(messages=messages, context_tokens=context_tokens):
+            case ev.ConversationLoaded(messages=messages, context_tokens=context_tokens, notes=notes):
                 self.messages = list(messages)
+                self.history_notes = list(notes)
                 if context_tokens is not None:
                     self.context_tokens = context_tokens
             case ev.AgentControlsChanged():

@@ -56,7 +56,7 @@ async def fill_restored(app: AppAPI) -> None:
     for view in views:
         panel = app.panels.get(view.id)
         if panel is not None:
-            panel.show_history(view.messages)
+            panel.show_history(view.messages, view.history_notes)
     grid = app.grid
     while True:
         pending = [p for p in app.panels.values() if p.transcript.restore_pending]

@@ -13,7 +13,7 @@ messages (paragents.ui.messages). Streamed text is only buffered by ``apply``; t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rich.text import Text
@@ -128,6 +128,7 @@ class SessionPanel(Vertical):
         """Seconds for the "waiting for first token" count (tests replace it)."""
         self._wait_timer: Any = None
         self._history = list(view.messages)
+        self._notes = list(view.history_notes)
         self.history_shown = not defer_history
         """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
@@ -154,7 +155,7 @@ class SessionPanel(Vertical):
     async def on_mount(self) -> None:
         self._wait_timer = self.set_interval(1.0, self.refresh_title, pause=True)
         if self.history_shown:  # not deferred: show the stored messages now
-            self.transcript.load_history(self._history)
+            self.transcript.load_history(self._history, notes=self._notes)
             self.prompt_box.remember(self._history)
         self._history = []
         await self.prompt_box.set_queue(self.queue)
@@ -163,10 +164,11 @@ class SessionPanel(Vertical):
         await self._show_conflict()
         await self._show_agent_stale()
 
-    def show_history(self, messages: list[Any]) -> None:
+    def show_history(self, messages: list[Any], notes: Sequence[tuple[int, str, str]] = ()) -> None:
         """Load the session's stored ``messages`` (OpenAI dicts) into a panel built with
-        ``defer_history``; they are mounted when the owner calls ``transcript.mount_restored()``."""
-        self.transcript.load_history(messages, mount=False)
+        ``defer_history``; they are mounted when the owner calls ``transcript.mount_restored()``.
+        ``notes``: how past turns ended (see ``Transcript.load_history``)."""
+        self.transcript.load_history(messages, mount=False, notes=notes)
         self.prompt_box.remember(messages)
         self.history_shown = True
 

@@ -11,6 +11,7 @@ most ``MAX_MOUNTED`` entries are mounted; older ones stay as light records and c
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -328,16 +329,25 @@ class Transcript(VerticalScroll):
         elif role == "user":
             self.add_user(str(message.get("content") or ""))
 
-    def load_history(self, messages: list[Message], *, mount: bool = True) -> None:
+    def load_history(
+        self, messages: list[Message], *, mount: bool = True, notes: Sequence[tuple[int, str, str]] = ()
+    ) -> None:
         """Show a stored conversation (e.g. after restore): every message becomes a light record, and
         only the newest :data:`RESTORE_MOUNTED` entries are mounted (older ones via "show earlier").
+        ``notes`` ``(n, text, level)`` are notices shown after the first ``n`` messages (how past
+        turns ended).
 
         ``mount``: mount them right after the next refresh (the panel's frame comes first); with False
         they wait for :meth:`mount_restored` (the app fills restored panels one per frame)."""
         self._loading = True
+        pending = sorted(notes)
         try:
-            for message in messages:
+            for index, message in enumerate(messages):
+                while pending and pending[0][0] <= index:
+                    self.add_notice(*pending.pop(0)[1:])
                 self.add_message(message)
+            for _n, text, level in pending:
+                self.add_notice(text, level)
         finally:
             self._loading = False
         self.first_mounted = max(len(self.records) - min(RESTORE_MOUNTED, MAX_MOUNTED), self.first_mounted)
