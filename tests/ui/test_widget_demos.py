@@ -19,6 +19,7 @@ DEMO_MODULES = (
     "paragents.ui.widgets.transcript",
     "paragents.ui.widgets.prompt_input",
     "paragents.ui.widgets.empty_hint",
+    "paragents.ui.widgets.ordered_input",
     "paragents.ui.screens.inbox",
     "paragents.ui.screens.overview",
     "paragents.ui.screens.setup",

@@ -25,6 +25,7 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Stat
 from paragents import paths
 from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
 from paragents.ui.text import plain
+from paragents.ui.widgets.ordered_input import OrderedInput
 
 
 def _existing_user_config() -> dict[str, Any]:
@@ -80,18 +81,18 @@ class SetupScreen(Screen[bool]):
                 markup=False,
             )
             yield Label("Base URL (up to and including /v1)")
-            yield Input(cfg.base_url, placeholder="http://127.0.0.1:8080/v1", id="base-url")
+            yield OrderedInput(cfg.base_url, placeholder="http://127.0.0.1:8080/v1", id="base-url")
             yield Label("Model")
-            yield Input(cfg.model, placeholder="model name, e.g. qwen2.5-coder", id="model-input")
+            yield OrderedInput(cfg.model, placeholder="model name, e.g. qwen2.5-coder", id="model-input")
             yield Select[str]([], prompt="pick a model", id="model-select", allow_blank=True)
             yield Label("API key (leave empty to keep the current one / for servers without keys)")
-            yield Input(
+            yield OrderedInput(
                 placeholder=f"current: {redact(existing_key)}" if existing_key else "sk-…",
                 password=True,
                 id="api-key",
             )
             yield Label("…or the environment variable holding it")
-            yield Input(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
+            yield OrderedInput(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
             yield Checkbox(
                 "The model can call tools (untick when it answers with empty replies)",
                 cfg.model_settings().tools,

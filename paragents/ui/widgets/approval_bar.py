@@ -32,6 +32,7 @@ from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
+from paragents.ui.widgets.ordered_input import OrderedInput
 
 KEY_HELP = "y allow once · s allow this session · a always allow… · n deny · d deny with note…"
 KEY_HELP_NO_RULES = "y allow once · s allow this session · n deny · d deny with note…"
@@ -189,12 +190,12 @@ class ApprovalBar(AnswerBar):
                 title=preview_title(req.preview),  # type: ignore[arg-type]
                 collapsed=False,
             )
-        yield Input(
+        yield OrderedInput(
             "; ".join(req.suggested_rules),
             placeholder="rules to store, separated by ';'  (Enter saves, Esc goes back)",
             id="rules",
         )
-        yield Input(placeholder="note for the model (Enter sends, Esc goes back)", id="note")
+        yield OrderedInput(placeholder="note for the model (Enter sends, Esc goes back)", id="note")
 
     def key_help(self) -> str:
         """The answer keys (in the glyph set in use); without suggested rules "always allow" is not

@@ -15,6 +15,7 @@ from textual.widgets import Button, Input, Static
 
 from paragents.events import BudgetPaused
 from paragents.ui.text import clean
+from paragents.ui.widgets.ordered_input import OrderedInput
 
 
 def pause_summary(name: str, pause: BudgetPaused) -> str:
@@ -43,7 +44,7 @@ class BudgetBar(Vertical):
         yield Static(Text(clean(self.pause.reason)))
         with Horizontal():
             if self.pause.level != "loop":
-                yield Input(placeholder="e.g. 5usd", id="budget-value")
+                yield OrderedInput(placeholder="e.g. 5usd", id="budget-value")
                 yield Button("Raise to", id="budget-raise", variant="primary")
             yield Button("Allow one more request" if self.pause.level != "loop" else "Go on", id="budget-one")
             yield Button("Stop", id="budget-stop", variant="error")

@@ -12,6 +12,7 @@ from textual.widgets import Input, Static
 
 from paragents.ui.commands import CommandError, is_command, parse_command
 from paragents.ui.messages import CommandRequested
+from paragents.ui.widgets.ordered_input import OrderedInput
 
 PLACEHOLDER = "type a command: /setup · /new --model NAME · /new --agent qwen · /sessions · /help"
 
@@ -32,7 +33,7 @@ class EmptyHint(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(self.hint, id="empty-hint", markup=False)
-        yield Input(placeholder=PLACEHOLDER, id="empty-command")
+        yield OrderedInput(placeholder=PLACEHOLDER, id="empty-command")
         yield Static("", id="empty-error", markup=False)
 
     def on_mount(self) -> None:
