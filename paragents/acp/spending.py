@@ -15,22 +15,38 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents import events as ev
 from paragents.limits import Spend
 
 if TYPE_CHECKING:
-    from paragents.acp.agent import AcpAgent
-    from paragents.agent.budget import Breach
+    from paragents.acp.updates import TurnLog
+    from paragents.agent.budget import Breach, BudgetMeter
+    from paragents.agent.session import SessionReader
+    from paragents.store import Store
 
 USD = "USD"
+
+
+class _Agent(Protocol):
+    """What the spending uses of its :class:`~paragents.acp.agent.AcpAgent` (a protocol, so the two
+    modules form no import cycle)."""
+
+    log: TurnLog
+    store: Store
+    session: SessionReader
+    budget: BudgetMeter | None
+    spec: Any
+    _turn_id: int | None
+
+    def emit(self, event: ev.Event) -> None: ...
 
 
 class AgentSpending:
     """The reported cost of one :class:`~paragents.acp.agent.AcpAgent`'s session (module docstring)."""
 
-    def __init__(self, agent: AcpAgent) -> None:
+    def __init__(self, agent: _Agent) -> None:
         self.agent = agent
         self.counted: float | None = None
         """The cumulative amount already counted (None: not read from the store yet)."""
