@@ -106,7 +106,15 @@ def setup(prefix: Path) -> Path:
     binary = root / "usr" / "bin" / "python3.14"
     rpath = ":".join(str(root / d) for d in LIB_DIRS)
     subprocess.run(
-        [*patchelf(), "--set-interpreter", str(root / LOADER), "--force-rpath", "--set-rpath", rpath, str(binary)],
+        [
+            *patchelf(),
+            "--set-interpreter",
+            str(root / LOADER),
+            "--force-rpath",
+            "--set-rpath",
+            rpath,
+            str(binary),
+        ],
         check=True,
     )
     subprocess.run([str(binary), "-c", "import ssl, sqlite3, ctypes, lzma, bz2, zlib, readline"], check=True)
