@@ -36,6 +36,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from paragents.ui.widgets.transcript import AssistantBlock
 
     root = bench_root()
+    chunks = reply_chunks(args.tokens)
     argv = [str(AGENT), "--rate", str(args.rate), "--tokens", str(args.tokens), "--sent", str(args.sent)]
     agent = {"command": sys.executable, "args": argv}
     overrides = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"bench": agent}}
@@ -78,12 +79,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         window.start()
         runtime.submit(sid, "go")
         await asyncio.sleep(0.2)
-        await asyncio.wait_for(runtime.wait_idle(sid), timeout=args.tokens / args.rate * 4 + 30)
+        await asyncio.wait_for(runtime.wait_idle(sid), timeout=args.tokens / args.rate * 20 + 60)
+        await probe.until_shown(len(chunks))
         await asyncio.sleep(SETTLE_S)
         window.stop()
         lag.stop()
         blocks = list(app.panels[sid].query(AssistantBlock))
-        text_ok = bool(blocks) and blocks[-1].entry.content == "".join(reply_chunks(args.tokens))
+        text_ok = bool(blocks) and blocks[-1].entry.content == "".join(chunks)
     await runtime.shutdown()
     sent = json.loads(args.sent.read_text())
     result = summarize(probe, lag, window, sent)

@@ -15,12 +15,14 @@ How each number is taken, the same way in both hosts (both are Textual apps):
   each host stays scrolled to its end, so every chunk is on screen when it is drawn.
 - **loop lag**: :class:`bench.probes.LagTicker`, a 10 ms asyncio ticker in the host's event loop.
 - **CPU per 1k tokens**: the host process's CPU time (``time.process_time``, all its threads) from just
-  before the prompt is sent until 0.5 s after the turn ended, per 1,000 chunks. The agent subprocess is
+  before the prompt is sent until 0.5 s after both the turn ended and a frame showed the last chunk
+  (:meth:`PeerProbe.until_shown`), per 1,000 chunks. The agent subprocess is
   not counted (it is the same program for both hosts).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import time
 from collections.abc import Callable
@@ -51,6 +53,12 @@ class PeerProbe:
                 self.frames.append((time.monotonic(), self.handed()))
 
         app._display = display
+
+    async def until_shown(self, total: int, bound: float = 60.0) -> None:
+        """Wait (checking every 50 ms, at most ``bound`` s) until a frame showed all ``total`` chunks."""
+        deadline = time.monotonic() + bound
+        while (not self.frames or self.frames[-1][1] < total) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
 
     def latencies_ms(self, sent: list[float]) -> list[float]:
         """Chunk send → first frame that showed it, for every chunk shown (ms)."""

@@ -126,7 +126,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         probe.recording = True
         window.start()
         conversation.post_message(UserInputSubmitted("go", shell=False))
-        await asyncio.wait_for(turn_over.wait(), timeout=args.tokens / args.rate * 4 + 30)
+        await asyncio.wait_for(turn_over.wait(), timeout=args.tokens / args.rate * 20 + 60)
+        await probe.until_shown(len(chunks))
         await asyncio.sleep(SETTLE_S)
         window.stop()
         lag.stop()

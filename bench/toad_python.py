@@ -121,7 +121,7 @@ def setup(prefix: Path) -> Path:
     venv = prefix / "venv"
     subprocess.run(["uv", "venv", "--clear", "--python", str(binary), str(venv)], check=True)
     python = venv / "bin" / "python"
-    subprocess.run(["uv", "pip", "install", "--python", str(python), TOAD], check=True)
+    subprocess.run(["uv", "pip", "install", "--compile-bytecode", "--python", str(python), TOAD], check=True)
     subprocess.run([str(python), "-c", "import toad, textual"], check=True)
     return python
 
