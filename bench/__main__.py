@@ -212,7 +212,12 @@ COLUMNS = [
 
 def table(report: dict[str, Any]) -> str:
     """A Markdown table of the report."""
-    lines = ["| scenario | " + " | ".join(h for _, h in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    lines = []
+    if report["streaming"]:
+        lines += [
+            "| scenario | " + " | ".join(h for _, h in COLUMNS) + " |",
+            "|---" * (len(COLUMNS) + 1) + "|",
+        ]
     for name, data in report["streaming"].items():
         for label, row in ((f"{name} app", data), (f"{name} Log baseline", data["baseline"])):
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
