@@ -36,7 +36,9 @@ async def test_the_bench_agent_streams_the_reply_as_stamped_paced_chunks(tmp_pat
             conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()), 90
         )
         session = await conn.new_session(cwd=str(tmp_path), mcp_servers=[])
-        done = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=[text_block("go")]), 90)
+        done = await asyncio.wait_for(
+            conn.prompt(session_id=session.session_id, prompt=[text_block("go")]), 90
+        )
     assert done.stop_reason == "end_turn"
     chunks = [u for u in client.updates if isinstance(u, AgentMessageChunk)]
     expected = reply_chunks(tokens)
