@@ -29,11 +29,7 @@ AGENT = Path(__file__).with_name("acp_stream_agent.py")
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from paragents.events import MessageAdded, TextDelta, TurnFinished
     from paragents.sessions import Runtime
-    from paragents.ui.app import make_app
-    from paragents.ui.widgets.session_panel import SessionPanel
-    from paragents.ui.widgets.transcript import AssistantBlock
 
     root = bench_root()
     chunks = reply_chunks(args.tokens)
@@ -41,6 +37,18 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     agent = {"command": sys.executable, "args": argv}
     overrides = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"bench": agent}}
     runtime = await Runtime.create(root / "project", cli_overrides=overrides, db_path=root / "state" / "b.db")
+    try:
+        return await _measure(runtime, args, chunks)
+    finally:
+        await runtime.shutdown()  # also on errors: the store's thread would keep the process alive
+
+
+async def _measure(runtime: Any, args: argparse.Namespace, chunks: list[str]) -> dict[str, Any]:
+    from paragents.events import MessageAdded, TextDelta, TurnFinished
+    from paragents.ui.app import make_app
+    from paragents.ui.widgets.session_panel import SessionPanel
+    from paragents.ui.widgets.transcript import AssistantBlock
+
     sid = (await runtime.new_agent_session("bench", "peer")).id
     app = make_app(runtime, tune_gc=True)  # as the CLI does
     applied = [0]
@@ -86,7 +94,6 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         lag.stop()
         blocks = list(app.panels[sid].query(AssistantBlock))
         text_ok = bool(blocks) and blocks[-1].entry.content == "".join(chunks)
-    await runtime.shutdown()
     sent = json.loads(args.sent.read_text())
     result = summarize(probe, lag, window, sent)
     result.update(text_ok=text_ok, host="paragents", python=sys.version.split()[0])
