@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import lzma
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -92,6 +93,8 @@ def patchelf() -> list[str]:
 
 def setup(prefix: Path) -> Path:
     """Build the prefix, the venv and Toad; return the venv's python."""
+    if platform.machine() != "x86_64" or not shutil.which("dpkg-deb") or not shutil.which("uv"):
+        raise SystemExit("bench.toad_python needs an x86_64 Linux with dpkg-deb (Debian/Ubuntu) and uv")
     root = prefix / "root"
     debs = prefix / "debs"
     debs.mkdir(parents=True, exist_ok=True)
