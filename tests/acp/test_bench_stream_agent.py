@@ -1,6 +1,6 @@
 """The peer benchmark's fake ACP agent (bench/acp_stream_agent.py), driven by the SDK's client side over
 its stdio pipes as a host runs it: it streams the benchmark reply as stamped, paced message chunks and
-writes the send times it stamped."""
+writes the send times it stamped; and the probe that matches those send times with a host's frames."""
 
 from __future__ import annotations
 
@@ -48,3 +48,33 @@ async def test_the_bench_agent_streams_the_reply_as_stamped_paced_chunks(tmp_pat
     sent = json.loads(sent_file.read_text())
     assert sent == [s["sent"] for s in stamps]
     assert sent[-1] - sent[0] >= (len(expected) - 1) / rate * 0.95  # paced, not sent in one burst
+
+
+def test_the_peer_probe_times_each_chunk_from_its_send_to_the_first_frame_that_shows_it() -> None:
+    from bench.peer_probe import PeerProbe
+
+    class App:
+        _batch_count = 0
+        console = None
+
+        def _display(self, screen: Any, renderable: Any) -> None:
+            pass
+
+    app = App()
+    handed = [0]
+    probe = PeerProbe(app, lambda: handed[0])
+    probe.recording = True
+    app._display(None, object())  # a frame before anything was handed: times nothing
+    handed[0] = 2
+    app._batch_count = 1
+    app._display(None, object())  # held by batch_update: not a frame
+    app._batch_count = 0
+    app._display(None, object())
+    handed[0] = 3
+    app._display(None, object())
+    frames = [at for at, _ in probe.frames]
+    assert [count for _, count in probe.frames] == [0, 2, 3]
+    sent = [frames[0] - 0.010, frames[0] - 0.005, frames[1]]
+    got = probe.latencies_ms(sent)
+    expected = [(frames[1] - sent[0]) * 1000, (frames[1] - sent[1]) * 1000, (frames[2] - sent[2]) * 1000]
+    assert got == expected
