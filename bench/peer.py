@@ -121,20 +121,20 @@ def peer_table(data: dict[str, Any]) -> str:
         f"Peer: paragents vs {data['toad']} (one ACP session, the same fake agent; "
         f"{data['seconds']:g} s per run, median of {data['repeat']})",
         "",
-        "| host | tok/s | CPU ms/1k tok | tok→frame p50 ms | tok→frame p99 ms | loop lag p99 ms | fps |",
-        "|---|---|---|---|---|---|---|",
+        "| host | tok/s | CPU ms/1k tok | tok→frame p50 ms | tok→frame p99 ms | loop lag p99 ms | fps "
+        "| whole reply |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for rate in RATES:
         row = data[str(rate)]
         for host in ("paragents", "toad"):
             cells = [row[host].get(k) for k in METRICS]
-            lines.append(
-                f"| {host} | {rate} | " + " | ".join("" if c is None else str(c) for c in cells) + " |"
-            )
+            text = " | ".join("" if c is None else str(c) for c in cells)
+            lines.append(f"| {host} | {rate} | {text} | {'✔' if row[host].get('text_ok') else '✘'} |")
         cpu_ok = row["cpu_ratio"] is not None and row["cpu_ratio"] <= CPU_TARGET
         frame_ok = row["frame_p99_ratio"] is not None and row["frame_p99_ratio"] <= 1.0
         lines.append(
             f"| paragents/toad | {rate} | {row['cpu_ratio']} {'✔' if cpu_ok else '✘'} (≤ {CPU_TARGET}) | | "
-            f"{row['frame_p99_ratio']} {'✔' if frame_ok else '✘'} (≤ 1) | {row['lag_p99_ratio']} | |"
+            f"{row['frame_p99_ratio']} {'✔' if frame_ok else '✘'} (≤ 1) | {row['lag_p99_ratio']} | | |"
         )
     return "\n".join(lines)
