@@ -12,7 +12,9 @@ rendered. ``idle`` (also in ``--quick``) keeps 16 open sessions idle for 10 s an
 and how often each timer fired. ``lanes`` (bench/lanes.py) times lane creation and one
 conflict-prediction round of 8 lanes. ``mcp`` (bench/mcp_pool.py, not in ``--quick``) runs 8 sessions x 3
 stdio MCP servers through the shared pool and reports the server processes (target 3), their RSS and
-start cost. Exit status is 0 unless a scenario crashed.
+start cost. ``peer`` (bench/peer.py, not in ``--quick``) runs one ACP session in paragents and in Toad
+on the same fake agent at 50 and 200 tok/s and compares them (skipped, saying how to set Toad's
+Python up, when it is missing). Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import eprint, isolated_env, percentile, r
+from bench.peer import peer, peer_table
 
 PY = sys.executable
 FULL = [(1, 50, False), (4, 50, False), (8, 50, False), (8, 200, False), (16, 30, True)]
@@ -42,6 +45,7 @@ TARGETS: dict[str, dict[str, float]] = {
     "idle": {"cpu_pct": 2},
     "lanes": {"create_max_s": 0.5, "round_p99_ms": 150},
     "mcp": {"processes": 3},
+    "peer": {"cpu_ratio_max": 0.5, "frame_p99_ratio_max": 1.0},
 }
 
 
@@ -177,6 +181,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "idle": report.get("idle"),
         "lanes": report.get("lanes"),
         "mcp": report.get("mcp"),
+        "peer": report.get("peer"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -207,7 +212,12 @@ COLUMNS = [
 
 def table(report: dict[str, Any]) -> str:
     """A Markdown table of the report."""
-    lines = ["| scenario | " + " | ".join(h for _, h in COLUMNS) + " |", "|---" * (len(COLUMNS) + 1) + "|"]
+    lines = []
+    if report["streaming"]:
+        lines += [
+            "| scenario | " + " | ".join(h for _, h in COLUMNS) + " |",
+            "|---" * (len(COLUMNS) + 1) + "|",
+        ]
     for name, data in report["streaming"].items():
         for label, row in ((f"{name} app", data), (f"{name} Log baseline", data["baseline"])):
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
@@ -234,10 +244,13 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,mcp",
+        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,mcp,peer",
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="peer section: alternating runs per host and rate (medians)"
     )
     args = parser.parse_args()
     started = time.perf_counter()
@@ -245,7 +258,7 @@ def main() -> int:
     sections = (
         set(args.only.split(","))
         if args.only
-        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle", "lanes", "mcp"}
+        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle", "lanes", "mcp", "peer"}
     )
     if args.quick:
         sections = sections & {"stream", "startup", "idle"}
@@ -280,12 +293,17 @@ def main() -> int:
         if "huge" in sections:
             eprint("bench: huge stored reply ...")
             report["huge_reply"] = huge_reply()
+        if "peer" in sections:
+            eprint("bench: peer, paragents vs Toad on one ACP agent, 50 and 200 tok/s ...")
+            report["peer"] = peer(seconds, args.repeat)
     except (RuntimeError, subprocess.TimeoutExpired) as exc:
         report["error"] = str(exc)
         status = 1
     report["total_s"] = r(time.perf_counter() - started)
     report["targets_met"] = verdicts(report)
     print(table(report))
+    if "peer" in report:
+        print("\n" + peer_table(report["peer"]))
     print(json.dumps(report))
     return status
 
