@@ -14,7 +14,7 @@ import shlex
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from acp import RequestError
 from acp.schema import (
@@ -204,11 +204,12 @@ class AcpClient:
                 self.approved.add(str(resolve_path(workdir, str(args["path"]))))
 
     async def _authorize(
-        self, tool: str, args: dict[str, Any], call: ToolCall, summary: str, key: str
-    ) -> None:
+        self, tool: str, args: dict[str, Any], call: ToolCall, summary: str, key: str, *also: str
+    ) -> bool:
         """Let a file or terminal request through the policy: a deny refuses it; an ask is answered by
-        the ``request_permission`` that announced it (``key`` approved), else asks the user.
-        Raises the refusal (RequestError) when it may not run."""
+        the ``request_permission`` that announced it (``key`` or one of ``also`` approved), else asks
+        the user. Returns True when the user was asked (the call is shown in the transcript; a denial
+        is marked there). Raises the refusal (RequestError) when it may not run."""
         agent = self.agent
         decision = self._decide(tool, args)
         if decision is not None and decision.decision != "ask":
@@ -225,9 +226,9 @@ class AcpClient:
             )
             if decision.decision == "deny":
                 raise refused(f"denied by policy: {decision.reason}")
-            return
-        if key in self.approved:
-            return
+            return False
+        if key in self.approved or any(k in self.approved for k in also):
+            return False
         approval = await approve(
             session=agent.session,
             policy=agent.policy,
@@ -240,7 +241,9 @@ class AcpClient:
             preview=lambda: agent.preview(tool, args),
         )
         if not approval.allowed:
+            agent.emit(ev.ToolCallFinished(agent.session.id, call, "denied", approval.why))
             raise refused(approval.why)
+        return True
 
     async def _preflight(self, call: ToolCall, args: dict[str, Any]) -> None:
         """The conflict checker (reservations, stale reads, resources); raises the refusal when held
@@ -260,11 +263,15 @@ class AcpClient:
         target = resolve_path(agent.session.workdir, path)
         args = {"path": str(target)}
         call = ToolCall(f"fs-{uuid.uuid4().hex[:8]}", "read_file", json.dumps(args))
-        await self._authorize("read_file", args, call, f"read {path}", str(target))
+        asked = await self._authorize("read_file", args, call, f"read {path}", str(target))
         try:
             data = await asyncio.to_thread(target.read_bytes)
         except OSError as exc:
+            if asked:
+                agent.emit(ev.ToolCallFinished(sid, call, "error", f"cannot read {target}: {exc}"))
             raise RequestError.resource_not_found(str(target)) from exc
+        if asked:  # its entry (shown by the ask) is done
+            agent.emit(ev.ToolCallFinished(sid, call, "ok", f"read {len(data):,} bytes"))
         digest = hashlib.sha256(data).hexdigest()
         seen = agent.conflicts.reads.seen(sid, str(target))
         if seen is not None and seen.digest != digest:
@@ -332,11 +339,16 @@ class AcpClient:
         line = shlex.join([command, *args]) if args else command
         call_args: dict[str, Any] = {"command": line}
         call = ToolCall(f"term-{uuid.uuid4().hex[:8]}", "run_command", json.dumps(call_args))
-        await self._authorize("run_command", call_args, call, line, line)
+        body = shell_body(command, args or [])  # "bash -c X": X is what request_permission approved
+        asked = await self._authorize("run_command", call_args, call, line, line, *([body] if body else []))
         await self._preflight(call, call_args)
         workdir = Path(cwd) if cwd else agent.session.workdir
         extra = {e.name: e.value for e in env or ()}
         task = asyncio.create_task(agent.run_tool("run_command", call_args, workdir=workdir, env=extra))
+        if asked:  # its entry (shown by the ask) follows the command
+            sid = agent.session.id
+            agent.emit(ev.ToolCallStarted(sid, call, f"{line} · through paragents"))
+            task.add_done_callback(lambda t: agent.emit(ev.ToolCallFinished(sid, call, *_ended(t))))
         terminal_id = f"term-{uuid.uuid4().hex[:12]}"
         self.served.append(("terminal", line))
         self.terminals[terminal_id] = Terminal(line, task, output_byte_limit)
@@ -431,6 +443,30 @@ class _AskAlways:
 
     def remember_always(self, rules: list[str]) -> None:
         self._policy.remember_always(rules)
+
+
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+
+
+def shell_body(command: str, args: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` (any of :data:`SHELLS`, by name or path; ``-lc`` too): agents
+    run the command a ``request_permission`` announced that way. None for anything else."""
+    if Path(command).name not in SHELLS or len(args) < 2:
+        return None
+    flag = args[0]
+    if flag.startswith("-") and not flag.startswith("--") and "c" in flag[1:]:
+        return args[1]
+    return None
+
+
+def _ended(task: asyncio.Task[ToolResult]) -> tuple[Literal["ok", "error", "cancelled"], str]:
+    """How a terminal's command ended, for its transcript entry."""
+    if task.cancelled():
+        return "cancelled", "killed"
+    if task.exception() is not None:
+        return "error", str(task.exception())
+    result = task.result()
+    return ("error" if result.is_error else "ok"), result.content
 
 
 def _constant(value: Any) -> Any:

@@ -13,6 +13,7 @@ import pytest
 
 from paragents.sessions import Runtime
 from tests.conflicts.conftest import ConflictSink
+from tests.patience import HANG_GUARD_S
 
 FAKE_AGENT = Path(__file__).with_name("fake_agent.py")
 
@@ -37,7 +38,7 @@ class AcpEnv:
         return view
 
 
-async def idle(rt: Runtime, sid: str, timeout: float = 90) -> None:
+async def idle(rt: Runtime, sid: str, timeout: float = HANG_GUARD_S) -> None:
     """Wait until the session's turn ended (the fake agent takes seconds to import the SDK on a busy
     machine, hence the generous bound)."""
     await asyncio.wait_for(rt.wait_idle(sid), timeout)

@@ -16,9 +16,10 @@ from paragents.sessions import Runtime
 from paragents.ui.agent_commands import agent_command, agent_matches, agent_prompt
 from paragents.ui.commands import SlashCommand, parse_command
 from tests.acp.conftest import AcpEnv
+from tests.patience import HANG_GUARD_S
 
 
-async def until(condition: Callable[[], bool], what: str, timeout: float = 90) -> None:
+async def until(condition: Callable[[], bool], what: str, timeout: float = HANG_GUARD_S) -> None:
     """A bounded wait on ``condition`` (the fake agent takes seconds to start on a busy machine)."""
     deadline = time.monotonic() + timeout
     while not condition():

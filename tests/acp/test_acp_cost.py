@@ -18,6 +18,7 @@ from paragents.ui.screens.overview import ActivityLog, collect_rows
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_reopen import calls
 from tests.acp.test_acp_sessions import notices
+from tests.patience import HANG_GUARD_S
 
 
 async def usd_spent(rt: object, sid: str) -> float | None:
@@ -69,7 +70,7 @@ async def test_a_session_cap_in_usd_pauses_the_next_prompt_before_it_reaches_the
     rt.set_budget(view.id, "session", "0.05usd")
     rt.submit(view.id, "say second")
     sink = aenv.sink
-    await sink.wait_for(lambda: bool(sink.of(ev.BudgetPaused, view.id)), 90)
+    await sink.wait_for(lambda: bool(sink.of(ev.BudgetPaused, view.id)), HANG_GUARD_S)
     [pause] = sink.of(ev.BudgetPaused, view.id)
     assert (pause.level, pause.kind) == ("session", "usd") and "$0.06 of $0.05" in pause.reason
     assert view.state is SessionState.BUDGET

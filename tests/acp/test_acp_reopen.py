@@ -14,6 +14,7 @@ from paragents.sessions import Runtime
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_sessions import notices, texts
+from tests.patience import HANG_GUARD_S
 
 
 def calls(log: Path) -> list[str]:
@@ -48,14 +49,14 @@ async def test_without_session_load_the_transcript_is_read_only_and_a_prompt_wai
     again, view = await restored(aenv, log)
     sink = aenv.sink
     # the reopen launched the agent: it cannot reload, so the panel says so before any prompt
-    await sink.wait_for(lambda: bool(sink.of(ev.AgentSessionStale, view.id)), 90)
+    await sink.wait_for(lambda: bool(sink.of(ev.AgentSessionStale, view.id)), HANG_GUARD_S)
     [stale] = sink.of(ev.AgentSessionStale, view.id)
     assert stale.reason is not None and "cannot continue this conversation" in stale.reason
     assert "/agent new" in stale.reason and view.agent_stale == stale.reason
     assert [m.get("content") for m in view.messages] == ["say first answer", "first answer"]
 
     again.submit(view.id, "say second")
-    await sink.wait_for(lambda: any("this prompt waits" in n for n in notices(sink, view.id)), 90)
+    await sink.wait_for(lambda: any("this prompt waits" in n for n in notices(sink, view.id)), HANG_GUARD_S)
     assert view.state is SessionState.WAITING and view.waiting_on == "a new agent session"
     assert calls(log)[2:] == []  # nothing reached the agent: no session/load, no session/new, no prompt
 
@@ -76,7 +77,7 @@ async def test_a_held_prompt_cancelled_says_it_was_not_sent(aenv: AcpEnv, tmp_pa
     again, view = await restored(aenv, log)
     sink = aenv.sink
     again.submit(view.id, "say never")
-    await sink.wait_for(lambda: any("this prompt waits" in n for n in notices(sink, view.id)), 90)
+    await sink.wait_for(lambda: any("this prompt waits" in n for n in notices(sink, view.id)), HANG_GUARD_S)
     again.cancel(view.id)
     await idle(again, view.id)
     assert any("was not sent to the agent: say never" in n for n in notices(sink, view.id))
@@ -187,6 +188,6 @@ async def test_a_session_reopened_from_the_list_is_read_only_for_such_an_agent_t
     await idle(rt, view.id)
     await rt.close_session(view.id)
     reopened = await rt.reopen_session(view.id)  # /sessions, Enter
-    await aenv.sink.wait_for(lambda: reopened.agent_stale is not None, 90)
+    await aenv.sink.wait_for(lambda: reopened.agent_stale is not None, HANG_GUARD_S)
     assert calls(log) == ["new_session", "prompt say first answer"]  # no new agent session by itself
     await rt.shutdown()

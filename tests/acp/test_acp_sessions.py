@@ -10,6 +10,7 @@ from paragents import events as ev
 from paragents.models import SessionState
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
+from tests.patience import HANG_GUARD_S
 
 
 def texts(sink: ev.EventSink, sid: str) -> str:
@@ -78,6 +79,40 @@ async def test_an_unmatched_ask_goes_to_the_user_with_the_agents_options(aenv: A
     await rt.shutdown()
 
 
+async def test_a_command_the_user_allowed_once_is_not_asked_again_when_its_terminal_runs(
+    aenv: AcpEnv,
+) -> None:
+    """The agent announces `touch made.txt` with request_permission, then runs it as `bash -c ...` in
+    a client terminal: one ask, not two (the terminal's command is the approved one)."""
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    aenv.sink.answers.append(("allow_once", None))
+    rt.submit(view.id, "run touch made.txt")
+    await idle(rt, view.id)
+    asks = aenv.sink.of(ev.PermissionRequested, view.id)
+    assert [a.summary for a in asks] == ["touch made.txt"]
+    assert (aenv.project / "made.txt").exists()
+    await rt.shutdown()
+
+
+async def test_a_served_request_the_user_was_asked_about_ends_its_entry(aenv: AcpEnv) -> None:
+    """A file read the agent asks paragents for (no rule: the user is asked) does not stay "asking":
+    its entry ends ok once read, denied when the user says no."""
+    outside = aenv.project.parent / "notes.txt"  # outside the workdir: reading it asks
+    outside.write_text("hello\n")
+    rt = await aenv.runtime()
+    view = await aenv.session(rt, "q")
+    aenv.sink.answers.extend([("allow_once", None), ("reject_once", None)])
+    rt.submit(view.id, f"read {outside}")
+    await idle(rt, view.id)
+    rt.submit(view.id, f"read {outside}")
+    await idle(rt, view.id)
+    asks = aenv.sink.of(ev.PermissionRequested, view.id)
+    ended = {e.call.id: e.status for e in aenv.sink.of(ev.ToolCallFinished, view.id)}
+    assert [ended.get(a.call.id) for a in asks] == ["ok", "denied"]
+    await rt.shutdown()
+
+
 async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds_the_file(
     aenv: AcpEnv,
 ) -> None:
@@ -86,7 +121,7 @@ async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds
     target = aenv.project / "shared.txt"
     aenv.sink.conflict_answers["b"] = ["skip"]
     rt.submit(a.id, "write shared.txt from-a\nwait")
-    await aenv.sink.wait_for(lambda: "written" in texts(aenv.sink, a.id), 90)
+    await aenv.sink.wait_for(lambda: "written" in texts(aenv.sink, a.id), HANG_GUARD_S)
     held = await rt.store.list_reservations()
     assert [(r.session_id, r.path) for r in held] == [(a.id, str(target.resolve()))]
     rt.submit(b.id, "write shared.txt from-b")
@@ -124,7 +159,7 @@ async def test_cancel_sends_session_cancel_and_shows_the_stop_reason(aenv: AcpEn
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "wait")
-    await aenv.sink.wait_for(lambda: "waiting" in texts(aenv.sink, view.id), 90)
+    await aenv.sink.wait_for(lambda: "waiting" in texts(aenv.sink, view.id), HANG_GUARD_S)
     rt.cancel(view.id)
     await idle(rt, view.id)
     assert view.last_result is not None and view.last_result.status == "cancelled"
@@ -152,7 +187,9 @@ async def test_a_crash_is_shown_with_stderr_and_the_next_prompt_restarts_it(aenv
 async def test_a_launch_failure_shows_stderr_and_exit_code(aenv: AcpEnv) -> None:
     rt = await aenv.runtime(FAKE_ACP_INIT_CRASH="1")
     view = await aenv.session(rt, "q")
-    await aenv.sink.wait_for(lambda: any("exit code 5" in n for n in notices(aenv.sink, view.id)), 90)
+    await aenv.sink.wait_for(
+        lambda: any("exit code 5" in n for n in notices(aenv.sink, view.id)), HANG_GUARD_S
+    )
     shown = next(n for n in notices(aenv.sink, view.id) if "exit code 5" in n)
     assert "during initialize" in shown and "no API key configured" in shown
     await rt.shutdown()
