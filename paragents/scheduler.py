@@ -27,6 +27,13 @@ class QueuedPrompt:
     """An approval row a crash left pending: this "prompt" continues its turn (sessions/approvals.py)."""
 
 
+class PromptHeld(Exception):
+    """Raised by a turn before it started anything: its session cannot take prompts now (e.g. an
+    external agent waiting for the user to start a new agent session). The prompt goes back to the
+    head of its queue, where it stays (visible, editable, kept for a restart) while the session is
+    held (``held``), and starts once it is not."""
+
+
 RunTurn = Callable[[str, QueuedPrompt], Awaitable[None]]
 """Coroutine function run for each prompt: ``run(session_id, prompt)``."""
 
@@ -41,14 +48,22 @@ class Scheduler:
     """Runs turns with at most ``max_parallel`` at a time.
 
     ``run`` is awaited for each started prompt; ``on_change(session_id)`` is called (synchronously)
-    whenever a session's queue or running state changes, so the owner can emit events."""
+    whenever a session's queue or running state changes, so the owner can emit events. ``held(sid)``
+    True keeps a session's prompts waiting (call :meth:`pump` when it is no longer held)."""
 
-    def __init__(self, max_parallel: int, run: RunTurn, on_change: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        max_parallel: int,
+        run: RunTurn,
+        on_change: Callable[[str], None],
+        held: Callable[[str], bool] | None = None,
+    ) -> None:
         if max_parallel < 1:
             raise ValueError("max_parallel must be >= 1")
         self.max_parallel = max_parallel
         self._run = run
         self._on_change = on_change
+        self._held = held or (lambda _sid: False)
         self._sessions: dict[str, _SessionQueue] = {}
         self._seq = itertools.count()
         self._idle = asyncio.Event()
@@ -75,7 +90,7 @@ class Scheduler:
         heads = [
             (sq.prompts[0].seq, sid)
             for sid, sq in self._sessions.items()
-            if sq.prompts and not (sq.task and not sq.task.done())
+            if sq.prompts and not (sq.task and not sq.task.done()) and not self._held(sid)
         ]
         return [sid for _, sid in sorted(heads)]
 
@@ -141,6 +156,10 @@ class Scheduler:
                 tasks.append(sq.task)
         await asyncio.gather(*tasks, return_exceptions=True)
 
+    def pump(self) -> None:
+        """Start what may start now (e.g. a session is no longer held)."""
+        self._pump()
+
     # -- internals -------------------------------------------------------------------------------
     def _pump(self) -> None:
         for sid in self.waiting_sessions():
@@ -150,7 +169,9 @@ class Scheduler:
             prompt = sq.prompts.pop(0)
             sq.task = asyncio.create_task(self._run_one(sid, prompt), name=f"turn-{sid}-{prompt.id}")
             self._on_change(sid)
-        busy = self.running_count > 0 or any(sq.prompts for sq in self._sessions.values())
+        busy = self.running_count > 0 or any(
+            sq.prompts and not self._held(sid) for sid, sq in self._sessions.items()
+        )
         if busy:
             self._idle.clear()
         else:
@@ -159,6 +180,10 @@ class Scheduler:
     async def _run_one(self, session_id: str, prompt: QueuedPrompt) -> None:
         try:
             await self._run(session_id, prompt)
+        except PromptHeld:  # back to the head of its queue, kept there while the session is held
+            sq = self._sessions.get(session_id)
+            if sq is not None:
+                sq.prompts.insert(0, prompt)
         finally:
             sq = self._sessions.get(session_id)
             if sq and sq.task is asyncio.current_task():

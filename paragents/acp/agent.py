@@ -32,6 +32,7 @@ from paragents.agent.spend import request_cost
 from paragents.agent.tokens import estimate_text_tokens
 from paragents.limits import Spend
 from paragents.models import CallPreview, Message, SessionState, TurnResult, TurnStatus, Usage, user_message
+from paragents.scheduler import PromptHeld
 from paragents.tools.base import ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -305,10 +306,17 @@ class AcpAgent(Agent):
         )
         self._fresh.set()
 
-    async def _await_agent_session(self, prompt: str) -> None:
-        """Before a turn: when the agent cannot continue the stored conversation, hold the prompt until
-        the user starts a new agent session (headless, ``auto_new``: start one now, with a note). A
-        cancel meanwhile says the prompt was not sent."""
+    async def before_turn(self, prompt: str) -> None:
+        """Before a queued prompt starts (and before notes from other sessions join it): held in its
+        queue while the agent cannot continue the stored conversation (see ``_await_agent_session``)."""
+        await self._await_agent_session(prompt)
+
+    async def _await_agent_session(self, prompt: str, *, started: bool = False) -> None:
+        """Before a turn: when the agent cannot continue the stored conversation, the prompt waits
+        until the user starts a new agent session (headless, ``auto_new``: start one now, with a
+        note). Before the turn started (``started`` False) it goes back to its queue (PromptHeld:
+        visible, editable, kept across a quit); a turn that found out only when it launched the agent
+        waits in place, and a cancel meanwhile says the prompt was not sent."""
         if self.probe is not None and not self.probe.done():
             await asyncio.shield(self.probe)  # the reopen's launch says whether the agent can reload
         if self.stale is None:
@@ -319,14 +327,17 @@ class AcpAgent(Agent):
                 await self.start_new_session()
             return
         shown = prompt if len(prompt) <= 80 else prompt[:79] + "…"
+        where = "in the queue " if not started else ""
         self.emit(
             ev.Notice(
                 sid,
-                'this prompt waits until a new agent session starts ("Start a new agent session" above '
-                f"the prompt, or /agent new): {shown}",
+                f'this prompt waits {where}until a new agent session starts ("Start a new agent session" '
+                f"above the prompt, or /agent new): {shown}",
                 "warning",
             )
         )
+        if not started:
+            raise PromptHeld(prompt)
         self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", "a new agent session"))
         try:
             await self._fresh.wait()
@@ -428,7 +439,7 @@ class AcpAgent(Agent):
             except AcpLaunchError as exc:
                 return await self._finish(TurnStatus.FAILED, added, total, str(exc), AGENT_KIND)
             if self.stale is not None:  # this launch found it cannot reload (no launch at the reopen)
-                await self._await_agent_session(prompt)
+                await self._await_agent_session(prompt, started=True)
             if self.budget is not None:
                 self.budget.start_clock()
             stopped = await self._hold_at_budget(prompt)

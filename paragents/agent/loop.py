@@ -411,6 +411,10 @@ class Agent:
         added.append(shown)
         self.emit(ev.MessageAdded(self.session.id, shown))
 
+    async def before_turn(self, prompt: str) -> None:
+        """Called before a queued ``prompt`` starts; may raise ``paragents.scheduler.PromptHeld`` to put
+        it back in its queue (an external agent waiting for a new agent session). Nothing here."""
+
     async def run_turn(self, prompt: str, resume: ApprovalRecord | None = None) -> TurnResult:
         """Run one turn for the user text ``prompt``; return how it ended.
 

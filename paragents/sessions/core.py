@@ -20,7 +20,7 @@ from paragents.agent.context import build_system_prompt, load_instructions
 from paragents.config import LoadedConfig, RuntimeConfig
 from paragents.conflicts import ConflictChecker
 from paragents.models import SessionState, ToolCall, TurnResult, TurnStatus, Usage
-from paragents.scheduler import QueuedPrompt, Scheduler
+from paragents.scheduler import PromptHeld, QueuedPrompt, Scheduler
 from paragents.sessions.notes import NoteBook, note_line
 from paragents.sessions.view import SessionError, SessionView
 
@@ -30,6 +30,12 @@ if TYPE_CHECKING:
     from paragents.store import Store
 
 log = logging.getLogger(__name__)
+
+HELD_NOTE = (
+    'this prompt waits in the queue until a new agent session starts ("Start a new agent session" '
+    "above the prompt, or /agent new)"
+)
+"""Said when a prompt is queued in a session whose external agent cannot continue its conversation."""
 
 
 class SessionsCore:
@@ -71,7 +77,9 @@ class SessionsCore:
 
         self.drafts = SessionDrafts(store, self.emit)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
-        self.scheduler = Scheduler(loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed)
+        self.scheduler = Scheduler(
+            loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed, self._held
+        )
         self.turn_done: dict[str, asyncio.Event] = {}
         self.unloaded: list[str] = []
         """Ids of sessions registered but not loaded yet (see ``Runtime.restore_views``)."""
@@ -121,6 +129,9 @@ class SessionsCore:
         view = self.sessions.get(event.session_id)
         if view is not None:
             view.apply(event)
+            if isinstance(event, ev.AgentSessionStale) and event.reason is None:
+                self.scheduler.pump()  # its queued prompts may start now
+                self._queue_changed(event.session_id)
         for observer in self.observers:
             observer(event)
         if self._sink is None:
@@ -158,6 +169,9 @@ class SessionsCore:
         if view.read_only:
             raise SessionError(view.read_only)
         self.turn_done[sid].clear()
+        if self._held(sid):
+            shown = text if len(text) <= 80 else text[:79] + "…"
+            self.emit(ev.Notice(sid, f"{HELD_NOTE}: {shown}", "warning"))
         return self.scheduler.submit(sid, text).id
 
     def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
@@ -185,6 +199,12 @@ class SessionsCore:
         else:
             await self.turn_done[sid].wait()
 
+    def _held(self, sid: str) -> bool:
+        """A session whose prompts wait in its queue: its external agent cannot continue the stored
+        conversation until the user starts a new agent session (``AgentSessionStale``)."""
+        view = self.sessions.get(sid)
+        return view is not None and view.agent_stale is not None
+
     def _queue_changed(self, sid: str) -> None:
         view = self.sessions.get(sid)
         if view is None:
@@ -192,7 +212,10 @@ class SessionsCore:
         queue = self.scheduler.queue(sid)
         running = self.scheduler.is_running(sid)
         self.drafts.queue_changed(sid, [p.text for p in queue if p.resume is None])
-        if not running and queue and view.state is not SessionState.QUEUED:
+        if not running and queue and self._held(sid):
+            if view.waiting_on != "a new agent session":
+                self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", "a new agent session"))
+        elif not running and queue and view.state is not SessionState.QUEUED:
             self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
         self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue)))
         if not running and not queue:
@@ -216,6 +239,7 @@ class SessionsCore:
             await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
             await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
             await self.team.refresh()  # decisions recorded meanwhile (any process)
+            await agent.before_turn(prompt.text)  # may send it back to its queue (PromptHeld)
             if prompt.resume is not None:  # continue a turn a crash left at an approval
                 await agent.run_turn(prompt.text, prompt.resume)
             else:  # notes other sessions sent arrive as context of this turn
@@ -224,6 +248,8 @@ class SessionsCore:
             if view.last_result is before:  # cancelled before the agent's turn ended it
                 result = TurnResult(status=TurnStatus.CANCELLED)
                 view.apply(ev.TurnFinished(sid, "cancelled", None, None, result))
+        except PromptHeld:  # not started: the scheduler puts it back at the head of its queue
+            raise
         except StoreError as exc:  # before the agent's turn began
             self.emit(ev.TurnStarted(sid, prompt.text))
             await agent.fail_on_store(exc)

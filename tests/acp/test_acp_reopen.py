@@ -71,18 +71,27 @@ async def test_without_session_load_the_transcript_is_read_only_and_a_prompt_wai
     await again.shutdown()
 
 
-async def test_a_held_prompt_cancelled_says_it_was_not_sent(aenv: AcpEnv, tmp_path: Path) -> None:
+async def test_a_held_prompt_waits_in_the_queue_and_a_quit_keeps_it(aenv: AcpEnv, tmp_path: Path) -> None:
+    """The prompt waits in the session's queue (visible, editable, removable), not in a turn: a quit
+    meanwhile keeps it, and it comes back into the prompt box next time, not sent."""
     log = tmp_path / "agent.log"
     await first_run(aenv, log)
     again, view = await restored(aenv, log)
     sink = aenv.sink
-    again.submit(view.id, "say never")
+    again.submit(view.id, "say never [b]lost[/b]")
     await sink.wait_for(lambda: any("this prompt waits" in n for n in notices(sink, view.id)), HANG_GUARD_S)
-    again.cancel(view.id)
-    await idle(again, view.id)
-    assert any("was not sent to the agent: say never" in n for n in notices(sink, view.id))
-    assert view.state is SessionState.IDLE and "prompt say never" not in calls(log)
+    await sink.wait_for(lambda: [q.text for q in view.queue] == ["say never [b]lost[/b]"], HANG_GUARD_S)
+    assert view.state is SessionState.WAITING and view.waiting_on == "a new agent session"
+    assert not again.cancel(view.id)  # no turn runs: nothing to cancel, nothing lost
     await again.shutdown()
+    assert "prompt say never [b]lost[/b]" not in calls(log)
+
+    aenv.sink.events.clear()
+    third, view = await restored(aenv, log)
+    drafts = aenv.sink.of(ev.DraftRestored, view.id)
+    assert [d.text for d in drafts] == ["say never [b]lost[/b]"] and not view.queue
+    await third.shutdown()
+    assert "prompt say never [b]lost[/b]" not in calls(log)
 
 
 async def test_with_session_load_the_agents_session_is_reloaded(aenv: AcpEnv, tmp_path: Path) -> None:
