@@ -183,9 +183,12 @@ class SessionLifecycle:
         core.emit(ev.SessionStateChanged(sid, view.state, f"renamed to {name}"))
 
     async def set_model(self, sid: str, model: str) -> None:
-        """Use ``model`` for the session's next requests."""
+        """Use ``model`` for the session's next requests. Raises SessionError for an ``acp:NAME``
+        model (that names an external agent, which a model session cannot become)."""
         core = self.core
         view = core.view(sid)
+        if model.startswith(acp_sessions.MODEL_PREFIX) and acp_sessions.agent_of(core, sid) is None:
+            raise SessionError(f"{model} names an external agent: open one with /new --agent {model[4:]}")
         await core.store.update_session(sid, model=model)
         core.emit(ev.ModelChanged(sid, model, core.context_window(model)))
         core.emit(ev.SessionStateChanged(sid, view.state, f"model {model}"))
@@ -234,6 +237,8 @@ class SessionLifecycle:
         agent.compaction = None
         await agent.mark_current()
         core.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
+        if acp_sessions.agent_of(core, sid) is not None:  # the agent forgets too: a new agent session
+            await acp_sessions.start_new_remote(core, sid)
 
     async def list_sessions(self) -> list[Any]:
         """Return every persisted session of the project (store ``SessionRecord``s)."""
@@ -253,6 +258,12 @@ class SessionLifecycle:
         await core.loaded_event.wait()
         view = core.view(sid)
         agent = core.agents[view.id]
+        external = acp_sessions.agent_of(core, sid)
+        if external is not None:  # its context is the agent's own: a copy here would go to the endpoint
+            raise SessionError(
+                f"/fork copies paragents' own conversations; {external.spec.name} keeps its context "
+                f"itself: open another with /new --agent {external.spec.name}"
+            )
         if name is None:
             name = unique_name(f"{view.name[: MAX_NAME - 6]}-fork", await self._taken())
         new = await self.new_session(name, model=view.model, workdir=view.workdir, mode=view.mode)

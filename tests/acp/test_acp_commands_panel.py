@@ -51,8 +51,11 @@ async def test_typing_slash_offers_the_agents_commands_and_sends_them_to_it(tmp_
         shown = hint(panel)
         assert "/init  make AGENTS.md · fake" in shown
         assert "/[b]x[/b]  [red]boom[/red] · fake" in shown  # the agent's text, literally
-        await pilot.press("i", "n", "i")  # no paragents command starts with "ini": the agent's /init
-        await wait_until(pilot, lambda: box.input.suggestion == "t", "the inline suggestion", 60)
+        await pilot.press("i")  # "/i": the agent's /init is listed first, so it is the one suggested
+        await wait_until(pilot, lambda: box.input.suggestion == "nit", "the inline suggestion (/init)")
+        assert hint(panel).splitlines()[0].startswith("/init")  # (paragents' /inbox comes after it)
+        await pilot.press("n", "i")
+        await wait_until(pilot, lambda: box.input.suggestion == "t", "the inline suggestion")
         box.input.value = ""
 
         first.prompt_box.input.focus()

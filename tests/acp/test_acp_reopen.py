@@ -8,9 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from paragents import events as ev
 from paragents.models import SessionState
-from paragents.sessions import Runtime
+from paragents.sessions import Runtime, SessionError
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_sessions import notices, texts
@@ -199,4 +201,24 @@ async def test_a_session_reopened_from_the_list_is_read_only_for_such_an_agent_t
     reopened = await rt.reopen_session(view.id)  # /sessions, Enter
     await aenv.sink.wait_for(lambda: reopened.agent_stale is not None, HANG_GUARD_S)
     assert calls(log) == ["new_session", "prompt say first answer"]  # no new agent session by itself
+    await rt.shutdown()
+
+
+async def test_clear_starts_a_new_agent_session_and_fork_is_refused(aenv: AcpEnv, tmp_path: Path) -> None:
+    """/clear in an agent's session makes the agent forget too (a new agent session); /fork is refused
+    with what to do, since a copy would be sent to the model endpoint instead of the agent."""
+    log = tmp_path / "agent.log"
+    rt = await aenv.runtime(None, FAKE_ACP_LOG=str(log))
+    view = await aenv.session(rt, "q")
+    rt.submit(view.id, "say first")
+    await idle(rt, view.id)
+    await rt.clear_session(view.id)
+    rt.submit(view.id, "say after the clear")
+    await idle(rt, view.id)
+    assert calls(log) == ["new_session", "prompt say first", "new_session", "prompt say after the clear"]
+    with pytest.raises(SessionError, match="/new --agent fake"):
+        await rt.fork(view.id)
+    with pytest.raises(SessionError, match="external agent"):
+        other = await rt.new_session("plain")
+        await rt.set_model(other.id, "acp:fake")
     await rt.shutdown()

@@ -216,12 +216,13 @@ class PromptBox(Vertical):
         return command_error(text)
 
     def _suggest(self, value: str) -> str | None:
-        found = None if value.startswith("//") else suggest_command(value)
-        if found is None:
-            theirs = agent_matches(value, self.agent)
-            slash = "//" if value.startswith("//") else "/"
-            found = slash + theirs[0][0] if theirs else None
-        return found
+        """The inline suggestion: the first line of the hint list (the agent's commands come first)."""
+        theirs = agent_matches(value, self.agent)
+        if value.startswith("//"):
+            return "//" + theirs[0][0] if theirs else None
+        if theirs and theirs[0][0].lower() not in PARAGENTS_NAMES:  # shadowed: paragents' own wins
+            return "/" + theirs[0][0]
+        return suggest_command(value)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         if event.text_area is not self.input:
