@@ -75,6 +75,9 @@ class SessionsCore:
         """The environment the config was read with (None: ``os.environ``)."""
         from paragents.sessions.drafts import SessionDrafts
 
+        self.holding_new_turns = False
+        """See :meth:`hold_new_turns`."""
+
         self.drafts = SessionDrafts(store, self.emit)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(
@@ -200,10 +203,20 @@ class SessionsCore:
             await self.turn_done[sid].wait()
 
     def _held(self, sid: str) -> bool:
-        """A session whose prompts wait in its queue: its external agent cannot continue the stored
-        conversation until the user starts a new agent session (``AgentSessionStale``)."""
+        """A session whose prompts wait in its queue: every session while :meth:`hold_new_turns` is on
+        (a quit being confirmed), or one whose external agent cannot continue the stored conversation
+        until the user starts a new agent session (``AgentSessionStale``)."""
+        if self.holding_new_turns:
+            return True
         view = self.sessions.get(sid)
         return view is not None and view.agent_stale is not None
+
+    def hold_new_turns(self, hold: bool) -> None:
+        """While ``hold``, queued prompts do not start (running turns go on): the TUI holds them while
+        it asks to confirm a quit, so what it said stays queued is not sent meanwhile."""
+        self.holding_new_turns = hold
+        if not hold:
+            self.scheduler.pump()
 
     def _queue_changed(self, sid: str) -> None:
         view = self.sessions.get(sid)

@@ -692,6 +692,8 @@ class ParagentsApp(App[None]):
         now = self.clock()
         if waiting and not force and now > self._quit_confirm_until:
             self._quit_confirm_until = now + QUIT_CONFIRM_S
+            self.runtime.hold_new_turns(True)  # what the warning says stays queued is not sent meanwhile
+            self.set_timer(QUIT_CONFIRM_S, self._quit_not_confirmed)
             count = sum(n for _, n in waiting)
             names = ", ".join(clean(name) for name, _ in waiting)
             self.notify(
@@ -708,6 +710,11 @@ class ParagentsApp(App[None]):
         await self.save_drafts()
         await self.shutdown_runtime()
         self.exit()
+
+    def _quit_not_confirmed(self) -> None:
+        """The quit was not confirmed in time: queued prompts may start again."""
+        if not self._quitting and not self._runtime_closed:
+            self.runtime.hold_new_turns(False)
 
     async def shutdown_runtime(self) -> None:
         """Call ``runtime.shutdown()`` once."""

@@ -49,6 +49,7 @@ class FakeRuntime:
         self.submitted: list[tuple[str, str]] = []
         self.cancelled: list[str] = []
         self.drafts: dict[str, str] = {}
+        self.holding = False
         """Drafts the UI saved (``save_draft``), by session id."""
         self.policy = Policy.load(project_dir, settings_files=[])
         self.conflicts: Any = None
@@ -253,6 +254,9 @@ class FakeRuntime:
     def submit(self, sid: str, text: str) -> str:
         self.submitted.append((sid, text))
         return f"p{len(self.submitted)}"
+
+    def hold_new_turns(self, hold: bool) -> None:
+        self.holding = hold
 
     async def save_draft(self, sid: str, text: str) -> None:
         self.drafts[sid] = text

@@ -94,3 +94,27 @@ async def test_a_draft_restored_while_typing_goes_after_the_typed_text_and_the_c
         await pilot.pause()
         assert box.value == "neXw\n\nfrom [red]last[/red] time"
         assert cursor == (0, 2) and box.cursor_location == (0, 3)
+
+
+async def test_a_queued_prompt_does_not_start_while_the_quit_warning_waits_for_confirmation(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    gate = asyncio.Event()
+    replay.add(gated("a long answer that is still streaming", gate), session="s1")
+    replay.add(ScriptedResponse.from_message("never sent"), session="s1")
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE) as pilot:
+        (panel,) = await started(pilot, app)
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: "a lo" in panel.transcript.streamed_text, "the stream")
+        await pilot.press(*"queued one", "enter")
+        view = app.runtime.sessions[panel.session_id]
+        await wait_until(pilot, lambda: len(view.queue) == 1, "the queue")
+        await pilot.press("ctrl+q")  # warns: the queued prompt will be back next time, not sent
+        await pilot.pause()
+        gate.set()  # the running turn ends while the warning waits
+        await wait_until(pilot, lambda: view.last_result is not None, "the first turn's end")
+        await pilot.pause()
+        assert [q.text for q in view.queue] == ["queued one"] and len(replay.requests) == 1
+        await pilot.press("ctrl+q")
+    assert app.return_code == 0 and len(replay.requests) == 1
