@@ -53,7 +53,7 @@ from paragents.ui.command_runner import run_command
 from paragents.ui.commands import SlashCommand
 from paragents.ui.gc_tuning import tune_gc
 from paragents.ui.glyphs import glyphs, use_ascii
-from paragents.ui.keys import use_alt_digit_keys
+from paragents.ui.keys import use_alt_digit_keys, use_paste_guard
 from paragents.ui.messages import (
     AgentEvent,
     CommandRequested,
@@ -131,6 +131,7 @@ class ParagentsApp(App[None]):
         self, runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
     ) -> None:
         use_alt_digit_keys()  # alt+1..9 from tmux/xterm (ESC + digit) focus panels, never type "¡"
+        use_paste_guard()  # an ESC inside a bracketed paste stays text (it never sends lines as prompts)
         super().__init__()
         self.runtime: SessionsAPI = runtime
         """The session layer this app drives."""
