@@ -38,6 +38,10 @@ class ConfigError(Exception):
     """A config file or value is invalid. ``str(err)`` is one readable message naming file and field."""
 
 
+class MissingKeyError(ConfigError):
+    """``api_key_env`` names an environment variable that is not set (the TUI opens /setup for it)."""
+
+
 class ModelSettings(BaseModel):
     """Per-model settings, keyed by model name in ``RuntimeConfig.models``."""
 
@@ -439,7 +443,7 @@ class RuntimeConfig(BaseModel):
         if self.api_key_env:
             value = env.get(self.api_key_env)
             if not value:
-                raise ConfigError(
+                raise MissingKeyError(
                     f"api_key_env names ${self.api_key_env}, which is not set: export it or run /setup"
                 )
             return value

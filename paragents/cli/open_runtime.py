@@ -44,6 +44,7 @@ async def open_runtime(
     extra_overrides: dict[str, Any] | None = None,
     require_config: bool = False,
     require_model: bool = False,
+    keyless_ok: bool = False,
 ) -> Runtime:
     """Create the Runtime for ``project_dir`` with the CLI's ``--endpoint``/``--model``/``--no-tools``
     overrides and rules. Config and policy errors (an unreadable policy: fail closed) print one line and
@@ -63,7 +64,9 @@ async def open_runtime(
         overrides["tools"] = False
     overrides.update(extra_overrides or {})
     try:
-        runtime = await Runtime.create(project_dir, cli_overrides=overrides, cli_rules=args.cli_rules)
+        runtime = await Runtime.create(
+            project_dir, cli_overrides=overrides, cli_rules=args.cli_rules, keyless_ok=keyless_ok
+        )
     except ConfigError as exc:
         raise fail(prog, f"config error: {exc}") from exc
     except Exception as exc:  # PolicyError and friends: refuse to start, with the message

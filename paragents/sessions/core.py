@@ -55,6 +55,8 @@ class SessionsCore:
         self.notebook = NoteBook(store, project_dir)
         self.sessions: dict[str, SessionView] = {}
         self.agents: dict[str, Agent] = {}
+        self.key_problem: str | None = None
+        """Why the client has no API key (``api_key_env`` not set; ``Runtime.create(keyless_ok=True)``)."""
         self.notes: list[str] = []
         """Recovery notes of the start (interrupted turns repaired, reservations released, sessions
         taken over or held elsewhere): the TUI notifies them, ``paragents run`` prints them."""

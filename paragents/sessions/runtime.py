@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents.agent.compaction import CompactionOutcome
-from paragents.config import ConfigError, RuntimeConfig, describe_config, load_config
+from paragents.config import ConfigError, MissingKeyError, RuntimeConfig, describe_config, load_config
 from paragents.conflicts import UNATTENDED_WAIT
 from paragents.llm.recording import ACTIVE_RECORDER, Recorder
 from paragents.sessions import approvals
@@ -60,13 +60,16 @@ class Runtime(SessionsCore):
         env: Mapping[str, str] | None = None,
         client: Any = None,
         recorder: Recorder | None = None,
+        keyless_ok: bool = False,
     ) -> Runtime:
         """Load config and policy for ``project_dir``, open the store, build the chat client.
 
         ``cli_overrides`` are config values from the command line; ``cli_rules`` permission rules from
         ``--allow/--ask/--deny``. Raises ConfigError (bad config or missing key env var) or
         PolicyError (unreadable permission files: the runtime fails closed). ``recorder`` (default:
-        :data:`ACTIVE_RECORDER`) receives every raw response and is attached to the runtime."""
+        :data:`ACTIVE_RECORDER`) receives every raw response and is attached to the runtime.
+        ``keyless_ok`` (the TUI): an ``api_key_env`` that is not set does not raise; the client goes
+        without a key and ``key_problem`` says why (the TUI opens /setup with it)."""
         from paragents import paths
         from paragents.permissions import Policy
         from paragents.store import Store
@@ -75,10 +78,21 @@ class Runtime(SessionsCore):
         loaded = load_config(project_dir, cli_overrides, env)
         policy = Policy.load(project_dir, cli_rules=cli_rules)
         recorder = recorder if recorder is not None else ACTIVE_RECORDER.get()
+        key_problem = None
         if client is None:
-            client = make_client(loaded.config, recorder, env)
+            try:
+                client = make_client(loaded.config, recorder, env)
+            except MissingKeyError as exc:
+                if not keyless_ok:
+                    raise
+                key_problem = str(exc)
+                keyless = loaded.config.model_copy(update={"api_key_env": None})
+                client = make_client(keyless, recorder, env)
         store = await Store.open(db_path or paths.db_path())
         runtime = cls(project_dir, loaded, store, policy, client)
+        runtime.key_problem = key_problem
+        if key_problem:
+            runtime.notes.append(f"{key_problem} (the setup screen is open for it)")
         runtime.cli_overrides = dict(cli_overrides or {})
         runtime.env = env
         if recorder is not None:
