@@ -661,6 +661,7 @@ class Agent:
 
         def on_delta(delta: Any) -> None:
             nonlocal awaiting
+            partial.sent = True  # a reply is coming: the server took the request
             if awaiting:  # the first token of the reply (text, reasoning or a tool call)
                 awaiting = False
                 self.emit(ev.AwaitingReply(sid, False))
@@ -676,6 +677,9 @@ class Agent:
                 self.emit(ev.TextDelta(sid, text))
 
         def on_retry(reason: str, delay: float, attempt: int) -> None:
+            # the attempt failed (no connection, 429, 5xx): nothing of it is counted; a cancel before
+            # the next attempt's first token counts nothing either (a server refusing it bills nothing)
+            partial.sent = False
             self.emit(ev.StreamRetry(sid, reason, delay, attempt))
             self.emit(ev.Notice(sid, f"{reason}, retrying in {delay:.0f} s (attempt {attempt})", "warning"))
 
@@ -926,4 +930,5 @@ class _Partial:
     error: str | None = None
     kind: str | None = None
     sent: bool = False
-    """True once the request was handed to the client (its tokens count even when it is cancelled)."""
+    """True once the request was handed to the client (its tokens count even when it is cancelled),
+    False again after a failed attempt until the retry's first token arrives."""

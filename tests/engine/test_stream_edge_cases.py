@@ -109,3 +109,18 @@ async def test_empty_fragment_without_id_or_name_is_dropped(env: Env) -> None:
     calls = assistant_calls(env.server.requests[1].body_json["messages"])
     assert [c["id"] for c in calls] == ["call_R"]
     await rt.shutdown()
+
+
+async def test_a_turn_cancelled_while_retrying_a_failed_request_counts_no_tokens(env: Env) -> None:
+    """The endpoint answers 500 (nothing scripted): the request never produced a reply, so cancelling
+    during the retry's backoff must not count an estimate of its tokens as spent."""
+    rt = await env.runtime(max_retries=3)
+    view = await rt.new_session("a")
+    rt.submit(view.id, "hello " * 200)
+    await env.sink.wait_for(lambda: bool(env.sink.of(ev.StreamRetry, view.id)))
+    rt.cancel(view.id)
+    await rt.wait_idle(view.id)
+    assert view.last_result is not None and view.last_result.status == "cancelled"
+    assert await rt.store.list_usage(view.id) == []
+    assert view.usage.total_tokens == 0
+    await rt.shutdown()
