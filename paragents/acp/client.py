@@ -178,7 +178,7 @@ class AcpClient:
             tool_name=tool,
             args=args,
             summary=mapped.summary,
-            preview=_constant(preview_of(tool_call, mapped)),
+            preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
             agent_options=tuple((str(o.kind), o.name) for o in options),
         )
         if not approval.allowed:

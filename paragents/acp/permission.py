@@ -89,8 +89,9 @@ def map_call(update: ToolCallUpdate) -> MappedCall:
     return MappedCall(tuple(checks), call, summary, kind)
 
 
-def preview_of(update: ToolCallUpdate, mapped: MappedCall) -> CallPreview | None:
-    """What the call will do, from the agent's own content (a diff) or its command line."""
+def preview_of(update: ToolCallUpdate, mapped: MappedCall, cwd: str = "") -> CallPreview | None:
+    """What the call will do, from the agent's own content (a diff) or its command line (run in the
+    agent's ``cwd`` from its raw input, else ``cwd``: the session's directory)."""
     from paragents.conflicts.reads import make_diff
 
     for item in update.content or ():
@@ -102,7 +103,9 @@ def preview_of(update: ToolCallUpdate, mapped: MappedCall) -> CallPreview | None
                 return CallPreview("content", new, f"new file {path}")
             return CallPreview("diff", make_diff(old, new, path.rsplit("/", 1)[-1]), path)
     if mapped.kind == "execute" and mapped.checks:
-        return CallPreview("command", str(mapped.checks[0][1]["command"]))
+        raw_cwd = _raw(update).get("cwd")
+        where = raw_cwd if isinstance(raw_cwd, str) and raw_cwd else cwd
+        return CallPreview("command", str(mapped.checks[0][1]["command"]), cwd=where)
     return None
 
 

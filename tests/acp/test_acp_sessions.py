@@ -70,6 +70,7 @@ async def test_an_unmatched_ask_goes_to_the_user_with_the_agents_options(aenv: A
     asks = aenv.sink.of(ev.PermissionRequested, view.id)
     assert len(asks) == 1 and asks[0].summary == "touch made.txt"
     assert asks[0].preview is not None and asks[0].preview.text == "touch made.txt"
+    assert asks[0].preview.cwd == str(view.workdir)  # where it runs, not "(not usable)"
     assert asks[0].agent_options == (
         ("allow_once", "Allow"),
         ("allow_always", "Always allow"),
