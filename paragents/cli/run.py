@@ -155,9 +155,11 @@ class HeadlessSink:
         out.print(f"[bold yellow]Allow {escape(event.summary)}?[/] [dim]{escape(event.reason)}[/]")
         print_preview(out, event)
         rules = ", ".join(event.suggested_rules) or "(none)"
+        agent = bool(event.agent_options)  # an external agent's ask: a note could not reach it
         out.print(
             "  [bold]y[/] allow once  [bold]s[/] allow for this session  "
-            f"[bold]a[/] always allow ({escape(rules)})  [bold]n[/] deny  [bold]d[/] deny with a note"
+            f"[bold]a[/] always allow ({escape(rules)})  [bold]n[/] deny"
+            + ("" if agent else "  [bold]d[/] deny with a note")
         )
         out.print(
             f"  (or from another terminal: paragents approve {event.request_id} "
@@ -177,10 +179,10 @@ class HeadlessSink:
                 return ("allow_always", [r.strip() for r in edited.split(",") if r.strip()])
             if choice in ("n", "no"):
                 return ("reject_once", None)
-            if choice == "d":
+            if choice == "d" and not agent:
                 note = await session.prompt_async("note to the model: ")
                 return ("reject_with_note", {"note": note})
-            out.print("answer y, s, a, n or d")
+            out.print("answer y, s, a or n" if agent else "answer y, s, a, n or d")
 
 
 RUN_SESSION = re.compile(r"^run(-\d+)?$")
