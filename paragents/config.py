@@ -630,7 +630,22 @@ def describe_changes(changes: list[tuple[str, str, str]], files: list[Path]) -> 
     def short(value: str) -> str:
         return value if len(value) <= 60 else value[:59] + "…"
 
-    parts = [f"{name}: {short(old)} → {short(new)}" for name, old, new in changes]
+    def change(name: str, old: str, new: str) -> str:
+        """One field's change; for a table (agents, models, mcp...) which of its entries changed."""
+        try:
+            before, after = json.loads(old or "{}"), json.loads(new or "{}")
+        except ValueError:
+            before = after = None
+        if isinstance(before, dict) and isinstance(after, dict):
+            added = [k for k in after if k not in before]
+            removed = [k for k in before if k not in after]
+            changed = [k for k in after if k in before and after[k] != before[k]]
+            what = [f"+{k}" for k in added] + [f"-{k}" for k in removed] + [f"~{k}" for k in changed]
+            if what:
+                return f"{name}: {short(' '.join(what))}"
+        return f"{name}: {short(old)} → {short(new)}"
+
+    parts = [change(name, old, new) for name, old, new in changes]
     return f"Reloaded {read}: " + "; ".join(parts) + "."
 
 

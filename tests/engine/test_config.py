@@ -97,3 +97,12 @@ def test_show_config_redacts_the_key(tmp_path: Path) -> None:
     assert shown["api_key"][1] == "env:OPENAI_API_KEY"
     assert key not in json.dumps(rows)
     assert redact(None) == "(none)"
+
+
+def test_a_reload_names_the_entries_of_a_table_that_changed_not_a_cut_json() -> None:
+    from paragents.config import describe_changes
+
+    old = '{"fake": {"command": "a", "args": ["-x"]}, "gone": {"command": "g"}}'
+    new = '{"fake": {"command": "b", "args": ["-x"]}, "qwen": {"command": "qwen"}}'
+    text = describe_changes([("agents", old, new), ("model", "m", "n")], [])
+    assert "agents: +qwen -gone ~fake" in text and "model: m → n" in text and "{" not in text
