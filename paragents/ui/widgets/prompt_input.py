@@ -21,7 +21,7 @@ from paragents.ui.agent_commands import PARAGENTS_NAMES, agent_command, agent_ma
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import CommandRequested, DraftChanged, PromptSubmitted, QueueEditRequested
-from paragents.ui.text import plain, shorten
+from paragents.ui.text import clean, plain, shorten
 from paragents.ui.widgets.prompt_area import PromptArea
 
 DRAFT_SAVE_S = 1.0
@@ -240,10 +240,9 @@ class PromptBox(Vertical):
             if text:
                 text.append("\n")
             shadowed = value.startswith("//") or name.lower() in PARAGENTS_NAMES  # paragents' wins
-            text.append(
-                ("//" if shadowed else "/") + name, style="bold"
-            )  # the agent's words: plain text, never markup
-            text.append(f"  {desc} · {agent}" if desc else f"  · {agent}")
+            # the agent's words: plain text, never markup, made safe for the terminal (flags: [FR])
+            text.append(("//" if shadowed else "/") + clean(name), style="bold")
+            text.append(clean(f"  {desc} · {agent}" if desc else f"  · {agent}"))
         for spec in matches[: 6 - len(theirs)]:
             if text:
                 text.append("\n")
