@@ -64,7 +64,7 @@ def offered_buttons(request: PermissionRequested) -> list[tuple[str, str]]:
             continue
         name = names.get(AGENT_KINDS.get(answer, ""))
         if name:
-            label = name + ("…" if answer == "allow_always" else "")
+            label = name + ("…" if answer == "allow_always" and not name.endswith("…") else "")
         out.append((answer, label))
     return out
 
