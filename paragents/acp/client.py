@@ -156,6 +156,7 @@ class AcpClient:
                 agent.emit(
                     ev.Notice(session.id, f"denied by policy: {mapped.summary}: {deny.reason}", "warning")
                 )
+                agent.log.denied.add(tool_call.tool_call_id)
                 return pick_option(options, False)
             self._remember(mapped.checks)
             return pick_option(options, True)
@@ -182,6 +183,7 @@ class AcpClient:
             agent_options=tuple((str(o.kind), o.name) for o in options),
         )
         if not approval.allowed:
+            agent.log.denied.add(tool_call.tool_call_id)
             return pick_option(options, False)
         self._remember(mapped.checks)
         return pick_option(options, True, always=bool(answers) and answers[-1] == "allow_always")

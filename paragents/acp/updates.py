@@ -76,6 +76,9 @@ class TurnLog:
     """The last ``usage_update``: (tokens used, context size)."""
     muted: bool = False
     """True while the agent replays a loaded session (paragents already shows its transcript)."""
+    denied: set[str] = field(default_factory=set)
+    """Tool calls whose ``request_permission`` paragents answered with a reject (policy or user): when
+    the agent then reports them failed, they are stored and shown as denied, not as errors."""
     cost: tuple[float, str] | None = None
     """The last cumulative cost the agent reported for its session (``usage_update.cost``): (amount,
     currency)."""
@@ -146,7 +149,8 @@ class TurnLog:
         if update.status is not None:
             state.status = update.status
         if state.status in ("completed", "failed") and not state.done:
-            self._finish(state, "ok" if state.status == "completed" else "error")
+            failed = "denied" if update.tool_call_id in self.denied else "error"
+            self._finish(state, "ok" if state.status == "completed" else failed)
 
     def merged(self, update: ToolCallUpdate) -> ToolCallUpdate:
         """``update`` (e.g. the tool call of a permission ask, which may carry only its id) completed
@@ -179,9 +183,12 @@ class TurnLog:
 
     def _finish(self, state: _Call, outcome: str) -> None:
         state.done = True
-        status: Literal["ok", "error", "cancelled"] = (
-            "ok" if outcome == "ok" else "error" if outcome == "error" else "cancelled"
-        )
+        statuses: dict[str, Literal["ok", "error", "denied", "cancelled"]] = {
+            "ok": "ok",
+            "error": "error",
+            "denied": "denied",
+        }
+        status = statuses.get(outcome, "cancelled")
         self.emit(ev.ToolCallFinished(self.session_id, state.call, status, state.output, state.diff))
         result: Message = {"role": "tool", "tool_call_id": state.call.id, "content": state.output}
         self.messages.append((result, outcome))

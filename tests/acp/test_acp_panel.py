@@ -53,7 +53,7 @@ async def test_new_agent_opens_a_panel_that_renders_the_agent(tmp_path: Path) ->
         replies = [e.content for e in records if isinstance(e, AssistantEntry)]
         assert "hello there" in replies and "rejected" in replies
         [tool] = [e for e in records if isinstance(e, ToolEntry)]
-        assert tool.status == "error"
+        assert tool.status == "denied"  # the deny rule stopped it: shown as denied, not an error
         texts = [e.text for e in records if isinstance(e, TextEntry)]
         assert any("denied by policy: rm x.txt" in t for t in texts)
         assert not panel.pending  # the deny rule answered; nobody was asked

@@ -58,6 +58,8 @@ async def test_a_rule_answers_the_agents_permission_ask_without_asking(aenv: Acp
     audit = await rt.store.recent_decisions(view.id)
     answers = [(a["answered_by"], a["answer"]) for a in audit]
     assert ("policy", "allow") in answers and ("policy", "deny") in answers
+    outcomes = [m.outcome for m in await rt.store.load_messages(view.id) if m.role == "tool"]
+    assert outcomes == ["ok", "denied"]  # the denied rm is stored as denied, not as an error
     await rt.shutdown()
 
 
