@@ -174,7 +174,7 @@ class SessionsCore:
         if view.read_only:
             raise SessionError(view.read_only)
         self.turn_done[sid].clear()
-        if self._held(sid):
+        if self._waits_for_agent(sid):
             shown = text if len(text) <= 80 else text[:79] + "…"
             self.emit(ev.Notice(sid, f"{HELD_NOTE}: {shown}", "warning"))
         return self.scheduler.submit(sid, text).id
@@ -208,8 +208,10 @@ class SessionsCore:
         """A session whose prompts wait in its queue: every session while :meth:`hold_new_turns` is on
         (a quit being confirmed), or one whose external agent cannot continue the stored conversation
         until the user starts a new agent session (``AgentSessionStale``)."""
-        if self.holding_new_turns:
-            return True
+        return self.holding_new_turns or self._waits_for_agent(sid)
+
+    def _waits_for_agent(self, sid: str) -> bool:
+        """The session's external agent cannot continue its conversation until a new agent session."""
         view = self.sessions.get(sid)
         return view is not None and view.agent_stale is not None
 
@@ -227,7 +229,7 @@ class SessionsCore:
         queue = self.scheduler.queue(sid)
         running = self.scheduler.is_running(sid)
         self.drafts.queue_changed(sid, [p.text for p in queue if p.resume is None])
-        if not running and queue and self._held(sid):
+        if not running and queue and self._waits_for_agent(sid):
             if view.waiting_on != "a new agent session":
                 self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", "a new agent session"))
         elif not running and queue and view.state is not SessionState.QUEUED:

@@ -116,5 +116,6 @@ async def test_a_queued_prompt_does_not_start_while_the_quit_warning_waits_for_c
         await wait_until(pilot, lambda: view.last_result is not None, "the first turn's end")
         await pilot.pause()
         assert [q.text for q in view.queue] == ["queued one"] and len(replay.requests) == 1
+        assert view.waiting_on != "a new agent session"  # held for the quit, not for an agent
         await pilot.press("ctrl+q")
     assert app.return_code == 0 and len(replay.requests) == 1
