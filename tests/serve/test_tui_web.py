@@ -11,7 +11,7 @@ import pytest
 from paragents.serve.auth import COOKIE_NAME, sign_cookie
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.server import ServeThread
-from paragents.serve.tui_web import tui_extension
+from paragents.ui.tui_web import tui_extension
 from tests.serve.conftest import Served, auth_config
 
 
