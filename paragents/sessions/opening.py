@@ -93,7 +93,8 @@ class SessionOpening:
         revision, _newest = mark or await core.store.history_mark(sid)  # before reading: conservative
         stored_messages, history = loaded or await core.store.load_for_display_and_history(sid)
         shown = tuple(stored.for_display() for stored in stored_messages)
-        notes = turn_notes(stored_messages, await core.store.list_turns(sid), len(view.messages))
+        ended = await core.store.list_turns(sid, tuple(ENDINGS))  # the few that did not complete
+        notes = turn_notes(stored_messages, ended, len(view.messages))
         view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown), notes=notes))
         await core.budgets.load(view)  # its spend so far and its stored /budget session
         agent = Agent(

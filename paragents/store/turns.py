@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 
 import aiosqlite
 
@@ -105,9 +106,14 @@ class TurnsMixin(StoreBase):
         row = await self._fetchone("SELECT * FROM turns WHERE id = ?", (turn_id,))
         return TurnRecord.from_row(row) if row else None
 
-    async def list_turns(self, session_id: str) -> list[TurnRecord]:
-        """Return the session's turns, oldest first."""
-        rows = await self._fetchall("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,))
+    async def list_turns(self, session_id: str, statuses: Sequence[str] = ()) -> list[TurnRecord]:
+        """Return the session's turns, oldest first (only those in ``statuses`` when given)."""
+        if statuses:
+            marks = ", ".join("?" for _ in statuses)
+            sql = f"SELECT * FROM turns WHERE session_id = ? AND status IN ({marks}) ORDER BY id"
+            rows = await self._fetchall(sql, (session_id, *statuses))
+        else:
+            rows = await self._fetchall("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,))
         return [TurnRecord.from_row(r) for r in rows]
 
     async def recover_interrupted(self, current_pid: int) -> list[str]:

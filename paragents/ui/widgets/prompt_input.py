@@ -9,6 +9,7 @@ is not sent. Posts PromptSubmitted, CommandRequested and QueueEditRequested (par
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.text import Text
@@ -131,6 +132,7 @@ class PromptBox(Vertical):
         self._saved_draft = ""
         """The draft as last saved (DraftChanged posted), to post only changes."""
         self._draft_timer: Any = None
+        self._typed_at = 0.0
         self.agent: ev.AgentControlsChanged | None = None
         """What the session's external ACP agent offers (its commands are completed and sent to it;
         ``/mode`` and ``/model`` address it), set by the panel; None for paragents' own agent."""
@@ -178,14 +180,25 @@ class PromptBox(Vertical):
 
     # --- the unsent draft, kept for next time --------------------------------------------------------
     def _draft_typed(self) -> None:
-        """Save the draft once typing pauses for :data:`DRAFT_SAVE_S` (one timer, restarted)."""
-        if self._draft_timer is not None:
-            self._draft_timer.stop()
-        self._draft_timer = self.set_timer(DRAFT_SAVE_S, self.save_draft)
+        """Save the draft once typing pauses for :data:`DRAFT_SAVE_S`: a keystroke only stamps the
+        time; one timer per pause (it re-arms itself for the rest of the wait when typing went on)."""
+        self._typed_at = time.monotonic()
+        if self._draft_timer is None:
+            self._draft_timer = self.set_timer(DRAFT_SAVE_S, self._draft_due)
+
+    def _draft_due(self) -> None:
+        self._draft_timer = None  # this one fired
+        left = DRAFT_SAVE_S - (time.monotonic() - self._typed_at)
+        if left > 0.05:
+            self._draft_timer = self.set_timer(left, self._draft_due)
+        else:
+            self.save_draft()
 
     def save_draft(self) -> None:
         """Post DraftChanged when the draft differs from the one last saved."""
-        self._draft_timer = None
+        if self._draft_timer is not None:
+            self._draft_timer.stop()
+            self._draft_timer = None
         text = self.unsaved_draft()
         if text is not None:
             self._saved_draft = text
