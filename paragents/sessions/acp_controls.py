@@ -7,6 +7,7 @@ imports Textual."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
@@ -59,11 +60,33 @@ def _options_rows(options: tuple[ConfigOption, ...], skip: ConfigOption | None) 
     return rows
 
 
-async def agent_mode(core: Any, sid: str, wanted: str | None) -> None:
-    """``/mode [ID]`` for an ACP session: list the agent's modes, or switch to ``wanted``."""
+async def _switch(
+    core: Any, sid: str, agent: AcpAgent, call: Awaitable[Any], method: str, what: str, chosen: str
+) -> bool:
+    """Await the agent's ``method`` switching its ``what`` to ``chosen``; True when done, else one
+    note saying why not ("method not found" is remembered: the agent is not asked again)."""
     from acp import RequestError
 
     from paragents.acp.controls import not_supported
+
+    who = agent.controls.agent_name
+    try:
+        await call
+    except RequestError as exc:
+        if not_supported(exc):
+            agent.controls.unsupported.add(method)
+            core.emit(ev.Notice(sid, f"{who} does not support switching {what}s ({method})"))
+        else:
+            core.emit(ev.Notice(sid, f"{who} refused {what} {chosen!r}: {exc}", "warning"))
+        return False
+    except (ConnectionError, OSError) as exc:
+        core.emit(ev.Notice(sid, f"{who} could not switch {what}s: {exc}", "warning"))
+        return False
+    return True
+
+
+async def agent_mode(core: Any, sid: str, wanted: str | None) -> None:
+    """``/mode [ID]`` for an ACP session: list the agent's modes, or switch to ``wanted``."""
 
     agent = await _started(core, sid)
     if agent is None:
@@ -89,17 +112,8 @@ async def agent_mode(core: Any, sid: str, wanted: str | None) -> None:
             ev.Notice(sid, f"{who} has no mode {wanted!r}; its modes: {names} ({PERMISSION_HINT})", "warning")
         )
         return
-    try:
-        await ctl.set_mode(agent.conn, agent.remote_id or "", found)
-    except RequestError as exc:
-        if not_supported(exc):
-            ctl.unsupported.add("session/set_mode")
-            core.emit(ev.Notice(sid, f"{who} does not support switching modes (session/set_mode)"))
-        else:
-            core.emit(ev.Notice(sid, f"{who} refused mode {found.id!r}: {exc}", "warning"))
-        return
-    except (ConnectionError, OSError) as exc:
-        core.emit(ev.Notice(sid, f"{who} could not switch modes: {exc}", "warning"))
+    switched = ctl.set_mode(agent.conn, agent.remote_id or "", found)
+    if not await _switch(core, sid, agent, switched, "session/set_mode", "mode", found.id):
         return
     announced = agent.log.mode == found.id  # its current_mode_update came first and was shown
     agent.log.mode = found.id
@@ -110,9 +124,6 @@ async def agent_mode(core: Any, sid: str, wanted: str | None) -> None:
 async def agent_model(core: Any, sid: str, wanted: str | None) -> None:
     """``/model [ID]`` for an ACP session: list the agent's models (and its other config options), or
     switch its model to ``wanted``."""
-    from acp import RequestError
-
-    from paragents.acp.controls import not_supported
 
     agent = await _started(core, sid)
     if agent is None:
@@ -137,16 +148,7 @@ async def agent_model(core: Any, sid: str, wanted: str | None) -> None:
         names = ", ".join(c.id for c in option.choices)
         core.emit(ev.Notice(sid, f"{who} has no model {wanted!r}; its models: {names}", "warning"))
         return
-    try:
-        await ctl.set_option(agent.conn, agent.remote_id or "", option, found.id)
-    except RequestError as exc:
-        if not_supported(exc):
-            ctl.unsupported.add("session/set_config_option")
-            core.emit(ev.Notice(sid, f"{who} does not support switching models (session/set_config_option)"))
-        else:
-            core.emit(ev.Notice(sid, f"{who} refused model {found.id!r}: {exc}", "warning"))
-        return
-    except (ConnectionError, OSError) as exc:
-        core.emit(ev.Notice(sid, f"{who} could not switch models: {exc}", "warning"))
+    switched = ctl.set_option(agent.conn, agent.remote_id or "", option, found.id)
+    if not await _switch(core, sid, agent, switched, "session/set_config_option", "model", found.id):
         return
     core.emit(ev.Notice(sid, f"{who}'s model is now {ctl.model or found.id}"))
