@@ -6,19 +6,9 @@ from __future__ import annotations
 import asyncio
 
 from paragents import events as ev
-from paragents.llm.replay import ScriptedResponse
 from paragents.store import Store
 from tests.engine.conftest import Env
-
-
-def gated(text: str, gate: asyncio.Event) -> ScriptedResponse:
-    async def before(i: int) -> None:
-        if i == 2:
-            await gate.wait()
-
-    response = ScriptedResponse.from_message(text, chunk_size=4)
-    response.before_read = before
-    return response
+from tests.scripted import gated
 
 
 async def stored(env: Env, sid: str) -> tuple[str, list[str]]:
@@ -31,7 +21,7 @@ async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_n
     rt = await env.runtime()
     view = await rt.new_session("a")
     gate = asyncio.Event()
-    env.server.add(gated("a long answer", gate), session="a")
+    env.server.add(gated("a long answer", gate, at=2), session="a")
     rt.submit(view.id, "first")
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.TextDelta, view.id)))
     rt.submit(view.id, "second [b]x[/b]")

@@ -8,16 +8,7 @@ import asyncio
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import user_message
 from tests.engine.conftest import Env
-
-
-def gated(text: str, gate: asyncio.Event) -> ScriptedResponse:
-    async def before(i: int) -> None:
-        if i == 2:
-            await gate.wait()
-
-    response = ScriptedResponse.from_message(text, chunk_size=4)
-    response.before_read = before
-    return response
+from tests.scripted import gated
 
 
 async def test_restored_notes_say_failed_cancelled_and_interrupted_after_their_turns(env: Env) -> None:
@@ -30,7 +21,7 @@ async def test_restored_notes_say_failed_cancelled_and_interrupted_after_their_t
     await rt.wait_idle(view.id)
     assert view.last_result is not None and view.last_result.status == "failed"
     gate = asyncio.Event()
-    env.server.add(gated("a long answer", gate), session="a")
+    env.server.add(gated("a long answer", gate, at=2), session="a")
     rt.submit(view.id, "three")
     await env.sink.wait_for(lambda: bool(view.messages) and view.state.value == "running")
     rt.cancel(view.id)

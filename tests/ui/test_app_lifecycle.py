@@ -17,8 +17,9 @@ from paragents.ui.app import make_app
 from paragents.ui.screens.info import TableScreen
 from paragents.ui.signals import quit_on_signals
 from paragents.ui.widgets.transcript import TextEntry
+from tests.scripted import gated
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import gated, replies, started
+from tests.ui.test_app_sessions import replies, started
 
 
 def notices(panel: Any) -> list[str]:

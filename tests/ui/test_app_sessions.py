@@ -19,19 +19,8 @@ from paragents.ui.widgets.prompt_input import QueuedItem
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
+from tests.scripted import gated
 from tests.ui.conftest import SIZE, wait_until
-
-
-def gated(text: str, gate: asyncio.Event, at: int = 3) -> ScriptedResponse:
-    """A streamed reply of ``text`` that stops before read ``at`` until ``gate`` is set."""
-
-    async def before(i: int) -> None:
-        if i == at:
-            await gate.wait()
-
-    response = ScriptedResponse.from_message(text, chunk_size=4)
-    response.before_read = before
-    return response
 
 
 def replies(panel: SessionPanel) -> list[str]:

@@ -13,8 +13,9 @@ from paragents.store import Store
 from paragents.ui.app import make_app
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import TextEntry
+from tests.scripted import gated
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import gated, started
+from tests.ui.test_app_sessions import started
 from tests.ui.test_widgets import PanelApp
 
 
