@@ -20,6 +20,7 @@ from acp.schema import ClientCapabilities, FileSystemCapabilities, Implementatio
 from paragents import events as ev
 from paragents.acp.client import AcpClient
 from paragents.acp.controls import AgentControls
+from paragents.acp.held import WAITING_ON, held_note
 from paragents.acp.launch import AgentSpec, AgentUnavailable, find_program
 from paragents.acp.process import AgentProcess
 from paragents.acp.spending import AgentSpending
@@ -326,19 +327,10 @@ class AcpAgent(Agent):
             with contextlib.suppress(AcpLaunchError):  # the turn's own start says why it failed
                 await self.start_new_session()
             return
-        shown = prompt if len(prompt) <= 80 else prompt[:79] + "…"
-        where = "in the queue " if not started else ""
-        self.emit(
-            ev.Notice(
-                sid,
-                f'this prompt waits {where}until a new agent session starts ("Start a new agent session" '
-                f"above the prompt, or /agent new): {shown}",
-                "warning",
-            )
-        )
+        self.emit(ev.Notice(sid, held_note(prompt, queued=not started), "warning"))
         if not started:
             raise PromptHeld(prompt)
-        self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", "a new agent session"))
+        self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", WAITING_ON))
         try:
             await self._fresh.wait()
         except asyncio.CancelledError:

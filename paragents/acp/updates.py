@@ -29,6 +29,12 @@ from paragents import events as ev
 from paragents.conflicts.reads import make_diff
 from paragents.models import Message, ToolCall
 
+FINISHED: dict[str, Literal["ok", "error", "denied", "cancelled"]] = {
+    "ok": "ok",
+    "error": "error",
+    "denied": "denied",
+}
+"""A tool result's stored outcome -> the status its ToolCallFinished shows (anything else: cancelled)."""
 PLAN_MARKS = {"completed": "[x]", "in_progress": "[~]", "pending": "[ ]"}
 
 
@@ -183,12 +189,7 @@ class TurnLog:
 
     def _finish(self, state: _Call, outcome: str) -> None:
         state.done = True
-        statuses: dict[str, Literal["ok", "error", "denied", "cancelled"]] = {
-            "ok": "ok",
-            "error": "error",
-            "denied": "denied",
-        }
-        status = statuses.get(outcome, "cancelled")
+        status = FINISHED.get(outcome, "cancelled")
         self.emit(ev.ToolCallFinished(self.session_id, state.call, status, state.output, state.diff))
         result: Message = {"role": "tool", "tool_call_id": state.call.id, "content": state.output}
         self.messages.append((result, outcome))

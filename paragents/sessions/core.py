@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents.acp.held import WAITING_ON, held_note
 from paragents.agent import Agent
 from paragents.agent.context import build_system_prompt, load_instructions
 from paragents.config import LoadedConfig, RuntimeConfig
@@ -30,12 +31,6 @@ if TYPE_CHECKING:
     from paragents.store import Store
 
 log = logging.getLogger(__name__)
-
-HELD_NOTE = (
-    'this prompt waits in the queue until a new agent session starts ("Start a new agent session" '
-    "above the prompt, or /agent new)"
-)
-"""Said when a prompt is queued in a session whose external agent cannot continue its conversation."""
 
 
 class SessionsCore:
@@ -175,8 +170,7 @@ class SessionsCore:
             raise SessionError(view.read_only)
         self.turn_done[sid].clear()
         if self._waits_for_agent(sid):
-            shown = text if len(text) <= 80 else text[:79] + "…"
-            self.emit(ev.Notice(sid, f"{HELD_NOTE}: {shown}", "warning"))
+            self.emit(ev.Notice(sid, held_note(text), "warning"))
         return self.scheduler.submit(sid, text).id
 
     def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
@@ -230,8 +224,8 @@ class SessionsCore:
         running = self.scheduler.is_running(sid)
         self.drafts.queue_changed(sid, [p.text for p in queue if p.resume is None])
         if not running and queue and self._waits_for_agent(sid):
-            if view.waiting_on != "a new agent session":
-                self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", "a new agent session"))
+            if view.waiting_on != WAITING_ON:
+                self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", WAITING_ON))
         elif not running and queue and view.state is not SessionState.QUEUED:
             self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
         self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue)))
