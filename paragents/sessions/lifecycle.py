@@ -291,5 +291,6 @@ class SessionLifecycle:
         shown = tuple({**m, "outcome": outcome_of(m)} if outcome_of(m) else dict(m) for m in copy.history)
         core.emit(ev.ConversationLoaded(new.id, shown, view.context_tokens))
         await core.notebook.refresh(new.id)
-        core.emit(ev.Notice(new.id, f"forked from {view.name}: {len(history)} messages copied"))
+        n = len(history)
+        core.emit(ev.Notice(new.id, f"forked from {view.name}: {n} message{'' if n == 1 else 's'} copied"))
         return new
