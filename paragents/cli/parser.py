@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.review import add_parsers as add_fanteam_parsers
 
     add_fanteam_parsers(sub, add_common)  # `paragents review`, `split`, `decisions` (wt/fanteam)
+    from paragents.cli.eval import add_parser as add_eval_parser
+
+    add_eval_parser(sub)  # `paragents eval run|validate|report|compare|gate` (docs/eval.md)
     return parser
 
 

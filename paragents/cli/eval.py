@@ -1,0 +1,299 @@
+"""``paragents eval``: run a task set across models and agents, validate it, report, compare and gate
+(docs/eval.md). Exit codes: 0 done; 1 a trial or task could not run (``validate``: a task is broken);
+2 bad input (task set, target, option, answer script, ``--on container|k8s``); 8 ``gate``: below a
+threshold; 9 ``run --replay``: the replayed scores differ from the recorded ones."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from paragents.cli.parser import MODE_CHOICES
+
+USAGE_ANSWER = "deny | allow-safe | script FILE"
+
+
+def add_parser(sub: Any) -> None:
+    """Add ``paragents eval run|validate|report|compare|gate``."""
+    parser = sub.add_parser("eval", help="run a task set across models and agents; score, compare, gate")
+    esub = parser.add_subparsers(dest="eval_command", required=True)
+
+    run = esub.add_parser("run", help="run every task x target x trial, unattended, recorded")
+    run.add_argument("--tasks", metavar="PATH|sample", help="a Harbor task dir (or a dir of them), a .jsonl "
+                     "of SWE-style instances, or 'sample' (the built-in set)")  # fmt: skip
+    run.add_argument("--task", action="append", default=[], metavar="ID", help="only this task (repeatable)")
+    run.add_argument(
+        "--targets", metavar="T,T", help="model:NAME, model:NAME@URL, agent:NAME (comma separated)"
+    )
+    run.add_argument("--trials", type=int, default=1, metavar="K", help="trials per task and target (pass@K)")
+    run.add_argument("--fanout", type=int, default=1, metavar="N", help="each trial is a best-of-N fan-out")
+    run.add_argument("--mode", choices=MODE_CHOICES, help="permission mode of the trials' sessions")
+    run.add_argument("--max-budget", metavar="B", help="cap of each trial session: 2.00usd, 500k, 30m")
+    run.add_argument("--parallel", type=int, default=1, metavar="N", help="trials running at once")
+    run.add_argument("--on", default="local", metavar="local|container|k8s", help="where trials run")
+    run.add_argument("--answer", nargs="+", default=["deny"], metavar="POLICY",
+                     help=f"who answers the asks: {USAGE_ANSWER} (default deny)")  # fmt: skip
+    run.add_argument("--out", metavar="DIR", help="the run's directory (results, cassettes, reports)")
+    run.add_argument("--replay", metavar="DIR", help="replay a recorded run without any model; exit 9 when "
+                     "its scores differ")  # fmt: skip
+    run.add_argument("--dir", metavar="PATH", help="whose config (models, prices, endpoint) to use")
+    run.add_argument("--endpoint", metavar="URL", help="endpoint of model targets without their own @URL")
+    for kind in ("allow", "ask", "deny"):
+        run.add_argument(f"--{kind}", action="append", default=[], metavar="RULE", help=f"extra {kind} rule")
+    run.add_argument("--tui", action="store_true", help="follow the trials in the TUI (asks in its inbox)")
+    run.add_argument("--json", action="store_true", help="print the scores as JSON at the end")
+
+    validate = esub.add_parser("validate", help="check a task set: the base fails, the oracle passes")
+    validate.add_argument("--tasks", required=True, metavar="PATH|sample")
+    validate.add_argument("--task", action="append", default=[], metavar="ID")
+    validate.add_argument("--parallel", type=int, default=2, metavar="N")
+    validate.add_argument("--json", action="store_true")
+
+    report = esub.add_parser("report", help="write report.md and report.html of a run")
+    report.add_argument("run", metavar="DIR")
+    report.add_argument("--out", metavar="DIR", help="where to write them (default: the run's directory)")
+    report.add_argument("--json", action="store_true", help="print the scores as JSON")
+
+    compare = esub.add_parser("compare", help="per-task changes between two runs, with a bootstrap CI")
+    compare.add_argument("--baseline", required=True, metavar="DIR[#TARGET]")
+    compare.add_argument("--candidate", required=True, metavar="DIR[#TARGET]")
+    compare.add_argument("--json", action="store_true")
+
+    gate = esub.add_parser("gate", help="exit 8 with one line when a run is below a threshold")
+    gate.add_argument("run", metavar="DIR")
+    gate.add_argument("--min-resolved", type=float, metavar="R", help="least share of trials resolved (0.7)")
+    gate.add_argument("--max-regression", type=float, metavar="D", help="most fall against --baseline (0.1)")
+    gate.add_argument("--max-cost-per-solve", type=float, metavar="USD")
+    gate.add_argument("--baseline", metavar="DIR[#TARGET]")
+    gate.add_argument("--target", metavar="LABEL", help="gate only this target of the run")
+    parser.set_defaults(eval_run=run_eval_command)
+
+
+def run_eval_command(args: argparse.Namespace) -> int:
+    """Dispatch ``paragents eval ...``; return the exit code (one readable line for any EvalError)."""
+    from paragents.eval.errors import EvalError
+
+    prog = f"paragents eval {args.eval_command}"
+    try:
+        if args.eval_command == "run":
+            return _run(args, prog)
+        if args.eval_command == "validate":
+            return asyncio.run(_validate(args))
+        if args.eval_command == "report":
+            return _report(args)
+        if args.eval_command == "compare":
+            return _compare(args)
+        return _gate(args)
+    except EvalError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return exc.exit_code
+
+
+def _run(args: argparse.Namespace, prog: str) -> int:
+    from paragents.eval.errors import EXIT_REPLAY, EvalError
+    from paragents.eval.progress import LiveTable
+
+    if args.replay:
+        from paragents.eval.replay import replay_run
+
+        if args.tasks or args.targets:
+            raise EvalError(
+                "--replay takes the tasks and targets of the recorded run: leave out --tasks/--targets"
+            )
+        with LiveTable() as table:
+            outcome = asyncio.run(replay_run(Path(args.replay), Path(args.out) if args.out else None, table))
+        out = Path(args.replay)
+        _finish(outcome.results, outcome.out, args)
+        if not outcome.identical:
+            print(f"{prog}: the replayed scores differ from the recorded ones ({out}):", file=sys.stderr)
+            for name, fields in outcome.differences.items():
+                shown = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in list(fields.items())[:4])
+                print(f"  {name}: {shown}", file=sys.stderr)
+            return EXIT_REPLAY
+        print(f"replay: every score is identical to {out}'s", file=sys.stderr)
+        return 0
+    options = build_options(args)
+    if args.tui:
+        from paragents.eval.errors import EvalError as _E
+
+        try:
+            from paragents.ui.eval_hooks import run_eval_tui
+        except ImportError as exc:  # pragma: no cover - the TUI is always installed
+            raise _E(f"--tui: {exc}") from None
+        results = run_eval_tui(options)
+    else:
+        from paragents.eval.runner import run_eval
+
+        with LiveTable() as table:
+            results = asyncio.run(run_eval(options, table))
+    _finish(results, options.out, args)
+    return 0
+
+
+def _finish(results: Any, out: Path, args: argparse.Namespace) -> None:
+    from paragents.eval.report import markdown_table, summary_rows, write_reports
+    from paragents.eval.scores import score_run
+
+    md, page = write_reports(results, out)
+    scores = score_run(results)
+    if args.json:
+        print(json.dumps({"out": str(out), "scores": [s.row() for s in scores]}, indent=2))
+    else:
+        print(markdown_table(summary_rows(scores)))
+        print(f"\nreport: {md}\n        {page}")
+
+
+def build_options(args: argparse.Namespace) -> Any:
+    """The :class:`~paragents.eval.runner.RunOptions` of ``eval run``'s arguments (EvalError for bad ones)."""
+    from paragents.config import ConfigError, load_config
+    from paragents.eval.answers import load_policy
+    from paragents.eval.backend import backend_for
+    from paragents.eval.errors import EvalError
+    from paragents.eval.runner import Endpoint, RunOptions
+    from paragents.eval.targets import check_target, parse_targets, shaping_config
+    from paragents.eval.tasks import load_tasks
+    from paragents.limits import BudgetError, parse_budget
+
+    if not args.tasks or not args.targets or not args.out:
+        raise EvalError(
+            "give --tasks PATH|sample, --targets model:NAME[,...] and --out DIR (or --replay DIR)"
+        )
+    for name, value, least in (
+        ("--trials", args.trials, 1),
+        ("--fanout", args.fanout, 1),
+        ("--parallel", args.parallel, 1),
+    ):
+        if value < least:
+            raise EvalError(f"{name} must be at least {least}")
+    if args.fanout > 8:
+        raise EvalError("--fanout is at most 8 (fanout.max)")
+    if args.max_budget:
+        try:
+            parse_budget(args.max_budget)
+        except BudgetError as exc:
+            raise EvalError(f"--max-budget: {exc}") from None
+    backend_for(args.on)
+    if len(args.answer) > 2:
+        raise EvalError(f"--answer takes {USAGE_ANSWER}")
+    policy = load_policy(args.answer[0], args.answer[1] if len(args.answer) > 1 else None)
+    project = Path(args.dir).expanduser().resolve() if args.dir else Path.cwd()
+    try:
+        loaded = load_config(project, {"base_url": args.endpoint} if args.endpoint else None)
+    except ConfigError as exc:
+        raise EvalError(str(exc)) from None
+    config = loaded.config
+    tasks = load_tasks(args.tasks)
+    if args.task:
+        tasks = tasks.only(args.task)
+    targets = parse_targets(args.targets)
+    for target in targets:
+        check_target(target, config)
+    try:
+        key = config.resolve_api_key()
+    except ConfigError:
+        key = None
+    endpoints = {
+        t.label: Endpoint(t.endpoint or config.base_url, key, dict(config.extra_headers))
+        for t in targets
+        if t.kind == "model"
+    }
+    rules = {k: list(getattr(args, k)) for k in ("allow", "ask", "deny") if getattr(args, k)}
+    return RunOptions(
+        tasks=tasks,
+        tasks_spec=args.tasks,
+        targets=targets,
+        out=Path(args.out),
+        policy=policy,
+        endpoints=endpoints,
+        shaping=shaping_config(config),
+        trials=args.trials,
+        fanout=args.fanout,
+        mode=args.mode,
+        max_budget=args.max_budget,
+        parallel=args.parallel,
+        on=args.on,
+        rules=rules,
+        interactive=bool(args.tui),
+        open_panel=bool(args.tui),
+    )
+
+
+async def _validate(args: argparse.Namespace) -> int:
+    from paragents.eval.errors import EXIT_FAILURE
+    from paragents.eval.tasks import load_tasks
+    from paragents.eval.validate import validate_tasks
+
+    tasks = load_tasks(args.tasks)
+    if args.task:
+        tasks = tasks.only(args.task)
+    found = await validate_tasks(tasks, parallel=max(1, args.parallel))
+    if args.json:
+        print(
+            json.dumps([{"task": v.task, "ok": v.ok, "problems": list(v.problems)} for v in found], indent=2)
+        )
+    else:
+        for v in found:
+            print(f"{'ok  ' if v.ok else 'FAIL'} {v.task}" + ("" if v.ok else ": " + "; ".join(v.problems)))
+        bad = sum(not v.ok for v in found)
+        print(f"{len(found) - bad}/{len(found)} tasks valid", file=sys.stderr)
+    return EXIT_FAILURE if any(not v.ok for v in found) else 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from paragents.eval.report import markdown_table, summary_rows, write_reports
+    from paragents.eval.results import load_results
+    from paragents.eval.scores import score_run
+
+    results = load_results(args.run)
+    out = Path(args.out) if args.out else Path(args.run)
+    out.mkdir(parents=True, exist_ok=True)
+    md, page = write_reports(results, out)
+    if args.json:
+        print(json.dumps([s.row() for s in score_run(results)], indent=2))
+    else:
+        print(markdown_table(summary_rows(score_run(results))))
+        print(f"\nreport: {md}\n        {page}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from paragents.eval.compare import compare_runs, pick, render_comparison
+
+    cmp = compare_runs(pick(args.baseline), pick(args.candidate))
+    if args.json:
+        data = {
+            "baseline": cmp.base_score.row(),
+            "candidate": cmp.cand_score.row(),
+            "difference": cmp.difference,
+            "ci": list(cmp.ci),
+            "tasks": [{"task": t.task, "baseline": t.baseline, "candidate": t.candidate, "change": t.change}
+                      for t in cmp.tasks],
+        }  # fmt: skip
+        print(json.dumps(data, indent=2))
+    else:
+        print(render_comparison(cmp), end="")
+    return 0
+
+
+def _gate(args: argparse.Namespace) -> int:
+    from paragents.eval.gate import gate
+
+    result = gate(
+        args.run,
+        min_resolved=args.min_resolved,
+        max_regression=args.max_regression,
+        max_cost_per_solve=args.max_cost_per_solve,
+        baseline=args.baseline,
+        target=args.target,
+    )
+    for line in result.passed:
+        print(f"pass: {line}")
+    if result.reasons:
+        print(f"eval gate: {result.reasons[0]}", file=sys.stderr)
+        for extra in result.reasons[1:]:
+            print(f"  also: {extra}", file=sys.stderr)
+    return result.code

@@ -1,0 +1,165 @@
+"""Where a trial's lane runs (``eval run --on``): the one interface an execution backend implements.
+
+A backend opens the sessions of a trial in lanes made from the task's base commit, runs a command in a
+lane's sandbox (the hidden tests, the oracle), and discards a lane once its diff is kept. ``local``
+(:class:`LocalBackend`) is a git worktree under the eval's state directory with the sandbox of
+:mod:`paragents.eval.sandbox`. ``container`` and ``k8s`` are accepted names that the remote-lanes work
+will implement (a Harbor task's ``environment/Dockerfile`` built and run as the lane): until then
+:func:`backend_for` refuses them with one message naming what is missing. Nothing here imports
+Textual."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from paragents.eval.errors import EvalError
+from paragents.eval.sandbox import CommandResult, Mount, run_in_sandbox
+from paragents.eval.tasks import Task
+from paragents.lanes import LaneError
+from paragents.lanes.gc import remove_lane
+from paragents.sessions.view import SessionError
+from paragents.store import LaneRecord, StoreError
+
+if TYPE_CHECKING:
+    from paragents.sessions.api import SessionsAPI
+
+BACKENDS = ("local", "container", "k8s")
+"""The names ``--on`` accepts."""
+
+
+@dataclass(frozen=True)
+class TrialLane:
+    """One session of a trial and its lane."""
+
+    session_id: str
+    name: str
+    lane: LaneRecord
+
+    @property
+    def path(self) -> Path:
+        return Path(self.lane.path)
+
+
+@dataclass(frozen=True)
+class Opening:
+    """What a backend needs to open one session of a trial: its ``name`` (also its lane's), the
+    ``model`` (None: the runtime's) or external ``agent`` (an ``agents.NAME``), the permission
+    ``mode``, the ``base`` branch and whether the TUI shows a panel for it."""
+
+    name: str
+    base: str
+    model: str | None = None
+    agent: str | None = None
+    mode: str | None = None
+    open_panel: bool = False
+
+
+class TrialBackend(Protocol):
+    """Where trials run (see the module docstring)."""
+
+    name: str
+
+    def note_for(self, task: Task) -> str | None:
+        """A note for the report when this backend runs ``task`` differently from its own environment
+        (None: faithfully)."""
+        ...
+
+    async def open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
+        """Open a session in a new lane from ``opening.base``; EvalError when it cannot."""
+        ...
+
+    async def run(
+        self,
+        lane: TrialLane,
+        task: Task,
+        command: str,
+        *,
+        mounts: list[Mount],
+        env: dict[str, str],
+        timeout: float,
+        network: bool,
+    ) -> CommandResult:
+        """Run ``command`` in ``lane``'s sandbox with the lane at ``task.workdir`` and ``mounts``."""
+        ...
+
+    async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
+        """Close the session and remove its lane (its diff was kept as evidence)."""
+        ...
+
+
+class LocalBackend:
+    """Trials in git worktrees on this machine (see the module docstring)."""
+
+    name = "local"
+
+    def note_for(self, task: Task) -> str | None:
+        return None  # the task's own notes say what its Dockerfile did not do
+
+    async def open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
+        try:
+            if opening.agent is not None:
+                view = await rt.new_agent_session(
+                    opening.agent,
+                    opening.name,
+                    open_panel=opening.open_panel,
+                    lane=opening.name,
+                    base=opening.base,
+                )
+            else:
+                view = await rt.new_session(
+                    opening.name,
+                    model=opening.model,
+                    mode=opening.mode,
+                    open_panel=opening.open_panel,
+                    lane=opening.name,
+                    base=opening.base,
+                )
+            lane = await rt.store.lane_of_session(view.id)
+        except (SessionError, LaneError, StoreError) as exc:
+            raise EvalError(f"trial {opening.name} could not open its lane: {exc}", 1) from None
+        if lane is None:
+            raise EvalError(f"trial {opening.name} got no lane", 1)
+        return TrialLane(view.id, opening.name, lane)
+
+    async def run(
+        self,
+        lane: TrialLane,
+        task: Task,
+        command: str,
+        *,
+        mounts: list[Mount],
+        env: dict[str, str],
+        timeout: float,
+        network: bool,
+    ) -> CommandResult:
+        return await run_in_sandbox(
+            command,
+            mounts=[Mount(lane.path, task.workdir, writable=True), *mounts],
+            workdir=task.workdir,
+            env=env,
+            timeout=timeout,
+            network=network,
+        )
+
+    async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
+        with contextlib.suppress(SessionError, StoreError, KeyError):
+            await rt.close_session(lane.session_id)
+        with contextlib.suppress(LaneError, StoreError, OSError):
+            await remove_lane(rt.store, repo, lane.lane, force=True)
+
+
+def backend_for(on: str) -> TrialBackend:
+    """The backend ``--on`` names; EvalError (exit 2) for one that does not exist yet."""
+    if on == "local":
+        return LocalBackend()
+    if on in ("container", "k8s"):
+        what = "a container engine" if on == "container" else "a Kubernetes cluster"
+        raise EvalError(
+            f"--on {on}: trials in {what} need the remote execution backend (the remote-lanes work), "
+            "which is not built yet; run with --on local (a Harbor task's Dockerfile is then not built, "
+            "and the report says so per task)"
+        )
+    raise EvalError(f"--on {on}: unknown backend (use {', '.join(BACKENDS)})")

@@ -1,0 +1,132 @@
+"""``eval run --replay DIR``: run a recorded run again without any model and check that it scores the
+same (docs/eval.md, "Reproducible").
+
+Each model target is served by its own loopback :class:`~paragents.llm.replay.ReplayServer` holding
+every trial's recorded replies, routed by session name (a trial's sessions have the same names in
+every run). Everything else is as recorded: the task set (read again from where it was), the targets'
+model settings and the config subset of the manifest, the trials, fan-out, mode, budget and the answer
+policy (a script's rules are kept in the manifest). The engine, the tools, the sandbox and the hidden
+tests all run for real, so a change to the agent loop, the policy, the tools or a task that changes an
+outcome changes the score. An external agent's trials cannot be played from a cassette: they are
+re-scored from their recorded evidence (``replayed: evidence``). The scores compared are each trial's
+:meth:`~paragents.eval.results.TrialResult.score_key` (times and output tails excluded). Nothing here
+imports Textual."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from paragents.cassette import CassetteError, load_cassette
+from paragents.eval.answers import AnswerPolicy, parse_script
+from paragents.eval.errors import EvalError
+from paragents.eval.results import RunResults, TrialResult, load_results
+from paragents.eval.runner import Endpoint, Progress, RunOptions, run_eval
+from paragents.eval.targets import Target
+from paragents.eval.tasks import load_tasks
+from paragents.llm.replay import ReplayServer
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """The replayed run and, per trial whose scores differ, the fields that differ (recorded, now)."""
+
+    results: RunResults
+    differences: dict[str, dict[str, tuple[Any, Any]]]
+    out: Path
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def next_replay_dir(recorded: Path) -> Path:
+    """``DIR/replays/N`` with the first N not used yet."""
+    n = 1
+    while (recorded / "replays" / str(n)).exists():
+        n += 1
+    return recorded / "replays" / str(n)
+
+
+def differences(recorded: RunResults, replayed: RunResults) -> dict[str, dict[str, tuple[Any, Any]]]:
+    """Per trial name, the score fields that differ between the two runs (a missing trial included)."""
+    before = {t.name: t.score_key() for t in recorded.trials}
+    after = {t.name: t.score_key() for t in replayed.trials}
+    found: dict[str, dict[str, tuple[Any, Any]]] = {}
+    for name in sorted(set(before) | set(after)):
+        a, b = before.get(name), after.get(name)
+        if a is None or b is None:
+            found[name] = {"trial": ("recorded" if a else "missing", "replayed" if b else "missing")}
+            continue
+        changed = {k: (a[k], b.get(k)) for k in a if a[k] != b.get(k)}
+        if changed:
+            found[name] = changed
+    return found
+
+
+def _policy(answer: dict[str, Any], where: str) -> AnswerPolicy:
+    name = str(answer.get("name", "deny"))
+    if name == "script":
+        return AnswerPolicy(
+            "script", parse_script(answer.get("script", {}), f"{where}: manifest.answer.script")
+        )
+    if name not in ("deny", "allow-safe"):
+        raise EvalError(f"{where}: manifest.answer.name {name!r} is not deny, allow-safe or script")
+    return AnswerPolicy(name)
+
+
+async def replay_run(
+    recorded_dir: Path, out: Path | None = None, progress: Progress | None = None
+) -> ReplayOutcome:
+    """Replay the run recorded in ``recorded_dir`` into ``out`` (default ``DIR/replays/N``) and compare
+    its scores with the recorded ones. EvalError for a run that cannot be replayed."""
+    recorded = load_results(recorded_dir)
+    m = recorded.manifest
+    where = str(recorded_dir / "results.json")
+    source = "sample" if m.tasks == "sample" else m.task_source
+    tasks = load_tasks(source).only(m.task_ids)
+    targets = [Target(t.label, t.kind, t.name, i) for i, t in enumerate(m.targets, 1)]
+    carried: dict[str, TrialResult] = {}
+    servers: dict[str, ReplayServer] = {}
+    async with contextlib.AsyncExitStack() as stack:
+        endpoints: dict[str, Endpoint] = {}
+        for target in targets:
+            trials = [t for t in recorded.trials if t.target == target.label]
+            if target.kind == "agent":
+                carried.update({t.name: t for t in trials})
+                continue
+            server = await stack.enter_async_context(ReplayServer(models=[target.name]))
+            servers[target.label] = server
+            for trial in trials:
+                if not trial.cassette:
+                    continue
+                try:
+                    cassette = load_cassette(recorded_dir / trial.cassette)
+                except CassetteError as exc:
+                    raise EvalError(f"trial {trial.name}: {exc}") from None
+                for spec in cassette.sessions:
+                    server.add([r.to_scripted() for r in spec.replies], session=spec.name)
+            endpoints[target.label] = Endpoint(server.base_url, retry_base_delay=0.001)
+        target_dir = out or next_replay_dir(recorded_dir)
+        options = RunOptions(
+            tasks=tasks,
+            tasks_spec=m.tasks,
+            targets=targets,
+            out=target_dir,
+            policy=_policy(m.answer, where),
+            endpoints=endpoints,
+            shaping=dict(m.config),
+            trials=m.trials,
+            fanout=m.fanout,
+            mode=m.mode,
+            max_budget=m.max_budget,
+            parallel=m.parallel,
+            on=m.on,
+            rules={k: list(v) for k, v in m.rules.items()},
+            replay_of=str(recorded_dir),
+            carried=carried,
+        )
+        replayed = await run_eval(options, progress)
+    return ReplayOutcome(replayed, differences(recorded, replayed), target_dir)

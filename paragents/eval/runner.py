@@ -1,0 +1,270 @@
+"""``eval run``: every task × target × trial, at most ``parallel`` at once, unattended, recorded
+(docs/eval.md).
+
+The run lives in its output directory: ``work/repo`` (the eval repository, one branch per task),
+``state/`` (each target's store and the lanes: the run is isolated from the user's own config, store
+and permission files, like a cassette replay), ``trials/<name>/`` (cassette, diff, verifier log,
+logs), and ``results.json`` (manifest and results). Nothing here imports Textual."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from paragents.eval.answers import Answerer, AnswerPolicy
+from paragents.eval.backend import TrialBackend, backend_for
+from paragents.eval.errors import EXIT_FAILURE, EvalError
+from paragents.eval.results import RESULTS, RunManifest, RunResults, TargetInfo, TrialResult
+from paragents.eval.sandbox import SandboxUnavailable, bwrap_path
+from paragents.eval.targets import Target, endpoint_label, open_target_runtime
+from paragents.eval.tasks import TaskSet
+from paragents.eval.trial import TrialContext, TrialSpec, run_trial, trial_name
+from paragents.eval.workspace import branch_of, prepare_repo
+
+if TYPE_CHECKING:
+    from paragents.cassette.recorder import CassetteRecorder
+    from paragents.sessions import Runtime
+
+
+@dataclass
+class Endpoint:
+    """Where a target's requests go: URL, key (never written anywhere), extra headers, and a retry
+    delay override (a replay retries at once)."""
+
+    url: str
+    api_key: str | None = None
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    retry_base_delay: float | None = None
+
+
+@dataclass
+class RunOptions:
+    """One ``eval run`` (see the CLI's help). ``endpoints`` maps a model target's label to its
+    endpoint; ``shaping`` is the config subset each runtime gets (:mod:`paragents.eval.targets`);
+    ``rules`` extra permission rules; ``open_panel`` (the TUI) shows each trial's sessions;
+    ``interactive`` leaves asks an answer script marks ``ask`` to a person."""
+
+    tasks: TaskSet
+    tasks_spec: str
+    targets: list[Target]
+    out: Path
+    policy: AnswerPolicy
+    endpoints: dict[str, Endpoint]
+    shaping: dict[str, Any]
+    trials: int = 1
+    fanout: int = 1
+    mode: str | None = None
+    max_budget: str | None = None
+    parallel: int = 1
+    on: str = "local"
+    rules: dict[str, list[str]] = field(default_factory=dict)
+    open_panel: bool = False
+    interactive: bool = False
+    replay_of: str | None = None
+    carried: dict[str, TrialResult] = field(default_factory=dict)
+    """Results taken as recorded instead of run (a replay's external-agent trials), by trial name."""
+
+
+class Progress:
+    """What a live display follows (all methods optional to override): a trial started, changed state,
+    finished. ``specs`` is every trial of the run, in order."""
+
+    def start(self, specs: list[TrialSpec]) -> None: ...
+    def state(self, name: str, text: str) -> None: ...
+    def finished(self, result: TrialResult) -> None: ...
+
+
+@dataclass
+class TargetRun:
+    """A target's runtime, answerer and recorder for the duration of the run."""
+
+    target: Target
+    rt: Runtime
+    answerer: Answerer
+    recorder: CassetteRecorder | None
+
+
+def hidden_rules(tasks: TaskSet) -> list[str]:
+    """Read deny rules for what the agent must not see: each task's hidden tests and oracle, and the
+    task file itself for a SWE set (its lines hold the test patch and the reference patch)."""
+    rules: list[str] = []
+    for task in tasks.tasks:
+        for path in task.hidden:
+            text = str(path.resolve())
+            rule = f"Read(/{text}/**)" if path.is_dir() else f"Read(/{text})"
+            if rule not in rules:
+                rules.append(rule)
+    return rules
+
+
+async def run_eval(options: RunOptions, progress: Progress | None = None) -> RunResults:
+    """Run every trial of ``options`` and return (and save) the results. Raises EvalError for what stops
+    the whole run (no sandbox, the repository, a runtime that does not open)."""
+    from paragents.cassette.player import isolated_dirs
+
+    progress = progress or Progress()
+    backend = backend_for(options.on)
+    try:
+        bwrap_path()
+    except SandboxUnavailable as exc:
+        raise EvalError(f"the hidden tests run in a sandbox, and {exc}") from None
+    out = options.out.resolve()
+    if (out / RESULTS).exists():
+        raise EvalError(f"--out {options.out}: it already holds a run ({RESULTS}); give a new directory")
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    with isolated_dirs(out / "state"):
+        repo = out / "work" / "repo"
+        bases = await prepare_repo(repo, options.tasks)
+        runs = await _open_targets(options, repo, out)
+        try:
+            results = await _run_all(options, runs, backend, repo, out, bases, progress)
+        finally:
+            for run in runs.values():
+                with contextlib.suppress(Exception):
+                    await run.rt.shutdown()
+    manifest = _manifest(options, started)
+    saved = RunResults(manifest=manifest, trials=results)
+    saved.save(out)
+    return saved
+
+
+async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str, TargetRun]:
+    from paragents.cassette.recorder import CassetteRecorder
+    from paragents.config import ConfigError
+    from paragents.permissions import PolicyError
+
+    rules = {k: list(v) for k, v in options.rules.items()}
+    rules.setdefault("deny", [])
+    rules["deny"] += [r for r in hidden_rules(options.tasks) if r not in rules["deny"]]
+    runs: dict[str, TargetRun] = {}
+    per_target = options.parallel * options.fanout
+    carried = {res.target for res in options.carried.values()}
+    for target in options.targets:
+        if target.label in carried:
+            continue
+        endpoint = options.endpoints.get(target.label) or Endpoint("http://127.0.0.1:9/v1")
+        recorder = CassetteRecorder() if target.kind == "model" else None
+        try:
+            rt = await open_target_runtime(
+                target,
+                repo=repo,
+                db=out / "state" / f"{target.tag}.db",
+                shaping=options.shaping,
+                base_url=endpoint.url,
+                model=target.name if target.kind == "model" else "none",
+                api_key=endpoint.api_key,
+                extra_headers=endpoint.extra_headers,
+                rules=rules,
+                parallel=per_target,
+                recorder=recorder,
+                retry_base_delay=endpoint.retry_base_delay,
+            )
+        except (ConfigError, PolicyError) as exc:
+            for run in runs.values():
+                await run.rt.shutdown()
+            raise EvalError(f"target {target.label}: {exc}") from None
+        rt.set_sink(lambda event: None)
+        answerer = Answerer(rt, options.policy, interactive=options.interactive)
+        rt.observers.append(answerer)
+        runs[target.label] = TargetRun(target, rt, answerer, recorder)
+    return runs
+
+
+def trial_specs(options: RunOptions, bases: dict[str, str]) -> list[TrialSpec]:
+    """Every trial, trial number first (so a partial run has every task once before any twice)."""
+    specs: list[TrialSpec] = []
+    for k in range(1, options.trials + 1):
+        for task in options.tasks.tasks:
+            for target in options.targets:
+                specs.append(
+                    TrialSpec(
+                        task=task,
+                        target=target,
+                        trial=k,
+                        name=trial_name(task.id, target, k),
+                        fanout=options.fanout,
+                        base_ref=branch_of(task),
+                        base_commit=bases[task.id],
+                    )
+                )
+    return specs
+
+
+async def _run_all(
+    options: RunOptions,
+    runs: dict[str, TargetRun],
+    backend: TrialBackend,
+    repo: Path,
+    out: Path,
+    bases: dict[str, str],
+    progress: Progress,
+) -> list[TrialResult]:
+    specs = trial_specs(options, bases)
+    progress.start(specs)
+    gate = asyncio.Semaphore(max(1, options.parallel))
+    contexts = {
+        label: TrialContext(
+            rt=run.rt,
+            backend=backend,
+            answerer=run.answerer,
+            repo=repo,
+            out=out,
+            mode=options.mode,
+            max_budget=options.max_budget,
+            open_panel=options.open_panel,
+            recorder=run.recorder,
+            on_state=progress.state,
+        )
+        for label, run in runs.items()
+    }
+
+    async def one(spec: TrialSpec) -> TrialResult:
+        carried = options.carried.get(spec.name)
+        if carried is not None:
+            result = carried.model_copy(update={"replayed": "evidence"})
+        else:
+            async with gate:
+                progress.state(spec.name, "opening")
+                result = await run_trial(contexts[spec.target.label], spec)
+        progress.finished(result)
+        return result
+
+    try:
+        return list(await asyncio.gather(*(one(s) for s in specs)))
+    except (OSError, RuntimeError) as exc:
+        raise EvalError(f"the run stopped: {exc}", EXIT_FAILURE) from None
+
+
+def _manifest(options: RunOptions, started: float) -> RunManifest:
+    targets = []
+    models = options.shaping.get("models", {})
+    for target in options.targets:
+        endpoint = options.endpoints.get(target.label)
+        settings = models.get(target.name, {}) if target.kind == "model" else {}
+        url = endpoint_label(endpoint.url) if endpoint is not None and target.kind == "model" else None
+        targets.append(TargetInfo(label=target.label, kind=target.kind, name=target.name, endpoint=url,
+                                  settings=dict(settings)))  # fmt: skip
+    return RunManifest(
+        tasks=options.tasks_spec,
+        task_source=options.tasks.source,
+        task_ids=[t.id for t in options.tasks.tasks],
+        targets=targets,
+        trials=options.trials,
+        fanout=options.fanout,
+        mode=options.mode,
+        max_budget=options.max_budget,
+        parallel=options.parallel,
+        on=options.on,
+        answer=options.policy.describe(),
+        config=options.shaping,
+        rules=options.rules,
+        task_notes={t.id: list(t.notes) for t in options.tasks.tasks if t.notes},
+        started=started,
+        finished=time.time(),
+        replay_of=options.replay_of,
+    )
