@@ -25,20 +25,21 @@ def cell(text: object) -> str:
 def summary_rows(scores: list[TargetScore]) -> list[list[str]]:
     """The summary table's rows (header first), as the Markdown and HTML reports show it."""
     k = max((s.k for s in scores), default=1)
+    passes = ["pass@1", f"pass@{k}"] if k > 1 else ["pass@1"]
     rows = [
-        ["target", "resolved", f"{int(LEVEL * 100)}% CI", "pass@1", f"pass@{k}", "tokens", "cost",
+        ["target", "resolved", f"{int(LEVEL * 100)}% CI", *passes, "tokens", "cost",
          "cost/solve", "wall", "turns", "asks", "denials", "auto-allows", "conflicts", "budget pauses",
          "loop trips", "burden/solve"],
     ]  # fmt: skip
     for s in scores:
         b = s.burden
+        rates = [f"{s.pass_at_1:.2f}", f"{s.pass_at_k:.2f}"][: len(passes)]
         rows.append(
             [
                 s.target,
                 f"{s.resolved}/{s.trials} ({s.rate:.0%})",
                 f"{s.ci[0]:.0%}-{s.ci[1]:.0%}",
-                f"{s.pass_at_1:.2f}",
-                f"{s.pass_at_k:.2f}",
+                *rates,
                 f"{'~' if s.estimated else ''}{s.tokens}",
                 usd(s.cost),
                 "-" if s.cost_per_solve is None else f"${s.cost_per_solve:.4f}",

@@ -1,0 +1,65 @@
+"""Reproducible: a recorded run replays without any model and scores the same; a change that changes an
+outcome shows up as a score difference (exit code 9). The committed run of the sample set
+(``tests/eval/data/sample-run``, ``scripts/eval-record-sample``) is replayed here, so CI catches a
+change to the agent loop, the policy, the tools or a sample task that changes a score."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from paragents.cli import main
+from paragents.eval.errors import EXIT_REPLAY
+from paragents.eval.replay import replay_run
+from paragents.eval.results import load_results
+from paragents.eval.runner import run_eval
+from paragents.eval.scores import score_run
+from paragents.eval.tasks import load_tasks
+from paragents.llm.replay import ReplayServer
+from tests.eval.conftest import DATA, needs_bwrap, scripted_options
+
+pytestmark = needs_bwrap
+SAMPLE_RUN = DATA / "sample-run"
+
+
+async def test_the_committed_sample_run_replays_with_identical_scores(tmp_path: Path) -> None:
+    recorded = load_results(SAMPLE_RUN)
+    assert len(recorded.trials) == 16 and recorded.manifest.tasks == "sample"
+    outcome = await replay_run(SAMPLE_RUN, tmp_path / "replay")
+    assert outcome.differences == {}
+    assert [s.row() | {"wall_seconds": 0} for s in score_run(outcome.results)] == [
+        s.row() | {"wall_seconds": 0} for s in score_run(recorded)
+    ]
+    assert sum(t.resolved for t in outcome.results.trials) == 13
+    assert outcome.results.manifest.replay_of == str(SAMPLE_RUN)
+
+
+async def test_a_changed_hidden_test_changes_the_replayed_score(solver: ReplayServer, tmp_path: Path) -> None:
+    tasks_dir = tmp_path / "tasks"
+    for name in ("fix-median", "fix-paginate"):
+        shutil.copytree(load_tasks("sample").get(name).source, tasks_dir / name)
+    run = tmp_path / "run"
+    recorded = await run_eval(scripted_options(load_tasks(str(tasks_dir)), run, solver))
+    assert all(t.resolved for t in recorded.trials)
+    same = await replay_run(run, tmp_path / "same")
+    assert same.identical
+    test = tasks_dir / "fix-median" / "tests" / "test_stats.py"
+    test.write_text(test.read_text().replace("2.5)", "2.75)"))  # the task now wants another answer
+    changed = await replay_run(run, tmp_path / "changed")
+    assert set(changed.differences) == {"fix-median.t1.1"}
+    assert changed.differences["fix-median.t1.1"]["resolved"] == (True, False)
+
+
+def test_the_cli_exits_9_when_a_replay_differs(tmp_path: Path, capsys: object) -> None:
+    """One trial of the committed run whose recorded score is altered: the replay scores it as it is."""
+    run = tmp_path / "run"
+    shutil.copytree(SAMPLE_RUN, run)
+    results = load_results(run)
+    trial = next(t for t in results.trials if t.task == "fix-median")
+    manifest = results.manifest.model_copy(update={"task_ids": ["fix-median"]})
+    altered = trial.model_copy(update={"resolved": not trial.resolved})
+    results.model_copy(update={"manifest": manifest, "trials": [altered]}).save(run)
+    code = main(["eval", "run", "--replay", str(run), "--out", str(tmp_path / "again")])
+    assert code == EXIT_REPLAY
+    err = capsys.readouterr().err  # type: ignore[attr-defined]
+    assert "fix-median.t1.1: resolved: False -> True" in err
