@@ -123,7 +123,7 @@ def load_swe_file(path: Path) -> TaskSet:
 _RESULT = re.compile(r"^(PASSED|FAILED|ERROR|XFAIL|XPASS|SKIPPED) (\S+)", re.MULTILINE)
 
 
-def test_outcomes(output: str) -> dict[str, str]:
+def parse_outcomes(output: str) -> dict[str, str]:
     """The outcome of each test id on pytest's ``-rA`` summary lines (``PASSED tests/t.py::test_a``)."""
     found: dict[str, str] = {}
     for match in _RESULT.finditer(output):
@@ -134,7 +134,7 @@ def test_outcomes(output: str) -> dict[str, str]:
 def swe_resolved(task: Task, output: str) -> tuple[bool, dict[str, str]]:
     """Whether every FAIL_TO_PASS and PASS_TO_PASS id of ``task`` PASSED in ``output``; and the
     outcome per id (``missing`` for an id the output never names)."""
-    outcomes = test_outcomes(output)
+    outcomes = parse_outcomes(output)
     wanted = (*task.fail_to_pass, *task.pass_to_pass)
     per_id = {t: outcomes.get(t, "missing") for t in wanted}
     return all(v == "PASSED" for v in per_id.values()), per_id
