@@ -33,8 +33,8 @@ def make_task(root: Path) -> Path:
     (folder / "task.toml").write_text('version = "1.0"\n[environment]\nallow_internet = false\n')
     (folder / "tests" / "test_mod.py").write_text("import mod\nassert mod.VALUE == 2\n")
     (folder / "tests" / "test.sh").write_text(
-        "mkdir -p /logs/verifier\ncd /app\nif PYTHONPATH=/app python3 /tests/test_mod.py; then echo 1 > /logs/verifier/reward.txt;"
-        " else echo 0 > /logs/verifier/reward.txt; fi\n"
+        "mkdir -p /logs/verifier\ncd /app\nif PYTHONPATH=/app python3 /tests/test_mod.py; then\n"
+        "  echo 1 > /logs/verifier/reward.txt\nelse\n  echo 0 > /logs/verifier/reward.txt\nfi\n"
     )
     return folder
 
@@ -74,19 +74,14 @@ async def test_the_agents_code_run_by_the_hidden_tests_stays_in_the_lane(
     copied_tests = out / "trials" / "escape.t1.1" / "tests" / "test_mod.py"
     git_config = out / "work" / "repo" / ".git" / "config"
     targets = [str(PROBE), str(outside_tmp), str(copied_tests), "/tests/test_mod.py", str(git_config)]
+    content = attack(targets, port)
+    write = {
+        "id": "c1",
+        "name": "write_file",
+        "arguments": json.dumps({"path": "mod.py", "content": content}),
+    }
     solver.add(
-        [
-            ScriptedResponse.from_message(
-                tool_calls=[
-                    {
-                        "id": "c1",
-                        "name": "write_file",
-                        "arguments": json.dumps({"path": "mod.py", "content": attack(targets, port)}),
-                    }
-                ]
-            ),  # fmt: skip
-            ScriptedResponse.from_message("done"),
-        ],
+        [ScriptedResponse.from_message(tool_calls=[write]), ScriptedResponse.from_message("done")],
         session="escape.t1.1",
     )
     try:
