@@ -125,6 +125,10 @@ def _run(args: argparse.Namespace, prog: str) -> int:
         except ImportError as exc:  # pragma: no cover - the TUI is always installed
             raise _E(f"--tui: {exc}") from None
         results = run_eval_tui(options)
+        if results is None:
+            print(f"{prog}: the TUI was closed before the run ended (the finished trials are in {options.out})",
+                  file=sys.stderr)  # fmt: skip
+            return 1
     else:
         from paragents.eval.runner import run_eval
 

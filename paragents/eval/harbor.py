@@ -23,7 +23,7 @@ import posixpath
 import shlex
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -42,17 +42,22 @@ class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
 
 
+NetworkMode = Literal["public", "no-network", "allowlist"]
+
+
 class VerifierConfig(_Section):
-    """``[verifier]``: seconds the tests may run and their environment."""
+    """``[verifier]``: seconds the tests may run, their environment and network (a phase override)."""
 
     timeout_sec: float = Field(600.0, gt=0)
     env: dict[str, str] = Field(default_factory=dict)
+    network_mode: NetworkMode | None = None
 
 
 class AgentConfig(_Section):
-    """``[agent]``: seconds the agent may work."""
+    """``[agent]``: seconds the agent may work (its network is paragents' ``sandbox.network``)."""
 
     timeout_sec: float = Field(600.0, gt=0)
+    network_mode: NetworkMode | None = None
 
 
 class SolutionConfig(_Section):
@@ -62,12 +67,14 @@ class SolutionConfig(_Section):
 
 
 class EnvironmentConfig(_Section):
-    """``[environment]``: how the container is built (only ``allow_internet`` and ``docker_image`` are
-    used by a local lane; the rest is kept as metadata)."""
+    """``[environment]``: how the container is built (only the network and ``docker_image`` are used by
+    a local lane; the rest is kept as metadata). ``network_mode`` (schema 1.3+) is the baseline of
+    every phase; ``allow_internet`` is its older spelling."""
 
     build_timeout_sec: float = Field(600.0, gt=0)
     docker_image: str | None = None
-    allow_internet: bool = True
+    allow_internet: bool | None = None
+    network_mode: NetworkMode | None = None
 
 
 class TaskToml(BaseModel):
@@ -75,13 +82,28 @@ class TaskToml(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
-    version: str = "1.0"
+    version: str | None = None
+    schema_version: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     verifier: VerifierConfig = Field(default_factory=VerifierConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
     solution: SolutionConfig = Field(default_factory=SolutionConfig)
     environment: EnvironmentConfig = Field(default_factory=EnvironmentConfig)
     source: str | None = None
+
+    def verifier_network(self) -> tuple[bool, str | None]:
+        """Whether the verifier gets the network, and a note when a local lane cannot do what the task
+        asks (an allowlist runs with no network at all)."""
+        env = self.environment
+        mode = self.verifier.network_mode or env.network_mode
+        if mode is None:
+            return (env.allow_internet is not False), None
+        if mode == "allowlist":
+            return (
+                False,
+                "network_mode allowlist: the hidden tests ran with no network (no host allowlist here)",
+            )
+        return mode == "public", None
 
 
 def is_task_dir(path: Path) -> bool:
@@ -149,6 +171,9 @@ def load_harbor_task(folder: Path) -> Task:
         raise EvalError(f"{tests / 'test.sh'}: missing (the verifier Harbor runs as bash /tests/test.sh)")
     solution = folder / "solution"
     workdir, files, modes, notes = environment_files(folder / "environment", config)
+    network, network_note = config.verifier_network()
+    if network_note:
+        notes.append(network_note)
     return Task(
         id=task_id,
         format="harbor",
@@ -164,7 +189,7 @@ def load_harbor_task(folder: Path) -> Task:
         solution_env=dict(config.solution.env),
         agent_timeout=config.agent.timeout_sec,
         verifier_timeout=config.verifier.timeout_sec,
-        allow_internet=config.environment.allow_internet,
+        allow_internet=network,
         notes=tuple(notes),
         hidden=(tests, solution),
         metadata=dict(config.metadata),

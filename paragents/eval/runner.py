@@ -101,36 +101,67 @@ def hidden_rules(tasks: TaskSet) -> list[str]:
     return rules
 
 
+class EvalSession:
+    """One run's setup and teardown around its trials: the checks (backend, sandbox, a fresh output
+    directory), the isolated config and state (``OUT/state``), the eval repository and each target's
+    runtime. ``async with EvalSession(options) as session: await session.run(progress)``; the TUI
+    shows one target's runtime (:attr:`runs`) while :meth:`run` goes on."""
+
+    def __init__(self, options: RunOptions) -> None:
+        self.options = options
+        self.backend = backend_for(options.on)
+        self.out = options.out.resolve()
+        self.repo = self.out / "work" / "repo"
+        self.runs: dict[str, TargetRun] = {}
+        self.bases: dict[str, str] = {}
+        self.started = 0.0
+        self._stack = contextlib.ExitStack()
+
+    async def __aenter__(self) -> EvalSession:
+        from paragents.cassette.player import isolated_dirs
+
+        try:
+            bwrap_path()
+        except SandboxUnavailable as exc:
+            raise EvalError(f"the hidden tests run in a sandbox, and {exc}") from None
+        if (self.out / RESULTS).exists():
+            raise EvalError(
+                f"--out {self.options.out}: it already holds a run ({RESULTS}); give a new directory"
+            )
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.started = time.time()
+        self._stack.enter_context(isolated_dirs(self.out / "state"))
+        try:
+            self.bases = await prepare_repo(self.repo, self.options.tasks)
+            self.runs = await _open_targets(self.options, self.repo, self.out)
+        except BaseException:
+            self._stack.close()
+            raise
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        try:
+            for run in self.runs.values():
+                with contextlib.suppress(Exception):
+                    await run.rt.shutdown()
+        finally:
+            self._stack.close()
+
+    async def run(self, progress: Progress | None = None) -> RunResults:
+        """Run every trial; save and return the results."""
+        results = await _run_all(
+            self.options, self.runs, self.backend, self.repo, self.out, self.bases, progress or Progress()
+        )
+        saved = RunResults(manifest=_manifest(self.options, self.started), trials=results)
+        saved.save(self.out)
+        return saved
+
+
 async def run_eval(options: RunOptions, progress: Progress | None = None) -> RunResults:
     """Run every trial of ``options`` and return (and save) the results. Raises EvalError for what stops
     the whole run (no sandbox, the repository, a runtime that does not open)."""
-    from paragents.cassette.player import isolated_dirs
-
-    progress = progress or Progress()
-    backend = backend_for(options.on)
-    try:
-        bwrap_path()
-    except SandboxUnavailable as exc:
-        raise EvalError(f"the hidden tests run in a sandbox, and {exc}") from None
-    out = options.out.resolve()
-    if (out / RESULTS).exists():
-        raise EvalError(f"--out {options.out}: it already holds a run ({RESULTS}); give a new directory")
-    out.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    with isolated_dirs(out / "state"):
-        repo = out / "work" / "repo"
-        bases = await prepare_repo(repo, options.tasks)
-        runs = await _open_targets(options, repo, out)
-        try:
-            results = await _run_all(options, runs, backend, repo, out, bases, progress)
-        finally:
-            for run in runs.values():
-                with contextlib.suppress(Exception):
-                    await run.rt.shutdown()
-    manifest = _manifest(options, started)
-    saved = RunResults(manifest=manifest, trials=results)
-    saved.save(out)
-    return saved
+    async with EvalSession(options) as session:
+        return await session.run(progress)
 
 
 async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str, TargetRun]:
@@ -168,7 +199,8 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
             for run in runs.values():
                 await run.rt.shutdown()
             raise EvalError(f"target {target.label}: {exc}") from None
-        rt.set_sink(lambda event: None)
+        if not options.open_panel:  # headless: events go to the observers only (the TUI sets its sink)
+            rt.set_sink(lambda event: None)
         answerer = Answerer(rt, options.policy, interactive=options.interactive)
         rt.observers.append(answerer)
         runs[target.label] = TargetRun(target, rt, answerer, recorder)
