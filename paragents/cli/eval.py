@@ -126,8 +126,10 @@ def _run(args: argparse.Namespace, prog: str) -> int:
             raise _E(f"--tui: {exc}") from None
         results = run_eval_tui(options)
         if results is None:
-            print(f"{prog}: the TUI was closed before the run ended (the finished trials are in {options.out})",
-                  file=sys.stderr)  # fmt: skip
+            where = options.out
+            print(
+                f"{prog}: the TUI was closed before the run ended (finished trials: {where})", file=sys.stderr
+            )
             return 1
     else:
         from paragents.eval.runner import run_eval

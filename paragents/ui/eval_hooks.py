@@ -1,9 +1,11 @@
-"""``paragents eval run --tui``: the trials of an eval run followed in the TUI (docs/eval.md, "In the
-TUI"). One target's runtime is the app's: each trial's sessions open as panels, their asks that the
-answer policy leaves to a person (a script's ``ask``) wait in the approval bar and the inbox (f2),
-tagged with the run like a fan-out group; a finished trial's panels stay (its sessions are closed and
-its lane discarded) and it is a notification; the report's path is one more when the run ends. The app stays open until the user quits; quitting earlier stops
-the run (the finished trials' folders stay, no results file is written)."""
+"""``paragents eval run --tui``: an eval run's trials followed in the TUI (docs/eval.md, "In the TUI").
+
+One target's runtime is the app's: each trial's sessions open as panels, their asks that the answer
+policy leaves to a person (a script's ``ask``) wait in the approval bar and the inbox (f2), tagged with
+the run like a fan-out group; a finished trial's panels stay (its sessions are closed and its lane
+discarded) and it is a notification; the report's path is one more when the run ends. The app stays
+open until the user quits; quitting earlier stops the run (the finished trials' folders stay, no
+results file is written)."""
 
 from __future__ import annotations
 
