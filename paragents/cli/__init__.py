@@ -99,7 +99,9 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
 
         return serve.run_serve(args) if args.command == "serve" else serve.run_pair(args)
     if args.command == "eval":
-        return int(args.eval_run(args))
+        from paragents.cli.eval import run_eval_command
+
+        return run_eval_command(args)
     if args.command in ("fanout", "runs"):
         return int(args.fanout_run(args))
     if args.command == "permissions":
