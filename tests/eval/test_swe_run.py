@@ -28,17 +28,21 @@ new file mode 100644
 +def test_add():
 +    assert add(2, 3) == 5
 """
-FIX = """diff --git a/calc.py b/calc.py
---- a/calc.py
-+++ b/calc.py
-@@ -1,5 +1,5 @@
- def add(a, b):
--    return a - b
-+    return a + b
- 
- 
- def sub(a, b):
-"""
+FIX = "\n".join(
+    [
+        "diff --git a/calc.py b/calc.py",
+        "--- a/calc.py",
+        "+++ b/calc.py",
+        "@@ -1,5 +1,5 @@",
+        " def add(a, b):",
+        "-    return a - b",
+        "+    return a + b",
+        " ",  # an empty context line is one space
+        " ",
+        " def sub(a, b):",
+        "",
+    ]
+)
 
 
 def make_instance(tmp_path: Path) -> Path:
@@ -56,7 +60,8 @@ def make_instance(tmp_path: Path) -> Path:
         "instance_id": "proj-1", "repo": "proj", "base_commit": commit,
         "problem_statement": "add() subtracts instead of adding.",
         "FAIL_TO_PASS": json.dumps(["test_add.py::test_add"]), "PASS_TO_PASS": ["test_sub.py::test_sub"],
-        "test_patch": TEST_PATCH, "patch": FIX, "test_cmd": f"{sys.executable} -m pytest -rA -p no:cacheprovider",
+        "test_patch": TEST_PATCH, "patch": FIX,
+        "test_cmd": f"{sys.executable} -m pytest -rA -p no:cacheprovider",
     }  # fmt: skip
     path = tmp_path / "set.jsonl"
     path.write_text(json.dumps(line) + "\n")
@@ -70,8 +75,8 @@ def edit(old: str, new: str) -> ScriptedResponse:
 
 async def test_a_swe_instance_is_resolved_by_its_listed_tests(solver: ReplayServer, tmp_path: Path) -> None:
     tasks = load_tasks(str(make_instance(tmp_path)))
-    solver.add([edit("return a - b\n\n\ndef sub", "return a + b\n\n\ndef sub"), ScriptedResponse.from_message("fixed")],
-               session="proj-1.t1.1")  # fmt: skip
+    fix = edit("return a - b\n\n\ndef sub", "return a + b\n\n\ndef sub")
+    solver.add([fix, ScriptedResponse.from_message("fixed")], session="proj-1.t1.1")
     solver.add([ScriptedResponse.from_message("I looked and changed nothing.")], session="proj-1.t1.2")
     results = await run_eval(scripted_options(tasks, tmp_path / "run", solver, trials=2, queue_replies=False))
     fixed, idle = sorted(results.trials, key=lambda t: t.trial)
