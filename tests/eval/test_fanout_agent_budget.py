@@ -59,7 +59,8 @@ def agent_task(root: Path) -> Path:
     (folder / "task.toml").write_text('version = "1.0"\n[environment]\nallow_internet = false\n')
     (folder / "instruction.md").write_text("write hello.txt Hello, world!\n")  # the fake agent's script
     (folder / "tests" / "test.sh").write_text(
-        "mkdir -p /logs/verifier\nif [ \"$(cat /app/hello.txt)\" = 'Hello, world!' ]; then r=1; else r=0; fi\n"
+        "mkdir -p /logs/verifier\n"
+        "if [ \"$(cat /app/hello.txt)\" = 'Hello, world!' ]; then r=1; else r=0; fi\n"
         "echo $r > /logs/verifier/reward.txt\n"
     )
     return folder.parent
