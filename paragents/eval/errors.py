@@ -10,9 +10,11 @@ EXIT_CONFIG = 2
 """Bad input: an unknown target or model, a task set that does not load, a bad option or answer script,
 ``--on container|k8s`` (no such execution backend yet)."""
 EXIT_GATE = 8
-"""``eval gate``: the run is below a threshold (the one-line reason names which)."""
+"""``eval gate``: the run is below a threshold (the one-line reason names which); the same number as
+``paragents.cli.exit_codes.EXIT_GATE`` (a test checks they agree)."""
 EXIT_REPLAY = 9
-"""``eval run --replay``: the replayed scores differ from the recorded ones (the differences are printed)."""
+"""``eval run --replay``: the replayed scores differ from the recorded ones (the differences are
+printed); ``paragents.cli.exit_codes.EXIT_REPLAY``."""
 
 
 class EvalError(Exception):

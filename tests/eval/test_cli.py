@@ -97,3 +97,12 @@ def test_validate_exits_1_for_a_task_that_measures_nothing(
     assert (
         "FAIL broken: the hidden tests pass on the base: the task measures nothing" in capsys.readouterr().out
     )
+
+
+def test_the_eval_exit_codes_are_the_documented_ones() -> None:
+    from paragents.cli import exit_codes
+    from paragents.eval import errors
+
+    assert (errors.EXIT_GATE, errors.EXIT_REPLAY) == (exit_codes.EXIT_GATE, exit_codes.EXIT_REPLAY) == (8, 9)
+    codes = {c for c in vars(exit_codes).values() if isinstance(c, int)}
+    assert len(codes) == len([k for k in vars(exit_codes) if k.startswith("EXIT_")])  # no number used twice
