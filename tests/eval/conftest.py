@@ -28,6 +28,8 @@ needs_bwrap = pytest.mark.skipif(
 )
 PRICES = {"input_price_per_mtok": 1.0, "output_price_per_mtok": 4.0}
 DATA = Path(__file__).resolve().parent / "data"
+collect_ignore_glob = ["data/*"]
+"""Task data (hidden tests of tasks, recorded runs), never tests of paragents."""
 
 
 @pytest.fixture(autouse=True)
