@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from paragents.eval.runner import run_eval
-from paragents.llm.replay import ReplayServer
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from tests.eval.conftest import needs_bwrap, sample, scripted_options
 from tests.lanes.conftest import sh
 
@@ -92,15 +92,11 @@ async def test_the_hidden_tests_are_not_in_the_lane_while_the_agent_works(
     assert (tmp_path / "run" / "trials" / trial.name / "tests" / "test_stats.py").is_file()
 
 
-def _reply(text: str) -> object:
-    from paragents.llm.replay import ScriptedResponse
-
+def _reply(text: str) -> ScriptedResponse:
     return ScriptedResponse.from_message(text)
 
 
-def _call(name: str, **args: object) -> object:
-    from paragents.llm.replay import ScriptedResponse
-
+def _call(name: str, **args: object) -> ScriptedResponse:
     return ScriptedResponse.from_message(
         tool_calls=[{"id": "c1", "name": name, "arguments": json.dumps(args)}]
     )

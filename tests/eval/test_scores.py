@@ -20,8 +20,8 @@ from paragents.eval.scores import bootstrap_mean, pass_at_k, score_run
 
 
 def trial(task: str, target: str, k: int, resolved: bool, **kw: object) -> TrialResult:
-    return TrialResult(name=f"{task}.{target}.{k}", task=task, target=target, trial=k, resolved=resolved,
-                       status="completed", **kw)  # type: ignore[arg-type]  # fmt: skip
+    data = {"name": f"{task}.{target}.{k}", "task": task, "target": target, "trial": k, "resolved": resolved}
+    return TrialResult.model_validate({**data, "status": "completed", **kw})
 
 
 def run(
