@@ -26,7 +26,7 @@ async def test_the_committed_sample_run_replays_with_identical_scores(tmp_path: 
     recorded = load_results(SAMPLE_RUN)
     assert len(recorded.trials) == 16 and recorded.manifest.tasks == "sample"
     outcome = await replay_run(SAMPLE_RUN, tmp_path / "replay")
-    assert outcome.differences == {}
+    assert outcome.differences == {}, outcome.differences
     assert [s.row() | {"wall_seconds": 0} for s in score_run(outcome.results)] == [
         s.row() | {"wall_seconds": 0} for s in score_run(recorded)
     ]
@@ -42,11 +42,11 @@ async def test_a_changed_hidden_test_changes_the_replayed_score(solver: ReplaySe
     recorded = await run_eval(scripted_options(load_tasks(str(tasks_dir)), run, solver))
     assert all(t.resolved for t in recorded.trials)
     same = await replay_run(run, tmp_path / "same")
-    assert same.identical
+    assert same.identical, same.differences
     test = tasks_dir / "fix-median" / "tests" / "test_stats.py"
     test.write_text(test.read_text().replace("2.5)", "2.75)"))  # the task now wants another answer
     changed = await replay_run(run, tmp_path / "changed")
-    assert set(changed.differences) == {"fix-median.t1.1"}
+    assert set(changed.differences) == {"fix-median.t1.1"}, changed.differences
     assert changed.differences["fix-median.t1.1"]["resolved"] == (True, False)
 
 
