@@ -15,6 +15,9 @@ imports Textual."""
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,6 +69,37 @@ def differences(recorded: RunResults, replayed: RunResults) -> dict[str, dict[st
     return found
 
 
+@contextlib.contextmanager
+def same_path(recorded_dir: Path, recorded_out: str | None, target: Path) -> Iterator[Path]:
+    """Where the replay runs: the recorded run's own path when it can be had, so that every path the
+    agent sees (its lane's, in the system prompt) is the same and a locally estimated token count
+    (an endpoint that reports no usage) comes out the same; the result is then moved to ``target``.
+    The recorded run's directory, when it is that path, is set aside under a hidden name meanwhile and
+    always put back. Without such a path (taken by something else), the replay runs in ``target``."""
+    work = Path(recorded_out) if recorded_out else None
+    if work is None or work.resolve() == target.resolve():
+        yield target
+        return
+    parked: Path | None = None
+    if work.exists():
+        if work.resolve() != recorded_dir.resolve():
+            yield target
+            return
+        parked = recorded_dir.with_name(f".{recorded_dir.name}.set-aside-{os.getpid()}")
+        recorded_dir.rename(parked)
+    try:
+        yield work
+    finally:
+        done = work.with_name(f".{work.name}.replayed-{os.getpid()}") if work.exists() else None
+        if done is not None:
+            work.rename(done)
+        if parked is not None:
+            parked.rename(recorded_dir)
+        if done is not None:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(done, target)
+
+
 def _policy(answer: dict[str, Any], where: str) -> AnswerPolicy:
     name = str(answer.get("name", "deny"))
     if name == "script":
@@ -109,12 +143,13 @@ async def replay_run(
                 for spec in cassette.sessions:
                     server.add([r.to_scripted() for r in spec.replies], session=spec.name)
             endpoints[target.label] = Endpoint(server.base_url, retry_base_delay=0.001)
-        target_dir = out or next_replay_dir(recorded_dir)
+        target_dir = (out or next_replay_dir(recorded_dir)).resolve()
+        place = stack.enter_context(same_path(recorded_dir, m.out, target_dir))
         options = RunOptions(
             tasks=tasks,
             tasks_spec=m.tasks,
             targets=targets,
-            out=target_dir,
+            out=place,
             policy=_policy(m.answer, where),
             endpoints=endpoints,
             shaping=dict(m.config),

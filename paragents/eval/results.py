@@ -143,6 +143,8 @@ class RunManifest(BaseModel):
     started: float = 0.0
     finished: float = 0.0
     replay_of: str | None = None
+    out: str | None = None
+    """Where the run ran (a replay runs at the same path when it can: see paragents.eval.replay)."""
 
 
 class RunResults(BaseModel):

@@ -299,4 +299,5 @@ def _manifest(options: RunOptions, started: float) -> RunManifest:
         started=started,
         finished=time.time(),
         replay_of=options.replay_of,
+        out=str(options.out.resolve()),
     )

@@ -15,7 +15,7 @@ from paragents.eval.results import load_results
 from paragents.eval.runner import run_eval
 from paragents.eval.scores import score_run
 from paragents.eval.tasks import load_tasks
-from paragents.llm.replay import ReplayServer
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from tests.eval.conftest import DATA, needs_bwrap, scripted_options
 
 pytestmark = needs_bwrap
@@ -63,3 +63,25 @@ def test_the_cli_exits_9_when_a_replay_differs(tmp_path: Path, capsys: object) -
     assert code == EXIT_REPLAY
     err = capsys.readouterr().err  # type: ignore[attr-defined]
     assert "fix-median.t1.1: resolved: False -> True" in err
+
+
+async def test_a_replay_runs_at_the_recorded_path_and_puts_the_recording_back(
+    solver: ReplayServer, tmp_path: Path
+) -> None:
+    """An endpoint without usage: tokens are estimated from requests that name the lane's path, so the
+    replay runs where the recording ran (the recording set aside meanwhile) and estimates the same."""
+    run = tmp_path / "run"
+    tasks = load_tasks("sample").only(["fix-paginate"])
+    options = scripted_options(tasks, run, solver, queue_replies=False)
+    solver.add(
+        [ScriptedResponse.from_message("I would change the slice start.")],  # no usage: estimated
+        session="fix-paginate.t1.1",
+    )
+    recorded = await run_eval(options)
+    assert recorded.trials[0].estimated and recorded.trials[0].prompt_tokens > 0
+    before = (run / "results.json").read_text()
+    outcome = await replay_run(run)
+    assert outcome.identical, outcome.differences
+    assert outcome.out == run / "replays" / "1" and (outcome.out / "results.json").is_file()
+    assert (run / "results.json").read_text() == before  # the recording is back, unchanged
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing left set aside
