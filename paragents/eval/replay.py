@@ -14,6 +14,7 @@ imports Textual."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -22,14 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from paragents.cassette import CassetteError, load_cassette
+from paragents import events as ev
+from paragents.cassette import CassetteError, Reply, load_cassette
 from paragents.eval.answers import AnswerPolicy, parse_script
 from paragents.eval.errors import EvalError
 from paragents.eval.results import RunResults, TrialResult, load_results
 from paragents.eval.runner import Endpoint, Progress, RunOptions, run_eval
 from paragents.eval.targets import Target
 from paragents.eval.tasks import load_tasks
-from paragents.llm.replay import ReplayServer
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,59 @@ def same_path(recorded_dir: Path, recorded_out: str | None, target: Path) -> Ite
             shutil.move(done, target)
 
 
+class StallWatch:
+    """Knows when a recorded turn that ran into the agent's timeout has been replayed to the point the
+    timeout cut it: every recorded read served (the server then holds the connection, as the endpoint
+    did) and the session's streamed text ends with what the recording saw streamed. The trial then
+    ends as a timeout at once instead of waiting the timeout out again."""
+
+    def __init__(self) -> None:
+        self.served: dict[str, asyncio.Event] = {}
+        self.want: dict[str, str] = {}
+        self.streamed: dict[str, str] = {}
+        self.delta: dict[str, asyncio.Event] = {}
+
+    def gate(self, reply: Reply, session: str) -> ScriptedResponse:
+        """The recorded reply as the server plays it; a reply the recording cut off gets a gate after
+        its last read that marks it served."""
+        response = reply.to_scripted()
+        if reply.cancel:
+            self.want[session] = reply.cancel_after_text
+            response.reads.append("")  # a gate after the last real read: "everything was sent"
+            last = len(response.reads) - 1
+            served = self.served.setdefault(session, asyncio.Event())
+
+            async def gate(i: int) -> None:
+                if i == last:
+                    served.set()
+
+            response.before_read = gate
+        return response
+
+    def attach(self, rt: Any) -> None:
+        """Follow ``rt``'s streamed text per session name."""
+
+        def observe(event: ev.Event) -> None:
+            if isinstance(event, ev.TextDelta | ev.ReasoningDelta):
+                view = rt.sessions.get(event.session_id)
+                if view is not None:
+                    self.streamed[view.name] = self.streamed.get(view.name, "") + event.text
+                    waiting = self.delta.get(view.name)
+                    if waiting is not None:
+                        waiting.set()
+
+        rt.observers.append(observe)
+
+    async def stalled(self, name: str) -> None:
+        """Return once session ``name``'s cut-off reply has been replayed (never, for one without)."""
+        if name not in self.want:
+            await asyncio.Event().wait()
+        await self.served.setdefault(name, asyncio.Event()).wait()
+        while not self.streamed.get(name, "").endswith(self.want[name]):
+            self.delta[name] = asyncio.Event()
+            await self.delta[name].wait()
+
+
 def _policy(answer: dict[str, Any], where: str) -> AnswerPolicy:
     name = str(answer.get("name", "deny"))
     if name == "script":
@@ -123,6 +178,7 @@ async def replay_run(
     tasks = load_tasks(source).only(m.task_ids)
     targets = [Target(t.label, t.kind, t.name, i) for i, t in enumerate(m.targets, 1)]
     carried: dict[str, TrialResult] = {}
+    stalls = StallWatch()
     servers: dict[str, ReplayServer] = {}
     async with contextlib.AsyncExitStack() as stack:
         endpoints: dict[str, Endpoint] = {}
@@ -141,7 +197,7 @@ async def replay_run(
                 except CassetteError as exc:
                     raise EvalError(f"trial {trial.name}: {exc}") from None
                 for spec in cassette.sessions:
-                    server.add([r.to_scripted() for r in spec.replies], session=spec.name)
+                    server.add([stalls.gate(r, spec.name) for r in spec.replies], session=spec.name)
             endpoints[target.label] = Endpoint(server.base_url, retry_base_delay=0.001)
         target_dir = (out or next_replay_dir(recorded_dir)).resolve()
         place = stack.enter_context(same_path(recorded_dir, m.out, target_dir))
@@ -162,6 +218,8 @@ async def replay_run(
             rules={k: list(v) for k, v in m.rules.items()},
             replay_of=str(recorded_dir),
             carried=carried,
+            stalled=stalls.stalled,
+            attach=stalls.attach,
         )
         replayed = await run_eval(options, progress)
     return ReplayOutcome(replayed, differences(recorded, replayed), target_dir)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,10 @@ class RunOptions:
     replay_of: str | None = None
     carried: dict[str, TrialResult] = field(default_factory=dict)
     """Results taken as recorded instead of run (a replay's external-agent trials), by trial name."""
+    stalled: Callable[[str], Awaitable[object]] | None = None
+    """A replay's signal that a timed-out turn's recorded stream was served (see TrialContext)."""
+    attach: Callable[[Any], None] | None = None
+    """Called with each target's runtime once it is open (a replay watches its events)."""
 
 
 class Progress:
@@ -203,6 +208,8 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
             rt.set_sink(lambda event: None)
         answerer = Answerer(rt, options.policy, interactive=options.interactive)
         rt.observers.append(answerer)
+        if options.attach is not None:
+            options.attach(rt)
         runs[target.label] = TargetRun(target, rt, answerer, recorder)
     return runs
 
@@ -251,6 +258,7 @@ async def _run_all(
             open_panel=options.open_panel,
             recorder=run.recorder,
             on_state=progress.state,
+            stalled=options.stalled,
         )
         for label, run in runs.items()
     }

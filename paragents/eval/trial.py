@@ -14,6 +14,7 @@ import json
 import shutil
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -72,6 +73,10 @@ class TrialContext:
     recorder: CassetteRecorder | None = None
     on_state: Any = None
     """``on_state(name, text)``: the trial's progress (opened, working, testing...)."""
+    stalled: Callable[[str], Awaitable[object]] | None = None
+    """A replay's ``stalled(session name)``: resolves when the recorded replies of a turn that ran
+    into the agent's timeout are all served (the server then holds the connection, as the endpoint
+    did): the trial ends as a timeout at once instead of waiting the timeout out again."""
     groups: dict[str, str] = field(default_factory=dict)
 
 
@@ -119,7 +124,7 @@ async def run_trial(ctx: TrialContext, spec: TrialSpec) -> TrialResult:
         verifier = await _verify(ctx, spec, lanes[chosen - 1], trial_dir) if chosen else None
         resolved = bool(verifier and is_resolved(verifier))
         files = await _stat(ctx, spec, lanes[chosen - 1]) if chosen else (0, 0, 0)
-        cassette = _save_cassette(ctx, spec, lanes, trial_dir)
+        cassette = _save_cassette(ctx, spec, lanes, trial_dir, cut=status == "timeout")
         return base.model_copy(
             update={
                 "resolved": resolved,
@@ -219,9 +224,17 @@ async def _work(ctx: TrialContext, spec: TrialSpec, lanes: list[TrialLane]) -> t
         rt.submit(lane.session_id, prompt)
 
     async def follow(lane: TrialLane) -> tuple[str, str | None]:
+        idle = asyncio.ensure_future(rt.wait_idle(lane.session_id))
+        waits: set[asyncio.Future[Any]] = {idle}
+        if ctx.stalled is not None:  # a replay: the recorded stream ended where the timeout cut it
+            waits.add(asyncio.ensure_future(ctx.stalled(lane.name)))
         try:
-            await asyncio.wait_for(rt.wait_idle(lane.session_id), spec.task.agent_timeout)
-        except TimeoutError:
+            await asyncio.wait(waits, timeout=spec.task.agent_timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits - {idle}:
+                waiting.cancel()
+        if not idle.done():
+            idle.cancel()
             rt.cancel(lane.session_id)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(rt.wait_idle(lane.session_id), CANCEL_WAIT)
@@ -302,7 +315,9 @@ async def _verify(ctx: TrialContext, spec: TrialSpec, lane: TrialLane, trial_dir
     return await run_hidden_tests(spec.task, lane.path, trial_dir, run)
 
 
-def _save_cassette(ctx: TrialContext, spec: TrialSpec, lanes: list[TrialLane], trial_dir: Path) -> str | None:
+def _save_cassette(
+    ctx: TrialContext, spec: TrialSpec, lanes: list[TrialLane], trial_dir: Path, *, cut: bool = False
+) -> str | None:
     """Write the trial's cassette (its sessions' recorded replies and answers) and return its path
     relative to the run's directory; None when nothing records this target (an external agent)."""
     if ctx.recorder is None or spec.target.kind != "model":
@@ -310,9 +325,8 @@ def _save_cassette(ctx: TrialContext, spec: TrialSpec, lanes: list[TrialLane], t
     from paragents.eval.recording import trial_cassette
 
     names = {lane.name for lane in lanes}
-    data = trial_cassette(
-        ctx.recorder, names, f"eval trial {spec.name}: {spec.task.id} by {spec.target.label}"
-    )
+    title = f"eval trial {spec.name}: {spec.task.id} by {spec.target.label}"
+    data = trial_cassette(ctx.recorder, names, title, cut=cut)
     path = trial_dir / "cassette.json"
     path.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", "utf-8")
     return str(path.relative_to(ctx.out))

@@ -85,3 +85,26 @@ async def test_a_replay_runs_at_the_recorded_path_and_puts_the_recording_back(
     assert outcome.out == run / "replays" / "1" and (outcome.out / "results.json").is_file()
     assert (run / "results.json").read_text() == before  # the recording is back, unchanged
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing left set aside
+
+
+async def test_a_trial_that_ran_into_its_timeout_replays_without_waiting_it_out(
+    solver: ReplayServer, tmp_path: Path
+) -> None:
+    """The endpoint streamed part of a reply, then went quiet until the agent's timeout cut the turn.
+    The replay serves the same part, sees the recorded stream end, and ends the trial as the same
+    timeout at once."""
+    tasks_dir = tmp_path / "tasks"
+    shutil.copytree(load_tasks("sample").get("fix-median").source, tasks_dir / "slow")
+    toml = tasks_dir / "slow" / "task.toml"
+    toml.write_text(toml.read_text().replace("timeout_sec = 300.0", "timeout_sec = 20.0"))
+    hanging = ScriptedResponse.from_message("Let me think about the median", done=False)
+    hanging.hang = True
+    solver.add([hanging], session="slow.t1.1")
+    run = tmp_path / "run"
+    recorded = await run_eval(scripted_options(load_tasks(str(tasks_dir)), run, solver, queue_replies=False))
+    (trial,) = recorded.trials
+    assert trial.status == "timeout" and trial.wall_seconds >= 20
+    outcome = await replay_run(run)
+    assert outcome.identical, outcome.differences
+    (again,) = outcome.results.trials
+    assert again.status == "timeout" and again.wall_seconds < 12
