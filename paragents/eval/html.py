@@ -24,7 +24,9 @@ th, td { border: 1px solid #d5d9e2; padding: .25rem .5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 th { background: #eef1f6; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; }
-.chart { border: 1px solid #d5d9e2; border-radius: 6px; padding: .5rem; width: 380px; }
+.chart { border: 1px solid #d5d9e2; border-radius: 6px; padding: .5rem; width: 370px; }
+.wide { overflow-x: auto; }
+.marks td { text-align: center; letter-spacing: .15em; }
 .meta, .note { color: #5b6475; }
 .ok { color: #1a7f37; } .no { color: #b42318; }
 """
@@ -59,13 +61,16 @@ def _bar(title: str, labels: list[str], values: list[object], *, percent: bool =
     chart = pygal.Bar(
         js=[],
         style=_style(),
-        width=380,
-        height=280,
+        width=370,
+        height=270,
         title=title,
         show_legend=False,
         print_values=True,
-        x_label_rotation=20,
-        truncate_label=28,
+        print_values_position="top",
+        truncate_label=24,
+        max_scale=5,
+        min_scale=3,
+        show_minor_y_labels=False,
         range=(0, 1) if percent else None,
         value_formatter=(lambda v: f"{v:.0%}") if percent else (lambda v: f"{v:g}"),
         disable_xml_declaration=True,
@@ -76,9 +81,14 @@ def _bar(title: str, labels: list[str], values: list[object], *, percent: bool =
     return _svg(chart)
 
 
+def short_label(target: str) -> str:
+    """A target as a chart's axis shows it: without its ``@URL`` (the tables keep it)."""
+    return target.split("@", 1)[0]
+
+
 def charts(scores: list[TargetScore]) -> list[str]:
     """The three charts' SVG (see the module docstring)."""
-    labels = [s.target for s in scores]
+    labels = [short_label(s.target) for s in scores]
     level = int(LEVEL * 100)
     resolution = [{"value": s.rate, "ci": {"low": s.ci[0], "high": s.ci[1]}} for s in scores]
     cost = [None if s.cost_per_solve is None else round(s.cost_per_solve, 4) for s in scores]
@@ -90,9 +100,9 @@ def charts(scores: list[TargetScore]) -> list[str]:
     ]
 
 
-def _table(rows: list[list[str]]) -> str:
+def _table(rows: list[list[str]], klass: str = "") -> str:
     head, *body = rows
-    out = ["<table><thead><tr>", *(f"<th>{html.escape(c)}</th>" for c in head), "</tr></thead><tbody>"]
+    out = [f"<table{f' class={klass}' if klass else ''}><thead><tr>", *(f"<th>{html.escape(c)}</th>" for c in head), "</tr></thead><tbody>"]
     for row in body:
         out.append("<tr>")
         for c in row:
@@ -128,11 +138,11 @@ def render_html(results: RunResults) -> str:
         *(f"<div class=chart>{svg}</div>" for svg in charts(scores)),
         "</div>",
         "<h2>Summary</h2>",
-        _table(summary_rows(scores)),
+        f"<div class=wide>{_table(summary_rows(scores))}</div>",
         "<p class=note>resolved: the hidden tests passed; CI: bootstrap over tasks; cost per solve: "
         f"{esc(', '.join(f'{s.target} {usd(s.cost_per_solve)}' for s in scores))}.</p>",
         "<h2>Tasks</h2>",
-        _table(task_rows(results)),
+        _table(task_rows(results), "marks"),
         "<p class=note>✓ resolved, ✗ not resolved, ! the trial could not run.</p>",
     ]
     errors = [t for t in results.ordered() if t.error]

@@ -35,13 +35,15 @@ class LiveTable(Progress):
 
     def __enter__(self) -> LiveTable:
         if self.live_mode:
-            self._live = Live(self.render(), console=self.console, refresh_per_second=4, transient=False)
+            self._live = Live(
+                console=self.console, refresh_per_second=2, transient=False, get_renderable=self.render
+            )
             self._live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._live is not None:
-            self._live.update(self.render())
+            self._live.refresh()
             self._live.__exit__(None, None, None)
 
     def start(self, specs: list[TrialSpec]) -> None:
@@ -67,7 +69,7 @@ class LiveTable(Progress):
 
     def _refresh(self) -> None:
         if self._live is not None:
-            self._live.update(self.render())
+            self._live.refresh()
 
     def _mark(self, spec: TrialSpec) -> str:
         result = self.results.get(spec.name)
