@@ -102,16 +102,21 @@ def charts(scores: list[TargetScore]) -> list[str]:
 
 def _table(rows: list[list[str]], klass: str = "") -> str:
     head, *body = rows
-    out = [f"<table{f' class={klass}' if klass else ''}><thead><tr>", *(f"<th>{html.escape(c)}</th>" for c in head), "</tr></thead><tbody>"]
+    attrs = f" class={klass}" if klass else ""
+    out = [
+        f"<table{attrs}><thead><tr>",
+        *(f"<th>{html.escape(c)}</th>" for c in head),
+        "</tr></thead><tbody>",
+    ]
     for row in body:
         out.append("<tr>")
         for c in row:
-            klass = (
+            mark = (
                 ' class="ok"'
                 if set(c) <= {"✓"} and c
                 else (' class="no"' if c and set(c) <= {"✗", "!"} else "")
             )
-            out.append(f"<td{klass}>{html.escape(c)}</td>")
+            out.append(f"<td{mark}>{html.escape(c)}</td>")
         out.append("</tr>")
     out.append("</tbody></table>")
     return "".join(out)
