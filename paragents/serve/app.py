@@ -170,6 +170,13 @@ async def guard(request: web.Request, handler: Handler) -> web.StreamResponse:
     return await handler(request)
 
 
+async def common_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """On every answer: ``X-Content-Type-Options: nosniff`` and, unless the handler chose otherwise,
+    ``Cache-Control: no-store`` (answers hold approvals, commands and transcripts: nothing to keep)."""
+    response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    response.headers.setdefault("Cache-Control", "no-store")
+
+
 def make_app(
     bridge: RuntimeBridge,
     auth: AuthConfig,
@@ -182,6 +189,7 @@ def make_app(
     """Build the API application over ``bridge`` with the credentials ``auth``: the middlewares and the
     shared state (the routes are added by :func:`paragents.serve.routes.add_routes`)."""
     app = web.Application(middlewares=[audit_and_errors, guard], client_max_size=MAX_BODY)
+    app.on_response_prepare.append(common_headers)
     app[STATE] = ServeState(
         bridge=bridge,
         auth=auth,

@@ -20,7 +20,23 @@ PAGE_SIZE = 50
 MAX_PAGE = 500
 KEEPALIVE = 15.0
 """Seconds between SSE comments that keep an idle /events connection open."""
+MAX_JSON_DEPTH = 16
+"""Deepest nesting of arrays and objects a request body may have (ours are one or two levels deep)."""
 STATIC_FILES = {"inbox.css": "text/css", "inbox.js": "text/javascript"}
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value`` (parsed JSON) nests arrays and objects (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_JSON_DEPTH:  # deeper is refused anyway: stop counting
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _state(request: web.Request) -> ServeState:
@@ -36,8 +52,12 @@ async def json_body(request: web.Request) -> dict[str, Any]:
         data = json.loads(raw)
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(413, "request body too large") from None
+    except RecursionError:
+        data = None  # deeper than Python's parser goes: the check below says so
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "the body is not valid JSON") from None
+    if data is None or json_depth(data) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"the body's JSON is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     return data
