@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents.store.sessions import norm_dir
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
@@ -130,8 +132,23 @@ class Approvals:
         elif isinstance(event, ev.PermissionResolved):
             self.asked_at.pop(event.request_id, None)
 
-    async def items(self) -> list[dict[str, Any]]:
-        """Pending approvals (answerable here) and conflicts (answered in the terminal), oldest first."""
+    async def items(self, projects: tuple[str, ...]) -> list[dict[str, Any]]:
+        """Pending approvals (answerable here) and conflicts (answered in the terminal) of
+        ``projects``, oldest first: this process's asks when it serves one of them, and the pending
+        rows other processes of those projects wait on."""
+        items: list[dict[str, Any]] = []
+        if norm_dir(self.runtime.project_dir) in projects:
+            items.extend(self._local_items())
+        shown = {i["id"] for i in items}
+        for project in projects:
+            for row in await self.runtime.store.list_approvals(project_dir=Path(project)):
+                if row.id not in shown and row.kind == "approval":
+                    items.append(row_json(row))  # an ask another process waits on
+                    shown.add(row.id)
+        items.sort(key=lambda i: i["since"] if i["since"] is not None else float("inf"))
+        return items
+
+    def _local_items(self) -> list[dict[str, Any]]:
         items: list[dict[str, Any]] = []
         for sid, view in self.runtime.sessions.items():
             for req in view.pending.values():
@@ -149,17 +166,28 @@ class Approvals:
                             "since": None,
                         }
                     )
-        shown = {i["id"] for i in items}
-        for row in await self.runtime.pending_approvals():
-            if row.id not in shown and row.kind == "approval":
-                items.append(row_json(row))  # an ask another process waits on
-        items.sort(key=lambda i: i["since"] if i["since"] is not None else float("inf"))
         return items
 
-    async def answer(self, request_id: str, answer: str, note: str | None, by: str) -> dict[str, Any]:
+    async def project_of(self, request_id: str) -> str | None:
+        """The project directory of the ask ``request_id`` (None: no such ask or session)."""
+        row = await self.runtime.store.get_approval(request_id)
+        record = await self.runtime.store.get_session(row.session_id) if row is not None else None
+        return norm_dir(record.project_dir) if record is not None else None
+
+    async def answer(
+        self, request_id: str, answer: str, note: str | None, by: str, projects: tuple[str, ...]
+    ) -> dict[str, Any]:
         """Settle ``request_id`` with ``answer`` (validated by the caller) once, through the store.
-        Raises ApiError 409 when it was already answered, expired or closed (naming the first answer),
-        404 when no such ask waits, 422 when the ask does not take this answer."""
+        Raises ApiError 403 when the ask is of a project outside ``projects`` (the credential's; the
+        message names both), 409 when it was already answered, expired or closed (naming the first
+        answer), 404 when no such ask waits, 422 when the ask does not take this answer."""
+        project = await self.project_of(request_id)
+        if project is not None and project not in projects:
+            raise ApiError(
+                403,
+                f"ask {request_id} is of the project {project}; this credential answers asks of "
+                f"{', '.join(projects) or 'no project'} only",
+            )
         result = await self.runtime.answer_approval(request_id, answer, answered_by=by, note=note)
         if result.accepted:
             sid = result.approval.session_id if result.approval is not None else ""

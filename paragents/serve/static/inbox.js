@@ -1,9 +1,18 @@
 // paragents phone inbox. Every piece of text from the server (model output, commands, file names,
 // errors) goes into the page with textContent or createTextNode, never as HTML.
+// The browser token (from pairing) lives in this origin's localStorage and goes in a header: never a
+// cookie, which every other server on this host name would receive (cookies ignore ports).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const ARM_MS = 6000; // a destructive command's first tap arms its Allow button for this long
+const TOKEN_KEY = "paragents.token";
+const TOKEN_HEADER = "X-Paragents-Session";
+
+function authHeaders() {
+  const token = localStorage.getItem(TOKEN_KEY);
+  return token ? { [TOKEN_HEADER]: token } : {};
+}
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -13,7 +22,7 @@ function el(tag, cls, text) {
 }
 
 async function api(path, body) {
-  const options = { credentials: "same-origin", headers: { "X-Requested-With": "paragents" } };
+  const options = { credentials: "omit", cache: "no-store", headers: authHeaders() };
   if (body !== undefined) {
     options.method = "POST";
     options.headers["Content-Type"] = "application/json";
@@ -185,15 +194,34 @@ function setLive(on, text) {
   live.textContent = text;
 }
 
-function listen() {
-  const source = new EventSource("/events");
-  source.onopen = () => { setLive(true, "live"); scheduleRefresh(0); };
-  source.onmessage = () => scheduleRefresh();
-  for (const kind of ["SessionStateChanged", "PermissionRequested", "PermissionResolved", "MessageAdded",
-                      "TurnFinished", "ConflictDetected", "ConflictResolved", "SessionRenamed", "QueueChanged"]) {
-    source.addEventListener(kind, () => scheduleRefresh());
+async function listen() {
+  // Server-sent events read with fetch (an EventSource cannot send the token header).
+  for (;;) {
+    if (!localStorage.getItem(TOKEN_KEY)) { $("signin").hidden = false; setLive(false, "not paired"); return; }
+    try {
+      const response = await fetch("/events", { credentials: "omit", cache: "no-store", headers: authHeaders() });
+      if (response.status === 401) { $("signin").hidden = false; setLive(false, "not paired"); return; }
+      if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
+      setLive(true, "live");
+      scheduleRefresh(0);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          if (/^(event|data):/m.test(block)) scheduleRefresh();
+        }
+      }
+    } catch (e) { /* reconnect below */ }
+    setLive(false, "reconnecting…");
+    await new Promise((resolve) => setTimeout(resolve, 3000));
   }
-  source.onerror = () => setLive(false, "reconnecting…");
 }
 
 refresh();
