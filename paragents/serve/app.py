@@ -26,7 +26,7 @@ PUBLIC_PATHS = ("/health", "/openapi.json", "/", "/favicon.ico", "/pair")
 """Paths served without credentials: page shells and their files hold no data (they ask the API,
 which needs credentials); ``POST /pair`` checks its one-time code itself."""
 PUBLIC_PREFIXES = ("/static/", "/pair/", "/tui/static/")
-PUBLIC_EXACT_TUI = ("/tui/",)
+PUBLIC_EXACT_TUI = ("/tui/", "/tui")
 """The whole app's page shell (with ``--tui``): it holds no data; its websocket needs a ticket."""
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
