@@ -9,16 +9,17 @@ process, and a second one is refused naming the first. Both methods run on the R
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents.serve.shown import arguments_of, not_shown, size_of, whole_call
 from paragents.store.sessions import norm_dir
 
 if TYPE_CHECKING:
+    from paragents.models import CallPreview
     from paragents.sessions.api import SessionsAPI
     from paragents.store import ApprovalRecord
 
@@ -36,8 +37,7 @@ class ApiError(Exception):
 
 
 def is_destructive(command: str) -> bool:
-    """True when a shell command deletes or overwrites files (or cannot be analysed): the page then
-    asks for a second tap before allowing it."""
+    """True when a shell command deletes or overwrites files (or cannot be analysed)."""
     try:
         from paragents.permissions import special
         from paragents.permissions.shell import parse_command
@@ -48,13 +48,47 @@ def is_destructive(command: str) -> bool:
         return True
 
 
+def destructive_reason(tool: str, args: dict[str, Any]) -> str | None:
+    """Why the call deletes or overwrites files (the page then asks for a second tap on Allow), or None.
+
+    THE DESTRUCTIVE CLASSIFIER CALL SITE (issue 28 item 3). The policy's one classifier
+    (``paragents/permissions/destructive.py``, branch ``policy``) is not on main yet; once it is, this
+    body becomes ``return destructive.destructive_reason(tool, args)`` and :func:`is_destructive` goes."""
+    command = args.get("command")
+    if not isinstance(command, str):
+        return None
+    return "deletes or overwrites files" if is_destructive(command) else None
+
+
+def _preview_json(preview: CallPreview) -> dict[str, Any]:
+    return {
+        "kind": preview.kind,
+        "text": preview.text,
+        "detail": preview.detail,
+        "cwd": preview.cwd,
+        "problem": preview.problem,
+        "omitted": preview.omitted,
+    }
+
+
+def _call_json(tool: str, arguments: str | None) -> dict[str, Any]:
+    """The fields every ask shows of its call: the whole ``command`` (a string-valued ``command``
+    argument, never cut), the call's size and what the second tap needs."""
+    args = arguments_of(arguments)
+    command = args.get("command")
+    reason = destructive_reason(tool, args)
+    return {
+        "command": command if isinstance(command, str) else None,
+        "size": size_of(whole_call(tool, arguments)),
+        "destructive": reason is not None,
+        "destructive_reason": reason,
+    }
+
+
 def request_json(sid: str, name: str, req: ev.PermissionRequested, since: float | None) -> dict[str, Any]:
-    """One pending approval as the API shows it (plain strings; the page inserts them as text)."""
-    try:
-        args = json.loads(req.call.arguments or "{}")
-    except ValueError:
-        args = {}
-    command = args.get("command") if isinstance(args, dict) else None
+    """One pending approval as the API shows it (plain strings; the page inserts them as text).
+    ``not_shown`` says how much the bounded preview leaves out ("" when nothing); ``command`` is
+    always whole; ``GET /inbox/{id}/call`` gives the whole call."""
     preview = req.preview
     return {
         "id": req.request_id,
@@ -66,29 +100,23 @@ def request_json(sid: str, name: str, req: ev.PermissionRequested, since: float 
         "reason": req.reason,
         "rule": req.rule,
         "suggested_rules": list(req.suggested_rules),
-        "command": command if isinstance(command, str) else None,
-        "preview": None
-        if preview is None
-        else {
-            "kind": preview.kind,
-            "text": preview.text,
-            "detail": preview.detail,
-            "cwd": preview.cwd,
-            "problem": preview.problem,
-            "omitted": preview.omitted,
-        },
-        "destructive": isinstance(command, str) and is_destructive(command),
+        **_call_json(req.call.name, req.call.arguments),
+        "preview": None if preview is None else _preview_json(preview),
+        "not_shown": not_shown(preview),
         "since": since,
     }
 
 
+ROW_PREVIEW_NOTE = "this ask waits in another process, whose preview is kept cut: open the whole call"
+"""What a row's preview says it may leave out (the row keeps the preview as cut text, the call whole)."""
+
+
 def row_json(row: ApprovalRecord) -> dict[str, Any]:
-    """A pending row of another process as the API shows it (same shape as :func:`request_json`)."""
-    try:
-        args = json.loads(str(row.call.get("arguments") or "{}"))
-    except ValueError:
-        args = {}
-    command = args.get("command") if isinstance(args, dict) else None
+    """A pending row of another process as the API shows it (same shape as :func:`request_json`).
+    The row keeps the whole call; its preview is plain text that may be cut (``omitted`` None:
+    unknown), so ``not_shown`` says so unless the whole command is shown."""
+    arguments = str(row.call.get("arguments") or "{}")
+    shown = _call_json(row.tool, arguments)
     preview = None
     if row.preview:
         preview = {
@@ -97,7 +125,7 @@ def row_json(row: ApprovalRecord) -> dict[str, Any]:
             "detail": "",
             "cwd": None,
             "problem": None,
-            "omitted": 0,
+            "omitted": None,
         }
     return {
         "id": row.id,
@@ -109,9 +137,9 @@ def row_json(row: ApprovalRecord) -> dict[str, Any]:
         "reason": row.reason,
         "rule": None,
         "suggested_rules": list(row.rules),
-        "command": command if isinstance(command, str) else None,
+        **shown,
         "preview": preview,
-        "destructive": isinstance(command, str) and is_destructive(command),
+        "not_shown": "" if shown["command"] is not None or not row.preview else ROW_PREVIEW_NOTE,
         "since": row.created_at,
         "process": row.pid,
     }
@@ -167,6 +195,35 @@ class Approvals:
                         }
                     )
         return items
+
+    async def whole(self, request_id: str, projects: tuple[str, ...]) -> dict[str, Any]:
+        """The whole call of the pending ask ``request_id`` of one of ``projects``: ``whole`` (as
+        :func:`~paragents.serve.shown.whole_call` writes it) and the raw ``arguments``. ApiError 404
+        when no such ask waits, 403 for another project's."""
+        for view in self.runtime.sessions.values():
+            req = view.pending.get(request_id)
+            if req is not None and norm_dir(self.runtime.project_dir) in projects:
+                return self._whole_json(request_id, req.call.name, req.call.arguments)
+        row = await self.runtime.store.get_approval(request_id)
+        if row is None or row.state != "pending" or row.kind != "approval":
+            raise ApiError(404, f"no pending ask with id {request_id}")
+        project = await self.project_of(request_id)
+        if project not in projects:
+            raise ApiError(
+                403, f"ask {request_id} is of the project {project}; this credential is not for it"
+            )
+        return self._whole_json(request_id, row.tool, str(row.call.get("arguments") or ""))
+
+    @staticmethod
+    def _whole_json(request_id: str, tool: str, arguments: str) -> dict[str, Any]:
+        whole = whole_call(tool, arguments)
+        return {
+            "id": request_id,
+            "tool": tool,
+            "whole": whole,
+            "size": size_of(whole),
+            "arguments": arguments,
+        }
 
     async def project_of(self, request_id: str) -> str | None:
         """The project directory of the ask ``request_id`` (None: no such ask or session)."""

@@ -177,6 +177,10 @@ class RuntimeBridge:
         """What waits on the user in ``projects`` (a credential's), oldest first (:class:`Approvals`)."""
         return await self.call(lambda: self.approvals.items(projects))
 
+    async def whole_call(self, request_id: str, projects: tuple[str, ...]) -> dict[str, Any]:
+        """The whole call of a pending ask of ``projects`` (:meth:`Approvals.whole`)."""
+        return await self.call(lambda: self.approvals.whole(request_id, projects))
+
     async def answer(
         self, request_id: str, answer: str, note: str | None, by: str, projects: tuple[str, ...]
     ) -> dict[str, Any]:

@@ -122,6 +122,12 @@ async def inbox(request: web.Request) -> web.Response:
     return web.json_response({"items": await _state(request).bridge.inbox(request[VERDICT].projects)})
 
 
+async def whole_call(request: web.Request) -> web.Response:
+    """The whole call of a pending ask: what its bounded preview leaves out."""
+    data = await _state(request).bridge.whole_call(request.match_info["rid"], request[VERDICT].projects)
+    return web.json_response(data)
+
+
 async def answer(request: web.Request) -> web.Response:
     body = await json_body(request)
     choice = body.get("answer")
@@ -262,6 +268,7 @@ def add_routes(app: web.Application) -> None:
             web.post("/sessions/{sid}/prompt", prompt),
             web.post("/sessions/{sid}/cancel", cancel),
             web.get("/inbox", inbox),
+            web.get("/inbox/{rid}/call", whole_call),
             web.post("/inbox/{rid}/answer", answer),
             web.get("/events", events),
             web.get("/pair/{code}", pair_page),

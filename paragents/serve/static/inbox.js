@@ -48,18 +48,50 @@ function age(since) {
   return Math.round(s / 3600) + " h ago";
 }
 
-function previewBlock(item) {
-  const p = item.preview;
-  const text = p && p.text ? p.text : item.command || "";
-  if (!text) return null;
+function textBlock(text, diff) {
   const pre = el("pre", "preview");
   for (const line of text.split("\n")) {
-    const cls = p && p.kind === "diff" && line.startsWith("+") && !line.startsWith("+++") ? "add"
-      : p && p.kind === "diff" && line.startsWith("-") && !line.startsWith("---") ? "del" : null;
+    const cls = diff && line.startsWith("+") && !line.startsWith("+++") ? "add"
+      : diff && line.startsWith("-") && !line.startsWith("---") ? "del" : null;
     pre.appendChild(cls ? el("span", cls, line) : document.createTextNode(line));
     pre.appendChild(document.createTextNode("\n"));
   }
   return pre;
+}
+
+function previewBlocks(item) {
+  // What the ask will do, never less than the server holds: a command whole (scrollable), else the
+  // preview, saying plainly what it leaves out, with a button that opens the whole call.
+  const p = item.preview;
+  const out = [];
+  if (typeof item.command === "string") {
+    const lines = item.command.split("\n").length;
+    out.push(el("div", "why", "The whole command (" + item.size + ")" + (lines > 12 ? ": scroll to read it all" : "")));
+    out.push(textBlock(item.command, false));
+    return out;
+  }
+  if (p && p.text) out.push(textBlock(p.text, p.kind === "diff"));
+  if (item.not_shown) {
+    const note = el("div", "cut", "Not everything is shown: " + item.not_shown + ".");
+    const open = el("button", "more", "Show the whole call (" + item.size + ")");
+    open.type = "button";
+    open.dataset.answer = "show_all";
+    open.addEventListener("click", async () => {
+      open.disabled = true;
+      try {
+        const whole = await api("/inbox/" + encodeURIComponent(item.id) + "/call");
+        const block = textBlock(whole.whole, false);
+        block.classList.add("whole");
+        note.replaceWith(el("div", "why", "The whole call (" + whole.size + "):"));
+        open.replaceWith(block);
+      } catch (e) {
+        open.disabled = false;
+        note.textContent = "Could not open the whole call: " + e.message;
+      }
+    });
+    out.push(note, open);
+  }
+  return out;
 }
 
 function answerButton(item, card, label, answer, cls) {
@@ -124,10 +156,13 @@ function itemCard(item) {
     card.appendChild(el("div", "why", "A conflict between sessions: answer it in the terminal."));
     return card;
   }
-  if (item.destructive) card.appendChild(el("div", "danger", "Deletes or overwrites files: Allow needs a second tap."));
-  const preview = previewBlock(item);
+  if (item.destructive) {
+    const why = item.destructive_reason || "deletes or overwrites files";
+    card.appendChild(el("div", "danger", "This " + why + ": Allow needs a second tap."));
+  }
   if (item.preview && item.preview.detail) card.appendChild(el("div", "why", item.preview.detail));
-  if (preview) card.appendChild(preview);
+  if (item.preview && item.preview.cwd) card.appendChild(el("div", "why", "in " + item.preview.cwd));
+  for (const block of previewBlocks(item)) card.appendChild(block);
   if (item.preview && item.preview.problem) card.appendChild(el("div", "error", item.preview.problem));
   card.appendChild(el("div", "why", item.rule ? "rule: " + item.rule : item.reason));
   const buttons = el("div", "buttons");
