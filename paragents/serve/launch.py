@@ -81,6 +81,7 @@ class Running:
             out.append(f"API key {mask(key)}")
         if self.thread.auth.jwt_secret:
             out.append("JWT (HS256) accepted")
+        out.append("the key answers asks of: " + ", ".join(self.thread.auth.scope))
         if self.info is not None:
             out.append("pair a phone: `paragents pair` (or /pair in the app); reach it with ssh -L or a VPN")
         else:
