@@ -43,15 +43,32 @@ class ReapingAppService(AppService):
     grace = 15.0
 
     async def stop(self) -> None:
-        await super().stop()
-        process = self._process
-        if process is None or process.returncode is not None:
-            return
+        """Stop the app, wait ``grace`` seconds for its process (then kill it) and close its transport.
+        A cancellation (the server stopping) cuts the wait short but never the kill and the close: a
+        process left running, or a transport closed later by the garbage collector after the loop
+        ended ("Event loop is closed"), would outlive the server. Re-raises the cancellation."""
+        cancelled: asyncio.CancelledError | None = None
         try:
-            await asyncio.wait_for(process.wait(), self.grace)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+            await super().stop()
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+        process = self._process
+        if process is not None:
+            if process.returncode is None and cancelled is None:
+                try:
+                    await asyncio.wait_for(process.wait(), self.grace)
+                except TimeoutError:
+                    pass
+                except asyncio.CancelledError as exc:
+                    cancelled = exc
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            transport = getattr(process, "_transport", None)
+            if transport is not None:
+                transport.close()
+        if cancelled is not None:
+            raise cancelled
 
 
 class GuardedServer(Server):

@@ -70,7 +70,8 @@ def wait(driver: Any, condition: Any, timeout: float = HANG_GUARD_S) -> Any:
 
 CARD_OR_ERROR = (
     "const card = document.querySelector(`article.card[data-id='${arguments[0]}']`);"
-    " const live = document.getElementById('live');"
+    " const live = document.getElementById('live'), status = document.getElementById('status');"
+    " if (status) return /Pairing this browser/.test(status.textContent) ? null : status.textContent;"
     " if (!live) return document.body.innerText || null;"  # not the page: an error answer
     " return card ? 'card' : (/lock|too many|HTTP/.test(live.textContent) ? live.textContent : null);"
 )
