@@ -72,6 +72,8 @@ def _with_mode(
         if sandboxed and family == "Bash":
             return "allow", f"sandboxed: the sandbox hides the denied paths ({part.reason})", "sandbox"
         return "deny", part.reason, scope
+    if mode is PermissionMode.PLAN and family == "MCP":
+        return "ask", f"plan mode: the MCP tool is not read-only, so it asks ({part.reason})", "mode"
     if mode is PermissionMode.PLAN and family != "Read":
         return "deny", f"plan mode: only reads run, so this is not run ({part.reason})", "mode"
     if sandboxed and family == "Bash" and _auto_allowed(part):
@@ -92,6 +94,13 @@ def _with_mode(
             return "deny", f"dontAsk mode: this would ask, so it is denied ({part.reason})", "mode"
         return "ask", part.reason, scope
     return "allow", part.reason, scope
+
+
+def _source(part: Part, scope: str | None) -> str | None:
+    """The file of the rule that decided ``part`` (None: a default, the mode, the command line)."""
+    if part.rule is None or part.rule.source is None or scope != part.rule.scope:
+        return None
+    return str(part.rule.source)
 
 
 def finish(
@@ -132,6 +141,7 @@ def finish(
         reason=reason,
         rule=top.rule,
         scope=scopes[index],
+        source=_source(parts[index], scopes[index]),
         subcommands=tuple(subs),
         suggested_rules=suggestions,
         write_targets=tuple(writes),

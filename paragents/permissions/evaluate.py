@@ -8,10 +8,11 @@ and the mode applied by :func:`paragents.permissions.combine.finish` (re-exporte
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import bracex
 from wcmatch import glob as wglob
@@ -21,7 +22,16 @@ from paragents.permissions import resolve, special
 from paragents.permissions.combine import Category, Part, _exact_suggestion, finish
 from paragents.permissions.decision import RuleKind
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target
-from paragents.permissions.rules import bash_matches, escape_path, path_anchor, path_matches, tool_matches
+from paragents.permissions.rules import (
+    bash_matches,
+    escape_path,
+    path_anchor,
+    path_matches,
+    spec_words,
+    specifier_matches,
+    tool_matches,
+    url_host,
+)
 from paragents.permissions.settings import ScopedRule
 from paragents.permissions.shell import parse_command, shell_bases
 
@@ -229,7 +239,9 @@ class Checker:
         """Return an allow rule naming one of ``forms`` exactly (or every command: ``Bash``, ``Bash(*)``)."""
         for scoped in self.rules["allow"]:
             spec = scoped.rule.specifier
-            if scoped.rule.family == "Bash" and (spec is None or spec == "*" or spec in forms):
+            if scoped.rule.family == "Bash" and (
+                spec is None or spec == "*" or spec in forms or spec_words(spec) in forms
+            ):
                 return scoped
         return None
 
@@ -346,13 +358,24 @@ class Checker:
         return None
 
     # ---- other tools -------------------------------------------------------------------------
-    def check_tool(self, tool: str) -> Part:
-        """Check a tool outside the three families (e.g. ``mcp__server__tool``) by rule name."""
+    def check_tool(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Part:
+        """Check a tool outside the three families (``WebFetch``, ``mcp__server__tool`` ...) by rule
+        name and specifier (``WebFetch(domain:github.com)`` matches the URL's host only)."""
+        args = arguments or {}
         kinds: tuple[tuple[RuleKind, Category], ...] = (
             ("deny", "deny_rule"), ("ask", "ask_rule"), ("allow", "allow_rule"),
         )  # fmt: skip
+        url = args.get("url") if tool == "WebFetch" else None
+        label = f"{tool} {url}" if isinstance(url, str) else tool
         for kind, category in kinds:
             for scoped in self.rules[kind]:
-                if tool_matches(scoped.rule, tool):
-                    return Part(tool, category, f"{tool} matches {scoped.describe()}", scoped)
+                if tool_matches(scoped.rule, tool) and (
+                    "(" in tool or specifier_matches(scoped.rule, tool, args)
+                ):
+                    return Part(label, category, f"{label} matches {scoped.describe()}", scoped)
+        if tool == "WebFetch":
+            host = url_host(url) if isinstance(url, str) else None
+            suggestion = (f"WebFetch(domain:{host})",) if host else ()
+            what = f"fetching {host}" if host else "a fetch without a URL host"
+            return Part(label, "unmatched", f"no rule allows {what}", None, suggestion)
         return Part(tool, "unmatched", f"no rule allows the tool {tool}", None, (tool,))

@@ -91,6 +91,7 @@ class Runtime(SessionsCore):
         store = await Store.open(db_path or paths.db_path())
         runtime = cls(project_dir, loaded, store, policy, client)
         runtime.key_problem = key_problem
+        runtime.notes.extend(policy.notes)  # ignored settings keys, "auto" mode, /etc-style rules
         if key_problem:
             runtime.notes.append(f"{key_problem} (the setup screen is open for it)")
         runtime.cli_overrides = dict(cli_overrides or {})
