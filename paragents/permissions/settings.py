@@ -186,7 +186,9 @@ def parse_rules(
 def load_file(path: Path, scope: str) -> LoadedFile | None:
     """Read and validate one permission file; None when it does not exist.
 
-    Raises PolicyError for unreadable files, bad JSON, unknown keys and malformed rules."""
+    Raises PolicyError for unreadable files, bad JSON, misspelt rule keys and malformed rules; in
+    Claude Code's own files (scopes ``claude-*``) a malformed rule is skipped with a note instead
+    (a file written for another program must not stop paragents)."""
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -208,5 +210,14 @@ def load_file(path: Path, scope: str) -> LoadedFile | None:
     rules: list[ScopedRule] = []
     for kind in RULE_KINDS:
         texts = getattr(data.permissions, kind)
-        rules.extend(parse_rules(texts, kind, scope, path, f"{path}: permissions.{kind}"))
+        where = f"{path}: permissions.{kind}"
+        if not scope.startswith("claude-"):
+            rules.extend(parse_rules(texts, kind, scope, path, where))
+            continue
+        for index, text in enumerate(texts):  # Claude Code's own file: it must not stop paragents
+            try:
+                rules.extend(parse_rules([text], kind, scope, path, where))
+            except PolicyError as err:
+                why = str(err).split(": ", 2)[-1]
+                notes.append(f"{where}[{index}]: skipped (not a rule paragents can read): {why}")
     return LoadedFile(path=path, scope=scope, data=data, rules=tuple(rules), notes=tuple(notes))

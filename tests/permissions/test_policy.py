@@ -214,7 +214,10 @@ def test_malformed_rule_names_file_list_and_index(project: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
-        ('{"permissions": {"allow": [], "alow": []}}', "permissions.alow: unknown key; did you mean 'allow'?"),
+        (
+            '{"permissions": {"allow": [], "alow": []}}',
+            "permissions.alow: unknown key; did you mean 'allow'?",
+        ),
         ('{"permissions": {"deny": ["Bash()"]}}', "permissions.deny[0]"),
         ('{"permissions": {"ask": ["Read(!x)"]}}', "negated"),
         ('{"permissions": {"allow": ["Bash(x))extra"]}}', "permissions.allow[0]"),
