@@ -163,6 +163,7 @@ def test_a_setting_turns_the_carry_over_off_only_at_its_level(
     assert {r.scope for r in policy.rules_table()} == {"claude-user"}
     assert bash(policy, "rm x", project).decision == "deny"
     # the user's file turns off all of them
+    write_rules(paths.user_permissions_path())
     paths.user_permissions_path().write_text(json.dumps({"claudeSettings": False}))
     assert Policy.load(project).rules_table() == []
 
