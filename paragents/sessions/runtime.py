@@ -155,8 +155,10 @@ class Runtime(SessionsCore):
         lane: str | bool | None = None,
         base: str | None = None,
         start: bool = True,
+        mode: str | None = None,
     ) -> SessionView:
-        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp)."""
+        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp); ``mode``
+        is the permission mode its requests are decided in (default: the settings' defaultMode)."""
         from paragents.sessions import acp
 
         return await acp.new_agent_session(
@@ -169,6 +171,7 @@ class Runtime(SessionsCore):
             lane=lane,
             base=base,
             start=start,
+            mode=mode,
         )
 
     async def start_new_agent_session(self, sid: str) -> None:
