@@ -299,8 +299,9 @@ class FakeAgent:
                     sid, start_tool_call(call_id, "tidy up", kind="edit", status="pending")
                 )
                 allowed = await self.ask(sid, call_id)
-                status = "completed" if allowed else "failed"
-                await self.conn.session_update(sid, update_tool_call(call_id, status=status))
+                await self.conn.session_update(
+                    sid, update_tool_call(call_id, status="completed" if allowed else "failed")
+                )
                 await self.say(sid, "allowed" if allowed else "rejected")
             elif verb == "sneak":
                 path, _, content = rest.partition(" ")

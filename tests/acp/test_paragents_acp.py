@@ -139,15 +139,17 @@ async def test_acp_details_ids_order_resources_and_usage(tmp_path: Path) -> None
                 conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()),
                 90,
             )
-            assert init.agent_capabilities.prompt_capabilities.embedded_context
+            caps = init.agent_capabilities
+            assert caps is not None and caps.prompt_capabilities is not None
+            assert caps.prompt_capabilities.embedded_context
             session = await conn.new_session(cwd=str(project), mcp_servers=[])
             client.log.append(("answered", session.session_id, "session/new"))
             link = resource_link_block("spec.md", "file:///tmp/spec.md")
             embedded = resource_block(embedded_text_resource("file:///tmp/notes.txt", "remember the milk"))
             for n in (1, 2):
-                blocks = (
-                    [text_block(f"write out{n}.txt"), link, embedded] if n == 1 else [text_block("again")]
-                )
+                blocks: list[Any] = [text_block(f"write out{n}.txt"), link, embedded]
+                if n == 2:
+                    blocks = [text_block("again")]
                 done = await asyncio.wait_for(conn.prompt(session_id=session.session_id, prompt=blocks), 90)
                 assert done.stop_reason == "end_turn"
         sid = session.session_id
