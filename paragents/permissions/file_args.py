@@ -101,6 +101,68 @@ def _local(path: str) -> bool:
     return ":" not in head
 
 
+_TREE_WRITERS = frozenset(
+    {
+        "checkout",
+        "switch",
+        "restore",
+        "clean",
+        "stash",
+        "merge",
+        "rebase",
+        "pull",
+        "cherry-pick",
+        "revert",
+        "am",
+    }
+)
+"""git subcommands that rewrite files of the working tree (``reset`` only with --hard/--merge/--keep)."""
+_STASH_READS = frozenset({"list", "show", "create"})
+
+
+def git_tree_write(words: tuple[str, ...]) -> str | None:
+    """The working tree ``git ...`` rewrites (``-C DIR``/``--work-tree DIR`` as spelled, else ``.``;
+    the conflict checker reserves the repository holding it), or None when it changes no files:
+    checkout, switch, restore, clean, stash (not list/show), reset --hard/--merge/--keep, merge,
+    rebase, pull, cherry-pick, revert, am."""
+    sub, args = git_subcommand(words)
+    if sub == "reset":
+        writes = any(a in ("--hard", "--merge", "--keep") for a in args)
+    elif sub == "stash":
+        writes = not (args[:1] and args[0] in _STASH_READS)
+    else:
+        writes = sub in _TREE_WRITERS
+    if not writes:
+        return None
+    head = words[1 : git_globals_end(words)]
+    tree = "."
+    for i, word in enumerate(head):
+        if word in ("-C", "--work-tree") and i + 1 < len(head):
+            tree = head[i + 1] if word == "--work-tree" or tree == "." else posixpath.join(tree, head[i + 1])
+        elif word.startswith("--work-tree="):
+            tree = word.split("=", 1)[1]
+    return tree
+
+
+def _git_pathspec_writes(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The files ``git checkout [TREEISH] -- PATHS`` / ``git restore PATHS`` overwrite (as spelled,
+    relative to ``-C DIR``)."""
+    sub, args = git_subcommand(words)
+    if sub not in ("checkout", "restore"):
+        return ()
+    if "--" in args:
+        paths = list(args[args.index("--") + 1 :])
+    elif sub == "restore":
+        paths, _ = _split_options(("restore", *args), frozenset({"-s", "--source"}))
+    else:
+        return ()
+    if sub == "restore" and "--staged" in args and not ({"--worktree", "-W"} & set(args)):
+        return ()
+    head = words[1 : git_globals_end(words)]
+    base = next((head[i + 1] for i, w in enumerate(head[:-1]) if w == "-C"), "")
+    return tuple(posixpath.join(base, p) if base else p for p in paths)
+
+
 def _git_config_writes(words: tuple[str, ...]) -> tuple[str, ...]:
     """The files ``git [-C DIR] config ...`` changes (none when it only reads)."""
     sub, args = git_subcommand(words)
@@ -215,7 +277,7 @@ def file_args(words: tuple[str, ...]) -> FileArgs:
             writes=tuple(w[3:] for w in words[1:] if w.startswith("of=")),
         )
     if name == "git":
-        return FileArgs(writes=_git_config_writes(words))
+        return FileArgs(writes=_git_config_writes(words) + _git_pathspec_writes(words))
     return FileArgs()
 
 

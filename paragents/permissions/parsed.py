@@ -70,6 +70,9 @@ class ParsedCommand:
     target with no path is computed when it runs (``$(...)``, a variable set from one)."""
     recursive: list[Target] = field(default_factory=list)
     """Directories read recursively (``grep -r``, ``rg``, ``tar c``, ``cp -r`` ...)."""
+    trees: list[Target] = field(default_factory=list)
+    """Working trees a git command rewrites (``git switch``, ``reset --hard``, ``stash``): the
+    conflict checker reserves the whole repository (see :func:`paragents.permissions.write_targets`)."""
     codes: list[str] = field(default_factory=list)
     """Code of interpreter one-liners and of programs fed to an interpreter's stdin."""
     variables: dict[str, list[str | None]] = field(default_factory=dict)

@@ -322,6 +322,9 @@ class _Walker:
             self.out.writes.append(Target(None, f"xargs {origin} (file names come from input)"))
         if found_files.unknown_writes:
             self.out.writes.append(Target(None, found_files.unknown_writes))
+        tree = files.git_tree_write(effective) if known.command_name(effective) == "git" else None
+        if tree is not None:
+            self.out.trees.append(Target(None if tree in unknown else tree, text.strip()))
         for path in files.recursive_reads(effective):
             self.out.recursive.append(Target(None if path in unknown else path, text.strip()))
         name = known.command_name(effective)
@@ -440,17 +443,37 @@ def shell_bases(parsed: ParsedCommand, cwd: Path, home: Path) -> tuple[list[Path
     return bases, unknown
 
 
+def repository_root(path: Path) -> Path:
+    """The nearest directory at or above ``path`` holding ``.git`` (a directory or a worktree's
+    file), else ``path`` itself."""
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return path
+
+
 def write_targets(command: str, cwd: Path) -> tuple[list[Path], bool]:
     """Return (absolute paths ``command`` may write, True if some targets cannot be known beforehand).
 
     Counts output redirects (``>``, ``>>``, ``&>``, ``>|``), ``tee`` and the files changed by cp/mv/rm/
-    touch/mkdir/sed -i/truncate/chmod/ln. ``/dev/null`` and fd duplications are not targets. Paths
-    are joined to ``cwd`` (and to literal ``cd`` targets) and ``~`` is expanded, not resolved."""
+    touch/mkdir/sed -i/truncate/chmod/ln, and the whole repository a git command rewrites the working
+    tree of (``git checkout``, ``switch``, ``reset --hard``, ``stash``, ``restore``, ``clean`` ...: its
+    top-level directory, the nearest one holding ``.git``). ``/dev/null`` and fd duplications are
+    not targets. Paths are joined to ``cwd`` (and to literal ``cd`` targets) and ``~`` is expanded,
+    not resolved."""
     parsed = parse_command(command)
     home = Path(os.path.expanduser("~"))
     bases, cd_unknown = shell_bases(parsed, cwd, home)
     paths: list[Path] = []
     unknown = parsed.problem is not None
+    for tree in parsed.trees:
+        if tree.path is None or (cd_unknown and not tree.path.startswith(("/", "~"))):
+            unknown = True
+            continue
+        for path in resolve_target(tree.path, bases, home):
+            top = repository_root(Path(os.path.normpath(path)))
+            if top not in paths:
+                paths.append(top)
     for target in parsed.writes:
         if target.path is None:
             unknown = True

@@ -186,3 +186,11 @@ def test_an_interpreter_fed_code_on_stdin_is_checked_like_a_one_liner(project: P
         project, "echo 'print(open(\".env\").read())' | python3", "bypassPermissions", False
     )
     assert (decision, rule) == ("deny", "Read(.env)")
+
+
+@pytest.mark.parametrize(
+    "command", ["git checkout -- /etc/hosts", "git checkout HEAD~1 -- /etc/hosts", "git restore /etc/hosts"]
+)
+def test_git_pathspec_restores_are_writes_of_their_paths(project: Path, command: str) -> None:
+    decision, rule, _ = decide(project, command, "bypassPermissions", False)
+    assert (decision, rule) == ("deny", "Edit(//etc/**)")
