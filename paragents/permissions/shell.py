@@ -111,6 +111,10 @@ class _Walker:
             if body is not None and feed is not None:
                 self._feed(body, feed)
             for piped in child.named_children:
+                if piped.type in ("pipeline", "command", "redirected_statement", "list") and "\n" in (
+                    node_text(piped)
+                ):  # the parser took heredoc lines for the command line (a body starting with "\")
+                    self.out.problem = "a heredoc's body could not be told apart from its command line"
                 if piped.type == "pipeline" and piped.named_children:
                     self._feed(piped.named_children[0], output_of(node))
                 elif piped.type in ("command", "redirected_statement"):

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import tree_sitter as ts
 
+from paragents.permissions.known_commands import command_name, unwrap
+
 _LITERAL_CHILDREN = frozenset({"string_content"})
 GLOB_CHARS = frozenset("*?[{")
 
@@ -107,14 +109,24 @@ class Feed:
 
 
 def heredoc_text(redirect: ts.Node) -> Feed | None:
-    """The body of a ``heredoc_redirect`` node (None when it has none); unknown when it expands."""
-    body = next((c for c in redirect.named_children if c.type == "heredoc_body"), None)
-    if body is None:
-        return None
+    """The body of a ``heredoc_redirect`` node (None when it has none), read from the source text
+    between the end of the redirect's line and its end delimiter (tree-sitter's own body node is
+    empty for some bodies, e.g. one starting with a backslash); unknown when an unquoted delimiter
+    lets it expand (``$``, backticks)."""
+    end = next((c for c in redirect.named_children if c.type == "heredoc_end"), None)
     start = next((c for c in redirect.named_children if c.type == "heredoc_start"), None)
-    quoted = start is not None and any(q in node_text(start) for q in ("'", '"', "\\"))
-    dynamic = not quoted and any(c.type != "heredoc_content" for c in body.named_children)
-    return Feed(None if dynamic else node_text(body), "a heredoc")
+    if end is None or start is None:
+        return None
+    raw = redirect.text or b""
+    first = raw.find(b"\n")
+    if first < 0:
+        return None
+    body = raw[first + 1 : end.start_byte - redirect.start_byte].decode("utf-8", "surrogateescape")
+    if any(c.type == "<<-" for c in redirect.children):  # <<- strips leading tabs
+        body = "".join(line.lstrip("\t") for line in body.splitlines(keepends=True))
+    quoted = any(q in node_text(start) for q in ("'", '"', "\\"))
+    dynamic = not quoted and ("$" in body or "`" in body)
+    return Feed(None if dynamic else body, "a heredoc")
 
 
 def herestring_text(redirect: ts.Node) -> Feed | None:
@@ -124,6 +136,28 @@ def herestring_text(redirect: ts.Node) -> Feed | None:
         return None
     found = word(value)
     return Feed(found.text + "\n" if found.known else None, f"the here-string <<< {node_text(value)}")
+
+
+def _printf(fmt: str, args: list[str]) -> str | None:
+    """What ``printf FMT ARGS`` prints when FMT has only ``%s`` (and ``%%``) conversions: FMT is
+    applied again to the remaining arguments, as printf does; None for other formats."""
+    try:
+        fmt = codecs.decode(fmt.replace("%%", "\x00"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    count = fmt.count("%s")
+    if "%" in fmt.replace("%s", ""):
+        return None
+    if count == 0:
+        return fmt.replace("\x00", "%")
+    chunks = [args[i : i + count] for i in range(0, max(len(args), 1), count)]
+    out = ""
+    for chunk in chunks:
+        piece = fmt
+        for value in chunk + [""] * (count - len(chunk)):
+            piece = piece.replace("%s", value.replace("%", "\x00"), 1)
+        out += piece
+    return out.replace("\x00", "%")
 
 
 def output_of(node: ts.Node) -> Feed:
@@ -153,16 +187,17 @@ def output_of(node: ts.Node) -> Feed:
             words.append(word(child))
     if not words or not all(w.known for w in words):
         return Feed(None, origin)
-    name, args = words[0].text.rsplit("/", 1)[-1], [w.text for w in words[1:]]
+    texts = tuple(w.text for w in words)
+    while (step := unwrap(texts)) is not None and not step.split_string and step.start < len(texts):
+        texts = texts[step.start :]  # timeout 5 echo ...: what runs is echo
+    name, args = command_name(texts), list(texts[1:])
     if name == "echo":
         while args and args[0] in ("-n", "-e", "-E", "-ne", "-en"):
             args = args[1:]
         return Feed(" ".join(args) + "\n", origin)
-    if name == "printf" and args and "%" not in args[0]:
-        try:
-            return Feed(codecs.decode(args[0], "unicode_escape"), origin)
-        except (UnicodeDecodeError, ValueError):
-            return Feed(None, origin)
+    if name == "printf" and args:
+        text = _printf(args[0], args[1:])
+        return Feed(text, origin)
     if name == "cat" and not args and feed is not None:
         return Feed(feed.text, origin)
     return Feed(None, origin)

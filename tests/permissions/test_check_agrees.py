@@ -107,8 +107,10 @@ async def test_every_shared_fixture_agrees(
         policy = Policy.load(case.cwd)
         got = policy.decide(earlier["tool"], case.tool_input(earlier["tool"], earlier["input"]), cwd=case.cwd)
         if earlier.get("answer") in ("allow_always", "reject_always"):
-            kind = "allow" if earlier["answer"] == "allow_always" else "deny"
-            policy.remember_always(list(got.suggested_rules), kind)
+            if earlier["answer"] == "allow_always":
+                policy.remember_always(list(got.suggested_rules), "allow")
+            else:
+                policy.remember_always(list(got.suggested_rules), "deny")
     family = case.data["tool"]
     args = case.tool_input(family, case.data["input"])
     if family == "Edit":
