@@ -128,25 +128,25 @@ class RemoteBackend(abc.ABC):
             done, _ = await asyncio.wait({run, exited}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
             if not done:
                 timed_out = True
-                await self._stop(exec_id, TERM_GRACE, exited)
+                await self._stop(exec_id, TERM_GRACE)
             if not run.done():  # exited, but background processes may still hold the output
                 await asyncio.wait({run}, timeout=POST_EXIT_DRAIN)
         except BaseException:
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._stop(exec_id, CANCEL_GRACE, exited))
+                await asyncio.shield(self._stop(exec_id, CANCEL_GRACE))
             run.cancel()
             raise
         if run.done():
             code = run.result()  # raises BackendUnreachable / LaneGone from the transport
-        else:
+        else:  # the command exited; what still holds its output is left running, unread
             run.cancel()
             with contextlib.suppress(asyncio.CancelledError, BackendError):
                 await run
-            code = exited.result() if exited.done() else -1
+            code = -1
         if exited.done():
             code = exited.result()
         elif code == 125 and b"no directory" in errors:
-            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane", False)
+            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane")
         return ExecResult(
             code,
             capture.text(max_output),
@@ -155,12 +155,9 @@ class RemoteBackend(abc.ABC):
             capture.total_bytes,
         )
 
-    async def _stop(self, exec_id: str, grace: float, exited: asyncio.Future[int]) -> None:
-        """TERM the command's process group, wait up to ``grace`` for it to exit, then KILL it."""
-        await self._call(scripts.KILL, exec_id, "TERM")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(exited), grace)
-        await self._call(scripts.KILL, exec_id, "KILL")
+    async def _stop(self, exec_id: str, grace: float) -> None:
+        """Stop the command's process group: TERM, up to ``grace`` seconds, then KILL (one exec)."""
+        await self._call(scripts.STOP, exec_id, str(max(int(grace / 0.05), 1)))
 
     # --- files ------------------------------------------------------------------------------------
 

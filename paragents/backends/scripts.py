@@ -29,14 +29,17 @@ exit $c
 process group (``set -m``), its id written to ``EXEC_DIR/ID``; on exit print ``PARAGENTS-EXIT ID
 CODE`` on stderr, so the caller knows the code even while background processes hold the output."""
 
-KILL = r"""
+STOP = r"""
 f="/tmp/.paragents-exec/$1"
 for _ in $(seq 1 50); do [ -s "$f" ] && break; sleep 0.05; done
 p=$(cat "$f" 2>/dev/null) || exit 0
-kill "-$2" -- "-$p" 2>/dev/null
+kill -TERM -- "-$p" 2>/dev/null || exit 0
+for _ in $(seq 1 "$2"); do kill -0 -- "-$p" 2>/dev/null || exit 0; sleep 0.05; done
+kill -KILL -- "-$p" 2>/dev/null
 exit 0
 """
-"""``KILL ID SIGNAL``: signal the process group of the running command ID (waits up to 2.5 s for it to
+"""``STOP ID STEPS``: stop the process group of the running command ID as the local backend does:
+SIGTERM, up to STEPS x 50 ms for the group to exit, then SIGKILL (waits up to 2.5 s for the command to
 have started)."""
 
 READ = r"""
