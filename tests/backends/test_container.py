@@ -57,7 +57,7 @@ async def test_exec_output_exit_code_cwd_and_env(make_lane: Callable[..., object
     result = await lane.exec("echo out; echo err >&2; pwd; echo $PORT; exit 3")
     assert result.code == 3 and not result.ok
     assert result.output.splitlines() == ["out", "err", "/workspace", "41000"]
-    (await lane.exec("mkdir -p sub/dir")).ok
+    assert (await lane.exec("mkdir -p sub/dir")).ok
     assert (await lane.exec("pwd", cwd="sub/dir")).output.strip() == "/workspace/sub/dir"
     missing = await lane.exec("pwd", cwd="nope")
     assert missing.code == 125 and "nope" in missing.output
@@ -194,10 +194,13 @@ async def test_lost_connection_makes_the_lane_unreachable_and_nothing_fetched_is
         lane: ContainerBackend = await make_lane(host=proxy.host, connect_timeout=2)  # type: ignore[misc]
         await lane.write_file("a.txt", b"fetched\n")
         snap = await lane.snapshot()
-        running = asyncio.create_task(lane.exec("echo started; sleep 30", timeout=60))
-        await asyncio.sleep(0)  # let it start; the cut below may land before or during the exec
-        await proxy.close()
-        with pytest.raises(BackendUnreachable, match="unreachable.*Docker engine"):
+        started = asyncio.Event()
+        running = asyncio.create_task(
+            lane.exec("echo started; sleep 30", timeout=60, on_output=lambda c: started.set())
+        )
+        await asyncio.wait_for(started.wait(), 30)
+        await proxy.close()  # the connection drops while the command runs
+        with pytest.raises(BackendUnreachable, match=r"unreachable.*Docker engine"):
             await running
         health = await lane.health()
         assert health.state == "unreachable" and not health.reachable
