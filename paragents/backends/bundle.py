@@ -17,8 +17,33 @@ from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
 
 _SHA = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
-FSCK = ("-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true")
-"""Every fetch of what a lane sent checks each object (git-fsck's rules)."""
+STRICT = ("hasDotgit", "hasDotdot", "hasDotgitmodules", "fullPathname", "badFilemode", "nullSha1")
+"""fsck findings that are only warnings by default and refuse a lane's snapshot here: a ``.git`` entry
+in a tree (a repository planted for the host's git), ``..`` or ``/`` in a name, odd modes."""
+FSCK = (
+    "-c", "transfer.fsckObjects=true", "-c", "fetch.fsckObjects=true",
+    *(arg for msg in STRICT for arg in ("-c", f"fetch.fsck.{msg}=error")),
+)  # fmt: skip
+"""Every fetch of what a lane sent checks each object with git-fsck's rules, the :data:`STRICT` ones
+as errors (git applies them to bundles only from 2.46 on: :func:`bad_paths` checks the paths on every
+version)."""
+_BAD_NAMES = frozenset({".git", "..", "."})
+
+
+async def bad_paths(repo: Path, commit: str, known: list[str]) -> list[str]:
+    """Paths of the objects ``commit`` brought (not reachable from ``known``) that a checkout must
+    never write: a component ``.git`` (any case, also ``git~1`` and with trailing dots/spaces, the
+    forms Windows and macOS map onto it), ``.`` or ``..``."""
+    listed = await git("rev-list", "--objects", commit, *(f"^{k}" for k in known if k), cwd=repo, check=False)
+    found = []
+    for line in listed.out.splitlines():
+        _, _, path = line.partition(" ")
+        for part in path.split("/"):
+            name = part.lower().rstrip(". ")
+            if name in _BAD_NAMES or name == "git~1" or part in (".", ".."):
+                found.append(path)
+                break
+    return found
 
 
 def is_sha(text: str) -> bool:
@@ -102,9 +127,15 @@ async def fetch_snapshot(spec: LaneSpec, out: bytes, *, max_bytes: int) -> Snaps
         if not result.ok:
             raise BackendError(f"lane {spec.name}'s snapshot was refused by git: {result.err[:500]}")
     got = await rev(spec.repo, incoming)
+    bad = await bad_paths(spec.repo, got, await known_commits(spec)) if got else []
     await git("update-ref", "-d", incoming, cwd=spec.repo, check=False)
     if got != commit:
         raise BackendError(f"lane {spec.name} reported snapshot {commit[:12]} but sent {str(got)[:12]}")
+    if bad:
+        raise BackendError(
+            f"lane {spec.name}'s snapshot was refused by git's rules: it holds {bad[0]!r}, a path a "
+            "checkout must never write"
+        )
     checked = await git("rev-parse", f"{commit}^{{tree}}", f"{commit}^1", cwd=spec.repo, check=False)
     if checked.out.split() != [tree, head]:
         raise BackendError(f"lane {spec.name}'s snapshot {commit[:12]} does not match its tree and head")

@@ -14,19 +14,19 @@ import pytest
 from paragents.backend_settings import ContainerSettings
 from paragents.backends import BackendError, BackendUnreachable, LaneGone, LaneSpec, open_backend
 from paragents.backends.container import LABEL, ContainerBackend
-from tests.backends.conftest import Engine, git
 from tests.backends.dockerproxy import EngineProxy
+from tests.backends.engine import Engine, git
 
 Make = Callable[..., "asyncio.Future[ContainerBackend]"]
 
 
 @pytest.fixture
-async def make_lane(docker_engine: Engine, repo: Path) -> AsyncIterator[Callable[..., object]]:
+async def make_lane(docker_engine: Engine, lane_repo: Path) -> AsyncIterator[Callable[..., object]]:
     made: list[ContainerBackend] = []
 
     async def make(name: str = "l1", host: str | None = None, **settings: object) -> ContainerBackend:
         spec = LaneSpec(
-            repo=repo, name=name, base_commit=git(repo, "rev-parse", "HEAD"), env={"PORT": "41000"}
+            repo=lane_repo, name=name, base_commit=git(lane_repo, "rev-parse", "HEAD"), env={"PORT": "41000"}
         )
         backend = ContainerBackend(
             spec,
@@ -128,7 +128,7 @@ async def test_files_round_trip_and_stay_in_the_lane(make_lane: Callable[..., ob
 
 
 async def test_snapshot_brings_commits_and_uncommitted_files_back(
-    make_lane: Callable[..., object], repo: Path
+    make_lane: Callable[..., object], lane_repo: Path
 ) -> None:
     lane: ContainerBackend = await make_lane()  # type: ignore[misc]
     await lane.write_file("app.py", b"def add(a, b):\n    return a + b\n")
@@ -137,18 +137,18 @@ async def test_snapshot_brings_commits_and_uncommitted_files_back(
     await lane.write_file("build/out.o", b"ignored\n")
     snap = await lane.snapshot()
     assert snap.changed and snap.transferred > 0
-    assert git(repo, "rev-parse", lane.spec.snapshot_ref) == snap.commit
-    assert git(repo, "log", "-1", "--format=%s", snap.head) == "fix add"
-    files = set(git(repo, "ls-tree", "-r", "--name-only", snap.commit).split())
+    assert git(lane_repo, "rev-parse", lane.spec.snapshot_ref) == snap.commit
+    assert git(lane_repo, "log", "-1", "--format=%s", snap.head) == "fix add"
+    files = set(git(lane_repo, "ls-tree", "-r", "--name-only", snap.commit).split())
     assert files == {".gitignore", "README.md", "app.py", "notes.txt"}
-    assert "return a + b" in git(repo, "show", f"{snap.commit}:app.py")
+    assert "return a + b" in git(lane_repo, "show", f"{snap.commit}:app.py")
     again = await lane.snapshot()
     assert again.commit == snap.commit and not again.changed and again.transferred == 0
     await lane.write_file("notes.txt", b"changed\n")
     third = await lane.snapshot()
     assert third.changed and 0 < third.transferred < snap.transferred + 4096
-    assert git(repo, "show", f"{third.commit}:notes.txt") == "changed"
-    assert snap.commit in git(repo, "reflog", "show", "--format=%H", lane.spec.snapshot_ref).split()
+    assert git(lane_repo, "show", f"{third.commit}:notes.txt") == "changed"
+    assert snap.commit in git(lane_repo, "reflog", "show", "--format=%H", lane.spec.snapshot_ref).split()
 
 
 async def test_deleted_container_is_recreated_from_the_last_snapshot(
@@ -186,7 +186,7 @@ async def test_stopped_container_is_started_again_with_its_files(
 
 
 async def test_lost_connection_makes_the_lane_unreachable_and_nothing_fetched_is_lost(
-    make_lane: Callable[..., object], docker_engine: Engine, repo: Path, tmp_path: Path
+    make_lane: Callable[..., object], docker_engine: Engine, lane_repo: Path, tmp_path: Path
 ) -> None:
     proxy = EngineProxy(docker_engine.host, Path("/tmp") / f"pgp-{tmp_path.name[-12:]}.sock")
     await proxy.open()
@@ -208,7 +208,7 @@ async def test_lost_connection_makes_the_lane_unreachable_and_nothing_fetched_is
             await lane.read_file("a.txt")
         with pytest.raises(BackendUnreachable):
             await lane.destroy()
-        assert git(repo, "rev-parse", lane.spec.snapshot_ref) == snap.commit  # fetched work stays
+        assert git(lane_repo, "rev-parse", lane.spec.snapshot_ref) == snap.commit  # fetched work stays
         await proxy.open()
         assert (await lane.health()).state == "running"
         assert await lane.read_file("a.txt") == b"fetched\n"
@@ -217,12 +217,12 @@ async def test_lost_connection_makes_the_lane_unreachable_and_nothing_fetched_is
 
 
 async def test_destroy_fetches_then_removes_the_container(
-    make_lane: Callable[..., object], docker_engine: Engine, repo: Path
+    make_lane: Callable[..., object], docker_engine: Engine, lane_repo: Path
 ) -> None:
     lane: ContainerBackend = await make_lane()  # type: ignore[misc]
     await lane.write_file("last.txt", b"last words\n")
     snap = await lane.destroy()
-    assert snap is not None and git(repo, "show", f"{snap.commit}:last.txt") == "last words"
+    assert snap is not None and git(lane_repo, "show", f"{snap.commit}:last.txt") == "last words"
     assert docker(docker_engine, "ps", "-aq", "--filter", f"name={lane.name}") == ""
     assert (await lane.health()).state == "missing"
 
@@ -241,17 +241,17 @@ async def test_container_is_confined_as_configured(
     assert info["Config"]["Labels"][LABEL] == "l1"
 
 
-async def test_image_from_devcontainer_image_and_build(docker_engine: Engine, repo: Path) -> None:
-    (repo / ".devcontainer").mkdir()
-    (repo / ".devcontainer" / "devcontainer.json").write_text(
+async def test_image_from_devcontainer_image_and_build(docker_engine: Engine, lane_repo: Path) -> None:
+    (lane_repo / ".devcontainer").mkdir()
+    (lane_repo / ".devcontainer" / "devcontainer.json").write_text(
         '// the lane image\n{"build": {"dockerfile": "Dockerfile", "args": {"FLAVOUR": "mint"},},}\n'
     )
-    (repo / ".devcontainer" / "Dockerfile").write_text(
+    (lane_repo / ".devcontainer" / "Dockerfile").write_text(
         f"FROM {docker_engine.image}\nARG FLAVOUR\nENV FLAVOUR_IS=$FLAVOUR\n"
     )
-    git(repo, "add", "-A")
-    git(repo, "commit", "-q", "-m", "devcontainer")
-    spec = LaneSpec(repo=repo, name="dc", base_commit=git(repo, "rev-parse", "HEAD"))
+    git(lane_repo, "add", "-A")
+    git(lane_repo, "commit", "-q", "-m", "devcontainer")
+    spec = LaneSpec(repo=lane_repo, name="dc", base_commit=git(lane_repo, "rev-parse", "HEAD"))
     backend = await open_backend("container", spec, container=ContainerSettings(host=docker_engine.host))
     assert isinstance(backend, ContainerBackend) and backend.image.startswith("paragents-devcontainer:")
     try:
@@ -260,16 +260,16 @@ async def test_image_from_devcontainer_image_and_build(docker_engine: Engine, re
     finally:
         await backend.destroy(force=True)
         await backend.close()
-    (repo / ".devcontainer" / "devcontainer.json").write_text(json.dumps({"image": docker_engine.image}))
-    git(repo, "commit", "-q", "-am", "plain image")
-    spec = LaneSpec(repo=repo, name="dc2", base_commit=git(repo, "rev-parse", "HEAD"))
+    (lane_repo / ".devcontainer" / "devcontainer.json").write_text(json.dumps({"image": docker_engine.image}))
+    git(lane_repo, "commit", "-q", "-am", "plain image")
+    spec = LaneSpec(repo=lane_repo, name="dc2", base_commit=git(lane_repo, "rev-parse", "HEAD"))
     backend = await open_backend("container", spec, container=ContainerSettings(host=docker_engine.host))
     assert isinstance(backend, ContainerBackend) and backend.image == docker_engine.image
     await backend.close()
 
 
-async def test_unreachable_engine_is_one_clear_error(repo: Path, tmp_path: Path) -> None:
-    spec = LaneSpec(repo=repo, name="x", base_commit=git(repo, "rev-parse", "HEAD"))
+async def test_unreachable_engine_is_one_clear_error(lane_repo: Path, tmp_path: Path) -> None:
+    spec = LaneSpec(repo=lane_repo, name="x", base_commit=git(lane_repo, "rev-parse", "HEAD"))
     backend = ContainerBackend(spec, ContainerSettings(host=f"unix://{tmp_path}/none.sock"), "img")
     try:
         with pytest.raises(BackendUnreachable, match="lane x is unreachable: the Docker engine"):

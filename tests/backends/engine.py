@@ -1,4 +1,5 @@
-"""Fixtures of the backend tests: a real Docker Engine and the offline lane image, a git repository.
+"""Fixtures of the backend tests (a pytest plugin: tests/conftest.py loads it, so tests/security uses
+them too): a real Docker Engine and the offline lane image, a git repository.
 
 ``docker_engine`` (session): the engine named by ``PARAGENTS_TEST_DOCKER_HOST`` (``.ci/run`` starts
 one and exports it), else a private ``dockerd`` this fixture starts itself (root and Debian's
@@ -91,7 +92,7 @@ def git(repo: Path, *args: str) -> str:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
+def lane_repo(tmp_path: Path) -> Path:
     """A repository with two files, a .gitignore (build/) and one commit on main."""
     path = tmp_path / "repo"
     path.mkdir()
