@@ -139,8 +139,12 @@ class ExecutionBackend(Protocol):
     """Where one lane's tool calls run. Every method may raise :class:`BackendUnreachable` (the engine
     or cluster does not answer) or :class:`LaneGone` (its container/Pod was deleted)."""
 
-    kind: BackendKind
     spec: LaneSpec
+
+    @property
+    def kind(self) -> BackendKind:
+        """``local``, ``container`` or ``kubernetes``."""
+        ...
 
     @property
     def where(self) -> str:

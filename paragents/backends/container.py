@@ -26,6 +26,7 @@ from paragents.backend_settings import ContainerSettings
 from paragents.backends import scripts
 from paragents.backends.base import (
     BackendError,
+    BackendKind,
     BackendUnreachable,
     Health,
     LaneGone,
@@ -96,7 +97,7 @@ def workspace_tar(user: str) -> bytes:
 class ContainerBackend(RemoteBackend):
     """One lane in one container (see the module docstring)."""
 
-    kind = "container"
+    kind: BackendKind = "container"
 
     def __init__(
         self,

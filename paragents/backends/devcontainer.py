@@ -64,7 +64,8 @@ def spec_from_devcontainer(location: str, data: dict[str, Any]) -> ImageSpec:
     BackendError naming the field when neither is usable (docker compose setups are not supported)."""
     if isinstance(data.get("image"), str) and data["image"].strip():
         return ImageSpec(source=location, image=data["image"].strip())
-    build = data.get("build") if isinstance(data.get("build"), dict) else {}
+    raw = data.get("build")
+    build: dict[str, Any] = raw if isinstance(raw, dict) else {}
     dockerfile = build.get("dockerfile") or data.get("dockerFile")
     if isinstance(dockerfile, str) and dockerfile:
         here = posixpath.dirname(location)

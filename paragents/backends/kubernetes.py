@@ -25,7 +25,15 @@ import kr8s.asyncio
 
 from paragents.backend_settings import KubernetesSettings
 from paragents.backends import scripts
-from paragents.backends.base import BackendError, BackendUnreachable, Health, LaneGone, LaneSpec, Snapshot
+from paragents.backends.base import (
+    BackendError,
+    BackendKind,
+    BackendUnreachable,
+    Health,
+    LaneGone,
+    LaneSpec,
+    Snapshot,
+)
 from paragents.backends.bundle import last_snapshot
 from paragents.backends.container import LABEL, REPO_LABEL
 from paragents.backends.remote import Chunk, RemoteBackend
@@ -85,7 +93,7 @@ def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[s
 class KubernetesBackend(RemoteBackend):
     """One lane in one Pod (see the module docstring)."""
 
-    kind = "kubernetes"
+    kind: BackendKind = "kubernetes"
 
     def __init__(self, spec: LaneSpec, settings: KubernetesSettings, image: str) -> None:
         super().__init__(spec, max_snapshot_bytes=settings.max_snapshot_bytes)

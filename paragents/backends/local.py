@@ -19,6 +19,7 @@ from pathlib import Path
 
 from paragents.backends.base import (
     BackendError,
+    BackendKind,
     DirEntry,
     ExecResult,
     Health,
@@ -45,7 +46,7 @@ from paragents.tools.shell import (
 class LocalBackend:
     """A lane in a worktree of this machine (see the module docstring)."""
 
-    kind = "local"
+    kind: BackendKind = "local"
 
     def __init__(self, spec: LaneSpec, sandbox: SandboxConfig | None = None) -> None:
         if spec.worktree is None:

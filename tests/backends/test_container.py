@@ -31,7 +31,7 @@ async def make_lane(docker_engine: Engine, lane_repo: Path) -> AsyncIterator[Cal
         backend = ContainerBackend(
             spec,
             ContainerSettings(host=host or docker_engine.host, **settings),
-            docker_engine.image,  # type: ignore[arg-type]
+            docker_engine.image,
         )
         made.append(backend)
         await backend.create()

@@ -37,7 +37,7 @@ async def _lane(
     spec = LaneSpec(repo=repo, name="K1", base_commit=git(repo, "rev-parse", "HEAD"), env={"PORT": "41000"})
     return KubernetesBackend(
         spec,
-        KubernetesSettings(kubeconfig=str(kubeconfig), node_selector={"gpu": "true"}, **settings),  # type: ignore[arg-type]
+        KubernetesSettings(kubeconfig=str(kubeconfig), node_selector={"gpu": "true"}, **settings),
         "lane-image:1",
     )
 

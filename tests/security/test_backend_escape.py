@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from paragents.backend_settings import ContainerSettings
-from paragents.backends import BackendError, LaneSpec
+from paragents.backends import BackendError, Health, LaneSpec
 from paragents.backends.container import ContainerBackend
 from paragents.backends.remote import Chunk, RemoteBackend
 from tests.backends.engine import Engine, git
@@ -137,7 +137,7 @@ class Scripted(RemoteBackend):
     def where(self) -> str:
         return "scripted"
 
-    async def health(self):  # type: ignore[no-untyped-def]
+    async def health(self) -> Health:
         raise NotImplementedError
 
     async def _run(
