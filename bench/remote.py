@@ -81,7 +81,11 @@ async def measure(host: str, image: str, root: Path) -> dict[str, Any]:
     for lane in lanes:
         await lane._remove()
         await lane.close()
-    ms = lambda xs, q: r(percentile(xs, q) * 1000)  # noqa: E731
+
+    def ms(xs: list[float], q: int) -> float | None:
+        value = percentile(xs, q)
+        return None if value is None else r(value * 1000)
+
     return {
         "exec_true_p50_ms": ms(trips, 50),
         "exec_true_p99_ms": ms(trips, 99),
