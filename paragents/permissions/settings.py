@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from paragents.permissions.decision import PermissionMode, RuleKind
@@ -198,10 +199,25 @@ def load_file(path: Path, scope: str) -> LoadedFile | None:
     try:
         raw = json.loads(text)
     except json.JSONDecodeError as err:
+        if scope.startswith("claude-"):  # Claude Code's own files: trailing commas, comments (JSON5)
+            try:
+                raw = json5.loads(text)
+            except ValueError:
+                raw = None
+            if isinstance(raw, dict):
+                return _loaded(
+                    path, scope, raw, [f"{path}: read as JSON5 (it is not strict JSON: {err.msg})"]
+                )
         raise PolicyError(
             f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})"
         ) from None
-    raw, notes = _drop_unknown(raw, path)
+    return _loaded(path, scope, raw, [])
+
+
+def _loaded(path: Path, scope: str, raw: Any, notes: list[str]) -> LoadedFile:
+    """Validate the parsed contents of a permission file (see :func:`load_file`)."""
+    raw, dropped = _drop_unknown(raw, path)
+    notes = [*notes, *dropped]
     try:
         data = PermissionsFile.model_validate(raw)
     except ValidationError as err:

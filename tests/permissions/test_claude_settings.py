@@ -9,6 +9,7 @@ import json
 import shutil
 from pathlib import Path
 
+import json5
 import pytest
 from permission_helpers import bash, write_rules
 
@@ -55,7 +56,7 @@ def test_every_real_file_loads_in_every_scope(
         target = place(project, file.name, where)
         scope = "claude-local" if where == "settings.local.json" else "claude-project"
     policy = Policy.load(project)
-    raw = json.loads(file.read_text(encoding="utf-8"))
+    raw = json5.loads(file.read_text(encoding="utf-8"))
     unused = [k for k in raw if k not in ("permissions", "$schema")]
     if unused:  # one note naming every key paragents does not use
         notes = [n for n in policy.notes if "ignored" in n]
