@@ -9,6 +9,7 @@ dangerous thing it could run: destructive.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -47,6 +48,22 @@ def destructive_reason(
             return "the command is missing, so what it runs is not known"
         return command_destructive(command)
     return None
+
+
+def call_destructive(tool: str, arguments: str) -> str | None:
+    """:func:`destructive_reason` of a tool call as an ask carries it (its arguments as JSON text);
+    arguments that are not a JSON object are treated as a call that cannot be analysed."""
+    try:
+        parsed = json.loads(arguments or "{}")
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict):
+        return (
+            "its arguments cannot be read, so it may delete anything"
+            if tool in ("run_command", "Bash")
+            else None
+        )
+    return destructive_reason(tool, parsed)
 
 
 def command_destructive(command: str) -> str | None:
