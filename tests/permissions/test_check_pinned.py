@@ -16,7 +16,7 @@ RULES = {
     "deny": ["Bash(rm *)", "Read(.env)", "Edit(//etc/**)"],
     "ask": ["Bash(npm publish *)"],
 }
-PINNED = [  # noqa: E501 (reasons are pinned whole)
+PINNED = [
     (
         "Bash",
         '{"command":"ls -la"}',
