@@ -37,27 +37,27 @@ class ApiError(Exception):
 
 
 def is_destructive(command: str) -> bool:
-    """True when a shell command deletes or overwrites files (or cannot be analysed)."""
-    try:
-        from paragents.permissions import special
-        from paragents.permissions.shell import parse_command
+    """True when a shell command deletes or overwrites files (or cannot be analysed): the page then
+    asks for a second tap before allowing it. The one classifier is
+    :func:`paragents.permissions.destructive.command_destructive`."""
+    from paragents.permissions.destructive import command_destructive
 
-        parsed = parse_command(command)
-        return any(special.destructive(cmd.effective) for cmd in parsed.commands)
-    except Exception:
+    try:
+        return command_destructive(command) is not None
+    except Exception:  # never let a parser failure hide the second tap
         return True
 
 
 def destructive_reason(tool: str, args: dict[str, Any]) -> str | None:
-    """Why the call deletes or overwrites files (the page then asks for a second tap on Allow), or None.
+    """Why the call deletes or overwrites files (the page then asks for a second tap on Allow), or
+    None: the policy's one classifier, :func:`paragents.permissions.destructive.destructive_reason`
+    (the approval bar and the inbox ask it too)."""
+    from paragents.permissions.destructive import destructive_reason as classify
 
-    THE DESTRUCTIVE CLASSIFIER CALL SITE (issue 28 item 3). The policy's one classifier
-    (``paragents/permissions/destructive.py``, branch ``policy``) is not on main yet; once it is, this
-    body becomes ``return destructive.destructive_reason(tool, args)`` and :func:`is_destructive` goes."""
-    command = args.get("command")
-    if not isinstance(command, str):
-        return None
-    return "deletes or overwrites files" if is_destructive(command) else None
+    try:
+        return classify(tool, args)
+    except Exception:  # never let a parser failure hide the second tap
+        return "the call could not be analysed"
 
 
 def _preview_json(preview: CallPreview) -> dict[str, Any]:

@@ -46,7 +46,9 @@ async def test_a_long_command_is_sent_whole_and_its_cut_preview_says_so(served: 
         shown["not_shown"] == "10 more lines not shown"
         and shown["size"] == f"310 lines, {len(LONG_COMMAND):,} characters"
     )
-    assert "destructive_reason" in shown  # the second tap's classifier (the policy's, once merged)
+    assert shown["destructive"] and "sh runs a program read from the output of `curl" in str(
+        shown["destructive_reason"]
+    )  # the second tap, for the policy's reason (its one classifier)
     await served.client.post(f"/inbox/{rid}/answer", headers=H, json={"answer": "reject_once"})
     await served.runtime.wait_idle(sid)
 

@@ -157,8 +157,8 @@ function itemCard(item) {
     return card;
   }
   if (item.destructive) {
-    const why = item.destructive_reason || "deletes or overwrites files";
-    card.appendChild(el("div", "danger", "This " + why + ": Allow needs a second tap."));
+    const why = item.destructive_reason || "it deletes or overwrites files";
+    card.appendChild(el("div", "danger", "Destructive (" + why + "): Allow needs a second tap."));
   }
   if (item.preview && item.preview.detail) card.appendChild(el("div", "why", item.preview.detail));
   if (item.preview && item.preview.cwd) card.appendChild(el("div", "why", "in " + item.preview.cwd));
