@@ -4,9 +4,10 @@ reproducible (docs/eval.md, "Answer policies").
 - ``deny``: every ask is refused (the model is told the eval's policy refused it).
 - ``allow-safe``: an ask is allowed when it can only change the trial's own lane: a file tool whose
   every write target is inside the lane, or a command that runs in the sandbox (confined to the lane,
-  no network) with known write targets inside the lane and no destructive command (``rm``, ``dd``,
-  ``git clean``, ``find -delete``...: :func:`paragents.permissions.special.destructive`). Anything
-  else is refused.
+  no network) with known write targets inside the lane and nothing destructive in it (the permission
+  layer's one classifier, :mod:`paragents.permissions.destructive`: deleters, ``dd of=``,
+  ``find -delete``, destructive git, truncating redirects, interpreter code that deletes or
+  overwrites, anything it cannot see into). Anything else is refused.
 - ``script FILE``: a JSON file of ordered rules (first match wins), see :class:`AnswerScript`; a rule
   may answer ``ask``, which leaves the ask to a person (the TUI's inbox; headless: refused, saying
   nobody could be asked).
@@ -29,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from paragents import events as ev
 from paragents.eval.errors import EvalError
+from paragents.permissions.destructive import command_destructive
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
@@ -161,20 +163,11 @@ def allow_safe(ask: Ask) -> Verdict:
             return Verdict("deny", refuse + "no command")
         if not ask.sandboxed:
             return Verdict("deny", refuse + "commands run only in the sandbox, which is not on here")
-        if _destructive(command):
-            return Verdict("deny", refuse + "it deletes or overwrites files (rm, dd, git clean, ...)")
+        why = command_destructive(command)
+        if why:
+            return Verdict("deny", refuse + why)
         return Verdict("allow")
     return Verdict("deny", refuse + f"{ask.tool} is neither a file tool nor a sandboxed command")
-
-
-def _destructive(command: str) -> bool:
-    from paragents.permissions import parse_command
-    from paragents.permissions.special import destructive
-
-    parsed = parse_command(command)
-    if parsed.problem:
-        return True
-    return any(destructive(tuple(cmd.effective)) for cmd in parsed.commands)
 
 
 def load_policy(spec: str, script: str | None = None) -> AnswerPolicy:

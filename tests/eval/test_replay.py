@@ -30,7 +30,7 @@ async def test_the_committed_sample_run_replays_with_identical_scores(tmp_path: 
     assert [s.row() | {"wall_seconds": 0} for s in score_run(outcome.results)] == [
         s.row() | {"wall_seconds": 0} for s in score_run(recorded)
     ]
-    assert sum(t.resolved for t in outcome.results.trials) == 13
+    assert sum(t.resolved for t in outcome.results.trials) == 12
     assert outcome.results.manifest.replay_of == str(SAMPLE_RUN)
 
 

@@ -23,16 +23,16 @@ async def test_a_run_scores_from_hidden_tests_and_reads_the_burden_from_the_stor
     by_task = {t.task: t for t in results.trials}
     # resolved means the hidden tests passed (the wrong SQL fix did not)
     assert {k: v.resolved for k, v in by_task.items()} == {
-        "clean-temp-files": True,
+        "clean-temp-files": False,
         "fix-paginate": True,
         "fix-report-total": False,
         "hello-file": True,
     }
     assert by_task["fix-report-total"].verifier.reward == 0.0
     assert "FAIL" in by_task["fix-report-total"].verifier.tail
-    # the careless `rm -rf cache` was refused by allow-safe, the careful one allowed
+    # allow-safe refuses deleting, the careless `rm -rf cache` and the careful one-liner alike
     clean = by_task["clean-temp-files"].burden
-    assert (clean.asks, clean.denials, clean.auto_allows, clean.left_to_person) == (2, 1, 1, 0)
+    assert (clean.asks, clean.denials, clean.auto_allows, clean.left_to_person) == (2, 2, 0, 0)
     # the absolute container path is outside the lane: refused; the relative one allowed
     hello = by_task["hello-file"].burden
     assert (hello.asks, hello.denials, hello.auto_allows) == (2, 1, 1)
@@ -59,7 +59,7 @@ async def test_a_run_scores_from_hidden_tests_and_reads_the_burden_from_the_stor
     cassette = json.loads((run / "trials" / by_task["clean-temp-files"].name / "cassette.json").read_text())
     assert [s["name"] for s in cassette["sessions"]] == ["clean-temp-files.t1.1"]
     assert len(cassette["sessions"][0]["replies"]) == 3
-    assert [a["answer"] for a in cassette["answers"]] == ["reject_with_note", "allow_once"]
+    assert [a["answer"] for a in cassette["answers"]] == ["reject_with_note", "reject_with_note"]
     saved = json.loads((run / "results.json").read_text())
     assert saved["manifest"]["answer"] == {"name": "allow-safe"}
     assert len(saved["trials"]) == 4
