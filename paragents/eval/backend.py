@@ -3,9 +3,10 @@
 A backend opens the sessions of a trial in lanes made from the task's base commit, runs a command in a
 lane's sandbox (the hidden tests, the oracle), and discards a lane once its diff is kept. ``local``
 (:class:`LocalBackend`) is a git worktree under the eval's state directory with the sandbox of
-:mod:`paragents.eval.sandbox`. ``container`` and ``k8s`` are accepted names that the remote-lanes work
-will implement (a Harbor task's ``environment/Dockerfile`` built and run as the lane): until then
-:func:`backend_for` refuses them with one message naming what is missing. Nothing here imports
+:mod:`paragents.eval.sandbox`. ``container`` and ``k8s`` are accepted names for the execution backends
+of ``paragents/backends`` (docs/remote.md; a Harbor task's ``environment/Dockerfile`` built and run as
+the lane) once sessions run their tool calls in them (its phase 2): until then :func:`backend_for`
+refuses them with one message naming what is missing. Nothing here imports
 Textual."""
 
 from __future__ import annotations
@@ -158,8 +159,8 @@ def backend_for(on: str) -> TrialBackend:
     if on in ("container", "k8s"):
         what = "a container engine" if on == "container" else "a Kubernetes cluster"
         raise EvalError(
-            f"--on {on}: trials in {what} need the remote execution backend (the remote-lanes work), "
-            "which is not built yet; run with --on local (a Harbor task's Dockerfile is then not built, "
-            "and the report says so per task)"
+            f"--on {on}: trials in {what} need sessions whose tool calls run there; the execution "
+            "backends exist (docs/remote.md, phase 1) but sessions do not run in them yet (phase 2); "
+            "run with --on local (a Harbor task's Dockerfile is then not built, and the report says so)"
         )
     raise EvalError(f"--on {on}: unknown backend (use {', '.join(BACKENDS)})")

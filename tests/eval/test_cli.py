@@ -23,9 +23,12 @@ from tests.eval.solver import SOLVER_MODEL, queue
     [
         (
             ["--on", "container"],
-            "--on container: trials in a container engine need the remote execution backend",
+            "--on container: trials in a container engine need sessions whose tool calls run there",
         ),
-        (["--on", "k8s"], "--on k8s: trials in a Kubernetes cluster need the remote execution backend"),
+        (
+            ["--on", "k8s"],
+            "--on k8s: trials in a Kubernetes cluster need sessions whose tool calls run there",
+        ),
         (["--on", "moon"], "--on moon: unknown backend"),
         (["--targets", "gpt"], "'gpt' is not model:NAME, model:NAME@URL or agent:NAME"),
         (["--targets", "agent:nobody"], "agent:nobody is not a known agent"),
