@@ -102,7 +102,7 @@ def build_options(args: argparse.Namespace) -> Any:
     from paragents.eval.backend import backend_for
     from paragents.eval.errors import EvalError
     from paragents.eval.runner import Endpoint, RunOptions
-    from paragents.eval.targets import check_target, parse_targets, shaping_config
+    from paragents.eval.targets import agents_config, check_target, parse_targets, shaping_config
     from paragents.eval.tasks import load_tasks
     from paragents.limits import BudgetError, parse_budget
 
@@ -158,6 +158,7 @@ def build_options(args: argparse.Namespace) -> Any:
         policy=policy,
         endpoints=endpoints,
         shaping=shaping_config(config),
+        agents=agents_config(config),
         trials=args.trials,
         fanout=args.fanout,
         mode=args.mode,

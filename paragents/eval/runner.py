@@ -70,6 +70,9 @@ class RunOptions:
     """Results taken as recorded instead of run (a replay's external-agent trials), by trial name."""
     stalled: Callable[[str], Awaitable[object]] | None = None
     """A replay's signal that a timed-out turn's recorded stream was served (see TrialContext)."""
+    agents: dict[str, Any] = field(default_factory=dict)
+    """The configured ``agents`` table with its secrets, for launching agent targets (the manifest
+    keeps the shaping's redacted copy)."""
     attach: Callable[[Any], None] | None = None
     """Called with each target's runtime once it is open (a replay watches its events)."""
 
@@ -191,6 +194,7 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
                 repo=repo,
                 db=out / "state" / f"{target.tag}.db",
                 shaping=options.shaping,
+                agents=options.agents,
                 base_url=endpoint.url,
                 model=target.name if target.kind == "model" else "none",
                 api_key=endpoint.api_key,

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from paragents.llm.recording import Recorder
     from paragents.sessions import Runtime
 
+REDACTED = "<redacted>"
+
 SHAPING_KEYS = (
     "max_tool_rounds",
     "command_timeout",
@@ -85,8 +87,18 @@ def shaping_config(config: RuntimeConfig) -> dict[str, Any]:
     data = config.model_dump(mode="json")
     out = {k: data[k] for k in SHAPING_KEYS if k in data}
     out["models"] = data.get("models", {})
-    out["agents"] = data.get("agents", {})
+    agents = data.get("agents", {})
+    for agent in agents.values():  # an agent's env may hold its key: kept only as a ${VAR} reference
+        env = agent.get("env") or {}
+        agent["env"] = {k: v if str(v).startswith("${") else REDACTED for k, v in env.items()}
+    out["agents"] = agents
     return out
+
+
+def agents_config(config: RuntimeConfig) -> dict[str, Any]:
+    """The ``agents`` table as configured, secrets included: what the runtimes launch agents with
+    (never written to the manifest: :func:`shaping_config` keeps a redacted copy)."""
+    return dict(config.model_dump(mode="json").get("agents", {}))
 
 
 def check_target(target: Target, config: RuntimeConfig) -> None:
@@ -116,6 +128,7 @@ async def open_target_runtime(
     repo: Path,
     db: Path,
     shaping: dict[str, Any],
+    agents: dict[str, Any] | None = None,
     base_url: str,
     model: str,
     api_key: str | None,
@@ -125,12 +138,15 @@ async def open_target_runtime(
     recorder: Recorder | None,
     retry_base_delay: float | None = None,
 ) -> Runtime:
-    """Open the runtime of ``target`` over ``repo`` (see the module docstring). Raises ConfigError or
-    PolicyError like ``Runtime.create``."""
+    """Open the runtime of ``target`` over ``repo`` (see the module docstring); ``agents`` is the agents
+    table with its secrets (else the shaping's). Raises ConfigError or PolicyError like
+    ``Runtime.create``."""
     from paragents.llm import ChatClient
     from paragents.sessions import Runtime
 
-    overrides: dict[str, Any] = {k: v for k, v in shaping.items() if k != "agents" or v}
+    overrides: dict[str, Any] = {k: v for k, v in shaping.items() if k != "agents"}
+    if agents or shaping.get("agents"):
+        overrides["agents"] = agents or shaping["agents"]
     overrides.update({"base_url": base_url, "model": model, "max_parallel_turns": max(1, parallel)})
     extra: dict[str, Any] = {}
     if retry_base_delay is not None:

@@ -109,3 +109,17 @@ def test_the_eval_exit_codes_are_the_documented_ones() -> None:
     assert (errors.EXIT_GATE, errors.EXIT_REPLAY) == (exit_codes.EXIT_GATE, exit_codes.EXIT_REPLAY) == (8, 9)
     codes = {c for c in vars(exit_codes).values() if isinstance(c, int)}
     assert len(codes) == len([k for k in vars(exit_codes) if k.startswith("EXIT_")])  # no number used twice
+
+
+def test_an_agents_key_in_the_config_never_reaches_the_manifest(tmp_path: Path) -> None:
+    from paragents.config import load_config
+    from paragents.eval.targets import agents_config, shaping_config
+
+    (tmp_path / "runtime_config.json").write_text(
+        json.dumps(
+            {"agents": {"x": {"command": "x-acp", "env": {"X_KEY": "sk-secret-123456", "Y": "${Y_KEY}"}}}}
+        )
+    )
+    config = load_config(tmp_path).config
+    assert shaping_config(config)["agents"]["x"]["env"] == {"X_KEY": "<redacted>", "Y": "${Y_KEY}"}
+    assert agents_config(config)["x"]["env"]["X_KEY"] == "sk-secret-123456"  # what launches the agent
