@@ -251,6 +251,16 @@ class Answerer:
         return Ask(event.call.name, args, lane, event.sandboxed, tuple(targets), unknown)
 
     async def _answer(self, event: ev.PermissionRequested) -> None:
+        from paragents.store import StoreError
+
+        try:
+            await self._answer_one(event)
+        except (StoreError, ValueError) as exc:  # the ask stays pending: the trial runs into its timeout
+            self.rt.emit(
+                ev.Notice(event.session_id, f"the eval's answer policy could not answer: {exc}", "error")
+            )
+
+    async def _answer_one(self, event: ev.PermissionRequested) -> None:
         verdict = self.policy.decide(self.ask_of(event))
         by = ANSWERED_BY + self.policy.name
         if verdict.answer == "ask":

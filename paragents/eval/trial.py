@@ -154,6 +154,14 @@ async def run_trial(ctx: TrialContext, spec: TrialSpec) -> TrialResult:
                 "wall_seconds": round(time.monotonic() - started, 3),
             }
         )
+    except Exception as exc:  # one trial's surprise must not end an unattended run of hundreds
+        return base.model_copy(
+            update={
+                "status": "error",
+                "error": f"the trial failed unexpectedly ({type(exc).__name__}: {exc})",
+                "wall_seconds": round(time.monotonic() - started, 3),
+            }
+        )
     finally:
         for lane in lanes:
             ctx.answerer.lanes.pop(lane.session_id, None)
