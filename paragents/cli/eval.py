@@ -83,8 +83,9 @@ def _run(args: argparse.Namespace, prog: str) -> int:
 
 
 def _finish(results: Any, out: Path, args: argparse.Namespace) -> None:
-    from paragents.eval.report import markdown_table, summary_rows, write_reports
+    from paragents.eval.report import write_reports
     from paragents.eval.scores import score_run
+    from paragents.eval.tables import markdown_table, summary_rows
 
     md, page = write_reports(results, out)
     scores = score_run(results)
@@ -101,9 +102,9 @@ def build_options(args: argparse.Namespace) -> Any:
     from paragents.eval.answers import load_policy
     from paragents.eval.backend import backend_for
     from paragents.eval.errors import EvalError
+    from paragents.eval.loader import load_tasks
     from paragents.eval.runner import Endpoint, RunOptions
     from paragents.eval.targets import agents_config, check_target, parse_targets, shaping_config
-    from paragents.eval.tasks import load_tasks
     from paragents.limits import BudgetError, parse_budget
 
     if not args.tasks or not args.targets or not args.out:
@@ -173,7 +174,7 @@ def build_options(args: argparse.Namespace) -> Any:
 
 async def _validate(args: argparse.Namespace) -> int:
     from paragents.eval.errors import EXIT_FAILURE
-    from paragents.eval.tasks import load_tasks
+    from paragents.eval.loader import load_tasks
     from paragents.eval.validate import validate_tasks
 
     tasks = load_tasks(args.tasks)
@@ -193,9 +194,10 @@ async def _validate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from paragents.eval.report import markdown_table, summary_rows, write_reports
+    from paragents.eval.report import write_reports
     from paragents.eval.results import load_results
     from paragents.eval.scores import score_run
+    from paragents.eval.tables import markdown_table, summary_rows
 
     results = load_results(args.run)
     out = Path(args.out) if args.out else Path(args.run)

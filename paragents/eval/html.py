@@ -9,9 +9,9 @@ from __future__ import annotations
 import html
 import re
 
-from paragents.eval.report import summary_rows, task_rows, usd
 from paragents.eval.results import RunResults
 from paragents.eval.scores import LEVEL, TargetScore, score_run
+from paragents.eval.tables import summary_rows, task_rows, usd
 
 _SCRIPT = re.compile(r"<script\b.*?</script>", re.S | re.I)
 _DECL = re.compile(r"<\?xml[^>]*\?>")

@@ -27,10 +27,10 @@ from paragents import events as ev
 from paragents.cassette import CassetteError, Reply, load_cassette
 from paragents.eval.answers import AnswerPolicy, parse_script
 from paragents.eval.errors import EvalError
+from paragents.eval.loader import load_tasks
 from paragents.eval.results import RunResults, TrialResult, load_results
 from paragents.eval.runner import Endpoint, Progress, RunOptions, run_eval
 from paragents.eval.targets import Target
-from paragents.eval.tasks import load_tasks
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 
 

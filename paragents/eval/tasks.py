@@ -7,8 +7,8 @@ Two formats load into the same :class:`Task`:
 - a SWE-bench-style JSONL file for local repositories (one instance per line: repository path, base
   commit, problem statement, FAIL_TO_PASS / PASS_TO_PASS test ids): :mod:`paragents.eval.swe`.
 
-``sample`` names the built-in set shipped in ``paragents/eval/sample/`` (Harbor format). Nothing here
-imports Textual."""
+:func:`paragents.eval.loader.load_tasks` reads a set in either format, or ``sample``: the built-in set
+shipped in ``paragents/eval/sample/`` (Harbor format). Nothing here imports Textual."""
 
 from __future__ import annotations
 
@@ -20,9 +20,6 @@ from typing import Literal
 from paragents.eval.errors import EvalError
 
 TaskFormat = Literal["harbor", "swe"]
-
-SAMPLE_DIR = Path(__file__).resolve().parent / "sample"
-"""The built-in sample task set (``--tasks sample``)."""
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
@@ -116,24 +113,3 @@ class TaskSet:
                 f"(it has {', '.join(sorted(known)) or 'none'})"
             )
         return TaskSet(self.name, self.source, tuple(t for t in self.tasks if t.id in ids))
-
-
-def load_tasks(spec: str, *, base: Path | None = None) -> TaskSet:
-    """Load the task set ``spec``: ``sample`` (the built-in set), a Harbor task directory, a directory
-    of Harbor task directories, or a ``.jsonl`` file of SWE-style instances. Relative paths are taken
-    from ``base`` (default: the current directory). Raises EvalError naming the file and field."""
-    from paragents.eval.harbor import load_harbor_set
-    from paragents.eval.swe import load_swe_file
-
-    if spec == "sample":
-        return load_harbor_set(SAMPLE_DIR, name="sample")
-    path = Path(spec).expanduser()
-    if not path.is_absolute():
-        path = (base or Path.cwd()) / path
-    if not path.exists():
-        raise EvalError(f"--tasks: {spec} does not exist (give a task directory, a .jsonl file or 'sample')")
-    if path.is_file():
-        if path.suffix != ".jsonl":
-            raise EvalError(f"--tasks: {spec} is a file but not a .jsonl of SWE-style instances")
-        return load_swe_file(path)
-    return load_harbor_set(path)

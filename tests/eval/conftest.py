@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from paragents.eval.answers import AnswerPolicy, load_policy
+from paragents.eval.loader import load_tasks
 from paragents.eval.runner import Endpoint, RunOptions
 from paragents.eval.targets import Target
-from paragents.eval.tasks import TaskSet, load_tasks
+from paragents.eval.tasks import TaskSet
 from paragents.llm.replay import ReplayServer
 from paragents.tools.sandbox import SandboxConfig, check
 from tests.eval.solver import SOLVER_MODEL, queue

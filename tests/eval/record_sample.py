@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 
 from paragents.eval.answers import load_policy
+from paragents.eval.loader import load_tasks
 from paragents.eval.runner import Endpoint, RunOptions, run_eval
 from paragents.eval.targets import Target
-from paragents.eval.tasks import load_tasks
 from paragents.llm.replay import ReplayServer
 from tests.eval.solver import SOLVER_MODEL, queue
 

@@ -12,7 +12,7 @@ import pytest
 
 from paragents.cli import main
 from paragents.eval.errors import EXIT_CONFIG, EXIT_FAILURE, EXIT_GATE
-from paragents.eval.tasks import load_tasks
+from paragents.eval.loader import load_tasks
 from paragents.llm.replay import ThreadedReplayServer
 from tests.eval.conftest import needs_bwrap
 from tests.eval.solver import SOLVER_MODEL, queue

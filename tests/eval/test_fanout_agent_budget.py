@@ -9,10 +9,10 @@ import json
 import sys
 from pathlib import Path
 
+from paragents.eval.loader import load_tasks
 from paragents.eval.replay import replay_run
 from paragents.eval.runner import run_eval
 from paragents.eval.targets import Target
-from paragents.eval.tasks import load_tasks
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.store import Store
 from tests.acp.conftest import FAKE_AGENT

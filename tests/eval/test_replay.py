@@ -10,11 +10,11 @@ from pathlib import Path
 
 from paragents.cli import main
 from paragents.eval.errors import EXIT_REPLAY
+from paragents.eval.loader import load_tasks
 from paragents.eval.replay import replay_run
 from paragents.eval.results import load_results
 from paragents.eval.runner import run_eval
 from paragents.eval.scores import score_run
-from paragents.eval.tasks import load_tasks
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from tests.eval.conftest import DATA, needs_bwrap, scripted_options
 

@@ -8,8 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from paragents.eval.loader import load_tasks
 from paragents.eval.runner import run_eval
-from paragents.eval.tasks import load_tasks
 from paragents.eval.validate import validate_tasks
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from tests.eval.conftest import needs_bwrap, scripted_options

@@ -11,8 +11,8 @@ import pytest
 
 from paragents.eval.errors import EvalError
 from paragents.eval.harbor import load_harbor_set, load_harbor_task
+from paragents.eval.loader import load_tasks
 from paragents.eval.swe import load_swe_file, parse_outcomes, swe_resolved
-from paragents.eval.tasks import load_tasks
 from paragents.eval.verifier import read_reward
 from tests.lanes.conftest import commit_all, sh
 
