@@ -11,6 +11,7 @@ Textual."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,14 +93,23 @@ class TrialBackend(Protocol):
 
 
 class LocalBackend:
-    """Trials in git worktrees on this machine (see the module docstring)."""
+    """Trials in git worktrees on this machine (see the module docstring). Lanes are added and removed
+    one at a time: ``git worktree add`` reads every other worktree's metadata, which a concurrent
+    ``git worktree remove`` is deleting ("failed to read .git/worktrees/X/commondir")."""
 
     name = "local"
+
+    def __init__(self) -> None:
+        self._git = asyncio.Lock()
 
     def note_for(self, task: Task) -> str | None:
         return None  # the task's own notes say what its Dockerfile did not do
 
     async def open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
+        async with self._git:
+            return await self._open(rt, opening)
+
+    async def _open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
         try:
             if opening.agent is not None:
                 view = await rt.new_agent_session(
@@ -148,8 +158,9 @@ class LocalBackend:
     async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
         with contextlib.suppress(SessionError, StoreError, KeyError):
             await rt.close_session(lane.session_id)
-        with contextlib.suppress(LaneError, StoreError, OSError):
-            await remove_lane(rt.store, repo, lane.lane, force=True)
+        async with self._git:
+            with contextlib.suppress(LaneError, StoreError, OSError):
+                await remove_lane(rt.store, repo, lane.lane, force=True)
 
 
 def backend_for(on: str) -> TrialBackend:

@@ -43,6 +43,7 @@ async def prepare_repo(root: Path, tasks: TaskSet) -> dict[str, str]:
             root.mkdir(parents=True, exist_ok=True)
             await git("init", "-q", "-b", "main", cwd=root)
             await git("config", "core.hooksPath", os.devnull, cwd=root)
+            await git("config", "gc.auto", "0", cwd=root)  # no gc under trials working in parallel
             (root / "README.md").write_text(
                 "Working repository of a `paragents eval` run: one branch eval/<task> per task.\n", "utf-8"
             )
