@@ -183,7 +183,7 @@ class MergeScreen(ModalScreen[Outcome | None]):
             if name == "LaneMoved":
                 self.dismiss(Outcome("moved", str(exc)))
                 return
-            if name not in ("SessionError", "LaneError", "StoreError"):
+            if name not in ("SessionError", "LaneError", "StoreError", "FanoutError"):
                 raise
             self.say(str(exc))
             self.query_one("#go", Button).disabled = False
