@@ -386,7 +386,7 @@ class LaneWatcher:
                 for name in (conflict.a, conflict.b):
                     view = by_lane.get(name)
                     if view is not None:
-                        text = f"conflict predicted: {conflict.describe()} (neither has merged yet)"
+                        text = f"conflict predicted: {conflict.describe()} {conflict.not_merged()}"
                         self.core.emit(ev.Notice(view.id, text, "warning"))
             self.seen = keys
             self.current = conflicts
