@@ -34,6 +34,8 @@ class CreatedLane:
 
     lane: LaneRecord
     notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds each step of its environment build took (``uv_host``, ``uv_sandbox``, ...)."""
 
 
 async def unique_lane_name(store: Store, repo: Path, prefix: str = "lane") -> str:
@@ -88,6 +90,7 @@ async def create_lane(
             f"`git worktree remove {path}`, then try again"
         )
     notes: list[str] = []
+    seconds: dict[str, float] = {}
     if await own_changes(repo):
         notes.append(
             f"the main checkout has uncommitted changes; they stay there, and lane {name} starts from the "
@@ -126,6 +129,7 @@ async def create_lane(
                 repo, path, port=record.port_base, settings=settings, sandbox=sandbox, on_output=on_output
             )
             notes.extend(outcome.notes)
+            seconds = outcome.seconds
             await store.update_lane(
                 record.id, setup_state="ready", setup_output=outcome.output, lockfiles=outcome.lockfiles
             )
@@ -149,7 +153,7 @@ async def create_lane(
         raise
     lane = await store.get_lane_by_id(record.id)
     assert lane is not None
-    return CreatedLane(lane, notes)
+    return CreatedLane(lane, notes, seconds)
 
 
 async def _undo(store: Store, repo: Path, record: LaneRecord, path: Path, made_branch: bool) -> None:
