@@ -125,7 +125,7 @@ async def measure() -> dict[str, Any]:
         "worktree_p95_s": r(percentile(worktree, 95), 3),
         "lane_p50_s": r(percentile(lane, 50), 3),
         "lane_p95_s": r(percentile(lane, 95), 3),
-        "ratio_p50": r(percentile(lane, 50) / percentile(worktree, 50), 1),
+        "ratio_p50": r((percentile(lane, 50) or 0.0) / (percentile(worktree, 50) or 1.0), 1),
         "host_step_p50_s": r(percentile(host, 50), 3),
         "sandbox_step_p50_s": r(percentile(sandbox, 50), 3),
         "hardlink_host_step_p50_s": r(percentile(hardlink, 50), 3),
