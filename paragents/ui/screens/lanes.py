@@ -151,7 +151,7 @@ class LanesScreen(ModalScreen[None]):
                 raise
             log.write_line(str(exc))
             return
-        log.write_line(f"exit {record.exit_code} on {record.commit[:12]}")
+        log.write_line(f"exit {record.exit_code} on tree {record.tree[:12]} (commit {record.commit[:12]})")
         for i, r in enumerate(self.reviews):
             if r.name == review.name:
                 self.reviews[i] = dataclasses.replace(r, verify=record)
