@@ -252,9 +252,11 @@ class CandidateLanding:
     async def merge(
         self, lane: str, strategy: str, reviewed: LaneState, message: str, *, override: bool = False
     ) -> MergeResult:
-        return await apply_candidate(
+        result = await apply_candidate(
             self.rt, self.group_id, self.candidate, message=message, reviewed=reviewed, override=override
         )
+        await self.rt.lane_actions().landed()  # its predictions clear now, not at the next timer round
+        return result
 
 
 async def graft_hunks(
