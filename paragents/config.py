@@ -140,6 +140,12 @@ class LaneSettings(BaseModel):
         gt=0,
         description="Seconds a lane's setup script may run before it is stopped and the lane removed.",
     )
+    verify_network: Literal["none", "all"] = Field(
+        "none",
+        description="Network of the commands paragents itself runs in a lane's tree (lanes.verify, "
+        "fan-out --verify, the lane's setup and install commands, its environment build), which run in "
+        "the same sandbox as a session's commands: none (own empty network namespace) or all.",
+    )
     # issue 31: where a lane runs (paragents/backend_settings.py, docs/remote.md)
     backend: BackendName = Field(
         "local",

@@ -115,7 +115,23 @@ async def branch_exists(repo: Path, branch: str) -> bool:
     return result.ok
 
 
+OWN_DIR = ".paragents/"
+"""paragents' own folder in a checkout (saved permission answers, its .gitignore): files paragents
+wrote there never count as the user's changes."""
+
+
 async def is_dirty(path: Path) -> list[str]:
     """Return the ``git status --porcelain`` lines of a checkout (empty when clean)."""
     result = await git("status", "--porcelain", "--untracked-files=all", cwd=path)
     return [line for line in result.out.splitlines() if line.strip()]
+
+
+def is_own(line: str) -> bool:
+    """True for a ``git status --porcelain`` line of an untracked file in paragents' own folder."""
+    return line.startswith("?? ") and line[3:].lstrip('"').startswith(OWN_DIR)
+
+
+async def own_changes(path: Path) -> list[str]:
+    """The user's uncommitted changes in a checkout (:func:`is_dirty` without paragents' own
+    untracked files, :data:`OWN_DIR`)."""
+    return [line for line in await is_dirty(path) if not is_own(line)]
