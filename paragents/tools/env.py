@@ -36,6 +36,7 @@ ALLOWED_NAMES = frozenset({
     "PKG_CONFIG_PATH", "LD_LIBRARY_PATH", "LIBRARY_PATH", "CPATH", "MANPATH", "INFOPATH",
     "CC", "CXX", "CFLAGS", "CXXFLAGS", "CPPFLAGS", "LDFLAGS", "MAKEFLAGS",
     "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED", "PYTHONIOENCODING", "PYTHONUTF8",
+    "EMAIL", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
 })  # fmt: skip
 """Variables a command gets from the user's environment (when their value holds no credentials)."""
 ALLOWED_PATTERNS = ("LC_*",)

@@ -79,8 +79,14 @@ PROGRAM_KEYS: tuple[tuple[str, str], ...] = (
 transport to a program, and the harmless value each gets."""
 _PROGRAM_KEY = [(re.compile(pattern + r"\Z", re.IGNORECASE), value) for pattern, value in PROGRAM_KEYS]
 
-USER_NEUTRAL = {"core.sshcommand": "ssh"}
-"""Harmless values that differ for a command the user asked for (a push still needs ssh)."""
+USER_NEUTRAL = (
+    (r"core\.sshcommand", "ssh"),
+    (r"remote\..+\.receivepack", "git-receive-pack"),
+    (r"remote\..+\.uploadpack", "git-upload-pack"),
+)
+"""Harmless values that differ for a command the user asked for (a push still needs ssh and the
+remote's own receive-pack)."""
+_USER_NEUTRAL = [(re.compile(pattern + r"\Z", re.IGNORECASE), value) for pattern, value in USER_NEUTRAL]
 
 PASSED_ON = (
     "user.name", "user.email", "core.excludesfile", "core.autocrlf", "core.eol", "core.safecrlf",
@@ -184,6 +190,6 @@ def user_overrides(entries: Iterable[ConfigEntry]) -> list[tuple[str, str]]:
                 f"{entry.key}`) or push by hand"
             )
         done.add(lower)
-        harmless = USER_NEUTRAL.get(lower, value)
+        harmless = next((v for p, v in _USER_NEUTRAL if p.match(entry.key)), value)
         pairs.append((entry.key, outer.get(lower, harmless)))
     return pairs
