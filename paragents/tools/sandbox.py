@@ -268,6 +268,8 @@ def _private_area(config: SandboxConfig, root: str) -> str | None:
     """Create the private area and its cache folders (0700); None when that fails."""
     base = private_dir(config, root)
     try:
+        paths.ensure_dir(base)
+        os.chmod(base, 0o700)
         for sub in CACHE_ENV.values():
             paths.ensure_dir(base / sub)
     except OSError:
@@ -342,9 +344,20 @@ def describe(config: SandboxConfig, status: SandboxStatus, cwd: Path) -> str:
     if status.state in ("on", "refused"):
         net = "none (own loopback only)" if config.network == "none" else "all (the host's network)"
         lines.append(f"network: {net}")
-        lines.append("writable: " + ", ".join([str(root), "/tmp (private)", *config.writable]))
+        private = private_dir(config, os.path.realpath(root))
+        writable = [str(root), "/tmp (private)", f"{private} (caches)", *config.writable]
+        lines.append(
+            "writable: " + ", ".join(writable) + "; the git state of the root, not its config or hooks"
+        )
+        secrets = secret_paths(config.hidden)
+        lines.append(
+            f"never seen: paragents' config and state, {len(secrets)} credential and socket paths found "
+            "(~/.ssh, ~/.aws, /run/user, ...; sandbox.hidden adds more) and the host's Unix sockets"
+        )
         hidden = hidden_paths(config.hidden_rules, Path(root))
-        lines.append("hidden: " + (", ".join(str(p) for p in hidden) if hidden else "(none)"))
+        lines.append(
+            "hidden by Read deny rules: " + (", ".join(str(p) for p in hidden) if hidden else "(none)")
+        )
         lines.append(f"auto-allow of commands: {'on' if config.auto_allow else 'off'}")
     lines.append("switch with /sandbox off|auto|required")
     return "\n".join(lines)
