@@ -13,8 +13,9 @@ Linux), must not run (``refused``: mode "required" without bwrap) or are not con
   state, but never what host-side git executes (paragents.tools.sandbox_git);
 - hidden: paragents' config and state directories, the usual credential places, the host's
   runtime socket directories and Unix sockets (paragents.tools.sandbox_hide), the ``hidden`` paths
-  of the config, and the paths that ``Read(...)`` deny rules name (a directory gets an empty
-  read-only tmpfs, a file an empty read-only file bound over it);
+  of the config (a directory gets an empty tmpfs of its own, mode 0555, that nothing outside the
+  command sees; a file or socket an empty read-only file), and the paths that ``Read(...)`` deny
+  rules name (an empty read-only tmpfs or file);
 - its own user, PID and IPC namespaces, and no new user namespaces inside (``--disable-userns``,
   when this bwrap supports it), so killing bwrap ends every process of the command
   (``--die-with-parent``); no capabilities (``--cap-drop ALL``: bwrap run by root keeps them
@@ -302,7 +303,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
     tmpfs = [p for p in secrets if os.path.isdir(p)]
     early = [p for p in tmpfs if any(is_under(b, [p]) for b in binds)]  # holds a writable path
     for path in early:
-        argv += ["--tmpfs", path]
+        argv += ["--perms", "0555", "--tmpfs", path]
     for path in binds:
         argv += ["--bind", path, path]
     git = git_state(root, secrets)
@@ -312,7 +313,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
         argv += ["--ro-bind", path, path]
     for path in tmpfs:
         if path not in early:
-            argv += ["--tmpfs", path]
+            argv += ["--perms", "0555", "--tmpfs", path]
     hidden_files = [p for p in secrets if p not in tmpfs]
     shown = [*binds, *git.writable]
     hidden_files += [s for s in host_sockets(()) if _visible(s, shown, tmpfs) and s not in hidden_files]
@@ -328,8 +329,6 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
             argv += ["--tmpfs", text, "--remount-ro", text]
         else:
             argv += ["--ro-bind", _empty_file(), text]
-    for path in tmpfs:
-        argv += ["--remount-ro", path]
     if private is not None:
         for name, sub in CACHE_ENV.items():
             argv += ["--setenv", name, os.path.join(private, sub)]
