@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 from paragents.models import CallPreview
 from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult, bounded_lines
 from paragents.tools.env import FORCED_ENV as FORCED_ENV  # re-exported (the env lives in env.py)
-from paragents.tools.env import command_env
+from paragents.tools.env import command_env as command_env
 from paragents.tools.env import is_secret_env as is_secret_env
 from paragents.tools.output import cap_middle, cap_parts, clean_output
 from paragents.tools.sandbox import bwrap_argv, check
