@@ -20,6 +20,7 @@ INTERNAL_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.attributesFile", "/dev/null"),
     ("credential.helper", ""),
     ("protocol.allow", "never"),
+    ("protocol.file.allow", "always"),  # local repositories and bundle files (git's own upload-pack)
     ("protocol.ext.allow", "never"),
     ("protocol.fd.allow", "never"),
     ("gpg.program", "false"),

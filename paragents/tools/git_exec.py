@@ -12,8 +12,9 @@ paragents starts goes through :func:`run_git` / :func:`run_git_sync`, which:
    ``KEY``/``VALUE`` (the highest-priority config, inherited by every git process git starts
    itself); commands that run no driver (:data:`LIST_FREE`: ``rev-parse``, ``log``...) skip this;
 2. add :data:`INTERNAL_CONFIG` (hooks off: ``core.hooksPath=/dev/null``; ``core.fsmonitor=false``;
-   no transports: ``protocol.allow=never``; no signing; no submodule recursion...) and the
-   environment of :func:`git_env`: no system or global config file (``GIT_CONFIG_NOSYSTEM``,
+   no transport but local paths and bundle files: ``protocol.allow=never``,
+   ``protocol.file.allow=always``; no signing; no submodule recursion...) and the environment of
+   :func:`git_env`: no system or global config file (``GIT_CONFIG_NOSYSTEM``,
    ``GIT_CONFIG_GLOBAL=/dev/null``; the user's identity, excludes file, line-ending settings and
    ``safe.directory`` entries are passed on explicitly), no system attributes, no pager, editor,
    askpass, proxy or ssh program, and only harmless variables of the user's environment (no
