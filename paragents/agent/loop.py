@@ -842,6 +842,7 @@ class Agent:
             turn_id=self._turn_id,
             resume=resume,
             read_only=bool(getattr(tool, "read_only", False)),
+            schema=tool.parameters if tool.name.startswith("mcp__") else None,
         )
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))

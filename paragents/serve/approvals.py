@@ -35,14 +35,13 @@ class ApiError(Exception):
 
 def is_destructive(command: str) -> bool:
     """True when a shell command deletes or overwrites files (or cannot be analysed): the page then
-    asks for a second tap before allowing it."""
-    try:
-        from paragents.permissions import special
-        from paragents.permissions.shell import parse_command
+    asks for a second tap before allowing it. The one classifier is
+    :func:`paragents.permissions.destructive.command_destructive`."""
+    from paragents.permissions.destructive import command_destructive
 
-        parsed = parse_command(command)
-        return any(special.destructive(cmd.effective) for cmd in parsed.commands)
-    except Exception:
+    try:
+        return command_destructive(command) is not None
+    except Exception:  # never let a parser failure hide the second tap
         return True
 
 

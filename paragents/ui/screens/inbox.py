@@ -32,6 +32,7 @@ from paragents.events import (
     PredictedConflict,
     QuestionAsked,
 )
+from paragents.permissions.destructive import call_destructive
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
@@ -183,6 +184,9 @@ class InboxScreen(Screen[str | None]):
                 f"{clean(item.kind):<{kind_width}} ", style="red" if "conflict" in item.kind else "yellow"
             )
             text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
+            call = getattr(item.event, "call", None)
+            if item.kind == "approval" and call is not None and call_destructive(call.name, call.arguments):
+                text.append("  destructive", style="bold red")
             if n < len(self.items) - 1:
                 text.append("\n")
         return text
