@@ -39,7 +39,8 @@ async def test_an_agent_commits_in_its_lane_without_an_ask(host: Host, hostile: 
         WORK,
         "git config core.fsmonitor x; git branch -f main HEAD; git update-ref refs/heads/main HEAD; true",
     )
-    assert hostile.sink.of(ev.PermissionRequested, view.id) == []
+    asked = [e.call.id for e in hostile.sink.of(ev.PermissionRequested, view.id)]
+    assert "c0" not in asked  # add, commit, diff, log: no ask (the second command's `git config` may)
     assert "calc.py | 2 ++" in out[0] and "add calc" in out[0], out[0]
     assert git(repo, "log", "--format=%s", "-1", "paragents/api") == "add calc"
     assert git(repo, "log", "--format=%s", "-1", "main") == "init"  # other branches stay read-only
@@ -53,6 +54,7 @@ async def test_an_agent_commits_in_a_plain_repository(host: Host, hostile: Hosti
     out = await hostile.attack(
         view, WORK, "mv .git g2; echo x > .git/hooks/post-commit; git config a.b c; true"
     )
+    assert "c0" not in [e.call.id for e in hostile.sink.of(ev.PermissionRequested, view.id)]
     assert "calc.py | 2 ++" in out[0], out[0]
     assert git(repo, "log", "--format=%s", "-1") == "add calc"
     assert (repo / ".git").is_dir() and not (repo / "g2").exists()
