@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from paragents import paths
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git, require_git
+from paragents.lanes.integrity import lanes_root as lanes_root  # re-exported
+from paragents.lanes.integrity import project_hash as project_hash
 
 BRANCH_PREFIX = "paragents/"
 """Every lane's branch is ``paragents/<name>``."""
@@ -26,19 +26,9 @@ class Base:
     commit: str
 
 
-def lanes_root() -> Path:
-    """``<state>/lanes``: every lane's worktree lives below it, never inside the repository."""
-    return paths.state_dir() / "lanes"
-
-
 def recovery_dir() -> Path:
     """``<state>/lanes/recovery``: bundles written by ``lanes gc --force``."""
     return lanes_root() / "recovery"
-
-
-def project_hash(repo: Path) -> str:
-    """A short stable hash of the repository's top-level path (names its folder of lanes)."""
-    return hashlib.sha256(str(repo).encode()).hexdigest()[:12]
 
 
 def lane_path(repo: Path, name: str) -> Path:
