@@ -287,6 +287,8 @@ async def _apply_answer(
         note = payload.get("note") if isinstance(payload, dict) else payload
         return Approval(False, f"denied by the user with a note: {note}")
     reason = payload.get("reason") if isinstance(payload, dict) else None
+    if isinstance(payload, dict) and payload.get("headless"):  # refused by a headless run: nobody answered
+        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)")
     return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
 
 

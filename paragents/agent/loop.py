@@ -894,6 +894,9 @@ class Agent:
             root=getattr(self.session, "sandbox_root", None),
             auto_allow=settings.auto_allow,
             bwrap=settings.bwrap,
+            hidden=settings.hidden,
+            env_allow=settings.env_allow,
+            session=self.session.id,
         )
 
     def _sandbox_for(self, family: str) -> tuple[SandboxConfig | None, SandboxStatus | None]:

@@ -373,6 +373,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agent_sessions ADD COLUMN reported_cost REAL;
     """,
+    # 13 -> 14: the tree of a lane's work when it landed on its target (lanes/merge.py): the
+    # predictor no longer checks a landed lane against its own landed work (issue 27)
+    """
+    ALTER TABLE lanes ADD COLUMN landed_tree TEXT;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
