@@ -6,7 +6,9 @@ working directory (``/app`` for a Harbor task), the hidden tests read-only at ``
 capabilities, its own PID/IPC namespaces and no network unless the task allows it, with the
 environment of ``run_command`` (no API keys or tokens: :func:`paragents.tools.shell.command_env`).
 Those mount points need not exist on the machine: the sandbox's root is a fresh tmpfs on which every
-top-level entry of ``/`` is bound read-only, then the task's mounts.
+top-level entry of ``/`` is bound read-only, then the task's mounts. What ``run_command``'s sandbox
+hides is hidden here too (paragents' config and state, credential places, runtime sockets:
+:mod:`paragents.tools.sandbox_hide`), and user namespaces are refused where bwrap can.
 
 This is one small wrapper over :mod:`paragents.tools.sandbox` (bwrap's flags and its probe) and
 :mod:`paragents.tools.shell` (environment, process-group kill): the lanes' own "run a command in a
@@ -16,13 +18,17 @@ working bubblewrap nothing runs: :class:`SandboxUnavailable` says why. Nothing h
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
+import tempfile
 import time
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
-from paragents.tools.sandbox import BASE_FLAGS, SandboxConfig, check
+from paragents.tools.sandbox import BASE_FLAGS, SandboxConfig, check, userns_flags
+from paragents.tools.sandbox_hide import host_sockets, is_under, secret_paths
 from paragents.tools.shell import command_env, kill_group
 
 TAIL_CHARS = 8000
@@ -54,6 +60,21 @@ class CommandResult:
     timed_out: bool = False
 
 
+@lru_cache(maxsize=1)
+def _empty_file() -> str:
+    """An empty read-only file bound over hidden files (removed at exit)."""
+    fd, name = tempfile.mkstemp(prefix="paragents-eval-hidden-")
+    os.close(fd)
+    os.chmod(name, 0o444)
+    atexit.register(_remove, name)
+    return name
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+
+
 def bwrap_path(bwrap: str = "bwrap") -> str:
     """The bubblewrap program when it can create a sandbox here; else raise SandboxUnavailable."""
     status = check(SandboxConfig(mode="required", bwrap=bwrap))
@@ -79,9 +100,19 @@ def sandbox_argv(
     flags = list(BASE_FLAGS)
     if flags[:3] == ["--ro-bind", "/", "/"]:
         flags = flags[3:]  # the root is the tmpfs above, not the machine's /
-    argv += [*flags, "--tmpfs", "/tmp"]
+    argv += [*flags, *userns_flags(bwrap), "--tmpfs", "/tmp"]
     if not network:
         argv.append("--unshare-net")
+    # what run_command hides (paragents' config and state, credentials, runtime sockets) hidden here too
+    for path in secret_paths():
+        if is_under(path, ["/tmp"]):
+            continue  # the private /tmp already hides it
+        if os.path.isdir(path):
+            argv += ["--perms", "0555", "--tmpfs", path]
+        else:
+            argv += ["--ro-bind", _empty_file(), path]
+    for path in host_sockets():
+        argv += ["--ro-bind", _empty_file(), path]
     for mount in sorted(mounts, key=lambda m: m.target.count("/")):
         argv += ["--bind" if mount.writable else "--ro-bind", str(mount.source), mount.target]
     argv += ["--chdir", workdir, "--", "/bin/bash", "-c", command]
