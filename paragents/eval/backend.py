@@ -21,7 +21,7 @@ from paragents.eval.errors import EvalError
 from paragents.eval.sandbox import CommandResult, Mount, run_in_sandbox
 from paragents.eval.tasks import Task
 from paragents.lanes import LaneError
-from paragents.lanes.gc import remove_lane
+from paragents.lanes.git import git
 from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord, StoreError
 
@@ -91,16 +91,24 @@ class TrialBackend(Protocol):
         """Close the session and remove its lane (its diff was kept as evidence)."""
         ...
 
+    async def finish(self, repo: Path) -> None:
+        """After the run's last trial: remove what :meth:`discard` left for the end."""
+        ...
+
 
 class LocalBackend:
     """Trials in git worktrees on this machine (see the module docstring). Lanes are added and removed
     one at a time: ``git worktree add`` reads every other worktree's metadata, which a concurrent
-    ``git worktree remove`` is deleting ("failed to read .git/worktrees/X/commondir")."""
+    ``git worktree remove`` is deleting ("failed to read .git/worktrees/X/commondir"). A discarded
+    lane's branch is deleted only when the run ends: the sandbox of another lane's command binds its
+    sibling branches' refs read-only (tools/sandbox_git.py), and a ref deleted between building that
+    command line and bwrap starting fails the command ("Can't get type of source")."""
 
     name = "local"
 
     def __init__(self) -> None:
         self._git = asyncio.Lock()
+        self._branches: list[str] = []
 
     def note_for(self, task: Task) -> str | None:
         return None  # the task's own notes say what its Dockerfile did not do
@@ -160,7 +168,19 @@ class LocalBackend:
             await rt.close_session(lane.session_id)
         async with self._git:
             with contextlib.suppress(LaneError, StoreError, OSError):
-                await remove_lane(rt.store, repo, lane.lane, force=True)
+                if lane.path.is_dir():
+                    await git("worktree", "remove", "--force", lane.path, cwd=repo)
+                else:
+                    await git("worktree", "prune", cwd=repo)
+                await rt.store.delete_lane(lane.lane.id)
+            self._branches.append(lane.lane.branch)
+
+    async def finish(self, repo: Path) -> None:
+        async with self._git:
+            branches, self._branches = self._branches, []
+            if branches:
+                with contextlib.suppress(LaneError, OSError):
+                    await git("branch", "-D", *branches, cwd=repo, check=False)
 
 
 def backend_for(on: str) -> TrialBackend:

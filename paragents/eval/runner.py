@@ -149,6 +149,8 @@ class EvalSession:
 
     async def __aexit__(self, *exc: object) -> None:
         try:
+            with contextlib.suppress(Exception):
+                await self.backend.finish(self.repo)
             for run in self.runs.values():
                 with contextlib.suppress(Exception):
                     await run.rt.shutdown()
