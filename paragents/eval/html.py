@@ -27,6 +27,7 @@ th { background: #eef1f6; }
 .chart { border: 1px solid #d5d9e2; border-radius: 6px; padding: .5rem; width: 370px; }
 .wide { overflow-x: auto; }
 .marks td { text-align: center; letter-spacing: .15em; }
+.marks td:first-child { text-align: left; letter-spacing: normal; }
 .meta, .note { color: #5b6475; }
 .ok { color: #1a7f37; } .no { color: #b42318; }
 """
