@@ -309,8 +309,8 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
     git = git_state(root, secrets)
     for path in git.writable:
         argv += ["--bind", path, path]
-    for path in git.readonly:
-        argv += ["--ro-bind", path, path]
+    for path in git.readonly:  # "-try": a sibling lane's branch deleted before bwrap starts is no error
+        argv += ["--ro-bind-try", path, path]
     for path in tmpfs:
         if path not in early:
             argv += ["--perms", "0555", "--tmpfs", path]
