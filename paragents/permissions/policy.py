@@ -17,6 +17,7 @@ from typing import Any
 
 from paragents import paths
 from paragents.permissions import resolve
+from paragents.permissions.cwd import check_cwd
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
 from paragents.permissions.evaluate import Checker, Part, finish
 from paragents.permissions.rules import path_anchor
@@ -169,7 +170,9 @@ class Policy:
 
         ``tool`` is an agent tool (read_file, list_dir, glob, grep, write_file, edit_file,
         run_command), a family (Bash, Read, Edit) or an ``mcp__server__tool`` name. ``arguments`` holds
-        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash). ``cwd`` is the session's
+        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash) and its optional ``cwd``
+        (checked by :func:`~paragents.permissions.cwd.check_cwd`: inside the working directories, not
+        hidden; the command's relative paths resolve against it). ``cwd`` is the session's
         working directory; ``session_rules`` are allow rules granted for this session;
         ``extra_dirs`` are more working directories; ``sandboxed``: a Bash call that will run in the
         sandbox with ``sandbox.auto_allow`` on, so the parts that would ask only because they are
@@ -201,8 +204,11 @@ class Policy:
             if not isinstance(command, str):
                 part = Part(tool, "invalid", f"{tool} call has no 'command' string argument")
                 return finish([part], family, permission_mode)
+            where, checker.base = check_cwd(checker, arguments.get("cwd"))  # run_command's cwd
+            if any(p.category in ("invalid", "deny_rule") for p in where):
+                return finish(where, family, permission_mode)
             parts, writes, unknown = checker.check_command(command)
-            return finish(parts, family, permission_mode, writes, unknown, sandboxed)
+            return finish([*where, *parts], family, permission_mode, writes, unknown, sandboxed)
         if family in ("Read", "Edit"):
             # Claude Code's tools name the path file_path / notebook_path; ours name it path.
             raw = next(

@@ -147,7 +147,7 @@ class RunCommand(Tool):
             "cwd": {
                 "type": "string",
                 "minLength": 1,
-                "description": "Subdirectory of the working directory to run in (relative path).",
+                "description": "Directory to run in: a subdirectory of the working directory.",
             },
         },
         "required": ["command"],
@@ -164,9 +164,9 @@ class RunCommand(Tool):
         base = ctx.workdir.resolve()
         if not cwd:
             return base
-        target = (base / os.path.expanduser(cwd)).resolve()
-        if Path(cwd).is_absolute() or not target.is_relative_to(base):
-            return f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)"
+        target = (base / os.path.expanduser(cwd)).resolve()  # symlinks resolved, as the policy does
+        if not target.is_relative_to(base):
+            return f"cwd '{cwd}' must be a directory inside the working directory {base}"
         if not target.is_dir():
             return f"cwd '{cwd}' is not an existing directory under the working directory"
         return target
