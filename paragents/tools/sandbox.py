@@ -8,7 +8,9 @@ Linux), must not run (``refused``: mode "required" without bwrap) or are not con
 - the whole filesystem read-only (``--ro-bind / /``), a fresh ``/dev`` and ``/proc``, a private
   empty ``/tmp``;
 - writable: the session's root (its working directory, or the root a caller passes, e.g. a lane's
-  worktree) and the existing paths of ``writable``;
+  worktree) and the existing paths of ``writable``, except the files that change paragents' security
+  posture (:func:`paragents.protected.protected_paths`: its config and permission files, ``.mcp.json``,
+  lane setup files, ``.git/config`` and hooks), bound read-only over themselves;
 - hidden: paths that ``Read(...)`` deny rules name (a directory gets an empty read-only tmpfs, a
   file an empty read-only file bound over it);
 - its own PID and IPC namespaces, so killing bwrap ends every process of the command
@@ -35,6 +37,8 @@ from pathlib import Path
 from typing import Literal
 
 import pathspec
+
+from paragents.protected import protected_paths
 
 SandboxMode = Literal["off", "auto", "required"]
 NetworkMode = Literal["none", "all"]
@@ -230,6 +234,10 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
             binds.append(path)
     for path in binds:
         argv += ["--bind", path, path]
+    # --- protected paths: read-only inside every writable root (paragents.protected, issue 25) ---
+    for path in protected_paths(binds):
+        argv += ["--ro-bind", path, path]
+    # --- end of protected paths ---
     for hidden in hidden_paths(config.hidden_rules, Path(root)):
         text = str(hidden)
         if text == "/" or (_under(text, ["/tmp"]) and not _under(text, binds)):
