@@ -84,7 +84,8 @@ def protected_reason(
     Protected: permission and config files (``permissions.json``, ``permissions.local.json``,
     ``runtime_config.json``, the managed file), anything in ``.paragents/`` or ``.git/``, the other
     files of :mod:`paragents.protected` (``.mcp.json``, ``.claude/settings*.json``, lane setup files)
-    and the shell start-up files in ``home``. Names are compared case-insensitively (for case-insensitive disks).
+    and the shell start-up files in ``home``. Names are compared case-insensitively (for
+    case-insensitive disks).
     ``real_dirs``: the call's realpath cache (see :func:`resolutions`)."""
     lowered = path.lower().split("/")
     if ".git" in lowered:
