@@ -344,9 +344,9 @@ async def ask_server_start(
     call = ToolCall(f"mcp-start-{uuid.uuid4().hex[:8]}", f"mcp__{name}", "{}")
     decision = Decision(
         "ask",
-        f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet "
-        "(enableAllProjectMcpServers / enabledMcpjsonServers). Allow once or for the session: it starts "
-        "for this run; always: remembered in .paragents/permissions.local.json",
+        f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet (new, or "
+        "changed since you trusted it). Allow once or for the session: it starts for this run; always: "
+        "remembered in your trust records (outside the project) until its entry changes",
         suggested_rules=(f"mcp__{name}",),
     )
     shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)

@@ -10,6 +10,7 @@
     paragents serve [--host H] [--port N] [--api-key K] [--jwt-secret S] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
     paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
+    paragents trust [--dir PATH] [--yes | --show]
 
 Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
 4 session held by another live process (``run`` without ``--take-over``), 130 cancelled,
@@ -92,6 +93,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return int(args.fanteam_run(args))
     if args.command in ("inbox", "approve"):
         return int(args.approvals_run(args))
+    if args.command == "trust":
+        return int(args.trust_run(args))
     if args.command in ("serve", "pair"):
         from paragents.cli import serve
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paragents import paths
+from paragents import paths, trust
 from paragents.permissions import resolve
 from paragents.permissions.cwd import check_cwd
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
@@ -258,6 +258,10 @@ class Policy:
         OSError when the file cannot be written."""
         parse_rules(list(rules), kind, "local", None, "remembered rule")
         path = self.project_dir / LOCAL_FILE
+        try:  # never append the user's answer to rules someone else put there (paragents.trust)
+            trust.require_trusted(self.project_dir, only=(str(LOCAL_FILE),))
+        except trust.UntrustedError as exc:
+            raise PolicyError(f"{path} changed outside paragents; not saved: {exc}") from None
         loaded = load_file(path, "local")
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if loaded else {}
         block = data.setdefault("permissions", {})
@@ -270,6 +274,7 @@ class Policy:
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+        trust.record_written(self.project_dir, str(LOCAL_FILE))  # the user's own answer
         fresh = self.reload()
         self.files, self._rules, self.additional_dirs = fresh.files, fresh._rules, fresh.additional_dirs
         return path
