@@ -97,7 +97,7 @@ async def approve(
             session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume, agent_options
         )
     audit_by = "headless" if by == "headless" else "user"
-    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer)
+    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer, answerer=by)
     return await _apply_answer(session, policy, store, emit, decision, answer, payload)
 
 

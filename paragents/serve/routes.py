@@ -15,6 +15,7 @@ from paragents.serve.app import PRINCIPAL, STATE, ServeState
 from paragents.serve.approvals import ApiError
 from paragents.serve.auth import COOKIE_NAME, code_hash, sign_cookie
 from paragents.serve.openapi import openapi_document
+from paragents.sessions.answerer import Answerer, http_check
 
 PAGE_SIZE = 50
 MAX_PAGE = 500
@@ -95,8 +96,23 @@ async def answer(request: web.Request) -> web.Response:
     if not isinstance(choice, str) or (note is not None and not isinstance(note, str)):
         raise ApiError(400, "answer must be a string (and note, when given, a string)")
     by = request.get(PRINCIPAL) or "api"
-    result = await _state(request).bridge.answer(request.match_info["rid"], choice, note, f"web:{by}")
+    who = await _answerer(request, f"web:{by}")  # a session's own tool may not answer (issue 25)
+    if who.refused is not None:
+        raise ApiError(403, f"refused: {who.refused}")
+    result = await _state(request).bridge.answer(request.match_info["rid"], choice, note, who.label)
     return web.json_response(result)
+
+
+async def _answerer(request: web.Request, by: str) -> Answerer:
+    """Who answers through this request (its credential and client), and whether it may: a client on
+    this host that is a session's tool or sandboxed is refused (``paragents.sessions.answerer``)."""
+    transport = request.transport
+    server = transport.get_extra_info("sockname") if transport is not None else None
+    client = transport.get_extra_info("peername") if transport is not None else None
+    if not (isinstance(server, tuple) and isinstance(client, tuple)):
+        return Answerer(f"{by} (client {request.remote or 'unknown'})")
+    bridge = _state(request).bridge
+    return await bridge.call(lambda: http_check(bridge.runtime.store, server[:2], client[:2], by))
 
 
 async def events(request: web.Request) -> web.StreamResponse:

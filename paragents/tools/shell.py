@@ -38,6 +38,9 @@ SECRET_ENV_NAMES = frozenset({"PARAGENTS_API_KEY", "OPENAI_API_KEY", "PARAGENTS_
 """Environment variables never passed to commands."""
 SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_ACCESS_KEY")
 """Variables whose (upper-cased) name ends with one of these are never passed to commands."""
+TOOL_ENV = "PARAGENTS_TOOL_SESSION"
+"""Set (to the session id) for every command: its processes are a session's tool and may not answer
+asks (``paragents.sessions.answerer``)."""
 FORCED_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
 """Set for every command: no pagers, no colours, no interactive prompts."""
 
@@ -208,7 +211,7 @@ class RunCommand(Tool):
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=where,
-                env=command_env() | ctx.env,
+                env=command_env() | ctx.env | {TOOL_ENV: ctx.session_id or "-"},
                 start_new_session=True,
             )
         except OSError as exc:
