@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
+from paragents import paths
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
@@ -40,13 +41,25 @@ class Refuser:
     """Event sink that records every event and answers every permission ask ``reject_once``."""
 
     events: list[ev.Event] = field(default_factory=list)
-    answer: Callable[[ev.PermissionRequested], tuple[ev.ApprovalAnswer, Any] | None] = lambda _req: (
-        "reject_once",
-        None,
+    answer: Callable[[ev.PermissionRequested], tuple[ev.ApprovalAnswer, Any] | None] = field(
+        default=lambda _req: ("reject_once", None)
     )
+    """The answer to each ask (None: leave it pending)."""
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def wait_for(self, predicate: Callable[[], bool]) -> None:
+        """Wait (on events, no sleeps) until ``predicate()`` holds."""
+
+        async def loop() -> None:
+            while not predicate():
+                self.changed.clear()
+                await self.changed.wait()
+
+        await asyncio.wait_for(loop(), HANG_GUARD_S)
 
     def __call__(self, event: ev.Event) -> None:
         self.events.append(event)
+        self.changed.set()
         if isinstance(event, ev.PermissionRequested):
             reply = self.answer(event)
             if reply is not None:
@@ -96,4 +109,5 @@ async def hostile(tmp_path: Path) -> AsyncIterator[Hostile]:
     project = tmp_path / "proj"
     project.mkdir()
     async with ReplayServer(models=["m"]) as server:
-        yield Hostile(server=server, project=project, db=tmp_path / "state" / "paragents.db", sink=Refuser())
+        # the store where `paragents approve` and `inbox` look (this test's own state dir)
+        yield Hostile(server=server, project=project, db=paths.db_path(), sink=Refuser())
