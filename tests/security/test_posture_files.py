@@ -14,6 +14,7 @@ import pytest
 
 from paragents.tools.sandbox import SandboxConfig, bwrap_argv
 from tests.security.hostile import Hostile, hostile, needs_bwrap
+from tests.trusting import trusted
 
 __all__ = ["hostile"]
 
@@ -76,6 +77,7 @@ def plant(project: Path) -> dict[str, str]:
         (project / rel).write_text(text)
     files[".git/config"] = (project / ".git" / "config").read_text()
     files[".git/hooks/pre-commit"] = (project / ".git" / "hooks" / "pre-commit").read_text()
+    trusted(project)  # the user's own files, accepted
     return files
 
 
