@@ -14,7 +14,9 @@ conflict-prediction round of 8 lanes. ``mcp`` (bench/mcp_pool.py, not in ``--qui
 stdio MCP servers through the shared pool and reports the server processes (target 3), their RSS and
 start cost. ``peer`` (bench/peer.py, not in ``--quick``) runs one ACP session in paragents and in Toad
 on the same fake agent at 50 and 200 tok/s and compares them (skipped, saying how to set Toad's
-Python up, when it is missing). Exit status is 0 unless a scenario crashed.
+Python up, when it is missing). ``remote`` (bench/remote.py, ``--only remote``; not in the default set:
+it starts a Docker engine) times the container backend: exec of ``true``, lane creation, snapshot fetch.
+Exit status is 0 unless a scenario crashed.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ TARGETS: dict[str, dict[str, float]] = {
     "lanes": {"create_max_s": 0.5, "round_p99_ms": 150},
     "mcp": {"processes": 3},
     "peer": {"cpu_ratio_max": 0.5, "frame_p99_ratio_max": 1.0},
+    "remote": {"exec_true_p50_ms": 60, "create_p50_s": 3, "snapshot_fetch_p50_ms": 150},
 }
 
 
@@ -182,6 +185,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "lanes": report.get("lanes"),
         "mcp": report.get("mcp"),
         "peer": report.get("peer"),
+        "remote": report.get("remote"),
     }
     for name, limits in TARGETS.items():
         data = sources[name]
@@ -223,7 +227,7 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle", "lanes", "mcp"):
+    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle", "lanes", "mcp", "remote"):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -244,7 +248,7 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,mcp,peer",
+        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,mcp,peer,remote",
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -290,6 +294,9 @@ def main() -> int:
         if "mcp" in sections:
             eprint("bench: MCP pool, 8 sessions x 3 stdio servers ...")
             report["mcp"] = child(["bench.mcp_pool"], isolated_env())
+        if "remote" in sections:
+            eprint("bench: remote, the container backend on a local Docker engine ...")
+            report["remote"] = child(["bench.remote"], isolated_env())
         if "huge" in sections:
             eprint("bench: huge stored reply ...")
             report["huge_reply"] = huge_reply()

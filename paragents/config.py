@@ -29,6 +29,7 @@ from pydantic import (
 )
 
 from paragents import paths
+from paragents.backend_settings import BackendName, ContainerSettings, KubernetesSettings
 from paragents.limits import Budget
 from paragents.trust import SETUP_FILES, UntrustedError, require_trusted
 
@@ -149,6 +150,22 @@ class LaneSettings(BaseModel):
         600.0,
         gt=0,
         description="Seconds a lane's setup script may run before it is stopped and the lane removed.",
+    )
+    # issue 31: where a lane runs (paragents/backend_settings.py, docs/remote.md)
+    backend: BackendName = Field(
+        "local",
+        description="Where a lane's commands and files live: local (a worktree + bubblewrap), container "
+        "(Docker Engine API) or kubernetes (a Pod per lane).",
+    )
+    image: str | None = Field(
+        None,
+        description="Image of container/kubernetes lanes; null: the project's devcontainer.json.",
+    )
+    container: ContainerSettings = Field(
+        default_factory=ContainerSettings, description="The container backend (docs/remote.md)."
+    )
+    kubernetes: KubernetesSettings = Field(
+        default_factory=KubernetesSettings, description="The kubernetes backend (docs/remote.md)."
     )
 
 

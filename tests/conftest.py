@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.backends.engine"]
+"""The real Docker engine and lane image fixtures (issue 31), used by tests/backends and tests/security."""
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 """The workplace's shared/ folder (fixtures live in shared/fixtures); may be absent outside CI."""
 

@@ -1,0 +1,206 @@
+"""The execution backend contract: where a lane's commands and files live (docs/remote.md).
+
+The agent loop, the store, the permission decision, approvals, budgets and conflict prediction stay in
+the user's paragents process; an :class:`ExecutionBackend` is only *where* a lane's tool calls run:
+commands (streamed output, exit code, timeout, cancel), file reads, writes and listings, and a
+snapshot of the lane's tree as a git commit in the user's repository. One backend object serves one
+lane. Implementations: ``local`` (the worktree + bubblewrap, :mod:`paragents.backends.local`),
+``container`` (Docker Engine API, :mod:`paragents.backends.container`) and ``kubernetes`` (a Pod per
+lane, :mod:`paragents.backends.kubernetes`).
+
+Paths given to the file methods are relative to the lane's root (``src/app.py``); absolute paths and
+``..`` components are refused (:func:`paragents.backends.paths.lane_relative`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+BackendKind = Literal["local", "container", "kubernetes"]
+"""The backends there are (``lanes.backend`` in the config)."""
+
+HealthState = Literal["running", "stopped", "missing", "unreachable"]
+"""``running``: commands can run; ``stopped``: the container/Pod exists but does not run (it can be
+started again with its files); ``missing``: it is gone (deleted or evicted: recreate it from the last
+fetched snapshot); ``unreachable``: the engine or cluster does not answer."""
+
+OutputSink = Callable[[bytes], None]
+"""Called with each chunk of a command's combined stdout and stderr as it arrives."""
+
+SNAPSHOT_REF = "refs/paragents/remote/{name}/snapshot"
+"""Where a lane's last fetched snapshot lives in the user's repository (with a reflog: older
+snapshots stay reachable from it)."""
+BASE_REF = "refs/paragents/remote/{name}/base"
+"""The lane's base commit, as a ref of the user's repository (what the base bundle carries)."""
+
+
+class BackendError(Exception):
+    """A backend operation failed; ``str(err)`` says what, where, and what to do."""
+
+
+class BackendUnreachable(BackendError):
+    """The engine or cluster did not answer (a lost connection, a stopped daemon, a timeout). The lane
+    is "unreachable": its tool calls fail with this message and its fetched snapshots are kept."""
+
+
+class LaneGone(BackendError):
+    """The lane's container or Pod no longer exists (deleted, evicted): :meth:`ExecutionBackend.recover`
+    recreates it from the last fetched snapshot."""
+
+
+@dataclass(frozen=True)
+class LaneSpec:
+    """What a backend needs to know about its lane.
+
+    - ``repo``: the user's repository (main checkout top level): snapshots are fetched into it.
+    - ``name``: the lane's name (``paragents/<name>`` is its branch).
+    - ``base_commit``: the commit the lane starts from.
+    - ``worktree``: the lane's git worktree on this machine (the ``local`` backend runs there).
+    - ``env``: the lane's own environment for commands (``PARAGENTS_PORT``, ``PORT``, ...).
+    """
+
+    repo: Path
+    name: str
+    base_commit: str
+    worktree: Path | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def branch(self) -> str:
+        return f"paragents/{self.name}"
+
+    @property
+    def snapshot_ref(self) -> str:
+        return SNAPSHOT_REF.format(name=self.name)
+
+    @property
+    def base_ref(self) -> str:
+        return BASE_REF.format(name=self.name)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """A finished command: exit code (128+N when killed by signal N remotely; -N locally), its combined
+    output as clean text capped to ``max_output`` characters (head and tail kept), whether it timed
+    out, its wall time and how many bytes it printed."""
+
+    code: int
+    output: str
+    timed_out: bool = False
+    duration_s: float = 0.0
+    output_bytes: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.code == 0 and not self.timed_out
+
+
+@dataclass(frozen=True)
+class DirEntry:
+    """One entry of :meth:`ExecutionBackend.list_dir`: its name and kind (``f`` file, ``d`` directory,
+    ``l`` symbolic link, ``o`` other)."""
+
+    name: str
+    kind: Literal["f", "d", "l", "o"]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A lane's tree as a commit in the user's repository (fetched, so it survives the lane).
+
+    ``commit``'s tree is the lane's files (tracked and untracked, not ignored ones) and its parent is
+    the lane's ``head`` (its own commits); ``changed`` is False when it equals the previous snapshot;
+    ``transferred`` counts the bundle bytes that came back (0 for the local backend)."""
+
+    commit: str
+    head: str
+    tree: str
+    ref: str
+    changed: bool = True
+    transferred: int = 0
+
+
+@dataclass(frozen=True)
+class Health:
+    """Whether the lane's place answers (``state``) and a sentence for people (``detail``)."""
+
+    state: HealthState
+    detail: str
+
+    @property
+    def reachable(self) -> bool:
+        return self.state != "unreachable"
+
+
+@runtime_checkable
+class ExecutionBackend(Protocol):
+    """Where one lane's tool calls run. Every method may raise :class:`BackendUnreachable` (the engine
+    or cluster does not answer) or :class:`LaneGone` (its container/Pod was deleted)."""
+
+    spec: LaneSpec
+
+    @property
+    def kind(self) -> BackendKind:
+        """``local``, ``container`` or ``kubernetes``."""
+        ...
+
+    @property
+    def where(self) -> str:
+        """A short plain description for people: ``local``, ``container 3f2a… (docker unix://…)``."""
+        ...
+
+    async def create(self) -> None:
+        """Make the lane's place from ``spec.base_commit`` (or, when a snapshot was fetched before,
+        from that snapshot). Idempotent: an existing place is reused."""
+        ...
+
+    async def recover(self) -> str | None:
+        """Make a ``stopped`` or ``missing`` place run again (a missing one is recreated from the last
+        fetched snapshot); return a note for people, or None when nothing was needed."""
+        ...
+
+    async def destroy(self, *, force: bool = False) -> Snapshot | None:
+        """Fetch a last snapshot, then remove the place; return that snapshot. Without ``force`` an
+        unreachable place is not removed (its unfetched work would be lost): BackendUnreachable."""
+        ...
+
+    async def health(self) -> Health:
+        """Whether the place runs, is stopped, is gone, or does not answer (never raises)."""
+        ...
+
+    async def exec(
+        self,
+        command: str,
+        *,
+        cwd: str = ".",
+        env: Mapping[str, str] | None = None,
+        timeout: float = 120.0,
+        on_output: OutputSink | None = None,
+        max_output: int = 30000,
+    ) -> ExecResult:
+        """Run ``bash -c command`` in the lane's subdirectory ``cwd`` with stdin empty; stream output
+        to ``on_output``. At ``timeout`` the command's process group is stopped (TERM, then KILL) and
+        ``timed_out`` set; a cancelled call stops it the same way and re-raises CancelledError."""
+        ...
+
+    async def read_file(self, path: str, *, limit: int = 10_000_000) -> bytes:
+        """The bytes of the lane's file ``path`` (BackendError when missing or larger than ``limit``)."""
+        ...
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        """Replace (or create, with its directories) the lane's file ``path`` with ``data``."""
+        ...
+
+    async def list_dir(self, path: str = ".") -> list[DirEntry]:
+        """The entries of the lane's directory ``path``, sorted by name."""
+        ...
+
+    async def snapshot(self) -> Snapshot:
+        """Commit the lane's tree and fetch it into ``spec.repo`` at ``spec.snapshot_ref``."""
+        ...
+
+    async def close(self) -> None:
+        """Release client connections (the place itself stays)."""
+        ...
