@@ -6,7 +6,8 @@ What needs trust (the *posture* of a project, :func:`project_posture`), per file
 
 - ``runtime_config.json`` (the project's): ``base_url`` (where requests and the API key go),
   ``mcp.servers`` and ``agents`` (programs started), ``notify.command`` /
-  ``notify.webhook``, ``lanes.verify`` (commands run), and a ``sandbox`` that weakens it (mode off,
+  ``notify.webhook``, ``lanes.verify`` (commands run), ``lanes.backend``/``image``/``container``/
+  ``kubernetes`` (where lanes run, in what image), and a ``sandbox`` that weakens it (mode off,
   network all, writable paths, ``autoAllow``, another ``bwrap`` program);
 - ``permissions.json`` and ``.paragents/permissions.local.json``: allow rules, a ``defaultMode`` of
   acceptEdits or bypassPermissions, ``additionalDirectories``, ``enableAllProjectMcpServers`` /
@@ -113,8 +114,14 @@ def config_posture(data: Any) -> dict[str, Any]:
             if notify.get(key):
                 out[f"notify.{key}"] = notify[key]
     lanes = data.get("lanes")
-    if isinstance(lanes, dict) and lanes.get("verify"):
-        out["lanes.verify"] = lanes["verify"]
+    if isinstance(lanes, dict):
+        if lanes.get("verify"):
+            out["lanes.verify"] = lanes["verify"]
+        if lanes.get("backend") not in (None, "local"):  # where lanes run, in what image, as whom
+            out["lanes.backend"] = lanes["backend"]
+        for key in ("image", "container", "kubernetes"):
+            if lanes.get(key):
+                out[f"lanes.{key}"] = lanes[key]
     sandbox = data.get("sandbox")
     if isinstance(sandbox, str):
         sandbox = {"mode": sandbox}
