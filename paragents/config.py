@@ -119,7 +119,22 @@ class SandboxSettings(BaseModel):
         "none", description="none: no network at all (not even the host's loopback); all: the host's."
     )
     writable: tuple[str, ...] = Field(
-        (), description="More writable paths besides the working directory (e.g. '~/.cache/uv')."
+        (),
+        description="More writable paths besides the working directory (e.g. '../shared-fixtures'). "
+        "Commands already get their own caches (UV_CACHE_DIR, npm_config_cache...); do not list a host "
+        "cache such as ~/.cache/uv: uv hard-links cache files into virtualenvs.",
+    )
+    hidden: tuple[str, ...] = Field(
+        (),
+        description="More paths sandboxed commands never see (~ expanded), besides paragents' own "
+        "files, the usual credential places (~/.ssh, ~/.aws, ...) and the host's sockets.",
+    )
+    env_allow: tuple[str, ...] = Field(
+        (),
+        validation_alias=AliasChoices("env_allow", "envAllow"),
+        description="More variables of your environment that commands get (names or globs such as "
+        "'MYAPP_*'), besides the harmless ones (PATH, HOME, LANG, LC_*, ...). A name listed here is "
+        "passed even when it looks like a secret.",
     )
     auto_allow: bool = Field(
         False,
@@ -150,6 +165,12 @@ class LaneSettings(BaseModel):
         600.0,
         gt=0,
         description="Seconds a lane's setup script may run before it is stopped and the lane removed.",
+    )
+    verify_network: Literal["none", "all"] = Field(
+        "none",
+        description="Network of the commands paragents itself runs in a lane's tree (lanes.verify, "
+        "fan-out --verify, the lane's setup and install commands, its environment build), which run in "
+        "the same sandbox as a session's commands: none (own empty network namespace) or all.",
     )
     # issue 31: where a lane runs (paragents/backend_settings.py, docs/remote.md)
     backend: BackendName = Field(

@@ -50,6 +50,7 @@ async def approve(
     resume: ApprovalRecord | None = None,
     read_only: bool = False,
     agent_options: tuple[tuple[str, str], ...] = (),
+    schema: dict[str, Any] | None = None,
 ) -> Approval:
     """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
     ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
@@ -57,7 +58,8 @@ async def approve(
     The ask is a row of the store's ``approvals`` table (``turn_id`` its turn), answered once by this
     process's client or any other process; ``resume`` is the row a crashed process left pending for
     this call: it is asked again under the same id (or its answer, given meanwhile, is used).
-    ``read_only``: an MCP tool its server declares read-only (see ``Policy.decide``).
+    ``read_only``: an MCP tool its server declares read-only, ``schema`` its inputSchema (the paths
+    it names are checked; see ``Policy.decide``).
     ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``)."""
     sid = session.id
     decision = policy.decide(
@@ -68,6 +70,7 @@ async def approve(
         session_rules=tuple(session.session_rules),
         sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
         read_only=read_only,
+        schema=schema,
     )
     audit: dict[str, Any] = {
         "tool": tool_name,
@@ -325,6 +328,8 @@ async def _apply_answer(
         note = payload.get("note") if isinstance(payload, dict) else payload
         return Approval(False, f"denied by the user with a note: {note}")
     reason = payload.get("reason") if isinstance(payload, dict) else None
+    if isinstance(payload, dict) and payload.get("headless"):  # refused by a headless run: nobody answered
+        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)")
     return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
 
 

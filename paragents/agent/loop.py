@@ -842,6 +842,7 @@ class Agent:
             turn_id=self._turn_id,
             resume=resume,
             read_only=bool(getattr(tool, "read_only", False)),
+            schema=tool.parameters if tool.name.startswith("mcp__") else None,
         )
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))
@@ -894,6 +895,9 @@ class Agent:
             root=getattr(self.session, "sandbox_root", None),
             auto_allow=settings.auto_allow,
             bwrap=settings.bwrap,
+            hidden=settings.hidden,
+            env_allow=settings.env_allow,
+            session=self.session.id,
         )
 
     def _sandbox_for(self, family: str) -> tuple[SandboxConfig | None, SandboxStatus | None]:

@@ -7,7 +7,7 @@
     paragents fanout [--n N] [--models A,B] [--verify CMD] [--judge] [--output rich|json|patch] PROMPT
     paragents runs list | show ID [--json]
     paragents permissions check ... | show ...
-    paragents serve [--host H] [--port N] [--api-key K] [--jwt-secret S] [--pair] [--tui]  |  paragents pair
+    paragents serve [--host H] [--port N] [--jwt-secret-file F] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
     paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
     paragents trust [--dir PATH] [--yes | --show]

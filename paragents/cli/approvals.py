@@ -43,6 +43,7 @@ def add_parsers(sub: Any) -> None:
     inbox.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
     inbox.add_argument("--all", action="store_true", help="every project's, not only this one's")
     inbox.add_argument("--json", action="store_true", help="print one JSON list")
+    inbox.add_argument("--show", metavar="ID", help="print one item's whole call (what the list cuts)")
     inbox.add_argument(
         "--answered", action="store_true", help="the last answers instead, with who gave each (the audit)"
     )
@@ -121,12 +122,22 @@ async def _answered(args: argparse.Namespace, store: Any, project: Path | None) 
 
 
 async def _inbox(args: argparse.Namespace, store: Any) -> int:
+    from paragents.serve.shown import printable, size_of, whole_call
+
     project = None if args.all else Path(args.dir or ".").expanduser().resolve()
     if args.answered:
         return await _answered(args, store, project)
     rows = await store.list_approvals(project_dir=project)
-    if args.json:
-        print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
+    if args.show:
+        found = [r for r in rows if r.id.startswith(args.show.strip().lower())]
+        if len(found) != 1:
+            print(f"paragents inbox: no single pending item with id {args.show!r}", file=sys.stderr)
+            return 2
+        whole = whole_call(found[0].tool, str(found[0].call.get("arguments") or ""))
+        print(printable(f"{found[0].summary}\n({found[0].tool}, {size_of(whole)}; whole:)\n{whole}"))
+        return 0
+    if args.json:  # with each item's whole call (the preview may be cut)
+        print(json.dumps([r.to_json() | {"call": r.call} for r in rows], indent=2, ensure_ascii=False))
         return 0
     if not rows:
         print("nothing waits on you" + ("" if args.all else f" in {project}"))
@@ -139,7 +150,11 @@ async def _inbox(args: argparse.Namespace, store: Any) -> int:
     for r in rows:
         where = "process gone: asked again when reopened" if r.waiter_gone() else f"pid {r.pid}"
         kind = r.kind if r.kind == "approval" else f"conflict ({'/'.join(r.choices)})"
-        table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, Text(r.summary), where)
+        what = Text(r.summary)
+        whole = whole_call(r.tool, str(r.call.get("arguments") or ""))
+        if "\n" in whole or whole not in r.summary:  # the one-line summary leaves some out: say so
+            what.append(f"\n(cut: {size_of(whole)} in all; paragents inbox --show {r.id})", style="yellow")
+        table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, what, where)
     console = Console(highlight=False)
     console.print(table)
     console.print(

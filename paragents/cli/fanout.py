@@ -151,6 +151,8 @@ def print_comparison(out: Console, data: dict[str, Any]) -> None:
             out.print(Text(f"   failing: {', '.join(v['failing'])}", style="red"))
         if ev.get("error"):
             out.print(Text(f"   error: {ev['error']}", style="red"))
+        for denial in ev.get("denied") or []:
+            out.print(Text(f"   denied by {denial.get('by')}: {denial.get('call')}", style="yellow"))
         if c.get("judge_reason"):
             out.print(Text(f"   judge: {c['judge_reason']}"))
     if data.get("judge_error"):

@@ -12,6 +12,30 @@ import sys
 from pathlib import Path
 from typing import Any
 
+MERGE_HELP = """Bring lane NAME back into its target branch (the branch it was made from).
+
+Before any strategy: the lane must have no uncommitted files (--commit commits them first);
+`git merge-tree --write-tree TARGET LANE` must predict no conflict (exit 5 names the files);
+lanes.verify runs in the lane's sandbox and must pass on exactly the lane's tree (exit 4; --no-verify
+skips it). The target moves only from the tip that was checked.
+
+The git commands of each strategy (TARGET's tip OLD, the lane's branch LANE):
+  squash  git merge-tree --write-tree OLD LANE            -> TREE
+          git commit-tree TREE -p OLD -m MSG              -> NEW
+          git update-ref refs/heads/TARGET NEW OLD        (or, where TARGET is checked out:
+                                                           git -C CHECKOUT merge --ff-only NEW)
+  merge   git merge-tree --write-tree OLD LANE            -> TREE
+          git commit-tree TREE -p OLD -p LANE -m MSG      -> NEW
+          git update-ref refs/heads/TARGET NEW OLD        (or git -C CHECKOUT merge --ff-only NEW)
+  rebase  git -C LANE_WORKTREE rebase OLD                 -> NEW (the rebased lane)
+          git update-ref refs/heads/TARGET NEW OLD        (or git -C CHECKOUT merge --ff-only NEW)
+  pr      git push -u origin LANE
+          gh pr create --fill --head LANE                 (printed, not run, without gh)
+--commit first runs, in the lane's worktree:
+          git add -A
+          git commit --no-verify -m MSG
+"""
+
 
 def add_parser(sub: Any) -> None:
     """Add the ``lanes`` subcommand to the top-level subparsers ``sub``, and ``--lane [NAME]`` /
@@ -42,10 +66,26 @@ def add_parser(sub: Any) -> None:
     diff = common(lsub.add_parser("diff", help="a lane's changes against its base (untracked included)"))
     diff.add_argument("name")
     diff.add_argument("--stat", action="store_true", help="only the per-file counts")
-    merge = common(lsub.add_parser("merge", help="bring a lane back into its target branch"))
+    merge = common(
+        lsub.add_parser(
+            "merge",
+            help="bring a lane back into its target branch",
+            description=MERGE_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     merge.add_argument("name")
     merge.add_argument("--strategy", choices=["squash", "rebase", "merge", "pr"], default="squash")
     merge.add_argument("-m", "--message", help="commit message (default: drafted from the lane's commits)")
+    merge.add_argument(
+        "--commit",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="MSG",
+        help="first commit the lane's uncommitted files on its branch (git add -A; git commit --no-verify), "
+        "with MSG or a message drafted from the lane's prompts",
+    )
     merge.add_argument("--no-verify", action="store_true", help="skip lanes.verify (you take the risk)")
     gc = common(lsub.add_parser("gc", help="remove lanes whose work is merged; say why others stay"))
     gc.add_argument("--apply", action="store_true", help="remove them (default: only say what would happen)")
@@ -91,6 +131,48 @@ async def _run(args: argparse.Namespace) -> int:
         await store.close()
 
 
+async def _sandbox(where: Path, name: str, store: Any) -> Any:
+    """The sandbox of commands paragents runs in lane ``name`` (the config's sandbox mode,
+    ``lanes.verify_network``, the Read deny rules of the project's permissions)."""
+    from paragents.config import ConfigError, load_config
+    from paragents.lanes.contained import LaneSandbox
+    from paragents.lanes.merge import find_lane
+    from paragents.permissions import Policy, PolicyError
+
+    repo, lane = await find_lane(store, where, name)
+    try:
+        config = load_config(where).config
+    except ConfigError:
+        config = None
+    try:
+        rules = Policy.load(repo).read_deny_patterns(Path(lane.path))
+    except PolicyError:
+        rules = ()
+    if config is None:
+        return LaneSandbox(hidden_rules=rules)
+    return LaneSandbox.from_settings(config.sandbox, config.lanes, rules)
+
+
+async def _commit_first(store: Any, where: Path, name: str, message: str, echo: Any) -> None:
+    """``--commit``: commit the lane's uncommitted files first, with ``message`` or one built from the
+    lane's prompts (headless: no model request)."""
+    from paragents.lanes.bring_back import lane_state
+    from paragents.lanes.commit import commit_lane
+    from paragents.lanes.merge import find_lane
+    from paragents.lanes.message import LaneWork, fallback_message, recent
+
+    repo, lane = await find_lane(store, where, name)
+    state = await lane_state(repo, lane)
+    if state.clean:
+        return
+    if not message.strip():
+        prompts = [t.prompt for t in await store.list_turns(lane.session_id)] if lane.session_id else []
+        message = fallback_message(LaneWork(name, "commit", recent(prompts)))
+    after = await commit_lane(store, where, name, message, reviewed=state)
+    if echo:
+        echo(f"committed the uncommitted files of lane {name} as {after.head[:12]}")
+
+
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2) if args.json else text)
 
@@ -115,8 +197,18 @@ async def _command(args: argparse.Namespace, store: Any, where: Path, settings: 
     if command == "merge":
         verify = None if args.no_verify else settings.verify
         echo = None if args.json else print
+        if args.commit is not None:
+            await _commit_first(store, where, args.name, args.commit, echo)
         result = await merge_lane(
-            store, where, args.name, args.strategy, verify=verify, message=args.message, on_output=echo
+            store,
+            where,
+            args.name,
+            args.strategy,
+            verify=verify,
+            run_verify_first=True,
+            message=args.message,
+            on_output=echo,
+            sandbox=await _sandbox(where, args.name, store),
         )
         _emit(args, result.as_dict(), "\n".join([result.summary, *result.commands]))
         return 0

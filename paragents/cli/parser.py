@@ -26,7 +26,10 @@ def add_permissions_parser(subparsers: Any) -> None:
     sub = parser.add_subparsers(dest="permissions_command", required=True)
     check = sub.add_parser("check", help="decide one tool call: allow, ask or deny, and why")
     check.add_argument(
-        "--tool", required=True, help="Bash, Read, Edit, an agent tool name or mcp__server__tool"
+        "--tool",
+        required=True,
+        help="Bash, Read, Edit, WebFetch, an agent tool name, mcp__server__tool or acp:KIND (an ACP "
+        "agent's request: acp:edit, acp:execute ...; --input is its rawInput)",
     )
     check.add_argument(
         "--input", required=True, help='the call\'s arguments as JSON, e.g. \'{"command": "ls"}\''
@@ -40,7 +43,19 @@ def add_permissions_parser(subparsers: Any) -> None:
         default=None,
         help="permission file(s) replacing user and project files",
     )
-    check.add_argument("--mode", default="default", help="permission mode (default, acceptEdits, plan, ...)")
+    check.add_argument(
+        "--mode",
+        default=None,
+        help="permission mode (default, acceptEdits, plan, ...; default: the settings' defaultMode, "
+        "as a session starts in)",
+    )
+    check.add_argument(
+        "--read-only", action="store_true", help="an MCP tool whose server marks it read-only (readOnlyHint)"
+    )
+    check.add_argument(
+        "--destructive", action="store_true", help="an MCP tool whose server marks it destructive"
+    )
+    check.add_argument("--schema", default=None, help="an MCP tool's inputSchema as JSON (paths it declares)")
     for kind in ("allow", "deny", "ask"):
         check.add_argument(
             f"--{kind}", action="append", default=[], metavar="RULE", help=f"extra {kind} rule"

@@ -52,6 +52,10 @@ class Conflict:
         other = f"its base {self.b}" if self.against_base else self.b
         return f"{self.a} conflicts with {other} in {shown}"
 
+    def not_merged(self) -> str:
+        """ "(neither has merged yet)" for two lanes; "(api has not merged yet)" against a base."""
+        return f"({self.a} has not merged yet)" if self.against_base else "(neither has merged yet)"
+
 
 async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) -> str:
     """Write the working tree at ``path`` (untracked files included, ignored files not) as a tree
@@ -353,6 +357,7 @@ class Predictor:
             lane.path: _union(t, self._carry.pop(lane.path, frozenset()))
             for lane, (_, t) in zip(present, results, strict=True)
         }
+        present = [lane for lane in present if not await self._landed(lane)]
         known: list[Conflict] = []
         pairs: dict[tuple[str, str], tuple[frozenset[str], tuple[str, ...]]] = {}
         checks: list[
@@ -419,6 +424,13 @@ class Predictor:
             for (conflict, *_), files in zip(checks, found, strict=True)
             if files
         ]
+
+    async def _landed(self, lane: LaneRecord) -> bool:
+        """True when the lane's work landed and it has not changed since (its tree is the tree that
+        landed): it is not predicted against anything, least of all its own landed work."""
+        if not lane.landed_tree:
+            return False
+        return (await self._tree(lane)).tree == lane.landed_tree
 
     async def _merge_all(self, merges: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
         """merge-tree answers for ``merges`` (commit pairs), remembered: commits never change, so

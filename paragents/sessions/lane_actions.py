@@ -15,16 +15,19 @@ from paragents.lanes.bring_back import (
     LaneState,
     MergePlan,
     check_unmoved,
+    lane_state,
     plan_discard,
     plan_merge,
     resolve_prompt,
     run_verify_kept,
 )
+from paragents.lanes.commit import commit_lane
 from paragents.lanes.gc import GcDecision, gc
 from paragents.lanes.git import git
 from paragents.lanes.merge import MergeResult, find_lane, merge_lane
 from paragents.lanes.message import LaneWork, draft_message, recent
 from paragents.lanes.review import LaneReview, lane_reviews
+from paragents.sessions.lanes import lane_sandbox
 from paragents.sessions.view import SessionError
 from paragents.store.lane_verify import VerifyRecord
 
@@ -55,11 +58,19 @@ class LaneActions:
             raise SessionError(f"lanes: {exc}") from exc
 
     async def verify(self, name: str, on_output: Callable[[str], None] | None = None) -> VerifyRecord:
-        """Run ``lanes.verify`` in lane ``name``, streaming its output; keep and return the result."""
+        """Run ``lanes.verify`` in lane ``name``'s sandbox, streaming its output; keep and return the
+        result (bound to the lane's exact tree, uncommitted files included)."""
         command = self.verify_command
         if not command:
             raise SessionError('no verify command: set "lanes": {"verify": "..."} in the config')
-        return await run_verify_kept(self.core.store, self.where, name, command, on_output)
+        _repo, lane = await find_lane(self.core.store, self.where, name)
+        sandbox = lane_sandbox(self.core, lane.path)
+        return await run_verify_kept(self.core.store, self.where, name, command, on_output, sandbox=sandbox)
+
+    async def commit(self, name: str, message: str, reviewed: LaneState) -> LaneState:
+        """Commit lane ``name``'s uncommitted files on its branch with ``message`` (exactly the
+        ``reviewed`` tree; LaneMoved when it changed); return the lane's new state."""
+        return await commit_lane(self.core.store, self.where, name, message, reviewed=reviewed)
 
     async def plan(self, name: str, strategy: str, reviewed: LaneState) -> MergePlan:
         """What ``strategy`` will do (LaneMoved when the lane moved since ``reviewed``)."""
@@ -80,9 +91,25 @@ class LaneActions:
                 )
             if not plan.verified and not override:
                 raise SessionError(f"merge refused: {plan.verify_line()} (override to merge anyway)")
-        return await merge_lane(
-            self.core.store, self.where, name, strategy, message=message or None, expect_head=reviewed.head
+        result = await merge_lane(
+            self.core.store,
+            self.where,
+            name,
+            strategy,
+            verify=self.verify_command if strategy != "pr" else None,
+            override=override,
+            message=message or None,
+            expect_head=reviewed.head,
         )
+        await self.landed()
+        return result
+
+    async def landed(self) -> None:
+        """A lane landed: run a prediction round now, so it stops being predicted against its own
+        landed work (its inbox items and panel titles clear) without waiting for the timer."""
+        watcher = self.core.lane_watcher
+        if watcher is not None:
+            await watcher.run_round()
 
     async def still(self, name: str, reviewed: LaneState) -> None:
         """LaneMoved when lane ``name`` is no longer in the ``reviewed`` state."""
@@ -91,7 +118,8 @@ class LaneActions:
 
     async def draft(self, name: str, strategy: str) -> tuple[str, str]:
         """(commit message, where it came from): drafted by the lane session's model from its turns,
-        else built from its prompts."""
+        else built from its prompts. ``strategy`` "commit" drafts the message of the lane's
+        uncommitted changes (their files against HEAD)."""
         repo, lane = await find_lane(self.core.store, self.where, name)
         prompts: list[str] = []
         replies: list[str] = []
@@ -107,7 +135,11 @@ class LaneActions:
         subjects = (
             await git("log", "--reverse", "--format=%s", f"{lane.base_ref}..{lane.branch}", cwd=repo)
         ).out
-        stat = (await git("diff", "--stat=100", lane.base_commit, lane.branch, cwd=repo, check=False)).out
+        if strategy == "commit":
+            state = await lane_state(repo, lane)
+            stat = (await git("diff", "--stat=100", state.head, state.tree, cwd=repo, check=False)).out
+        else:
+            stat = (await git("diff", "--stat=100", lane.base_commit, lane.branch, cwd=repo, check=False)).out
         work = LaneWork(
             name,
             strategy,

@@ -12,6 +12,7 @@ from typing import Any, Literal, TypeVar
 
 from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
+from paragents.lanes.contained import LaneSandbox
 from paragents.lanes.gc import remove_lane
 from paragents.lanes.git import git
 from paragents.lanes.overview import lane_rows
@@ -23,6 +24,14 @@ from paragents.store import LaneRecord, StoreError
 
 T = TypeVar("T")
 _LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def lane_sandbox(core: SessionsCore, lane: Path | str | None = None) -> LaneSandbox:
+    """How commands paragents runs in a lane of this project are confined: the config's sandbox mode,
+    ``lanes.verify_network``, and the paths of the policy's Read deny rules (anchored at the lane)."""
+    where = Path(lane) if lane is not None else core.project_dir
+    rules = core.policy.read_deny_patterns(where)
+    return LaneSandbox.from_settings(core.config.sandbox, core.config.lanes, rules)
 
 
 def attach_event(session_id: str, lane: LaneRecord, notes: tuple[str, ...] = ()) -> ev.LaneAttached:
@@ -58,6 +67,7 @@ async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, bas
             base or "head",
             settings=core.config.lanes,
             on_output=(lambda line: stream(label, line)) if stream is not None else None,
+            sandbox=lane_sandbox(core),
         )
     except LaneError as exc:
         detail = f"\n{exc.output}" if exc.output else ""
@@ -376,7 +386,7 @@ class LaneWatcher:
                 for name in (conflict.a, conflict.b):
                     view = by_lane.get(name)
                     if view is not None:
-                        text = f"conflict predicted: {conflict.describe()} (neither has merged yet)"
+                        text = f"conflict predicted: {conflict.describe()} {conflict.not_merged()}"
                         self.core.emit(ev.Notice(view.id, text, "warning"))
             self.seen = keys
             self.current = conflicts
@@ -405,7 +415,10 @@ class LaneWatcher:
         from paragents.lanes.deps import refresh_dependencies
 
         try:
-            done = await self._off_loop(refresh_dependencies(self.repo, lane, self.core.config.lanes))
+            sandbox = lane_sandbox(self.core, lane.path)
+            done = await self._off_loop(
+                refresh_dependencies(self.repo, lane, self.core.config.lanes, sandbox=sandbox)
+            )
             if done is None:
                 return
             if done.ok:

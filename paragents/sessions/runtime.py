@@ -100,6 +100,7 @@ class Runtime(SessionsCore):
         store = await Store.open(db_path or paths.db_path())
         runtime = cls(project_dir, loaded, store, policy, client)
         runtime.key_problem = key_problem
+        runtime.notes.extend(policy.notes)  # ignored settings keys, "auto" mode, /etc-style rules
         if key_problem:
             runtime.notes.append(f"{key_problem} (the setup screen is open for it)")
         runtime.cli_overrides = dict(cli_overrides or {})
@@ -163,8 +164,10 @@ class Runtime(SessionsCore):
         lane: str | bool | None = None,
         base: str | None = None,
         start: bool = True,
+        mode: str | None = None,
     ) -> SessionView:
-        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp)."""
+        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp); ``mode``
+        is the permission mode its requests are decided in (default: the settings' defaultMode)."""
         from paragents.sessions import acp
 
         return await acp.new_agent_session(
@@ -177,6 +180,7 @@ class Runtime(SessionsCore):
             lane=lane,
             base=base,
             start=start,
+            mode=mode,
         )
 
     async def start_new_agent_session(self, sid: str) -> None:

@@ -44,6 +44,8 @@ class LaneRecord:
     session_id: str | None
     created_at: float
     lockfiles: dict[str, str] = field(default_factory=dict)
+    landed_tree: str | None = None
+    """The tree of the lane's work when it last landed on its target (None: it has not)."""
 
     @property
     def ports(self) -> range:
@@ -52,7 +54,7 @@ class LaneRecord:
 
 _COLUMNS = (
     "id, repo, name, path, branch, base_ref, base_commit, port_base, port_count, setup_state, "
-    "setup_output, session_id, created_at, lockfiles"
+    "setup_output, session_id, created_at, lockfiles, landed_tree"
 )
 
 
@@ -75,6 +77,7 @@ def _lane(row: sqlite3.Row | None) -> LaneRecord | None:
         session_id=v[11],
         created_at=float(v[12]),
         lockfiles=json.loads(v[13] or "{}"),
+        landed_tree=v[14],
     )
 
 
@@ -144,6 +147,7 @@ class LanesMixin(StoreBase):
         lockfiles: dict[str, str] | None = None,
         session_id: str | None = None,
         base_commit: str | None = None,
+        landed_tree: str | None = None,
     ) -> None:
         """Change the given fields of a lane row (None leaves a field as it is)."""
         sets: list[str] = []
@@ -154,6 +158,7 @@ class LanesMixin(StoreBase):
             ("lockfiles", json.dumps(lockfiles) if lockfiles is not None else None),
             ("session_id", session_id),
             ("base_commit", base_commit),
+            ("landed_tree", landed_tree),
         ):
             if value is not None:
                 sets.append(f"{column} = ?")

@@ -190,7 +190,8 @@ async def test_a_sessions_command_with_the_key_cannot_answer_over_http(
     (hostile.project / "key.txt").write_text(key)  # however it leaked
     rt = await hostile.runtime({"allow": [f"Bash({PY} *)"]}, sandbox=sandbox)
     bridge = RuntimeBridge(rt)
-    server = ServeThread(bridge, AuthConfig(api_key=key, cookie_secret=b"c" * 32), "127.0.0.1", 0)
+    auth = AuthConfig(api_key=key, browser_secret=b"c" * 32, project=str(rt.project_dir))
+    server = ServeThread(bridge, auth, "127.0.0.1", 0)
     await asyncio.to_thread(server.start)
     try:
         ask = await victim_waiting(hostile, rt)

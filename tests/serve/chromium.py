@@ -41,6 +41,10 @@ FLAGS = (
 )
 
 
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
+"""A flag that leaves the browser no name but 127.0.0.1 (what a machine without a network sees)."""
+
+
 @contextmanager
 def detached_chromedriver(workdir: str) -> Iterator[str]:
     """chromedriver started outside this process's tree (``setsid -f``: adopted by init), as a phone's
@@ -67,16 +71,20 @@ def detached_chromedriver(workdir: str) -> Iterator[str]:
 
 
 @contextmanager
-def phone_browser() -> Iterator[Any]:
-    """A headless Chromium whose viewport is a 390x844 phone (blocking API: use it from a thread)."""
+def phone_browser(*flags: str, console: bool = False) -> Iterator[Any]:
+    """A headless Chromium whose viewport is a 390x844 phone (blocking API: use it from a thread);
+    ``flags`` are added to Chromium's; with ``console`` its console (CSP violations...) is kept for
+    ``driver.get_log("browser")``."""
     from selenium import webdriver
 
     with tempfile.TemporaryDirectory(prefix="paragents-chromium-") as profile:
         options = webdriver.ChromeOptions()
         assert CHROMIUM is not None and DRIVER is not None
         options.binary_location = CHROMIUM
-        for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={PHONE[0]},{PHONE[1]}"):
+        for flag in (*FLAGS, *flags, f"--user-data-dir={profile}", f"--window-size={PHONE[0]},{PHONE[1]}"):
             options.add_argument(flag)
+        if console:
+            options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         with detached_chromedriver(profile) as url:
             driver = webdriver.Remote(command_executor=url, options=options)
             try:

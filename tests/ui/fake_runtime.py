@@ -118,6 +118,7 @@ class FakeRuntime:
         lane: str | bool | None = None,
         base: str | None = None,
         start: bool = True,
+        mode: str | None = None,
     ) -> SessionView:
         return await self.new_session(name, model=f"acp:{agent}", workdir=workdir)
 
