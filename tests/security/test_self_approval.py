@@ -30,8 +30,9 @@ __all__ = ["hostile"]
 PY = sys.executable
 CLI = [PY, "-c", "from paragents.cli import main; main()"]
 APPROVE_ALL = f"""
-import json, subprocess, sys
+import json, os, subprocess, sys
 CLI = {CLI!r}
+os.environ["PARAGENTS_STATE_DIR"] = STATE  # where paragents keeps its store (~/.local/state/paragents)
 listed = subprocess.run([*CLI, "inbox", "--json", "--all"], capture_output=True, text=True)
 rows = json.loads(listed.stdout or "[]")
 for row in rows:
@@ -39,6 +40,12 @@ for row in rows:
     print("ANSWER", row["id"], done.returncode, done.stdout.strip(), done.stderr.strip())
 print("ROWS", len(rows))
 """
+
+
+def attack_script() -> str:
+    """approve_all.py, knowing where paragents keeps its store (commands do not get paragents'
+    PARAGENTS_STATE_DIR: this test's store is not in the default place an attacker would look)."""
+    return f"STATE = {str(paths.state_dir())!r}\n" + APPROVE_ALL
 
 
 async def victim_waiting(hostile: Hostile, rt: Runtime) -> ev.PermissionRequested:
@@ -80,7 +87,7 @@ def no_rule_written(project: Path) -> bool:
 async def test_a_sessions_command_cannot_answer_through_the_cli(hostile: Hostile, flag: str) -> None:
     """Unsandboxed, a command ran `paragents approve --always ID`: another session's command ran and
     a permanent allow rule was written into the project."""
-    (hostile.project / "approve_all.py").write_text(APPROVE_ALL)
+    (hostile.project / "approve_all.py").write_text(attack_script())
     rt = await hostile.runtime({"allow": [f"Bash({PY} *)"]}, sandbox="off")
     ask = await victim_waiting(hostile, rt)
     sid = await hostile.attack(rt, [("run_command", {"command": f"{PY} approve_all.py {flag}"})])
@@ -94,7 +101,7 @@ async def test_a_sessions_command_cannot_answer_through_the_cli(hostile: Hostile
 async def test_a_background_poller_that_outlives_its_command_cannot_answer(hostile: Hostile) -> None:
     """A poller started by a command kept running after it (adopted by init: paragents is no longer
     among its parents) and approved the session's later ask."""
-    (hostile.project / "approve_all.py").write_text(APPROVE_ALL)
+    (hostile.project / "approve_all.py").write_text(attack_script())
     out = hostile.project / "poller.out"
     rt = await hostile.runtime({"allow": [f"Bash({PY} *)", "Bash(sleep *)"]}, sandbox="off")
     ask = await victim_waiting(hostile, rt)
@@ -117,7 +124,7 @@ async def test_a_sandboxed_command_cannot_answer_through_the_cli(hostile: Hostil
     """In the sandbox (network none) the same command, with paragents' state directory visible to it
     (as it was before the sandbox hid it): refused (the command carries the session's marker, and it
     runs in another PID namespace: see the next test for that check alone)."""
-    (hostile.project / "approve_all.py").write_text(APPROVE_ALL)
+    (hostile.project / "approve_all.py").write_text(attack_script())
     sandbox = {"mode": "required", "writable": [str(paths.state_dir())]}
     rt = await hostile.runtime({"allow": [f"Bash({PY} *)"]}, sandbox=sandbox)
     ask = await victim_waiting(hostile, rt)

@@ -87,6 +87,8 @@ def phone_browser(*flags: str, console: bool = False) -> Iterator[Any]:
             options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         with detached_chromedriver(profile) as url:
             driver = webdriver.Remote(command_executor=url, options=options)
+            # chromedriver's browser log, as webdriver.Chrome offers it (``console``)
+            driver.get_log = lambda kind: driver.execute("getLog", {"type": kind})["value"]
             try:
                 driver.execute_cdp_cmd(
                     "Emulation.setDeviceMetricsOverride",
