@@ -86,7 +86,7 @@ def phone_browser(*flags: str, console: bool = False) -> Iterator[Any]:
         if console:
             options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         with detached_chromedriver(profile) as url:
-            driver = webdriver.Remote(command_executor=url, options=options)
+            driver: Any = webdriver.Remote(command_executor=url, options=options)
             # chromedriver's browser log, as webdriver.Chrome offers it (``console``)
             driver.get_log = lambda kind: driver.execute("getLog", {"type": kind})["value"]
             try:
