@@ -313,11 +313,11 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
     git = git_state(root, secrets)
     for path in git.writable:
         argv += ["--bind", path, path]
-    for path in git.readonly:
-        argv += ["--ro-bind", path, path]
+    for path in git.readonly:  # "-try": a sibling lane's branch deleted before bwrap starts is no error
+        argv += ["--ro-bind-try", path, path]
     # --- protected paths: read-only inside every writable root (paragents.protected, issue 25) ---
     for path in protected_paths(binds):
-        argv += ["--ro-bind", path, path]
+        argv += ["--ro-bind-try", path, path]
     # --- end of protected paths ---
     for path in tmpfs:
         if path not in early:

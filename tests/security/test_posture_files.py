@@ -111,9 +111,9 @@ async def test_the_lane_worktree_root_gets_the_same_read_only_files(tmp_path: Pa
     argv = bwrap_argv("bwrap", SandboxConfig(root=root), root, ["true"])
     text = " ".join(argv)
     assert f"--bind {root} {root}" in text
-    assert f"--ro-bind {root}/runtime_config.json {root}/runtime_config.json" in text
-    assert f"--ro-bind {root}/.paragents {root}/.paragents" in text
-    assert text.index(f"--bind {root} {root}") < text.index(f"--ro-bind {root}/.paragents")
+    assert f"--ro-bind-try {root}/runtime_config.json {root}/runtime_config.json" in text
+    assert f"--ro-bind-try {root}/.paragents {root}/.paragents" in text
+    assert text.index(f"--bind {root} {root}") < text.index(f"--ro-bind-try {root}/.paragents")
 
 
 @pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions", "default"])

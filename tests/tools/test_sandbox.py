@@ -335,6 +335,26 @@ def test_git_state_of_a_linked_worktree(tmp_path: Path) -> None:
     assert git_state(str(lane)).writable == []
 
 
+@needs_bwrap
+def test_a_sibling_branch_deleted_before_bwrap_starts_is_no_error(tmp_path: Path) -> None:
+    """The read-only binds of sibling lanes' branches are listed when the command line is built; one
+    deleted before bwrap starts (another lane removed meanwhile) must not fail the command."""
+    repo, lane = tmp_path / "repo", tmp_path / "lane"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["commit", "-q", "--allow-empty", "-m", "i"],
+        ["branch", "paragents/other"],
+        ["worktree", "add", "-q", "-b", "paragents/api", str(lane)],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, env={**os.environ, **GIT_ID})  # fmt: skip
+    argv = bwrap_argv("bwrap", SandboxConfig(mode="required"), lane, ["git", "status", "--short"])
+    assert str(repo / ".git/refs/heads/paragents/other") in argv
+    subprocess.run(["git", "branch", "-D", "-q", "paragents/other"], cwd=repo, check=True)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
 def test_host_sockets_come_from_the_table_except_under_skipped_dirs(tmp_path: Path) -> None:
     import socket
 
