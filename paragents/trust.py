@@ -79,7 +79,30 @@ def _digest(part: Any) -> str:
     return hashlib.sha256(json.dumps(part, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
+SECRET_KEYS = frozenset({"env", "headers", "api_key", "token", "password"})
+"""Keys whose values are shown redacted (``${VAR}`` references stay: they name, not hold, a secret);
+the hash covers the values as written."""
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {
+            k: (
+                {n: v if str(v).startswith("${") else "<redacted>" for n, v in item.items()}
+                if k in SECRET_KEYS and isinstance(item, dict)
+                else "<redacted>"
+                if k in SECRET_KEYS and item
+                else _redacted(item)
+            )
+            for k, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
 def _shown(value: Any) -> str:
+    value = _redacted(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 300 else text[:299] + "…"
 
@@ -107,7 +130,7 @@ def config_posture(data: Any) -> dict[str, Any]:
     mcp = data.get("mcp")
     if isinstance(mcp, dict) and mcp.get("servers"):
         for name, server in dict(mcp["servers"]).items():
-            out[f"mcp.servers.{name}"] = _server_line(server)
+            out[f"mcp.servers.{name}"] = server  # all of it (command, args, env, url, headers)
     notify = data.get("notify")
     if isinstance(notify, dict):
         for key in ("command", "webhook"):
@@ -138,14 +161,6 @@ def config_posture(data: Any) -> dict[str, Any]:
                 value = sandbox.get(key, sandbox.get("auto_allow"))
                 out[f"sandbox.{key}"] = value
     return out
-
-
-def _server_line(server: Any) -> Any:
-    if isinstance(server, dict) and server.get("command"):
-        return shlex.join([str(server["command"]), *(str(a) for a in server.get("args") or [])])
-    if isinstance(server, dict) and server.get("url"):
-        return str(server["url"])
-    return server
 
 
 def permissions_posture(data: Any) -> dict[str, Any]:

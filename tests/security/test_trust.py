@@ -73,7 +73,7 @@ async def test_config_files_a_sandboxed_command_creates_are_refused_at_the_next_
     for words in (
         "runtime_config.json",
         "sandbox.mode: off",
-        "mcp.servers.helper: sh -c",
+        'mcp.servers.helper: {"command": "sh", "args": ["-c", "touch',
         "permissions.allow",
     ):
         assert words in done.stderr, done.stderr
@@ -207,3 +207,21 @@ def test_the_start_question_names_the_files_and_records_only_a_yes(
     assert "evil-agent" in capsys.readouterr().out and trust.untrusted(project) != []
     assert ask(project, items, io.StringIO("yes\n")) is True
     assert trust.untrusted(project) == []
+
+
+def test_what_the_question_shows_never_holds_a_secret_but_its_hash_covers_it(tmp_path: Path) -> None:
+    """An agent's or a server's env and headers are shown redacted (a ${VAR} reference as written);
+    changing a secret value (or adding LD_PRELOAD to a server's env) still asks again."""
+    project = tmp_path / "p"
+    project.mkdir()
+    server = {"command": "srv", "env": {"TOKEN": "sk-live-SECRET99", "REF": "${MY_TOKEN}"}}
+    config = project / "runtime_config.json"
+    config.write_text(json.dumps({"mcp": {"servers": {"s": server}}}))
+    [item] = trust.untrusted(project)
+    shown = trust.describe([item])
+    assert "SECRET99" not in shown and "<redacted>" in shown and "${MY_TOKEN}" in shown
+    trust.trust(project, [item])
+    config.write_text(
+        json.dumps({"mcp": {"servers": {"s": {**server, "env": {**server["env"], "LD_PRELOAD": "x"}}}}})
+    )
+    assert [i.rel for i in trust.untrusted(project)] == ["runtime_config.json"]
