@@ -214,7 +214,8 @@ def test_what_the_question_shows_never_holds_a_secret_but_its_hash_covers_it(tmp
     changing a secret value (or adding LD_PRELOAD to a server's env) still asks again."""
     project = tmp_path / "p"
     project.mkdir()
-    server = {"command": "srv", "env": {"TOKEN": "sk-live-SECRET99", "REF": "${MY_TOKEN}"}}
+    env = {"TOKEN": "sk-live-SECRET99", "REF": "${MY_TOKEN}"}
+    server: dict[str, object] = {"command": "srv", "env": env}
     config = project / "runtime_config.json"
     config.write_text(json.dumps({"mcp": {"servers": {"s": server}}}))
     [item] = trust.untrusted(project)
