@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -215,7 +216,7 @@ def test_what_the_question_shows_never_holds_a_secret_but_its_hash_covers_it(tmp
     project = tmp_path / "p"
     project.mkdir()
     env = {"TOKEN": "sk-live-SECRET99", "REF": "${MY_TOKEN}"}
-    server: dict[str, object] = {"command": "srv", "env": env}
+    server: dict[str, Any] = {"command": "srv", "env": env}
     config = project / "runtime_config.json"
     config.write_text(json.dumps({"mcp": {"servers": {"s": server}}}))
     [item] = trust.untrusted(project)
