@@ -10,6 +10,7 @@
     paragents serve [--host H] [--port N] [--jwt-secret-file F] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
     paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
+    paragents trust [--dir PATH] [--yes | --show]
     paragents eval run --tasks PATH|sample --targets T,T --out DIR [...] | --replay DIR
     paragents eval validate|report|compare|gate ...   (docs/eval.md)
 
@@ -94,6 +95,8 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return int(args.fanteam_run(args))
     if args.command in ("inbox", "approve"):
         return int(args.approvals_run(args))
+    if args.command == "trust":
+        return int(args.trust_run(args))
     if args.command in ("serve", "pair"):
         from paragents.cli import serve
 

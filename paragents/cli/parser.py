@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.approvals import add_parsers as add_approvals_parsers
 
     add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
+    from paragents.cli.trust import add_parsers as add_trust_parsers
+
+    add_trust_parsers(sub)  # `paragents trust` (paragents.trust)
     from paragents.cli.serve import add_parsers as add_serve_parsers
 
     add_serve_parsers(sub, add_common)  # `paragents serve`, `paragents pair` (docs/serve.md)

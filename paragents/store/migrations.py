@@ -378,6 +378,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE lanes ADD COLUMN landed_tree TEXT;
     """,
+    # 15: who answered an ask, in the audit log (a person's terminal, the CLI with its pid and
+    # terminal, the web API with its credential and client; issue 25)
+    """
+    ALTER TABLE audit ADD COLUMN answerer TEXT;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

@@ -16,6 +16,7 @@ from paragents.eval.loader import load_tasks
 from paragents.llm.replay import ThreadedReplayServer
 from tests.eval.conftest import needs_bwrap
 from tests.eval.solver import SOLVER_MODEL, queue
+from tests.trusting import trusted
 
 
 @pytest.mark.parametrize(
@@ -120,6 +121,6 @@ def test_an_agents_key_in_the_config_never_reaches_the_manifest(tmp_path: Path) 
             {"agents": {"x": {"command": "x-acp", "env": {"X_KEY": "sk-secret-123456", "Y": "${Y_KEY}"}}}}
         )
     )
-    config = load_config(tmp_path).config
+    config = load_config(trusted(tmp_path)).config
     assert shaping_config(config)["agents"]["x"]["env"] == {"X_KEY": "<redacted>", "Y": "${Y_KEY}"}
     assert agents_config(config)["x"]["env"]["X_KEY"] == "sk-secret-123456"  # what launches the agent

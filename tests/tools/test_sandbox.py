@@ -23,6 +23,7 @@ from paragents.tools.sandbox_git import git_state
 from paragents.tools.sandbox_hide import host_sockets, secret_paths
 from paragents.ui.commands import CommandError, SlashCommand, parse_command
 from tests.tools.conftest import Call
+from tests.trusting import trusted
 
 BWRAP_WORKS = shutil.which("bwrap") is not None and check(SandboxConfig()).active
 needs_bwrap = pytest.mark.skipif(
@@ -226,10 +227,10 @@ def test_argv_never_hides_a_directory_holding_the_writable_root(outside: Path) -
 
 def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path) -> None:
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": "off"}))
-    assert load_config(tmp_path).config.sandbox.mode == "off"
+    assert load_config(trusted(tmp_path)).config.sandbox.mode == "off"
     data = {"sandbox": {"mode": "required", "network": "all", "writable": ["~/.cache"], "autoAllow": True}}
     (tmp_path / "runtime_config.json").write_text(json.dumps(data))
-    sandbox = load_config(tmp_path).config.sandbox
+    sandbox = load_config(trusted(tmp_path)).config.sandbox
     assert (sandbox.mode, sandbox.network, sandbox.writable, sandbox.auto_allow) == (
         "required", "all", ("~/.cache",), True,
     )  # fmt: skip
