@@ -163,19 +163,12 @@ class AcpClient:
                 return pick_option(options, False)
         else:  # ask: through approve() (the first check names the rule family; unmapped kinds always ask)
             tool, args = mapped.checks[0] if mapped.checks else (mapped.call.name, {})
-            answers: list[str] = []
-
-            def emit(event: ev.Event) -> None:
-                if isinstance(event, ev.PermissionResolved):
-                    answers.append(event.answer)
-                agent.emit(event)
-
             policy = agent.policy if mapped.checks else _AskAlways(agent.policy)
             approval = await approve(
                 session=session,
                 policy=policy,  # type: ignore[arg-type]
                 store=agent.store,
-                emit=emit,
+                emit=agent.emit,
                 call=mapped.call,
                 tool_name=tool,
                 args=args,
@@ -186,7 +179,7 @@ class AcpClient:
             if not approval.allowed:
                 agent.log.denied.add(tool_call.tool_call_id)
                 return pick_option(options, False)
-            always = bool(answers) and answers[-1] == "allow_always"
+            always = approval.answer is not None and approval.answer.kind == "allow_always"
         skip = await self._edit_conflicts(mapped)
         if skip is not None:
             agent.emit(

@@ -27,10 +27,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """Whether the call may run (``allowed``) and, when not, the text the model is told (``why``)."""
+    """Whether the call may run (``allowed``) and, when not, the text the model is told (``why``);
+    ``answer``: the user's answer when one was asked (None: a rule or the mode decided)."""
 
     allowed: bool
     why: str = ""
+    answer: ev.PermissionAnswer | None = None
 
 
 async def approve(
@@ -91,17 +93,17 @@ async def approve(
         await store.record_decision(sid, **audit, answered_by="policy", answer="deny")
         return Approval(False, f"denied by policy: {decision.reason}")
     if resume is not None and resume.state != "pending":  # answered while this process was down
-        answer, payload = answer_of(resume)
+        answer = answer_of(resume)
         emit(ev.Notice(sid, f"{summary}: {resume.describe_answer()} (while paragents was stopped)", "info"))
         by = resume.answered_by or resume.state
     else:
         shown = await preview() if preview is not None else None
-        answer, payload, by = await _ask(
+        answer, by = await _ask(
             session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume, agent_options
         )
     audit_by = "headless" if by == "headless" else "user"
-    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer, answerer=by)
-    return await _apply_answer(session, policy, store, emit, decision, answer, payload)
+    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer.kind, answerer=by)
+    return await _apply_answer(session, policy, store, emit, decision, answer)
 
 
 WITHHELD_DENY = "by Read deny rules"
@@ -156,41 +158,27 @@ def preview_text(preview: CallPreview | None) -> str:
     return text[:PREVIEW_CHARS]
 
 
-def answer_of(row: ApprovalRecord) -> tuple[ev.ApprovalAnswer, Any]:
-    """The ``(answer, payload)`` an answered (or expired, closed) row stands for, as a client's Future
-    would carry it: allow_always carries the chosen rules, reject_with_note the note; a row that ended
-    without an answer is a rejection saying why."""
+def answer_of(row: ApprovalRecord) -> ev.PermissionAnswer:
+    """The answer an answered (or expired, closed) row stands for, as a client's Future would carry
+    it: allow_always carries the chosen rules, reject_with_note the note; a row that ended without an
+    answer is a rejection saying why."""
     if row.state != "answered" or row.answer not in APPROVAL_ANSWERS:
         why = "the ask expired with no answer" if row.state == "expired" else (row.note or "no answer")
-        return "reject_once", {"reason": why}
-    answer = cast("ev.ApprovalAnswer", row.answer)
-    if answer == "allow_always":
-        return answer, list(row.rules)
-    if answer == "reject_with_note":
-        return answer, {"note": row.note or ""}
-    if answer == "reject_once":
-        return answer, {"reason": row.note, "headless": row.answered_by == "headless"} if row.note else None
-    return answer, None
-
-
-def _from_future(answer: ev.ApprovalAnswer, payload: Any) -> tuple[str, str | None, list[str] | None]:
-    """``(answered_by, note, rules)`` of an answer a client gave through the event's Future."""
-    by = "headless" if isinstance(payload, dict) and payload.get("headless") else "user"
-    note: str | None = None
-    rules: list[str] | None = None
-    if answer == "reject_with_note":
-        note = str(payload.get("note") if isinstance(payload, dict) else payload)
-    elif answer == "reject_once" and isinstance(payload, dict) and payload.get("reason"):
-        note = str(payload["reason"])
-    elif answer == "allow_always" and isinstance(payload, list | tuple) and payload:
-        rules = [str(r) for r in payload]
-    return by, note, rules
+        return ev.PermissionAnswer("reject_once", note=why)
+    kind = cast("ev.ApprovalAnswer", row.answer)
+    if kind == "allow_always":
+        return ev.PermissionAnswer(kind, rules=tuple(row.rules))
+    if kind == "reject_with_note":
+        return ev.PermissionAnswer(kind, note=row.note or "")
+    if kind == "reject_once" and row.note:
+        return ev.PermissionAnswer(kind, note=row.note, headless=row.answered_by == "headless")
+    return ev.PermissionAnswer(kind)
 
 
 async def _await_row(
     store: Store,
     request_id: str,
-    reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]],
+    reply: asyncio.Future[ev.PermissionAnswer],
     emit: ev.EventSink,
     sid: str,
 ) -> ApprovalRecord:
@@ -204,14 +192,15 @@ async def _await_row(
             row = waiter.result()
             if not reply.done():
                 reply.set_result(answer_of(row))  # the client's bar is answered: it goes away
-            elif not reply.cancelled() and reply.result()[0] != row.answer:  # both at once: the row won
+            elif not reply.cancelled() and reply.result().kind != row.answer:  # both at once: the row won
                 emit(
                     ev.Notice(sid, f"your answer was not taken: answered {row.describe_answer()}", "warning")
                 )
             return row
-        answer, payload = reply.result()
-        by, note, rules = _from_future(answer, payload)
-        result = await store.answer_approval(request_id, answer, by, note, rules=rules)
+        answer = reply.result()
+        note = (answer.note or "") if answer.kind == "reject_with_note" else (answer.note or None)
+        rules = list(answer.rules) or None
+        result = await store.answer_approval(request_id, answer.kind, answer.answered_by, note, rules=rules)
         if not result.accepted:
             emit(ev.Notice(sid, f"your answer was not taken: {result.message}", "warning"))
         assert result.approval is not None
@@ -233,11 +222,11 @@ async def _ask(
     turn_id: int | None,
     resume: ApprovalRecord | None,
     agent_options: tuple[tuple[str, str], ...] = (),
-) -> tuple[ev.ApprovalAnswer, Any, str]:
+) -> tuple[ev.PermissionAnswer, str]:
     """Put the session in WAITING, record the ask as a pending row (or take over ``resume``'s row after
-    a restart), emit it and wait for the row's answer; return ``(answer, payload, answered_by)``."""
+    a restart), emit it and wait for the row's answer; return ``(answer, answered_by)``."""
     sid = session.id
-    reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]] = asyncio.get_running_loop().create_future()
+    reply: asyncio.Future[ev.PermissionAnswer] = asyncio.get_running_loop().create_future()
     if resume is not None:
         request_id = resume.id
         await store.adopt_approval(request_id, turn_id)
@@ -279,12 +268,12 @@ async def _ask(
         await asyncio.shield(_close_quietly(store, request_id, "the turn was cancelled"))
         emit(ev.PermissionResolved(sid, request_id, "cancelled"))
         raise
-    answer, payload = answer_of(row)
+    answer = answer_of(row)
     state = previous if previous is not SessionState.WAITING else SessionState.RUNNING
     emit(ev.SessionStateChanged(sid, state, ""))
     by = row.answered_by or row.state
-    emit(ev.PermissionResolved(sid, request_id, answer, by))
-    return answer, payload, by
+    emit(ev.PermissionResolved(sid, request_id, answer.kind, by))
+    return answer, by
 
 
 async def _close_quietly(store: Store, request_id: str, note: str) -> None:
@@ -300,37 +289,34 @@ async def _apply_answer(
     store: Store,
     emit: ev.EventSink,
     decision: Decision,
-    answer: ev.ApprovalAnswer,
-    payload: Any,
+    answer: ev.PermissionAnswer,
 ) -> Approval:
     """Turn the user's answer into an Approval (storing session or always rules it asks for)."""
     sid = session.id
-    if answer == "allow_once":
-        return Approval(True)
-    if answer == "allow_session":
+    kind = answer.kind
+    if kind == "allow_once":
+        return Approval(True, answer=answer)
+    if kind == "allow_session":
         rules = (
             *session.session_rules,
             *(r for r in decision.suggested_rules if r not in session.session_rules),
         )
         emit(ev.SessionRulesChanged(sid, rules))
         await store.update_session(sid, session_rules=list(rules))
-        return Approval(True)
-    if answer == "allow_always":
-        always = (
-            list(payload) if isinstance(payload, list | tuple) and payload else list(decision.suggested_rules)
-        )
+        return Approval(True, answer=answer)
+    if kind == "allow_always":
+        always = list(answer.rules) or list(decision.suggested_rules)
         try:
             policy.remember_always(always)
         except Exception as exc:
             emit(ev.Notice(sid, f"could not save the rule(s) {always}: {exc}; allowed once", "error"))
-        return Approval(True)
-    if answer == "reject_with_note":
-        note = payload.get("note") if isinstance(payload, dict) else payload
-        return Approval(False, f"denied by the user with a note: {note}")
-    reason = payload.get("reason") if isinstance(payload, dict) else None
-    if isinstance(payload, dict) and payload.get("headless"):  # refused by a headless run: nobody answered
-        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)")
-    return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
+        return Approval(True, answer=answer)
+    if kind == "reject_with_note":
+        return Approval(False, f"denied by the user with a note: {answer.note or ''}", answer)
+    reason = answer.note
+    if answer.headless:  # refused by a headless run: nobody answered
+        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)", answer)
+    return Approval(False, f"denied by the user{': ' + reason if reason else ''}", answer)
 
 
 async def ask_server_start(
@@ -356,10 +342,8 @@ async def ask_server_start(
     )
     shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)
     summary = f"start MCP server {name}: {command_line}"[:200]
-    answer, _payload, _by = await _ask(
-        session, store, emit, call, summary, decision, None, shown, turn_id, None
-    )
-    allowed = answer in ("allow_once", "allow_session", "allow_always")
+    answer, _by = await _ask(session, store, emit, call, summary, decision, None, shown, turn_id, None)
+    allowed = answer.kind in ("allow_once", "allow_session", "allow_always")
     text = f"MCP server '{name}' may start" if allowed else f"MCP server '{name}' was not started"
     emit(ev.ToolCallFinished(session.id, call, "ok" if allowed else "denied", text))
-    return answer
+    return answer.kind

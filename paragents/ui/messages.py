@@ -8,11 +8,9 @@ the app routes it to the panel of ``event.session_id``. Panels never call the ru
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.message import Message
 
-from paragents.events import ApprovalAnswer, Event, ReasoningDelta, TextDelta
+from paragents.events import Event, PermissionAnswer, ReasoningDelta, TextDelta
 from paragents.ui.commands import SlashCommand
 
 
@@ -97,16 +95,12 @@ class QueueEditRequested(Message):
 
 
 class ApprovalAnswered(Message):
-    """The user answered the permission ask ``request_id`` with ``answer`` and ``payload``.
+    """The user answered the permission ask ``request_id`` with ``answer`` (its kind, with the edited
+    rules of allow_always or the note of reject_with_note)."""
 
-    ``payload`` is the list of rules (list[str]) for allow_always, the note (str) for
-    reject_with_note, else None."""
-
-    def __init__(self, request_id: str, answer: ApprovalAnswer, payload: Any = None) -> None:
+    def __init__(self, request_id: str, answer: PermissionAnswer) -> None:
         super().__init__()
         self.request_id = request_id
         """Id of the PermissionRequested event answered."""
         self.answer = answer
-        """One of allow_once, allow_session, allow_always, reject_once, reject_with_note."""
-        self.payload = payload
-        """Edited rules, note text, or None."""
+        """What the ask's Future is resolved with."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.models import SessionState
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
@@ -66,7 +67,7 @@ async def test_a_rule_answers_the_agents_permission_ask_without_asking(aenv: Acp
 async def test_an_unmatched_ask_goes_to_the_user_with_the_agents_options(aenv: AcpEnv) -> None:
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.append(("reject_once", None))
+    aenv.sink.answers.append(PermissionAnswer("reject_once"))
     rt.submit(view.id, "run touch made.txt")
     await idle(rt, view.id)
     asks = aenv.sink.of(ev.PermissionRequested, view.id)
@@ -89,7 +90,7 @@ async def test_a_command_the_user_allowed_once_is_not_asked_again_when_its_termi
     a client terminal: one ask, not two (the terminal's command is the approved one)."""
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.append(("allow_once", None))
+    aenv.sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(view.id, "run touch made.txt")
     await idle(rt, view.id)
     asks = aenv.sink.of(ev.PermissionRequested, view.id)
@@ -105,7 +106,7 @@ async def test_a_served_request_the_user_was_asked_about_ends_its_entry(aenv: Ac
     outside.write_text("hello\n")
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.extend([("allow_once", None), ("reject_once", None)])
+    aenv.sink.answers.extend([PermissionAnswer("allow_once"), PermissionAnswer("reject_once")])
     rt.submit(view.id, f"read {outside}")
     await idle(rt, view.id)
     rt.submit(view.id, f"read {outside}")
@@ -266,7 +267,7 @@ async def test_an_agent_that_writes_files_itself_is_held_by_another_sessions_res
 async def test_an_edit_ask_naming_no_path_asks_the_user(aenv: AcpEnv) -> None:
     rt = await aenv.runtime({"allow": ["Edit"]})
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.append(("reject_once", None))
+    aenv.sink.answers.append(PermissionAnswer("reject_once"))
     rt.submit(view.id, "pathless")
     await idle(rt, view.id)
     [ask] = aenv.sink.of(ev.PermissionRequested, view.id)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from paragents import events as ev
 from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut, valid_cuts
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
 from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
@@ -133,7 +134,7 @@ async def test_compaction_asked_during_a_tool_call_waits_for_the_results(env: En
     assert not task.done()
     assert not any(is_summary_request(r) for r in env.server.requests)  # nothing sent mid-call
 
-    env.sink.of(ev.PermissionRequested, view.id)[0].reply.set_result(("allow_once", None))
+    env.sink.of(ev.PermissionRequested, view.id)[0].reply.set_result(PermissionAnswer("allow_once"))
     outcome = await asyncio.wait_for(task, HANG_GUARD_S)
     await rt.wait_idle(view.id)
     assert outcome.ok

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.ui.commands import SlashCommand, parse_command
 from tests.memory.conftest import Env, assert_valid_request, turn_requests
@@ -55,7 +56,7 @@ async def test_remember_tool_asks_then_stores_a_session_note(env: Env) -> None:
         ],
         session="a",
     )
-    env.sink.answers.append(("allow_once", None))
+    env.sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(view.id, "remember where the API is")
     await rt.wait_idle(view.id)
     report = await rt.memory(view.id)

@@ -328,11 +328,11 @@ class InboxScreen(Screen[str | None]):
         self.dismiss(None)
 
     async def on_approval_answered(self, message: ApprovalAnswered) -> None:
-        """Resolve the approval's Future with ``(answer, payload)``, as the panel does."""
+        """Resolve the approval's Future with the answer, as the panel does."""
         message.stop()
         item = next((i for i in self.items if i.key == message.request_id), None)
         if item is not None and isinstance(item.event, PermissionRequested) and not item.event.reply.done():
-            item.event.reply.set_result((message.answer, message.payload))
+            item.event.reply.set_result(message.answer)
         await self.reload()
 
     async def on_conflict_answered(self, message: ConflictAnswered) -> None:

@@ -455,11 +455,11 @@ class SessionPanel(Vertical):
         await self._show_conflict()
 
     async def on_approval_answered(self, message: ApprovalAnswered) -> None:
-        """Resolve the ask's Future with ``(answer, payload)`` and show the next ask, if any."""
+        """Resolve the ask's Future with the answer and show the next ask, if any."""
         message.stop()
         request = self.pending.pop(message.request_id, None)
         if request is not None and not request.reply.done():
-            request.reply.set_result((message.answer, message.payload))
+            request.reply.set_result(message.answer)
         await self._show_next_ask()
 
 
