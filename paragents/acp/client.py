@@ -38,7 +38,7 @@ from acp.schema import (
 from paragents import events as ev
 from paragents.acp.agent_env import unsafe_names
 from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
-from paragents.agent.approval import approve
+from paragents.agent.approval import ApprovalContext, approve
 from paragents.models import CallPreview, ToolCall
 from paragents.tools.base import ToolResult
 from paragents.tools.fsutil import resolve_path
@@ -165,16 +165,18 @@ class AcpClient:
             tool, args = mapped.checks[0] if mapped.checks else (mapped.call.name, {})
             policy = agent.policy if mapped.checks else _AskAlways(agent.policy)
             approval = await approve(
-                session=session,
-                policy=policy,  # type: ignore[arg-type]
-                store=agent.store,
-                emit=agent.emit,
-                call=mapped.call,
-                tool_name=tool,
-                args=args,
-                summary=mapped.summary,
-                preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
-                agent_options=tuple((str(o.kind), o.name) for o in options),
+                ApprovalContext(
+                    session=session,
+                    policy=policy,  # type: ignore[arg-type]
+                    store=agent.store,
+                    emit=agent.emit,
+                    call=mapped.call,
+                    tool_name=tool,
+                    args=args,
+                    summary=mapped.summary,
+                    preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
+                    agent_options=tuple((str(o.kind), o.name) for o in options),
+                )
             )
             if not approval.allowed:
                 agent.log.denied.add(tool_call.tool_call_id)
@@ -249,15 +251,17 @@ class AcpClient:
         if key in self.approved or any(k in self.approved for k in also):
             return False
         approval = await approve(
-            session=agent.session,
-            policy=agent.policy,
-            store=agent.store,
-            emit=agent.emit,
-            call=call,
-            tool_name=tool,
-            args=args,
-            summary=summary,
-            preview=lambda: agent.preview(tool, args),
+            ApprovalContext(
+                session=agent.session,
+                policy=agent.policy,
+                store=agent.store,
+                emit=agent.emit,
+                call=call,
+                tool_name=tool,
+                args=args,
+                summary=summary,
+                preview=lambda: agent.preview(tool, args),
+            )
         )
         if not approval.allowed:
             agent.emit(ev.ToolCallFinished(agent.session.id, call, "denied", approval.why))

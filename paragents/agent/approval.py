@@ -35,48 +35,60 @@ class Approval:
     answer: ev.PermissionAnswer | None = None
 
 
-async def approve(
-    *,
-    session: SessionReader,
-    policy: Policy,
-    store: Store,
-    emit: ev.EventSink,
-    call: ToolCall,
-    tool_name: str,
-    args: dict[str, Any],
-    summary: str,
-    sandbox: SandboxConfig | None = None,
-    sandboxed: bool | None = None,
-    preview: Callable[[], Awaitable[CallPreview | None]] | None = None,
-    turn_id: int | None = None,
-    resume: ApprovalRecord | None = None,
-    read_only: bool = False,
-    agent_options: tuple[tuple[str, str], ...] = (),
-    schema: dict[str, Any] | None = None,
-) -> Approval:
-    """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
-    ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
-    computes what the call will do, shown with the ask (only called when the user is asked).
-    The ask is a row of the store's ``approvals`` table (``turn_id`` its turn), answered once by this
-    process's client or any other process; ``resume`` is the row a crashed process left pending for
-    this call: it is asked again under the same id (or its answer, given meanwhile, is used).
-    ``read_only``: an MCP tool its server declares read-only, ``schema`` its inputSchema (the paths
-    it names are checked; see ``Policy.decide``).
-    ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``)."""
+@dataclass(frozen=True, slots=True)
+class ApprovalContext:
+    """One tool call to approve and where it is approved (what :func:`approve` reads).
+
+    - ``session`` (read only), ``policy``, ``store`` (the approvals row, the audit) and ``emit`` (the
+      ask and its answer as events): the session's.
+    - ``call``: the tool call; ``tool_name`` and ``args`` what the policy decides on (an external
+      agent's call is mapped onto a rule family); ``summary`` its one-line description.
+    - ``sandbox`` / ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies).
+    - ``preview``: computes what the call will do, shown with the ask (called only when asking).
+    - ``turn_id``: the turn the ask belongs to; ``resume``: the row a crashed process left pending
+      for this call (asked again under the same id, or its answer given meanwhile is used).
+    - ``read_only``: an MCP tool its server declares read-only, ``schema`` its inputSchema (the paths
+      it names are checked; see ``Policy.decide``).
+    - ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``).
+    """
+
+    session: SessionReader
+    policy: Policy
+    store: Store
+    emit: ev.EventSink
+    call: ToolCall
+    tool_name: str
+    args: dict[str, Any]
+    summary: str
+    sandbox: SandboxConfig | None = None
+    sandboxed: bool | None = None
+    preview: Callable[[], Awaitable[CallPreview | None]] | None = None
+    turn_id: int | None = None
+    resume: ApprovalRecord | None = None
+    read_only: bool = False
+    agent_options: tuple[tuple[str, str], ...] = ()
+    schema: dict[str, Any] | None = None
+
+
+async def approve(ctx: ApprovalContext) -> Approval:
+    """Ask the policy (and the user when it says ask) about ``ctx.call``; return the typed answer.
+    The ask is a row of the store's ``approvals`` table, answered once by this process's client or
+    any other process (see :class:`ApprovalContext` for the fields)."""
+    session, store, resume = ctx.session, ctx.store, ctx.resume
     sid = session.id
-    decision = policy.decide(
-        tool_name,
-        args,
+    decision = ctx.policy.decide(
+        ctx.tool_name,
+        ctx.args,
         cwd=session.workdir,
         mode=session.mode,
         session_rules=tuple(session.session_rules),
-        sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
-        read_only=read_only,
-        schema=schema,
+        sandboxed=bool(ctx.sandboxed and ctx.sandbox is not None and ctx.sandbox.auto_allow),
+        read_only=ctx.read_only,
+        schema=ctx.schema,
     )
     audit: dict[str, Any] = {
-        "tool": tool_name,
-        "input": args,
+        "tool": ctx.tool_name,
+        "input": ctx.args,
         "decision": decision.decision,
         "reason": decision.reason,
         "rule": decision.rule,
@@ -94,16 +106,15 @@ async def approve(
         return Approval(False, f"denied by policy: {decision.reason}")
     if resume is not None and resume.state != "pending":  # answered while this process was down
         answer = answer_of(resume)
-        emit(ev.Notice(sid, f"{summary}: {resume.describe_answer()} (while paragents was stopped)", "info"))
+        said = f"{ctx.summary}: {resume.describe_answer()} (while paragents was stopped)"
+        ctx.emit(ev.Notice(sid, said, "info"))
         by = resume.answered_by or resume.state
     else:
-        shown = await preview() if preview is not None else None
-        answer, by = await _ask(
-            session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume, agent_options
-        )
+        shown = await ctx.preview() if ctx.preview is not None else None
+        answer, by = await _ask(ctx, decision, shown)
     audit_by = "headless" if by == "headless" else "user"
     await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer.kind, answerer=by)
-    return await _apply_answer(session, policy, store, emit, decision, answer)
+    return await _apply_answer(ctx, decision, answer)
 
 
 WITHHELD_DENY = "by Read deny rules"
@@ -211,20 +222,13 @@ async def _await_row(
 
 
 async def _ask(
-    session: SessionReader,
-    store: Store,
-    emit: ev.EventSink,
-    call: ToolCall,
-    summary: str,
-    decision: Decision,
-    sandboxed: bool | None,
-    preview: CallPreview | None,
-    turn_id: int | None,
-    resume: ApprovalRecord | None,
-    agent_options: tuple[tuple[str, str], ...] = (),
+    ctx: ApprovalContext, decision: Decision, preview: CallPreview | None
 ) -> tuple[ev.PermissionAnswer, str]:
-    """Put the session in WAITING, record the ask as a pending row (or take over ``resume``'s row after
-    a restart), emit it and wait for the row's answer; return ``(answer, answered_by)``."""
+    """Put the session in WAITING, record the ask as a pending row (or take over ``ctx.resume``'s row
+    after a restart), emit it with ``preview`` and wait for the row's answer; return ``(answer,
+    answered_by)``."""
+    session, store, emit, call, summary = ctx.session, ctx.store, ctx.emit, ctx.call, ctx.summary
+    resume, turn_id = ctx.resume, ctx.turn_id
     sid = session.id
     reply: asyncio.Future[ev.PermissionAnswer] = asyncio.get_running_loop().create_future()
     if resume is not None:
@@ -258,8 +262,8 @@ async def _ask(
             preview,
             decision.rule,
             decision.scope,
-            sandboxed,
-            agent_options,
+            ctx.sandboxed,
+            ctx.agent_options,
         )
     )
     try:
@@ -283,15 +287,9 @@ async def _close_quietly(store: Store, request_id: str, note: str) -> None:
         await store.close_approval(request_id, note)
 
 
-async def _apply_answer(
-    session: SessionReader,
-    policy: Policy,
-    store: Store,
-    emit: ev.EventSink,
-    decision: Decision,
-    answer: ev.PermissionAnswer,
-) -> Approval:
+async def _apply_answer(ctx: ApprovalContext, decision: Decision, answer: ev.PermissionAnswer) -> Approval:
     """Turn the user's answer into an Approval (storing session or always rules it asks for)."""
+    session, emit = ctx.session, ctx.emit
     sid = session.id
     kind = answer.kind
     if kind == "allow_once":
@@ -302,12 +300,12 @@ async def _apply_answer(
             *(r for r in decision.suggested_rules if r not in session.session_rules),
         )
         emit(ev.SessionRulesChanged(sid, rules))
-        await store.update_session(sid, session_rules=list(rules))
+        await ctx.store.update_session(sid, session_rules=list(rules))
         return Approval(True, answer=answer)
     if kind == "allow_always":
         always = list(answer.rules) or list(decision.suggested_rules)
         try:
-            policy.remember_always(always)
+            ctx.policy.remember_always(always)
         except Exception as exc:
             emit(ev.Notice(sid, f"could not save the rule(s) {always}: {exc}; allowed once", "error"))
         return Approval(True, answer=answer)
@@ -321,6 +319,7 @@ async def _apply_answer(
 
 async def ask_server_start(
     session: SessionReader,
+    policy: Policy,
     store: Store,
     emit: ev.EventSink,
     name: str,
@@ -342,7 +341,8 @@ async def ask_server_start(
     )
     shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)
     summary = f"start MCP server {name}: {command_line}"[:200]
-    answer, _by = await _ask(session, store, emit, call, summary, decision, None, shown, turn_id, None)
+    ctx = ApprovalContext(session, policy, store, emit, call, call.name, {}, summary, turn_id=turn_id)
+    answer, _by = await _ask(ctx, decision, shown)
     allowed = answer.kind in ("allow_once", "allow_session", "allow_always")
     text = f"MCP server '{name}' may start" if allowed else f"MCP server '{name}' was not started"
     emit(ev.ToolCallFinished(session.id, call, "ok" if allowed else "denied", text))

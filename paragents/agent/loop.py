@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from paragents import events as ev
-from paragents.agent.approval import approve, read_filter
+from paragents.agent.approval import ApprovalContext, approve, read_filter
 from paragents.agent.budget import Breach, BudgetMeter
 from paragents.agent.compaction import (
     CompactionError,
@@ -337,6 +337,7 @@ class Agent:
         async def ask(entry: Any) -> Any:
             answer = await ask_server_start(
                 self.session,
+                self.policy,
                 self.store,
                 self.emit,
                 entry.name,
@@ -828,21 +829,23 @@ class Agent:
             return status.message, "error"
         sandboxed = None if status is None else status.active
         approval = await approve(
-            session=self.session,
-            policy=self.policy,
-            store=self.store,
-            emit=self.emit,
-            call=call,
-            tool_name=tool.name,
-            args=args,
-            summary=summary,
-            sandbox=sandbox,
-            sandboxed=sandboxed,
-            preview=lambda: self._preview(tool.name, args),
-            turn_id=self._turn_id,
-            resume=resume,
-            read_only=bool(getattr(tool, "read_only", False)),
-            schema=tool.parameters if tool.name.startswith("mcp__") else None,
+            ApprovalContext(
+                session=self.session,
+                policy=self.policy,
+                store=self.store,
+                emit=self.emit,
+                call=call,
+                tool_name=tool.name,
+                args=args,
+                summary=summary,
+                sandbox=sandbox,
+                sandboxed=sandboxed,
+                preview=lambda: self._preview(tool.name, args),
+                turn_id=self._turn_id,
+                resume=resume,
+                read_only=bool(getattr(tool, "read_only", False)),
+                schema=tool.parameters if tool.name.startswith("mcp__") else None,
+            )
         )
         if not approval.allowed:
             self.emit(ev.ToolCallFinished(sid, call, "denied", approval.why))
