@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from paragents.acp.updates import TurnLog
     from paragents.agent.budget import Breach, BudgetMeter
     from paragents.agent.session import SessionReader
+    from paragents.agent.turn import TurnRecord
     from paragents.store import Store
 
 USD = "USD"
@@ -38,7 +39,7 @@ class _Agent(Protocol):
     session: SessionReader
     budget: BudgetMeter | None
     spec: Any
-    _turn_id: int | None
+    record: TurnRecord
 
     def emit(self, event: ev.Event) -> None: ...
 
@@ -106,7 +107,7 @@ class AgentSpending:
                 agent.emit(ev.Notice(sid, text, "warning"))
             agent.emit(ev.Notice(sid, f"agent cost: {amount:.4f} {currency} for its session so far"))
             return
-        await agent.store.add_agent_cost(sid, agent._turn_id, agent.session.model, delta, amount)
+        await agent.store.add_agent_cost(sid, agent.record.turn_id, agent.session.model, delta, amount)
         self.counted = amount
         view = agent.session
         spend = (getattr(view, "spend", None) or Spend()) + Spend(usd=delta)

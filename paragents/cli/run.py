@@ -377,4 +377,4 @@ def _headless_agent(runtime: Any, sid: str) -> None:
 
     agent = agent_of(runtime, sid)
     if agent is not None:
-        agent.auto_new = True
+        agent.wait.auto_new = True

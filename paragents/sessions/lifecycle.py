@@ -219,7 +219,7 @@ class SessionLifecycle:
         agent = self.core.agents.get(sid)
         if agent is None:
             raise SessionError(f"session {view.name!r} is still loading; try again in a moment")
-        sandbox = agent.sandbox_config()
+        sandbox = agent.calls.sandbox_config()
         return describe(sandbox, check(sandbox), view.workdir)
 
     async def clear_session(self, sid: str) -> None:
@@ -232,10 +232,10 @@ class SessionLifecycle:
         await core.store.new_conversation(sid)
         await core.store.update_session(sid, last_prompt_tokens=0)
         core.emit(ev.ConversationCleared(sid))
-        agent = core.agents[sid]
-        agent.history.clear()
-        agent.compaction = None
-        await agent.mark_current()
+        record = core.agents[sid].record
+        record.history.clear()
+        record.compaction = None
+        await record.mark_current()
         core.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
         if acp_sessions.agent_of(core, sid) is not None:  # the agent forgets too: a new agent session
             await acp_sessions.start_new_remote(core, sid)
@@ -267,7 +267,7 @@ class SessionLifecycle:
         if name is None:
             name = unique_name(f"{view.name[: MAX_NAME - 6]}-fork", await self._taken())
         new = await self.new_session(name, model=view.model, workdir=view.workdir, mode=view.mode)
-        history = list(agent.history)
+        history = list(agent.record.history)
         # The provider-ready history has no outcomes: take each tool result's from the source's view
         # (a denied call stays denied in the copy, in the store and on screen).
         outcomes = {m.get("tool_call_id"): m.get("outcome") for m in view.messages if m.get("role") == "tool"}
@@ -279,12 +279,12 @@ class SessionLifecycle:
             await core.store.append_message(new.id, message, outcome=outcome_of(message))
             for message in history
         ]
-        state = agent.compaction
+        state = agent.record.compaction
         if state is not None and 0 < state.covered <= len(ids):
             await core.store.add_compaction(new.id, ids[state.covered - 1], state.summary)
         for note in core.notebook.session_notes(view.id):
             await core.store.add_note(core.project_dir, note.text, session_id=new.id, author=note.author)
-        copy = core.agents[new.id]
+        copy = core.agents[new.id].record
         copy.history = await core.store.load_history(new.id)
         copy.compaction = await load_compaction(core.store, new.id, copy.history)
         await copy.mark_current()

@@ -168,9 +168,9 @@ async def test_cancel_sends_session_cancel_and_shows_the_stop_reason(aenv: AcpEn
     assert view.last_result is not None and view.last_result.status == "cancelled"
     assert any("agent's stop reason: cancelled" in n for n in notices(aenv.sink, view.id))
     agent = agent_of(rt, view.id)
-    assert agent is not None and agent.running  # the agent stays up for the next prompt
+    assert agent is not None and agent.link.running  # the agent stays up for the next prompt
     await rt.shutdown()
-    assert agent.proc is None
+    assert agent.link.proc is None
 
 
 async def test_a_crash_is_shown_with_stderr_and_the_next_prompt_restarts_it(aenv: AcpEnv) -> None:
@@ -216,7 +216,7 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
-    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    remote = agent_of(rt, view.id).link.remote_id  # type: ignore[union-attr]
     assert remote and await rt.store.get_agent_session(view.id) == ("fake", remote)
     await rt.shutdown()
 
@@ -225,7 +225,7 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     [restored] = await again.restore()
     assert [m.get("content") for m in restored.messages] == ["say first answer", "first answer"]
     agent = agent_of(again, restored.id)
-    assert agent is not None and agent.remote_id == remote
+    assert agent is not None and agent.link.remote_id == remote
     again.submit(restored.id, "say second")
     await idle(again, restored.id)
     assert any("reloaded (session/load)" in n for n in notices(aenv.sink, restored.id))

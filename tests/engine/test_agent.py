@@ -406,7 +406,7 @@ async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: E
     agent = rt.agents[s.id]
 
     async def broken(prompt: str) -> None:
-        agent._turn_id = await rt.store.start_turn(s.id, prompt)
+        agent.record.turn_id = await rt.store.start_turn(s.id, prompt)
         raise RuntimeError("boom")
 
     agent.run_turn = broken  # type: ignore[method-assign,assignment]

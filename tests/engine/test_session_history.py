@@ -148,7 +148,7 @@ async def test_restored_tool_results_show_ok_error_denied_cancelled_and_interrup
     assert outcomes == expected
     crash_result = next(m for m in view.messages if m.get("tool_call_id") == "c_crash")
     assert crash_result["content"] == INTERRUPTED_RESULT
-    sent_history = again.agents[view.id].history
+    sent_history = again.agents[view.id].record.history
     assert all("outcome" not in m for m in sent_history)  # the outcome is never sent to the model
     await again.shutdown()
 

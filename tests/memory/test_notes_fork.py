@@ -80,7 +80,7 @@ async def test_fork_copies_history_and_compaction(env: Env) -> None:
 
     fork = await rt.fork(view.id)
     assert fork.name == "a-fork" and fork.id != view.id
-    assert rt.agents[fork.id].history == rt.agents[view.id].history
+    assert rt.agents[fork.id].record.history == rt.agents[view.id].record.history
     env.server.add(say("forked answer"), session="a-fork")
     rt.submit(fork.id, "q3 in the fork")
     await rt.wait_idle(fork.id)
