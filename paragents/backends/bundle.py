@@ -90,6 +90,19 @@ async def base_bundle(spec: LaneSpec, folder: Path, *, with_snapshot: bool) -> t
     return path, snap_ref
 
 
+async def push_bundle(spec: LaneSpec, ref: str, folder: Path) -> bytes:
+    """The bytes of a bundle of ``ref`` (a commit made on this machine for the lane: see
+    :meth:`~paragents.backends.base.ExecutionBackend.adopt`) leaving out what the lane has (its base
+    and last fetched snapshot)."""
+    path = folder / "host.bundle"
+    exclude = [f"^{k}" for k in await known_commits(spec)]
+    try:
+        await git("bundle", "create", "-q", path, ref, *exclude, cwd=spec.repo, what="git bundle create")
+    except LaneError as exc:
+        raise BackendError(f"cannot bundle what changed in lane {spec.name} on this machine: {exc}") from exc
+    return path.read_bytes()
+
+
 def parse_header(out: bytes) -> tuple[str, str, str, bytes]:
     """Split the snapshot script's output into (commit, head, tree, bundle bytes); BackendError when
     the first line is not three object ids."""
