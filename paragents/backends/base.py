@@ -100,6 +100,8 @@ class ExecResult:
     timed_out: bool = False
     duration_s: float = 0.0
     output_bytes: int = 0
+    missing_cwd: bool = False
+    """True when ``cwd`` is not a directory in the lane (exit 125; the command did not run)."""
 
     @property
     def ok(self) -> bool:

@@ -345,4 +345,6 @@ def usage_of(stats: Any) -> Usage:
         mem -= int((memory.get("stats") or {}).get("inactive_file", 0) or 0)
     limit = memory.get("limit") if isinstance(memory.get("limit"), int) else 0
     pids = (stats.get("pids_stats") or {}).get("current")
-    return Usage(percent, mem if isinstance(mem, int) else None, limit or 0, pids if isinstance(pids, int) else None)
+    return Usage(
+        percent, mem if isinstance(mem, int) else None, limit or 0, pids if isinstance(pids, int) else None
+    )

@@ -116,7 +116,7 @@ class LocalBackend:
         """``bash -c command`` in the worktree, confined as ``run_command`` is (see the module)."""
         where = self._path(cwd)
         if not where.is_dir():
-            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane")
+            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane", missing_cwd=True)
         argv = ["bash", "-c", command]
         if self.sandbox is not None:
             status = check(self.sandbox)
@@ -234,7 +234,11 @@ class LocalBackend:
                 full = Path(folder, name)
                 st = full.lstat()
                 link = os.readlink(full) if full.is_symlink() else ""
-                kind = "l" if link or full.is_symlink() else ("d" if full.is_dir() else "f" if full.is_file() else "o")
+                kind = (
+                    "l"
+                    if link or full.is_symlink()
+                    else ("d" if full.is_dir() else "f" if full.is_file() else "o")
+                )
                 target = ("d" if full.is_dir() else "f" if full.is_file() else "n") if kind == "l" else kind
                 found.append(TreeEntry((rel / name).as_posix(), kind, st.st_mtime, st.st_size, target, link))  # type: ignore[arg-type]
                 if len(found) >= limit:

@@ -76,7 +76,9 @@ class Mirror:
         if index:
             extra["GIT_INDEX_FILE"] = str(self.index)
         try:
-            return (await git(*args, cwd=self.worktree, env=extra, what=f"git {args[0]} in lane {self.spec.name}")).out
+            return (
+                await git(*args, cwd=self.worktree, env=extra, what=f"git {args[0]} in lane {self.spec.name}")
+            ).out
         except LaneError as exc:
             raise BackendError(f"cannot keep lane {self.spec.name}'s worktree in step: {exc}") from exc
 
@@ -118,7 +120,9 @@ class Mirror:
             if snap.tree == m_tree and snap.head == m_head:
                 return await self._push(host_tree, host_head, m_tree)
             keep = await self._commit(host_tree, host_head)
-            await self._git("update-ref", "--create-reflog", "-m", "kept: both sides changed", self.host_ref, keep)
+            await self._git(
+                "update-ref", "--create-reflog", "-m", "kept: both sides changed", self.host_ref, keep
+            )
             note = (
                 f"lane {self.spec.name} changed in its {self.backend.where} while its worktree here changed "
                 f"too: the lane's files were kept; this machine's copy is kept as {keep[:12]} "
@@ -134,7 +138,9 @@ class Mirror:
         commit = await self._commit(host_tree, host_head)
         await self._git("update-ref", "--create-reflog", "-m", "paragents adopt", self.host_ref, commit)
         await self.backend.adopt(self.host_ref, expect)
-        await self._git("update-ref", "--create-reflog", "-m", "paragents adopt", self.spec.snapshot_ref, commit)
+        await self._git(
+            "update-ref", "--create-reflog", "-m", "paragents adopt", self.spec.snapshot_ref, commit
+        )
         await self._git("update-ref", self.mirrored_ref, commit)
         snap = Snapshot(commit, host_head, host_tree, self.spec.snapshot_ref)
         return SyncResult(snap, pushed=True)
@@ -146,7 +152,9 @@ class Mirror:
                 "merge-base", "--is-ancestor", snap.head, host_head, cwd=self.worktree, check=False
             )
             if not ahead.ok:
-                await self._git("update-ref", "-m", "paragents: the lane's head", branch, snap.head, host_head)
+                await self._git(
+                    "update-ref", "-m", "paragents: the lane's head", branch, snap.head, host_head
+                )
         self.index.parent.mkdir(parents=True, exist_ok=True)
         if not self.index.exists():  # the first sync: the worktree holds its HEAD (a new lane's base)
             await self._git("read-tree", "HEAD", index=True)

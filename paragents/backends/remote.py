@@ -12,11 +12,11 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import io
 import secrets
+import tarfile
 import tempfile
 import time
-import io
-import tarfile
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
@@ -154,7 +154,7 @@ class RemoteBackend(abc.ABC):
         if exited.done():
             code = exited.result()
         elif code == 125 and b"no directory" in errors:
-            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane")
+            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane", missing_cwd=True)
         return ExecResult(
             code,
             capture.text(max_output),
@@ -204,7 +204,9 @@ class RemoteBackend(abc.ABC):
     async def list_tree(self, path: str = ".", *, depth: int = 0, limit: int = 200_000) -> list[TreeEntry]:
         """See :meth:`~paragents.backends.base.ExecutionBackend.list_tree`."""
         rel = lane_relative(path)
-        code, out, err = await self._call(scripts.TREE, rel, str(max(depth, 0)), str(limit), *scripts.SKIP_DIRS)
+        code, out, err = await self._call(
+            scripts.TREE, rel, str(max(depth, 0)), str(limit), *scripts.SKIP_DIRS
+        )
         if code == 3:
             raise FileProblem(f"{rel} does not exist in lane {self.spec.name}", "missing")
         if code == 4:
@@ -220,7 +222,9 @@ class RemoteBackend(abc.ABC):
         if not wanted:
             return {}
         listing = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in wanted)
-        code, out, err = await self._call(scripts.TAR, rel, str(limit + 1024), str(len(listing)), stdin=listing)
+        code, out, err = await self._call(
+            scripts.TAR, rel, str(limit + 1024), str(len(listing)), stdin=listing
+        )
         if code != 0:
             raise self._fail(f"cannot read the files below {rel}", err)
         return read_tar(out, set(wanted), limit)
@@ -228,7 +232,9 @@ class RemoteBackend(abc.ABC):
     async def usage(self) -> Usage:
         return Usage()
 
-    async def relay(self, port: int, incoming: AsyncIterator[bytes], outgoing: Callable[[bytes], None]) -> int:
+    async def relay(
+        self, port: int, incoming: AsyncIterator[bytes], outgoing: Callable[[bytes], None]
+    ) -> int:
         """Copy ``incoming`` to the lane's own ``127.0.0.1:port`` and what comes back to ``outgoing``
         until the lane's side closes (one connection of a forwarded port); return the relay's exit
         code (7: nothing listens on that port in the lane)."""

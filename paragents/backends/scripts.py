@@ -86,8 +86,8 @@ cd -- "$1" || exit 2
 depth=(); [ "$2" = 0 ] || depth=(-maxdepth "$2")
 max=$3; skip=(); shift 3
 for d in "$@"; do skip+=(-name "$d" -o); done
-find . -mindepth 1 "${depth[@]}" \( -type d \( "${skip[@]}" -false \) \) -prune -o -printf '%y %Y %T@ %s %P\0%l\0' |
-  head -z -n "$((2 * max))"
+find . -mindepth 1 "${depth[@]}" \( -type d \( "${skip[@]}" -false \) \) -prune \
+  -o -printf '%y %Y %T@ %s %P\0%l\0' | head -z -n "$((2 * max))"
 """
 """``TREE PATH DEPTH MAX SKIP...``: every entry below the lane's directory PATH (DEPTH levels, 0: all;
 directories named SKIP not entered), as ``KIND TARGET_KIND MTIME SIZE NAME`` NUL ``LINK`` NUL

@@ -89,6 +89,7 @@ class SessionsAPI(Protocol):
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        on: str | None = None,
     ) -> SessionView: ...
     async def new_agent_session(
         self,
@@ -114,6 +115,7 @@ class SessionsAPI(Protocol):
         mode: str | None = None,
         take_over: bool = False,
         lane: str | bool | None = None,
+        on: str | None = None,
     ) -> tuple[SessionView, bool]: ...
     async def rename_session(self, sid: str, name: str) -> None: ...
     async def set_model(self, sid: str, model: str) -> None: ...

@@ -139,10 +139,11 @@ class Runtime(SessionsCore):
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        on: str | None = None,
     ) -> SessionView:
         """See :meth:`SessionLifecycle.new_session`."""
         return await self.lifecycle.new_session(
-            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base
+            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base, on=on
         )
 
     async def new_agent_session(
@@ -197,10 +198,11 @@ class Runtime(SessionsCore):
         mode: str | None = None,
         take_over: bool = False,
         lane: str | bool | None = None,
+        on: str | None = None,
     ) -> tuple[SessionView, bool]:
         """See :meth:`SessionLifecycle.attach_session`."""
         return await self.lifecycle.attach_session(
-            name, model=model, workdir=workdir, mode=mode, take_over=take_over, lane=lane
+            name, model=model, workdir=workdir, mode=mode, take_over=take_over, lane=lane, on=on
         )
 
     async def rename_session(self, sid: str, name: str) -> None:
@@ -484,6 +486,7 @@ class Runtime(SessionsCore):
         await self.holding.stop()
         if self.lane_watcher is not None:
             await self.lane_watcher.stop()
+        await self.remote.shutdown()
         for sid, view in list(self.sessions.items()):
             if view.read_only:
                 continue  # another process holds it: its state is not ours to write

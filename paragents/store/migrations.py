@@ -378,6 +378,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE lanes ADD COLUMN landed_tree TEXT;
     """,
+    # 14 -> 15: where a lane runs (local, container, kubernetes; issue 31, docs/remote.md): a remote
+    # lane's worktree mirrors its files, its container/Pod is removed with it
+    """
+    ALTER TABLE lanes ADD COLUMN backend TEXT NOT NULL DEFAULT 'local';
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

@@ -19,7 +19,9 @@ from tests.backends.engine import Engine, git
 
 
 @pytest.fixture
-async def lane(docker_engine: Engine, lane_repo: Path, tmp_path: Path) -> AsyncIterator[tuple[ContainerBackend, Mirror]]:
+async def lane(
+    docker_engine: Engine, lane_repo: Path, tmp_path: Path
+) -> AsyncIterator[tuple[ContainerBackend, Mirror]]:
     worktree = tmp_path / "lanes" / "m1"
     git(lane_repo, "worktree", "add", "-q", "-b", "paragents/m1", str(worktree))
     spec = LaneSpec(lane_repo, "m1", git(lane_repo, "rev-parse", "HEAD"), worktree=worktree)
@@ -115,12 +117,18 @@ async def test_tree_listing_and_files_by_tar(lane: tuple[ContainerBackend, Mirro
     entries = {e.path: e for e in await backend.list_tree(".")}
     assert {"app.py", "src", "src/pkg", "src/pkg/mod.py", "link", "dangling", "pipe"} <= set(entries)
     assert not any(p.split("/")[0] in ("node_modules", ".git") for p in entries)  # as fsutil.walk
-    assert entries["link"].kind == "l" and entries["link"].target_kind == "d" and entries["link"].link == "src/pkg"
+    assert (
+        entries["link"].kind == "l"
+        and entries["link"].target_kind == "d"
+        and entries["link"].link == "src/pkg"
+    )
     assert entries["dangling"].target_kind == "N" and entries["pipe"].kind == "o"
     assert entries["src/pkg/mod.py"].size == 6 and entries["src/pkg/mod.py"].mtime > 0
     top = {e.path for e in await backend.list_tree(".", depth=1)}
     assert "src" in top and "src/pkg" not in top
-    files = await backend.read_files(".", ["app.py", "src/pkg/mod.py", "link", "pipe", "missing"], limit=10_000)
+    files = await backend.read_files(
+        ".", ["app.py", "src/pkg/mod.py", "link", "pipe", "missing"], limit=10_000
+    )
     assert set(files) == {"app.py", "src/pkg/mod.py"} and files["src/pkg/mod.py"] == b"x = 1\n"
     assert set(await backend.read_files(".", ["app.py", "src/pkg/mod.py"], limit=40)) == {"app.py"}
     with pytest.raises(FileProblem) as missing:
@@ -129,4 +137,3 @@ async def test_tree_listing_and_files_by_tar(lane: tuple[ContainerBackend, Mirro
     with pytest.raises(FileProblem) as directory:
         await backend.read_file("src")
     assert directory.value.reason == "directory"
-
