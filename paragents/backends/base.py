@@ -245,10 +245,12 @@ class ExecutionBackend(Protocol):
         """The entries of the lane's directory ``path``, sorted by name."""
         ...
 
-    async def list_tree(self, path: str = ".", *, depth: int = 0, limit: int = 200_000) -> list[TreeEntry]:
-        """Every entry below the lane's directory ``path`` (``depth`` levels, 0: all), not entering
-        the directories :data:`~paragents.backends.scripts.SKIP_DIRS` below it, at most ``limit``;
-        FileProblem when ``path`` is missing or not a directory."""
+    async def list_tree(
+        self, path: str = ".", *, depth: int = 0, limit: int = 200_000, skip: bool = True
+    ) -> list[TreeEntry]:
+        """Every entry below the lane's directory ``path`` (``depth`` levels, 0: all), with ``skip``
+        not listing the directories :data:`~paragents.backends.scripts.SKIP_DIRS` below it, at most
+        ``limit``; FileProblem when ``path`` is missing or not a directory."""
         ...
 
     async def read_files(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:

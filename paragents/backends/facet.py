@@ -92,8 +92,8 @@ class LaneExecution:
     async def write(self, path: str, data: bytes) -> None:
         await self._do(lambda: self.lane.backend.write_file(path, data))
 
-    async def entries(self, path: str, *, depth: int = 0) -> list[Entry]:
-        found = await self._do(lambda: self.lane.backend.list_tree(path, depth=depth))
+    async def entries(self, path: str, *, depth: int = 0, skip: bool = True) -> list[Entry]:
+        found = await self._do(lambda: self.lane.backend.list_tree(path, depth=depth, skip=skip))
         return [Entry(e.path, e.kind, e.mtime, e.size, e.target_kind, e.link) for e in found]
 
     async def contents(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:

@@ -219,7 +219,9 @@ class LocalBackend:
             raise BackendError(f"cannot list {path} in lane {self.spec.name}: {exc.strerror}") from exc
         return sorted(entries, key=lambda e: e.name)
 
-    async def list_tree(self, path: str = ".", *, depth: int = 0, limit: int = 200_000) -> list[TreeEntry]:
+    async def list_tree(
+        self, path: str = ".", *, depth: int = 0, limit: int = 200_000, skip: bool = True
+    ) -> list[TreeEntry]:
         root = self._path(path)
         if not root.exists():
             raise FileProblem(f"{path} does not exist in lane {self.spec.name}", "missing")
@@ -229,7 +231,8 @@ class LocalBackend:
         for folder, dirs, files in os.walk(root):
             rel = Path(folder).relative_to(root)
             level = 0 if rel == Path(".") else len(rel.parts)
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS or os.path.islink(os.path.join(folder, d)))
+            skipped = SKIP_DIRS if skip else ()
+            dirs[:] = sorted(d for d in dirs if d not in skipped or os.path.islink(os.path.join(folder, d)))
             for name in [*dirs, *sorted(files)]:
                 full = Path(folder, name)
                 st = full.lstat()

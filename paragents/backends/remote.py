@@ -201,12 +201,13 @@ class RemoteBackend(abc.ABC):
                 entries.append(DirEntry(name, kind))  # type: ignore[arg-type]
         return sorted(entries, key=lambda e: e.name)
 
-    async def list_tree(self, path: str = ".", *, depth: int = 0, limit: int = 200_000) -> list[TreeEntry]:
+    async def list_tree(
+        self, path: str = ".", *, depth: int = 0, limit: int = 200_000, skip: bool = True
+    ) -> list[TreeEntry]:
         """See :meth:`~paragents.backends.base.ExecutionBackend.list_tree`."""
         rel = lane_relative(path)
-        code, out, err = await self._call(
-            scripts.TREE, rel, str(max(depth, 0)), str(limit), *scripts.SKIP_DIRS
-        )
+        skipped = scripts.SKIP_DIRS if skip else ()
+        code, out, err = await self._call(scripts.TREE, rel, str(max(depth, 0)), str(limit), *skipped)
         if code == 3:
             raise FileProblem(f"{rel} does not exist in lane {self.spec.name}", "missing")
         if code == 4:

@@ -106,10 +106,10 @@ class Execution(Protocol):
         """Replace (or create, with its directories) the lane's file ``path``."""
         ...
 
-    async def entries(self, path: str, *, depth: int = 0) -> list[Entry]:
-        """What is below the lane's directory ``path`` (``depth`` levels, 0: all), not entering
-        ``.git``, ``node_modules`` and the other skipped folders below it (ExecutionError ``missing``,
-        or ``other`` when it is not a directory)."""
+    async def entries(self, path: str, *, depth: int = 0, skip: bool = True) -> list[Entry]:
+        """What is below the lane's directory ``path`` (``depth`` levels, 0: all), with ``skip`` not
+        listing ``.git``, ``node_modules`` and the other skipped folders below it (ExecutionError
+        ``missing``, or ``other`` when it is not a directory)."""
         ...
 
     async def contents(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:

@@ -172,14 +172,16 @@ async def _edit_file(tool: EditFile, args: dict[str, Any], ctx: ToolContext) -> 
 # --- listings ----------------------------------------------------------------------------------------
 
 
-async def _entries(ctx: ToolContext, raw: str, depth: int) -> tuple[Path, list[Entry]] | ToolResult:
+async def _entries(
+    ctx: ToolContext, raw: str, depth: int, skip: bool = True
+) -> tuple[Path, list[Entry]] | ToolResult:
     found = locate(ctx, raw)
     if isinstance(found, str):
         return _error(found)
     local, rel = found
     assert ctx.execution is not None
     try:
-        return local, await ctx.execution.entries(rel, depth=depth)
+        return local, await ctx.execution.entries(rel, depth=depth, skip=skip)
     except ExecutionError as exc:
         if exc.reason == "missing":
             return _error(
@@ -192,7 +194,7 @@ async def _entries(ctx: ToolContext, raw: str, depth: int) -> tuple[Path, list[E
 
 async def _list_dir(tool: ListDir, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw = args.get("path", ".")
-    listed = await _entries(ctx, raw, 1)
+    listed = await _entries(ctx, raw, 1, skip=False)
     if isinstance(listed, ToolResult):
         return listed
     entries = sorted(listed[1], key=lambda e: e.path)
