@@ -73,7 +73,9 @@ async def _run(name: str, args: dict[str, Any], ctx: ToolContext) -> Any:
 
 
 @pytest.mark.parametrize(("name", "args"), CALLS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(CALLS)])
-async def test_same_text_as_here(pair: tuple[Path, Path, LaneExecution], name: str, args: dict[str, Any]) -> None:
+async def test_same_text_as_here(
+    pair: tuple[Path, Path, LaneExecution], name: str, args: dict[str, Any]
+) -> None:
     lane, here, facet = pair
     local = await _run(name, args, _ctx(lane))
     remote = await _run(name, args, _ctx(here, facet))
@@ -85,7 +87,9 @@ async def test_same_text_as_here(pair: tuple[Path, Path, LaneExecution], name: s
     assert not any(here.iterdir())  # nothing of the lane was written here
 
 
-async def test_edits_happen_in_the_lane_and_report_local_paths(pair: tuple[Path, Path, LaneExecution]) -> None:
+async def test_edits_happen_in_the_lane_and_report_local_paths(
+    pair: tuple[Path, Path, LaneExecution],
+) -> None:
     lane, here, facet = pair
     reads: list[tuple[Path, str]] = []
     writes: list[tuple[Path, str]] = []
@@ -94,7 +98,8 @@ async def test_edits_happen_in_the_lane_and_report_local_paths(pair: tuple[Path,
     made = await _run("write_file", {"path": "new/file.txt", "content": "hello\n"}, ctx)
     assert not made.is_error and made.content.startswith("Created new/file.txt")
     assert (lane / "new" / "file.txt").read_text() == "hello\n" and not (here / "new").exists()
-    edited = await _run("edit_file", {"path": "src/pkg/mod.py", "old_string": "x = 1", "new_string": "x = 2"}, ctx)
+    change = {"path": "src/pkg/mod.py", "old_string": "x = 1", "new_string": "x = 2"}
+    edited = await _run("edit_file", change, ctx)
     assert not edited.is_error and "-x = 1" in (edited.diff or "")
     assert (lane / "src" / "pkg" / "mod.py").read_text().startswith("x = 2")
     await _run("read_file", {"path": "src/pkg/mod.py"}, ctx)
