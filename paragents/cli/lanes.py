@@ -53,6 +53,11 @@ def add_parser(sub: Any) -> None:
         run_parser.add_argument(
             "--base", metavar="REF", help="with --lane: head (default), a branch or origin/main"
         )
+        run_parser.add_argument(
+            "--on",
+            metavar="WHERE",
+            help="with --lane: where the lane runs: local, container, k8s (default: lanes.backend)",
+        )
     lanes = sub.add_parser("lanes", help="list, diff, merge and clean up lanes (a git worktree per session)")
     lanes.set_defaults(lanes_run=run)
     lsub = lanes.add_subparsers(dest="lanes_command", required=True)

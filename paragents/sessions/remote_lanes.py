@@ -150,6 +150,19 @@ class RemoteLanes:
                 ) from exc
         return notes
 
+    async def refresh(self, record: LaneRecord) -> None:
+        """Bring a remote lane's work into its worktree here and this machine's commits to it (a
+        local lane: nothing). SessionError when its place does not answer."""
+        if not record.remote:
+            return
+        from paragents.lanes.places import places_for
+
+        self.install()
+        try:
+            await places_for(record).fetch(record)
+        except LaneError as exc:
+            raise SessionError(str(exc)) from exc
+
     def sandbox(self, record: LaneRecord) -> Any:
         """The lane sandbox of paragents' own commands in ``record`` (its runner: the container/Pod)."""
         from paragents.lanes.contained import LaneSandbox

@@ -31,10 +31,19 @@ from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
 
 if TYPE_CHECKING:
+    from paragents.lanes.contained import LaneSandbox
     from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
+    from paragents.store import (
+        AnswerResult,
+        ApprovalRecord,
+        DecisionRecord,
+        LaneRecord,
+        NoteRecord,
+        SessionRecord,
+        Store,
+    )
 
 
 class Runtime(SessionsCore):
@@ -278,6 +287,17 @@ class Runtime(SessionsCore):
         from paragents.sessions.lanes import lane_overview
 
         return await lane_overview(self)
+
+    def lane_sandbox(self, lane: LaneRecord) -> LaneSandbox:
+        """Where paragents' own commands in ``lane`` run: its sandbox here, or its container/Pod."""
+        from paragents.sessions.lanes import lane_sandbox
+
+        return lane_sandbox(self, lane)
+
+    async def refresh_lane(self, lane: LaneRecord) -> None:
+        """Bring a remote lane's work into its worktree here and this machine's commits to it (a
+        local lane: nothing). SessionError when its place does not answer."""
+        await self.remote.refresh(lane)
 
     def dismiss_lane_conflict(self, key: str) -> bool:
         """Hide the predicted lane conflict ``key`` until the prediction changes."""
