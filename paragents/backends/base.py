@@ -258,8 +258,10 @@ class ExecutionBackend(Protocol):
         ``limit`` bytes in all (files past it are left out, as are names that are not regular files)."""
         ...
 
-    async def snapshot(self) -> Snapshot:
-        """Commit the lane's tree and fetch it into ``spec.repo`` at ``spec.snapshot_ref``."""
+    async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
+        """Commit the lane's tree and fetch it into ``spec.repo`` at ``spec.snapshot_ref``
+        (``known``: the commits of the lane this machine has, its base and last snapshot, when the
+        caller just read them)."""
         ...
 
     async def adopt(self, ref: str, expect_tree: str) -> None:

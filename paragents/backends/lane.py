@@ -99,9 +99,10 @@ class RemoteLane:
             self.lost(str(exc))
             raise
 
-    async def sync(self) -> SyncResult:
-        """Bring the lane's files and this machine's worktree in step (:meth:`Mirror.sync`)."""
-        done = await self.call(self.mirror.sync)
+    async def sync(self, *, fast: bool = False) -> SyncResult:
+        """Bring the lane's files and this machine's worktree in step (:meth:`Mirror.sync`; ``fast``
+        in prediction rounds)."""
+        done = await self.call(lambda: self.mirror.sync(fast=fast))
         if done.note:
             self._tell("ready", done.note)
         return done

@@ -275,7 +275,7 @@ class LocalBackend:
 
     # --- git --------------------------------------------------------------------------------------
 
-    async def snapshot(self) -> Snapshot:
+    async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
         """The worktree's files as a commit on its HEAD, at ``spec.snapshot_ref`` (with a reflog)."""
         try:
             tree = await snapshot_tree(self.root, Path(self._scratch.name))

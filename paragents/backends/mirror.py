@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paragents.backends.base import BackendError, ExecutionBackend, Snapshot
+from paragents.backends.bundle import shape_of
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
 from paragents.lanes.predict import SNAPSHOT_DATE
@@ -82,13 +83,17 @@ class Mirror:
         except LaneError as exc:
             raise BackendError(f"cannot keep lane {self.spec.name}'s worktree in step: {exc}") from exc
 
-    async def _rev(self, *names: str) -> list[str]:
-        """The commits/trees ``names`` name ("" for one that does not exist)."""
-        found = []
-        for name in names:
-            out = await git("rev-parse", "--verify", "-q", name, cwd=self.worktree, check=False)
-            found.append(out.out.strip() if out.ok else "")
-        return found
+    async def _refs(self, *refs: str) -> list[str]:
+        """The commits the full ref names ``refs`` point at ("" for one that does not exist): one
+        ``git for-each-ref``."""
+        out = await git(
+            "for-each-ref", "--format=%(objectname) %(refname)", *refs, cwd=self.worktree, check=False
+        )
+        found: dict[str, str] = {}
+        for line in out.out.splitlines():
+            oid, _, name = line.partition(" ")
+            found[name] = oid
+        return [found.get(ref, "") for ref in refs]
 
     async def host_tree(self) -> str:
         """The tree of the worktree's files here now (tracked and untracked, not ignored ones)."""
@@ -100,21 +105,40 @@ class Mirror:
         env = {**IDENTITY, "GIT_AUTHOR_DATE": SNAPSHOT_DATE, "GIT_COMMITTER_DATE": SNAPSHOT_DATE}
         return (await self._git("commit-tree", tree, "-p", parent, "-m", SNAPSHOT_MESSAGE, env=env)).strip()
 
-    async def sync(self) -> SyncResult:
+    async def sync(self, *, fast: bool = False) -> SyncResult:
         """Bring both sides in step (see the module docstring). Raises BackendUnreachable / LaneGone
-        from the backend, BackendError when git refuses here."""
-        async with self.lock:
-            return await self._sync()
+        from the backend, BackendError when git refuses here.
 
-    async def _sync(self) -> SyncResult:
+        ``fast`` (prediction rounds): while the branch here has not moved, only the lane is looked
+        at, and its changes are written here with ``git read-tree -m -u`` (a two-way merge from the
+        snapshot mirrored last), which refuses to overwrite a file changed here: then (and when the
+        lane made commits) the full three-way sync runs. Files changed here that the lane did not
+        touch stay as they are until the next full sync takes them to the lane."""
+        async with self.lock:
+            return await self._sync(fast)
+
+    async def _sync(self, fast: bool) -> SyncResult:
         branch = f"refs/heads/{self.spec.branch}"
-        mirrored, m_tree, m_head = await self._rev(
-            self.mirrored_ref, f"{self.mirrored_ref}^{{tree}}", f"{self.mirrored_ref}^1"
-        )
+        mirrored, host_head, last = await self._refs(self.mirrored_ref, branch, self.spec.snapshot_ref)
+        m_tree, m_head = (await shape_of(self.spec.repo, mirrored) or ("", "")) if mirrored else ("", "")
+        known = [self.spec.base_commit, *([last] if last and last != self.spec.base_commit else [])]
+        snap: Snapshot | None = None
+        if fast and mirrored and host_head == m_head and self.index.exists():
+            snap = await self.backend.snapshot(known=known)
+            if snap.commit == mirrored:
+                return SyncResult(snap)
+            if snap.head == host_head:
+                merged = await git(
+                    "read-tree", "-m", "-u", mirrored, snap.commit,
+                    cwd=self.worktree, env={"GIT_INDEX_FILE": str(self.index)}, check=False,
+                )  # fmt: skip
+                if merged.ok:
+                    await self._git("update-ref", self.mirrored_ref, snap.commit)
+                    return SyncResult(snap, pulled=True)
         host_tree = await self.host_tree() if mirrored else ""
-        (host_head,) = await self._rev(branch)
         host_changed = bool(mirrored) and (host_tree != m_tree or host_head != m_head)
-        snap = await self.backend.snapshot()
+        if snap is None:
+            snap = await self.backend.snapshot(known=known)
         note = None
         if host_changed:
             if snap.tree == m_tree and snap.head == m_head:

@@ -266,9 +266,10 @@ class RemoteBackend(abc.ABC):
             raise self._fail("cannot check out the base", err)
         return snap_ref
 
-    async def snapshot(self) -> Snapshot:
-        """See :meth:`~paragents.backends.base.ExecutionBackend.snapshot`."""
-        known = await known_commits(self.spec)
+    async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
+        """See :meth:`~paragents.backends.base.ExecutionBackend.snapshot`; ``known``: what
+        :func:`~paragents.backends.bundle.known_commits` says now, when the caller just read it."""
+        known = known if known is not None else await known_commits(self.spec)
         out = bytearray()
         err = bytearray()
         limit = self.max_snapshot_bytes + 4096
@@ -284,7 +285,7 @@ class RemoteBackend(abc.ABC):
         code = await self._run(argv, on_chunk=chunk, env=self._env(scripts.GIT_ENV))
         if code != 0:
             raise self._fail("cannot snapshot", bytes(err))
-        return await fetch_snapshot(self.spec, bytes(out), max_bytes=self.max_snapshot_bytes)
+        return await fetch_snapshot(self.spec, bytes(out), max_bytes=self.max_snapshot_bytes, known=known)
 
     async def adopt(self, ref: str, expect_tree: str) -> None:
         """See :meth:`~paragents.backends.base.ExecutionBackend.adopt`."""

@@ -102,11 +102,7 @@ class LaneActions:
     ) -> MergeResult:
         """Bring lane ``name`` back exactly as ``reviewed``. Refused (SessionError) when verify has not
         passed on that state unless ``override``; LaneMoved when the lane moved."""
-        lane = await self._fetch(name)
-        if lane.remote and strategy == "rebase":
-            raise SessionError(
-                f"lane {name} runs in {lane.backend}: its branch cannot be rebased here; squash or merge it"
-            )
+        await self._fetch(name)  # a remote lane: LaneMoved below when it changed since the review
         plan = await self.plan(name, strategy, reviewed)
         if strategy != "pr":
             if plan.problem:

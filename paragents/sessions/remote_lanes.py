@@ -234,7 +234,7 @@ class RemoteLanes:
             lane for (r, name), lane in self.lanes.items()
             if r == repo and lane.ready and (only is None or name in only)
         ]  # fmt: skip
-        results = await asyncio.gather(*(lane.sync() for lane in todo), return_exceptions=True)
+        results = await asyncio.gather(*(lane.sync(fast=True) for lane in todo), return_exceptions=True)
         for lane, result in zip(todo, results, strict=True):
             if isinstance(result, BackendError) and lane.ready:
                 self._changed(lane, "ready", f"lane {lane.name}'s files could not be fetched: {result}")

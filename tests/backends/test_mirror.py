@@ -95,6 +95,31 @@ async def test_both_sides_changed_keeps_both(lane: tuple[ContainerBackend, Mirro
     assert git(lane_repo, "show", f"{kept}:here.txt") == "edited on this machine"
 
 
+async def test_a_round_sync_never_overwrites_a_file_changed_here(
+    lane: tuple[ContainerBackend, Mirror],
+) -> None:
+    backend, mirror = lane
+    wt = mirror.worktree
+    await mirror.sync()
+    await backend.write_file("app.py", b"lane version\n")
+    await backend.write_file("other.txt", b"lane only\n")
+    fast = await mirror.sync(fast=True)  # nothing changed here: the two-way merge writes the lane's files
+    assert fast.pulled and (wt / "app.py").read_text() == "lane version\n"
+    (wt / "README.md").write_text("hand edit here\n")  # untouched by the lane: stays as it is
+    await backend.write_file("other.txt", b"lane again\n")
+    assert (await mirror.sync(fast=True)).pulled
+    assert (wt / "README.md").read_text() == "hand edit here\n" and (
+        wt / "other.txt"
+    ).read_text() == "lane again\n"
+    (wt / "app.py").write_text("hand edit of a file the lane changes\n")
+    await backend.write_file("app.py", b"lane changed it too\n")
+    both = await mirror.sync(fast=True)  # the merge refuses: the full sync keeps both, the lane wins
+    assert both.note is not None and "kept" in both.note
+    kept = git(mirror.spec.repo, "rev-parse", mirror.host_ref)
+    assert git(mirror.spec.repo, "show", f"{kept}:app.py") == "hand edit of a file the lane changes"
+    assert (wt / "app.py").read_text() == "lane changed it too\n"
+
+
 async def test_adopt_refuses_when_the_lane_changed_meanwhile(lane: tuple[ContainerBackend, Mirror]) -> None:
     backend, mirror = lane
     await mirror.sync()
