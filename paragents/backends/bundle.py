@@ -165,10 +165,9 @@ async def fetch_snapshot(
         )  # fmt: skip
         if not result.ok:
             raise BackendError(f"lane {spec.name}'s snapshot was refused by git: {result.err[:500]}")
-    got_out = await git(
-        "rev-parse", f"{incoming}^{{commit}}", f"{incoming}^{{tree}}", f"{incoming}^1", cwd=spec.repo, check=False
-    )
-    got, got_tree, got_head = (got_out.out.split() + ["", "", ""])[:3]
+    names = (f"{incoming}^{{commit}}", f"{incoming}^{{tree}}", f"{incoming}^1")
+    got_out = await git("rev-parse", *names, cwd=spec.repo, check=False)
+    got, got_tree, got_head = [*got_out.out.split(), "", "", ""][:3]
     bad = await bad_paths(spec.repo, got, known) if got else []
     problem = None
     if got != commit:
