@@ -57,6 +57,14 @@ class Conflict:
         return f"({self.a} has not merged yet)" if self.against_base else "(neither has merged yet)"
 
 
+def copy_index(index: Path, temp: Path) -> None:
+    """Copy a lane's index to a temporary one, keeping its mtime: git trusts an entry's stat data
+    unless the entry is as new as the index file ("racily clean"), so a copy dated now would hide a
+    same-size edit made in the second the lane's index was written (the snapshot, and a verify bound
+    to it, would miss that file)."""
+    shutil.copy2(index, temp)
+
+
 async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) -> str:
     """Write the working tree at ``path`` (untracked files included, ignored files not) as a tree
     object and return its id, using a temporary index ``scratch/index`` (started from a copy of the
@@ -68,7 +76,7 @@ async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) ->
             out = await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=path)
             index = Path(out.out.strip())
         if index.exists():
-            shutil.copyfile(index, temp)
+            copy_index(index, temp)
     env = {"GIT_INDEX_FILE": str(temp)}
     await git("add", "-A", cwd=path, env=env, what=f"snapshot of {path}")
     return (await git("write-tree", cwd=path, env=env, what=f"snapshot of {path}")).out.strip()
@@ -242,7 +250,7 @@ class Predictor:
             self.git_calls += 1
             out = await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=path)
             if Path(out.out.strip()).exists():
-                shutil.copyfile(out.out.strip(), temp)
+                copy_index(Path(out.out.strip()), temp)
         self.git_calls += 1
         env = {"GIT_INDEX_FILE": str(temp)}
         added = await git("add", "-A", "--verbose", cwd=path, env=env, what=f"snapshot of {path}")

@@ -7,6 +7,7 @@ and its refusals name the command to run."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from paragents.lanes import LaneError, create_lane
 from paragents.lanes.bring_back import lane_state, plan_merge, run_verify_kept
 from paragents.lanes.commit import commit_lane
 from paragents.lanes.merge import EXIT_VERIFY, merge_lane
-from paragents.lanes.predict import Predictor
+from paragents.lanes.predict import Predictor, copy_index
 from paragents.store import Store
 from tests.lanes.conftest import commit_all, sh
 
@@ -135,3 +136,14 @@ async def test_a_landed_lane_is_not_predicted_against_its_own_landed_work(store:
         assert any("api" in (c.a, c.b) for c in again)
     finally:
         predictor.close()
+
+
+def test_a_snapshot_index_keeps_the_lane_index_mtime(tmp_path: Path) -> None:
+    """The temporary index starts as a copy dated like the lane's own: git re-reads an entry only when
+    it is as new as the index file, so a copy dated now hid a same-size edit made in the second the
+    lane's index was written (the verify of tests above then ran on a tree without that edit)."""
+    index, temp = tmp_path / "index", tmp_path / "temp"
+    index.write_bytes(b"DIRC")
+    os.utime(index, (1_000_000_000, 1_000_000_000))
+    copy_index(index, temp)
+    assert temp.read_bytes() == b"DIRC" and temp.stat().st_mtime == index.stat().st_mtime

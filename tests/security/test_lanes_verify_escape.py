@@ -68,10 +68,11 @@ def evidence() -> Iterator[Path]:
 
 
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def repo(evidence: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The main checkout, outside ``/tmp`` too: the sandbox must show it read-only, not hide it."""
     for key, value in GIT_ENV.items():
         monkeypatch.setenv(key, value)
-    repo = tmp_path / "repo"
+    repo = evidence / "repo"
     repo.mkdir()
     sh(repo, "init", "-q", "-b", "main")
     (repo / "app.py").write_text("def add(a, b):\n    return a - b\n")
