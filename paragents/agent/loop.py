@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -959,9 +960,14 @@ class Agent:
             except ExecutionError as exc:
                 return CallPreview("note", problem=f"no preview: {_capped(str(exc), 200)}")
         try:
-            return await asyncio.to_thread(tool.preview, args, self.session.workdir)
+            shown = await asyncio.to_thread(tool.preview, args, self.session.workdir)
         except Exception as exc:
             return CallPreview("note", problem=f"no preview: {_capped(f'{type(exc).__name__}: {exc}', 200)}")
+        if remote is not None and shown is not None and shown.cwd:  # where it really runs
+            root = str(remote.root)
+            rel = shown.cwd[len(root) :].lstrip("/") if shown.cwd.startswith(root) else shown.cwd
+            shown = dataclasses.replace(shown, cwd=f"{rel or '.'} in {remote.where}")
+        return shown
 
 
 @dataclass
