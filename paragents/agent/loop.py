@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -952,22 +951,16 @@ class Agent:
         if tool is None:
             return None
         remote = self._execution()
-        if remote is not None:  # the preview reads the lane's files: bring them here first
-            from paragents.tools.execution import ExecutionError
-
-            try:
-                await remote.refresh()
-            except ExecutionError as exc:
-                return CallPreview("note", problem=f"no preview: {_capped(str(exc), 200)}")
         try:
-            shown = await asyncio.to_thread(tool.preview, args, self.session.workdir)
+            if remote is not None:  # from the lane's own files, never from the worktree here
+                from paragents.tools.base import ToolContext
+
+                ctx = ToolContext(workdir=self.session.workdir, execution=remote)
+                shown: CallPreview | None = await remote.preview_tool(tool, args, ctx)
+                return shown
+            return await asyncio.to_thread(tool.preview, args, self.session.workdir)
         except Exception as exc:
             return CallPreview("note", problem=f"no preview: {_capped(f'{type(exc).__name__}: {exc}', 200)}")
-        if remote is not None and shown is not None and shown.cwd:  # where it really runs
-            root = str(remote.root)
-            rel = shown.cwd[len(root) :].lstrip("/") if shown.cwd.startswith(root) else shown.cwd
-            shown = dataclasses.replace(shown, cwd=f"{rel or '.'} in {remote.where}")
-        return shown
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from paragents.backends.base import BackendError, BackendUnreachable, FileProblem
 from paragents.backends.lane import RemoteLane
 from paragents.tools.execution import CommandRun, Entry, ExecutionError
-from paragents.tools.remote import run_remote
+from paragents.tools.remote import preview_remote, run_remote
 
 T = TypeVar("T")
 
@@ -57,6 +57,9 @@ class LaneExecution:
 
     async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         return await run_remote(tool, args, ctx)
+
+    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        return await preview_remote(tool, args, ctx)
 
     async def _do(self, op: Callable[[], Awaitable[T]]) -> T:
         try:

@@ -44,7 +44,7 @@ async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
             state = f"{len(status.dirty)} uncommitted"
         else:
             state = "clean"
-        stale = stale_dependencies(lane)
+        stale = [] if lane.remote else stale_dependencies(lane)
         if stale:
             state += " deps stale"
         work = f"{len(status.ahead)} ahead of {lane.base_ref}"

@@ -458,7 +458,7 @@ class LaneWatcher:
         from paragents.lanes.deps import changed_lockfiles
 
         for lane in lanes:
-            if not Path(lane.path).is_dir():
+            if lane.remote or not Path(lane.path).is_dir():  # a container's installs run in it
                 continue
             state = tuple(changed_lockfiles(lane))
             if not state or self._deps_seen.get(lane.id) == state:

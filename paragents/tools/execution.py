@@ -66,6 +66,11 @@ class Execution(Protocol):
     """Where a session's tool calls run (see the module docstring). Every method raises
     :class:`ExecutionError`; none raises anything else but ``CancelledError``."""
 
+    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        """The ``CallPreview`` of the call (or None), computed from the lane's files:
+        :func:`paragents.tools.remote.preview_remote`."""
+        ...
+
     async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
         """Do the ``tool``'s call (a :class:`~paragents.tools.base.Tool`, its validated ``args``, its
         ``ToolContext``) here and return its ``ToolResult``: :func:`paragents.tools.remote.run_remote`

@@ -16,6 +16,7 @@ paths (:attr:`~paragents.tools.execution.Execution.root`) as for a local lane.""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 import tempfile
@@ -25,7 +26,8 @@ from typing import Any
 
 from wcmatch import glob as wcglob
 
-from paragents.tools.base import Tool, ToolContext, ToolResult
+from paragents.models import CallPreview
+from paragents.tools.base import Tool, ToolContext, ToolResult, bounded_lines
 from paragents.tools.edit import EditFile, WriteFile
 from paragents.tools.execution import Entry, Execution, ExecutionError
 from paragents.tools.files import (
@@ -84,6 +86,42 @@ async def run_remote(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Tool
         return await runner(tool, args, ctx)
     except ExecutionError as exc:
         return _error(str(exc), unreachable=exc.reason == "unreachable", sandboxed=True)
+
+
+async def preview_remote(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> CallPreview | None:
+    """``tool.preview`` of a call that will run through ``ctx.execution``, computed on a temporary copy
+    of the lane's target file (never on this machine's worktree, where a link the lane made could
+    lead to a file of this machine); a command's directory is named as the lane's."""
+    ex = ctx.execution
+    assert ex is not None
+    raw = args.get("path") if tool.name in ("write_file", "edit_file") else None
+    if isinstance(raw, str):
+        found = locate(ctx, raw)
+        if isinstance(found, str):
+            return CallPreview("note", problem=found)
+        _, rel = found
+        with tempfile.TemporaryDirectory(prefix="paragents-remote-") as tmp:
+            copy = Path(tmp) / rel
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            await _fetch(ex, rel, copy)
+            shown = await asyncio.to_thread(tool.preview, {**args, "path": rel}, Path(tmp))
+        if shown is None:
+            return None
+        local = str(Path(os.path.realpath(ex.root)))
+        return dataclasses.replace(
+            shown, detail=shown.detail.replace(str(Path(tmp)), local) if shown.detail else shown.detail
+        )
+    if tool.name == "run_command":
+        cwd = args.get("cwd")
+        found = locate(ctx, cwd or ".")
+        text, omitted = bounded_lines(str(args["command"]))
+        timeout = args.get("timeout")
+        detail = "bash -c" + (f", timeout {timeout:g} s" if timeout else "")
+        if isinstance(found, str) or (cwd and (Path(cwd).is_absolute() or cwd.startswith("~"))):
+            problem = f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)"
+            return CallPreview("command", text, detail, omitted=omitted, problem=problem)
+        return CallPreview("command", text, detail, cwd=f"{found[1]} in {ex.where}", omitted=omitted)
+    return None
 
 
 # --- files -------------------------------------------------------------------------------------------
