@@ -192,3 +192,36 @@ async def test_on_needs_a_lane_and_a_known_backend(
         assert await rt.store.list_lanes() == []
     finally:
         await rt.shutdown()
+
+
+async def test_a_lanes_dev_server_answers_on_its_forwarded_port(
+    server: ReplayServer, lane_repo: Path, tmp_path: Path, docker_engine: Engine
+) -> None:
+    import httpx
+
+    rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
+    try:
+        view = await rt.new_session("web", lane=True, on="container")
+        lane = await rt.store.lane_of_session(view.id)
+        assert lane is not None
+        forwards = rt.remote.forwards[(lane.repo, lane.name)]
+        if lane.port_base not in forwards.servers:
+            pytest.skip(f"port {lane.port_base} is in use on this machine")
+        sink.answers.extend([("allow_once", None)] * 4)
+        start = "mkdir -p site && echo hello-from-the-lane > site/index.html && cd site && "
+        start += "(python3 -m http.server $PORT --bind 127.0.0.1 > /dev/null 2>&1 &) && sleep 1 && echo up"
+        server.add(call("run_command", command=start), session="web")
+        server.add(reply("serving"), session="web")
+        rt.submit(view.id, "serve the site")
+        await rt.wait_idle(view.id)
+        assert "up" in sink.of(ev.ToolCallFinished, view.id)[0].output
+        async with httpx.AsyncClient() as client:
+            got = await client.get(f"http://127.0.0.1:{lane.port_base}/index.html", timeout=30)
+        assert got.status_code == 200 and got.text == "hello-from-the-lane\n"
+        assert forwards.connections >= 1
+        nothing = lane.port_base + 1  # nothing listens there in the lane: the connection just closes
+        async with httpx.AsyncClient() as client:
+            with pytest.raises(httpx.HTTPError):
+                await client.get(f"http://127.0.0.1:{nothing}/", timeout=30)
+    finally:
+        await rt.shutdown()
