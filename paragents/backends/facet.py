@@ -151,3 +151,62 @@ class LaneCommands:
         except BackendError as exc:
             on_output(f"(the lane's files could not be fetched after the command: {exc})")
         return None if done.timed_out else done.code
+
+
+class UnopenedExecution:
+    """The facet of a remote lane this process has not reached yet (after a restart, while its engine
+    or cluster does not answer): every call fails at once with ``why()``, the session pauses until
+    ``ready`` is set, and nothing ever runs on this machine instead."""
+
+    def __init__(self, name: str, root: Path, why: Callable[[], str], ready: Any) -> None:
+        self.name = name
+        self._root = root
+        self._why = why
+        self.ready = ready
+        self.confined = True
+
+    @property
+    def root(self) -> Path:
+        return self._root
+
+    @property
+    def where(self) -> str:
+        return f"lane {self.name} (not reached yet)"
+
+    @property
+    def answering(self) -> bool:
+        return False
+
+    @property
+    def why(self) -> str:
+        return self._why()
+
+    async def wait_answering(self) -> None:
+        await self.ready.wait()
+
+    def _refuse(self) -> ExecutionError:
+        return ExecutionError(self._why(), "unreachable")
+
+    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        return await run_remote(tool, args, ctx)
+
+    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+        return await preview_remote(tool, args, ctx)
+
+    async def run(self, command: str, **_: Any) -> CommandRun:
+        raise self._refuse()
+
+    async def read(self, path: str, *, limit: int) -> bytes:
+        raise self._refuse()
+
+    async def write(self, path: str, data: bytes) -> None:
+        raise self._refuse()
+
+    async def entries(self, path: str, *, depth: int = 0, skip: bool = True) -> list[Entry]:
+        raise self._refuse()
+
+    async def contents(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:
+        raise self._refuse()
+
+    async def refresh(self) -> None:
+        raise self._refuse()

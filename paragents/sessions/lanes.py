@@ -168,11 +168,8 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
                 leftover.append(lane.name)
             continue
         view.apply(attach_event(view.id, lane))
-        if lane.remote:
-            try:
-                await core.remote.open(lane, create=False)
-            except SessionError as exc:
-                core.notes.append(str(exc))
+        if lane.remote:  # reached in the background; its sessions pause until then
+            await core.remote.open(lane, create=False)
             core.remote.attach(view.id, lane)
         await core.store.hold_lane_ports(lane, view.id)
         watch_lanes(core, Path(lane.repo))

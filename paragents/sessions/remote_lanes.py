@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -22,7 +24,7 @@ from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord
 
 if TYPE_CHECKING:
-    from paragents.backends.facet import LaneExecution
+    from paragents.backends.facet import LaneExecution, UnopenedExecution
     from paragents.backends.forward import PortForwards
     from paragents.backends.lane import LaneState, RemoteLane
     from paragents.config import RuntimeConfig
@@ -31,6 +33,20 @@ if TYPE_CHECKING:
 
 USAGE_TIMEOUT = 5.0
 """Seconds the overview waits for a lane's usage figures."""
+
+
+@dataclass
+class _Pending:
+    """A lane found after a restart, being reached in the background."""
+
+    record: LaneRecord
+    ready: asyncio.Event
+    why: str
+    task: asyncio.Task[None] | None = None
+
+
+def _why(pending: _Pending) -> str:
+    return pending.why
 
 
 class _Core(Protocol):
@@ -52,6 +68,8 @@ class RemoteLanes:
         self.lanes: dict[tuple[str, str], RemoteLane] = {}
         """(repository, lane name) -> the open lane."""
         self.forwards: dict[tuple[str, str], PortForwards] = {}
+        self.pending: dict[tuple[str, str], _Pending] = {}
+        """Lanes found after a restart and not reached yet (their sessions pause meanwhile)."""
         self._installed = False
 
     # --- opening ----------------------------------------------------------------------------------
@@ -73,48 +91,83 @@ class RemoteLanes:
 
     async def open(
         self, record: LaneRecord, *, create: bool, on_output: Callable[[str], None] | None = None
-    ) -> RemoteLane:
-        """The open lane of ``record`` (made now: its container/Pod created from its base, its setup
-        run there, when ``create``; else found again, recovered when stopped or gone, or left
-        unreachable and probed). SessionError when a new lane's place cannot be made."""
+    ) -> None:
+        """Open the lane of ``record``: made now when ``create`` (its container/Pod created from its
+        base; SessionError when that fails); else (a restart) reached in the background: found again,
+        started when stopped, recreated from its last fetched snapshot when gone, retried while its
+        engine or cluster does not answer. Until then its sessions' calls fail at once and their
+        turns pause (:class:`~paragents.backends.facet.UnopenedExecution`): never run here."""
         key = (record.repo, record.name)
         if key in self.lanes:
-            return self.lanes[key]
+            return
         self.install()
-        from paragents.backends.base import BackendError, BackendUnreachable
+        if not create:
+            self._reach_later(record)
+            return
+        from paragents.backends.base import BackendError
         from paragents.backends.lane import RemoteLane
         from paragents.backends.places import backend_of
 
-        settings = self.core.config.lanes
         try:
-            backend = await backend_of(record, settings)
+            backend = await backend_of(record, self.core.config.lanes)
         except BackendError as exc:
             raise SessionError(f"lane {record.name} cannot run on {record.backend}: {exc}") from exc
-        lane = RemoteLane(backend, Path(record.path), on_change=self._changed)
-        if create:
+        try:
+            if on_output is not None:
+                on_output(f"creating lane {record.name}'s {record.backend} from {record.base_commit[:12]}")
+            await backend.create()
+        except BackendError as exc:
+            await backend.close()
+            raise SessionError(f"lane {record.name}'s {record.backend} could not be made: {exc}") from exc
+        self.lanes[key] = RemoteLane(backend, Path(record.path), on_change=self._changed)
+        await self._forward(record, self.lanes[key])
+
+    def _reach_later(self, record: LaneRecord) -> None:
+        key = (record.repo, record.name)
+        if key in self.pending:
+            return
+        pending = _Pending(record, asyncio.Event(), f"lane {record.name}'s {record.backend} is being reached")
+        self.pending[key] = pending
+        pending.task = asyncio.get_running_loop().create_task(
+            self._reach(pending), name=f"reach {record.name}"
+        )
+
+    async def _reach(self, pending: _Pending) -> None:
+        """Open a lane found after a restart (see :meth:`open`), retrying with growing pauses."""
+        from paragents.backends.base import BackendError
+        from paragents.backends.lane import PROBE_MAX, RemoteLane
+        from paragents.backends.places import backend_of
+
+        record = pending.record
+        delay, told = 1.0, False
+        while True:
+            backend = None
             try:
-                if on_output is not None:
-                    on_output(
-                        f"creating lane {record.name}'s {record.backend} from {record.base_commit[:12]}"
-                    )
-                await backend.create()
-            except BackendError as exc:
-                await backend.close()
-                raise SessionError(f"lane {record.name}'s {record.backend} could not be made: {exc}") from exc
-        else:
-            try:
+                backend = await backend_of(record, self.core.config.lanes)
                 note = await backend.recover()
-            except BackendUnreachable as exc:
-                lane.lost(str(exc))
-                note = None
+                break
             except BackendError as exc:
-                lane.lost(f"lane {record.name} could not be recovered: {exc}")
-                note = None
-            if note:
-                self.core.notes.append(note)
+                if backend is not None:
+                    await backend.close()
+                pending.why = (
+                    f"lane {record.name} is unreachable: its {record.backend} could not be reached ({exc}); "
+                    "it is tried again, and its sessions resume when it answers"
+                )
+                if not told:
+                    told = True
+                    self._tell(record.name, "unreachable", pending.why)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, PROBE_MAX)
+        key = (record.repo, record.name)
+        lane = RemoteLane(backend, Path(record.path), on_change=self._changed)
         self.lanes[key] = lane
+        self.pending.pop(key, None)
         await self._forward(record, lane)
-        return lane
+        pending.ready.set()
+        if note or told:
+            self._changed(lane, "ready", note or f"lane {record.name} ({lane.where}) answers")
+        else:
+            self._tell(record.name, "ready", "", where=lane.where)
 
     async def setup(self, record: LaneRecord, on_output: Callable[[str], None] | None) -> list[str]:
         """Run the repository's lane setup commands (``.paragents/worktree.toml`` ...) in the new
@@ -177,25 +230,45 @@ class RemoteLanes:
 
     # --- sessions ---------------------------------------------------------------------------------
 
-    def facet(self, sid: str) -> LaneExecution | None:
-        """The execution facet of session ``sid``'s lane when it runs remotely, else None."""
+    def facet(self, sid: str) -> LaneExecution | UnopenedExecution | None:
+        """The execution facet of session ``sid``'s lane when it runs remotely (one that refuses every
+        call while the lane is not reached: never None for a remote lane), else None."""
         view = self.core.sessions.get(sid)
         if view is None or view.lane is None or view.lane_where is None:
             return None
+        from paragents.backends.facet import LaneExecution, UnopenedExecution
+
         for (_, name), lane in self.lanes.items():
             if name == view.lane and str(lane.mirror.worktree) == str(view.workdir):
-                from paragents.backends.facet import LaneExecution
-
                 confined = getattr(getattr(lane.backend, "settings", None), "network", "none") == "none"
                 return LaneExecution(lane, view.workdir, confined=confined)
-        return None
+        for (_, name), pending in self.pending.items():
+            if name == view.lane and pending.record.path == str(view.workdir):
+                return UnopenedExecution(name, view.workdir, functools.partial(_why, pending), pending.ready)
+        never = asyncio.Event()
+        why = f"lane {view.lane} runs on another machine and is not open in this process: reopen the session"
+        return UnopenedExecution(view.lane, view.workdir, lambda: why, never)
 
     def attach(self, sid: str, record: LaneRecord) -> None:
         """Tell session ``sid`` where its lane runs (its tool calls go there from now on)."""
         lane = self.get(record)
-        if lane is None:
+        if lane is not None:
+            self.core.emit(ev.LanePlaceChanged(sid, record.name, lane.where, lane.state, lane.detail))
             return
-        self.core.emit(ev.LanePlaceChanged(sid, record.name, lane.where, lane.state, lane.detail))
+        pending = self.pending.get((record.repo, record.name))
+        if pending is not None:
+            where = f"{record.backend} (not reached yet)"
+            self.core.emit(ev.LanePlaceChanged(sid, record.name, where, "unreachable", pending.why))
+
+    def _tell(self, name: str, state: str, note: str, *, where: str | None = None) -> None:
+        """Tell the sessions of lane ``name`` its state (a lane not open yet: no RemoteLane)."""
+        for view in list(self.core.sessions.values()):
+            if view.lane != name or view.lane_where is None:
+                continue
+            self.core.emit(ev.LanePlaceChanged(view.id, name, where or view.lane_where, state, note))
+            if note:
+                level: Literal["info", "warning"] = "warning" if state == "unreachable" else "info"
+                self.core.emit(ev.Notice(view.id, note, level))
 
     async def release(self, sid: str) -> None:
         """Session ``sid`` closed: close its lane's connections when no other open session works in it
@@ -282,6 +355,12 @@ class RemoteLanes:
 
     async def shutdown(self) -> None:
         """Close every lane's connections and forwarded ports (their places stay)."""
+        for pending in list(self.pending.values()):
+            if pending.task is not None:
+                pending.task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await pending.task
+        self.pending.clear()
         for key in list(self.lanes):
             with contextlib.suppress(Exception):
                 await self._close(key)

@@ -225,3 +225,38 @@ async def test_a_lanes_dev_server_answers_on_its_forwarded_port(
                 await client.get(f"http://127.0.0.1:{nothing}/", timeout=30)
     finally:
         await rt.shutdown()
+
+
+async def test_after_a_restart_with_the_engine_away_the_lane_pauses_never_runs_here(
+    server: ReplayServer, lane_repo: Path, tmp_path: Path, docker_engine: Engine
+) -> None:
+    proxy = EngineProxy(docker_engine.host, Path("/tmp") / f"pgr-{tmp_path.name[-12:]}.sock")
+    await proxy.open()
+    db = tmp_path / "db.sqlite"
+    rt, _ = await runtime(server, lane_repo, db, docker_engine, host=proxy.host)
+    view = await rt.new_session("api", lane=True, on="container")
+    lane = await rt.store.lane_of_session(view.id)
+    assert lane is not None
+    await rt.shutdown()
+    await proxy.close()  # the engine does not answer when paragents starts again
+    again, sink = await runtime(server, lane_repo, db, docker_engine, host=proxy.host)
+    try:
+        [restored] = await again.restore()
+        assert restored.lane == "api" and restored.lane_where is not None
+        sink.answers.extend([("allow_once", None)] * 4)
+        server.add(call("run_command", command="echo made > where.txt && hostname"), session="api")
+        server.add(reply("done"), session="api")
+        again.submit(restored.id, "go")
+        await sink.wait_for(lambda: restored.state is SessionState.PAUSED)
+        assert restored.lane_state == "unreachable"
+        assert any("could not be reached" in n.text for n in sink.of(ev.Notice, restored.id))
+        await proxy.open()
+        await again.wait_idle(restored.id)
+        done = sink.of(ev.ToolCallFinished, restored.id)
+        assert done[0].status == "ok" and restored.lane_state == "ready"
+        assert not (Path(lane.path) / "where.txt").exists()  # it ran in the container, not here
+        name = f"paragents-{project_hash(lane_repo)}-api"
+        assert docker(docker_engine, "exec", name, "cat", "/workspace/where.txt") == "made"
+    finally:
+        await again.shutdown()
+        await proxy.close()
