@@ -31,12 +31,23 @@ from pydantic import (
 from paragents import paths
 from paragents.backend_settings import BackendName, ContainerSettings, KubernetesSettings
 from paragents.limits import Budget
+from paragents.trust import SETUP_FILES, UntrustedError, require_trusted
 
 CONFIG_FILENAME = "runtime_config.json"
 
 
 class ConfigError(Exception):
     """A config file or value is invalid. ``str(err)`` is one readable message naming file and field."""
+
+
+class UntrustedConfig(ConfigError):
+    """The project's files that add commands or weaken the sandbox and permissions are not trusted
+    (``paragents.trust``); ``items`` are those files, ``str(err)`` names them and ``paragents trust``."""
+
+    def __init__(self, error: UntrustedError) -> None:
+        super().__init__(str(error))
+        self.project_dir = error.project_dir
+        self.items = error.items
 
 
 class MissingKeyError(ConfigError):
@@ -599,13 +610,16 @@ def load_config(
     """Load the effective config for ``project_dir``.
 
     ``cli`` holds values given on the command line (e.g. ``{"base_url": ..., "model": ...}``; None values
-    are ignored). Raises ConfigError with a readable message on any bad file or value."""
+    are ignored). Raises ConfigError with a readable message on any bad file or value, and
+    :class:`UntrustedConfig` when the project's files add commands or weaken the sandbox or the
+    permissions and the user has not trusted them as they are (``paragents.trust``)."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     files = config_files(project_dir)
-    for path in files:
-        data = read_config_file(path)
+    read = [(path, read_config_file(path)) for path in files]
+    require_trusted_files(project_dir, (CONFIG_FILENAME, *SETUP_FILES))
+    for path, data in read:
         for key, value in data.items():
             merged[key] = value
             sources[key] = str(path)
@@ -629,6 +643,17 @@ def load_config(
                 sources["api_key"] = f"env:{var}"
                 break
     return LoadedConfig(config=config, sources=sources, files=files)
+
+
+def require_trusted_files(project_dir: Path, only: tuple[str, ...] | None = None) -> None:
+    """Raise :class:`UntrustedConfig` when a file of the project that runs commands or allows more
+    (``only``: one of these; paragents.trust) is not trusted as it is now: what the project's files
+    run or allow is the user's to accept. ``Runtime.create`` checks the permission files with
+    ``PERMISSION_FILES`` once the policy has read them (so a broken file is reported as broken)."""
+    try:
+        require_trusted(project_dir, only)
+    except UntrustedError as exc:
+        raise UntrustedConfig(exc) from None
 
 
 def has_config(project_dir: Path) -> bool:

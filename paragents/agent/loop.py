@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from paragents import events as ev
-from paragents.agent.approval import approve
+from paragents.agent.approval import approve, read_filter
 from paragents.agent.budget import Breach, BudgetMeter
 from paragents.agent.compaction import (
     CompactionError,
@@ -889,6 +889,7 @@ class Agent:
             on_write=self.on_write,
             sandbox=sandbox,
             env=dict(getattr(self.session, "lane_env", None) or {}),
+            read_check=read_filter(self.policy, self.session),  # grep/glob/list_dir: Read rules per path
             execution=self._execution(),
         )
         try:

@@ -25,6 +25,7 @@ from typing import Any
 
 import pathspec
 
+from paragents import trust
 from paragents.config import LaneSettings
 from paragents.lanes.contained import LaneSandbox, run_commands
 from paragents.lanes.envs import build_environments
@@ -86,6 +87,10 @@ def find_setup(root: Path, lane: Path, port: int) -> SetupSpec:
             path = root / rel
             if not path.is_file():
                 continue
+        try:  # the commands it runs are the user's to accept, as they are now (paragents.trust)
+            trust.require_copy_trusted(root, rel, path)
+        except trust.UntrustedError as exc:
+            raise LaneError(f"lane setup not run: {exc}") from None
         try:
             text = path.read_text(encoding="utf-8")
             data = tomllib.loads(text) if rel.endswith(".toml") else json.loads(text)

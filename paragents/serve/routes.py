@@ -15,6 +15,7 @@ from paragents.serve.app import PRINCIPAL, STATE, VERDICT, ServeState
 from paragents.serve.approvals import ApiError
 from paragents.serve.auth import SESSION_HEADER, browser_token_id, code_hash, sign_browser_token
 from paragents.serve.openapi import openapi_document
+from paragents.sessions.answerer import Answerer, http_check
 
 PAGE_SIZE = 50
 MAX_PAGE = 500
@@ -135,10 +136,25 @@ async def answer(request: web.Request) -> web.Response:
     if not isinstance(choice, str) or (note is not None and not isinstance(note, str)):
         raise ApiError(400, "answer must be a string (and note, when given, a string)")
     verdict = request[VERDICT]
+    who = await _answerer(request, f"web:{verdict.principal}")  # a session's own tool may not answer
+    if who.refused is not None:
+        raise ApiError(403, f"refused: {who.refused}")
     result = await _state(request).bridge.answer(
-        request.match_info["rid"], choice, note, f"web:{verdict.principal}", verdict.projects
+        request.match_info["rid"], choice, note, who.label, verdict.projects
     )
     return web.json_response(result)
+
+
+async def _answerer(request: web.Request, by: str) -> Answerer:
+    """Who answers through this request (its credential and client), and whether it may: a client on
+    this host that is a session's tool or sandboxed is refused (``paragents.sessions.answerer``)."""
+    transport = request.transport
+    server = transport.get_extra_info("sockname") if transport is not None else None
+    client = transport.get_extra_info("peername") if transport is not None else None
+    if not (isinstance(server, tuple) and isinstance(client, tuple)):
+        return Answerer(f"{by} (client {request.remote or 'unknown'})")
+    bridge = _state(request).bridge
+    return await bridge.call(lambda: http_check(bridge.runtime.store, server[:2], client[:2], by))
 
 
 async def events(request: web.Request) -> web.StreamResponse:

@@ -16,7 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents.agent.compaction import CompactionOutcome
-from paragents.config import ConfigError, MissingKeyError, RuntimeConfig, describe_config, load_config
+from paragents.config import (
+    ConfigError,
+    MissingKeyError,
+    RuntimeConfig,
+    describe_config,
+    load_config,
+    require_trusted_files,
+)
 from paragents.conflicts import UNATTENDED_WAIT
 from paragents.llm.recording import ACTIVE_RECORDER, Recorder
 from paragents.sessions import approvals
@@ -29,6 +36,7 @@ from paragents.sessions.memory import MemoryCommands
 from paragents.sessions.notes import MemoryReport
 from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
+from paragents.trust import PERMISSION_FILES
 
 if TYPE_CHECKING:
     from paragents.lanes.contained import LaneSandbox
@@ -86,6 +94,7 @@ class Runtime(SessionsCore):
         project_dir = project_dir.resolve()
         loaded = load_config(project_dir, cli_overrides, env)
         policy = Policy.load(project_dir, cli_rules=cli_rules)
+        require_trusted_files(project_dir, PERMISSION_FILES)  # its allow rules are the user's to accept
         recorder = recorder if recorder is not None else ACTIVE_RECORDER.get()
         key_problem = None
         if client is None:

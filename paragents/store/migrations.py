@@ -378,7 +378,12 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE lanes ADD COLUMN landed_tree TEXT;
     """,
-    # 14 -> 15: where a lane runs (local, container, kubernetes; issue 31, docs/remote.md): a remote
+    # 15: who answered an ask, in the audit log (a person's terminal, the CLI with its pid and
+    # terminal, the web API with its credential and client; issue 25)
+    """
+    ALTER TABLE audit ADD COLUMN answerer TEXT;
+    """,
+    # 15 -> 16: where a lane runs (local, container, kubernetes; issue 31, docs/remote.md): a remote
     # lane's worktree mirrors its files, its container/Pod is removed with it
     """
     ALTER TABLE lanes ADD COLUMN backend TEXT NOT NULL DEFAULT 'local';

@@ -16,6 +16,7 @@ paths (:attr:`~paragents.tools.execution.Execution.root`) as for a local lane.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import re
@@ -39,6 +40,7 @@ from paragents.tools.files import (
     Grep,
     ListDir,
     ReadFile,
+    Withheld,
 )
 from paragents.tools.output import cap_tail, strip_ansi
 from paragents.tools.shell import OutputCapture, RunCommand
@@ -88,6 +90,11 @@ async def run_remote(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> Tool
         return _error(str(exc), unreachable=exc.reason == "unreachable", sandboxed=True)
 
 
+def _outside_cwd(ctx: ToolContext, cwd: str) -> str:
+    """``run_command``'s message for a ``cwd`` outside the working directory (as here)."""
+    return f"cwd '{cwd}' must be a directory inside the working directory {ctx.workdir.resolve()}"
+
+
 async def preview_remote(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> CallPreview | None:
     """``tool.preview`` of a call that will run through ``ctx.execution``, computed on a temporary copy
     of the lane's target file (never on this machine's worktree, where a link the lane made could
@@ -117,8 +124,8 @@ async def preview_remote(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> 
         text, omitted = bounded_lines(str(args["command"]))
         timeout = args.get("timeout")
         detail = "bash -c" + (f", timeout {timeout:g} s" if timeout else "")
-        if isinstance(found, str) or (cwd and (Path(cwd).is_absolute() or cwd.startswith("~"))):
-            problem = f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)"
+        if isinstance(found, str):
+            problem = _outside_cwd(ctx, cwd) if cwd else found
             return CallPreview("command", text, detail, omitted=omitted, problem=problem)
         return CallPreview("command", text, detail, cwd=f"{found[1]} in {ex.where}", omitted=omitted)
     return None
@@ -230,12 +237,30 @@ async def _entries(
         raise
 
 
+def _withheld(ctx: ToolContext, local: Path, copy: Path) -> Withheld:
+    """The ``Withheld`` of a listing done on ``copy`` (a temporary copy of the lane's ``local``):
+    ``ctx.read_check`` is asked about the local paths, as for a lane here."""
+    check = ctx.read_check
+    if check is None:
+        return Withheld(None, copy)
+
+    def mapped(_root: Path, path: Path) -> str | None:
+        try:
+            rel = path.relative_to(copy)
+        except ValueError:
+            rel = Path(path.name)
+        return check(local, local / rel)
+
+    return Withheld(mapped, copy)
+
+
 async def _list_dir(tool: ListDir, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
     raw = args.get("path", ".")
     listed = await _entries(ctx, raw, 1, skip=False)
     if isinstance(listed, ToolResult):
         return listed
-    entries = sorted(listed[1], key=lambda e: e.path)
+    withheld = _withheld(ctx, listed[0], listed[0])
+    entries = sorted((e for e in listed[1] if not withheld.hides(listed[0] / e.path)), key=lambda e: e.path)
     rows = []
     for entry in entries[:MAX_LIST_ENTRIES]:
         row = strip_ansi(entry.path) + ("/" if entry.is_dir else "")
@@ -243,22 +268,23 @@ async def _list_dir(tool: ListDir, args: dict[str, Any], ctx: ToolContext) -> To
             row += " -> " + strip_ansi(entry.link)
         rows.append(row)
     if not rows:
-        return ToolResult(content=f"(empty directory: {raw})", meta={"entries": 0})
+        return ToolResult(content=withheld.add_to(f"(empty directory: {raw})"), meta={"entries": 0})
     note = f"[truncated: showing {len(rows)} of {len(entries)} entries; use glob to narrow]"
     content = "\n".join(rows)
     if len(entries) > len(rows):
         content += "\n" + note
-    return ToolResult(
-        content=cap_tail(content, ctx.max_output_chars - len(note) - 1, note), meta={"entries": len(entries)}
-    )
+    content = cap_tail(content, ctx.max_output_chars - len(note) - 1, note)
+    return ToolResult(content=withheld.add_to(content), meta={"entries": len(entries)})
 
 
 def _skeleton(root: Path, entries: list[Entry], contents: dict[str, bytes] | None = None) -> None:
     """An empty copy of a listed tree under ``root``: folders (a link to a folder is a folder, which
     is not entered, as ``walk`` does not enter it), empty files with their mtimes, files in
     ``contents`` with their bytes, and files of other sizes as sparse files of that size (so size
-    checks see the lane's size). Never a symbolic link."""
-    for entry in sorted(entries, key=lambda e: e.path.count("/")):
+    checks see the lane's size). Never a symbolic link. The mtimes are set last, deepest first (making
+    an entry changes its folder's mtime)."""
+    ordered = sorted(entries, key=lambda e: e.path.count("/"))
+    for entry in ordered:
         path = root / entry.path
         try:
             if entry.is_dir:
@@ -269,9 +295,11 @@ def _skeleton(root: Path, entries: list[Entry], contents: dict[str, bytes] | Non
                         fh.write(contents[entry.path])
                     elif entry.kind == "f" and contents is not None:
                         fh.truncate(entry.size)
-            os.utime(path, (entry.mtime, entry.mtime), follow_symlinks=False)
         except OSError:
             continue
+    for entry in reversed(ordered):
+        with contextlib.suppress(OSError):
+            os.utime(root / entry.path, (entry.mtime, entry.mtime), follow_symlinks=False)
 
 
 async def _glob(tool: Glob, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -285,7 +313,10 @@ async def _glob(tool: Glob, args: dict[str, Any], ctx: ToolContext) -> ToolResul
     with tempfile.TemporaryDirectory(prefix="paragents-remote-") as tmp:
         _skeleton(Path(tmp), listed[1])
         stop = threading.Event()
-        return await asyncio.to_thread(tool._glob, Path(tmp), raw, pattern, ctx.max_output_chars, stop)
+        withheld = _withheld(ctx, listed[0], Path(tmp))
+        return await asyncio.to_thread(
+            tool._glob, Path(tmp), raw, pattern, ctx.max_output_chars, stop, withheld
+        )
 
 
 async def _grep(tool: Grep, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -314,21 +345,28 @@ async def _grep(tool: Grep, args: dict[str, Any], ctx: ToolContext) -> ToolResul
             if exc.reason != "other":
                 raise
             one = Path(tmp) / (Path(rel).name or "file")
-            await _fetch(ex, rel, one)
+            withheld = _withheld(ctx, local, one)
+            if withheld.check is not None and withheld.check(one, one) is not None:
+                one.touch()  # withheld: its contents never leave the lane
+            else:
+                await _fetch(ex, rel, one)
             return await asyncio.to_thread(
-                tool._grep, one, raw, regex, file_glob, max_results, ctx.max_output_chars, stop
+                tool._grep, one, raw, regex, file_glob, max_results, ctx.max_output_chars, stop, withheld
             )
+        withheld = _withheld(ctx, local, Path(tmp))
         wanted = []
         for entry in entries:
             if entry.kind != "f" or entry.size > MAX_GREP_FILE_BYTES:
                 continue
+            if ctx.read_check is not None and ctx.read_check(local, local / entry.path) is not None:
+                continue  # withheld: its contents never leave the lane (grep counts it below)
             target = entry.path if file_glob is None or "/" in file_glob else entry.path.rsplit("/", 1)[-1]
             if file_glob is None or wcglob.globmatch(target, file_glob, flags=GLOB_FLAGS):
                 wanted.append(entry.path)
         contents = await ex.contents(rel, wanted, limit=MAX_REMOTE_GREP_BYTES) if wanted else {}
         _skeleton(Path(tmp), entries, contents)
         result = await asyncio.to_thread(
-            tool._grep, Path(tmp), raw, regex, file_glob, max_results, ctx.max_output_chars, stop
+            tool._grep, Path(tmp), raw, regex, file_glob, max_results, ctx.max_output_chars, stop, withheld
         )
     missed = len(wanted) - len(contents)
     if missed and not result.is_error:
@@ -348,17 +386,10 @@ async def _run_command(tool: RunCommand, args: dict[str, Any], ctx: ToolContext)
     command: str = args["command"]
     timeout = float(args.get("timeout") or ctx.command_timeout)
     cwd = args.get("cwd")
-    rel = "."
-    if cwd:
-        found = locate(ctx, cwd)
-        if isinstance(found, str) or Path(cwd).is_absolute() or cwd.startswith("~"):
-            return _error(f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)")
-        rel = found[1]
-    else:
-        found = locate(ctx, ".")
-        if isinstance(found, str):
-            return _error(found)
-        rel = found[1]
+    found = locate(ctx, cwd or ".")
+    if isinstance(found, str):
+        return _error(_outside_cwd(ctx, cwd) if cwd else found)
+    rel = found[1]
     capture = OutputCapture(ctx.max_output_chars)
     run = await ex.run(
         command,

@@ -10,7 +10,10 @@ Linux), must not run (``refused``: mode "required" without bwrap) or are not con
 - writable: the session's root (its working directory, or the root a caller passes, e.g. a lane's
   worktree), the existing paths of ``writable``, the session's private cache area (``UV_CACHE_DIR``,
   ``npm_config_cache``, ``PIP_CACHE_DIR``, ``XDG_CACHE_HOME`` point there) and the root's own git
-  state, but never what host-side git executes (paragents.tools.sandbox_git);
+  state, but never what host-side git executes (paragents.tools.sandbox_git), nor the files that
+  change paragents' security posture (:func:`paragents.protected.protected_paths`: its config and
+  permission files, ``.mcp.json``, lane setup files, ``.git/config`` and hooks), bound read-only over
+  themselves;
 - hidden: paragents' config and state directories, the usual credential places, the host's
   runtime socket directories and Unix sockets (paragents.tools.sandbox_hide), the ``hidden`` paths
   of the config (a directory gets an empty tmpfs of its own, mode 0555, that nothing outside the
@@ -44,6 +47,7 @@ from typing import Literal
 import pathspec
 
 from paragents import paths
+from paragents.protected import protected_paths
 from paragents.tools.sandbox_git import git_state
 from paragents.tools.sandbox_hide import host_sockets, is_under, secret_paths
 
@@ -309,8 +313,12 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
     git = git_state(root, secrets)
     for path in git.writable:
         argv += ["--bind", path, path]
-    for path in git.readonly:
-        argv += ["--ro-bind", path, path]
+    for path in git.readonly:  # "-try": a sibling lane's branch deleted before bwrap starts is no error
+        argv += ["--ro-bind-try", path, path]
+    # --- protected paths: read-only inside every writable root (paragents.protected, issue 25) ---
+    for path in protected_paths(binds):
+        argv += ["--ro-bind-try", path, path]
+    # --- end of protected paths ---
     for path in tmpfs:
         if path not in early:
             argv += ["--perms", "0555", "--tmpfs", path]

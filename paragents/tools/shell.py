@@ -38,6 +38,10 @@ POST_EXIT_DRAIN = 1.0
 MAX_TIMEOUT = 3600.0
 """Largest ``timeout`` argument accepted, in seconds."""
 
+TOOL_ENV = "PARAGENTS_TOOL_SESSION"
+"""Set (to the session id) for every command: its processes are a session's tool and may not answer
+asks (``paragents.sessions.answerer``)."""
+
 
 class OutputCapture:
     """Bounded capture of a byte stream: keeps the first and the last ``keep`` bytes and counts
@@ -129,7 +133,7 @@ class RunCommand(Tool):
             "cwd": {
                 "type": "string",
                 "minLength": 1,
-                "description": "Subdirectory of the working directory to run in (relative path).",
+                "description": "Directory to run in: a subdirectory of the working directory.",
             },
         },
         "required": ["command"],
@@ -146,9 +150,9 @@ class RunCommand(Tool):
         base = ctx.workdir.resolve()
         if not cwd:
             return base
-        target = (base / os.path.expanduser(cwd)).resolve()
-        if Path(cwd).is_absolute() or not target.is_relative_to(base):
-            return f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)"
+        target = (base / os.path.expanduser(cwd)).resolve()  # symlinks resolved, as the policy does
+        if not target.is_relative_to(base):
+            return f"cwd '{cwd}' must be a directory inside the working directory {base}"
         if not target.is_dir():
             return f"cwd '{cwd}' is not an existing directory under the working directory"
         return target
@@ -192,7 +196,9 @@ class RunCommand(Tool):
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=where,
-                env=command_env(allow=ctx.sandbox.env_allow if ctx.sandbox else ()) | ctx.env,
+                env=command_env(allow=ctx.sandbox.env_allow if ctx.sandbox else ())
+                | ctx.env
+                | {TOOL_ENV: ctx.session_id or "-"},
                 start_new_session=True,
             )
         except OSError as exc:

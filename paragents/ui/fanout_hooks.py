@@ -38,8 +38,9 @@ def group_of(app: Any, sid: str) -> FanoutGroup | None:
 
 
 def group_tags(app: Any) -> dict[str, str]:
-    """Session id -> group name, for the inbox's tags."""
-    return {sid: g.name for g in groups(app).values() for sid in g.session_ids}
+    """Session id -> group name, for the inbox's tags (an eval run's trials too: ui/eval_hooks.py)."""
+    tags = {sid: g.name for g in groups(app).values() for sid in g.session_ids}
+    return {**getattr(app, "eval_tags", {}), **tags}
 
 
 async def run_fanout_command(app: AppAPI, sid: str, command: SlashCommand) -> None:

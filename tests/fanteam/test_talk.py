@@ -12,6 +12,7 @@ from paragents import events as ev
 from paragents.llm.replay import ReplayServer
 from paragents.sessions.decisions import NOTES_END, NOTES_HEADER
 from tests.fanteam.conftest import MakeRuntime, reply
+from tests.trusting import trusted
 
 
 def _system(request_body: dict[str, object]) -> str:
@@ -87,6 +88,7 @@ async def test_message_session_rules_name_the_receiver(
     (tmp_path / ".paragents").mkdir()
     rules = {"permissions": {"deny": ["MessageSession(web)"], "allow": ["MessageSession(db*)"]}}
     (tmp_path / ".paragents" / "permissions.local.json").write_text(json.dumps(rules))
+    trusted(tmp_path)
     rt, sink = await runtime(tmp_path)
     api = await rt.new_session("api")
     web = await rt.new_session("web")

@@ -200,8 +200,10 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
     [ask] = env.sink.of(ev.PermissionRequested, s.id)
     assert ask.preview is not None and str(DEMO) in ask.preview.text
     assert tool_results(env, s.id) == [("ok", "MCP server 'demo' may start"), ("ok", "3")]
-    local = json.loads((env.project / ".paragents" / "permissions.local.json").read_text())
-    assert local["enabledMcpjsonServers"] == ["demo"]
+    assert not (env.project / ".paragents" / "permissions.local.json").exists()  # kept outside the project
+    assert rt.mcp.entries["demo"].trust == "unknown"  # until the entries are read again:
+    await rt.mcp.reconfigure(rt.config.mcp)
+    assert rt.mcp.entries["demo"].trust == "trusted"
     await rt.shutdown()
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
+import subprocess
 import time
 
 import jwt
@@ -227,6 +227,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
     """A pending row of another process (e.g. `paragents run --wait-approvals`) is in GET /inbox and
     POST /inbox/{id}/answer writes its answer to the store (first answer wins, a second is refused)."""
     view = await served.runtime.new_session("other")
+    other = subprocess.Popen(["sleep", "300"])  # a live process that is neither this one nor a parent
     await served.runtime.store.add_approval(
         "remote-ask-1",
         view.id,
@@ -234,7 +235,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
         tool="run_command",
         summary="run_command rm -rf build",
         call={"id": "c1", "name": "run_command", "arguments": json.dumps({"command": "rm -rf build"})},
-        pid=os.getppid(),  # a live process that is not this one
+        pid=other.pid,
     )
     inbox = (await served.client.get("/inbox", headers=H)).json()
     [item] = [i for i in inbox["items"] if i["id"] == "remote-ask-1"]
@@ -245,6 +246,8 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
     assert row is not None and row.state == "answered" and row.answer == "reject_once"
     second = await served.client.post("/inbox/remote-ask-1/answer", headers=H, json={"answer": "allow_once"})
     assert second.status_code == 409 and "reject_once" in error_of(second)
+    other.kill()
+    other.wait()
 
 
 async def test_deeply_nested_json_is_a_400_not_a_500(served: Served) -> None:

@@ -6,8 +6,9 @@ keys shorter than 32 bytes are refused off loopback."""
 from __future__ import annotations
 
 import json
-import os
+import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import jwt
@@ -22,8 +23,23 @@ from tests.serve.test_cli_serve import paragents
 H = {"Authorization": f"Bearer {KEY}"}
 
 
+STRANGERS: list[subprocess.Popen[bytes]] = []
+"""Processes standing in for "another paragents process" waiting on an ask: alive, and neither this
+process nor one of its parents (the answer route refuses a client paragents started)."""
+
+
+@pytest.fixture(autouse=True)
+def _stop_strangers() -> Iterator[None]:
+    yield
+    while STRANGERS:
+        proc = STRANGERS.pop()
+        proc.kill()
+        proc.wait()
+
+
 async def other_project_ask(served: Served, tmp_path: Path, rid: str = "other-ask-1") -> Path:
     """A pending ask of a session of another project (another process waits on it)."""
+    STRANGERS.append(subprocess.Popen(["sleep", "600"]))
     other = tmp_path / "other-project"
     other.mkdir()
     record = await served.runtime.store.create_session(name="x", project_dir=other, workdir=other, model="m")
@@ -34,7 +50,7 @@ async def other_project_ask(served: Served, tmp_path: Path, rid: str = "other-as
         tool="run_command",
         summary="run_command make deploy",
         call={"id": "c1", "name": "run_command", "arguments": json.dumps({"command": "make deploy"})},
-        pid=os.getppid(),
+        pid=STRANGERS[-1].pid,
     )
     return other.resolve()
 
@@ -66,9 +82,10 @@ async def test_a_jwt_naming_both_projects_lists_and_answers_the_other_ones_ask(
     items = (await served.client.get("/inbox", headers=both)).json()["items"]
     assert [i["id"] for i in items] == ["other-ask-1"] and items[0]["command"] == "make deploy"
     r = await served.client.post("/inbox/other-ask-1/answer", headers=both, json={"answer": "reject_once"})
-    assert r.status_code == 200 and r.json()["by"] == "web:jwt:ci"
+    by = "web:jwt:ci (client 127.0.0.1:"  # the credential, then who used it (sessions/answerer.py)
+    assert r.status_code == 200 and r.json()["by"].startswith(by)
     row = await served.runtime.store.get_approval("other-ask-1")
-    assert row is not None and row.answer == "reject_once" and row.answered_by == "web:jwt:ci"
+    assert row is not None and row.answer == "reject_once" and str(row.answered_by).startswith(by)
     only_other = {"Authorization": f"Bearer {token(projects=[str(other)])}"}
     refused = await served.client.get("/sessions", headers=only_other)  # not this server's project
     assert refused.status_code == 403 and str(other) in refused.json()["error"]["message"]

@@ -122,3 +122,37 @@ async def test_paths_outside_the_lane_are_refused(pair: tuple[Path, Path, LaneEx
     ):
         result = await _run(name, args, _ctx(here, facet))
         assert result.is_error and "outside the lane" in result.content, (name, result.content)
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("list_dir", {"path": "."}),
+        ("glob", {"pattern": "**/*"}),
+        ("grep", {"pattern": "add"}),
+        ("grep", {"pattern": "add", "path": "notes.txt"}),
+    ],
+)
+async def test_what_read_rules_withhold_is_withheld_the_same_and_never_fetched(
+    pair: tuple[Path, Path, LaneExecution], name: str, args: dict[str, Any]
+) -> None:
+    lane, here, facet = pair
+
+    def hidden(root: Path, path: Path, base: Path) -> str | None:
+        return "by Read deny rules" if path == base / "notes.txt" else None
+
+    fetched: list[str] = []
+    real = facet.contents
+
+    async def contents(path: str, names: list[str], *, limit: int) -> dict[str, bytes]:
+        fetched.extend(names)
+        return await real(path, names, limit=limit)
+
+    facet.contents = contents  # type: ignore[method-assign]
+    local = await _run(name, args, ToolContext(workdir=lane, read_check=lambda r, p: hidden(r, p, lane)))
+    remote = await _run(
+        name, args, ToolContext(workdir=here, execution=facet, read_check=lambda r, p: hidden(r, p, here))
+    )
+    assert "withheld by Read deny rules" in local.content
+    assert remote.content.replace(str(here), str(lane)) == local.content
+    assert "notes.txt" not in fetched

@@ -23,6 +23,7 @@ from paragents.tools.sandbox_git import git_state
 from paragents.tools.sandbox_hide import host_sockets, secret_paths
 from paragents.ui.commands import CommandError, SlashCommand, parse_command
 from tests.tools.conftest import Call
+from tests.trusting import trusted
 
 BWRAP_WORKS = shutil.which("bwrap") is not None and check(SandboxConfig()).active
 needs_bwrap = pytest.mark.skipif(
@@ -226,10 +227,10 @@ def test_argv_never_hides_a_directory_holding_the_writable_root(outside: Path) -
 
 def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path) -> None:
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": "off"}))
-    assert load_config(tmp_path).config.sandbox.mode == "off"
+    assert load_config(trusted(tmp_path)).config.sandbox.mode == "off"
     data = {"sandbox": {"mode": "required", "network": "all", "writable": ["~/.cache"], "autoAllow": True}}
     (tmp_path / "runtime_config.json").write_text(json.dumps(data))
-    sandbox = load_config(tmp_path).config.sandbox
+    sandbox = load_config(trusted(tmp_path)).config.sandbox
     assert (sandbox.mode, sandbox.network, sandbox.writable, sandbox.auto_allow) == (
         "required", "all", ("~/.cache",), True,
     )  # fmt: skip
@@ -332,6 +333,26 @@ def test_git_state_of_a_linked_worktree(tmp_path: Path) -> None:
     assert f"{git}/config" not in state.writable
     (lane / ".git").write_text(f"gitdir: {tmp_path}\n")  # pointing elsewhere: nothing writable
     assert git_state(str(lane)).writable == []
+
+
+@needs_bwrap
+def test_a_sibling_branch_deleted_before_bwrap_starts_is_no_error(tmp_path: Path) -> None:
+    """The read-only binds of sibling lanes' branches are listed when the command line is built; one
+    deleted before bwrap starts (another lane removed meanwhile) must not fail the command."""
+    repo, lane = tmp_path / "repo", tmp_path / "lane"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["commit", "-q", "--allow-empty", "-m", "i"],
+        ["branch", "paragents/other"],
+        ["worktree", "add", "-q", "-b", "paragents/api", str(lane)],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, env={**os.environ, **GIT_ID})  # fmt: skip
+    argv = bwrap_argv("bwrap", SandboxConfig(mode="required"), lane, ["git", "status", "--short"])
+    assert str(repo / ".git/refs/heads/paragents/other") in argv
+    subprocess.run(["git", "branch", "-D", "-q", "paragents/other"], cwd=repo, check=True)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 def test_host_sockets_come_from_the_table_except_under_skipped_dirs(tmp_path: Path) -> None:

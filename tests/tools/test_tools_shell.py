@@ -66,7 +66,7 @@ async def test_runs_in_workdir_or_cwd_subdir(ctx: ToolContext, call: Call) -> No
     sub = await call("run_command", {"command": "pwd", "cwd": "sub"})
     assert sub.content.splitlines()[0] == str((ctx.workdir / "sub").resolve())
     escape = await call("run_command", {"command": "pwd", "cwd": "../"})
-    assert escape.is_error and "subdirectory" in escape.content
+    assert escape.is_error and "inside the working directory" in escape.content
     missing = await call("run_command", {"command": "pwd", "cwd": "nope"})
     assert missing.is_error and "not an existing directory" in missing.content
 
