@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
     from paragents.store import ApprovalRecord, Store
+    from paragents.tools.execution import Execution
     from paragents.tools.registry import ToolRegistry
 
 COMMAND_TOOLS = frozenset({"run_command"})
@@ -64,6 +65,7 @@ class ToolCalls:
         on_read: Callable[[Path, str], None] | None = None,
         on_write: Callable[[Path, str], None] | None = None,
         mcp: SessionMcp | None = None,
+        execution: Callable[[], Execution | None] | None = None,
     ) -> None:
         self.session = session
         self.tools = tools
@@ -78,8 +80,15 @@ class ToolCalls:
         """Called with (resolved path, sha256 hex) after each successful write_file/edit_file."""
         self.mcp = mcp
         """This session's MCP tools from the shared pool (None: no MCP), prepared before each request."""
+        self.execution = execution
+        """Where this session's tool calls run when not on this machine (its lane's container or Pod:
+        paragents.tools.execution), looked up per call; None (or returning None): here."""
         self.sandbox_warned = False
         """True once the "sandbox unavailable, running unconfined" warning was shown in this session."""
+
+    def remote(self) -> Execution | None:
+        """Where the calls run now when not here (a lane's container or Pod), else None."""
+        return self.execution() if self.execution is not None else None
 
     # -- around the calls ------------------------------------------------------------------------------
     def tool(self, name: str) -> Any:
@@ -137,6 +146,8 @@ class ToolCalls:
         it as the bare fingerprint; None when not needed (another tool, the guard off)."""
         if call.name not in COMMAND_TOOLS or not idle_guard:
             return None
+        if self.remote() is not None:  # its files are elsewhere: a command counts as a change
+            return None if after else (None,)
         from paragents.agent.tree_state import fingerprint
 
         state = await asyncio.to_thread(fingerprint, Path(self.session.workdir))
@@ -219,6 +230,7 @@ class ToolCalls:
             sandbox=sandbox,
             env=dict(getattr(self.session, "lane_env", None) or {}),
             read_check=read_filter(self.policy, self.session),  # grep/glob/list_dir: Read rules per path
+            execution=self.remote(),
         )
         try:
             result = await tool.run(args, ctx)
@@ -292,6 +304,11 @@ class ToolCalls:
         if family != "bash":
             return None, None
         sandbox = self.sandbox_config()
+        remote = self.remote()
+        if remote is not None:  # the lane's container/Pod is the sandbox: bubblewrap is not used there
+            return sandbox, SandboxStatus(
+                "on" if remote.confined else "off", f"commands run in {remote.where}"
+            )
         status = check(sandbox)
         if status.state == "unconfined" and not self.sandbox_warned:
             self.sandbox_warned = True
@@ -304,7 +321,12 @@ class ToolCalls:
         tool = self.tool(tool_name)
         if tool is None:
             return None
+        remote = self.remote()
         try:
+            if remote is not None:  # from the lane's own files, never from the worktree here
+                ctx = ToolContext(workdir=self.session.workdir, execution=remote)
+                shown: CallPreview | None = await remote.preview_tool(tool, args, ctx)
+                return shown
             return await asyncio.to_thread(tool.preview, args, self.session.workdir)
         except Exception as exc:
             return CallPreview("note", problem=f"no preview: {capped(f'{type(exc).__name__}: {exc}', 200)}")

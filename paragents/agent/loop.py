@@ -37,6 +37,7 @@ from paragents.agent.turn import BUDGET_KIND, CANCELLED_RESULT, LOOP_KIND, TurnR
 from paragents.models import (
     AssembledReply,
     Message,
+    SessionState,
     ToolCall,
     TurnResult,
     TurnStatus,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
     from paragents.store import ApprovalRecord, Store
+    from paragents.tools.execution import Execution
     from paragents.tools.registry import ToolRegistry
 
 OVERSIZE_FACTOR = 1.5
@@ -100,6 +102,7 @@ class Agent:
         on_write: Callable[[Path, str], None] | None = None,
         budget: BudgetMeter | None = None,
         mcp: SessionMcp | None = None,
+        execution: Callable[[], Execution | None] | None = None,
     ) -> None:
         self.session = session
         self.client = client
@@ -123,6 +126,7 @@ class Agent:
             on_read=on_read,
             on_write=on_write,
             mcp=mcp,
+            execution=execution,
         )
         guard = config.loop_guard
         self.loop_guard = LoopGuard(guard.identical_calls, guard.idle_requests)
@@ -192,6 +196,7 @@ class Agent:
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
                 await self._before_request()
+                await self._hold_while_unreachable()
                 stopped = await self._hold_at_caps()
                 if stopped is not None:
                     kind = LOOP_KIND if stopped.level == "loop" else BUDGET_KIND
@@ -292,7 +297,21 @@ class Agent:
             "and /reload), then send the prompt again"
         )
 
-    # -- budgets and the loop guard ------------------------------------------------------------------
+    # -- budgets, the loop guard, an unreachable lane -------------------------------------------------
+    async def _hold_while_unreachable(self) -> None:
+        """Before a request: while the session's lane (a container or Pod) does not answer, pause the
+        turn (state PAUSED, the reason as detail) until it answers again; its clock stops meanwhile."""
+        remote = self.calls.remote()
+        if remote is None or remote.answering:
+            return
+        if self.budget is not None:
+            self.budget.stop_clock()
+        self.record.set_state(SessionState.PAUSED, remote.why or f"{remote.where} does not answer")
+        await remote.wait_answering()
+        if self.budget is not None:
+            self.budget.start_clock()
+        self.record.set_state(SessionState.RUNNING)
+
     async def _hold_at_caps(self) -> Breach | None:
         """Before a request: while the loop guard has tripped or a budget would be crossed, pause the
         turn (state BUDGET, a ``BudgetPaused`` whose Future the user answers) and wait. Return None

@@ -15,13 +15,14 @@ from pathlib import Path
 from paragents.lanes.contained import remove_cache
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
+from paragents.lanes.places import fetch_if_remote, places_for
 from paragents.lanes.predict import snapshot_tree
 from paragents.lanes.repo import project_hash, recovery_dir, toplevel
 from paragents.lanes.status import LaneStatus, lane_status
 from paragents.store import LaneRecord, Store
 from paragents.store.holders import STALE_AFTER, holder_gone, this_host
 
-BUSY_STATES = frozenset({"running", "queued", "waiting"})
+BUSY_STATES = frozenset({"running", "queued", "waiting", "paused"})
 
 
 @dataclass
@@ -107,7 +108,10 @@ async def write_recovery(repo: Path, status: LaneStatus) -> tuple[Path, list[str
 
 
 async def remove_lane(store: Store, repo: Path, lane: LaneRecord, *, force: bool = False) -> None:
-    """Remove a lane's worktree (``git worktree remove``), its branch, its private cache and its row."""
+    """Remove a lane's worktree (``git worktree remove``), its branch, its private cache and its row;
+    a remote lane's container or Pod first, after a last fetch of its work (lanes/places.py)."""
+    if lane.remote:
+        await places_for(lane).remove(lane, force=force)
     if Path(lane.path).is_dir():
         args = ["worktree", "remove", *(["--force"] if force else []), lane.path]
         await git(*args, cwd=repo, what=f"git worktree remove {lane.path}")
@@ -126,6 +130,11 @@ async def gc(
     decisions: list[GcDecision] = []
     for lane in await store.list_lanes(str(repo)):
         if names and lane.name not in names:
+            continue
+        try:
+            await fetch_if_remote(lane)  # its work since the last fetch must be seen before deciding
+        except LaneError as exc:  # never removed unseen, not even with force
+            decisions.append(GcDecision(lane.name, "keep", [str(exc)], True))
             continue
         try:
             status = await lane_status(repo, lane)
