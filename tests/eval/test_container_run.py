@@ -1,0 +1,148 @@
+"""``eval run --on container`` through the real Docker engine (tests/backends/engine.py starts a
+private dockerd; in CI, PARAGENTS_CI=1, the tests fail rather than skip without one): a Harbor task's
+``environment/Dockerfile`` ``FROM`` the offline test image is built and is the trial's image, the
+agent's tool calls run in its container, the hidden tests are copied in only after the agent stopped
+and run there (``/app``, read-only ``/tests``, ``/logs``), the diff is kept, no container is left,
+and a replay scores the same. A task whose base image is not on the engine runs in a local lane and
+its notes say so."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from paragents.eval.loader import load_tasks
+from paragents.eval.replay import replay_run
+from paragents.eval.report import write_reports
+from paragents.eval.runner import run_eval
+from paragents.llm.replay import ReplayServer, ScriptedResponse
+from tests.backends.engine import Engine
+from tests.eval.conftest import needs_bwrap, scripted_options
+
+FIXED = "def add(a, b):\n    return a + b\n"
+TEST_SH = """#!/bin/bash
+# where it runs, for the test to see: its user (the image's "lane"), the tests' owner and mode
+mkdir -p /logs/verifier
+echo "user: $(id -un)"
+echo "cwd: $(pwd)"
+echo "tests: $(stat -c '%U %a' /tests /tests/test.sh | tr '\\n' ' ')"
+echo tamper >> /tests/test.sh 2>/dev/null && echo "tests writable" || echo "tests read-only"
+cat /app/built.txt
+python3 -c 'import calc; assert calc.add(2, 3) == 5' && echo 1 > /logs/verifier/reward.txt \\
+  || echo 0 > /logs/verifier/reward.txt
+"""
+
+
+def harbor_task(root: Path, name: str, base_image: str) -> Path:
+    """A Harbor task whose Dockerfile starts FROM ``base_image``, copies app/ and makes a file at
+    image build time (only a built image has it)."""
+    task = root / name
+    (task / "environment" / "app").mkdir(parents=True)
+    (task / "tests").mkdir()
+    (task / "environment" / "Dockerfile").write_text(
+        f"FROM {base_image}\nWORKDIR /app\nCOPY app/ /app/\nRUN echo made-at-build > /app/built.txt\n"
+    )
+    (task / "environment" / "app" / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (task / "instruction.md").write_text("Fix add in /app/calc.py: it must return the sum.\n")
+    (task / "task.toml").write_text(
+        'version = "1.0"\n[verifier]\ntimeout_sec = 120.0\n[agent]\ntimeout_sec = 300.0\n'
+        "[environment]\nallow_internet = false\n"
+    )
+    (task / "tests" / "test.sh").write_text(TEST_SH)
+    return task
+
+
+def solve(server: ReplayServer, session: str) -> None:
+    """The scripted agent: fix calc.py, then look at what only the built image holds."""
+    for i, (name, args) in enumerate(
+        [
+            ("write_file", {"path": "calc.py", "content": FIXED}),
+            ("run_command", {"command": "cat built.txt; pwd"}),
+        ]
+    ):
+        server.add(
+            ScriptedResponse.from_message(
+                tool_calls=[{"id": f"c{i}", "name": name, "arguments": json.dumps(args)}],
+                usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
+            ),
+            session=session,
+        )
+    usage = {"prompt_tokens": 120, "completion_tokens": 5, "total_tokens": 125}
+    server.add(ScriptedResponse.from_message("Fixed.", usage=usage), session=session)
+
+
+def containers(engine: Engine) -> set[str]:
+    done = subprocess.run(
+        ["docker", "ps", "-aq"], env={"DOCKER_HOST": engine.host, "PATH": "/usr/local/bin:/usr/bin:/bin"},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return set(done.stdout.split())
+
+
+def lanes_of(engine: Engine) -> dict[str, Any]:
+    return {"container": {"host": engine.host, "connect_timeout": 5}}
+
+
+async def test_a_trial_runs_in_a_container_of_the_built_image_and_replays(
+    solver: ReplayServer, tmp_path: Path, docker_engine: Engine
+) -> None:
+    harbor_task(tmp_path / "tasks", "fix-calc", docker_engine.image)
+    tasks = load_tasks(str(tmp_path / "tasks"))
+    solve(solver, "fix-calc.t1.1")
+    before = containers(docker_engine)
+    options = scripted_options(tasks, tmp_path / "run", solver, queue_replies=False)
+    options.on, options.lanes = "container", lanes_of(docker_engine)
+    results = await run_eval(options)
+
+    (trial,) = results.trials
+    assert trial.status == "completed" and trial.resolved, (trial.error, trial.verifier)
+    note = results.manifest.task_notes["fix-calc"][0]
+    assert note.startswith("environment/Dockerfile built as paragents-eval:") and "build network none" in note
+    # the agent's command ran in the container of the built image, in its workspace
+    calls = [r for r in solver.requests if r.session == "fix-calc.t1.1"]
+    tool_output = calls[2].body_json["messages"][-1]["content"]
+    assert "made-at-build" in tool_output and "/workspace" in tool_output
+    # the hidden tests ran in the container, from /app, with /tests owned by root and read-only
+    log = (tmp_path / "run" / "trials" / "fix-calc.t1.1" / "verifier.log").read_text()
+    assert "user: lane" in log and "cwd: /app" in log and "made-at-build" in log
+    assert "tests: root 555 root 444" in log and "tests read-only" in log
+    assert (
+        tmp_path / "run" / "trials" / "fix-calc.t1.1" / "logs" / "verifier" / "reward.txt"
+    ).read_text() == "1\n"
+    # the diff is the evidence; the base commit was the image's /app (built.txt made by its RUN step)
+    patch = (tmp_path / "run" / "trials" / "fix-calc.t1.1" / "diff.patch").read_text()
+    assert "+    return a + b" in patch and "built.txt" not in patch
+    assert containers(docker_engine) == before  # the trial's container is gone
+
+    solve(solver, "unused")  # a replay has its own server: this one gets no more requests
+    outcome = await replay_run(tmp_path / "run", tmp_path / "replayed", lanes=lanes_of(docker_engine))
+    assert outcome.identical, outcome.differences
+    assert outcome.results.trials[0].resolved
+    assert containers(docker_engine) == before
+
+
+@needs_bwrap
+async def test_a_task_whose_base_image_is_missing_runs_in_a_local_lane_with_a_note(
+    solver: ReplayServer, tmp_path: Path, docker_engine: Engine
+) -> None:
+    harbor_task(tmp_path / "tasks", "fix-calc", "paragents-no-such-image:1")
+    tasks = load_tasks(str(tmp_path / "tasks"))
+    solve(solver, "fix-calc.t1.1")
+    options = scripted_options(tasks, tmp_path / "run", solver, queue_replies=False)
+    options.on, options.lanes = "container", lanes_of(docker_engine)
+    results = await run_eval(options)
+
+    (trial,) = results.trials
+    notes = results.manifest.task_notes["fix-calc"]
+    assert notes[0] == (
+        "--on container: the base image paragents-no-such-image:1 is not on the Docker engine and no image "
+        "registry is reachable from here, so environment/Dockerfile was not built: ran in a local lane"
+    )
+    assert notes[1].startswith("environment/Dockerfile not built (no container backend)")
+    log = (tmp_path / "run" / "trials" / "fix-calc.t1.1" / "verifier.log").read_text()
+    assert "user: lane" not in log and "built.txt: No such file" in log  # the local sandbox: no image
+    assert trial.resolved  # the fix itself is judged the same
+    md, _page = write_reports(results, tmp_path / "run")
+    assert "paragents-no-such-image:1 is not on the Docker engine" in md.read_text()
