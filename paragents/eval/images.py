@@ -128,7 +128,8 @@ class EngineImages:
         try:
             self._client = aiodocker.Docker(url=self.settings.host, timeout=timeout)
         except (ValueError, OSError, AssertionError) as exc:
-            raise EvalError(f"--on container: cannot use the Docker engine {self.engine}: {exc}") from None
+            why = str(exc) or "no engine found (set lanes.container.host or DOCKER_HOST)"
+            raise EvalError(f"--on container: cannot use the Docker engine {self.engine}: {why}") from None
         return self
 
     async def __aexit__(self, *exc: object) -> None:
