@@ -137,7 +137,8 @@ class EvalSession:
                 f"--out {self.options.out}: it already holds a run ({RESULTS}); give a new directory"
             )
         self.options.tasks = await self.backend.prepare(self.options.tasks)  # where each task runs
-        if self.backend.needs_sandbox:
+        agents = any(t.kind == "agent" for t in self.options.targets)  # ACP agents: always local lanes
+        if self.backend.needs_sandbox or agents:
             try:
                 bwrap_path()
             except SandboxUnavailable as exc:

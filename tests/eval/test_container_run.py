@@ -89,7 +89,7 @@ async def test_a_task_whose_base_image_is_missing_runs_in_a_local_lane_with_a_no
         "--on container: the base image paragents-no-such-image:1 is not on the Docker engine and no image "
         "registry is reachable from here, so environment/Dockerfile was not built: ran in a local lane"
     )
-    assert notes[1].startswith("environment/Dockerfile not built (no container backend)")
+    assert notes[1].startswith("environment/Dockerfile not built: ran in a local lane at /app")
     log = (tmp_path / "run" / "trials" / "fix-calc.t1.1" / "verifier.log").read_text()
     assert "user: lane" not in log and "built.txt: No such file" in log  # the local sandbox: no image
     assert trial.resolved  # the fix itself is judged the same
