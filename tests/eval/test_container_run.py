@@ -12,10 +12,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from paragents.backends.container import REPO_LABEL
+from paragents.config import LaneSettings
 from paragents.eval.loader import load_tasks
+from paragents.eval.remote import PlacedBackend
 from paragents.eval.replay import replay_run
 from paragents.eval.report import write_reports
 from paragents.eval.runner import run_eval
+from paragents.lanes.repo import project_hash
 from paragents.llm.replay import ReplayServer
 from tests.backends.engine import Engine
 from tests.eval.conftest import needs_bwrap, scripted_options
@@ -95,3 +99,28 @@ async def test_a_task_whose_base_image_is_missing_runs_in_a_local_lane_with_a_no
     assert trial.resolved  # the fix itself is judged the same
     md, _page = write_reports(results, tmp_path / "run")
     assert "paragents-no-such-image:1 is not on the Docker engine" in md.read_text()
+
+
+async def test_the_end_of_a_run_removes_containers_a_stopped_run_left(
+    tmp_path: Path, docker_engine: Engine
+) -> None:
+    repo = tmp_path / "work" / "repo"
+    repo.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    env = {"DOCKER_HOST": docker_engine.host, "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    label = f"{REPO_LABEL}={project_hash(repo)}"
+    left = subprocess.run(
+        ["docker", "create", "--label", label, "--network", "none", docker_engine.image, "true"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    other = subprocess.run(
+        ["docker", "create", "--network", "none", docker_engine.image, "true"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    try:
+        backend = PlacedBackend("container", LaneSettings.model_validate(lanes_of(docker_engine)))
+        await backend.finish(repo)
+        now = containers(docker_engine)
+        assert left[:12] not in now and other[:12] in now  # only the eval repository's
+    finally:
+        subprocess.run(["docker", "rm", "-f", left, other], env=env, capture_output=True, check=False)
