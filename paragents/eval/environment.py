@@ -73,7 +73,29 @@ async def place_tasks(
             new, placement = _in_pod(task, lanes)
             placed.append(new)
             placements[task.id] = placement
+        if any(p is not None for p in placements.values()):
+            await check_cluster(lanes)
     return dataclasses.replace(tasks, tasks=tuple(placed)), placements
+
+
+async def check_cluster(lanes: LaneSettings) -> None:
+    """EvalError (exit 2) unless the cluster of ``lanes.kubernetes`` answers (its ``/version``)."""
+    import asyncio
+
+    import kr8s
+
+    settings = lanes.kubernetes
+    try:
+        api = await kr8s.asyncio.api(
+            kubeconfig=settings.kubeconfig, context=settings.context, namespace=settings.namespace
+        )
+        await asyncio.wait_for(api.version(), 15)
+    except Exception as exc:  # kubeconfig, TLS, transport, auth: one line whatever failed
+        why = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+        raise EvalError(
+            f"--on k8s: the cluster of the kubeconfig did not answer ({why}); check lanes.kubernetes "
+            "(kubeconfig, context), or run with --on local"
+        ) from None
 
 
 async def _in_container(

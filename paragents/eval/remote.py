@@ -50,7 +50,9 @@ MAX_LOGS_BYTES = 32 * 1024 * 1024
 """At most this much of a trial's ``/logs`` comes back; past it only the reward files do."""
 MAX_REWARD_BYTES = 1024 * 1024
 REWARDS = ("verifier/reward.txt", "verifier/reward.json")
-VERIFY_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "TMPDIR": "/tmp"}
+VERIFY_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONNOUSERSITE": "1", "TMPDIR": "/tmp"}
+"""Set for the hidden tests in a container or Pod (no user site-packages the agent could have planted
+under its HOME, /tmp)."""
 
 
 class PlacedBackend(LocalBackend):

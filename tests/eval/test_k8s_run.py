@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from paragents.eval.errors import EvalError
 from paragents.eval.loader import load_tasks
 from paragents.eval.replay import replay_run
 from paragents.eval.runner import run_eval
@@ -65,3 +66,22 @@ async def test_a_trial_runs_in_a_pod_and_its_tests_run_there(
     outcome = await replay_run(tmp_path / "run", tmp_path / "replayed", lanes=lanes)
     assert outcome.identical, outcome.differences
     assert not api.pods
+
+
+async def test_a_cluster_that_does_not_answer_stops_the_run_with_one_error(
+    solver: ReplayServer, api: LoopbackApiServer, tmp_path: Path
+) -> None:
+    harbor_task(tmp_path / "tasks", "fix-calc", "python:3.11-slim")
+    kubeconfig = api.kubeconfig(tmp_path / "kubeconfig")
+    await api.stop()  # the API server is gone
+    options = scripted_options(
+        load_tasks(str(tmp_path / "tasks")), tmp_path / "run", solver, queue_replies=False
+    )
+    options.on = "k8s"
+    options.lanes = {"image": "lane-image:1", "kubernetes": {"kubeconfig": str(kubeconfig)}}
+    with pytest.raises(EvalError) as caught:
+        await run_eval(options)
+    assert caught.value.exit_code == 2 and str(caught.value).startswith(
+        "--on k8s: the cluster of the kubeconfig"
+    )
+    assert "\n" not in str(caught.value) and not (tmp_path / "run").exists()
