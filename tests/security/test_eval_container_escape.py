@@ -103,9 +103,8 @@ async def test_hostile_hidden_tests_in_the_container_leave_no_trace_on_the_host(
         assert "ENGINE REACHED" not in log and log.count("engine unreachable:") == 3
         assert "HOST PORT REACHED" not in log
         assert "tests not writable" in log and "tests not removable" in log
-        assert (trial_dir / "tests" / "test.sh").read_text() == (
-            tasks.get(trial.task).tests_dir / "test.sh"
-        ).read_text()
+        original = tmp_path / "tasks" / trial.task / "tests" / "test.sh"
+        assert (trial_dir / "tests" / "test.sh").read_text() == original.read_text()  # the host's copy
         assert "HOME=/tmp" in log  # the environments it printed
         # what came back: no link (to the host's files or anywhere), nothing past the size cap
         assert [p for p in (trial_dir / "logs").rglob("*") if p.is_symlink()] == []
