@@ -53,7 +53,8 @@ def _read(path: Path) -> str:
 
 
 def _problem(lane: Path, head: bool = True) -> tuple[str | None, bool, dict[str, str]]:
-    """(what is wrong or None, whether ``git worktree repair`` is a safe fix, the pins)."""
+    """(what is wrong or None, whether ``git worktree repair`` is a safe fix, the pins); a HEAD or
+    branch that is not the lane's raises its own LaneError (the fix differs)."""
     dotgit = lane / ".git"
     if dotgit.is_symlink() or not dotgit.exists():
         return "its .git file is missing or is a symbolic link", False, {}
@@ -95,7 +96,10 @@ def _problem(lane: Path, head: bool = True) -> tuple[str | None, bool, dict[str,
     if head:
         wrong = _head_problem(lane, gitdir, common)
         if wrong is not None:
-            return wrong, False, {}
+            raise LaneError(
+                f"lane {lane.name} ({lane}): {wrong}. paragents commits, verifies and merges nothing "
+                "there (a session's command may have done it: look at the lane before trusting it)"
+            )
     return None, False, pins
 
 
@@ -114,9 +118,8 @@ def _head_problem(lane: Path, gitdir: Path, common: Path) -> str | None:
     if head != f"ref: {branch}":
         shown = head[5:].strip() if head.startswith("ref: ") else f"detached at {head[:12]}"
         return (
-            f"its HEAD is {shown!r}, not its branch {branch} (a command in the lane moved it, or a "
-            "rebase stopped there), so paragents commits, verifies and merges nothing there; after "
-            f"looking at the lane, put it back with `git -C {lane} switch {BRANCH_PREFIX}{lane.name}`"
+            f"its HEAD is {shown!r}, not its branch {branch}; put it back with "
+            f"`git -C {lane} switch {BRANCH_PREFIX}{lane.name}`"
         )
     try:
         ref = _read(common / branch)
@@ -126,8 +129,8 @@ def _head_problem(lane: Path, gitdir: Path, common: Path) -> str | None:
         return f"its branch file {common / branch} cannot be read"
     if ref.startswith("ref:"):
         return (
-            f"its branch {branch} is a symbolic ref ({ref!r}), so writing it would move another "
-            f"branch; look at it and remove {common / branch}"
+            f"its branch {branch} is a symbolic ref ({ref!r}): writing it would move another branch; "
+            f"put it back with `git update-ref --no-deref {branch} <commit>` in the main checkout"
         )
     return None
 

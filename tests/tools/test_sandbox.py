@@ -240,7 +240,8 @@ def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path)
         load_config(tmp_path)
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"netwrok": "all"}}))
     with pytest.raises(
-        ConfigError, match="known keys: auto_allow, bwrap, env_allow, hidden, home_visible, mode, network, writable"
+        ConfigError,
+        match="known keys: auto_allow, bwrap, env_allow, hidden, home_visible, mode, network, writable",
     ):
         load_config(tmp_path)
 
@@ -331,8 +332,13 @@ def test_git_state_of_a_linked_worktree(tmp_path: Path) -> None:
         f"{git}/refs/heads/paragents",
         f"{git}/logs/refs/heads/paragents",
     ]
-    assert state.objects is not None and state.objects[1:] == (f"{git}/objects", f"{git}/objects/.paragents-common")
-    assert (Path(state.objects[0]) / "info" / "alternates").read_text() == f"{git}/objects/.paragents-common\n"
+    assert state.objects is not None and state.objects[1:] == (
+        f"{git}/objects",
+        f"{git}/objects/.paragents-common",
+    )
+    assert (
+        Path(state.objects[0]) / "info" / "alternates"
+    ).read_text() == f"{git}/objects/.paragents-common\n"
     lane_git = f"{git}/worktrees/lane"
     assert {str(lane / ".git"), f"{lane_git}/commondir", f"{lane_git}/gitdir", f"{lane_git}/HEAD"} <= set(
         state.readonly
