@@ -127,7 +127,8 @@ async def test_lanes_merge_commit_writes_only_the_lanes_branch(
     else:
         attack = (
             "echo 'print(\"unreviewed\")' > app.py; "
-            "echo 'ref: refs/heads/main' > \"$(git rev-parse --git-common-dir)/refs/heads/paragents/api\"; true"
+            "echo 'ref: refs/heads/main' > "
+            '"$(git rev-parse --git-common-dir)/refs/heads/paragents/api"; true'
         )
     out = await hostile.attack(view, attack)
     await rt.shutdown()

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents import paths
-from paragents import trust
+from paragents import paths, trust
 from paragents.cli.trust import ask
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.store import Store
