@@ -30,6 +30,7 @@ import contextlib
 import logging
 import os
 import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,6 +52,8 @@ redirect git (another common dir, other object stores), configure it, or are cac
 history and object lookup (commit-graph, multi-pack-index: rebuilt by git when missing)."""
 WORKTREE_CREATED = ("commondir", "gitdir", "config.worktree", "config", "info", "hooks", "objects", "modules")
 """Entries of a linked worktree's own git directory quarantined when a command creates them."""
+LINK_WALK_LIMIT = 5000
+"""Most entries of ``logs/`` and ``refs/`` looked at for symbolic links after a command."""
 TODO_FILES = ("rebase-merge/git-rebase-todo", "sequencer/todo")
 """Todo lists a later ``--continue`` executes (``exec`` lines run a shell command)."""
 WHY = {
@@ -104,6 +107,28 @@ def _written_by_paragents(path: str, roots: list[str]) -> bool:
     return bool(files)
 
 
+def _truncate(path: str, size: int) -> None:
+    """Cut the regular file ``path`` back to ``size`` bytes (never through a symbolic link)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_size > size:
+            os.ftruncate(fd, size)
+    finally:
+        os.close(fd)
+
+
+def _size(path: str) -> int:
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
 def _listing(folder: str) -> frozenset[str]:
     try:
         return frozenset(os.listdir(folder))
@@ -126,6 +151,8 @@ class Watch:
     ref: str | None = None
     tip: str | None = None
     ref_folders: dict[str, frozenset[str]] = field(default_factory=dict)
+    reflogs: dict[str, int] = field(default_factory=dict)
+    """Sizes of the branch's and HEAD's reflogs before the command (put back to them with the branch)."""
     store: str | None = None
     notices: list[str] = field(default_factory=list)
     _moved: list[tuple[str, str]] = field(default_factory=list)
@@ -190,18 +217,41 @@ class Watch:
             ):
                 self._quarantine(config, "names a program git would run (or includes another file)")
 
+    def _links(self, base: str, below: tuple[str, ...]) -> None:
+        """Symbolic links git never makes: in ``base`` itself and below its folders ``below`` (a
+        ``logs/HEAD`` made a link would make the next reflog line, the user's git's or paragents',
+        land in the file it names)."""
+        budget = LINK_WALK_LIMIT
+        why = "is a symbolic link in a git directory (git makes none)"
+        with contextlib.suppress(OSError):
+            for entry in list(os.scandir(base)):
+                if entry.is_symlink():
+                    self._quarantine(entry.path, why)
+        for sub in below:
+            for top, dirs, files in os.walk(os.path.join(base, sub)):
+                for name in [*dirs, *files]:
+                    budget -= 1
+                    if os.path.islink(os.path.join(top, name)):
+                        self._quarantine(os.path.join(top, name), why)
+                if budget <= 0:
+                    return
+
     async def _worktree(self) -> None:
         assert self.gitdir is not None and self.common is not None
         self._created(self.gitdir, WORKTREE_CREATED)
         self._todos(self.gitdir)
+        self._links(self.gitdir, ("logs", "refs"))
         for folder, before in self.ref_folders.items():
             for name in sorted(_listing(folder) - before):
                 self._quarantine(
                     os.path.join(folder, name), "is a ref a command made beside its lane's branch"
                 )
+            self._links(folder, ())
         if self.ref is None:
             return
         now = read_ref(self.common, self.ref)
+        if os.path.islink(os.path.join(self.common, self.ref)):
+            now = "ref: (a symbolic link)"
         if now is not None and now.startswith("ref:"):
             await self._put_back(f"{self.ref} was turned into a symbolic ref ({now})")
             return
@@ -251,6 +301,8 @@ class Watch:
             ok = await self._git("update-ref", "-d", "--no-deref", self.ref)
             where = "removed (it did not exist before)" if ok else "could not be removed: look at it"
         self.notices.append(f"{why}: the branch was {where}")
+        for path, size in self.reflogs.items():
+            _truncate(path, size)
         await self._reset_index(self.tip if ok else None)
 
     async def _reset_index(self, tip: str | None) -> None:
@@ -267,6 +319,7 @@ class Watch:
             elif self.gitdir is not None:
                 self._created(self.gitdir, GIT_CREATED)
                 self._todos(self.gitdir)
+                self._links(self.gitdir, ("logs", "refs"))
             self._posture()
         except OSError as exc:  # never lose the command's own result over this
             log.warning("after-command check failed: %s", exc)
@@ -307,6 +360,11 @@ def watch(roots: list[str], git: GitState, root: str) -> Watch:
         if head.startswith("ref: refs/"):
             made.ref = head[5:].strip()
             made.tip = read_ref(made.common, made.ref)
+            for log in (
+                os.path.join(made.common, "logs", made.ref),
+                os.path.join(made.gitdir, "logs", "HEAD"),
+            ):
+                made.reflogs[log] = _size(log)
         for folder in git.writable:
             if folder != made.gitdir:
                 made.ref_folders[folder] = _listing(folder)

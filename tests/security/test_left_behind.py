@@ -50,8 +50,10 @@ async def test_a_commondir_a_command_creates_never_reaches_the_users_git(
     rt = await hostile.open(repo, **SANDBOX)
     view = await rt.new_session("a")
     attack = (
-        f"{host.evil_script('commondir')} && mkdir -p .cache/c && cp -r .git/objects .git/refs .git/HEAD .cache/c/ "
-        "&& printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/evil.sh\\n' \"$PWD\" > .cache/c/config "
+        f"{host.evil_script('commondir')} && mkdir -p .cache/c "
+        "&& cp -r .git/objects .git/refs .git/HEAD .cache/c/ "
+        "&& printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s/evil.sh\\n' \"$PWD\" "
+        "> .cache/c/config "
         '&& echo "$PWD/.cache/c" > .git/commondir && echo planted'
     )
     out = await hostile.attack(view, attack)
@@ -137,3 +139,29 @@ async def test_a_lane_cannot_plant_config_or_branches_beside_its_own(host: Host,
     branches = users_git(repo, "branch", "--list", "paragents/*").stdout
     assert "paragents/api" in branches and "paragents/evil" not in branches
     assert users_git(repo, "log", "-1", "--format=%s", "paragents/api").stdout.strip() == "mine"
+
+
+async def test_a_reflog_turned_into_a_link_never_makes_host_git_write_elsewhere(
+    host: Host, hostile: Hostile
+) -> None:
+    """A lane's ``logs/HEAD`` (and its branch's reflog) made symbolic links to a file outside: the
+    next reflog line paragents' own commit (or the user's git) appends would land there."""
+    repo = git_repo(host.root / "project")
+    target = host.evidence_dir / "appended-by-host-git"
+    rt = await hostile.open(repo, **SANDBOX)
+    view = await rt.new_session("api", lane=True)
+    out = await hostile.attack(
+        view,
+        f'G="$(git rev-parse --git-dir)"; C="$(git rev-parse --git-common-dir)"; '
+        f'ln -sf {target} "$G/logs/HEAD"; '
+        f'ln -sf {target} "$C/logs/refs/heads/paragents/api"; echo x > new.txt; echo planted',
+    )
+    assert "planted" in out[0], out[0]
+    gitdir = repo / ".git" / "worktrees" / "api"
+    assert not (gitdir / "logs" / "HEAD").is_symlink()
+    assert not (repo / ".git" / "logs" / "refs" / "heads" / "paragents" / "api").is_symlink()
+    from paragents.lanes.commit import commit_on_branch  # (here: the module is new)
+
+    await commit_on_branch(view.workdir, "host commit")  # paragents' own commit appends reflog lines
+    assert users_git(repo, "log", "-1", "--format=%s", "paragents/api").stdout.strip() == "host commit"
+    assert host.evidence() == {}, out
