@@ -39,6 +39,7 @@ from paragents.protected import PROTECTED_DIRS, PROTECTED_FILES
 from paragents.tools.git_config import neutral_value
 from paragents.tools.git_exec import run_git
 from paragents.tools.git_objects import Imported, import_store, quarantine_dir
+from paragents.tools.ref_lock import holding, worktree_branches
 from paragents.tools.sandbox_git import REDIRECTS, GitState, find_dotgit
 
 log = logging.getLogger(__name__)
@@ -241,12 +242,7 @@ class Watch:
         self._created(self.gitdir, WORKTREE_CREATED)
         self._todos(self.gitdir)
         self._links(self.gitdir, ("logs", "refs"))
-        for folder, before in self.ref_folders.items():
-            for name in sorted(_listing(folder) - before):
-                self._quarantine(
-                    os.path.join(folder, name), "is a ref a command made beside its lane's branch"
-                )
-            self._links(folder, ())
+        await self._new_refs()
         if self.ref is None:
             return
         now = read_ref(self.common, self.ref)
@@ -274,6 +270,22 @@ class Watch:
             await self._put_back(f"{self.ref}'s new commits ({now[:12]}) miss objects git accepted")
         elif imported.refused:
             await self._reset_index(now)
+
+    async def _new_refs(self) -> None:
+        """Move away new entries next to the lane's branch ref, but for the branches paragents made
+        meanwhile for another lane (a worktree's ``HEAD`` names them: paragents.tools.ref_lock)."""
+        assert self.common is not None
+        logs = os.path.join(self.common, "logs")
+        async with holding(self.common, shared=True):
+            ours = worktree_branches(self.common)
+            for folder, before in self.ref_folders.items():
+                prefix = os.path.relpath(folder, logs if folder.startswith(logs + "/") else self.common)
+                for name in sorted(_listing(folder) - before):
+                    path = os.path.join(folder, name)
+                    if f"{prefix}/{name}" in ours and os.path.isfile(path) and not os.path.islink(path):
+                        continue
+                    self._quarantine(path, "is a ref a command made beside its lane's branch")
+                self._links(folder, ())
 
     async def _git(self, *args: str, worktree: bool = False) -> bool:
         assert self.common is not None

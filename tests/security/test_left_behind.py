@@ -165,3 +165,37 @@ async def test_a_reflog_turned_into_a_link_never_makes_host_git_write_elsewhere(
     await commit_on_branch(view.workdir, "host commit")  # paragents' own commit appends reflog lines
     assert users_git(repo, "log", "-1", "--format=%s", "paragents/api").stdout.strip() == "host commit"
     assert host.evidence() == {}, out
+
+
+async def test_a_lane_paragents_makes_while_another_lanes_command_runs_keeps_its_branch(
+    host: Host, hostile: Hostile
+) -> None:
+    """Usability of the check above: paragents makes lane ``web``'s branch in the same folder while
+    lane ``api``'s command runs; the after-command check of ``api`` leaves it alone (``web``'s
+    worktree names it). The command waits on a FIFO the test opens once lane ``web`` exists."""
+    import asyncio
+    import json
+
+    from paragents import events as ev
+    from paragents.llm.replay import ScriptedResponse
+
+    repo = git_repo(host.root / "project")
+    rt = await hostile.open(repo, **SANDBOX)
+    view = await rt.new_session("api", lane=True)
+    fifo = view.workdir / "go"
+    os.mkfifo(fifo)
+    call = {"id": "c0", "name": "run_command", "arguments": json.dumps({"command": "cat go && echo ran"})}
+    hostile.server.add(ScriptedResponse.from_message(tool_calls=[call]), session=view.name)
+    hostile.server.add(ScriptedResponse.from_message(content="done"), session=view.name)
+    rt.submit(view.id, "go")
+    writer = await asyncio.to_thread(open, fifo, "w")  # returns once the command reads the FIFO
+    try:
+        other = await rt.new_session("web", lane=True)  # made while the command runs
+    finally:
+        writer.write("released\n")
+        writer.close()
+    await rt.wait_idle(view.id)
+    (finished,) = hostile.sink.of(ev.ToolCallFinished, view.id)
+    assert "ran" in finished.output and "moved" not in finished.output, finished.output
+    assert users_git(repo, "rev-parse", "--verify", "-q", "refs/heads/paragents/web").returncode == 0
+    assert users_git(other.workdir, "status", "--porcelain").returncode == 0
