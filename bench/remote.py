@@ -112,73 +112,116 @@ async def measure(host: str, image: str, root: Path) -> dict[str, Any]:
     }
 
 
-async def measure_rounds(
-    repo: Path, base: str, settings: ContainerSettings, image: str, root: Path
-) -> dict[str, Any]:
-    """Prediction rounds over ``ROUND_LANES`` container lanes (see the module docstring): what
-    ``LaneWatcher.run_round`` does for remote lanes (``RemoteLanes.sync``, then ``Predictor.round``)."""
-    backends, mirrors, records = [], [], []
-    for i in range(ROUND_LANES):
-        path = root / "lanes" / f"round{i}"
-        subprocess.run(
-            ["git", "worktree", "add", "-q", "-b", f"paragents/round{i}", str(path), base],
-            cwd=repo, check=True, capture_output=True,
-        )  # fmt: skip
-        spec = LaneSpec(repo=repo, name=f"round{i}", base_commit=base, worktree=path)
-        backend = ContainerBackend(spec, settings, image)
-        await backend.create()
-        backends.append(backend)
-        mirrors.append(Mirror(backend, path))
-        records.append(
-            LaneRecord(
-                i + 1,
-                str(repo),
-                f"round{i}",
-                str(path),
-                f"paragents/round{i}",
-                "main",
-                base,
-                42000 + 10 * i,
-                10,
-                "ready",
-                "",
-                None,
-                0.0,
-                backend="container",
-            )
-        )
-    predictor = Predictor(repo)
-    changed: list[float] = []
-    unchanged: list[float] = []
-    conflicts = 0
-
-    async def one_round() -> float:
-        nonlocal conflicts
-        started = time.perf_counter()
-        await asyncio.gather(*(m.sync(fast=True) for m in mirrors))
-        found = await predictor.round(records)
-        conflicts = max(conflicts, len(found))
-        return time.perf_counter() - started
-
+async def exec_baseline(repo: Path, base: str, settings: ContainerSettings, image: str) -> float:
+    """The same run's yardstick: median wall time of ``ROUND_LANES`` concurrent ``exec("true")`` on
+    ``ROUND_LANES`` lanes (what one exec per lane costs at this moment's load), 5 times."""
+    backends = []
     try:
-        await one_round()
-        for k in range(22):
-            for i, backend in enumerate(backends):  # the agents' writes (not timed)
-                await backend.write_file(f"m{i}.py", f"def f{i}(x):\n    return x * {k + 2}\n".encode())
-                if k % 4 == 0:  # pairs of lanes change a file the pair shares: predicted conflicts
-                    body = f"def g(x):\n    return {i} + {k}\n".encode()
-                    await backend.write_file(f"m{20 + i // 2}.py", body)
-            elapsed = await one_round()
-            if k >= 2:
-                changed.append(elapsed)
-        for _ in range(10):
-            unchanged.append(await one_round())
+        for i in range(ROUND_LANES):
+            spec = LaneSpec(repo=repo, name=f"yard{i}", base_commit=base)
+            backend = ContainerBackend(spec, settings, image)
+            await backend.create()
+            backends.append(backend)
+        await asyncio.gather(*(b.exec("true") for b in backends))
+        walls = []
+        for _ in range(5):
+            started = time.perf_counter()
+            await asyncio.gather(*(b.exec("true") for b in backends))
+            walls.append(time.perf_counter() - started)
+        return sorted(walls)[len(walls) // 2]
     finally:
-        predictor.close()
         for backend in backends:
             await backend._remove()
             await backend.close()
-    return {"changed": changed, "unchanged": unchanged, "conflicts": conflicts}
+
+
+class Lanes:
+    """``ROUND_LANES`` container lanes with worktrees here, and rounds over them as the app runs
+    them (``LaneWatcher.run_round``: the remote lanes synced, then ``Predictor.round``)."""
+
+    def __init__(self, repo: Path) -> None:
+        self.repo = repo
+        self.backends: list[ContainerBackend] = []
+        self.mirrors: list[Mirror] = []
+        self.records: list[LaneRecord] = []
+        self.predictor = Predictor(repo)
+        self.conflicts = 0
+
+    @classmethod
+    async def make(cls, repo: Path, base: str, settings: ContainerSettings, image: str, root: Path) -> Lanes:
+        lanes = cls(repo)
+        for i in range(ROUND_LANES):
+            path = root / "lanes" / f"round{i}"
+            subprocess.run(
+                ["git", "worktree", "add", "-q", "-b", f"paragents/round{i}", str(path), base],
+                cwd=repo, check=True, capture_output=True,
+            )  # fmt: skip
+            spec = LaneSpec(repo=repo, name=f"round{i}", base_commit=base, worktree=path)
+            backend = ContainerBackend(spec, settings, image)
+            await backend.create()
+            lanes.backends.append(backend)
+            lanes.mirrors.append(Mirror(backend, path))
+            lanes.records.append(
+                LaneRecord(
+                    i + 1,
+                    str(repo),
+                    f"round{i}",
+                    str(path),
+                    f"paragents/round{i}",
+                    "main",
+                    base,
+                    42000 + 10 * i,
+                    10,
+                    "ready",
+                    "",
+                    None,
+                    0.0,
+                    backend="container",
+                )
+            )
+        return lanes
+
+    async def change(self, k: int) -> None:
+        """The agents' writes (not timed): every lane changes a file of its own; one round in four
+        pairs of lanes also change a file the pair shares (predicted conflicts)."""
+        for i, backend in enumerate(self.backends):
+            await backend.write_file(f"m{i}.py", f"def f{i}(x):\n    return x * {k + 2}\n".encode())
+            if k % 4 == 0:
+                await backend.write_file(f"m{20 + i // 2}.py", f"def g(x):\n    return {i} + {k}\n".encode())
+
+    async def round(self) -> float:
+        started = time.perf_counter()
+        await asyncio.gather(*(m.sync(fast=True) for m in self.mirrors))
+        found = await self.predictor.round(self.records)
+        self.conflicts = max(self.conflicts, len(found))
+        return time.perf_counter() - started
+
+    async def close(self) -> None:
+        self.predictor.close()
+        for backend in self.backends:
+            await backend._remove()
+            await backend.close()
+
+
+async def measure_rounds(
+    repo: Path, base: str, settings: ContainerSettings, image: str, root: Path
+) -> dict[str, Any]:
+    """Prediction rounds over ``ROUND_LANES`` container lanes (see the module docstring)."""
+    lanes = await Lanes.make(repo, base, settings, image, root)
+    changed: list[float] = []
+    unchanged: list[float] = []
+    try:
+        await lanes.round()
+        for k in range(22):
+            await lanes.change(k)
+            elapsed = await lanes.round()
+            if k >= 2:
+                changed.append(elapsed)
+        for _ in range(10):
+            unchanged.append(await lanes.round())
+    finally:
+        await lanes.close()
+    return {"changed": changed, "unchanged": unchanged, "conflicts": lanes.conflicts}
 
 
 def main() -> None:
