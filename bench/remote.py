@@ -25,8 +25,10 @@ from bench.common import percentile, r
 from paragents.backend_settings import ContainerSettings
 from paragents.backends.base import LaneSpec
 from paragents.backends.container import ContainerBackend
-from paragents.backends.mirror import Mirror
+from paragents.backends.lane import RemoteLane
+from paragents.backends.rounds import RoundSyncer
 from paragents.lanes.predict import Predictor
+from paragents.sessions.lanes import local_only
 from paragents.store import LaneRecord
 
 ROUND_LANES = 8
@@ -142,7 +144,8 @@ class Lanes:
     def __init__(self, repo: Path) -> None:
         self.repo = repo
         self.backends: list[ContainerBackend] = []
-        self.mirrors: list[Mirror] = []
+        self.lanes: list[RemoteLane] = []
+        self.rounds = RoundSyncer()
         self.records: list[LaneRecord] = []
         self.predictor = Predictor(repo)
         self.conflicts = 0
@@ -160,7 +163,7 @@ class Lanes:
             backend = ContainerBackend(spec, settings, image)
             await backend.create()
             lanes.backends.append(backend)
-            lanes.mirrors.append(Mirror(backend, path))
+            lanes.lanes.append(RemoteLane(backend, path))
             lanes.records.append(
                 LaneRecord(
                     i + 1,
@@ -190,9 +193,11 @@ class Lanes:
                 await backend.write_file(f"m{20 + i // 2}.py", f"def g(x):\n    return {i} + {k}\n".encode())
 
     async def round(self) -> float:
+        """One round as ``LaneWatcher.run_round`` runs it on remote lanes; its wall time."""
         started = time.perf_counter()
-        await asyncio.gather(*(m.sync(fast=True) for m in self.mirrors))
-        found = await self.predictor.round(self.records)
+        synced = await self.rounds.sync(self.lanes)
+        assert not synced.failed and not synced.late, synced
+        found = await self.predictor.round(self.records, local_only(self.records, None), synced.trees)
         self.conflicts = max(self.conflicts, len(found))
         return time.perf_counter() - started
 

@@ -55,6 +55,30 @@ class Profile:
         return got
 
 
+def cpu_now(containers: list[str]) -> dict[str, float]:
+    """CPU seconds used so far: this process, its finished children (the host's git), and the
+    lanes' containers (cgroup v1 ``cpuacct.usage`` or v2 ``cpu.stat``; 0 where not readable)."""
+    import resource
+
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    inside = 0.0
+    for cid in containers:
+        for path, scale in (
+            (f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage", 1e-9),
+            (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat", 1e-6),
+        ):
+            try:
+                text = Path(path).read_text()
+            except OSError:
+                continue
+            if path.endswith("cpu.stat"):
+                text = next((ln.split()[1] for ln in text.splitlines() if ln.startswith("usage_usec")), "0")
+            inside += int(text.strip()) * scale
+            break
+    return {"host_self": me.ru_utime + me.ru_stime, "host_git": kids.ru_utime + kids.ru_stime, "containers": inside}
+
+
 def install(profile: Profile) -> None:
     """Timers around the host's processes and the engine's exec calls."""
     from aiodocker import execs
@@ -112,6 +136,12 @@ async def run(host: str, image: str, root: Path, rounds: int) -> dict[str, Any]:
     from paragents.backends import remote
 
     setattr(remote, "fetch_snapshot", bundle.fetch_snapshot)  # noqa: B010
+    from paragents.backends import agent
+    from paragents.backends import rounds as round_module
+
+    profile.wrap(agent.LaneAgent, "snapshot", lambda *_a, **_k: "lane: agent request (in the container)")
+    if os.environ.get("ROUND_CONCURRENCY"):
+        round_module.ROUND_CONCURRENCY = int(os.environ["ROUND_CONCURRENCY"])
     profile.wrap(mirror.Mirror, "sync", lambda *_a, **_k: "lane: mirror sync (whole)")
     profile.wrap(predict.Predictor, "round", lambda *_a, **_k: "host: predictor round (whole)")
     repo, base = _repo(root)
@@ -119,20 +149,30 @@ async def run(host: str, image: str, root: Path, rounds: int) -> dict[str, Any]:
     baseline = await exec_baseline(repo, base, settings, image)
     lanes = await Lanes.make(repo, base, settings, image, root)
     report: dict[str, Any] = {"baseline_8_exec_true_ms": round(baseline * 1000, 1)}
+    ids = []
+    for backend in lanes.backends:
+        info = await backend._inspect()
+        ids.append(info["Id"] if info else "")
     try:
         await lanes.round()
         for label, change in (("changed", True), ("unchanged", False)):
             walls = []
+            cpu = {"host_self": 0.0, "host_git": 0.0, "containers": 0.0}
             profile.take()
             for k in range(rounds):
                 if change:
                     await lanes.change(k)
+                before = cpu_now(ids)
                 profile.on = True
                 walls.append(await lanes.round())
                 profile.on = False
+                after = cpu_now(ids)
+                for key in cpu:
+                    cpu[key] += after[key] - before[key]
             times = profile.take()
             report[label] = {
                 "wall_mean_ms": round(sum(walls) / len(walls) * 1000, 1),
+                "cpu_ms_per_round": {key: round(v / rounds * 1000, 1) for key, v in cpu.items()},
                 "steps": {
                     key: {
                         "per_round": round(len(v) / rounds, 1),
