@@ -76,7 +76,11 @@ def cpu_now(containers: list[str]) -> dict[str, float]:
                 text = next((ln.split()[1] for ln in text.splitlines() if ln.startswith("usage_usec")), "0")
             inside += int(text.strip()) * scale
             break
-    return {"host_self": me.ru_utime + me.ru_stime, "host_git": kids.ru_utime + kids.ru_stime, "containers": inside}
+    return {
+        "host_self": me.ru_utime + me.ru_stime,
+        "host_git": kids.ru_utime + kids.ru_stime,
+        "containers": inside,
+    }
 
 
 def install(profile: Profile) -> None:

@@ -138,6 +138,7 @@ class LaneAgent:
 
     def _break(self, why: str) -> None:
         """Close the channel for good (until a retry starts a new agent) and fail the waiting request."""
+        self._buf.clear()
         if self.broken is None:
             self.broken = why
             self.failures += 1
