@@ -159,7 +159,8 @@ known=("$@")
 cd /workspace
 export GIT_INDEX_FILE=/tmp/.paragents-snapshot-index
 export GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000'
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+  -c i18n.commitEncoding=UTF-8 "$@"; }
 g add -A >/dev/null
 tree=$(g write-tree)
 head=$(g rev-parse --verify -q HEAD)
@@ -181,7 +182,8 @@ set -eu
 b="$1"; ref="$2"; branch="$3"; expect="$4"
 cd /workspace
 export GIT_INDEX_FILE=/tmp/.paragents-snapshot-index
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+  -c i18n.commitEncoding=UTF-8 "$@"; }
 g fetch -q --no-tags "$b" "+$ref:refs/paragents/host"
 rm -f "$b"
 new=$(g rev-parse --verify -q "refs/paragents/host^{commit}")
@@ -206,7 +208,8 @@ AGENT = r"""
 exec 2>/dev/null
 cd /workspace || exit 2
 export GIT_INDEX_FILE=/tmp/.paragents-agent-index GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000'
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+  -c i18n.commitEncoding=UTF-8 "$@"; }
 sha='^[0-9a-f]{40}([0-9a-f]{24})?$'
 out=/tmp/.paragents-agent-out
 last=() lasthead=

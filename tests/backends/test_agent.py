@@ -86,6 +86,8 @@ async def test_changes_come_through_the_agent_as_the_one_exec_path_makes_them(
         "mkdir -p build && echo x > build/out",  # ignored: no change
         "git add -A && git -c user.name=a -c user.email=a@a commit -qm work",  # a commit: HEAD moves
         "chmod +x notes.txt",  # a mode change
+        # settings that would change how commits are written: snapshots keep their shape
+        "git config commit.gpgSign true && git config i18n.commitEncoding ISO-8859-1 && echo e > enc.txt",
     ]
     seen = set()
     for step in steps:
@@ -96,11 +98,11 @@ async def test_changes_come_through_the_agent_as_the_one_exec_path_makes_them(
         assert snap.commit == await truth(lane)
         seen.add(snap.commit)
     names = git(lane_repo, "ls-tree", "-r", "--name-only", lane.spec.snapshot_ref).split()
-    assert names == [".gitignore", "app.py", "notes.txt"]
+    assert names == [".gitignore", "app.py", "enc.txt", "notes.txt"]
     assert "a + b" in git(lane_repo, "show", f"{lane.spec.snapshot_ref}:app.py")
     mode = git(lane_repo, "ls-tree", lane.spec.snapshot_ref, "notes.txt").split()[0]
     assert mode == "100755"
-    assert len(seen) == 5  # the ignored file changed nothing
+    assert len(seen) == 6  # the ignored file changed nothing
     assert lane.snapshot_execs == 0
 
 

@@ -34,6 +34,16 @@ for p in /proc/[0-9]*; do
 done
 """
 
+SHAPED = r"""
+cd /workspace
+export GIT_INDEX_FILE=/tmp/lie-index GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000' \
+  GIT_AUTHOR_NAME=paragents GIT_AUTHOR_EMAIL=paragents@localhost GIT_COMMITTER_NAME=paragents \
+  GIT_COMMITTER_EMAIL=paragents@localhost
+git add -A; t=$(git write-tree); h=$(git rev-parse HEAD)
+c=$(git commit-tree "$t" -p "$h" -m "paragents snapshot")
+"""
+"""Makes the lane's real snapshot commit ``$c`` of tree ``$t`` on ``$h`` (ids that agree)."""
+
 HOSTILE = {
     "flood": ANSWER + "while :; do printf '%.0s0123456789abcdef' $(seq 1 4096); done",
     "huge line": ANSWER + "printf '%s ' \"$id\"; head -c 50000000 /dev/zero | tr '\\0' 7; sleep 3600",
@@ -49,10 +59,8 @@ HOSTILE = {
     "unasked output": "echo 'hello host'; " + ANSWER + "sleep 3600",
     "stderr flood": ANSWER + "while :; do printf '%.0sEEEEEEEEEEEEEEEE' $(seq 1 4096) >&2; done",
     "paths for ids": ANSWER + 'echo "$id ../../../etc/passwd /root/.ssh/id_rsa .git/config 10"; sleep 3600',
-    "a lie: a commit never sent": ANSWER
-    + "echo \"$id $(printf 'b%.0s' $(seq 40)) $k1 $(git -C /workspace rev-parse HEAD^{tree}) 0\"; sleep 3600",
-    "a lie: the base with another tree": ANSWER
-    + "echo \"$id $k1 $k1 $(printf 'c%.0s' $(seq 40)) 0\"; sleep 3600",
+    "a lie: a commit never sent": ANSWER + SHAPED + 'echo "$id $c $h $t 0"; sleep 3600',
+    "a lie: ids that do not agree": ANSWER + "echo \"$id $k1 $k1 $(printf 'c%.0s' $(seq 40)) 0\"; sleep 3600",
     "an error text with escapes": ANSWER + "printf '%s ERR \\033[2J../../x\\a\\n' \"$id\"; sleep 3600",
 }
 """Hostile agents: each reads one request and answers it badly (or not at all)."""
@@ -68,7 +76,7 @@ WHY: dict[str, str | tuple[str, ...]] = {
     "stderr flood": "bytes on stderr",
     "paths for ids": "ids are not object ids",
     "a lie: a commit never sent": "refused: lane evil sent no bundle for its new snapshot",
-    "a lie: the base with another tree": "does not match its tree and head",
+    "a lie: ids that do not agree": "not the snapshot commit of its tree and head",
     "an error text with escapes": "said: ?[2J../../x?",
 }
 """What the host says about each: the check that cut it off."""
@@ -76,21 +84,23 @@ WHY: dict[str, str | tuple[str, ...]] = {
 EVIL_BUNDLE = r"""
 read -r _ id max k1 rest
 cd /workspace
-export GIT_INDEX_FILE=/tmp/evil-index GIT_AUTHOR_NAME=e GIT_AUTHOR_EMAIL=e@e GIT_COMMITTER_NAME=e \
-  GIT_COMMITTER_EMAIL=e@e
+export GIT_INDEX_FILE=/tmp/evil-index GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000' \
+  GIT_AUTHOR_NAME=paragents GIT_AUTHOR_EMAIL=paragents@localhost GIT_COMMITTER_NAME=paragents \
+  GIT_COMMITTER_EMAIL=paragents@localhost
 blob=$(printf '[core]\n\tfsmonitor = "touch %s"\n' "$MARKER" | git hash-object -w --stdin)
 inner=$(printf '100644 blob %s\tconfig\n' "$blob" | git mktree)
 tree=$(printf '040000 tree %s\t%s\n100644 blob %s\tok.txt\n' "$inner" "$NAME" "$blob" | git mktree)
 head=$(git rev-parse HEAD)
-c=$(git commit-tree "$tree" -p "$head" -m evil)
+c=$(git commit-tree "$tree" -p "$head" -m "paragents snapshot")
 { printf '# v2 git bundle\n-%s\n%s refs/paragents/snapshot\n\n' "$k1" "$c"
   printf '%s\n^%s\n' "$c" "$k1" | git pack-objects --stdout --revs -q; } > /tmp/evil.bundle
 echo "$id $c $head $tree $(wc -c < /tmp/evil.bundle)"
 cat /tmp/evil.bundle
 sleep 3600
 """
-"""A hostile agent answering with a real, well-formed bundle whose tree holds ``$NAME`` (``.git``,
-``..``, ``GIT~1``) with a git config that would run ``touch $MARKER`` where host git read it."""
+"""A hostile agent answering with a real, well-formed bundle of a commit shaped as a snapshot (so the
+id check passes) whose tree holds ``$NAME`` (``.git``, ``..``, ``GIT~1``) with a git config that
+would run ``touch $MARKER`` where host git read it."""
 
 
 @pytest.fixture
@@ -169,7 +179,7 @@ async def test_an_agents_bundle_with_a_forbidden_path_never_reaches_the_worktree
     assert (await lane.exec("echo honest > honest.txt")).ok
     done = await asyncio.wait_for(mirror.sync(fast=True), 60)
     assert lane.snapshot_execs == 1 and lane.agent.broken is not None
-    assert "refused" in lane.agent.broken
+    assert "refused by git" in lane.agent.broken  # fsck, or the path check where fsck lets it pass
     assert done.snapshot.commit == await truth(lane)
     assert (worktree / "honest.txt").read_text() == "honest\n"
     assert not (worktree / "ok.txt").exists() and (worktree / ".git").is_file()
