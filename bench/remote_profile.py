@@ -1,11 +1,13 @@
-"""``python -m bench.remote_profile``: where the milliseconds of a prediction round over 8 container
-lanes go (docs/remote.md "Where a round's time goes").
+"""``python -m bench.remote_profile [ROUNDS] [--json]``: where the milliseconds of a prediction round
+over 8 container lanes go (docs/remote.md "Where a round's time goes").
 
-Runs the rounds of :mod:`bench.remote` with timers around every host process (git), every Engine API
-call of an exec (create, start + stream, inspect) and the host's git steps of a fetch; prints per
-kind of round the wall time and, per step, how often it ran and its summed and mean time (summed over
-lanes running concurrently: a share of the wall time, not a part of it). Needs a Docker engine like
-:mod:`bench.remote`."""
+Runs the rounds of :mod:`bench.remote` (with the lanes' agents, then with one exec per snapshot) with
+timers around every host process (git), the Engine API calls of each exec (create, start, inspect),
+each agent request, each lane's mirror sync and fetch, and the prediction; prints per kind of round
+its wall time, the CPU it used (this process, its git processes, the containers' cgroups) and per
+step how often it ran and its summed and mean time (summed over lanes running at once: a share of
+the wall time, not a part of it). ``ROUND_CONCURRENCY`` in the environment sets the pool size. Needs a
+Docker engine: ``PARAGENTS_TEST_DOCKER_HOST`` (``scripts/docker-testenv start DIR`` prints one)."""
 
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from bench.remote import ROUND_LANES, Lanes, _repo, _script, exec_baseline
+from bench.remote import ROUND_LANES, Lanes, _repo, _script, cpu_now, engine_pids
 from paragents.backend_settings import ContainerSettings
 
 Timers = dict[str, list[float]]
@@ -55,34 +57,6 @@ class Profile:
         return got
 
 
-def cpu_now(containers: list[str]) -> dict[str, float]:
-    """CPU seconds used so far: this process, its finished children (the host's git), and the
-    lanes' containers (cgroup v1 ``cpuacct.usage`` or v2 ``cpu.stat``; 0 where not readable)."""
-    import resource
-
-    me = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    inside = 0.0
-    for cid in containers:
-        for path, scale in (
-            (f"/sys/fs/cgroup/cpuacct/docker/{cid}/cpuacct.usage", 1e-9),
-            (f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/cpu.stat", 1e-6),
-        ):
-            try:
-                text = Path(path).read_text()
-            except OSError:
-                continue
-            if path.endswith("cpu.stat"):
-                text = next((ln.split()[1] for ln in text.splitlines() if ln.startswith("usage_usec")), "0")
-            inside += int(text.strip()) * scale
-            break
-    return {
-        "host_self": me.ru_utime + me.ru_stime,
-        "host_git": kids.ru_utime + kids.ru_stime,
-        "containers": inside,
-    }
-
-
 def install(profile: Profile) -> None:
     """Timers around the host's processes and the engine's exec calls."""
     from aiodocker import execs
@@ -106,91 +80,89 @@ def install(profile: Profile) -> None:
             return await original_create(self, *args, **kwargs)
 
     __import__("aiodocker.containers", fromlist=["x"]).DockerContainer.exec = create
-    original_start = execs.Exec.start
-
-    def start(self: Any, **kwargs: Any) -> Any:
-        stream = original_start(self, **kwargs)
-        original_init = stream._init
-
-        async def init() -> Any:
-            with profile.timed("engine: exec start (hijack)"):
-                return await original_init()
-
-        stream._init = init
-        original_read = stream.read_out
-
-        async def read_out() -> Any:
-            with profile.timed("engine: exec stream read (waiting for output)"):
-                return await original_read()
-
-        stream.read_out = read_out
-        return stream
-
-    setattr(execs.Exec, "start", start)  # noqa: B010
 
 
 async def run(host: str, image: str, root: Path, rounds: int) -> dict[str, Any]:
-    from paragents.backends import bundle, container, mirror
+    from paragents.backends import agent, bundle, container, mirror, remote
+    from paragents.backends import rounds as round_module
     from paragents.lanes import predict
 
     profile = Profile()
     install(profile)
     profile.wrap(container.ContainerBackend, "_run", lambda *_a, **_k: "lane: one exec (whole)")
     profile.wrap(bundle, "fetch_snapshot", lambda *_a, **_k: "host: fetch_snapshot (whole)")
-    from paragents.backends import remote
-
     setattr(remote, "fetch_snapshot", bundle.fetch_snapshot)  # noqa: B010
-    from paragents.backends import agent
-    from paragents.backends import rounds as round_module
-
-    profile.wrap(agent.LaneAgent, "snapshot", lambda *_a, **_k: "lane: agent request (in the container)")
-    if os.environ.get("ROUND_CONCURRENCY"):
-        round_module.ROUND_CONCURRENCY = int(os.environ["ROUND_CONCURRENCY"])
+    profile.wrap(agent.LaneAgent, "snapshot", lambda *_a, **_k: "lane: agent request (whole)")
     profile.wrap(mirror.Mirror, "sync", lambda *_a, **_k: "lane: mirror sync (whole)")
     profile.wrap(predict.Predictor, "round", lambda *_a, **_k: "host: predictor round (whole)")
+    if os.environ.get("ROUND_CONCURRENCY"):
+        round_module.ROUND_CONCURRENCY = int(os.environ["ROUND_CONCURRENCY"])
     repo, base = _repo(root)
-    settings = ContainerSettings(host=host)
-    baseline = await exec_baseline(repo, base, settings, image)
-    lanes = await Lanes.make(repo, base, settings, image, root)
-    report: dict[str, Any] = {"baseline_8_exec_true_ms": round(baseline * 1000, 1)}
-    ids = []
-    for backend in lanes.backends:
-        info = await backend._inspect()
-        ids.append(info["Id"] if info else "")
+    lanes = await Lanes.make(repo, base, ContainerSettings(host=host), image, root)
+    ids = [(await b._inspect() or {}).get("Id", "") for b in lanes.backends]
+    engine = engine_pids(host)
+    report: dict[str, Any] = {"load_avg_1m_start": round(os.getloadavg()[0], 1), "round_lanes": ROUND_LANES}
     try:
-        await lanes.round()
-        for label, change in (("changed", True), ("unchanged", False)):
-            walls = []
-            cpu = {"host_self": 0.0, "host_git": 0.0, "containers": 0.0}
-            profile.take()
-            for k in range(rounds):
-                if change:
-                    await lanes.change(k)
-                before = cpu_now(ids)
-                profile.on = True
-                walls.append(await lanes.round())
-                profile.on = False
-                after = cpu_now(ids)
-                for key in cpu:
-                    cpu[key] += after[key] - before[key]
-            times = profile.take()
-            report[label] = {
-                "wall_mean_ms": round(sum(walls) / len(walls) * 1000, 1),
-                "cpu_ms_per_round": {key: round(v / rounds * 1000, 1) for key, v in cpu.items()},
-                "steps": {
-                    key: {
-                        "per_round": round(len(v) / rounds, 1),
-                        "sum_per_round_ms": round(sum(v) / rounds * 1000, 1),
-                        "mean_ms": round(sum(v) / len(v) * 1000, 1),
-                    }
-                    for key, v in sorted(times.items())
-                },
-            }
+        yard = sorted([await lanes.baseline() for _ in range(5)])
+        report["baseline_8_exec_true_ms"] = round(yard[2] * 1000, 1)
+        k = 0
+        for mode, use_agent in (("agent", True), ("one exec", False)):
+            for backend in lanes.backends:
+                backend.use_agent = use_agent
+            await lanes.round()
+            for label, change in (("changed", True), ("unchanged", False)):
+                walls = []
+                cpu = {"host": 0.0, "host_git": 0.0, "containers": 0.0, "engine": 0.0}
+                profile.take()
+                for _ in range(rounds):
+                    if change:
+                        await lanes.change(k)
+                        k += 1
+                    before = cpu_now(ids, engine)
+                    profile.on = True
+                    walls.append(await lanes.round())
+                    profile.on = False
+                    after = cpu_now(ids, engine)
+                    for key in cpu:
+                        cpu[key] += after[key] - before[key]
+                times = profile.take()
+                report[f"{mode}, {label}"] = {
+                    "wall_mean_ms": round(sum(walls) / len(walls) * 1000, 1),
+                    "cpu_ms_per_round": {key: round(v / rounds * 1000, 1) for key, v in cpu.items()},
+                    "steps": {
+                        key: {
+                            "per_round": round(len(v) / rounds, 1),
+                            "sum_per_round_ms": round(sum(v) / rounds * 1000, 1),
+                            "mean_ms": round(sum(v) / len(v) * 1000, 1),
+                        }
+                        for key, v in sorted(times.items())
+                    },
+                }
     finally:
         await lanes.close()
     report["load_avg_1m"] = round(os.getloadavg()[0], 1)
-    report["round_lanes"] = ROUND_LANES
     return report
+
+
+def table(report: dict[str, Any]) -> str:
+    """The report as plain text: per kind of round its wall time, CPU, and steps."""
+    lines = [
+        f"{report['round_lanes']} lanes; load {report['load_avg_1m_start']} -> {report['load_avg_1m']}; "
+        f"8 concurrent exec of true: {report['baseline_8_exec_true_ms']} ms"
+    ]
+    for name, data in report.items():
+        if not isinstance(data, dict):
+            continue
+        cpu = data["cpu_ms_per_round"]
+        lines.append(
+            f"\n{name}: wall {data['wall_mean_ms']} ms; CPU per round: this process {cpu['host']} ms, "
+            f"its git {cpu['host_git']} ms, the containers {cpu['containers']} ms, the engine "
+            f"{cpu['engine']} ms"
+        )
+        lines.append(f"  {'step':52} {'per round':>9} {'sum ms':>8} {'mean ms':>8}")
+        for step, v in data["steps"].items():
+            lines.append(f"  {step:52} {v['per_round']:>9} {v['sum_per_round_ms']:>8} {v['mean_ms']:>8}")
+    return "\n".join(lines)
 
 
 def main() -> None:
@@ -198,9 +170,11 @@ def main() -> None:
     if not host:
         sys.exit("set PARAGENTS_TEST_DOCKER_HOST (scripts/docker-testenv start DIR prints it)")
     image = _script("image", host=host)
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 6
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    rounds = int(args[0]) if args else 6
     with tempfile.TemporaryDirectory(prefix="paragents-bench-profile-") as tmp:
-        print(json.dumps(asyncio.run(run(host, image, Path(tmp), rounds)), indent=1))
+        report = asyncio.run(run(host, image, Path(tmp), rounds))
+    print(json.dumps(report, indent=1) if "--json" in sys.argv else table(report))
 
 
 if __name__ == "__main__":
