@@ -7,7 +7,8 @@ image up to a checked-out /workspace (5 lanes), the snapshot fetch of a one-file
 a prediction round over 8 container lanes as the app runs it (``LaneWatcher.run_round``: the lanes'
 snapshots asked of their agents a few at a time and mirrored into their worktrees here, then the
 merge-tree prediction on the fetched trees; 20 rounds where every lane changed one file of its own,
-one in four also a file the next lane changed, and 10 rounds where nothing changed).
+one in four also a file the next lane changed; 20 rounds after one lane's write, which sync that lane
+only, as a round after a session's tool call does; and 10 rounds where nothing changed).
 
 A loaded machine makes every figure larger, so the rounds come with the same run's yardstick: 8
 concurrent ``exec("true")`` on the same 8 lanes (``round_baseline_ms``, median of 10 taken before and
@@ -125,19 +126,25 @@ async def measure(host: str, image: str, root: Path) -> dict[str, Any]:
         "round_lanes": ROUND_LANES,
         "round_changed_p50_ms": ms(rounds["changed"], 50),
         "round_changed_p99_ms": ms(rounds["changed"], 99),
+        "round_one_changed_p50_ms": ms(rounds["one_changed"], 50),
+        "round_one_changed_p99_ms": ms(rounds["one_changed"], 99),
         "round_unchanged_p50_ms": ms(rounds["unchanged"], 50),
         "round_unchanged_p99_ms": ms(rounds["unchanged"], 99),
         "round_baseline_ms": r(base_ms),
         "round_changed_p50_ratio": ratio(rounds["changed"], 50),
         "round_changed_p99_ratio": ratio(rounds["changed"], 99),
+        "round_one_changed_p99_ratio": ratio(rounds["one_changed"], 99),
         "round_unchanged_p50_ratio": ratio(rounds["unchanged"], 50),
         "round_unchanged_p99_ratio": ratio(rounds["unchanged"], 99),
         "round_changed_cpu_ms": rounds["changed_cpu"],
+        "round_one_changed_cpu_ms": rounds["one_changed_cpu"],
         "round_unchanged_cpu_ms": rounds["unchanged_cpu"],
         "round_agent_fallbacks": rounds["fallbacks"],
         "round_one_exec_changed_p50_ms": ms(rounds["one_exec_changed"], 50),
         "round_one_exec_changed_p99_ms": ms(rounds["one_exec_changed"], 99),
         "round_one_exec_changed_p99_ratio": ratio(rounds["one_exec_changed"], 99),
+        "round_one_exec_one_changed_p50_ms": ms(rounds["one_exec_one_changed"], 50),
+        "round_one_exec_one_changed_p99_ms": ms(rounds["one_exec_one_changed"], 99),
         "round_one_exec_unchanged_p50_ms": ms(rounds["one_exec_unchanged"], 50),
         "round_one_exec_unchanged_p99_ms": ms(rounds["one_exec_unchanged"], 99),
         "round_one_exec_changed_cpu_ms": rounds["one_exec_changed_cpu"],
@@ -211,12 +218,21 @@ class Lanes:
             if k % 4 == 0:
                 await backend.write_file(f"m{20 + i // 2}.py", f"def g(x):\n    return {i} + {k}\n".encode())
 
-    async def round(self) -> float:
-        """One round as ``LaneWatcher.run_round`` runs it on remote lanes; its wall time."""
+    async def change_one(self, k: int) -> int:
+        """One lane's write (not timed): lane ``k % ROUND_LANES`` changes a file of its own; its index."""
+        i = k % ROUND_LANES
+        await self.backends[i].write_file(f"m{i}.py", f"def f{i}(x):\n    return x - {k + 2}\n".encode())
+        return i
+
+    async def round(self, one: int | None = None) -> float:
+        """One round as ``LaneWatcher.run_round`` runs it on remote lanes (all of them, or after a
+        write of lane ``one``'s session only that lane, as the watcher's ``only`` says); its wall time."""
         started = time.perf_counter()
-        synced = await self.rounds.sync(self.lanes)
+        todo = self.lanes if one is None else [self.lanes[one]]
+        only = None if one is None else frozenset({self.records[one].name})
+        synced = await self.rounds.sync(todo)
         assert not synced.failed and not synced.late, synced
-        found = await self.predictor.round(self.records, local_only(self.records, None), synced.trees)
+        found = await self.predictor.round(self.records, local_only(self.records, only), synced.trees)
         self.conflicts = max(self.conflicts, len(found))
         return time.perf_counter() - started
 
@@ -305,16 +321,19 @@ async def measure_rounds(
                 backend.use_agent = agent
             await lanes.round()
             execs = sum(b.snapshot_execs for b in lanes.backends)
-            for kind, count, change in (("changed", 22, True), ("unchanged", 10, False)):
+            for kind, count in (("changed", 22), ("one_changed", 22), ("unchanged", 10)):
                 walls, cpu = [], {"host": 0.0, "host_git": 0.0, "containers": 0.0, "engine": 0.0}
                 for i in range(count):
-                    if change:
+                    one = None
+                    if kind == "changed":
                         await lanes.change(k)
-                        k += 1
+                    elif kind == "one_changed":
+                        one = await lanes.change_one(k)
+                    k += 1
                     before = cpu_now(ids, engine)
-                    elapsed = await lanes.round()
+                    elapsed = await lanes.round(one)
                     after = cpu_now(ids, engine)
-                    if change and i < 2:
+                    if kind != "unchanged" and i < 2:
                         continue  # warm-up
                     walls.append(elapsed)
                     for key in cpu:

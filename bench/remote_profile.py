@@ -1,9 +1,10 @@
 """``python -m bench.remote_profile [ROUNDS] [--json]``: where the milliseconds of a prediction round
 over 8 container lanes go (docs/remote.md "Where a round's time goes").
 
-Runs the rounds of :mod:`bench.remote` (with the lanes' agents, then with one exec per snapshot) with
-timers around every host process (git), the Engine API calls of each exec (create, start, inspect),
-each agent request, each lane's mirror sync and fetch, and the prediction; prints per kind of round
+Runs the rounds of :mod:`bench.remote` (all lanes changed, one lane changed and synced alone, nothing
+changed; with the lanes' agents, then with one exec per snapshot) with timers around every host
+process (git), the Engine API calls of each exec (create, start, inspect), each agent request, each
+lane's mirror sync and fetch, and the prediction; prints per kind of round
 its wall time, the CPU it used (this process, its git processes, the containers' cgroups) and per
 step how often it ran and its summed and mean time (summed over lanes running at once: a share of
 the wall time, not a part of it). ``ROUND_CONCURRENCY`` in the environment sets the pool size. Needs a
@@ -110,17 +111,20 @@ async def run(host: str, image: str, root: Path, rounds: int) -> dict[str, Any]:
             for backend in lanes.backends:
                 backend.use_agent = use_agent
             await lanes.round()
-            for label, change in (("changed", True), ("unchanged", False)):
+            for label in ("changed", "one changed", "unchanged"):
                 walls = []
                 cpu = {"host": 0.0, "host_git": 0.0, "containers": 0.0, "engine": 0.0}
                 profile.take()
                 for _ in range(rounds):
-                    if change:
+                    one = None
+                    if label == "changed":
                         await lanes.change(k)
-                        k += 1
+                    elif label == "one changed":
+                        one = await lanes.change_one(k)
+                    k += 1
                     before = cpu_now(ids, engine)
                     profile.on = True
-                    walls.append(await lanes.round())
+                    walls.append(await lanes.round(one))
                     profile.on = False
                     after = cpu_now(ids, engine)
                     for key in cpu:
