@@ -29,6 +29,19 @@ FSCK = (
 as errors (git applies them to bundles only from 2.46 on: :func:`bad_paths` checks the paths on every
 version)."""
 _BAD_NAMES = frozenset({".git", "..", "."})
+_RACED = re.compile(r"bad object (refs/\S+)")
+FETCH_TRIES = 3
+"""Times a snapshot's ``git fetch`` runs when it fails only because another lane's fetch wrote a ref
+meanwhile (:func:`raced`)."""
+
+
+def raced(err: str, own: str) -> bool:
+    """True when a ``git fetch`` failed on a ref that is not its own ``own``: after unpacking, fetch
+    checks that what it got connects to every ref of the repository, and a ref another lane's fetch
+    wrote at that moment can read as a "bad object" (seen once in ~560 fetches with 8 lanes fetching
+    into one repository at once). What this fetch itself brought is never retried."""
+    found = _RACED.search(err)
+    return found is not None and found.group(1) != own
 
 
 async def bad_paths(repo: Path, commit: str, known: list[str]) -> list[str] | None:
@@ -182,11 +195,14 @@ async def fetch_snapshot(
     with tempfile.TemporaryDirectory(prefix="paragents-snap-") as tmp:
         path = Path(tmp) / "snapshot.bundle"
         path.write_bytes(data)
-        result = await git(
-            *FSCK, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", path,
-            f"+refs/paragents/snapshot:{incoming}",
-            cwd=spec.repo, check=False,
-        )  # fmt: skip
+        for _ in range(FETCH_TRIES):
+            result = await git(
+                *FSCK, "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--no-auto-gc", path,
+                f"+refs/paragents/snapshot:{incoming}",
+                cwd=spec.repo, check=False,
+            )  # fmt: skip
+            if result.ok or not raced(result.err, incoming):
+                break
         if not result.ok:
             raise BackendError(f"lane {spec.name}'s snapshot was refused by git: {result.err[:500]}")
     bad = await bad_paths(spec.repo, commit, known)
