@@ -51,8 +51,14 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
         0,
     ),
     "firejail": (frozenset(), 0),
-    "strace": (frozenset({"-e", "-o", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}), 0),
-    "ltrace": (frozenset({"-e", "-o", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-L", "-x"}), 0),
+    "strace": (
+        frozenset({"-e", "-o", "--output", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}),
+        0,
+    ),
+    "ltrace": (
+        frozenset({"-e", "-o", "--output", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-L", "-x"}),
+        0,
+    ),
     "script": (
         frozenset(
             {

@@ -25,7 +25,7 @@ import tree_sitter_bash
 
 from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
-from paragents.permissions import resolve, special
+from paragents.permissions import options, resolve, special
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
 from paragents.permissions.words import Feed, Word, heredoc_text, herestring_text, node_text, output_of, word
 
@@ -104,6 +104,8 @@ class _Walker:
         """A heredoc feeds its command; a pipeline written after the heredoc's start is fed the
         command's output (``cat <<EOF | sh``)."""
         body = node.child_by_field_name("body")
+        while body is not None and body.type in ("list", "pipeline") and body.named_children:
+            body = body.named_children[-1]  # ``true && sh <<EOF``: the heredoc feeds the last command
         for child in node.named_children:
             if child.type != "heredoc_redirect":
                 continue
@@ -317,6 +319,9 @@ class _Walker:
             self.out.cd_dirs.append(None if arg in unknown else arg)
         found_files = files.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
         origin = " ".join(effective[:1])
+        ran = self._options(layers, found_files.writes, unknown)
+        if ran is not None and risky is None:
+            risky = ran
         for path in found_files.reads:
             self.out.reads.append(Target(None if path in unknown else path, f"{origin} {path}"))
         for path in found_files.writes:
@@ -356,6 +361,40 @@ class _Walker:
             )
         )
 
+    def _options(
+        self, layers: list[tuple[str, ...]], known_writes: tuple[str, ...], unknown: set[str]
+    ) -> str | None:
+        """Record the files the options of the command (and of each wrapper around it: ``time -o F``,
+        ``xargs -a F``) read, write or may write (:mod:`options`); return why it is risky when an
+        option runs a program it names (``rg --pre=sh``), else None."""
+        runs: list[str] = []
+        for index, layer in enumerate(layers):
+            own = layer if index == len(layers) - 1 else layer[: len(layer) - len(layers[index + 1])]
+            if not options.known(own):
+                continue
+            found = options.option_files(own)
+            origin = " ".join(own[:1])
+
+            def known_path(path: str) -> str | None:  # a value built from an expansion is computed
+                return None if path in unknown or "$" in path or "`" in path else path
+
+            for path in found.reads:
+                if path not in _EXEMPT_TARGETS and path != "-":
+                    self.out.reads.append(Target(known_path(path), f"{origin} {path}"))
+            for path in dict.fromkeys(found.writes):
+                if path not in _EXEMPT_TARGETS and path != "-" and path not in known_writes:
+                    self.out.writes.append(Target(known_path(path), f"{origin} {path}"))
+            for path in dict.fromkeys(found.maybe_writes):
+                if path not in _EXEMPT_TARGETS:
+                    why = f"{origin} {path} (an option paragents does not know names it: judged as a write)"
+                    self.out.writes.append(Target(known_path(path), why))
+            if found.unknown:
+                self.out.writes.append(Target(None, found.unknown))
+            runs.extend(found.runs)
+        if runs:
+            return f"runs the program its option names ({runs[0][:80]!r})"
+        return None
+
     def _code(self, program: str, code: str) -> None:
         """Record an interpreter's code and the path literals it names."""
         self.out.codes.append(code)
@@ -369,6 +408,7 @@ class _Walker:
             values = [] if text.startswith("-") or not text or text == "-" else [text]
             if "=" in text:
                 values.append(text.split("=", 1)[1])
+            values += [v[1:] for v in values if v[:1] in ("@", "<")]  # curl -d @FILE, gcc @FILE
             for value in values:
                 if value and "\x00" not in value:
                     self.out.arguments.append(Target(value, origin))
@@ -376,6 +416,8 @@ class _Walker:
             self.out.arguments.append(Target(found.text, origin, glob=True))
         else:
             self.out.pending.append(Target(found.text, origin))
+            if found.text.startswith("@"):  # curl -d @$HOME/.ssh/id_rsa
+                self.out.pending.append(Target(found.text[1:], origin))
 
     @staticmethod
     def _forms(
