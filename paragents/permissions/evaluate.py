@@ -205,6 +205,8 @@ class Checker:
             return self._opaque(label, f"`{label}`: {cmd.opaque}")
         if cmd.risky:
             return Part(label, "risky", f"`{label}` {cmd.risky}")
+        if cmd.environment:
+            return Part(label, "environment", f"`{label}` {cmd.environment}")
         if cmd.parent_forms:
             rule = self._exact_allow(cmd.parent_forms)
             if rule:

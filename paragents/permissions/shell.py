@@ -25,7 +25,7 @@ import tree_sitter_bash
 
 from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
-from paragents.permissions import options, resolve, special
+from paragents.permissions import env_names, options, resolve, special
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
 from paragents.permissions.words import Feed, Word, heredoc_text, herestring_text, node_text, output_of, word
 
@@ -151,7 +151,7 @@ class _Walker:
                     words=(),
                     layers=((),),
                     assignments=(node_text(node),),
-                    risky=f"sets {name}, which changes what later commands run",
+                    environment=f"sets {name}, which changes what later commands run",
                     transparent=True,
                 )
             )
@@ -219,12 +219,21 @@ class _Walker:
         texts = tuple(w.text for w in words)
         unknown = {w.text for w in words if not w.known}
         risky: str | None = None
+        environment: str | None = None
+        declaring = (
+            bool(words)
+            and words[0].text in ("declare", "typeset", "local", "readonly")
+            and not any(w.text.startswith("-") and "x" in w.text for w in words[1:])
+        )  # a shell variable, not exported: only names already exported reach commands
         for assignment, dynamic in assignments:
-            name = assignment.split("=", 1)[0].rstrip("+")
+            name, _, value = assignment.partition("=")
+            name = name.rstrip("+")
             if dynamic:
                 risky = f"the value of {name} is computed when it runs"
-            elif known.dangerous_variable(name):
+            elif declaring and known.dangerous_variable(name):
                 risky = f"sets {name}, which changes what runs"
+            elif not declaring and not env_names.harmless(name, _unquoted(value)):
+                environment = _environment_reason(name)
         opaque: str | None = None
         if words and not words[0].known:
             opaque = f"the command name {words[0].text!r} is only known when it runs"
@@ -245,9 +254,11 @@ class _Walker:
                     exact_only = f"{step.wrapper} runs another command"
                 through_xargs = through_xargs or step.wrapper == "xargs"
                 for assignment in step.assignments:
-                    name = assignment.split("=", 1)[0]
-                    if known.dangerous_variable(name) or assignment in unknown:
-                        risky = f"sets {name}, which changes what runs"
+                    name, _, value = assignment.partition("=")
+                    if assignment in unknown:
+                        risky = f"the value of {name} is computed when it runs"
+                    elif not env_names.harmless(name, value):
+                        environment = _environment_reason(name)
                 if step.split_string:
                     rest = current[step.start :] if step.join_rest else current[step.start : step.start + 1]
                     dynamic = any(w in unknown for w in rest)
@@ -354,6 +365,7 @@ class _Walker:
                 assignments=tuple(a for a, _ in assignments),
                 opaque=opaque,
                 risky=risky,
+                environment=environment,
                 transparent=transparent,
                 allow_index=allow_index,
                 exact_only=exact_only,
@@ -438,6 +450,22 @@ class _Walker:
             return False
         _parse_into(string, self.out, self.depth + 1, parent or self.parent_forms)
         return True
+
+
+def _unquoted(value: str) -> str:
+    """An assignment's value as the shell gives it (``'cat'`` -> ``cat``)."""
+    try:
+        parts = shlex.split(value)
+    except ValueError:
+        return value
+    return parts[0] if len(parts) == 1 else value
+
+
+def _environment_reason(name: str) -> str:
+    return (
+        f"sets {name} for the command, which can change what it runs (its config, start-up files, "
+        "programs or libraries); only locale, colour, terminal and CI variables are passed without asking"
+    )
 
 
 def _parse_into(command: str, out: ParsedCommand, depth: int, parent_forms: tuple[str, ...] = ()) -> None:

@@ -187,10 +187,15 @@ def test_every_reader_of_a_denied_file_is_denied(
         POLICY.decide("Bash", {"command": command}, cwd=PROJECT, mode="bypassPermissions"),
         None,
     )
-    assert (bypass.decision, bypass.rule) == ("deny", "Read(.env)"), (command, bypass.reason)
+    unseen = "could not be" in bypass.reason  # then any deny rule that could match denies it (item 6)
+    assert (bypass.decision, "Read(.env)" if unseen else bypass.rule) == ("deny", "Read(.env)"), (
+        command,
+        bypass.reason,
+    )
     sandboxed = POLICY.decide("Bash", {"command": command}, cwd=PROJECT, mode="default", sandboxed=True)
     if words[:2] != ["grep", "-r"]:  # a recursive read runs in the sandbox, which hides .env
-        assert (sandboxed.decision, sandboxed.rule) == ("deny", "Read(.env)"), command
+        rule = "Read(.env)" if "could not be" in sandboxed.reason else sandboxed.rule
+        assert (sandboxed.decision, rule) == ("deny", "Read(.env)"), command
 
 
 ALLOWING = Policy.load(PROJECT, cli_rules={"allow": ["Bash(ls *)", "Bash(git status)"]})
