@@ -23,9 +23,9 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_bash
 
+from paragents.permissions import env_names, options, resolve, special
 from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
-from paragents.permissions import env_names, options, resolve, special
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
 from paragents.permissions.words import Feed, Word, heredoc_text, herestring_text, node_text, output_of, word
 
