@@ -335,7 +335,12 @@ def _mcp_path_parts(
     home: str,
 ) -> list[Part]:
     """The Read (and, for a tool that may write, Edit) checks of the paths an MCP call names."""
-    found = mcp_paths.path_arguments(arguments, schema)
+
+    def exists_outside(value: str) -> bool:
+        target = os.path.normpath(resolve.absolute(value, checker.cwd, home))
+        return not resolve.is_inside(target, checker.dirs) and os.path.lexists(target)
+
+    found = mcp_paths.path_arguments(arguments, schema, exists_outside)
     if found is None:
         return [
             Part(tool, "opaque", f"{tool} names more than {mcp_paths.MAX_PATHS} paths, too many to check")
