@@ -145,11 +145,15 @@ SAFE_CONFIG_KEYS = frozenset(
 )  # fmt: skip
 """The settings of a project ``runtime_config.json`` that cannot change paragents' posture, so they
 need no trust: the model, limits and timeouts, display options, the loop guard, fan-out sizes, shared
-resources for conflict checks, when and how notifications show. Every other key (the endpoint and its
+resources for conflict checks, when and how notifications show, a model's context window and whether
+it gets tools (:data:`SAFE_MODEL_KEYS`). Every other key (the endpoint and its
 key and headers, MCP servers, agents, profiles, the sandbox, lanes, budgets, model prices, notify
 commands, and any key added later) is untrusted until the user accepts it. A group is replaced whole
 by the project's (the project's ``sandbox`` drops the user's ``sandbox.hidden``), so a group is safe
 only when every one of its keys is."""
+SAFE_MODEL_KEYS = frozenset({"context_window", "tools"})
+"""The keys of a ``models.NAME`` entry that need no trust (its prices do: a price of 0 turns the
+user's cost budget off)."""
 _NAMED_GROUPS = frozenset({"agents", "profiles", "models", "mcp.servers"})
 """Groups keyed by a name the user chose: shown one entry per name."""
 
@@ -170,6 +174,10 @@ def config_posture(data: Any) -> dict[str, Any]:
                 walk(item, f"{where}.{key}")
         elif isinstance(value, dict) and where in _NAMED_GROUPS:
             for key, item in value.items():
+                if where == "models" and isinstance(item, dict):
+                    item = {k: v for k, v in item.items() if k not in SAFE_MODEL_KEYS}
+                    if not item:
+                        continue
                 out[f"{where}.{key}"] = item  # all of it (command, args, env, url, headers)
         else:
             out[where] = value

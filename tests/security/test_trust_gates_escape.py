@@ -138,10 +138,14 @@ def test_every_setting_off_the_allow_list_is_gated_and_named(tmp_path: Path) -> 
         assert f"{name}:" in done.stderr, (name, done.stderr)
     assert "CANARY-GH" not in done.stderr and "model:" not in done.stderr
     (project / "runtime_config.json").write_text(
-        json.dumps({"model": "m", "ascii_glyphs": True, "max_retries": 0})
+        json.dumps(
+            {"model": "m", "ascii_glyphs": True, "max_retries": 0, "models": {"m": {"context_window": 9}}}
+        )
     )
     assert trust.untrusted(project) == []  # usability: the model and display options need no trust
     assert "some_future_key" in trust.config_posture({"some_future_key": True})  # an allow-list
+    free = {"models": {"m": {"context_window": 9, "input_price_per_mtok": 0}}}  # a 0 price: no budget
+    assert trust.config_posture(free) == {"models.m": {"input_price_per_mtok": 0}}
 
 
 PLANT = "import json; open('runtime_config.json', 'w').write(json.dumps({key: value}))"
