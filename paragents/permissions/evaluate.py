@@ -21,7 +21,7 @@ from paragents.permissions import known_commands as known
 from paragents.permissions import resolve, special
 from paragents.permissions.combine import Category, Part, _exact_suggestion, finish
 from paragents.permissions.decision import RuleKind
-from paragents.permissions.host_paths import holds_integrity, integrity_reason
+from paragents.permissions.host_paths import credential_reason, holds_integrity, integrity_reason
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target
 from paragents.permissions.rules import (
     bash_matches,
@@ -127,6 +127,11 @@ class Checker:
                 why = resolve.protected_reason(candidate, self.home, self.managed, self.real_dirs)
                 if why:
                     return Part(label, "protected", f"protected path: {why}; changing it always asks")
+        if family == "Read":
+            for home in dict.fromkeys((self.home, *resolve.resolutions(self.home, self.real_dirs))):
+                why = next((w for c in candidates if (w := credential_reason(c, home))), None)
+                if why:
+                    return Part(label, "protected", f"{why}; reading it always asks, in every mode")
         for candidate in candidates:
             rule = self._path_rule("ask", family, candidate)
             if rule:

@@ -13,6 +13,10 @@ report, escape 11: in bypassPermissions the file tools rewrote ``trusted-project
   ``.mcp.json``, ``.claude.json``) and adding the home directory's start-up places (``~/.ssh``,
   ``~/.config/git``, ``~/.config/systemd``, ``~/.local/bin``, autostart entries, crontabs ...), the
   system directories and paragents' own installation. Changing one always asks, in every mode.
+- :func:`credential_reason`: the credential places the sandbox hides from commands
+  (:data:`CREDENTIAL_PATHS`, the same list as :mod:`paragents.tools.sandbox_hide`'s): reading one
+  with a file tool always asks, in every mode (in bypassPermissions ``grep`` over a folder holding
+  ``~/.ssh`` returned the key).
 """
 
 from __future__ import annotations
@@ -65,6 +69,22 @@ CLAUDE_OPEN = frozenset({"commands", "agents", "skills", "worktrees"})
 """.claude subdirectories Claude Code leaves unprotected (prompts and subagents, no settings)."""
 
 
+CREDENTIAL_PATHS = (
+    ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".config/gh", ".config/hub",
+    ".netrc", ".git-credentials", ".config/git/credentials", ".docker", ".kube",
+    ".pypirc", ".npmrc", ".yarnrc.yml", ".cargo/credentials", ".cargo/credentials.toml",
+    ".gem/credentials", ".pgpass", ".my.cnf", ".terraform.d", ".vault-token",
+    ".password-store", ".local/share/keyrings", ".config/op", ".oci", ".config/doctl",
+    ".s3cfg", ".boto", ".config/rclone", ".codex", ".claude", ".claude.json",
+    ".config/github-copilot", ".config/google-chrome", ".config/chromium", ".mozilla",
+    ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
+)  # fmt: skip
+"""Credential places below the home directory (the sandbox hides the same ones from commands; a test
+keeps the two lists equal)."""
+OWN_FILES = "paragents' own configuration or state"
+"""Words of every :func:`integrity_reason` (how a denial for paragents' own files is told apart)."""
+
+
 @lru_cache(maxsize=8)
 def _integrity_dirs(config: str, state: str) -> tuple[tuple[str, ...], str]:
     dirs: list[str] = []
@@ -95,7 +115,7 @@ def integrity_reason(path: str, dirs: tuple[str, ...], open_dirs: tuple[str, ...
     if base is None:
         return None
     return (
-        f"{path} is in paragents' own configuration or state ({base}: keys, trust records, the store); "
+        f"{path} is in {OWN_FILES} ({base}: keys, trust records, the store); "
         "no tool may read or change it, in any mode"
     )
 
@@ -104,6 +124,16 @@ def holds_integrity(directory: str, dirs: tuple[str, ...]) -> bool:
     """True when ``directory`` holds one of paragents' own directories (a recursive read of it would
     reach them)."""
     return any(_below(d, directory) for d in dirs)
+
+
+def credential_reason(path: str, home: str) -> str | None:
+    """Why reading absolute normalised ``path`` may hand the model a credential (see the module doc),
+    or None."""
+    if not home or not _below(path, home) or path == home:
+        return None
+    rel = path[len(home.rstrip("/")) + 1 :]
+    found = next((c for c in CREDENTIAL_PATHS if rel == c or rel.startswith(c + "/")), None)
+    return f"{path} is in ~/{found}, a credential place (keys, tokens, history)" if found else None
 
 
 @lru_cache(maxsize=1)

@@ -70,7 +70,8 @@ async def test_the_file_tools_cannot_read_or_rewrite_paragents_own_state(hostile
     assert all("paragents' own configuration or state" in out for out in outputs[:3]), outputs
     assert MODEL_KEY not in _sent_to_model(hostile)
     assert all("denied by policy" in out for out in outputs[:3] + outputs[5:]), outputs
-    assert all(out.startswith("No ") and "withheld" in out for out in outputs[3:5]), outputs  # grep, glob
+    for out in outputs[3:5]:  # grep, glob: nothing found, and the note says why
+        assert out.startswith("No ") and "withheld because they are paragents' own files" in out, out
     assert user_config.read_text() == json.dumps({"api_key": MODEL_KEY})
     after = {p: p.read_bytes() for p in state.rglob("*") if p.is_file() and p in before}
     assert after[records] == before[records] == b"{}"
@@ -121,3 +122,30 @@ async def test_a_trust_record_written_without_the_key_counts_for_nothing(hostile
     trust.trust(hostile.project, [item])  # the user's own answer counts
     rt = await hostile.runtime(sandbox="off")
     await rt.shutdown()
+
+
+async def test_bypass_mode_asks_before_a_file_tool_reads_a_credential_place(hostile: Hostile) -> None:
+    """`grep CANARY` over a folder holding ~/.ssh returned the private key in bypassPermissions; so did
+    read_file. Now reading a credential place the sandbox hides asks (refused here) and a search
+    withholds it, saying so."""
+    key = Path.home() / ".ssh" / "id_rsa"
+    key.parent.mkdir()
+    key.write_text("CANARY-SSH-PRIVATE-KEY-7f3a\n")
+    (Path.home() / "notes.txt").write_text("CANARY-harmless\n")
+    rt = await hostile.runtime(sandbox="off")
+    sid = await hostile.attack(
+        rt, [("read_file", {"path": str(key)}), ("grep", {"pattern": "CANARY", "path": str(Path.home())})],
+        mode="bypassPermissions",
+    )  # fmt: skip
+    outputs = hostile.sink.outputs(sid)
+    await rt.shutdown()
+    assert [req.call.id for req in hostile.asked(sid)] == ["c0"]
+    assert "PRIVATE-KEY" not in _sent_to_model(hostile)
+    assert "CANARY-harmless" in outputs[1] and "1 result withheld because reading them asks" in outputs[1]
+
+
+def test_the_credential_places_are_the_ones_the_sandbox_hides() -> None:
+    from paragents.permissions.host_paths import CREDENTIAL_PATHS
+    from paragents.tools.sandbox_hide import CREDENTIAL_PATHS as HIDDEN
+
+    assert {f"~/{p}" for p in CREDENTIAL_PATHS} == set(HIDDEN)
