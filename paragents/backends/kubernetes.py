@@ -32,6 +32,7 @@ from paragents.backends.base import (
     Health,
     LaneGone,
     LaneSpec,
+    Placement,
     Snapshot,
 )
 from paragents.backends.bundle import last_snapshot
@@ -54,10 +55,20 @@ def pod_name(spec: LaneSpec) -> str:
     return f"paragents-{project_hash(spec.repo)}-{lane}"[:63].rstrip("-")
 
 
-def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[str, Any]:
-    """The PodSpec of a lane (see the module docstring)."""
+def pod_spec(
+    spec: LaneSpec, settings: KubernetesSettings, image: str, placement: Placement | None = None
+) -> dict[str, Any]:
+    """The PodSpec of a lane (see the module docstring); a ``placement``'s aliases mount the workspace
+    volume again, its empty directories are ``emptyDir`` volumes."""
     uid = settings.run_as_user
     env = {"HOME": scripts.HOME, **spec.env}
+    place = placement or Placement()
+    mounts = [{"name": "workspace", "mountPath": scripts.WORKSPACE}]
+    mounts += [{"name": "workspace", "mountPath": alias} for alias in place.aliases]
+    volumes: list[dict[str, Any]] = [{"name": "workspace", "emptyDir": {}}]
+    for i, path in enumerate(place.empty_dirs, 1):
+        mounts.append({"name": f"scratch-{i}", "mountPath": path})
+        volumes.append({"name": f"scratch-{i}", "emptyDir": {}})
     return {
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -83,10 +94,10 @@ def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[s
                     "privileged": False,
                     "capabilities": {"drop": ["ALL"]},
                 },
-                "volumeMounts": [{"name": "workspace", "mountPath": scripts.WORKSPACE}],
+                "volumeMounts": mounts,
             }
         ],
-        "volumes": [{"name": "workspace", "emptyDir": {}}],
+        "volumes": volumes,
     }
 
 
@@ -95,10 +106,13 @@ class KubernetesBackend(RemoteBackend):
 
     kind: BackendKind = "kubernetes"
 
-    def __init__(self, spec: LaneSpec, settings: KubernetesSettings, image: str) -> None:
+    def __init__(
+        self, spec: LaneSpec, settings: KubernetesSettings, image: str, *, placement: Placement | None = None
+    ) -> None:
         super().__init__(spec, max_snapshot_bytes=settings.max_snapshot_bytes)
         self.settings = settings
         self.image = image
+        self.placement = placement or Placement()
         self.name = pod_name(spec)
         self._api: Any = None
         self.namespace = settings.namespace or ""
@@ -192,6 +206,7 @@ class KubernetesBackend(RemoteBackend):
 
     async def create(self) -> None:
         """Create the Pod (or Sandbox), wait until it runs, check the lane out in it."""
+        await self._stop_agent()
         pod = await self._pod()
         if pod is not None and _phase(pod) not in ("Failed", "Succeeded"):
             await self._wait_running()
@@ -203,7 +218,7 @@ class KubernetesBackend(RemoteBackend):
             if self.settings.network_policy:
                 await self._ensure_policy()
             self.uses_sandbox = await self._has_sandbox_crd()
-            body = pod_spec(self.spec, self.settings, self.image)
+            body = pod_spec(self.spec, self.settings, self.image, self.placement)
             if self.uses_sandbox:
                 sandbox = {
                     "apiVersion": f"{SANDBOX_GROUP}/{SANDBOX_VERSION}", "kind": "Sandbox",
@@ -273,6 +288,7 @@ class KubernetesBackend(RemoteBackend):
         raise BackendUnreachable(f"the cluster closed the watch of lane {self.spec.name}'s pod")
 
     async def _delete(self) -> None:
+        await self._stop_agent()
         async with self._cluster("deleting the lane's pod", gone_ok=True):
             if self.uses_sandbox:
                 await self._rest("DELETE", f"sandboxes/{self.name}", base="/apis", version=_sandbox_path())
@@ -318,6 +334,7 @@ class KubernetesBackend(RemoteBackend):
         return snap
 
     async def close(self) -> None:
+        await self._stop_agent()
         if self._api is not None:
             with contextlib.suppress(Exception):
                 await self._api._session.aclose()
