@@ -75,7 +75,7 @@ async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) ->
         if index is None:
             out = await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=path)
             index = Path(out.out.strip())
-        if index.exists():
+        if index.is_file() and not index.is_symlink():  # a link a command left is not read
             copy_index(index, temp)
     env = {"GIT_INDEX_FILE": str(temp)}
     await git("add", "-A", cwd=path, env=env, what=f"snapshot of {path}")
