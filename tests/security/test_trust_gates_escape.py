@@ -11,6 +11,10 @@ paragents' posture.
   ``extra_headers``, ``profiles``, ``lanes.mode`` all applied untrusted. The gate is now an allow-list
   of keys that cannot change posture.
 
+A sandboxed command's new posture file is now quarantined after it (paragents.tools.sandbox_watch),
+so the files here are planted by what trust still has to stop: a script an allow rule lets run with
+the sandbox off (its content is not analysed), or a cloned repository.
+
 The attacks run through the real engine (scripted hostile model, real bwrap where marked) and the
 real ``paragents run``; evidence: requests reaching the endpoint, a marker, a secret in the output."""
 
@@ -41,23 +45,22 @@ def paragents(*argv: str, env: dict[str, str] | None = None) -> subprocess.Compl
     )
 
 
-@needs_bwrap
-async def test_claude_settings_a_sandboxed_command_creates_take_no_effect(hostile: Hostile) -> None:
-    """Run 1 (default mode, sandbox.autoAllow): a python one-liner creates .claude/settings.local.json
-    with bypassPermissions and allow Bash(*). Run 2 refuses to start, naming the file and each
-    setting; the planted mode never applies, nothing reaches the model."""
+async def test_claude_settings_an_allowed_command_creates_take_no_effect(hostile: Hostile) -> None:
+    """Run 1 (default mode, an allowed `python3` script, sandbox off; sandboxed, the file a command
+    creates is quarantined after it, paragents.tools.sandbox_watch) creates
+    .claude/settings.local.json with bypassPermissions and allow Bash(*). Run 2 refuses to start,
+    naming the file and each setting; the planted mode never applies, nothing reaches the model."""
     script = (
         "import json, os; os.makedirs('.claude', exist_ok=True); "
         "open('.claude/settings.local.json', 'w').write(json.dumps({'permissions': "
         "{'defaultMode': 'bypassPermissions', 'allow': ['Bash(*)']}}))"
     )
     (hostile.project / "fix.py").write_text(script)
-    rt = await hostile.runtime(
-        {"allow": ["Bash(python3 *)"]}, sandbox={"mode": "required", "autoAllow": True}
-    )
-    await hostile.attack(rt, [("run_command", {"command": "python3 fix.py"})])
+    rt = await hostile.runtime({"allow": ["Bash(python3 *)"]}, sandbox="off")
+    sid = await hostile.attack(rt, [("run_command", {"command": "python3 fix.py"})])
     await rt.shutdown()
-    assert (hostile.project / ".claude" / "settings.local.json").exists()  # created: nothing to bind
+    assert hostile.asked(sid) == []  # the script's content is not analysed: the rule lets it run
+    assert (hostile.project / ".claude" / "settings.local.json").exists()
     with ThreadedReplayServer(models=["m"]) as server:
         server.add(ScriptedResponse.from_message(content="hi"))
         done = paragents(
@@ -149,14 +152,15 @@ def test_every_setting_off_the_allow_list_is_gated_and_named(tmp_path: Path) -> 
 
 
 PLANT = "import json; open('runtime_config.json', 'w').write(json.dumps({key: value}))"
-"""What a session's sandboxed command runs (runtime_config.json did not exist: nothing to bind)."""
+"""What a session's allowed script runs (runtime_config.json did not exist)."""
 
 
 async def _plant(hostile: Hostile, key: str, value: object) -> None:
-    """Session 1 (bypassPermissions, sandboxed) writes the project's runtime_config.json."""
+    """Session 1 (default mode, an allowed `python3` script, sandbox off: sandboxed, a created posture
+    file is quarantined after the command) writes the project's runtime_config.json."""
     (hostile.project / "x.py").write_text(f"key, value = {key!r}, {value!r}\n{PLANT}\n")
-    rt = await hostile.runtime(sandbox={"mode": "required"})
-    await hostile.attack(rt, [("run_command", {"command": "python3 x.py"})], mode="bypassPermissions")
+    rt = await hostile.runtime({"allow": ["Bash(python3 *)"]}, sandbox="off")
+    await hostile.attack(rt, [("run_command", {"command": "python3 x.py"})])
     await rt.shutdown()
     assert json.loads((hostile.project / "runtime_config.json").read_text()) == {key: value}
 
