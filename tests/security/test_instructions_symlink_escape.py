@@ -4,8 +4,7 @@ either named ``AGENTS.md`` / ``CLAUDE.md``. paragents then reads the project ins
 following the link, and sends the target's content to the model in the system prompt of the very
 next request (and shows it in ``/memory``). Evidence checked here: what the replay server received.
 
-Marked xfail (strict) until the instructions loader refuses links out of the Read decision; remove
-the marker with the fix."""
+The loader now reads only regular files, never through a link (agent/context.py)."""
 
 from __future__ import annotations
 
@@ -25,9 +24,6 @@ def sent_to_model(hostile: Hostile) -> str:
 
 
 @needs_bwrap
-@pytest.mark.xfail(
-    strict=True, reason="AGENTS.md / CLAUDE.md symlinks are followed on the host (hostile demo finding)"
-)
 @pytest.mark.parametrize("name", ["AGENTS.md", "CLAUDE.md"])
 async def test_an_instructions_symlink_to_a_denied_file_does_not_reach_the_model(
     hostile: Hostile, name: str
