@@ -373,6 +373,10 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agent_sessions ADD COLUMN reported_cost REAL;
     """,
+    # 14: a holder's process start time (/proc/PID/stat), so a reused pid is not taken for the holder
+    """
+    ALTER TABLE session_holders ADD COLUMN proc_start INTEGER;
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 
