@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+from paragents.cli.open_runtime import OpenFailed, endpoint_given, open_runtime, project_dir_of
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -16,7 +16,7 @@ def run_tui(args: argparse.Namespace) -> int:
         project_dir = project_dir_of(args, "paragents")
     except OpenFailed as exc:
         return exc.code
-    first_run = not has_config(project_dir) and not args.endpoint
+    first_run = not has_config(project_dir) and not endpoint_given(args)
 
     async def main_async() -> int:
         try:
