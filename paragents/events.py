@@ -184,12 +184,15 @@ class ConflictDetected(Event):
 
     - ``conflict_id``: unique id of this conflict; ``call``/``summary``: the held tool call.
     - ``kind``: see :data:`ConflictKind`; ``path``: the contested path (or ``resource:NAME``).
-    - ``holder``: name of the session holding it ("" for stale reads and unknown holders);
+    - ``holder``: name of the session holding it; for a stale read, the session of this process that
+      changed the file ("" when the change came from elsewhere, and for unknown holders);
       ``holder_reason``: what the holder is doing (its call summary), may be "".
-    - ``since``: when the holder took it (Unix time, seconds) or when this session read the file.
+    - ``since``: when the holder took it (Unix time, seconds); for a stale read, when ``holder``
+      wrote the file, or (no holder) when this session read it.
     - ``diff``: unified diff of what changed on disk (stale reads), else None.
     - ``choices``: the answers offered (subset of :data:`ConflictAnswer`).
     - ``reply``: a Future resolved with one of ``choices``.
+    - ``others``: names of the other sessions that also read or wrote the file (stale reads).
     """
 
     conflict_id: str
@@ -203,6 +206,7 @@ class ConflictDetected(Event):
     diff: str | None
     choices: tuple[ConflictAnswer, ...]
     reply: asyncio.Future[ConflictAnswer] = field(compare=False, repr=False)
+    others: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

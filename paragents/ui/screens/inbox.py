@@ -38,7 +38,7 @@ from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
-from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
+from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve, stale_summary
 from paragents.ui.widgets.prediction_bar import PredictionBar
 
 if TYPE_CHECKING:
@@ -85,9 +85,8 @@ def collect_items(
         for con in panel.conflicts.values():
             if not con.reply.done():
                 since = asked.get(con.conflict_id)
-                items.append(
-                    InboxItem(con.conflict_id, sid, panel.name_, "conflict", con.summary, since, con)
-                )
+                summary = con.summary + stale_summary(con)
+                items.append(InboxItem(con.conflict_id, sid, panel.name_, "conflict", summary, since, con))
     items.extend(extra)
     order = {key: i for i, key in enumerate(i.key for i in items)}
     items.sort(key=lambda i: (i.since if i.since is not None else math.inf, order[i.key]))

@@ -68,8 +68,7 @@ def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> 
     path = clean(event.path.removeprefix("resource:"))
     age = age_text(now - event.since)
     if event.kind == "stale_read":
-        text.append(f"{path} changed on disk since this session read it", style="bold")
-        text.append(f" ({age} ago)", style="dim")
+        text.append_text(stale_text(event, path, age))
     else:
         text.append(clean(event.holder or "another session"), style="bold")
         text.append(" ")
@@ -77,6 +76,31 @@ def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> 
     if with_diff:
         text.append_text(diff_text(event))
     return text
+
+
+def stale_text(event: ConflictDetected, path: str, age: str) -> Text:
+    """Who changed the file a stale read is about and when ("api wrote src/config.py 40s ago, after
+    this session read it"), or that no session here did; and which other sessions read it too."""
+    text = Text()
+    if event.holder:
+        text.append(clean(event.holder), style="bold")
+        text.append(f" wrote {path} {age} ago, after this session read it")
+    else:
+        text.append(f"{path} changed on disk since this session read it", style="bold")
+        text.append(f" ({age} ago; not by a session of this paragents)", style="dim")
+    if event.others:
+        names = ", ".join(shorten(clean(name), 40) for name in event.others[:5])
+        more = f" and {len(event.others) - 5} more" if len(event.others) > 5 else ""
+        text.append(f"\n  also read by {names}{more}", style="dim")
+    return text
+
+
+def stale_summary(event: ConflictDetected) -> str:
+    """The inbox line's addition for a stale read: "(api wrote src/config.py)"; "" otherwise."""
+    if event.kind != "stale_read":
+        return ""
+    name = event.path.rsplit("/", 1)[-1]
+    return f" ({event.holder} wrote {name})" if event.holder else f" ({name} changed on disk)"
 
 
 def diff_text(event: ConflictDetected) -> Text:
@@ -204,7 +228,7 @@ def resolve(conflict: ConflictDetected, answer: ConflictAnswer) -> bool:
 
 class Demo(App[None]):
     """The conflict bar's states: a call held by another session's reservation, and a stale read
-    (the file changed on disk since this session read it), at a fixed clock."""
+    (api changed the file on disk since this session read it; docs read it too), at a fixed clock."""
 
     NOW = 1_800_000_000.0
 
@@ -221,8 +245,8 @@ class Demo(App[None]):
             "edit_file src/app.py", self.NOW - 95, None, ("wait", "run_anyway", "skip"), loop.create_future(),
         )  # fmt: skip
         stale = ConflictDetected(
-            "s3", "k2", call, "edit_file src/app.py", "stale_read", "/work/project/src/app.py", "", "",
-            self.NOW - 30, diff, ("reread", "run_anyway", "skip"), loop.create_future(),
+            "s3", "k2", call, "edit_file src/app.py", "stale_read", "/work/project/src/app.py", "api", "",
+            self.NOW - 30, diff, ("reread", "run_anyway", "skip"), loop.create_future(), ("docs",),
         )  # fmt: skip
         yield ConflictBar(held, clock=lambda: self.NOW)
         yield ConflictBar(stale, clock=lambda: self.NOW)
