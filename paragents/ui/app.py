@@ -46,7 +46,7 @@ from paragents.events import (
 )
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
-from paragents.ui import bell, budget_hooks, lane_hooks, palette, startup
+from paragents.ui import answers, bell, budget_hooks, lane_hooks, palette, startup
 from paragents.ui.app_api import AppAPI
 from paragents.ui.budget_hooks import install_notifier
 from paragents.ui.command_runner import run_command
@@ -56,6 +56,7 @@ from paragents.ui.glyphs import glyphs, use_ascii
 from paragents.ui.keys import use_alt_digit_keys, use_paste_guard
 from paragents.ui.messages import (
     AgentEvent,
+    Answer,
     CommandRequested,
     DraftChanged,
     PromptSubmitted,
@@ -459,6 +460,13 @@ class ParagentsApp(App[None]):
         if panel is not None and view is not None:
             self.run_worker(panel.apply_queue(tuple((q.id, q.text) for q in view.queue)))
 
+    async def on_answer(self, message: Answer) -> None:
+        """A bar's answer, in a panel or the inbox (``paragents.ui.answers`` acts on it)."""
+        message.stop()
+        await answers.handle(self, message.choice)
+        self.update_header()
+        self.refresh_bindings()
+
     def on_command_requested(self, message: CommandRequested) -> None:
         """Run a slash command typed in a panel's prompt box (or the empty screen's command line)."""
         self.start_command(message.session_id or None, message.command)
@@ -635,6 +643,7 @@ class ParagentsApp(App[None]):
             self.clock,
             self.panels,
             lambda event: fanout_hooks.allow_for_group(self, event),
+            lambda lane: any(view.lane == lane for view in self.runtime.sessions.values()),
         )
         self.push_screen(screen, self._after_pick)
         self._refresh_remote(screen)
@@ -729,7 +738,7 @@ class ParagentsApp(App[None]):
             return False
         if action == "focus_ask":  # in the footer only while the focused panel has something to answer
             panel = self.active_panel
-            return panel is not None and bool(panel.pending or panel.conflicts or panel.extra_bars)
+            return panel is not None and bool(panel.bars)
         return True
 
     # --- command palette -----------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,6 +20,9 @@ from paragents.events import (
 )
 from paragents.models import ToolCall
 from paragents.sessions import SessionView
+from paragents.ui import answers
+from paragents.ui.app_api import AppAPI
+from paragents.ui.messages import Answer
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
@@ -44,6 +47,7 @@ class PanelApp(App[None]):
     def compose(self) -> ComposeResult:
         panel = SessionPanel(view(messages=self.messages), 1)
         panel.add_class("-active")
+        self.panels = {panel.session_id: panel}
         yield panel
 
     def on_mount(self) -> None:
@@ -51,6 +55,10 @@ class PanelApp(App[None]):
 
     def action_focus_ask(self) -> None:
         self.query_one(SessionPanel).toggle_bar_focus()
+
+    async def on_answer(self, message: Answer) -> None:
+        """A bar's answer: what the real app does (paragents.ui.answers)."""
+        await answers.handle(cast(AppAPI, self), message.choice)
 
 
 async def test_transcript_keeps_at_most_max_mounted_entries(monkeypatch: Any) -> None:

@@ -6,8 +6,9 @@ The list shows age, session, kind and the call; the selected item's own bar (the
 under it. As in a panel, its answer keys work only after the deliberate act aimed at it: ctrl+g
 (the bar's key line says so) or a click on the bar or its buttons. Opening the inbox, moving the
 selection or answering the previous item never arms a bar, so typing "say hi" here answers nothing.
-``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. Answers resolve
-the event's Future directly; the panels update from the resulting events.
+``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. A bar's answer
+goes up as :class:`~paragents.ui.messages.Answer` to the app (``paragents.ui.answers``), which
+resolves it and reloads this screen; the panels update from the resulting events.
 """
 
 from __future__ import annotations
@@ -27,18 +28,17 @@ from textual.widgets import Footer, Static
 from paragents.events import (
     BudgetPaused,
     ConflictDetected,
-    ConflictResolved,
     PermissionRequested,
     PredictedConflict,
     QuestionAsked,
 )
 from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import ApprovalAnswered
+from paragents.ui.messages import Answer, ApprovalChoice, ConflictChoice
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
-from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve, stale_summary
+from paragents.ui.widgets.conflict_bar import ConflictBar, age_text, stale_summary
 from paragents.ui.widgets.prediction_bar import PredictionBar
 
 if TYPE_CHECKING:
@@ -134,7 +134,7 @@ class InboxScreen(Screen[str | None]):
         Binding("down", "move(1)", "Next", priority=True),
         Binding("enter", "open", "Go to session"),
         Binding(FOCUS_KEY, "arm_bar", "Answer with keys", priority=True),
-        Binding("ctrl+a", "allow_group", "Allow for the fan-out", priority=True, show=False),
+        Binding("ctrl+a", "allow_group", "Allow for the whole fan-out", priority=True),
     ]
 
     def __init__(
@@ -143,10 +143,13 @@ class InboxScreen(Screen[str | None]):
         clock: Callable[[], float],
         panels: Mapping[str, SessionPanel] | None = None,
         allow_group: Callable[[PermissionRequested], Awaitable[str]] | None = None,
+        lane_open: Callable[[str], bool] = lambda lane: False,
     ) -> None:
         super().__init__()
         self.allow_group = allow_group
         """Answers a fan-out sibling's ask for its whole group (ctrl+a); None: not offered."""
+        self.lane_open = lane_open
+        """Whether an open session works in a lane (a predicted conflict can ask it to adapt)."""
         self.items_source = items
         self.panels: Mapping[str, SessionPanel] = panels if panels is not None else {}
         """The app's panels by session id: a conflict answered here is shown answered in its panel."""
@@ -197,6 +200,7 @@ class InboxScreen(Screen[str | None]):
         self.query_one("#inbox-title", Static).update(inbox_title(len(self.items)))
         self.query_one("#inbox-list", Static).update(self._list_text())
         self.query_one("#inbox-empty", Static).display = not self.items
+        self.refresh_bindings()
         await self._show_bar(arm)
 
     async def _show_bar(self, arm: bool) -> None:
@@ -219,9 +223,9 @@ class InboxScreen(Screen[str | None]):
         if isinstance(event, QuestionAsked):
             bar = QuestionNote(event)
         elif isinstance(event, PredictedConflict):
-            bar = PredictionBar(event, self.app.runtime)  # type: ignore[attr-defined]
+            bar = PredictionBar(event, adapt_a=self.lane_open(event.a), adapt_b=self.lane_open(event.b))
         elif isinstance(event, BudgetPaused):
-            bar = BudgetBar(event, item.session_id, self.app.runtime)  # type: ignore[attr-defined]
+            bar = BudgetBar(event)
         elif isinstance(event, PermissionRequested):
             bar = ApprovalBar(event)
         else:
@@ -238,7 +242,15 @@ class InboxScreen(Screen[str | None]):
         index = keys.index(self.selected) if self.selected in keys else 0
         self.selected = keys[(index + step) % len(keys)]
         self.query_one("#inbox-list", Static).update(self._list_text())
+        self.refresh_bindings()
         await self._show_bar(False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """ctrl+a (allow for the whole fan-out) is in the footer only while a fan-out ask is selected."""
+        if action == "allow_group":
+            item = next((i for i in self.items if i.key == self.selected), None)
+            return item is not None and bool(item.group) and self.allow_group is not None
+        return True
 
     async def action_allow_group(self) -> None:
         """ctrl+a: allow the selected fan-out ask's suggested rules for every sibling of its group."""
@@ -265,26 +277,6 @@ class InboxScreen(Screen[str | None]):
     def action_close(self) -> None:
         """Close the inbox."""
         self.dismiss(None)
-
-    async def on_approval_answered(self, message: ApprovalAnswered) -> None:
-        """Resolve the approval's Future with ``(answer, payload)``, as the panel does."""
-        message.stop()
-        item = next((i for i in self.items if i.key == message.request_id), None)
-        if item is not None and isinstance(item.event, PermissionRequested) and not item.event.reply.done():
-            item.event.reply.set_result((message.answer, message.payload))
-        await self.reload()
-
-    async def on_conflict_answered(self, message: ConflictAnswered) -> None:
-        """Resolve the conflict's Future with the answer."""
-        message.stop()
-        item = next((i for i in self.items if i.key == message.conflict_id), None)
-        if item is not None and isinstance(item.event, ConflictDetected):
-            resolve(item.event, message.answer)
-            # "wait" emits nothing until the call runs: tell the panel its bar was answered here
-            panel = self.panels.get(item.session_id)
-            if panel is not None:
-                await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
-        await self.reload()
 
 
 class Demo(App[None]):
@@ -317,6 +309,16 @@ class Demo(App[None]):
                 lambda: [i for i, e in zip(items, asks, strict=True) if not e.reply.done()], lambda: self.NOW
             )
         )
+
+    async def on_answer(self, message: Answer) -> None:
+        """What the app does (paragents.ui.answers), for the two kinds shown here."""
+        choice = message.choice
+        if isinstance(choice, ApprovalChoice) and not choice.ask.reply.done():
+            choice.ask.reply.set_result((choice.answer, choice.payload))
+        elif isinstance(choice, ConflictChoice) and not choice.conflict.reply.done():
+            choice.conflict.reply.set_result(choice.answer)
+        if isinstance(self.screen, InboxScreen):
+            await self.screen.reload()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ event's choices as buttons. Answers are only given deliberately
 (:mod:`paragents.ui.widgets.answer_bar`): a click on a button, or a key once the user moved focus
 here (ctrl+g or a click): ``w`` wait (the call runs by itself once the holder releases), ``r`` run
 anyway, ``s`` skip (the model is told why), ``e`` re-read first (stale reads: the model gets the new
-content). It posts :class:`ConflictAnswered`; the panel (or the inbox) resolves the event's Future.
+content). It posts :class:`~paragents.ui.messages.Answer` (a
+:class:`~paragents.ui.messages.ConflictChoice`); the app resolves the event's Future.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.widgets import Button, Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
 from paragents.ui.glyphs import glyphs
+from paragents.ui.messages import Answer, ConflictChoice
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
@@ -35,17 +36,6 @@ CHOICE_KEYS: dict[str, tuple[str, str]] = {
 """Answer -> (key, label) shown in the bar, in the order of the event's ``choices``."""
 MAX_DIFF_LINES = 12
 """Lines of a stale-read diff shown in the bar (the rest is summarised)."""
-
-
-class ConflictAnswered(Message):
-    """The user answered conflict ``conflict_id`` with ``answer`` (wait/run_anyway/skip/reread)."""
-
-    def __init__(self, conflict_id: str, answer: ConflictAnswer) -> None:
-        super().__init__()
-        self.conflict_id = conflict_id
-        """Id carried by the ConflictDetected event."""
-        self.answer = answer
-        """One of the event's ``choices``."""
 
 
 def age_text(seconds: float) -> str:
@@ -160,7 +150,7 @@ def keys_help(event: ConflictDetected) -> str:
 
 
 class ConflictBar(AnswerBar):
-    """Shows ``conflict`` and turns a click or a key into a :class:`ConflictAnswered`. ``clock``
+    """Shows ``conflict`` and turns a click or a key into an :class:`Answer`. ``clock``
     returns the time now (Unix seconds); by default the app's ``clock`` (tests fix it), else
     ``time.time``."""
 
@@ -209,7 +199,7 @@ class ConflictBar(AnswerBar):
     def action_answer(self, answer: str) -> None:
         """Post the answer when the conflict offers it (other keys do nothing)."""
         if answer in self.conflict.choices:
-            self.post_message(ConflictAnswered(self.conflict.conflict_id, answer))
+            self.post_message(Answer(ConflictChoice(self.conflict, answer)))
             self.answered()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -252,8 +242,9 @@ class Demo(App[None]):
         yield ConflictBar(stale, clock=lambda: self.NOW)
         yield Static("", id="out")
 
-    def on_conflict_answered(self, msg: ConflictAnswered) -> None:
-        self.query_one("#out", Static).update(f"answered {msg.answer}")
+    def on_answer(self, msg: Answer) -> None:
+        assert isinstance(msg.choice, ConflictChoice)
+        self.query_one("#out", Static).update(f"answered {msg.choice.answer}")
 
 
 if __name__ == "__main__":
