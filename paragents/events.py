@@ -39,16 +39,18 @@ class SessionStateChanged(Event):
 
 @dataclass(frozen=True, slots=True)
 class QueueChanged(Event):
-    """The session's queue of not-yet-started prompts is now ``prompts`` (list of (prompt_id, text))."""
+    """The session's queue of not-yet-started prompts is now ``prompts`` (list of (prompt_id, text));
+    ``held`` names those that wait to be released (queued when paragents stopped, not sent)."""
 
     prompts: tuple[tuple[str, str], ...]
+    held: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class DraftRestored(Event):
-    """What was typed in the session but not sent when it was last open (its prompt box's draft and
-    the prompts still queued, ``queued`` of them, joined by blank lines) goes back into its prompt
-    box as ``text``, not sent (paragents.sessions.drafts)."""
+    """What was typed in the session's prompt box but not sent when it was last open goes back into
+    it as ``text``, not sent (paragents.sessions.drafts); ``queued`` prompts still queued then are
+    back in the queue, held (a ``QueueChanged`` shows them)."""
 
     text: str
     queued: int = 0

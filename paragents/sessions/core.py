@@ -75,7 +75,7 @@ class SessionsCore:
         self.holding_new_turns = False
         """See :meth:`hold_new_turns`."""
 
-        self.drafts = SessionDrafts(store, self.emit)
+        self.drafts = SessionDrafts(store, self.emit, self._requeue_held)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(
             loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed, self._held
@@ -187,6 +187,22 @@ class SessionsCore:
         """Remove a queued prompt that has not started; False when it already started or is gone."""
         return self.scheduler.remove(sid, prompt_id)
 
+    def release_queued(self, sid: str, prompt_id: str | None = None) -> bool:
+        """Let a held queued prompt (every held one when ``prompt_id`` is None) start in its turn: one
+        still queued when paragents stopped, back in the queue not sent. False when none was held."""
+        view = self.view(sid)
+        if view.read_only:
+            raise SessionError(view.read_only)
+        self.turn_done[sid].clear()
+        released = self.scheduler.release(sid, prompt_id)
+        if not released:
+            self._queue_changed(sid)  # nothing held: the wait for it is over
+        return released
+
+    def _requeue_held(self, sid: str, text: str) -> None:
+        """Put a prompt still queued when paragents stopped back into the queue, held (not sent)."""
+        self.scheduler.submit(sid, text, held=True)
+
     def cancel(self, sid: str) -> bool:
         """Cancel the session's running turn (stops the stream and kills a running command)."""
         return self.scheduler.cancel(sid)
@@ -222,14 +238,16 @@ class SessionsCore:
             return
         queue = self.scheduler.queue(sid)
         running = self.scheduler.is_running(sid)
+        waiting = [p for p in queue if not p.held]  # held ones wait for the user, not for a slot
         self.drafts.queue_changed(sid, [p.text for p in queue if p.resume is None])
-        if not running and queue and self._waits_for_agent(sid):
+        if not running and waiting and self._waits_for_agent(sid):
             if view.waiting_on != WAITING_ON:
                 self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", WAITING_ON))
-        elif not running and queue and view.state is not SessionState.QUEUED:
+        elif not running and waiting and view.state is not SessionState.QUEUED:
             self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
-        self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue)))
-        if not running and not queue:
+        held = tuple(p.id for p in queue if p.held)
+        self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue), held))
+        if not running and not waiting:
             done = self.turn_done.get(sid)
             if done:
                 done.set()

@@ -61,6 +61,7 @@ from paragents.ui.messages import (
     DraftChanged,
     PromptSubmitted,
     QueueEditRequested,
+    QueueReleaseRequested,
 )
 from paragents.ui.remote_asks import REFRESH as REMOTE_REFRESH
 from paragents.ui.remote_asks import RemoteAsks
@@ -455,10 +456,26 @@ class ParagentsApp(App[None]):
             ok = self.runtime.edit_queued(message.session_id, message.prompt_id, message.text)
         if not ok:
             self.notify("That prompt already started (or is gone); it can no longer be changed.")
-        panel = self.panels.get(message.session_id)
-        view = self.runtime.sessions.get(message.session_id)
+        self._show_queue(message.session_id)
+
+    def on_queue_release_requested(self, message: QueueReleaseRequested) -> None:
+        """Send a held queued prompt (one still queued when paragents stopped)."""
+        try:
+            ok = self.runtime.release_queued(message.session_id, message.prompt_id)
+        except Exception as exc:  # a session held by another process
+            self.show_error(exc)
+            return
+        if not ok:
+            self.notify("That prompt is no longer held (or is gone).")
+        self._show_queue(message.session_id)
+
+    def _show_queue(self, sid: str) -> None:
+        panel = self.panels.get(sid)
+        view = self.runtime.sessions.get(sid)
         if panel is not None and view is not None:
-            self.run_worker(panel.apply_queue(tuple((q.id, q.text) for q in view.queue)))
+            queue = tuple((q.id, q.text) for q in view.queue)
+            held = tuple(q.id for q in view.queue if q.held)
+            self.run_worker(panel.apply_queue(queue, held))
 
     async def on_answer(self, message: Answer) -> None:
         """A bar's answer, in a panel or the inbox (``paragents.ui.answers`` acts on it)."""
@@ -692,13 +709,15 @@ class ParagentsApp(App[None]):
         """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
         From here on core events are dropped: what they report is saved, and the panels go away.
 
-        Prompts still queued (not started) do not run: they are kept and come back into their prompt
-        boxes next time (as does unsent text, saved here). While any exist, the first quit only warns
-        and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits. ``force`` (SIGTERM,
-        SIGHUP: the terminal is going away) quits at once."""
+        Prompts still queued (not started) do not run: they are kept and come back into their queues
+        next time, held (not sent), as does unsent text (saved here). While any exist, the first quit
+        only warns and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits.
+        ``force`` (SIGTERM, SIGHUP: the terminal is going away) quits at once."""
         if self._quitting:
             return
-        waiting = [(v.name, len(v.queue)) for v in self.runtime.sessions.values() if v.queue]
+        waiting = [
+            (v.name, n) for v in self.runtime.sessions.values() if (n := sum(not q.held for q in v.queue))
+        ]  # held prompts (from last time) are not about to be sent: they stay held
         now = self.clock()
         if waiting and not force and now > self._quit_confirm_until:
             self._quit_confirm_until = now + QUIT_CONFIRM_S
@@ -708,7 +727,7 @@ class ParagentsApp(App[None]):
             names = ", ".join(clean(name) for name, _ in waiting)
             self.notify(
                 f"{count} queued prompt{'s' if count != 1 else ''} not sent yet ({names}): "
-                f"{'they' if count != 1 else 'it'} will be back in the prompt box next time, not sent. "
+                f"{'they' if count != 1 else 'it'} will be back in the queue next time, held (not sent). "
                 "Press ctrl+q (or /quit) again to quit.",
                 severity="warning",
                 timeout=QUIT_CONFIRM_S,

@@ -113,6 +113,15 @@ class QueueEditRequested(Message):
         """New text, or None to remove the prompt."""
 
 
+class QueueReleaseRequested(Message):
+    """Send the held queued prompt ``prompt_id`` (one still queued when paragents stopped)."""
+
+    def __init__(self, session_id: str, prompt_id: str) -> None:
+        super().__init__()
+        self.session_id = session_id
+        self.prompt_id = prompt_id
+
+
 @dataclass(frozen=True)
 class ApprovalChoice:
     """The permission ask ``ask`` answered with ``answer``; ``payload`` is the list of rules for

@@ -115,6 +115,8 @@ class SessionPanel(Vertical):
         self.context_tokens: int = view.context_tokens
         self.context_window: int = view.context_window
         self.queue: tuple[tuple[str, str], ...] = tuple((q.id, q.text) for q in view.queue)
+        self.queue_held: tuple[str, ...] = tuple(q.id for q in view.queue if q.held)
+        """Ids of the queued prompts held (still queued when paragents stopped; not sent yet)."""
         self.pending: dict[str, PermissionRequested] = dict(view.pending)
         """Unanswered asks by request_id, oldest first."""
         self.conflicts: dict[str, ConflictDetected] = dict(view.conflicts)
@@ -167,7 +169,7 @@ class SessionPanel(Vertical):
             self.transcript.load_history(self._history, notes=self._notes)
             self.prompt_box.remember(self._history)
         self._history = []
-        await self.prompt_box.set_queue(self.queue)
+        await self.prompt_box.set_queue(self.queue, self.queue_held)
         self.prompt_box.restore_draft(self._draft)
         await self._show_next_ask()
         await self._show_conflict()
@@ -267,10 +269,10 @@ class SessionPanel(Vertical):
         """True when streamed text waits for :meth:`flush`."""
         return self.transcript.dirty
 
-    async def apply_queue(self, prompts: tuple[tuple[str, str], ...]) -> None:
-        """Show ``prompts`` ((prompt_id, text) pairs) as the session's queue."""
-        self.queue = prompts
-        await self.prompt_box.set_queue(prompts)
+    async def apply_queue(self, prompts: tuple[tuple[str, str], ...], held: tuple[str, ...] = ()) -> None:
+        """Show ``prompts`` ((prompt_id, text) pairs; ``held``: ids not sent yet) as the session's queue."""
+        self.queue, self.queue_held = prompts, held
+        await self.prompt_box.set_queue(prompts, held)
         self.refresh_title()
 
     async def clear_transcript(self) -> None:
@@ -329,8 +331,8 @@ class SessionPanel(Vertical):
         elif isinstance(event, DraftRestored):
             self.prompt_box.restore_draft(event.text)
         elif isinstance(event, QueueChanged):
-            self.queue = tuple(event.prompts)
-            await self.prompt_box.set_queue(self.queue)
+            self.queue, self.queue_held = tuple(event.prompts), tuple(event.held)
+            await self.prompt_box.set_queue(self.queue, self.queue_held)
         elif isinstance(event, UsageUpdated):
             self.usage = event.total
             self.context_tokens, self.context_window = event.context_tokens, event.context_window
