@@ -87,3 +87,30 @@ def test_angle_brackets_and_html_stay_visible_and_single_newlines_break_lines() 
         assert kept in plain, kept
     lines = [line.strip() for line in plain.split("\n")]
     assert "Line one" in lines and "Line two" in lines  # not joined into "Line one Line two"
+
+
+async def test_a_theme_switch_repaints_finished_and_streaming_replies_in_the_new_colours() -> None:
+    """The painted rows are cached: a dark → light switch must not keep the dark ones."""
+    from paragents.events import TextDelta
+    from paragents.ui.widgets.session_panel import SessionPanel
+    from paragents.ui.widgets.transcript import LiveReply
+    from tests.ui.test_widgets import PanelApp
+
+    app = PanelApp([{"role": "assistant", "content": SOURCE}])
+    async with app.run_test(size=(80, 40)) as pilot:
+        app.theme = "textual-dark"
+        panel = app.query_one(SessionPanel)
+        await panel.apply(TextDelta("s1", "streaming words\n"))
+        panel.flush()
+        await pilot.pause()
+        reply, live = app.query_one(MarkdownReply), app.query_one(LiveReply)
+
+        def background(widget: MarkdownReply | LiveReply) -> object:
+            return next(s.style.bgcolor for s in widget.render_line(0) if s.style is not None)
+
+        dark = background(reply), background(live)
+        app.theme = "textual-light"
+        await pilot.pause()
+        light = background(reply), background(live)
+        assert light[0] != dark[0] and light[1] != dark[1]
+        assert light[0] == reply.rich_style.bgcolor and light[1] == live.rich_style.bgcolor

@@ -94,7 +94,7 @@ async def test_stream_shows_plain_live_text_then_one_markdown() -> None:
         assert panel.flush() is True and panel.flush() is False
         await pilot.pause()
         live = panel.query_one(LiveReply)
-        assert "[bold]x[/bold]" in str(live.render()) and "\x1b" not in str(live.render())
+        assert "[bold]x[/bold]" in live.rows_text() and "\x1b" not in live.rows_text()
         assert not panel.query(MarkdownReply)
         await panel.apply(MessageAdded("s1", {"role": "assistant", "content": "# Title\nsome text"}))
         await pilot.pause()
@@ -212,7 +212,7 @@ async def test_tool_call_block_states_and_diff() -> None:
         assert "Turn failed [auth]: HTTP 401" in notice.text
 
 
-async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_in_steps() -> None:
+async def test_live_reply_keeps_every_row_of_a_long_reply_and_grows_in_steps() -> None:
     app = PanelApp()
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
@@ -221,27 +221,23 @@ async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_i
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
-        limit, step = live._limit()
-        assert (
-            limit == transcript_module.LIVE_SCREENS * t.size.height
-            and step >= transcript_module.LIVE_GROW_ROWS
-        )
+        step = live._step()
+        assert step >= transcript_module.LIVE_GROW_ROWS
         first_height = live.outer_size.height
-        assert first_height == step and live.hidden_rows == 0
+        assert first_height == step
         heights = {first_height}
-        for i in range(1, 3 * limit, 3):
+        last = 3 * t.size.height
+        for i in range(1, last, 3):
             for j in range(i, i + 3):
                 await panel.apply(TextDelta("s1", f"line {j}\n"))
             panel.flush()
             await pilot.pause()
             heights.add(live.outer_size.height)
-        shown = str(live.render())
-        # every height is a whole number of steps (or the limit); never more rows than the limit
-        assert all(h % step == 0 or h == limit for h in heights) and max(heights) == limit
-        last = max(range(1, 3 * limit, 3)) + 2
-        assert f"line {last}" in shown and "line 0\n" not in shown
-        assert shown.startswith("… earlier rows show when the reply completes") and live.hidden_rows > 0
-        assert len(shown.split("\n")) <= limit
+        # every height is a whole number of steps; every row is there, in order
+        assert all(h % step == 0 for h in heights) and max(heights) >= live.row_count
+        rows = live.rows_text().split("\n")
+        assert rows[0] == "line 0" and rows[-1] == f"line {max(range(1, last, 3)) + 2}"
+        assert len(rows) == live.row_count > 2 * t.size.height
         # the whole reply is kept and shown once it completes
         full = t.streamed_text
         await panel.apply(MessageAdded("s1", {"role": "assistant", "content": full}))
@@ -251,7 +247,7 @@ async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_i
         assert not panel.query(LiveReply) and reply.content == full
 
 
-async def test_live_reply_keeps_the_tail_of_one_huge_line() -> None:
+async def test_live_reply_of_one_huge_line_keeps_every_row_and_wraps_only_what_is_new() -> None:
     app = PanelApp()
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
@@ -259,7 +255,10 @@ async def test_live_reply_keeps_the_tail_of_one_huge_line() -> None:
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
-        shown = str(live.render())
-        limit, _ = live._limit()
-        assert shown.endswith("THE-END") and len(shown.split("\n")) <= limit
-        assert len(shown) < 200_000 // 10
+        width = live.size.width
+        assert live.rows_text().endswith("THE-END") and live.rows_text().count("a") == 200_000
+        # the open line was cut at row boundaries: only its last rows are wrapped again
+        assert len(live._tail) <= 2 and len(live._rows) >= 200_000 // width - 2
+        await panel.apply(TextDelta("s1", "b" * 10))
+        panel.flush()
+        assert live.rows_text().endswith("THE-END" + "b" * 10) and len(live._tail) <= 2

@@ -292,6 +292,11 @@ class MarkdownReply(Widget):
                 self._strips[y] = strip
         return strip
 
+    def notify_style_update(self) -> None:
+        """The theme or styles changed: paint the rows again with the new colours."""
+        super().notify_style_update()
+        self._strips.clear()
+
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected part of the reply's rendered text."""
         rows = self._shown_rows(self.size.width)
