@@ -76,6 +76,11 @@ class SessionsCore:
         """See :meth:`hold_new_turns`."""
 
         self.drafts = SessionDrafts(store, self.emit, self._requeue_held)
+        from paragents.sessions.tool_rows import ToolRowKeeper
+
+        self.tool_rows = ToolRowKeeper(store)
+        """Keeps how each tool call was shown while it ran, for restored transcripts."""
+        self.observers.append(self.tool_rows.observe)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(
             loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed, self._held

@@ -261,11 +261,16 @@ class ParagentsApp(App[None]):
     def _relayout(self) -> None:
         grid = self.grid
         n = len(self.panels)
-        # set_class only touches classes that change: a remove+add of the same class restyles every
-        # panel's subtree (20 restored panels took ~45 s; docs/performance.md).
-        grid.set_class(n == 2, "-n2")
-        grid.set_class(3 <= n <= 4, "-n4")
-        grid.set_class(n > 4, "-many")
+        # Inline styles, not classes: a class change on the grid restyles every panel's subtree (the
+        # CSS could match them), ~0.1-0.3 s per opened or closed panel on a loaded machine; a
+        # remove+add of one class restyled 20 restored panels for ~45 s (docs/performance.md).
+        columns, grid_rows = (1, 1) if n <= 1 else (2, 1) if n == 2 else (2, 2) if n <= 4 else (2, 0)
+        styles = grid.styles
+        if (styles.grid_size_columns, styles.grid_size_rows) != (columns, grid_rows):
+            styles.grid_size_columns, styles.grid_size_rows = columns, grid_rows
+        overflow = "auto" if n > 4 else "hidden"
+        if styles.overflow_y != overflow:
+            styles.overflow_y = overflow
         rows = max((self.size.height - 2) // 2, 8)
         grid.styles.grid_rows = f"{rows}" if n > 4 else "1fr"
 

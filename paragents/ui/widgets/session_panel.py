@@ -64,7 +64,7 @@ from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar, pause_title
 from paragents.ui.widgets.conflict_bar import ConflictBar
 from paragents.ui.widgets.prompt_input import PromptBox
-from paragents.ui.widgets.transcript import Transcript
+from paragents.ui.widgets.transcript import Transcript, live_summary
 
 STATE_STYLES = {
     SessionState.IDLE: "green",
@@ -318,12 +318,12 @@ class SessionPanel(Vertical):
             if event.message.get("role") != "user":
                 t.add_message(event.message)
         elif isinstance(event, ToolCallStarted):
-            t.tool_status(event.call, "running", event.summary + (" · sandboxed" if event.sandboxed else ""))
+            t.tool_status(event.call, "running", live_summary(event.summary, event.sandboxed))
         elif isinstance(event, ToolCallFinished):
             t.tool_finished(event.call, event.status, event.output, event.diff)
         elif isinstance(event, PermissionRequested):
             self.pending[event.request_id] = event
-            t.tool_status(event.call, "asking", event.summary + (" · sandboxed" if event.sandboxed else ""))
+            t.tool_status(event.call, "asking", live_summary(event.summary, event.sandboxed))
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
             self.pending.pop(event.request_id, None)

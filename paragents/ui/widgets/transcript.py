@@ -55,6 +55,14 @@ FOLLOW_ROWS = 2
 
 
 OPEN_STATUSES = ("pending", "asking", "running")
+
+
+def live_summary(summary: str, sandboxed: bool | None = None) -> str:
+    """A tool call's row text as the panel shows it while it runs: its summary, " · sandboxed" when
+    it runs in the sandbox."""
+    return summary + (" · sandboxed" if sandboxed else "")
+
+
 """Tool-call statuses of a call that has not finished (its row may still change)."""
 
 
@@ -125,7 +133,7 @@ class AssistantBlock(Vertical):
                 expanded_symbol=g.expanded,
             )
         if self.entry.content.strip():
-            yield MarkdownReply(clean(self.entry.content))
+            yield MarkdownReply(self.entry.content)  # it cleans the text (a long one off the loop)
 
 
 class LiveReply(Widget):
@@ -414,12 +422,14 @@ class Transcript(VerticalScroll):
                 content = streamed
             if content.strip() or reasoning.strip():
                 self._add(AssistantEntry(content, reasoning))
+            shown = message.get("tool_rows") or {}  # how each call was shown live (restored)
             for raw in message.get("tool_calls") or []:
                 try:
                     call = ToolCall.from_openai(raw)
                 except (KeyError, TypeError):
                     continue
-                self._tool_entry(call, summarize_arguments(call.arguments))
+                row = shown.get(call.id) if isinstance(shown, dict) else None
+                self._tool_entry(call, live_summary(*row) if row else summarize_arguments(call.arguments))
         elif role == "tool":
             entry = self._tools.get(str(message.get("tool_call_id")))
             if entry is not None and entry.status in OPEN_STATUSES:
