@@ -31,6 +31,7 @@ from paragents.events import (
     Compacted,
     ConflictDetected,
     ConflictResolved,
+    ConversationLoaded,
     DraftRestored,
     Event,
     LaneAttached,
@@ -218,7 +219,8 @@ class SessionPanel(Vertical):
             said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
             text.append(f"{sep}{glyphs().warn} {said}{more}", style="bold red")
         text.append(f"{sep}{clean(self.mode)}")
-        text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
+        if self.usage.total_tokens or self.agent_controls is None:  # an agent that reports none: no "0 tok"
+            text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
             text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
@@ -336,6 +338,8 @@ class SessionPanel(Vertical):
         elif isinstance(event, UsageUpdated):
             self.usage = event.total
             self.context_tokens, self.context_window = event.context_tokens, event.context_window
+        elif isinstance(event, ConversationLoaded) and event.context_tokens is not None:
+            self.context_tokens = event.context_tokens  # a fork's copied history (before its first turn)
         elif isinstance(event, StreamRetry):
             pass  # the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         elif isinstance(event, TurnFinished):
