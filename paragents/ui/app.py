@@ -96,6 +96,23 @@ DEMO_TYPED_PROMPT = (
 """What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
 
 
+TOAST_LINE_CHARS = 240
+"""A toast line longer than this is cut in its middle (a 10,000-character name made a 47-line toast)."""
+TOAST_LINES = 14
+"""Most lines a toast shows (the rest are counted)."""
+
+
+def toast_text(message: str) -> str:
+    """``message`` cut to a toast's size: each line to :data:`TOAST_LINE_CHARS` characters (cut in the
+    middle, so the end of an error stays), at most :data:`TOAST_LINES` lines."""
+    lines = message.split("\n")
+    half = TOAST_LINE_CHARS // 2
+    cut = [line if len(line) <= TOAST_LINE_CHARS else f"{line[:half]}…{line[-half:]}" for line in lines]
+    if len(cut) > TOAST_LINES:
+        cut = [*cut[: TOAST_LINES - 1], f"… {len(cut) - TOAST_LINES + 1} more lines"]
+    return "\n".join(cut)
+
+
 QUIT_CONFIRM_S = 5.0
 """Seconds in which a second quit confirms quitting with prompts still queued."""
 
@@ -417,8 +434,14 @@ class ParagentsApp(App[None]):
     ) -> None:
         """Show a toast. Unlike Textual's default, the message is plain text unless ``markup=True``
         is passed here: messages carry error texts, paths, session and model names (untrusted).
-        Control sequences are removed in any case."""
-        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=markup)
+        Control sequences are removed in any case, and a toast stays small (:func:`toast_text`)."""
+        super().notify(
+            toast_text(clean(message)), title=clean(title), severity=severity, timeout=timeout, markup=markup
+        )
+
+    def action_help_quit(self) -> None:
+        """ctrl+c: say how to quit (Textual's own message is markup, and toasts here are plain text)."""
+        self.notify("Press ctrl+q to quit the app.", title="Do you want to quit?")
 
     def on_prompt_submitted(self, message: PromptSubmitted) -> None:
         """Submit a prompt to the runtime (it queues when the session is busy); the demo refuses it."""
