@@ -202,9 +202,18 @@ class ParagentsApp(App[None]):
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
         self.notifier = install_notifier(self)  # ui/budget_hooks.py
         self.meter_refresher = budget_hooks.install_meters(self)
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         if self.first_run:
             self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self.setup_closed)
         self.run_worker(startup.start(self), name="startup", exclusive=True, group="startup")
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """The main screen's footer shows only while the main screen is on top: a screen over it (the
+        lanes, compare, setup ...) has its own keys, and a modal one must not show both footers."""
+        main = self.screen_stack[0] if self.screen_stack else None
+        if main is not None:
+            for footer in main.query(Footer):
+                footer.display = screen is main
 
     def _sink(self, event: Event) -> None:
         """The runtime's event sink: wrap the core event in a Textual message (never touch widgets).

@@ -170,7 +170,7 @@ class ApprovalBar(AnswerBar):
         text.append(summary)
         if req.reason:
             text.append("\n  why: ", style="dim")
-            text.append(shorten(req.reason, 200), style="dim")
+            text.append(shorten(req.reason, 800), style="dim")  # whole: it may say what "always" keeps
         if req.sandboxed is not None:
             text.append(
                 "\n  runs in the sandbox (workdir writable, no network)"
