@@ -248,14 +248,25 @@ class SessionsCore:
         if not running and waiting and self._waits_for_agent(sid):
             if view.waiting_on != WAITING_ON:
                 self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", WAITING_ON))
-        elif not running and waiting and view.state is not SessionState.QUEUED:
-            self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
+        elif not running and waiting and view.state is not SessionState.QUEUED and not self._starts_now(sid):
+            self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, self._queued_because()))
         held = tuple(p.id for p in queue if p.held)
         self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue), held))
         if not running and not waiting:
             done = self.turn_done.get(sid)
             if done:
                 done.set()
+
+    def _starts_now(self, sid: str) -> bool:
+        """A prompt of ``sid`` that waits now starts right away (a slot is free, nothing holds it)."""
+        return self.scheduler.running_count < self.scheduler.max_parallel and not self._held(sid)
+
+    def _queued_because(self) -> str:
+        """Why a session's prompt waits for its turn (the panel title says it)."""
+        if self.holding_new_turns:
+            return "held while a quit waits for confirmation"
+        running, cap = self.scheduler.running_count, self.scheduler.max_parallel
+        return f"waiting for a turn slot: {running} running, max_parallel_turns = {cap}"
 
     async def _run_prompt(self, sid: str, prompt: QueuedPrompt) -> None:
         """Run one queued prompt (the scheduler's task): never raises but CancelledError, so no turn

@@ -54,3 +54,32 @@ async def test_an_external_agents_title_says_no_token_count_it_does_not_know() -
         assert "ctx 78%" in title and "0 tok" not in title
         await panel.apply(UsageUpdated("s1", Usage(100, 20, 120), 780, 1000))  # it reports tokens
         assert "120 tok" in panel.title_text().plain
+
+
+async def test_a_session_waiting_for_a_turn_slot_says_why(make_runtime: Any, replay: ReplayServer) -> None:
+    import asyncio
+
+    from paragents.models import SessionState
+    from tests.scripted import gated
+
+    runtime = await make_runtime()
+    runtime.scheduler.max_parallel = 1
+    gate = asyncio.Event()
+    replay.add(gated("busy", gate), session="s1")
+    replay.add(ScriptedResponse.from_message("my turn"), session="s2")
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE) as pilot:
+        (first,) = await started(pilot, app)
+        await app.open_session("s2")
+        await wait_until(pilot, lambda: len(app.panels) == 2, "the second panel")
+        second = list(app.panels.values())[1]
+        runtime.submit(first.session_id, "long one")
+        await wait_until(pilot, lambda: first.state is SessionState.RUNNING, "the first turn")
+        runtime.submit(second.session_id, "short one")
+        await wait_until(pilot, lambda: second.state is SessionState.QUEUED, "the wait")
+        title = second.title_text().plain
+        assert "queued: waiting for a turn slot: 1 running, max_parallel_turns = 1" in title, title
+        gate.set()
+        await runtime.wait_idle()
+        await wait_until(pilot, lambda: second.state is SessionState.IDLE, "its turn done")
+        await app.action_quit()

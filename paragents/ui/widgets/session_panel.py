@@ -128,6 +128,8 @@ class SessionPanel(Vertical):
         )
         """The budget or loop-guard pause waiting for an answer (its bar shows), or None."""
         self.waiting_on: str | None = view.waiting_on
+        self.queued_because = ""
+        """Why the session's prompt waits for its turn (state QUEUED), as the core said."""
         self.lane: str | None = view.lane
         """The lane (git worktree) the session works in, or None."""
         self.lane_conflicts: tuple[PredictedConflict, ...] = view.lane_conflicts
@@ -207,6 +209,8 @@ class SessionPanel(Vertical):
             text.append(f"waiting on {shorten(self.waiting_on, 40)}", style=STATE_STYLES[self.state])
         elif waited is not None and self.state is SessionState.RUNNING:
             text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
+        elif self.state is SessionState.QUEUED and self.queued_because:
+            text.append(f"queued: {shorten(self.queued_because, 80)}", style=STATE_STYLES[self.state])
         elif self.state is SessionState.BUDGET and self.budget_pause is not None:
             text.append(pause_title(self.budget_pause), style=STATE_STYLES[self.state])
         else:
@@ -297,6 +301,7 @@ class SessionPanel(Vertical):
         elif isinstance(event, SessionStateChanged):
             self.state = SessionState(event.state)
             self.waiting_on = event.waiting_on if self.state is SessionState.WAITING else None
+            self.queued_because = event.detail if self.state is SessionState.QUEUED else ""
         elif isinstance(event, ConflictDetected):
             self.conflicts[event.conflict_id] = event
             await self._show_conflict()
