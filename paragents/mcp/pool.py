@@ -36,6 +36,15 @@ IDLE_CHECK = 30.0
 """Seconds between checks for idle servers."""
 
 
+def project_file_stamp(project_dir: Path) -> tuple[float, int] | None:
+    """The project's ``.mcp.json`` as (mtime, size), or None when there is none."""
+    try:
+        stat = (project_dir / ".mcp.json").stat()
+    except OSError:
+        return None
+    return (stat.st_mtime, stat.st_size)
+
+
 class McpPool:
     """Every configured server of one project and the running ones, by (name, owning session)."""
 
@@ -53,6 +62,8 @@ class McpPool:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.log_dir = log_dir or paths.state_dir() / "mcp-logs"
         self.entries, self.problems = load_servers(project_dir, settings, settings_files)
+        self.read_stamp = project_file_stamp(project_dir)
+        """``.mcp.json``'s (mtime, size) when the servers were read (None: there was none)."""
         self.handles: dict[tuple[str, str | None], ServerHandle] = {}
         self.trust: dict[str, bool] = {}
         """Answers given in this process to "may this project server start?"."""
@@ -64,11 +75,17 @@ class McpPool:
         """Read the servers again (``/reload``): servers whose entry changed or went away are stopped
         (sessions start the new entry on their next request); unchanged ones keep running."""
         entries, problems = load_servers(self.project_dir, settings, settings_files)
+        self.read_stamp = project_file_stamp(self.project_dir)
         for key, handle in list(self.handles.items()):
             if entries.get(key[0]) != handle.entry:
                 await handle.close()
                 del self.handles[key]
         self.settings, self.entries, self.problems = settings, entries, problems
+
+    def project_file_changed(self) -> bool:
+        """True when the project's ``.mcp.json`` was added, changed or removed since it was read (it
+        is read at start and by ``/reload``)."""
+        return project_file_stamp(self.project_dir) != self.read_stamp
 
     def for_session(self, sid: str) -> SessionMcp:
         """The view of the pool one session's agent uses."""

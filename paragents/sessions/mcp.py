@@ -38,7 +38,12 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
     tokens = mine.spec_tokens() if mine is not None else {}
     window = core.sessions[sid].context_window if sid in core.sessions else 0
     report = McpReport(notes=list(pool.problems))
-    if not pool.entries:
+    if pool.project_file_changed():
+        report.notes.append(
+            "The project's .mcp.json was added or changed since paragents read it: /reload reads it "
+            "(servers that did not change keep running)."
+        )
+    elif not pool.entries:
         report.notes.append(
             'No MCP servers: add a .mcp.json ({"mcpServers": {"NAME": {"command": ...}}}) to the project '
             'or "mcp": {"servers": {...}} to runtime_config.json (docs/mcp.md).'
