@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from mcp import types
 
@@ -366,12 +366,17 @@ class SessionMcp:
     def get(self, name: str) -> McpTool | None:
         return self.tools.get(name)
 
-    def spec_tokens(self) -> dict[str, int]:
-        """Estimated tokens the MCP tool schemas add to each request, by server."""
+    def spec_tokens(self, estimate: Callable[[Any], int] | None = None) -> dict[str, int]:
+        """Estimated tokens the MCP tool schemas add to each request, by server. ``estimate`` gives
+        a spec's tokens: the agent's own estimate (``agent.tokens.estimate_json_tokens``), so ``/mcp``
+        says what the context counts; without it, its JSON length / :data:`CHARS_PER_TOKEN`."""
         import json
 
+        def rough(spec: Any) -> int:
+            return len(json.dumps(spec, ensure_ascii=False)) // CHARS_PER_TOKEN
+
+        count = estimate or rough
         out: dict[str, int] = {}
         for tool in self.tools.values():
-            size = len(json.dumps(tool.spec(), ensure_ascii=False)) // CHARS_PER_TOKEN
-            out[tool.server] = out.get(tool.server, 0) + size
+            out[tool.server] = out.get(tool.server, 0) + count(tool.spec())
         return out
