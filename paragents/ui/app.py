@@ -144,7 +144,7 @@ class ParagentsApp(App[None]):
     ESCAPE_TO_MINIMIZE = False
     """Esc cancels the focused session's turn even while its panel is zoomed (alt+z un-zooms)."""
     ALLOW_IN_MAXIMIZED_VIEW = "Header, Footer"
-    """A zoomed panel keeps the header ("⚠ n need you") and the footer."""
+    """A zoomed panel keeps the header ("n need you") and the footer."""
 
     def __init__(
         self, runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False

@@ -109,7 +109,7 @@ def preview_body(preview: CallPreview) -> RenderableType:
         if preview.omitted:
             extra.append(f"… {preview.omitted} more lines")
         if preview.problem:
-            extra.append(f"\n⚠ {clean(preview.problem)}", style="bold red")
+            extra.append(f"\n{glyphs().warn} {clean(preview.problem)}", style="bold red")
         return Group(body, extra)
     text = Text(overflow="fold")
     if preview.kind == "command":
@@ -124,7 +124,7 @@ def preview_body(preview: CallPreview) -> RenderableType:
     if preview.omitted:
         text.append(f"\n… {preview.omitted} more lines", style="dim")
     if preview.problem:
-        text.append(f"\n⚠ will fail: {clean(preview.problem)}", style="bold red")
+        text.append(f"\n{glyphs().warn} will fail: {clean(preview.problem)}", style="bold red")
     return text
 
 
