@@ -70,6 +70,7 @@ from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_r
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.text import clean
 from paragents.ui.ticker import RepaintTicker
+from paragents.ui.type_ahead import TypeAhead
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
 from paragents.ui.widgets.empty_hint import EmptyHint
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -176,6 +177,14 @@ class ParagentsApp(App[None]):
         """Last event, running tool and ask arrival times per session (inbox order, overview)."""
         self.demo = demo
         """True for ``paragents demo``: the title says so on screen."""
+        priority = {
+            k.strip()
+            for b in self.BINDINGS
+            if isinstance(b, Binding) and b.priority
+            for k in b.key.split(",")
+        }
+        self.type_ahead = TypeAhead(self, priority)
+        """Keys typed while a new panel opens, handed to it (ui/type_ahead.py)."""
         self.tune_gc = tune_gc
         """True when this app owns the process (the CLI): it tunes and, once started, freezes the GC."""
         if demo:
@@ -330,6 +339,10 @@ class ParagentsApp(App[None]):
         # Typing or pasting while a transcript has focus (a click in it, e.g. to select text) goes to
         # that panel's prompt box: focus moves before the key is forwarded to the focused widget, so
         # this key and every later one reach the box in order.
+        if self.type_ahead.hold(event):  # typed while a new panel opens: it goes there
+            event.stop()
+            event.prevent_default()
+            return
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
             typing = isinstance(event, events.Paste) or event.is_printable
             focused = self.focused
@@ -523,6 +536,8 @@ class ParagentsApp(App[None]):
 
     def on_command_requested(self, message: CommandRequested) -> None:
         """Run a slash command typed in a panel's prompt box (or the empty screen's command line)."""
+        if message.command.name == "new":
+            self.type_ahead.begin()
         self.start_command(message.session_id or None, message.command)
 
     def start_command(self, sid: str | None, command: SlashCommand) -> None:
@@ -532,7 +547,11 @@ class ParagentsApp(App[None]):
     async def run_command(self, sid: str | None, command: SlashCommand) -> None:
         """Run ``command`` for session ``sid`` (the panel it was typed in); errors become notifications
         (see :func:`paragents.ui.command_runner.run_command`)."""
-        await run_command(self, sid, command)
+        try:
+            await run_command(self, sid, command)
+        finally:
+            if command.name == "new":  # refused before a panel opened: the keys held go where focus is
+                self.type_ahead.release()
 
     async def open_session(
         self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
@@ -540,17 +559,21 @@ class ParagentsApp(App[None]):
         """Open a new session in the runtime and show its panel, focused (/new, ctrl+n); ``lane``:
         ``lane``/``base`` for a session in its own git worktree (/new --lane). With ``lanes: ask``
         and another session writing in the checkout, the focused panel asks first (and this returns)."""
-        if "lane" not in lane and lane_hooks.ask_lane(self, name, model=model, workdir=workdir, **lane):
-            return
-        end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
+        self.type_ahead.begin()
         try:
-            view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
-        except Exception:
-            end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
-            raise
-        end_setup(False, "")
-        await self.add_panel(view)
-        self.update_header()
+            if "lane" not in lane and lane_hooks.ask_lane(self, name, model=model, workdir=workdir, **lane):
+                return
+            end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
+            try:
+                view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+            except Exception:
+                end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
+                raise
+            end_setup(False, "")
+            await self.add_panel(view)
+            self.update_header()
+        finally:
+            self.type_ahead.release()  # what was typed meanwhile goes to the new panel's prompt
 
     async def close_session(self, sid: str) -> None:
         """Close ``sid`` in the runtime (cancels its turn; it stays in /sessions) and drop its panel."""
@@ -613,7 +636,8 @@ class ParagentsApp(App[None]):
 
     # --- key actions ---------------------------------------------------------------------------
     def action_new_session(self) -> None:
-        """Open a new session with default name/model/workdir (ctrl+n)."""
+        """Open a new session with default name/model/workdir (ctrl+n); keys typed meanwhile go to it."""
+        self.type_ahead.begin()
         self.start_command(self.active_sid, SlashCommand("new"))
 
     def action_close_session(self) -> None:
