@@ -67,3 +67,22 @@ async def test_rows_above_a_reader_scrolled_back_in_a_streaming_reply_do_not_mov
             now = [live.render_line(int(top) - live.virtual_region.y + k).text.rstrip() for k in range(5)]
             assert now == seen
         assert live.rows_text().split("\n")[-1] == "more 2.19"
+
+
+async def test_a_huge_pasted_prompt_shows_its_head_and_says_how_much_more() -> None:
+    """A 3,000-line prompt wrapped whole in a narrow panel took ~1 GB and stalled the app."""
+    from paragents.events import TurnStarted
+    from paragents.ui.widgets.transcript import SHOWN_PROMPT_LINES, UserPrompt
+
+    app = PanelApp()
+    async with app.run_test(size=(40, 20)) as pilot:
+        panel = app.query_one(SessionPanel)
+        huge = "\n".join(f"line {i}: " + "x" * 120 for i in range(3000))
+        await panel.apply(TurnStarted("s1", huge))
+        await pilot.pause()
+        prompt = panel.query_one(UserPrompt)
+        shown = str(prompt.render())
+        assert "line 0:" in shown and f"line {SHOWN_PROMPT_LINES - 1}:" in shown
+        assert f"line {SHOWN_PROMPT_LINES}:" not in shown
+        assert "2,960 more lines (the whole prompt was sent)" in shown
+        assert prompt.size.height < 400

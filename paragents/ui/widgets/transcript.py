@@ -54,6 +54,26 @@ FOLLOW_ROWS = 2
 """Scrolling back down to within this many rows of the bottom resumes following new output."""
 
 
+SHOWN_PROMPT_LINES = 40
+"""A prompt or notice longer than this many lines shows its first ones and says how many more."""
+SHOWN_PROMPT_CHARS = 8_000
+"""... or than this many characters (a pasted 500 KB prompt wrapped to 25,000 rows of a narrow panel
+took ~1 GB and stalled the app)."""
+
+
+def head_of(text: str) -> tuple[str, str]:
+    """``text`` cut to :data:`SHOWN_PROMPT_LINES` lines and :data:`SHOWN_PROMPT_CHARS` characters, and
+    what was left out ("2,960 more lines"), "" when nothing was."""
+    lines = text.split("\n")
+    if len(lines) <= SHOWN_PROMPT_LINES and len(text) <= SHOWN_PROMPT_CHARS:
+        return text, ""
+    head = "\n".join(lines[:SHOWN_PROMPT_LINES])[:SHOWN_PROMPT_CHARS]
+    left_lines = len(lines) - head.count("\n") - 1
+    if left_lines > 0:
+        return head, f"{left_lines:,} more line{'s' if left_lines != 1 else ''}"
+    return head, f"{len(text) - len(head):,} more characters"
+
+
 OPEN_STATUSES = ("pending", "asking", "running")
 
 
@@ -538,12 +558,17 @@ class Transcript(VerticalScroll):
         if isinstance(entry, AssistantEntry):
             return AssistantBlock(entry)
         style = NOTICE_STYLES.get(entry.kind, "")
+        shown, more = head_of(entry.text)
         if entry.kind == "user":
             text = Text(f"{glyphs().prompt} ", style="bold")
-            text.append_text(safe_text(entry.text))
+            text.append_text(safe_text(shown))
             widget: Static = UserPrompt(text)
         else:
-            widget = NoticeLine(safe_text(entry.text, style))
+            text = safe_text(shown, style)
+            widget = NoticeLine(text)
+        if more:
+            sent = " (the whole prompt was sent)" if entry.kind == "user" else ""
+            text.append(f"\n{glyphs().ellipsis} {more}{sent}", style="dim italic")
         entry.widget = widget
         return widget
 
