@@ -15,6 +15,7 @@ from paragents.limits import Budget, BudgetError, Spend, format_tokens, format_u
 from paragents.models import SessionState
 from paragents.notify import Notifier
 from paragents.ui.commands import SlashCommand
+from paragents.ui.widgets.session_panel import format_tokens as short_tokens
 
 
 def budget_label(runtime: Any, sid: str) -> str:
@@ -164,7 +165,7 @@ def today_text(app: Any) -> str:
     shown = (
         spend.money()
         if spend.usd is not None
-        else ("~" if spend.estimated else "") + (f"{format_tokens(spend.tokens)} tok")
+        else ("~" if spend.estimated else "") + (f"{short_tokens(spend.tokens)} tok")
     )
     text = f"today {shown}"
     used = spend.percents(cap, now.today_seconds)

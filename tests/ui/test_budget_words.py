@@ -31,3 +31,15 @@ async def test_a_money_cap_after_a_token_cap_says_the_token_cap_still_holds(make
         (error,) = [m for m in said() if "too large" in m]
         assert "at most 1000000M tokens" in error and "\n" not in error
         await app.shutdown_runtime()
+
+
+def test_the_headers_spend_today_reads_like_the_panel_titles() -> None:
+    from types import SimpleNamespace
+
+    from paragents.limits import Spend
+    from paragents.ui.budget_hooks import Meters, today_text
+
+    budgets = SimpleNamespace(today=None, project_cap=lambda: None)
+    refresher = SimpleNamespace(meters=Meters(today=Spend(prompt=9000, completion=871, estimated=True)))
+    app = SimpleNamespace(runtime=SimpleNamespace(budgets=budgets), meter_refresher=refresher, demo=False)
+    assert today_text(app) == "today ~9.9k tok"  # not "~9871 tok" next to titles saying "5.0k tok"

@@ -55,3 +55,18 @@ async def test_ctrl_c_says_how_to_quit_without_raw_markup(make_runtime: Any) -> 
         (hint,) = [m for m in messages(app) if "quit" in m]
         assert hint == "Press ctrl+q to quit the app." and "[b]" not in hint
         await app.action_quit()
+
+
+async def test_many_notes_at_the_start_are_one_toast(tmp_path: Any) -> None:
+    from tests.ui.fake_runtime import FakeRuntime, make_view
+
+    runtime = FakeRuntime([make_view("s1", "api")], tmp_path)
+    runtime.notes.extend(
+        f"session 's{i}': the turn started 17:20 was interrupted when pid 9 stopped" for i in range(8)
+    )
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        await wait_until(pilot, lambda: bool(messages(app)), "the digest")
+        (digest,) = messages(app)
+        assert digest.count("interrupted") == 8 and digest.count("\n") == 7
+        assert [n.title for n in app._notifications] == ["paragents: 8 notes from the start"]
