@@ -61,7 +61,12 @@ async def test_long_reply_shows_its_text_at_once_and_is_rendered_once(
         await wait_until(pilot, lambda: bool(app.query(MarkdownReply)), "the reply mounted")
         reply = app.query_one(MarkdownReply)
         transcript = app.panels["s1"].transcript
-        await wait_until(pilot, lambda: transcript.max_scroll_y > 0, "the placeholder laid out")
+        # Laid out: the transcript counts it and the reply has its place. The transcript's size alone
+        # was not enough: under load Textual can briefly find no region for the reply (size 0), and
+        # a row painted then is empty (the flaky `render_line(0)` of issue 30).
+        await wait_until(
+            pilot, lambda: transcript.max_scroll_y > 0 and reply.size.width > 0, "the placeholder laid out"
+        )
         # The placeholder: a note on top, the source text below, as tall as the source.
         assert reply.pending
         assert "rendering this reply" in reply.render_line(0).text
@@ -122,7 +127,9 @@ async def test_a_huge_stored_reply_costs_its_first_frame_what_a_short_one_does(
         await wait_until(pilot, lambda: bool(app.query(MarkdownReply)), "the reply mounted")
         reply = app.query_one(MarkdownReply)
         transcript = app.panels["s1"].transcript
-        await wait_until(pilot, lambda: transcript.max_scroll_y > 0, "the placeholder laid out")
+        await wait_until(
+            pilot, lambda: transcript.max_scroll_y > 0 and reply.size.width > 0, "the placeholder laid out"
+        )
         await pilot.pause()
         assert reply.pending and reply.size.height > source.count("\n")
         assert on_loop == []  # the 400 KB text was not cleaned on the event loop

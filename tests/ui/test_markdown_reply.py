@@ -114,3 +114,24 @@ async def test_a_theme_switch_repaints_finished_and_streaming_replies_in_the_new
         light = background(reply), background(live)
         assert light[0] != dark[0] and light[1] != dark[1]
         assert light[0] == reply.rich_style.bgcolor and light[1] == live.rich_style.bgcolor
+
+
+async def test_a_long_reply_not_placed_for_a_moment_still_renders_once_placed() -> None:
+    """A paint while the reply has no region (width 0: Textual briefly finds none under load) neither
+    caches an empty row nor asks for a rendering at width 0 (which cancelled the pending one)."""
+    from paragents.ui.widgets.markdown_reply import OFF_LOOP_CHARS
+    from tests.ui.conftest import wait_until
+
+    long_source = "word " * (OFF_LOOP_CHARS // 4)
+
+    class LongApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MarkdownReply(long_source)
+
+    app = LongApp()
+    async with app.run_test(size=(80, 40)) as pilot:
+        reply = app.query_one(MarkdownReply)
+        await pilot.pause()
+        assert reply._shown_rows(0) is not None and reply._wanted != 0  # no rendering asked at width 0
+        await wait_until(pilot, lambda: not reply.pending, "the rendering")
+        assert reply.render_line(0).text.strip().startswith("word")

@@ -233,7 +233,8 @@ class MarkdownReply(Widget):
             return self._rows
         if len(self.source) < OFF_LOOP_CHARS:
             return self._rows_now(width)
-        self._want(width)
+        if width > 0:  # 0: not placed (Textual briefly finds no region for it): nothing to render for
+            self._want(width)
         if self._rows is not None:
             return self._rows
         if self._placeholder is None:
@@ -294,6 +295,8 @@ class MarkdownReply(Widget):
     def render_line(self, y: int) -> Strip:
         """Row ``y`` of the reply (painted once, then cached), with the text selection shown."""
         width = self.size.width
+        if width <= 0:  # not placed right now: paint nothing, cache nothing, ask for no rendering
+            return Strip.blank(0)
         rows = self._shown_rows(width)
         if self._strips_width != width:
             self._strips.clear()
