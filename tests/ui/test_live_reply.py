@@ -5,8 +5,8 @@ move as more text arrives."""
 from __future__ import annotations
 
 from paragents.events import TextDelta
+from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.session_panel import SessionPanel
-from paragents.ui.widgets.transcript import LiveReply
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_widgets import PanelApp
 

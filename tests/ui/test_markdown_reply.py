@@ -92,8 +92,8 @@ def test_angle_brackets_and_html_stay_visible_and_single_newlines_break_lines() 
 async def test_a_theme_switch_repaints_finished_and_streaming_replies_in_the_new_colours() -> None:
     """The painted rows are cached: a dark → light switch must not keep the dark ones."""
     from paragents.events import TextDelta
+    from paragents.ui.widgets.live_reply import LiveReply
     from paragents.ui.widgets.session_panel import SessionPanel
-    from paragents.ui.widgets.transcript import LiveReply
     from tests.ui.test_widgets import PanelApp
 
     app = PanelApp([{"role": "assistant", "content": SOURCE}])

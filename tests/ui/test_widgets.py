@@ -23,13 +23,15 @@ from paragents.sessions import SessionView
 from paragents.ui import answers
 from paragents.ui.app_api import AppAPI
 from paragents.ui.messages import Answer
+from paragents.ui.widgets import live_reply as live_reply_module
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
+from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
-from paragents.ui.widgets.transcript import AssistantEntry, LiveReply, TextEntry, Transcript
+from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, Transcript
 from tests.ui.conftest import SIZE
 
 
@@ -222,7 +224,7 @@ async def test_live_reply_keeps_every_row_of_a_long_reply_and_grows_in_steps() -
         await pilot.pause()
         live = panel.query_one(LiveReply)
         step = live._step()
-        assert step >= transcript_module.LIVE_GROW_ROWS
+        assert step >= live_reply_module.LIVE_GROW_ROWS
         first_height = live.outer_size.height
         assert first_height == step
         heights = {first_height}
