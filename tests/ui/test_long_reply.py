@@ -91,7 +91,6 @@ async def test_a_huge_stored_reply_costs_its_first_frame_what_a_short_one_does(
     """Opening a ~400 KB stored reply does no work in proportion to its size on the event loop before
     it shows: its text is cleaned in the rendering's thread, and its placeholder builds only the rows
     painted (building them all, and cleaning the whole text, were part of the first frame)."""
-    from paragents.ui.widgets import transcript as transcript_module
     from paragents.ui.widgets.markdown_reply import PlaceholderRows
 
     source = long_reply(400_000)
@@ -120,7 +119,6 @@ async def test_a_huge_stored_reply_costs_its_first_frame_what_a_short_one_does(
 
     monkeypatch.setattr(markdown_reply, "_parse", held_parse)
     monkeypatch.setattr(markdown_reply, "clean", watched_clean)
-    monkeypatch.setattr(transcript_module, "clean", watched_clean)
     monkeypatch.setattr(PlaceholderRows, "__getitem__", counted)
     app = make_app(FakeRuntime([view], tmp_path))
     async with app.run_test(size=SIZE) as pilot:
