@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ["tests.backends.engine"]
+"""The real Docker engine and lane image fixtures (issue 31), used by tests/backends and tests/security."""
+
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 """The workplace's shared/ folder (fixtures live in shared/fixtures); may be absent outside CI."""
 
@@ -99,7 +102,13 @@ def isolated_dirs(
     monkeypatch.setenv("PARAGENTS_CONFIG_DIR", str(root / "config"))
     monkeypatch.setenv("PARAGENTS_STATE_DIR", str(root / "state"))
     monkeypatch.setenv("PARAGENTS_MANAGED_SETTINGS", str(root / "managed" / "managed-permissions.json"))
-    for var in ("OPENAI_API_KEY", "PARAGENTS_API_KEY", "PARAGENTS_BASE_URL", "PARAGENTS_MODEL"):
+    for var in (
+        "OPENAI_API_KEY",
+        "PARAGENTS_API_KEY",
+        "PARAGENTS_BASE_URL",
+        "PARAGENTS_MODEL",
+        "CLAUDE_CONFIG_DIR",
+    ):
         monkeypatch.delenv(var, raising=False)
     (root / "home").mkdir()
     yield root

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import shlex
 import uuid
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ from acp.schema import (
 )
 
 from paragents import events as ev
-from paragents.acp.permission import map_call, pick_option, preview_of
+from paragents.acp.agent_env import unsafe_names
+from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
 from paragents.agent.approval import approve
 from paragents.models import CallPreview, ToolCall
 from paragents.tools.base import ToolResult
@@ -130,17 +132,18 @@ class AcpClient:
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=option))
 
     async def _permission(self, tool_call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
-        """The option id answering ``tool_call``: the policy's when every check is decided by a rule
-        (deny wins), else the user's answer (asked once, through ``approve``)."""
+        """The option id answering ``tool_call``: the policy's when a rule decides every check (deny
+        wins), else the user's answer (asked once, through ``approve``). An edit the answer allows
+        then goes through the conflict checker (reservations, stale reads) like our own edits."""
         agent = self.agent
         session = agent.session
         tool_call = agent.log.merged(tool_call)
         mapped = map_call(tool_call)
-        decisions = [self._decide(tool, args) for tool, args in mapped.checks]
-        known = [d for d in decisions if d is not None]
-        if known and all(d.decision != "ask" for d in known) and len(known) == len(decisions):
-            deny = next((d for d in known if d.decision == "deny"), None)
-            chosen = deny or known[0]
+        chosen = decide_mapped(
+            agent.policy, mapped, cwd=session.workdir, mode=session.mode, session_rules=session.session_rules
+        )
+        always = False
+        if chosen.decision != "ask":
             await agent.store.record_decision(
                 session.id,
                 tool=mapped.call.name,
@@ -152,41 +155,62 @@ class AcpClient:
                 answered_by="policy",
                 answer=chosen.decision,
             )
-            if deny is not None:
+            if chosen.decision == "deny":
                 agent.emit(
-                    ev.Notice(session.id, f"denied by policy: {mapped.summary}: {deny.reason}", "warning")
+                    ev.Notice(session.id, f"denied by policy: {mapped.summary}: {chosen.reason}", "warning")
                 )
                 agent.log.denied.add(tool_call.tool_call_id)
                 return pick_option(options, False)
-            self._remember(mapped.checks)
-            return pick_option(options, True)
-        # ask: through approve() (the first check names the rule family; unmapped kinds always ask)
-        tool, args = mapped.checks[0] if mapped.checks else (mapped.call.name, {})
-        answers: list[str] = []
+        else:  # ask: through approve() (the first check names the rule family; unmapped kinds always ask)
+            tool, args = mapped.checks[0] if mapped.checks else (mapped.call.name, {})
+            answers: list[str] = []
 
-        def emit(event: ev.Event) -> None:
-            if isinstance(event, ev.PermissionResolved):
-                answers.append(event.answer)
-            agent.emit(event)
+            def emit(event: ev.Event) -> None:
+                if isinstance(event, ev.PermissionResolved):
+                    answers.append(event.answer)
+                agent.emit(event)
 
-        policy = agent.policy if mapped.checks else _AskAlways(agent.policy)
-        approval = await approve(
-            session=session,
-            policy=policy,  # type: ignore[arg-type]
-            store=agent.store,
-            emit=emit,
-            call=mapped.call,
-            tool_name=tool,
-            args=args,
-            summary=mapped.summary,
-            preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
-            agent_options=tuple((str(o.kind), o.name) for o in options),
-        )
-        if not approval.allowed:
+            policy = agent.policy if mapped.checks else _AskAlways(agent.policy)
+            approval = await approve(
+                session=session,
+                policy=policy,  # type: ignore[arg-type]
+                store=agent.store,
+                emit=emit,
+                call=mapped.call,
+                tool_name=tool,
+                args=args,
+                summary=mapped.summary,
+                preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
+                agent_options=tuple((str(o.kind), o.name) for o in options),
+            )
+            if not approval.allowed:
+                agent.log.denied.add(tool_call.tool_call_id)
+                return pick_option(options, False)
+            always = bool(answers) and answers[-1] == "allow_always"
+        skip = await self._edit_conflicts(mapped)
+        if skip is not None:
+            agent.emit(
+                ev.Notice(session.id, f"held by the conflict checker: {mapped.summary}: {skip}", "warning")
+            )
             agent.log.denied.add(tool_call.tool_call_id)
             return pick_option(options, False)
         self._remember(mapped.checks)
-        return pick_option(options, True, always=bool(answers) and answers[-1] == "allow_always")
+        return pick_option(options, True, always=always)
+
+    async def _edit_conflicts(self, mapped: MappedCall) -> str | None:
+        """For an agent's edit/delete/move: the conflict checker's preflight of each path it writes,
+        as for our own ``write_file`` (another session's reservation holds it; the paths are then
+        reserved for this session). Returns why it may not run, or None."""
+        if mapped.kind not in WRITE_KINDS:
+            return None
+        agent = self.agent
+        for index, (_tool, args) in enumerate(mapped.checks):
+            path = str(resolve_path(agent.session.workdir, str(args.get("path", ""))))
+            call = ToolCall(f"{mapped.call.id}-w{index}", "write_file", json.dumps({"path": path}))
+            skip = await agent.conflicts.preflight(agent.session.id, call, {"path": path})
+            if skip is not None:
+                return skip
+        return None
 
     def _decide(self, tool: str, args: dict[str, Any]) -> Decision | None:
         session = self.agent.session
@@ -339,14 +363,27 @@ class AcpClient:
     ) -> CreateTerminalResponse:
         agent = self.agent
         line = shlex.join([command, *args]) if args else command
+        extra = {e.name: e.value for e in env or ()}
+        unsafe = unsafe_names(extra)
+        if unsafe:  # they change what the command runs, which the policy judged from its line alone
+            raise refused(
+                f"terminal/create: the agent's env sets {', '.join(unsafe)}, which paragents does not "
+                "pass to commands (they change what a command runs: start-up files, the loader, the "
+                "program path, git's and pagers' programs); run the command without them"
+            )
         call_args: dict[str, Any] = {"command": line}
+        if cwd:  # checked by the policy like run_command's: inside the session's working directories
+            call_args["cwd"] = cwd
         call = ToolCall(f"term-{uuid.uuid4().hex[:8]}", "run_command", json.dumps(call_args))
         body = shell_body(command, args or [])  # "bash -c X": X is what request_permission approved
-        asked = await self._authorize("run_command", call_args, call, line, line, *([body] if body else []))
+        keys = [line, *([body] if body else [])]
+        if cwd and os.path.realpath(cwd) != os.path.realpath(agent.session.workdir):
+            keys = [f"{key}\x00in {cwd}" for key in keys]  # approved where it was announced, not there
+        asked = await self._authorize("run_command", call_args, call, line, *keys)
         await self._preflight(call, call_args)
-        workdir = Path(cwd) if cwd else agent.session.workdir
-        extra = {e.name: e.value for e in env or ()}
-        task = asyncio.create_task(agent.run_tool("run_command", call_args, workdir=workdir, env=extra))
+        # the session's working directory (its lane's) stays the writable root: the agent's cwd is
+        # only where the command starts
+        task = asyncio.create_task(agent.run_tool("run_command", call_args, env=extra))
         if asked:  # its entry (shown by the ask) follows the command
             sid = agent.session.id
             agent.emit(ev.ToolCallStarted(sid, call, f"{line} · through paragents"))

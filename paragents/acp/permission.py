@@ -11,14 +11,21 @@ import json
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption, ToolCallUpdate
 
 from paragents.models import CallPreview, ToolCall
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from paragents.permissions import Decision, Policy
+
 _PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "absolutePath", "notebook_path", "dir_path")
 _COMMAND_KEYS = ("command", "cmd")
+WRITE_KINDS = ("edit", "delete", "move")
+"""ACP tool kinds that change files: checked as ``Edit`` and by the conflict checker."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ def map_call(update: ToolCallUpdate) -> MappedCall:
         if command is not None:
             checks.append(("Bash", {"command": command}))
             name, summary = "run_command", command
-    elif kind in ("edit", "delete", "move"):
+    elif kind in WRITE_KINDS:
         paths = _paths(update)
         checks.extend(("Edit", {"path": p}) for p in paths)
         if paths:
@@ -87,6 +94,32 @@ def map_call(update: ToolCallUpdate) -> MappedCall:
     arguments = json.dumps(raw, ensure_ascii=False, default=str) if raw else "{}"
     call = ToolCall(id=update.tool_call_id, name=name, arguments=arguments)
     return MappedCall(tuple(checks), call, summary, kind)
+
+
+def decide_mapped(
+    policy: Policy, mapped: MappedCall, *, cwd: Path, mode: str, session_rules: Sequence[str] = ()
+) -> Decision:
+    """The policy's one answer for an agent's permission request: every check of ``mapped`` is
+    decided (a deny wins, then an ask); a call with no command or path to check asks. What a
+    session does with the request and what ``paragents permissions check --tool acp:KIND`` prints."""
+    from paragents.permissions import Decision
+
+    if not mapped.checks:
+        why = f"the agent's {mapped.kind} call names no command or path to check, so it asks"
+        return Decision("ask", why, scope="default")
+    decisions: list[Decision] = []
+    for tool, args in mapped.checks:
+        try:
+            decisions.append(
+                policy.decide(tool, args, cwd=cwd, mode=mode, session_rules=tuple(session_rules))
+            )
+        except ValueError as err:
+            return Decision("ask", f"the agent's {mapped.kind} call cannot be checked ({err}), so it asks")
+    for kind in ("deny", "ask"):
+        found = next((d for d in decisions if d.decision == kind), None)
+        if found is not None:
+            return found
+    return decisions[0]
 
 
 def preview_of(update: ToolCallUpdate, mapped: MappedCall, cwd: str = "") -> CallPreview | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from acp.schema import (
@@ -61,6 +61,8 @@ class _Call:
     done: bool = False
     fields: dict[str, Any] = field(default_factory=dict)
     """The ACP fields the agent sent so far (kind, title, rawInput, locations, content)."""
+    message: Message | None = None
+    """The assistant message announcing the call (its arguments follow the agent's updates)."""
 
 
 @dataclass
@@ -135,13 +137,11 @@ class TurnLog:
         if state is None:
             kind = str(update.kind or "other")
             title = update.title or kind
-            raw = update.raw_input if isinstance(update.raw_input, dict) else {}
-            paths = [loc.path for loc in update.locations or ()]
-            args = {**raw, **({"locations": paths} if paths and "path" not in raw else {})}
-            call = ToolCall(update.tool_call_id, kind, json.dumps(args, ensure_ascii=False, default=str))
+            call = ToolCall(update.tool_call_id, kind, _arguments(update.raw_input, update.locations))
             state = _Call(call, title, kind)
             self.calls[update.tool_call_id] = state
             message = self._flush(call)
+            state.message = message
             self.emit(ev.MessageAdded(sid, message))
             self.emit(ev.ToolCallStarted(sid, call, title))
         elif update.title and update.title != state.title and not state.done:
@@ -151,12 +151,23 @@ class TurnLog:
             value = getattr(update, name, None)
             if value is not None:
                 state.fields[name] = value
+        self._update_arguments(state)
         self._content(state, update)
         if update.status is not None:
             state.status = update.status
         if state.status in ("completed", "failed") and not state.done:
             failed = "denied" if update.tool_call_id in self.denied else "error"
             self._finish(state, "ok" if state.status == "completed" else failed)
+
+    def _update_arguments(self, state: _Call) -> None:
+        """Agents often announce a call with empty arguments and send them in a later update: the
+        stored call (and the message announcing it, for the store and exports) follows them."""
+        arguments = _arguments(state.fields.get("raw_input"), state.fields.get("locations"))
+        if arguments == state.call.arguments or arguments == "{}":
+            return
+        state.call = replace(state.call, arguments=arguments)
+        if state.message is not None:
+            state.message["tool_calls"] = [state.call.to_openai()]
 
     def merged(self, update: ToolCallUpdate) -> ToolCallUpdate:
         """``update`` (e.g. the tool call of a permission ask, which may carry only its id) completed
@@ -220,3 +231,12 @@ class TurnLog:
         """Return and forget the messages collected so far."""
         taken, self.messages = self.messages, []
         return taken
+
+
+def _arguments(raw_input: Any, locations: Any) -> str:
+    """A call's arguments as JSON: the agent's ``rawInput`` (an object), with the ``locations`` it
+    names when the input has no ``path``."""
+    raw = raw_input if isinstance(raw_input, dict) else {}
+    paths = [loc.path for loc in locations or ()]
+    args = {**raw, **({"locations": paths} if paths and "path" not in raw else {})}
+    return json.dumps(args, ensure_ascii=False, default=str)

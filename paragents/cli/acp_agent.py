@@ -31,6 +31,7 @@ from acp.schema import (
     InitializeResponse,
     NewSessionResponse,
     PermissionOption,
+    PromptCapabilities,
     PromptResponse,
     ToolCallUpdate,
     UsageUpdate,
@@ -58,6 +59,15 @@ class ParagentsAgent:
         self._out: asyncio.Queue[Any] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._ready: set[str] = set()
+        """Sessions the client knows (its ``session/new`` was answered: it has sent a request for it)."""
+        self._held: dict[str, list[Any]] = {}
+        """Updates of a session the client does not know yet, sent once it does."""
+        self._ids: dict[tuple[str, str], str] = {}
+        """(session, the model's tool-call id) -> the toolCallId the client sees (unique per session)."""
+        self._announced: set[str] = set()
+        """toolCallIds the client has been told about (``tool_call``)."""
+        self._count = 0
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -67,7 +77,9 @@ class ParagentsAgent:
     async def initialize(self, protocol_version: int, **kwargs: Any) -> InitializeResponse:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
-            agent_capabilities=AgentCapabilities(load_session=False),
+            agent_capabilities=AgentCapabilities(
+                load_session=False, prompt_capabilities=PromptCapabilities(embedded_context=True)
+            ),
             agent_info=Implementation(name="paragents", title="paragents", version=_version()),
         )
 
@@ -87,7 +99,8 @@ class ParagentsAgent:
         from paragents.sessions import SessionError
 
         rt = self.runtime
-        text = "\n".join(str(getattr(block, "text", "")) for block in prompt if getattr(block, "text", None))
+        self._know(session_id)
+        text = "\n".join(part for block in prompt if (part := prompt_text(block)))
         try:
             rt.submit(session_id, text)
         except SessionError as exc:
@@ -106,7 +119,16 @@ class ParagentsAgent:
         self.runtime.cancel(session_id)
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        self._know(session_id)
         await self.runtime.set_mode(session_id, mode_id)
+
+    def _know(self, session_id: str) -> None:
+        """The client knows ``session_id`` now: send what was held back for it, in order."""
+        if session_id in self._ready:
+            return
+        self._ready.add(session_id)
+        for update in self._held.pop(session_id, []):
+            self._queue(session_id, update)
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(method)
@@ -124,33 +146,64 @@ class ParagentsAgent:
         elif isinstance(event, ev.ReasoningDelta):
             update = update_agent_thought_text(event.text)
         elif isinstance(event, ev.ToolCallStarted):
-            update = start_tool_call(
-                event.call.id,
-                event.summary,
-                kind=KINDS.get(event.call.name, "other"),  # type: ignore[arg-type]
-                status="in_progress",
-                raw_input=_args(event.call.arguments),
-            )
+            update = self._announce(sid, event.call, event.summary, "in_progress")
         elif isinstance(event, ev.ToolCallFinished):
             from acp import text_block, tool_content
 
             status: Literal["completed", "failed"] = "completed" if event.status == "ok" else "failed"
+            if self._tool_id(sid, event.call.id, new=False) not in self._announced:
+                self._queue(sid, self._announce(sid, event.call, event.call.name, "pending"))
             update = update_tool_call(
-                event.call.id, status=status, content=[tool_content(text_block(event.output))]
+                self._tool_id(sid, event.call.id, new=False),
+                status=status,
+                content=[tool_content(text_block(event.output))],
             )
+            self._ids.pop((sid, event.call.id), None)
         elif isinstance(event, ev.UsageUpdated):
             update = UsageUpdate(
                 session_update="usage_update", used=event.context_tokens, size=event.context_window
             )
-        elif isinstance(event, ev.PermissionRequested):
+        elif isinstance(event, ev.PermissionRequested):  # announce the call first, then ask
+            self._queue(sid, self._announce(sid, event.call, event.summary, "pending"))
             task = asyncio.get_running_loop().create_task(self._ask(event))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
             return
         if update is not None:
-            self._out.put_nowait((sid, update))
-            if self._sender is None or self._sender.done():
-                self._sender = asyncio.get_running_loop().create_task(self._send())
+            self._queue(sid, update)
+
+    def _queue(self, sid: str, update: Any) -> None:
+        if sid not in self._ready:  # e.g. usage of a session whose session/new is not answered yet
+            self._held.setdefault(sid, []).append(update)
+            return
+        self._out.put_nowait((sid, update))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.get_running_loop().create_task(self._send())
+
+    def _tool_id(self, sid: str, call_id: str, *, new: bool = True) -> str:
+        """The toolCallId the client sees for the model's ``call_id``: unique in the session even
+        when a model reuses ids (``call_1`` in every turn); the same one until the call finishes."""
+        key = (sid, call_id)
+        if key not in self._ids:
+            if not new:
+                return call_id
+            self._count += 1
+            self._ids[key] = f"{call_id}#{self._count}"
+        return self._ids[key]
+
+    def _announce(self, sid: str, call: Any, title: str, status: str) -> Any:
+        """``tool_call`` the first time the client hears of the call, then ``tool_call_update``."""
+        tool_id = self._tool_id(sid, call.id)
+        if tool_id in self._announced:
+            return update_tool_call(tool_id, title=title, status=status)  # type: ignore[arg-type]
+        self._announced.add(tool_id)
+        return start_tool_call(
+            tool_id,
+            title,
+            kind=KINDS.get(call.name, "other"),  # type: ignore[arg-type]
+            status=status,  # type: ignore[arg-type]
+            raw_input=_args(call.arguments),
+        )
 
     async def _send(self) -> None:
         while not self._out.empty():
@@ -166,7 +219,7 @@ class ParagentsAgent:
         """Ask the client; its option is paragents' answer (no answer: rejected once)."""
         await self._flush()  # the tool call it is about was announced before
         call = ToolCallUpdate(
-            tool_call_id=event.call.id,
+            tool_call_id=self._tool_id(event.session_id, event.call.id, new=False),
             title=event.summary,
             kind=KINDS.get(event.call.name, "other"),
             status="pending",
@@ -186,6 +239,24 @@ class ParagentsAgent:
             answer = "reject_once"
         if not event.reply.done():
             event.reply.set_result((answer, None))
+
+
+def prompt_text(block: Any) -> str:
+    """The text of one prompt block: text as it is; a ``resource_link`` as its name and URI; an
+    embedded ``resource`` as its URI and text (binary contents by their URI only); '' otherwise."""
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind == "resource_link":
+        name = getattr(block, "title", None) or getattr(block, "name", "") or ""
+        return f"[resource link {name}: {block.uri}]"
+    if kind == "resource":
+        resource = block.resource
+        text = getattr(resource, "text", None)
+        if text is None:
+            return f"[resource {resource.uri} (binary, {getattr(resource, 'mime_type', None) or 'no type'})]"
+        return f"[resource {resource.uri}]\n{text}"
+    return ""
 
 
 def _args(arguments: str) -> Any:

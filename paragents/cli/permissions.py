@@ -10,10 +10,18 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from paragents.permissions import INTERNAL_TOOLS, Decision, Policy, PolicyError, parse_mode
+from paragents import jsonfile
+from paragents.config import ConfigError
+from paragents.permissions import Decision, Policy, PolicyError, parse_mode, tool_family
+from paragents.permissions.destructive import destructive_reason
+from paragents.permissions.policy import KNOWN_TOOLS
+
+ACP_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
+"""ACP tool kinds ``--tool acp:KIND`` takes (the agent's permission request is checked as a session does)."""
 
 FAMILIES = ("Bash", "Read", "Edit")
 
@@ -23,50 +31,121 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _as_json(decision: Decision) -> dict[str, Any]:
+def as_json(
+    decision: Decision, *, mode: str, notes: Sequence[str] = (), destructive: str | None = None
+) -> dict[str, Any]:
+    """The JSON ``permissions check --json`` prints: the decision, the rule, its scope and file, each
+    part, the rules "always allow" would add, what it writes, the destructive flag and the notes
+    loading the permission files gave."""
     return {
         "decision": decision.decision,
         "reason": decision.reason,
         "rule": decision.rule,
         "scope": decision.scope,
+        "source": decision.source,
+        "mode": mode,
         "subcommands": [
             {"command": s.command, "decision": s.decision, "reason": s.reason, "rule": s.rule}
             for s in decision.subcommands
         ],
         "suggested_rules": list(decision.suggested_rules),
+        "write_targets": list(decision.write_targets),
+        "targets_unknown": decision.targets_unknown,
+        "destructive": destructive is not None,
+        "destructive_reason": destructive,
+        "notes": list(notes),
     }
+
+
+def _sandboxed(cwd: Path, policy: Policy, family: str) -> bool:
+    """Whether a session's command here would run in the sandbox with ``sandbox.auto_allow`` on (as
+    the agent computes it: the config's sandbox settings and whether bubblewrap works)."""
+    if family != "Bash":
+        return False
+    from paragents.config import load_config
+    from paragents.tools.sandbox import SandboxConfig, check
+
+    settings = load_config(cwd).config.sandbox
+    if not settings.auto_allow:
+        return False
+    sandbox = SandboxConfig(
+        mode=settings.mode,
+        network=settings.network,
+        writable=settings.writable,
+        hidden_rules=policy.read_deny_patterns(cwd),
+        auto_allow=settings.auto_allow,
+        bwrap=settings.bwrap,
+    )
+    return check(sandbox).active
+
+
+def _decide_acp(policy: Policy, kind: str, arguments: dict[str, Any], cwd: Path, mode: str) -> Decision:
+    """Decide an ACP agent's permission request of ``kind`` with ``arguments`` as its rawInput, as a
+    session hosting the agent does (:func:`paragents.acp.permission.decide_mapped`)."""
+    from acp.schema import ToolCallUpdate
+
+    from paragents.acp.permission import decide_mapped, map_call
+
+    update = ToolCallUpdate(tool_call_id="check", kind=kind, raw_input=arguments, title=f"{kind} call")
+    return decide_mapped(policy, map_call(update), cwd=cwd, mode=mode)
 
 
 def _check(args: argparse.Namespace) -> int:
     tool = args.tool
-    if tool not in FAMILIES and tool not in INTERNAL_TOOLS and not tool.startswith("mcp__"):
-        known = ", ".join((*FAMILIES, *INTERNAL_TOOLS))
-        return _fail(f"unknown tool {tool!r}; use one of {known} or mcp__server__tool")
-    try:
-        arguments = json.loads(args.input)
-    except json.JSONDecodeError as err:
-        return _fail(f"--input is not valid JSON ({err.msg} at column {err.colno})")
+    acp_kind = tool[4:] if tool.startswith("acp:") else None
+    if acp_kind is not None and acp_kind not in ACP_KINDS:
+        return _fail(f"unknown ACP tool kind {acp_kind!r}; use one of {', '.join(ACP_KINDS)}")
+    if acp_kind is None and tool not in KNOWN_TOOLS and not tool.startswith("mcp__"):
+        known = ", ".join(sorted(KNOWN_TOOLS))
+        return _fail(f"unknown tool {tool!r}; use one of {known}, mcp__server__tool or acp:KIND")
+    loaded: dict[str, Any] = {}
+    for flag, text in (("--input", args.input), ("--schema", args.schema)):
+        try:
+            loaded[flag] = jsonfile.loads(text, flag) if text else None
+        except jsonfile.JsonFileError as err:
+            return _fail(str(err))
+    arguments, schema = loaded["--input"], loaded["--schema"]
     if not isinstance(arguments, dict):
         return _fail('--input must be a JSON object, e.g. {"command": "ls"}')
-    try:
-        mode = parse_mode(args.mode)
-    except ValueError as err:
-        return _fail(str(err))
     cwd = Path(os.path.abspath(args.cwd or os.getcwd()))
     cli_rules = {kind: getattr(args, kind) for kind in ("allow", "ask", "deny") if getattr(args, kind)}
     settings = [Path(p) for p in args.settings] if args.settings else None
     try:
         policy = Policy.load(cwd, cli_rules=cli_rules, settings_files=settings)
-    except PolicyError as err:
+        mode = parse_mode(args.mode) if args.mode else policy.default_mode
+        if acp_kind is not None:
+            decision = _decide_acp(policy, acp_kind, arguments, cwd, mode)
+        else:
+            decision = policy.decide(
+                tool,
+                arguments,
+                cwd=cwd,
+                mode=mode,
+                sandboxed=_sandboxed(cwd, policy, tool_family(tool)),
+                read_only=args.read_only,
+                schema=schema,
+            )
+    except (PolicyError, ConfigError, ValueError) as err:
         return _fail(str(err))
-    decision = policy.decide(tool, arguments, cwd=cwd, mode=mode)
+    destructive = destructive_reason(
+        f"acp_{acp_kind}" if acp_kind else tool, arguments, destructive_hint=args.destructive
+    )
+    for note in policy.notes:
+        print(f"note: {note}", file=sys.stderr)
     if args.json:
-        print(json.dumps(_as_json(decision), indent=2))
+        print(
+            json.dumps(
+                as_json(decision, mode=mode.value, notes=policy.notes, destructive=destructive), indent=2
+            )
+        )
         return 0
     print(f"decision: {decision.decision}")
     print(f"reason:   {decision.reason}")
     print(f"rule:     {decision.rule or '-'}")
-    print(f"scope:    {decision.scope or '-'}")
+    print(f"scope:    {decision.scope or '-'}{f' ({decision.source})' if decision.source else ''}")
+    print(f"mode:     {mode.value}")
+    if destructive:
+        print(f"destructive: {destructive}")
     if len(decision.subcommands) > 1 or tool in ("Bash", "run_command"):
         print("parts:")
         for sub in decision.subcommands:
@@ -83,6 +162,8 @@ def _show(args: argparse.Namespace) -> int:
     except PolicyError as err:
         return _fail(str(err))
     rows = policy.rules_table()
+    for note in policy.notes:
+        print(f"note: {note}")
     print(f"default mode: {policy.default_mode.value}")
     if not rows:
         print("no rules: reads inside the project run; edits and commands ask")

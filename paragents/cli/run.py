@@ -44,6 +44,9 @@ class HeadlessSink:
         self.interactive = interactive
         self._in_reasoning = False
         self._ask_lock = asyncio.Lock()
+        self.notices: list[str] = []
+        """With ``json_mode``: the notices of the run (MCP servers not started, retries ...), for
+        ``notes`` (each is also printed to stderr)."""
         self.wait_approvals = False
         """Without a terminal, leave asks pending for another process to answer (``--wait-approvals``)."""
 
@@ -51,6 +54,10 @@ class HeadlessSink:
         if isinstance(event, ev.BudgetPaused):  # nobody can raise a cap here: stop (exit code 7)
             if not event.reply.done():
                 event.reply.set_result("stop")
+            return
+        if isinstance(event, ev.Notice) and self.json_mode:  # start-up notices (MCP servers ...) too
+            self.notices.append(event.text)
+            self.err.print(f"note: {event.text}", markup=False, style="yellow")
             return
         if isinstance(event, ev.PermissionRequested):
             asyncio.get_running_loop().create_task(self._answer(event))
@@ -218,6 +225,7 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
                 open_panel=False,
                 lane=getattr(args, "lane", None),
                 base=getattr(args, "base", None),
+                on=getattr(args, "on", None),
             )
         except SessionError as exc:
             if "already exists" not in str(exc) or attempt == 4:
@@ -303,6 +311,7 @@ async def run_headless(args: Any) -> int:
                     lane=getattr(args, "lane", None),
                     base=getattr(args, "base", None),
                     start=False,
+                    mode=args.mode,
                 )
             elif args.session:
                 view, _created = await runtime.attach_session(
@@ -312,6 +321,7 @@ async def run_headless(args: Any) -> int:
                     mode=args.mode,
                     take_over=take_over,
                     lane=getattr(args, "lane", None),
+                    on=getattr(args, "on", None),
                 )
             else:
                 view = await _run_session(runtime, args, project_dir, err)
@@ -352,7 +362,7 @@ async def run_headless(args: Any) -> int:
             "messages": messages,
             "usage": usage.to_dict(),
             "error": None if error is None else {"kind": kind or "error", "message": error},
-            "notes": list(notes),
+            "notes": [*notes, *(n for n in sink.notices if n not in notes)],
         }
         print(json.dumps(out, ensure_ascii=False))
     return exit_code_for(status, kind)

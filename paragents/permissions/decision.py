@@ -61,7 +61,8 @@ class Decision:
 
     ``reason`` is a sentence for people (which rule from which file, or which default). ``rule`` and
     ``scope`` name the deciding rule and where it came from (``managed``, ``cli``, ``local``,
-    ``project``, ``user``, ``session``) or ``default``/``mode``/``protected``. ``subcommands`` has one
+    ``claude-local``, ``project``, ``claude-project``, ``user``, ``claude-user``, ``session``) or
+    ``default``/``mode``/``protected``/``sandbox``; ``source`` is its file. ``subcommands`` has one
     entry per simple command (Bash) and per file touched. ``suggested_rules`` are the rules an
     "always allow" answer should store (each matches this call). ``write_targets`` are the absolute
     paths the call may write; ``targets_unknown`` is True when some cannot be known before it runs."""
@@ -74,6 +75,8 @@ class Decision:
     suggested_rules: tuple[str, ...] = ()
     write_targets: tuple[str, ...] = ()
     targets_unknown: bool = False
+    source: str | None = None
+    """The file the deciding rule came from (None for defaults, modes and command-line rules)."""
 
 
 @dataclass(frozen=True)

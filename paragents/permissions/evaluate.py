@@ -1,58 +1,47 @@
-"""Check one tool call against merged rules: cut it into parts, find each part's rule, apply the mode.
+"""Check one tool call against merged rules: cut it into parts and find each part's rule.
 
-Each part (a simple command, a file read or written, an MCP tool) gets a :class:`Part` with a
-category saying why it got its answer before the mode is applied; :func:`finish` applies the mode
-and combines the parts (the strictest part decides). Order of checks for every part: deny rules,
-protected paths, ask rules, allow rules, then the defaults (reads inside the working directories
-run; everything else asks). With ``sandboxed`` (a Bash call that will run in the sandbox with
-``sandbox.auto_allow`` on) the parts that ask only by default run without asking (:func:`_auto_allowed`).
+Order of checks for every part: deny rules, protected paths, ask rules, allow rules, then the
+defaults (reads inside the working directories run; everything else asks). The parts are combined
+and the mode applied by :func:`paragents.permissions.combine.finish` (re-exported here).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any
+
+import bracex
+from wcmatch import glob as wglob
 
 from paragents.permissions import known_commands as known
 from paragents.permissions import resolve, special
-from paragents.permissions.decision import (
-    STRICTNESS,
-    Decision,
-    DecisionKind,
-    PermissionMode,
-    RuleKind,
-    SubDecision,
+from paragents.permissions.combine import Category, Part, _exact_suggestion, finish
+from paragents.permissions.decision import RuleKind
+from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target
+from paragents.permissions.rules import (
+    bash_matches,
+    escape_path,
+    path_anchor,
+    path_matches,
+    spec_words,
+    specifier_matches,
+    tool_matches,
+    url_host,
 )
-from paragents.permissions.rules import bash_matches, escape_path, path_anchor, path_matches, tool_matches
 from paragents.permissions.settings import ScopedRule
-from paragents.permissions.shell import (
-    ParsedCommand,
-    SimpleCommand,
-    parse_command,
-    shell_bases,
-)
+from paragents.permissions.shell import parse_command, shell_bases
 
-Category = Literal[
-    "deny_rule", "invalid", "protected", "opaque", "ask_rule", "risky", "unmatched", "edit_inside",
-    "allow_rule", "default_allow",
-]  # fmt: skip
+__all__ = ["Checker", "Part", "finish"]
 
-
-@dataclass(frozen=True)
-class Part:
-    """One checked part of a call before the mode is applied."""
-
-    label: str
-    category: Category
-    reason: str
-    rule: ScopedRule | None = None
-    suggestions: tuple[str, ...] = ()
-    what: Literal["command", "Read", "Edit"] = "command"
-    """A simple command, or a file the call reads or writes."""
+MAX_TREE_ENTRIES = 5000
+"""A recursive read's directory is searched for Read-denied paths up to this many entries; past
+that the call asks (the tree is too big to check before it runs)."""
+MAX_GLOB_MATCHES = 1000
+"""A glob argument is expanded up to this many files (past that it asks, like a computed path)."""
 
 
 parse_cached = lru_cache(maxsize=512)(parse_command)
@@ -74,6 +63,10 @@ class Checker:
     """All paths are absolute and normalised strings (checks run on strings: they are hot)."""
     real_dirs: dict[str, str] = field(default_factory=dict)
     """Directory → realpath, filled while checking this call's paths (see resolve.resolutions)."""
+    base: str | None = None
+    """The directory a command runs in when it is not ``cwd`` (run_command's ``cwd`` argument,
+    resolved and checked by :mod:`paragents.permissions.cwd`): its relative paths resolve there,
+    while ``./`` rules stay anchored at ``cwd``."""
 
     # ---- rule lookup -------------------------------------------------------------------------
     def _path_rule(self, kind: RuleKind, family: str, candidate: str) -> ScopedRule | None:
@@ -159,10 +152,10 @@ class Checker:
         parsed: ParsedCommand = parse_cached(command)
         parts: list[Part] = [self._simple(cmd) for cmd in parsed.commands]
         if parsed.problem:
-            parts.append(Part(command.strip()[:80], "opaque", f"{parsed.problem}; it cannot be checked"))
+            parts.append(self._opaque(command.strip()[:80], f"{parsed.problem}; it cannot be checked"))
         if parsed.background:
             parts.append(Part("&", "risky", "it starts a background job (&) that keeps running unobserved"))
-        bases, cd_unknown = shell_bases(parsed, Path(self.cwd), Path(self.home))
+        bases, cd_unknown = shell_bases(parsed, Path(self.base or self.cwd), Path(self.home))
         base_strs = [str(base) for base in bases]
         writes: list[str] = []
         unknown = parsed.problem is not None
@@ -185,10 +178,12 @@ class Checker:
                         writes.append(normal)
         for mention in parsed.mentions:
             for path in dict.fromkeys(resolve.absolute(mention.path or "", b, self.home) for b in base_strs):
-                found = self.check_mentioned(path, mention.origin)
+                found = self.check_mentioned(path, mention.origin, protect=True)
                 if found is not None:
                     parts.append(found)
                     break
+        if self._read_rules():
+            parts.extend(self._check_arguments(parsed, base_strs, cd_unknown))
         if any(special.destructive(cmd.effective) for cmd in parsed.commands) and (
             unknown or any(p.label.startswith("Edit ") and p.category != "edit_inside" for p in parts)
         ):  # never offer "always allow" for a destructive command reaching outside the workdir
@@ -207,7 +202,7 @@ class Checker:
         if rule:
             return Part(label, "ask_rule", f"`{label}` asks because of {rule.describe()}", rule)
         if cmd.opaque:
-            return Part(label, "opaque", f"`{label}`: {cmd.opaque}")
+            return self._opaque(label, f"`{label}`: {cmd.opaque}")
         if cmd.risky:
             return Part(label, "risky", f"`{label}` {cmd.risky}")
         if cmd.parent_forms:
@@ -235,136 +230,156 @@ class Checker:
             suggestions = (f"Bash({' '.join(known.rule_prefix(cmd.matched))} *)",)
         return Part(label, "unmatched", f"no rule allows `{matched}`", None, suggestions)
 
+    def _opaque(self, label: str, reason: str) -> Part:
+        """A command the parser cannot see into is treated as the most dangerous thing it could run:
+        denied when some deny rule (Bash, Read or Edit) could match what it runs, else it asks."""
+        rule = next((r for r in self.rules["deny"] if r.rule.family in ("Bash", "Read", "Edit")), None)
+        if rule is None:
+            return Part(label, "opaque", reason)
+        could = f"{reason}; it could run what {rule.describe()} denies"
+        return Part(label, "deny_rule", could, rule)
+
     def _exact_allow(self, forms: Sequence[str]) -> ScopedRule | None:
         """Return an allow rule naming one of ``forms`` exactly (or every command: ``Bash``, ``Bash(*)``)."""
         for scoped in self.rules["allow"]:
             spec = scoped.rule.specifier
-            if scoped.rule.family == "Bash" and (spec is None or spec == "*" or spec in forms):
+            if scoped.rule.family == "Bash" and (
+                spec is None or spec == "*" or spec in forms or spec_words(spec) in forms
+            ):
                 return scoped
         return None
 
-    def check_mentioned(self, path: str, origin: str) -> Part | None:
-        """Check a path named in an interpreter one-liner's code against Read/Edit deny and ask rules
-        (the code may open it itself); None when no such rule matches."""
+    def _read_rules(self) -> list[ScopedRule]:
+        """The Read deny and ask rules (arguments of every command are checked against them)."""
+        return [r for kind in ("deny", "ask") for r in self.rules[kind] if r.rule.family == "Read"]
+
+    def _check_arguments(self, parsed: ParsedCommand, bases: list[str], cd_unknown: bool) -> list[Part]:
+        """Every argument of every command naming a path a Read deny (ask) rule covers is denied
+        (asks), whatever the command; globs are listed; a computed argument asks; a directory read
+        recursively is searched for such paths."""
+        parts: list[Part] = []
+        computed = next((t for t in parsed.arguments if t.path is None), None)
+        if computed is not None:
+            names = ", ".join(dict.fromkeys(r.rule.text for r in self._read_rules()))
+            reason = (
+                f"`{computed.origin}`: an argument is computed when it runs, so it could name a path "
+                f"that {names} covers"
+            )
+            parts.append(Part(computed.origin, "opaque", reason, what="Read"))
+        seen: set[str] = set()
+        for target in parsed.arguments:
+            if target.path is None or (cd_unknown and not target.path.startswith(("/", "~"))):
+                continue
+            for base in bases:
+                spellings = self._spellings(target, base)
+                if spellings is None:
+                    reason = f"`{target.origin}`: the glob {target.path!r} names too many files to check"
+                    parts.append(Part(target.origin, "opaque", reason, what="Read"))
+                    break
+                for path in spellings:
+                    if path in seen:
+                        continue
+                    seen.add(path)
+                    found = self.check_mentioned(path, f"`{target.origin}` names {path}", ("Read",))
+                    if found is not None:
+                        parts.append(replace(found, what="Read"))
+        for target in parsed.recursive:
+            if target.path is None:
+                continue
+            for base in dict.fromkeys(bases):
+                found = self.check_tree(
+                    os.path.normpath(resolve.absolute(target.path, base, self.home)), target.origin
+                )
+                if found is not None:
+                    parts.append(found)
+        return parts
+
+    def _spellings(self, target: Target, base: str) -> list[str] | None:
+        """The absolute paths an argument names: itself, or what its glob/brace pattern expands to
+        now (and each brace spelling as written); None when there are too many."""
+        path = resolve.absolute(target.path or "", base, self.home)
+        if not target.glob:
+            return [path]
+        written = [resolve.absolute(p, base, self.home) for p in bracex.expand(target.path or "", limit=64)]
+        found = wglob.glob(path, flags=wglob.BRACE | wglob.NOUNIQUE, limit=MAX_GLOB_MATCHES)
+        if len(found) >= MAX_GLOB_MATCHES:
+            return None
+        return list(dict.fromkeys([*written, *found]))
+
+    def check_tree(self, directory: str, origin: str) -> Part | None:
+        """For a recursive read of ``directory``: a part denying (asking for) it when some path below
+        it is covered by a Read deny (ask) rule; None when none is."""
+        first_ask: Part | None = None
+        count = 0
+        for root, dirs, files in os.walk(directory):
+            for name in (*dirs, *files):
+                count += 1
+                if count > MAX_TREE_ENTRIES:
+                    reason = (
+                        f"`{origin}` reads more than {MAX_TREE_ENTRIES} files, too many to check for "
+                        "paths Read rules cover"
+                    )
+                    return Part(origin, "opaque", reason, what="Read")
+                candidate = os.path.join(root, name)
+                rule = self._path_rule("deny", "Read", candidate)
+                if rule:
+                    reason = (
+                        f"`{origin}` reads every file under {directory}, and Read of {candidate} is denied "
+                        f"by {rule.describe()}; name the files to read instead"
+                    )
+                    return Part(origin, "deny_inside", reason, rule, what="Read")
+                rule = self._path_rule("ask", "Read", candidate) if first_ask is None else None
+                if rule:
+                    reason = f"`{origin}` reads {candidate}, which asks because of {rule.describe()}"
+                    first_ask = Part(origin, "ask_rule", reason, rule, what="Read")
+        return first_ask
+
+    def check_mentioned(
+        self, path: str, origin: str, families: tuple[str, ...] = ("Read", "Edit"), *, protect: bool = False
+    ) -> Part | None:
+        """Check a path named in an interpreter one-liner's code (or any command's argument) against
+        the deny and ask rules of ``families`` (the code may open it itself); with ``protect``, a
+        protected path asks (the code may write it). None when nothing matches."""
         candidates = resolve.resolutions(path, self.real_dirs) if "\x00" not in path else []
-        for kind, category in (("deny", "deny_rule"), ("ask", "ask_rule")):
-            for family in ("Read", "Edit"):
+        for kind in ("deny", "protected", "ask"):
+            if kind == "protected":
+                whys = [
+                    resolve.protected_reason(c, self.home, self.managed, self.real_dirs) for c in candidates
+                ]
+                why = next((w for w in whys if w), None) if protect else None
+                if why:
+                    return Part(
+                        origin, "protected", f"{origin}: protected path: {why}; it may change it, so it asks"
+                    )
+                continue
+            for family in families:
                 for candidate in candidates:
                     rule = self._path_rule(kind, family, candidate)  # type: ignore[arg-type]
                     if rule:
                         what = "is denied by" if kind == "deny" else "asks because of"
                         reason = f"{origin}: {family} of {candidate} {what} {rule.describe()}"
-                        return Part(origin, category, reason, rule)  # type: ignore[arg-type]
+                        return Part(origin, "deny_rule" if kind == "deny" else "ask_rule", reason, rule)
         return None
 
     # ---- other tools -------------------------------------------------------------------------
-    def check_tool(self, tool: str) -> Part:
-        """Check a tool outside the three families (e.g. ``mcp__server__tool``) by rule name."""
+    def check_tool(self, tool: str, arguments: Mapping[str, Any] | None = None) -> Part:
+        """Check a tool outside the three families (``WebFetch``, ``mcp__server__tool`` ...) by rule
+        name and specifier (``WebFetch(domain:github.com)`` matches the URL's host only)."""
+        args = arguments or {}
         kinds: tuple[tuple[RuleKind, Category], ...] = (
             ("deny", "deny_rule"), ("ask", "ask_rule"), ("allow", "allow_rule"),
         )  # fmt: skip
+        url = args.get("url") if tool == "WebFetch" else None
+        label = f"{tool} {url}" if isinstance(url, str) else tool
         for kind, category in kinds:
             for scoped in self.rules[kind]:
-                if tool_matches(scoped.rule, tool):
-                    return Part(tool, category, f"{tool} matches {scoped.describe()}", scoped)
+                if tool_matches(scoped.rule, tool) and (
+                    "(" in tool or specifier_matches(scoped.rule, tool, args)
+                ):
+                    return Part(label, category, f"{label} matches {scoped.describe()}", scoped)
+        if tool == "WebFetch":
+            host = url_host(url) if isinstance(url, str) else None
+            suggestion = (f"WebFetch(domain:{host})",) if host else ()
+            what = f"fetching {host}" if host else "a fetch without a URL host"
+            return Part(label, "unmatched", f"no rule allows {what}", None, suggestion)
         return Part(tool, "unmatched", f"no rule allows the tool {tool}", None, (tool,))
-
-
-MAX_SUGGESTED_RULES = 5
-"""At most this many rules are suggested for one call (Claude Code: "Up to 5 rules may be saved for a
-single compound command")."""
-
-
-def _exact_suggestion(form: str) -> tuple[str, ...]:
-    """``Bash(<form>)`` naming exactly ``form``; none when ``form`` holds a ``*`` (the rule would be a
-    pattern matching more than this command)."""
-    return () if "*" in form else (f"Bash({form})",)
-
-
-_ASKING = frozenset({"ask_rule", "risky", "unmatched", "edit_inside"})
-
-
-def _auto_allowed(part: Part) -> bool:
-    """True when ``part`` of a sandboxed command asks only because it is a command: a command no rule
-    allows or a risky one, a read anywhere (Read deny rules hide their paths in the sandbox), a write
-    inside the working directories. Ask rules, protected paths, commands that cannot be analysed and
-    writes (deletions too) outside the working directories keep asking."""
-    if part.what == "command":
-        return part.category in ("unmatched", "risky")
-    if part.what == "Read":
-        return part.category == "unmatched"
-    return part.category == "edit_inside"
-
-
-def _with_mode(
-    part: Part, family: str, mode: PermissionMode, sandboxed: bool = False
-) -> tuple[DecisionKind, str, str | None]:
-    """Return (decision, reason, scope) for ``part`` under ``mode`` (and the sandbox's auto-allow)."""
-    scope = part.rule.scope if part.rule else "default"
-    if part.category in ("deny_rule", "invalid"):
-        return "deny", part.reason, scope
-    if mode is PermissionMode.PLAN and family != "Read":
-        return "deny", f"plan mode: only reads run, so this is not run ({part.reason})", "mode"
-    if sandboxed and family == "Bash" and _auto_allowed(part):
-        return "allow", f"sandboxed, so it runs without asking (sandbox.autoAllow; {part.reason})", "sandbox"
-    if part.category in ("protected", "opaque"):
-        kind: DecisionKind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
-        return kind, part.reason, "protected" if part.category == "protected" else "default"
-    if part.category in _ASKING:
-        if mode is PermissionMode.BYPASS:
-            return "allow", f"bypassPermissions mode ({part.reason})", "mode"
-        if mode is PermissionMode.ACCEPT_EDITS and part.category == "edit_inside":
-            return (
-                "allow",
-                f"acceptEdits mode: edits inside the working directories run ({part.reason})",
-                "mode",
-            )
-        if mode is PermissionMode.DONT_ASK:
-            return "deny", f"dontAsk mode: this would ask, so it is denied ({part.reason})", "mode"
-        return "ask", part.reason, scope
-    return "allow", part.reason, scope
-
-
-def finish(
-    parts: list[Part],
-    family: str,
-    mode: PermissionMode,
-    writes: Sequence[str] = (),
-    unknown: bool = False,
-    sandboxed: bool = False,
-) -> Decision:
-    """Apply ``mode`` to every part and combine them into one Decision (the strictest part decides);
-    ``sandboxed``: the call is a command that will run in the sandbox with auto-allow on."""
-    if not parts:
-        parts = [Part("(nothing)", "default_allow", "the command runs nothing")]
-    subs: list[SubDecision] = []
-    scopes: list[str | None] = []
-    for part in parts:
-        decision, reason, scope = _with_mode(part, family, mode, sandboxed)
-        subs.append(SubDecision(part.label, decision, reason, part.rule.rule.text if part.rule else None))
-        scopes.append(scope)
-    worst = max(STRICTNESS[s.decision] for s in subs)
-    index = next(i for i, s in enumerate(subs) if STRICTNESS[s.decision] == worst)
-    top = subs[index]
-    reason = top.reason
-    if len(subs) > 1 and top.decision == "allow":
-        reason = f"all {len(subs)} parts are allowed; first: {top.reason}"
-    suggestions: tuple[str, ...] = ()
-    if top.decision == "ask" and all(
-        s.decision != "ask" or p.category in ("unmatched", "edit_inside")
-        for s, p in zip(subs, parts, strict=True)
-    ):
-        pending = [p.suggestions for s, p in zip(subs, parts, strict=True) if s.decision == "ask"]
-        if all(pending):  # a part no rule may cover: "always allow" cannot make this call pass
-            suggestions = tuple(dict.fromkeys(rule for group in pending for rule in group))
-            suggestions = suggestions[:MAX_SUGGESTED_RULES]
-    return Decision(
-        decision=top.decision,
-        reason=reason,
-        rule=top.rule,
-        scope=scopes[index],
-        subcommands=tuple(subs),
-        suggested_rules=suggestions,
-        write_targets=tuple(writes),
-        targets_unknown=unknown,
-    )

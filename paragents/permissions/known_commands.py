@@ -37,10 +37,65 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "flock": (frozenset({"-w", "--wait", "--timeout", "-E", "--conflict-exit-code"}), 1),
     "chrt": (frozenset(), 1),
     "taskset": (frozenset(), 1),
+    "busybox": (frozenset(), 0),
+    "toybox": (frozenset(), 0),
+    "chroot": (frozenset({"--userspec", "--groups"}), 1),
+    "unshare": (frozenset({"--setuid", "--setgid", "-S", "-G", "--wd", "--root", "-R", "-w"}), 0),
+    "nsenter": (
+        frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "--wd", "-w", "-r", "--root"}),
+        0,
+    ),
+    "pkexec": (frozenset({"--user"}), 0),
+    "systemd-run": (
+        frozenset({"-p", "--property", "-u", "--unit", "--uid", "--gid", "-E", "--setenv", "--slice"}),
+        0,
+    ),
+    "firejail": (frozenset(), 0),
+    "strace": (frozenset({"-e", "-o", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}), 0),
+    "ltrace": (frozenset({"-e", "-o", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-L", "-x"}), 0),
+    "script": (
+        frozenset(
+            {
+                "-E",
+                "--echo",
+                "-o",
+                "--output-limit",
+                "-m",
+                "--logging-format",
+                "-T",
+                "--log-timing",
+                "-I",
+                "--log-in",
+                "-O",
+                "--log-out",
+                "-B",
+                "--log-io",
+            }
+        ),
+        0,
+    ),
+    "su": (
+        frozenset({"-g", "--group", "-G", "--supp-group", "-s", "--shell", "-w", "--whitelist-environment"}),
+        0,
+    ),
+    "runuser": (frozenset({"-g", "--group", "-G", "--supp-group", "-s", "--shell", "-u", "--user", "-w"}), 0),
 }
 
-SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-"""Shells whose ``-c STRING`` argument is parsed as a nested command."""
+SHELLS = frozenset(
+    {"bash", "sh", "zsh", "dash", "ksh", "mksh", "pdksh", "oksh", "ash", "yash", "posh", "rbash", "hush",
+     "fish", "csh", "tcsh", "osh", "ysh", "elvish", "nu", "xonsh"}
+)  # fmt: skip
+"""Shells: their ``-c STRING`` argument (or the program they read from stdin) is parsed as a nested
+command (in bash's grammar: a program that does not parse as bash cannot be checked, so it asks)."""
+
+_STRING_OPTIONS = {
+    "script": ("-c", "--command"),
+    "su": ("-c", "--command", "--session-command"),
+    "runuser": ("-c", "--command", "--session-command"),
+}
+"""Wrappers that run a shell command line given as an option's value (``script -c 'make'``)."""
+_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-C", "--init-command"})
+"""Shell options that take a separate value (``bash -o errexit -c ...``, fish's ``-C CMD``)."""
 
 _DANGEROUS_EXACT = frozenset(
     {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PATH", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP",
@@ -82,6 +137,25 @@ class Unwrapped:
     split_string: bool = False
     join_rest: bool = False
     """With ``split_string``: the string is all words from ``start`` joined by spaces (``watch``)."""
+    string: str | None = None
+    """With ``split_string``: the string itself when it is not a word of its own (``env -S'rm x'``,
+    ``env --split-string=...``); the words from ``start`` are then appended to it."""
+
+
+def _string_option(name: str, word: str, words: tuple[str, ...], i: int) -> Unwrapped | None:
+    """``env -S STR``/``-SSTR``/``--split-string=STR`` and ``script``/``su``/``runuser -c STR``: the
+    wrapped command line, or None when ``word`` is no such option."""
+    flags = ("-S", "--split-string") if name == "env" else _STRING_OPTIONS.get(name, ())
+    for flag in flags:
+        if word == flag and i + 1 < len(words):
+            if name == "env":
+                return Unwrapped(name, (), i + 1, split_string=True, join_rest=True)
+            return Unwrapped(name, (), i + 1, split_string=True)
+        if flag.startswith("--") and word.startswith(flag + "="):
+            return Unwrapped(name, (), i + 1, split_string=True, string=word[len(flag) + 1 :])
+        if not flag.startswith("--") and word.startswith(flag) and len(word) > len(flag):
+            return Unwrapped(name, (), i + 1, split_string=True, string=word[len(flag) :])
+    return None
 
 
 def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
@@ -98,8 +172,9 @@ def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
         if word == "--":
             i += 1
             break
-        if name == "env" and word in ("-S", "--split-string") and i + 1 < len(words):
-            return Unwrapped(name, (), i + 1, split_string=True)
+        found = _string_option(name, word, words, i) if name in ("env", *_STRING_OPTIONS) else None
+        if found is not None:
+            return found
         if name == "nice" and re.fullmatch(r"-\d+", word):
             i += 1
             continue
@@ -111,12 +186,65 @@ def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
         while i < len(words) and is_assignment(words[i]):
             assignments.append(words[i])
             i += 1
+    if name in ("su", "runuser") and i < len(words):  # su [-] [user]: no command without -c
+        return Unwrapped(name, (), len(words))
     i += positionals
     if name == "flock" and i < len(words) and words[i] in ("-c", "--command") and i + 1 < len(words):
         return Unwrapped(name, (), i + 1, split_string=True)
     if name == "watch" and "-x" not in words[1:i] and "--exec" not in words[1:i] and i < len(words):
         return Unwrapped(name, (), i, split_string=True, join_rest=True)  # watch runs ``sh -c ARGS``
     return Unwrapped(name, tuple(assignments), min(i, len(words)))
+
+
+@dataclass(frozen=True)
+class ShellProgram:
+    """Where a shell (``bash``, ``sh``, ``fish`` ...) takes its program from.
+
+    ``source`` is ``"string"`` (``-c STRING``: ``index`` is the string's word, None when missing),
+    ``"stdin"`` (no script operand, or ``-s``: it reads stdin) or ``"file"`` (a script file)."""
+
+    source: str
+    index: int | None = None
+
+
+def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
+    """For a shell command: where its program comes from; None when ``words`` runs no shell.
+
+    Options that take a value (``-o errexit``, ``-O extglob``, ``--rcfile F``) are skipped, so
+    ``bash -o errexit -c STR`` is seen like ``bash -c STR``."""
+    if command_name(words) not in SHELLS:
+        return None
+    stdin = False
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if word in ("--command", "-Command") or word.startswith("--command="):
+            if "=" in word:
+                return ShellProgram("string", i)
+            return ShellProgram("string", i + 1 if i + 1 < len(words) else None)
+        if word in _SHELL_VALUE_OPTIONS:
+            i += 2
+            continue
+        if word.startswith(("-", "+")) and len(word) > 1 and not word.startswith("--"):
+            letters = word[1:]
+            if "c" in letters and word.startswith("-"):
+                index = i + 1 + sum(1 for ch in letters if ch in "oO")  # -oc errexit STR
+                if index < len(words) and words[index] == "--":
+                    index += 1
+                return ShellProgram("string", index if index < len(words) else None)
+            stdin = stdin or "s" in letters
+            i += 1 + sum(1 for ch in letters if ch in "oO")
+            continue
+        if word.startswith("--"):
+            i += 1
+            continue
+        break
+    if stdin or i >= len(words):
+        return ShellProgram("stdin")
+    return ShellProgram("file", i)
 
 
 def shell_string(words: tuple[str, ...]) -> tuple[bool, int | None]:
@@ -128,14 +256,48 @@ def shell_string(words: tuple[str, ...]) -> tuple[bool, int | None]:
     name = command_name(words)
     if name == "eval":
         return True, 1 if len(words) > 1 else None
-    if name in SHELLS:
-        for i, word in enumerate(words[1:], start=1):
-            if word.startswith("-") and not word.startswith("--") and "c" in word[1:]:
-                index = i + 2 if i + 1 < len(words) and words[i + 1] == "--" else i + 1
-                return True, index if index < len(words) else None
-            if not word.startswith(("-", "+")):
-                return False, None
+    program = shell_program(words)
+    if program is not None and program.source == "string":
+        return True, program.index
     return False, None
+
+
+_GIT_VALUE_GLOBALS = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--exec-path",
+     "--list-cmds", "--attr-source"}
+)  # fmt: skip
+"""git's global options that take a value (``git -C DIR push``); the others are flags."""
+
+
+def git_subcommand(words: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """For ``git [global options] SUB ARGS``: return (SUB, ARGS); ("", ()) when there is none.
+
+    Global options before the subcommand (``-C .``, ``--git-dir=.git``, ``-c k=v``, ``--no-pager``
+    ...) are skipped."""
+    i = git_globals_end(words)
+    return (words[i], words[i + 1 :]) if i < len(words) else ("", ())
+
+
+def git_globals_end(words: tuple[str, ...]) -> int:
+    """Index of git's subcommand in ``words`` (after its global options)."""
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word in _GIT_VALUE_GLOBALS:
+            i += 2
+        elif word.startswith("-"):
+            i += 1
+        else:
+            break
+    return i
+
+
+def git_config_changes(words: tuple[str, ...]) -> bool:
+    """True when ``git ... -c k=v`` / ``--config-env`` / ``--exec-path=`` sets configuration or
+    programs for this run (``core.pager``, ``alias.*``, ``core.sshCommand`` can run any program)."""
+    end = git_globals_end(words)
+    head = words[1:end]
+    return any(w in ("-c", "--config-env") or w.startswith(("--config-env=", "--exec-path")) for w in head)
 
 
 def find_exec(words: tuple[str, ...]) -> list[tuple[str, ...]]:
@@ -153,109 +315,6 @@ def find_exec(words: tuple[str, ...]) -> list[tuple[str, ...]]:
             i = j
         i += 1
     return found
-
-
-def _split_options(words: tuple[str, ...], value_opts: frozenset[str]) -> tuple[list[str], dict[str, str]]:
-    """Split ``words[1:]`` into positionals and {option: value} (``--`` ends options)."""
-    positionals: list[str] = []
-    opts: dict[str, str] = {}
-    i = 1
-    only_positional = False
-    while i < len(words):
-        word = words[i]
-        if only_positional or not word.startswith("-") or word == "-":
-            positionals.append(word)
-        elif word == "--":
-            only_positional = True
-        elif "=" in word and word.startswith("--"):
-            key, _, value = word.partition("=")
-            opts[key] = value
-        elif word in value_opts and i + 1 < len(words):
-            opts[word] = words[i + 1]
-            i += 1
-        else:
-            opts[word] = ""
-        i += 1
-    return positionals, opts
-
-
-@dataclass(frozen=True)
-class FileArgs:
-    """The files a command reads and writes, as spelled (relative to the shell's cwd)."""
-
-    reads: tuple[str, ...] = ()
-    writes: tuple[str, ...] = ()
-
-
-_READERS = {
-    "cat": frozenset(),
-    "less": frozenset(),
-    "more": frozenset(),
-    "wc": frozenset(),
-    "head": frozenset({"-n", "-c", "--lines", "--bytes"}),
-    "tail": frozenset({"-n", "-c", "--lines", "--bytes", "-s", "--pid"}),
-}
-_GREP_VALUES = frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"})
-_SED_VALUES = frozenset({"-e", "-f", "-l", "--expression", "--file"})
-_CP_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix"})
-_WRITER_VALUES = {
-    "rm": frozenset(),
-    "touch": frozenset({"-r", "-d", "-t", "--reference", "--date"}),
-    "mkdir": frozenset({"-m", "--mode"}),
-    "truncate": frozenset({"-s", "-r", "--size", "--reference"}),
-    "tee": frozenset(),
-}
-
-
-def file_args(words: tuple[str, ...]) -> FileArgs:
-    """Return the files ``words`` (one unwrapped simple command) reads and writes.
-
-    Readers: cat, head, tail, grep, sed, less, more, wc (and the sources of cp). Writers: output of
-    tee, cp/mv destination (mv sources too: they disappear), rm, touch, mkdir, sed -i, truncate,
-    chmod/chown (after the mode/owner), ln (the link), dd ``of=``. ``-`` (stdin/stdout) is skipped."""
-    name = command_name(words)
-
-    def keep(items: list[str]) -> tuple[str, ...]:
-        return tuple(w for w in items if w != "-")
-
-    if name in _READERS:
-        pos, _ = _split_options(words, _READERS[name])
-        return FileArgs(reads=keep(pos))
-    if name == "grep":
-        pos, opts = _split_options(words, _GREP_VALUES)
-        has_pattern = any(k in opts for k in ("-e", "-f", "--regexp", "--file"))
-        return FileArgs(reads=keep(pos if has_pattern else pos[1:]))
-    if name == "sed":
-        pos, opts = _split_options(words, _SED_VALUES)
-        files = keep(pos if any(k in opts for k in ("-e", "-f", "--expression", "--file")) else pos[1:])
-        in_place = any(k == "--in-place" or (k.startswith("-i") and not k.startswith("--")) for k in opts)
-        return FileArgs(writes=files) if in_place else FileArgs(reads=files)
-    if name in ("cp", "mv"):
-        pos, opts = _split_options(words, _CP_VALUES)
-        target = opts.get("-t") or opts.get("--target-directory")
-        sources, dest = (pos, [target]) if target else (pos[:-1], pos[-1:])
-        if name == "mv":
-            return FileArgs(writes=keep(sources + dest))
-        return FileArgs(reads=keep(sources), writes=keep(dest))
-    if name in _WRITER_VALUES:
-        pos, _ = _split_options(words, _WRITER_VALUES[name])
-        return FileArgs(writes=keep(pos))
-    if name in ("chmod", "chown", "chgrp"):
-        pos, opts = _split_options(words, frozenset())
-        return FileArgs(writes=keep(pos if "--reference" in opts else pos[1:]))
-    if name == "ln":
-        pos, opts = _split_options(words, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
-        target = opts.get("-t") or opts.get("--target-directory")
-        if target:
-            return FileArgs(writes=(target,))
-        if len(pos) == 1:
-            return FileArgs(writes=(pos[0].rstrip("/").rsplit("/", 1)[-1],))
-        return FileArgs(writes=keep(pos[-1:]))
-    if name == "dd":
-        reads = tuple(w[3:] for w in words[1:] if w.startswith("if="))
-        writes = tuple(w[3:] for w in words[1:] if w.startswith("of="))
-        return FileArgs(reads=reads, writes=writes)
-    return FileArgs()
 
 
 _SUBCOMMAND_TOOLS = frozenset(

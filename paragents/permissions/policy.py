@@ -2,8 +2,10 @@
 
 Scopes, highest precedence first: managed (``paths.managed_settings_path()``), command line
 (``--allow/--ask/--deny``), project local (``<project>/.paragents/permissions.local.json``, where
-"always" answers go), project (``<project>/permissions.json``), user (``paths.user_permissions_path()``),
-then rules allowed for the current session. Deny rules from every scope are checked before any ask
+"always" answers go), Claude Code's ``.claude/settings.local.json`` (``claude-local``), project
+(``<project>/permissions.json``), Claude Code's ``.claude/settings.json`` (``claude-project``), user
+(``paths.user_permissions_path()``), Claude Code's ``~/.claude/settings.json`` (``claude-user``), then
+rules allowed for the current session. Deny rules from every scope are checked before any ask
 rule, and ask before allow, so a project file can never loosen a user or managed deny.
 """
 
@@ -11,15 +13,17 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from paragents import paths
-from paragents.permissions import resolve
+from paragents import paths, trust
+from paragents.permissions import mcp_paths, resolve
+from paragents.permissions.cwd import check_cwd
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
 from paragents.permissions.evaluate import Checker, Part, finish
-from paragents.permissions.rules import path_anchor
+from paragents.permissions.rules import FAMILY_ALIASES, SUBJECT_KEYS, path_anchor
 from paragents.permissions.settings import (
     RULE_KINDS,
     LoadedFile,
@@ -41,13 +45,41 @@ INTERNAL_TOOLS = {
 }
 """The agent's tool names -> the rule family that governs them."""
 
+KNOWN_TOOLS = frozenset(
+    {*INTERNAL_TOOLS, *INTERNAL_TOOLS.values(), *FAMILY_ALIASES, *SUBJECT_KEYS, "NotebookRead", "TodoWrite"}
+)
+"""Tool names the policy knows besides ``mcp__server__tool``: the agent's tools, the rule families
+and Claude Code's tools (``WebFetch``, ``WebSearch``, ``Write``, ``Glob`` ...)."""
+
 LOCAL_FILE = Path(".paragents") / "permissions.local.json"
 PROJECT_FILE = Path("permissions.json")
+CLAUDE_PROJECT_FILE = Path(".claude") / "settings.json"
+CLAUDE_LOCAL_FILE = Path(".claude") / "settings.local.json"
+
+SCOPE_ORDER = ("managed", "cli", "local", "claude-local", "project", "claude-project", "user", "claude-user")
+"""Scopes, highest precedence first: Claude Code's own files sit right below paragents' file of the
+same level (Claude Code's order is managed > command line > local > project > user)."""
+CLAUDE_SCOPES_OFF = {
+    "managed": ("claude-local", "claude-project", "claude-user"),
+    "user": ("claude-local", "claude-project", "claude-user"),
+    "local": ("claude-local", "claude-project"),
+    "project": ("claude-project",),
+}
+"""Which Claude Code files ``"claudeSettings": false`` in each paragents file turns off: a file may
+only turn off the ones of its own level or a less trusted one (a project file can never drop the
+user's own deny rules)."""
+
+
+def claude_user_settings_path() -> Path:
+    """Claude Code's user settings: ``$CLAUDE_CONFIG_DIR/settings.json``, else ``~/.claude/settings.json``."""
+    base = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(base).expanduser() / "settings.json" if base else Path.home() / ".claude" / "settings.json"
 
 
 def tool_family(tool: str) -> str:
-    """Return ``Bash``/``Read``/``Edit`` for a family or internal tool name; other names unchanged."""
-    return INTERNAL_TOOLS.get(tool, tool)
+    """Return ``Bash``/``Read``/``Edit`` for a family, an internal tool name or a Claude Code file tool
+    (``Write``, ``Glob`` ...); other names unchanged."""
+    return INTERNAL_TOOLS.get(tool) or FAMILY_ALIASES.get(tool, tool)
 
 
 _PATH_KEYS = ("path", "file_path", "notebook_path")
@@ -76,7 +108,7 @@ class Policy:
         ordered = [*self._cli_rules]
         for loaded in files:
             ordered.extend(loaded.rules)
-        scope_rank = {"managed": 0, "cli": 1, "local": 2, "project": 3, "user": 4}
+        scope_rank = {scope: rank for rank, scope in enumerate(SCOPE_ORDER)}
         ordered.sort(key=lambda r: scope_rank.get(r.scope, 9))
         self._rules: dict[RuleKind, list[ScopedRule]] = {
             k: [r for r in ordered if r.kind == k] for k in RULE_KINDS
@@ -87,6 +119,10 @@ class Policy:
             for loaded in files
             for text in loaded.data.permissions.additionalDirectories
         ]
+        self.notes: list[str] = [note for loaded in files for note in loaded.notes]
+        """What loading the files left out or changed, and rules that probably do not mean what
+        they say (``Edit(/etc/**)``), one line each: shown at start (``run --json`` ``notes``)."""
+        self.notes.extend(_root_anchor_notes(self.project_dir, files))
 
     # ---- loading -----------------------------------------------------------------------------
     @classmethod
@@ -118,6 +154,10 @@ class Policy:
             sources.append((project_dir / PROJECT_FILE, "project"))
             sources.append((paths.user_permissions_path(), "user"))
         files = [loaded for path, scope in sources if (loaded := load_file(path, scope)) is not None]
+        if settings_files is None:
+            files.extend(_claude_files(project_dir, files))
+        rank = {scope: i for i, scope in enumerate(SCOPE_ORDER)}
+        files.sort(key=lambda loaded: rank.get(loaded.scope, 9))
         for loaded in files:
             _check_examples(project_dir, loaded)
         return cls(project_dir, files, scoped_cli, settings_files=settings_files, cli_texts=cli_rules)
@@ -164,19 +204,26 @@ class Policy:
         extra_dirs: Sequence[Path] = (),
         sandboxed: bool = False,
         read_only: bool = False,
+        schema: Mapping[str, Any] | None = None,
     ) -> Decision:
         """Decide one tool call: allow, ask or deny, with a reason naming the rule and its file.
 
         ``tool`` is an agent tool (read_file, list_dir, glob, grep, write_file, edit_file,
         run_command), a family (Bash, Read, Edit) or an ``mcp__server__tool`` name. ``arguments`` holds
-        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash). ``cwd`` is the session's
+        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash) and its optional ``cwd``
+        (checked by :func:`~paragents.permissions.cwd.check_cwd`: inside the working directories, not
+        hidden; the command's relative paths resolve against it). ``cwd`` is the session's
         working directory; ``session_rules`` are allow rules granted for this session;
         ``extra_dirs`` are more working directories; ``sandboxed``: a Bash call that will run in the
         sandbox with ``sandbox.auto_allow`` on, so the parts that would ask only because they are
         commands run without asking (deny and ask rules still apply). Raises ValueError for an unknown
         ``mode`` or a malformed session rule; a bad call (no path, non-string command) is denied with a
         reason. ``read_only``: an MCP tool whose server declares it read-only (``readOnlyHint``, no
-        ``destructiveHint``): with no rule it runs like a read (also in plan mode)."""
+        ``destructiveHint``): with no rule it runs like a read (also in plan mode); ``schema``: the
+        MCP tool's inputSchema. The paths an MCP call names (:mod:`mcp_paths`) are checked as Read
+        targets and, unless the tool is read-only, as Edit targets: deny and ask rules, protected
+        paths and paths outside the working directories (they ask) apply; inside them the tool's
+        own rule decides. In plan mode an MCP tool that is not read-only asks."""
         permission_mode = self._allowed_mode(parse_mode(mode))
         rules = self._rules
         if session_rules:
@@ -201,8 +248,11 @@ class Policy:
             if not isinstance(command, str):
                 part = Part(tool, "invalid", f"{tool} call has no 'command' string argument")
                 return finish([part], family, permission_mode)
+            where, checker.base = check_cwd(checker, arguments.get("cwd"))  # run_command's cwd
+            if any(p.category in ("invalid", "deny_rule") for p in where):
+                return finish(where, family, permission_mode)
             parts, writes, unknown = checker.check_command(command)
-            return finish(parts, family, permission_mode, writes, unknown, sandboxed)
+            return finish([*where, *parts], family, permission_mode, writes, unknown, sandboxed)
         if family in ("Read", "Edit"):
             # Claude Code's tools name the path file_path / notebook_path; ours name it path.
             raw = next(
@@ -219,13 +269,15 @@ class Policy:
         if family == "MessageSession":  # checked per receiver: MessageSession(api)
             target = str(arguments.get("name", "")).replace(")", "")
             return finish([checker.check_tool(f"MessageSession({target})")], family, permission_mode)
-        part = checker.check_tool(tool)
-        if read_only:
-            family = "Read"
-            if part.category == "unmatched":
-                why = f"{tool} is read-only (its server's readOnlyHint), so it runs like a read"
-                part = Part(tool, "default_allow", why)
-        return finish([part], family, permission_mode)
+        part = checker.check_tool(tool, arguments)
+        if not tool.startswith("mcp__"):
+            return finish([part], family, permission_mode)
+        family = "Read" if read_only else "MCP"
+        if read_only and part.category == "unmatched":
+            why = f"{tool} is read-only (its server's readOnlyHint), so it runs like a read"
+            part = Part(tool, "default_allow", why)
+        parts = [part, *_mcp_path_parts(checker, tool, arguments, schema, read_only, home)]
+        return finish(parts, family, permission_mode)
 
     def read_deny_patterns(self, cwd: Path) -> tuple[tuple[str, str], ...]:
         """Return ``(root, gitignore pattern)`` for every ``Read(...)`` deny rule, anchored for ``cwd``
@@ -252,6 +304,10 @@ class Policy:
         OSError when the file cannot be written."""
         parse_rules(list(rules), kind, "local", None, "remembered rule")
         path = self.project_dir / LOCAL_FILE
+        try:  # never append the user's answer to rules someone else put there (paragents.trust)
+            trust.require_trusted(self.project_dir, only=(str(LOCAL_FILE),))
+        except trust.UntrustedError as exc:
+            raise PolicyError(f"{path} changed outside paragents; not saved: {exc}") from None
         loaded = load_file(path, "local")
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if loaded else {}
         block = data.setdefault("permissions", {})
@@ -264,9 +320,79 @@ class Policy:
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+        trust.record_written(self.project_dir, str(LOCAL_FILE))  # the user's own answer
         fresh = self.reload()
         self.files, self._rules, self.additional_dirs = fresh.files, fresh._rules, fresh.additional_dirs
         return path
+
+
+def _mcp_path_parts(
+    checker: Checker,
+    tool: str,
+    arguments: Mapping[str, Any],
+    schema: Mapping[str, Any] | None,
+    read_only: bool,
+    home: str,
+) -> list[Part]:
+    """The Read (and, for a tool that may write, Edit) checks of the paths an MCP call names."""
+    found = mcp_paths.path_arguments(arguments, schema)
+    if found is None:
+        return [
+            Part(tool, "opaque", f"{tool} names more than {mcp_paths.MAX_PATHS} paths, too many to check")
+        ]
+    parts: list[Part] = []
+    families = ("Read",) if read_only else ("Read", "Edit")
+    for raw in found:
+        target = resolve.absolute(raw, checker.cwd, home)
+        for family in families:
+            part = checker.check_path(family, target)
+            if part.category in ("edit_inside", "allow_rule", "default_allow"):
+                part = replace(part, category="default_allow", suggestions=())
+            parts.append(part)
+    return parts
+
+
+def _claude_files(project_dir: Path, files: list[LoadedFile]) -> list[LoadedFile]:
+    """Claude Code's settings files as scopes of their own (``claude-local``, ``claude-project``,
+    ``claude-user``), except those a paragents file turns off with ``"claudeSettings": false``."""
+    off: set[str] = set()
+    for loaded in files:
+        if loaded.data.claudeSettings is False:
+            off.update(CLAUDE_SCOPES_OFF.get(loaded.scope, ()))
+    sources = (
+        (project_dir / CLAUDE_LOCAL_FILE, "claude-local"),
+        (project_dir / CLAUDE_PROJECT_FILE, "claude-project"),
+        (claude_user_settings_path(), "claude-user"),
+    )
+    found = [load_file(path, scope) for path, scope in sources if scope not in off]
+    return [loaded for loaded in found if loaded is not None]
+
+
+def _root_anchor_notes(project_dir: Path, files: list[LoadedFile]) -> list[str]:
+    """Claude Code reads ``Edit(/etc/**)`` as ``<project>/etc/**`` (kept): when the rule's first
+    directory exists at the root of the disk and not in the project, say once what was meant."""
+    notes: list[str] = []
+    seen: set[str] = set()
+    for loaded in files:
+        for scoped in loaded.rules:
+            spec = scoped.rule.specifier
+            if scoped.rule.family not in ("Read", "Edit") or not spec or not spec.startswith("/"):
+                continue
+            first = spec[1:].split("/", 1)[0]
+            if (
+                spec.startswith("//")
+                or not first
+                or scoped.rule.text in seen
+                or any(c in first for c in "*?[")
+            ):
+                continue
+            if os.path.isdir(f"/{first}") and not os.path.exists(project_dir / first):
+                seen.add(scoped.rule.text)
+                notes.append(
+                    f"{loaded.path}: {scoped.rule.text} means {project_dir}/{first}/... (a leading '/' is "
+                    f"the project root); did you mean `{scoped.rule.tool}(/{spec})` for /{first}?"
+                )
+    return notes
 
 
 def _check_examples(project_dir: Path, loaded: LoadedFile) -> None:

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
+from urllib.parse import urlsplit
 
 import pathspec
 
@@ -74,6 +78,18 @@ def parse_rule(text: str) -> Rule:
     return Rule(text=stripped, tool=name, family=family, specifier=spec)
 
 
+def spec_words(spec: str) -> str:
+    """``spec`` with its shell quoting removed, words joined by single spaces, as commands are
+    compared (``echo "hello world"`` -> ``echo hello world``); unchanged when it holds no quote or
+    backslash, or does not split (an unclosed quote)."""
+    if not any(ch in spec for ch in "'\"\\"):
+        return spec
+    try:
+        return " ".join(shlex.split(spec))
+    except ValueError:
+        return spec
+
+
 @lru_cache(maxsize=4096)
 def _bash_regex(spec: str) -> re.Pattern[str]:
     tail = ""
@@ -86,8 +102,70 @@ def _bash_regex(spec: str) -> re.Pattern[str]:
 def bash_matches(spec: str | None, command: str) -> bool:
     """Return True when the Bash specifier ``spec`` (None = any command) matches ``command`` entirely.
 
-    ``command`` is one simple command's words joined by single spaces."""
-    return spec is None or _bash_regex(spec).fullmatch(command) is not None
+    ``command`` is one simple command's words joined by single spaces; the specifier is compared
+    as written and as its words (so ``Bash(echo "hello world")`` matches ``echo "hello world"``)."""
+    if spec is None or _bash_regex(spec).fullmatch(command) is not None:
+        return True
+    words = spec_words(spec)
+    return words != spec and _bash_regex(words).fullmatch(command) is not None
+
+
+def domain_matches(pattern: str, url: str) -> bool:
+    """Claude Code's ``WebFetch(domain:PATTERN)``: True when the host of ``url`` is ``PATTERN``
+    (case-insensitive, a trailing dot ignored); ``*.example.com`` matches its subdomains (not
+    ``example.com`` itself); ``*`` matches every host. A URL without a host matches nothing."""
+    host = url_host(url)
+    want = pattern.strip().lower().rstrip(".")
+    if host is None or not want:
+        return False
+    if want == "*":
+        return True
+    if want.startswith("*."):
+        return host.endswith(want[1:]) and host != want[2:]
+    return host == want
+
+
+def url_host(url: str) -> str | None:
+    """The host name of ``url`` (lowercase, no port or credentials); a bare ``host/path`` is read as
+    ``https://host/path``. None when there is none."""
+    text = url.strip()
+    if not text:
+        return None
+    if "://" not in text:
+        text = "https://" + text
+    try:
+        host = urlsplit(text).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".").lower() if host else None
+
+
+SUBJECT_KEYS: dict[str, tuple[str, ...]] = {
+    "WebFetch": ("url",),
+    "WebSearch": ("query",),
+    "Task": ("subagent_type",),
+    "Agent": ("subagent_type",),
+    "Skill": ("skill", "name"),
+}
+"""Tools outside Bash/Read/Edit whose rules take a specifier: the argument it is matched against."""
+
+
+def specifier_matches(rule: Rule, tool: str, arguments: Mapping[str, Any]) -> bool:
+    """True when ``rule``'s specifier matches the call of ``tool`` with ``arguments`` (a rule without
+    one matches every call). ``WebFetch(domain:HOST)`` matches the URL's host (:func:`domain_matches`),
+    any other specifier is a ``*`` pattern over the tool's subject (``WebFetch``: the URL,
+    ``WebSearch``: the query, ``Task``: the subagent type); a tool with no subject matches no
+    specifier, so a rule never covers more than it says."""
+    spec = rule.specifier
+    if spec is None:
+        return True
+    keys = SUBJECT_KEYS.get(tool, ())
+    subject = next((arguments[k] for k in keys if isinstance(arguments.get(k), str)), None)
+    if subject is None:
+        return False
+    if tool == "WebFetch" and spec.startswith("domain:"):
+        return domain_matches(spec[len("domain:") :], subject)
+    return fnmatch.fnmatchcase(subject, spec)
 
 
 @lru_cache(maxsize=4096)

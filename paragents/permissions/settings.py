@@ -1,6 +1,8 @@
 """Permission files: Claude Code's ``permissions`` block, validated by pydantic, plus checked examples.
 
-File shape (a Claude Code ``settings.json`` ``permissions`` block pastes in unchanged)::
+File shape (a whole Claude Code ``settings.json`` pastes in unchanged: keys paragents does not use
+are ignored with one note naming them, and ``defaultMode: "auto"`` becomes ``acceptEdits`` with a
+note)::
 
     {"permissions": {"allow": [...], "ask": [...], "deny": [...], "defaultMode": "default",
                      "additionalDirectories": [...], "disableBypassPermissionsMode": "disable"},
@@ -12,13 +14,15 @@ Every problem is raised as :class:`PolicyError` with one message naming the file
 
 from __future__ import annotations
 
-import json
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+import json5
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from paragents import jsonfile
 from paragents.permissions.decision import PermissionMode, RuleKind
 from paragents.permissions.rules import Rule, parse_rule
 
@@ -33,7 +37,7 @@ class PolicyError(Exception):
 
 
 class PermissionsBlock(BaseModel):
-    """Claude Code's ``permissions`` object; unknown keys are rejected."""
+    """Claude Code's ``permissions`` object (other keys are dropped with a note by :func:`load_file`)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -60,52 +64,77 @@ class Example(BaseModel):
     mode: PermissionMode = Field(PermissionMode.DEFAULT, description="Mode to check the example in.")
 
 
-CLAUDE_SETTINGS_KEYS = frozenset(
-    {
-        "env",
-        "hooks",
-        "model",
-        "apiKeyHelper",
-        "cleanupPeriodDays",
-        "includeCoAuthoredBy",
-        "statusLine",
-        "outputStyle",
-        "enableAllProjectMcpServers",
-        "enabledMcpjsonServers",
-        "disabledMcpjsonServers",
-        "forceLoginMethod",
-        "forceLoginOrgUUID",
-        "awsAuthRefresh",
-        "awsCredentialExport",
-        "spinnerTipsEnabled",
-        "alwaysThinkingEnabled",
-        "companyAnnouncements",
-        "theme",
-        "sandbox",
-        "otelHeadersHelper",
-        "disableAllHooks",
-        "subagentStatusLine",
-    }
-)
-"""Other top-level keys of a Claude Code settings.json: ignored, so a whole file can be pasted. Any
-other unknown key is still an error (a misspelt "permisions" must never silently drop a deny)."""
-
-
 class PermissionsFile(BaseModel):
-    """A whole permission file (a Claude Code settings.json loads too: its other keys are ignored)."""
+    """A whole permission file: paragents' own, or a Claude Code settings.json (only its
+    ``permissions`` block is used; :func:`load_file` drops every other key with one note)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _drop_claude_settings(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            return {k: v for k, v in data.items() if k not in CLAUDE_SETTINGS_KEYS}
-        return data
 
     schema_: str | None = Field(None, alias="$schema", description="Optional JSON-schema URL (ignored).")
     permissions: PermissionsBlock = Field(default_factory=lambda: PermissionsBlock.model_validate({}))
     examples: list[Example] = Field(default_factory=list)
+    claudeSettings: bool | None = Field(
+        None,
+        description="false: do not read Claude Code's settings files (a user or managed file: all of "
+        "them; the project-local file: the project's two; the project file: .claude/settings.json).",
+    )
+
+
+TOP_KEYS = ("$schema", "permissions", "examples", "claudeSettings")
+BLOCK_KEYS = ("allow", "ask", "deny", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode")
+_GUARDED = ("permissions", "allow", "ask", "deny")
+"""Keys whose misspelling must never drop rules silently: a near miss (``permisions``) is an error."""
+AUTO_MODE_NOTE = (
+    'defaultMode "auto" (Claude Code\'s classifier mode) is not available in paragents; sessions start '
+    "in acceptEdits instead: edits inside the working directories run, commands and everything else "
+    "still follow the rules and ask"
+)
+
+
+def _near_miss(key: str) -> str | None:
+    """The guarded key ``key`` is probably a misspelling of, or None."""
+    close = difflib.get_close_matches(key.lower(), _GUARDED, n=1, cutoff=0.75)
+    return close[0] if close and close[0] != key else None
+
+
+def _drop_unknown(raw: Any, path: Path) -> tuple[Any, list[str]]:
+    """Drop the keys paragents does not use (top level and in ``permissions``) and map ``defaultMode:
+    "auto"``; return the cleaned data and the notes saying what was ignored. A key that looks like
+    a misspelt ``permissions``/``allow``/``ask``/``deny`` raises PolicyError (it would drop rules)."""
+    if not isinstance(raw, dict):
+        return raw, []
+    notes: list[str] = []
+    ignored: list[str] = []
+    data: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in TOP_KEYS:
+            data[key] = value
+            continue
+        near = _near_miss(key)
+        if near:
+            raise PolicyError(
+                f"{path}: unknown key {key!r}; did you mean {near!r}? (its rules would be lost)"
+            )
+        ignored.append(key)
+    block = data.get("permissions")
+    if isinstance(block, dict):
+        kept: dict[str, Any] = {}
+        for key, value in block.items():
+            if key in BLOCK_KEYS:
+                kept[key] = value
+                continue
+            near = _near_miss(key)
+            if near:
+                lost = "(its rules would be lost)"
+                raise PolicyError(f"{path}: permissions.{key}: unknown key; did you mean {near!r}? {lost}")
+            ignored.append(f"permissions.{key}")
+        if kept.get("defaultMode") == "auto":
+            kept["defaultMode"] = PermissionMode.ACCEPT_EDITS.value
+            notes.append(f"{path}: {AUTO_MODE_NOTE}")
+        data["permissions"] = kept
+    if ignored:
+        notes.insert(0, f"{path}: ignored (not used by paragents' permission layer): {', '.join(ignored)}")
+    return data, notes
 
 
 @dataclass(frozen=True)
@@ -131,6 +160,8 @@ class LoadedFile:
     scope: str
     data: PermissionsFile
     rules: tuple[ScopedRule, ...]
+    notes: tuple[str, ...] = ()
+    """What loading it left out or changed (ignored keys, ``defaultMode: "auto"``), one line each."""
 
 
 def _loc(loc: tuple[int | str, ...]) -> str:
@@ -156,19 +187,35 @@ def parse_rules(
 def load_file(path: Path, scope: str) -> LoadedFile | None:
     """Read and validate one permission file; None when it does not exist.
 
-    Raises PolicyError for unreadable files, bad JSON, unknown keys and malformed rules."""
+    Raises PolicyError for unreadable files, bad JSON, misspelt rule keys and malformed rules; in
+    Claude Code's own files (scopes ``claude-*``) a malformed rule is skipped with a note instead
+    (a file written for another program must not stop paragents)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = jsonfile.read_text(path)
+    except jsonfile.JsonFileMissing:
         return None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PolicyError(f"{path}: cannot be read ({err}); fix its permissions or remove it") from None
+    except jsonfile.JsonFileError as err:
+        raise PolicyError(f"{err}; fix its permissions or remove it") from None
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise PolicyError(
-            f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})"
-        ) from None
+        raw = jsonfile.loads(text, str(path))
+    except jsonfile.JsonFileError as err:
+        if scope.startswith("claude-"):  # Claude Code's own files: trailing commas, comments (JSON5)
+            try:
+                raw = json5.loads(text)
+            except ValueError:
+                raw = None
+            if isinstance(raw, dict):
+                return _loaded(
+                    path, scope, raw, [f"{path}: read as JSON5 (it is not strict JSON: {err.reason})"]
+                )
+        raise PolicyError(str(err)) from None
+    return _loaded(path, scope, raw, [])
+
+
+def _loaded(path: Path, scope: str, raw: Any, notes: list[str]) -> LoadedFile:
+    """Validate the parsed contents of a permission file (see :func:`load_file`)."""
+    raw, dropped = _drop_unknown(raw, path)
+    notes = [*notes, *dropped]
     try:
         data = PermissionsFile.model_validate(raw)
     except ValidationError as err:
@@ -177,5 +224,14 @@ def load_file(path: Path, scope: str) -> LoadedFile | None:
     rules: list[ScopedRule] = []
     for kind in RULE_KINDS:
         texts = getattr(data.permissions, kind)
-        rules.extend(parse_rules(texts, kind, scope, path, f"{path}: permissions.{kind}"))
-    return LoadedFile(path=path, scope=scope, data=data, rules=tuple(rules))
+        where = f"{path}: permissions.{kind}"
+        if not scope.startswith("claude-"):
+            rules.extend(parse_rules(texts, kind, scope, path, where))
+            continue
+        for index, text in enumerate(texts):  # Claude Code's own file: it must not stop paragents
+            try:
+                rules.extend(parse_rules([text], kind, scope, path, where))
+            except PolicyError as err:
+                why = str(err).split(": ", 2)[-1]
+                notes.append(f"{where}[{index}]: skipped (not a rule paragents can read): {why}")
+    return LoadedFile(path=path, scope=scope, data=data, rules=tuple(rules), notes=tuple(notes))

@@ -13,18 +13,21 @@ look past and which need an exact rule. Words are rebuilt with quotes removed, s
 
 from __future__ import annotations
 
-import codecs
+import itertools
 import os
+import shlex
 import threading
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
 import tree_sitter as ts
 import tree_sitter_bash
 
+from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
 from paragents.permissions import resolve, special
+from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
+from paragents.permissions.words import Feed, Word, heredoc_text, herestring_text, node_text, output_of, word
 
 MAX_COMMAND_CHARS = 10_000
 """Commands longer than this are not analysed (and so never auto-allowed)."""
@@ -33,8 +36,6 @@ MAX_NESTING = 6
 
 _OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", "<>"})
 _EXEMPT_TARGETS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
-_LITERAL_CHILDREN = frozenset({"string_content"})
-_GLOB_CHARS = frozenset("*?[{")
 
 
 _LOCAL = threading.local()
@@ -53,135 +54,6 @@ def _parser() -> ts.Parser:
     return parser
 
 
-@dataclass(frozen=True)
-class Target:
-    """A file a command touches: ``path`` as spelled (None when it cannot be known before running)."""
-
-    path: str | None
-    origin: str
-    """Where it came from, for reasons: ``"> out.txt"``, ``"rm build"``."""
-
-
-@dataclass(frozen=True)
-class SimpleCommand:
-    """One simple command as it will run.
-
-    ``words`` are the unquoted words after leading assignments; ``layers`` holds ``words`` and then
-    each wrapped command found by looking through wrappers (the last one is what really runs)."""
-
-    text: str
-    words: tuple[str, ...]
-    layers: tuple[tuple[str, ...], ...]
-    assignments: tuple[str, ...] = ()
-    opaque: str | None = None
-    """Why what runs cannot be known (dynamic command name, non-literal ``eval``) or None."""
-    risky: str | None = None
-    """Why it must not run on an allow rule alone (e.g. ``LD_PRELOAD=...``) or None."""
-    transparent: bool = False
-    """True for ``eval``/``sh -c`` whose string was parsed: the nested commands are checked instead."""
-    allow_index: int = -1
-    """The layer allow rules are matched against: the first one after the stripped wrappers
-    (timeout, time, nice, nohup, stdbuf, bare xargs ...); deny and ask rules match every layer."""
-    exact_only: str | None = None
-    """Why only an exact-match rule may allow it (exec wrappers, ``find -exec``/``-delete``) or None."""
-    parent_forms: tuple[str, ...] = ()
-    """For a command nested in an exact-only one (``watch 'make'``, ``find -exec``): the outer
-    command's forms; an exact rule for the outer command also allows this one."""
-
-    @property
-    def effective(self) -> tuple[str, ...]:
-        """The innermost layer: the command that really runs."""
-        return self.layers[-1]
-
-    @property
-    def matched(self) -> tuple[str, ...]:
-        """The layer allow rules are matched against (see ``allow_index``)."""
-        return self.layers[self.allow_index]
-
-
-@dataclass
-class ParsedCommand:
-    """Everything found in one command line."""
-
-    commands: list[SimpleCommand] = field(default_factory=list)
-    reads: list[Target] = field(default_factory=list)
-    writes: list[Target] = field(default_factory=list)
-    mentions: list[Target] = field(default_factory=list)
-    """Path literals named in interpreter one-liners' code (``python -c "open('.env')"``)."""
-    cd_dirs: list[str | None] = field(default_factory=list)
-    """Literal ``cd``/``pushd`` targets in order (None: not knowable); relative paths may use them."""
-    background: bool = False
-    problem: str | None = None
-    """Why the line could not be analysed (syntax error, too long, nesting too deep) or None."""
-
-
-@dataclass(frozen=True)
-class _Word:
-    text: str
-    known: bool
-
-
-def _unescape_unquoted(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text):
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _unescape_double(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        ch = text[i]
-        if ch == "\\" and i + 1 < len(text) and text[i + 1] in '$`"\\\n':
-            if text[i + 1] != "\n":
-                out.append(text[i + 1])
-            i += 2
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def _text(node: ts.Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogateescape")
-
-
-def _word(node: ts.Node) -> _Word:
-    """Rebuild one word without quotes; ``known`` is False if it expands (``$x``, ``$(..)``, globs)."""
-    kind = node.type
-    raw = _text(node)
-    if kind == "word":
-        return _Word(_unescape_unquoted(raw), not (_GLOB_CHARS & set(raw)))
-    if kind == "number":
-        return _Word(raw, True)
-    if kind == "raw_string":
-        return _Word(raw[1:-1], True)
-    if kind == "ansi_c_string":
-        try:
-            return _Word(codecs.decode(raw[2:-1], "unicode_escape"), True)
-        except (UnicodeDecodeError, ValueError):
-            return _Word(raw, False)
-    if kind in ("string", "translated_string"):
-        inner = raw[raw.index('"') + 1 : -1] if '"' in raw else raw
-        known_ = all(child.type in _LITERAL_CHILDREN for child in node.named_children)
-        return _Word(_unescape_double(inner) if known_ else raw, known_)
-    if kind == "concatenation":
-        parts = [_word(child) for child in node.children]
-        if all(part.known for part in parts):
-            return _Word("".join(part.text for part in parts), True)
-        return _Word(raw, False)
-    return _Word(raw, False)
-
-
 class _Walker:
     """Collects simple commands, redirects and cd targets from one tree (and nested strings)."""
 
@@ -189,6 +61,10 @@ class _Walker:
         self.out = out
         self.depth = depth
         self.parent_forms = parent_forms
+        self.feeds: dict[int, Feed] = {}
+        """Command node id -> what it reads on stdin (a pipe, a heredoc, a here-string)."""
+        self.feed: Feed | None = None
+        """The stdin of the command being analysed."""
 
     def walk(self, node: ts.Node) -> None:
         kind = node.type
@@ -206,18 +82,73 @@ class _Walker:
             return
         if kind == "variable_assignment":
             self._standalone_assignment(node)
+        elif kind == "pipeline":
+            stages = [c for c in node.named_children if c.type != "comment"]
+            for before, stage in itertools.pairwise(stages):
+                self._feed(stage, output_of(before))
+        elif kind == "redirected_statement":
+            self._redirected(node)
+        elif kind == "for_statement":
+            self._for(node)
         for child in node.children:
             self.walk(child)
 
+    def _feed(self, stage: ts.Node, feed: Feed) -> None:
+        """Remember that ``stage`` (a command, or a redirected one) reads ``feed`` on stdin."""
+        if stage.type == "redirected_statement":
+            stage = stage.child_by_field_name("body") or stage
+        if stage.type == "command":
+            self.feeds.setdefault(stage.id, feed)
+
+    def _redirected(self, node: ts.Node) -> None:
+        """A heredoc feeds its command; a pipeline written after the heredoc's start is fed the
+        command's output (``cat <<EOF | sh``)."""
+        body = node.child_by_field_name("body")
+        for child in node.named_children:
+            if child.type != "heredoc_redirect":
+                continue
+            feed = heredoc_text(child)
+            if body is not None and feed is not None:
+                self._feed(body, feed)
+            for piped in child.named_children:
+                if piped.type in ("pipeline", "command", "redirected_statement", "list") and "\n" in (
+                    node_text(piped)
+                ):  # the parser took heredoc lines for the command line (a body starting with "\")
+                    self.out.problem = "a heredoc's body could not be told apart from its command line"
+                if piped.type == "pipeline" and piped.named_children:
+                    self._feed(piped.named_children[0], output_of(node))
+                elif piped.type in ("command", "redirected_statement"):
+                    self._feed(piped, output_of(node))
+
+    def _for(self, node: ts.Node) -> None:
+        """``for NAME in WORDS``: NAME takes each word (computed when a word expands)."""
+        name = node.child_by_field_name("variable")
+        if name is None:
+            return
+        values = self.out.variables.setdefault(node_text(name), [])
+        for child in node.children_by_field_name("value"):
+            found = word(child)
+            values.append(found.text if found.known else None)
+
+    def _assign(self, node: ts.Node) -> None:
+        """Record ``NAME=value`` (value None when it is computed when it runs)."""
+        name = node.child_by_field_name("name")
+        value = node.child_by_field_name("value")
+        if name is None:
+            return
+        found = word(value) if value is not None else Word("", True)
+        self.out.variables.setdefault(node_text(name), []).append(found.text if found.known else None)
+
     def _standalone_assignment(self, node: ts.Node) -> None:
-        name = _text(node).split("=", 1)[0].rstrip("+")
+        self._assign(node)
+        name = node_text(node).split("=", 1)[0].rstrip("+")
         if known.dangerous_variable(name):
             self.out.commands.append(
                 SimpleCommand(
-                    text=_text(node),
+                    text=node_text(node),
                     words=(),
                     layers=((),),
-                    assignments=(_text(node),),
+                    assignments=(node_text(node),),
                     risky=f"sets {name}, which changes what later commands run",
                     transparent=True,
                 )
@@ -232,14 +163,14 @@ class _Walker:
                 if child.type in ("process_substitution", "command_substitution"):
                     self.walk(child)
                     continue
-                word = _word(child)
+                found = word(child)
                 for sub in child.children:
                     self.walk(sub)
-                if op in (">&", "<&", ">&-", "<&-") and (child.type == "number" or word.text == "-"):
+                if op in (">&", "<&", ">&-", "<&-") and (child.type == "number" or found.text == "-"):
                     continue
-                if word.known and word.text in _EXEMPT_TARGETS:
+                if found.known and found.text in _EXEMPT_TARGETS:
                     continue
-                target = Target(word.text if word.known else None, f"{op} {_text(child)}")
+                target = Target(found.text if found.known else None, f"{op} {node_text(child)}")
                 if op in _OUTPUT_OPS or op == ">&":
                     self.out.writes.append(target)
                 if op in ("<", "<>"):
@@ -247,21 +178,33 @@ class _Walker:
 
     def _command(self, node: ts.Node) -> None:
         assignments: list[tuple[str, bool]] = []
-        words: list[_Word] = []
+        words: list[Word] = []
+        feed = self.feeds.get(node.id)
         if node.type != "command":
-            words.append(_Word(_text(node.children[0]), True))
+            words.append(Word(node_text(node.children[0]), True))
         for child in node.children:
             if child.type == "variable_assignment":
+                self._assign(child)
                 value = child.child_by_field_name("value")
-                dynamic = value is not None and not _word(value).known
-                assignments.append((_text(child), dynamic))
+                dynamic = value is not None and not word(value).known
+                assignments.append((node_text(child), dynamic))
                 if node.type != "command":
-                    words.append(_Word(_text(child), not dynamic))
+                    words.append(Word(node_text(child), not dynamic))
             elif child.type == "command_name":
-                words.append(_word(child.named_children[0]) if child.named_children else _Word("", True))
+                words.append(word(child.named_children[0]) if child.named_children else Word("", True))
+            elif child.type == "herestring_redirect":
+                feed = herestring_text(child) or feed
             elif child.is_named and not child.type.endswith("redirect"):
-                words.append(_word(child))
-        self._analyse(_text(node), words, assignments)
+                words.append(word(child))
+        if words and words[0].known and words[0].text == "read":  # read NAME...: values from input
+            for name in words[1:]:
+                if name.known and not name.text.startswith("-"):
+                    self.out.variables.setdefault(name.text, []).append(None)
+        self.feed = feed
+        try:
+            self._analyse(node_text(node), words, assignments)
+        finally:
+            self.feed = None
         for child in node.children:
             if child.type == "variable_assignment":
                 for sub in child.children:
@@ -269,7 +212,8 @@ class _Walker:
             else:
                 self.walk(child)
 
-    def _analyse(self, text: str, words: list[_Word], assignments: list[tuple[str, bool]]) -> None:
+    def _analyse(self, text: str, words: list[Word], assignments: list[tuple[str, bool]]) -> None:
+        feed, self.feed = self.feed, None
         texts = tuple(w.text for w in words)
         unknown = {w.text for w in words if not w.known}
         risky: str | None = None
@@ -304,9 +248,15 @@ class _Walker:
                         risky = f"sets {name}, which changes what runs"
                 if step.split_string:
                     rest = current[step.start :] if step.join_rest else current[step.start : step.start + 1]
-                    parent = self._forms(layers, allow_index, assignments, text) if exact_only else ()
                     dynamic = any(w in unknown for w in rest)
-                    transparent = self._nested(" ".join(rest), dynamic, text, parent)
+                    if step.string is not None:  # env -S'STR' / --split-string=STR: STR then the words
+                        dynamic = dynamic or current[step.start - 1] in unknown
+                        rest = (step.string, *rest)
+                    parent = self._forms(layers, allow_index, assignments, text) if exact_only else ()
+                    string = " ".join(rest)
+                    if step.wrapper == "env" and rest:  # env -S splits STR; the later words stay whole
+                        string = " ".join((rest[0], *(shlex.quote(w) for w in rest[1:])))
+                    transparent = self._nested(string, dynamic, text, parent)
                     if not transparent and exact_only is None:
                         opaque = f"{step.wrapper} runs a string that is only known when it runs"
                     break
@@ -330,9 +280,20 @@ class _Walker:
                 if not transparent:
                     opaque = f"{current[0]} runs a string that is only known when it runs"
             break
+        effective = layers[-1]
+        if feed is not None and opaque is None and not transparent:
+            program = known.shell_program(effective)
+            reads_program = program is not None and program.source == "stdin"
+            if reads_program or special.code_from_stdin(effective):
+                what = "a program" if reads_program else "code"
+                if feed.text is None:
+                    opaque = f"{effective[0]} runs {what} read from {feed.origin}, only known when it runs"
+                elif reads_program:
+                    transparent = self._nested(feed.text, False, text)
+                else:
+                    self._code(effective[0], feed.text)
         if exact_only and transparent:
             transparent = False  # the wrapper itself still needs its exact rule
-        effective = layers[-1]
         actions, printed, deleted = special.find_actions(effective)
         if actions and exact_only is None:
             exact_only = f"find with {', '.join(dict.fromkeys(actions))} runs, deletes or writes files"
@@ -342,28 +303,44 @@ class _Walker:
         parent = self._forms(layers, allow_index, assignments, text) if exact_only else self.parent_forms
         outer, self.parent_forms = self.parent_forms, parent
         for nested in known.find_exec(effective):
-            self._analyse(" ".join(nested), [_Word(w, w not in unknown) for w in nested], [])
+            self._analyse(" ".join(nested), [Word(w, w not in unknown) for w in nested], [])
         self.parent_forms = outer
         for path in (*printed, *deleted):
             self.out.writes.append(Target(None if path in unknown else path, f"find {path}"))
         for code in special.interpreter_code(effective):
             if code not in unknown:
-                for path in special.code_paths(code):
-                    self.out.mentions.append(Target(path, f"{effective[0]} code names {path!r}"))
+                self._code(effective[0], code)
         if effective and effective[0] in ("source", ".") and any(w in unknown for w in effective[1:]):
             opaque = "source runs a file whose name is only known when it runs"
         if effective and effective[0] in ("cd", "pushd"):
             arg = next((w for w in effective[1:] if not w.startswith("-")), "~")
             self.out.cd_dirs.append(None if arg in unknown else arg)
-        files = known.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
+        found_files = files.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
         origin = " ".join(effective[:1])
-        for path in files.reads:
+        for path in found_files.reads:
             self.out.reads.append(Target(None if path in unknown else path, f"{origin} {path}"))
-        for path in files.writes:
+        for path in found_files.writes:
             unknowable = path in unknown or through_xargs or path == "{}"
             self.out.writes.append(Target(None if unknowable else path, f"{origin} {path}"))
-        if through_xargs and "\x00" in known.file_args((*effective, "\x00")).writes:
+        if through_xargs and "\x00" in files.file_args((*effective, "\x00")).writes:
             self.out.writes.append(Target(None, f"xargs {origin} (file names come from input)"))
+        if found_files.unknown_writes:
+            self.out.writes.append(Target(None, found_files.unknown_writes))
+        tree = files.git_tree_write(effective) if known.command_name(effective) == "git" else None
+        if tree is not None:
+            self.out.trees.append(Target(None if tree in unknown else tree, text.strip()))
+        for path in files.recursive_reads(effective):
+            self.out.recursive.append(Target(None if path in unknown else path, text.strip()))
+        name = known.command_name(effective)
+        if name not in files.NON_READERS:
+            precise = name in files.PRECISE_FILE_COMMANDS  # only its globs: the rest are known files
+            for argument in words[1:]:
+                if not precise or argument.glob:
+                    self._argument(argument, text.strip())
+        if known.command_name(effective) == "git" and (end := known.git_globals_end(effective)) > 1:
+            layers.append((effective[0], *effective[end:]))  # deny/ask rules see `git push` too
+            if known.git_config_changes(effective) and risky is None:
+                risky = "sets git configuration for this run, which can run programs (core.pager, alias.*)"
         self.out.commands.append(
             SimpleCommand(
                 text=text.strip(),
@@ -378,6 +355,27 @@ class _Walker:
                 parent_forms=self.parent_forms,
             )
         )
+
+    def _code(self, program: str, code: str) -> None:
+        """Record an interpreter's code and the path literals it names."""
+        self.out.codes.append(code)
+        for path in special.code_paths(code):
+            self.out.mentions.append(Target(path, f"{program} code names {path!r}"))
+
+    def _argument(self, found: Word, origin: str) -> None:
+        """Record an argument word (and the value of ``--opt=value``, ``of=value``) as a possible path."""
+        if found.known:
+            text = found.text
+            values = [] if text.startswith("-") or not text or text == "-" else [text]
+            if "=" in text:
+                values.append(text.split("=", 1)[1])
+            for value in values:
+                if value and "\x00" not in value:
+                    self.out.arguments.append(Target(value, origin))
+        elif found.glob:
+            self.out.arguments.append(Target(found.text, origin, glob=True))
+        else:
+            self.out.pending.append(Target(found.text, origin))
 
     @staticmethod
     def _forms(
@@ -421,6 +419,7 @@ def parse_command(command: str) -> ParsedCommand:
         out.problem = "the command contains a NUL byte"
         return out
     _parse_into(command, out, 0)
+    resolve_arguments(out)
     return out
 
 
@@ -448,17 +447,37 @@ def shell_bases(parsed: ParsedCommand, cwd: Path, home: Path) -> tuple[list[Path
     return bases, unknown
 
 
+def repository_root(path: Path) -> Path:
+    """The nearest directory at or above ``path`` holding ``.git`` (a directory or a worktree's
+    file), else ``path`` itself."""
+    for candidate in (path, *path.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return path
+
+
 def write_targets(command: str, cwd: Path) -> tuple[list[Path], bool]:
     """Return (absolute paths ``command`` may write, True if some targets cannot be known beforehand).
 
     Counts output redirects (``>``, ``>>``, ``&>``, ``>|``), ``tee`` and the files changed by cp/mv/rm/
-    touch/mkdir/sed -i/truncate/chmod/ln. ``/dev/null`` and fd duplications are not targets. Paths
-    are joined to ``cwd`` (and to literal ``cd`` targets) and ``~`` is expanded, not resolved."""
+    touch/mkdir/sed -i/truncate/chmod/ln, and the whole repository a git command rewrites the working
+    tree of (``git checkout``, ``switch``, ``reset --hard``, ``stash``, ``restore``, ``clean`` ...: its
+    top-level directory, the nearest one holding ``.git``). ``/dev/null`` and fd duplications are
+    not targets. Paths are joined to ``cwd`` (and to literal ``cd`` targets) and ``~`` is expanded,
+    not resolved."""
     parsed = parse_command(command)
     home = Path(os.path.expanduser("~"))
     bases, cd_unknown = shell_bases(parsed, cwd, home)
     paths: list[Path] = []
     unknown = parsed.problem is not None
+    for tree in parsed.trees:
+        if tree.path is None or (cd_unknown and not tree.path.startswith(("/", "~"))):
+            unknown = True
+            continue
+        for path in resolve_target(tree.path, bases, home):
+            top = repository_root(Path(os.path.normpath(path)))
+            if top not in paths:
+                paths.append(top)
     for target in parsed.writes:
         if target.path is None:
             unknown = True

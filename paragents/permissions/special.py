@@ -121,6 +121,36 @@ def interpreter_code(words: tuple[str, ...]) -> list[str]:
     return codes
 
 
+_STDIN_CODE = {
+    "node": ("-e", "--eval", "-p", "--print"),
+    "nodejs": ("-e", "--eval", "-p", "--print"),
+    "bun": ("-e", "--eval", "-p", "--print"),
+    "deno": (),
+    "perl": ("-e", "-E"),
+    "ruby": ("-e",),
+    "php": ("-r",),
+    "lua": ("-e",),
+    "Rscript": ("-e",),
+    "osascript": ("-e",),
+}
+
+
+def code_from_stdin(words: tuple[str, ...]) -> bool:
+    """True when the interpreter ``words`` runs reads its program from stdin: no script and no code
+    option (``python3``, ``python3 -``, ``node``, ``perl -w``, ``ruby``)."""
+    name = command_name(words)
+    python = bool(_PYTHON.match(name))
+    if not python and name not in _STDIN_CODE:
+        return False
+    if python and any(w in ("-c", "-m") or (w.startswith("-") and w[-1:] in "cm" and not w.startswith("--"))
+                      for w in words[1:]):  # fmt: skip
+        return False
+    if interpreter_code(words):
+        return False
+    operands = [w for w in words[1:] if not w.startswith("-") or w == "-"]
+    return not operands or operands[0] == "-"
+
+
 def code_paths(code: str) -> list[str]:
     """Return the string literals of ``code`` that could name a file (the paths a one-liner opens)."""
     found: list[str] = []

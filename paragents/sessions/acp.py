@@ -36,6 +36,7 @@ async def new_agent_session(
     lane: str | bool | None = None,
     base: str | None = None,
     start: bool = True,
+    mode: str | None = None,
 ) -> SessionView:
     """Create a session run by external agent ``agent`` and (``start``) launch it in the background
     (a launch failure is shown in its panel, with the agent's stderr and exit code). Raises
@@ -46,7 +47,14 @@ async def new_agent_session(
     except AgentUnavailable as exc:
         raise SessionError(str(exc)) from None
     view = await lifecycle.new_session(
-        name, model=MODEL_PREFIX + agent, workdir=workdir, open_panel=open_panel, lane=lane, base=base
+        name,
+        model=MODEL_PREFIX + agent,
+        workdir=workdir,
+        mode=mode,
+        open_panel=open_panel,
+        lane=lane,
+        base=base,
+        on="local" if lane else None,  # an external agent runs here, in a worktree of this machine
     )
     await core.store.set_agent_session(view.id, agent)
     await build_agent(core, view, agent, None)

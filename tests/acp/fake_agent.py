@@ -7,6 +7,10 @@
 - ``write PATH TEXT``: an ``edit`` tool call; asks permission; when allowed ``fs/write_text_file``
 - ``read PATH``: ``fs/read_text_file`` and says what it read
 - ``sneak PATH TEXT``: writes PATH itself (not through the client)
+- ``edit PATH TEXT``: an ``edit`` tool call announced with empty arguments (they follow in an update),
+  asks permission (the ask carries only the call id); when allowed writes PATH itself, as opencode
+  does, and says "edited", else "rejected"
+- ``pathless``: an ``edit`` tool call naming no path; asks permission; says "allowed" or "rejected"
 - ``wait``: waits until ``session/cancel`` (the turn then ends with stop reason "cancelled")
 - ``crash``: prints to stderr and exits with code 3
 - ``/NAME ARGS`` (one of its commands): says "command: /NAME ARGS"
@@ -269,6 +273,36 @@ class FakeAgent:
                     await self.say(sid, f"read: {got.content.strip()}")
                 except Exception as exc:
                     await self.say(sid, f"read refused: {exc}")
+            elif verb == "edit":
+                path, _, content = rest.partition(" ")
+                await self.conn.session_update(
+                    sid, start_tool_call(call_id, "edit", kind="edit", status="pending")
+                )
+                await self.conn.session_update(
+                    sid,
+                    update_tool_call(
+                        call_id,
+                        title=f"Edit {path}",
+                        locations=[ToolCallLocation(path=path)],
+                        raw_input={"filePath": path, "content": content},
+                    ),
+                )
+                if await self.ask(sid, call_id):
+                    Path(path).write_text(content + "\n")
+                    await self.conn.session_update(sid, update_tool_call(call_id, status="completed"))
+                    await self.say(sid, "edited")
+                else:
+                    await self.conn.session_update(sid, update_tool_call(call_id, status="failed"))
+                    await self.say(sid, "rejected")
+            elif verb == "pathless":
+                await self.conn.session_update(
+                    sid, start_tool_call(call_id, "tidy up", kind="edit", status="pending")
+                )
+                allowed = await self.ask(sid, call_id)
+                await self.conn.session_update(
+                    sid, update_tool_call(call_id, status="completed" if allowed else "failed")
+                )
+                await self.say(sid, "allowed" if allowed else "rejected")
             elif verb == "sneak":
                 path, _, content = rest.partition(" ")
                 Path(path).write_text(content + "\n")

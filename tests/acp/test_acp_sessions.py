@@ -131,9 +131,8 @@ async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds
     await idle(rt, b.id)
     conflict = aenv.sink.of(ev.ConflictDetected, b.id)[0]
     assert (conflict.kind, conflict.holder) == ("reservation", "a")
-    assert "write refused" in texts(aenv.sink, b.id)
-    [held_write] = [e for e in aenv.sink.of(ev.ToolCallFinished, b.id) if e.status == "skipped"]
-    assert held_write.diff is not None and "+from-b" in held_write.diff  # the diff it would have made
+    # held at the agent's permission request already (issue 26 item 10): it never gets to write
+    assert "rejected" in texts(aenv.sink, b.id)
     assert target.read_text() == "from-a\n"
     rt.cancel(a.id)
     await idle(rt, a.id)
@@ -231,3 +230,46 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     assert any("reloaded (session/load)" in n for n in notices(aenv.sink, restored.id))
     assert texts(aenv.sink, restored.id) == "second"  # the agent's replay of the old turns is not shown twice
     await again.shutdown()
+
+
+async def test_an_agent_that_writes_files_itself_is_held_by_another_sessions_reservation(
+    aenv: AcpEnv,
+) -> None:
+    """Issue 26 item 10: opencode writes files itself after its permission ask; the ask runs the
+    conflict checker first, so a file another session reserved is never written meanwhile."""
+    rt = await aenv.runtime({"allow": ["Edit"]})
+    a, b = await aenv.session(rt, "a"), await aenv.session(rt, "b")
+    target = aenv.project / "shared.txt"
+    aenv.sink.conflict_answers["b"] = ["skip"]
+    rt.submit(a.id, "write shared.txt from-a\nwait")
+    await aenv.sink.wait_for(lambda: "written" in texts(aenv.sink, a.id), HANG_GUARD_S)
+    rt.submit(b.id, f"edit {target} from-b")
+    await idle(rt, b.id)
+    [conflict] = aenv.sink.of(ev.ConflictDetected, b.id)
+    assert (conflict.kind, conflict.holder, conflict.path) == ("reservation", "a", str(target.resolve()))
+    assert "rejected" in texts(aenv.sink, b.id) and "edited" not in texts(aenv.sink, b.id)
+    assert target.read_text() == "from-a\n"
+    assert any("held by the conflict checker" in n for n in notices(aenv.sink, b.id))
+    rt.cancel(a.id)
+    await idle(rt, a.id)
+    rt.submit(b.id, f"edit {target} from-b")  # released: the edit is reserved for b and made
+    await idle(rt, b.id)
+    assert target.read_text() == "from-b\n"
+    stored = [m.message for m in await rt.store.load_messages(b.id) if m.message.get("tool_calls")]
+    args = [c["function"]["arguments"] for m in stored for c in m["tool_calls"]]
+    assert len(args) == 2 and all(str(target) in a for a in args), (
+        args
+    )  # item 11: the arguments that came later are kept
+    await rt.shutdown()
+
+
+async def test_an_edit_ask_naming_no_path_asks_the_user(aenv: AcpEnv) -> None:
+    rt = await aenv.runtime({"allow": ["Edit"]})
+    view = await aenv.session(rt, "q")
+    aenv.sink.answers.append(("reject_once", None))
+    rt.submit(view.id, "pathless")
+    await idle(rt, view.id)
+    [ask] = aenv.sink.of(ev.PermissionRequested, view.id)
+    assert "names no command or path" in ask.reason or ask.reason
+    assert "rejected" in texts(aenv.sink, view.id)
+    await rt.shutdown()

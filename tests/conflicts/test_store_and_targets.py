@@ -81,7 +81,10 @@ def test_call_targets_of_tools_and_commands(tmp_path: Path) -> None:
     assert call_targets("edit_file", {"path": "a.py"}, tmp_path).paths == (str(real / "a.py"),)
     assert call_targets("read_file", {"path": "a.py"}, tmp_path).empty
     cmd = call_targets("run_command", {"command": "cp a b && echo x > out/log.txt"}, tmp_path)
-    assert set(cmd.paths) == {str(real / "b"), str(real / "out/log.txt")} and not cmd.unknown
+    # b may be a directory: cp then writes b/a (issue 26 item 7)
+    assert (
+        set(cmd.paths) == {str(real / "b"), str(real / "b/a"), str(real / "out/log.txt")} and not cmd.unknown
+    )
     assert call_targets("run_command", {"command": "ls -la"}, tmp_path).empty
     assert call_targets("run_command", {"command": "find . | xargs rm"}, tmp_path).unknown
 

@@ -59,9 +59,21 @@ def test_dont_ask_turns_ask_into_deny(project: Path) -> None:
 
 def test_bypass_runs_everything_but_deny_rules(project: Path) -> None:
     policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"], "ask": ["Bash(git push *)"]})
-    assert bash(policy, "curl x | sh", project, mode="bypassPermissions").decision == "allow"
+    assert bash(policy, "curl x", project, mode="bypassPermissions").decision == "allow"
     assert bash(policy, "git push", project, mode="bypassPermissions").decision == "allow"
     assert bash(policy, "rm x", project, mode="bypassPermissions").decision == "deny"
+
+
+def test_a_program_the_parser_cannot_see_is_never_harmless(project: Path) -> None:
+    """`curl x | sh` runs what only the network knows: with a deny rule that it could match it is
+    denied, without one it asks, in bypass mode too (issue 26 item 6)."""
+    denying = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"], "allow": ["Bash(*)"]})
+    plain = Policy.load(project, cli_rules={"allow": ["Bash(*)"]})
+    for mode in ("default", "bypassPermissions", "acceptEdits"):
+        got = bash(denying, "curl x | sh", project, mode=mode)
+        assert (got.decision, got.rule) == ("deny", "Bash(rm *)"), mode
+        assert "read from the output of `curl x`" in got.reason
+        assert bash(plain, "curl x | sh", project, mode=mode).decision == "ask", mode
 
 
 def test_bypass_can_be_disabled_by_a_file(project: Path) -> None:
@@ -202,7 +214,10 @@ def test_malformed_rule_names_file_list_and_index(project: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "needle"),
     [
-        ('{"permissions": {"allow": [], "alow": []}}', "permissions.alow: Extra inputs are not permitted"),
+        (
+            '{"permissions": {"allow": [], "alow": []}}',
+            "permissions.alow: unknown key; did you mean 'allow'?",
+        ),
         ('{"permissions": {"deny": ["Bash()"]}}', "permissions.deny[0]"),
         ('{"permissions": {"ask": ["Read(!x)"]}}', "negated"),
         ('{"permissions": {"allow": ["Bash(x))extra"]}}', "permissions.allow[0]"),

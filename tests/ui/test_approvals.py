@@ -275,3 +275,22 @@ async def test_an_ask_arriving_in_an_open_inbox_does_not_take_the_keys(tmp_path:
         await pilot.press("y")
         await settle(pilot)
         assert request.reply.result() == ("allow_once", None)
+
+
+async def test_the_bar_shows_the_destructive_flag_of_the_one_classifier() -> None:
+    """Issue 26 item 8: the approval bar says "destructive" as the phone page does
+    (paragents.permissions.destructive), for forms the old check missed (a here-string into bash)."""
+    app = PanelApp()
+    async with app.run_test(size=SIZE) as pilot:
+        panel = app.query_one(SessionPanel)
+        call = ToolCall("c2", "run_command", '{"command": "bash <<< \'rm -rf ~\'"}')
+        request = PermissionRequested(
+            "s1", "r2", call, "run_command bash <<< 'rm -rf ~'", "no rule allows it", (),
+            asyncio.get_running_loop().create_future(), None,
+        )  # fmt: skip
+        await panel.apply(request)
+        await pilot.pause()
+        assert panel.approval_bar is not None
+        shown = bar_text(panel.approval_bar)
+        assert "destructive: `rm -rf ~` deletes or overwrites files" in shown
+        request.reply.set_result(("reject_once", None))

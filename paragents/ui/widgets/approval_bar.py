@@ -29,6 +29,7 @@ from textual.widgets import Button, Collapsible, Input, Static
 
 from paragents.events import PermissionRequested
 from paragents.models import CallPreview
+from paragents.permissions.destructive import call_destructive
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import Answer, ApprovalChoice
 from paragents.ui.text import clean, shorten
@@ -171,6 +172,10 @@ class ApprovalBar(AnswerBar):
         if req.reason:
             text.append("\n  why: ", style="dim")
             text.append(shorten(req.reason, 800), style="dim")  # whole: it may say what "always" keeps
+        danger = call_destructive(req.call.name, req.call.arguments)
+        if danger:  # the one classifier (permissions/destructive.py), as the phone page's second tap
+            text.append("\n  destructive: ", style="bold red")
+            text.append(shorten(clean(danger), 200), style="red")
         if req.sandboxed is not None:
             text.append(
                 "\n  runs in the sandbox (workdir writable, no network)"
