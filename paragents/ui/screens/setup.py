@@ -74,6 +74,10 @@ class SetupScreen(Screen[bool]):
         """Context windows the server said at the last test, by model ("": for every model)."""
         self.windows_source = ""
         """Where the server said them ("the server's /props (n_ctx)")."""
+        self.asked_windows = False
+        """Whether the server was asked for its context windows (Test connection, or Save before it)."""
+        self.shown_window = str(self.config.model_settings().context_window)
+        """The context window the field started with (the config's, 8,192 by default)."""
 
     def compose(self) -> ComposeResult:
         cfg = self.config
@@ -101,7 +105,7 @@ class SetupScreen(Screen[bool]):
             yield OrderedInput(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
             yield Label("Context window of the model (tokens)")
             yield OrderedInput(
-                str(cfg.model_settings().context_window),
+                self.shown_window,
                 placeholder="e.g. 32768 (Test connection reads it when the server says)",
                 id="context-window",
                 restrict=r"[0-9]*",
@@ -211,6 +215,7 @@ class SetupScreen(Screen[bool]):
             except Exception:
                 models = []
             self.windows, self.windows_source = await client.context_windows() if ok or models else ({}, "")
+            self.asked_windows = True
         finally:
             await client.aclose()
         if models:
@@ -231,8 +236,34 @@ class SetupScreen(Screen[bool]):
             sentence += self.window_note()
         self._status(("✓ " if ok else "✗ ") + sentence, "ok" if ok else "error")
 
-    def action_save(self) -> None:
-        """Validate and write the user config (0600), then dismiss with True."""
+    @work(exclusive=True, group="setup-save")
+    async def action_save(self) -> None:
+        """Validate and write the user config (0600), then dismiss with True. Saved without a test and
+        with the context window as it started, the window is first read from the server when it says
+        (else the config's default would be saved as if the user had typed it)."""
+        if self.model and not self.asked_windows and self._value("context-window") == self.shown_window:
+            await self._ask_windows()
+        self._save()
+
+    async def _ask_windows(self) -> None:
+        """Ask the server in the base URL field for its context windows; show the chosen model's."""
+        from paragents.llm import ChatClient
+
+        try:
+            RuntimeConfig.model_validate({"base_url": self._value("base-url")})
+        except Exception:
+            return  # the save below names what is wrong
+        self._status(f"Reading the model's context window from {self._value('base-url')} …")
+        client = ChatClient(self._value("base-url"), self._api_key())
+        try:
+            self.windows, self.windows_source = await client.context_windows()
+        finally:
+            await client.aclose()
+        self.asked_windows = True
+        if self.model in self.windows or "" in self.windows:
+            self._show_window(self.model)
+
+    def _save(self) -> None:
         if not self.model:
             self._status(
                 "Choose a model first: type its name, or press Test connection to list them.", "error"
