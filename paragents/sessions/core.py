@@ -79,10 +79,11 @@ class SessionsCore:
         """See :meth:`hold_new_turns`."""
 
         self.drafts = SessionDrafts(store, self.emit, self._requeue_held)
-        from paragents.sessions.acp import agent_of
         from paragents.sessions.tool_rows import ToolRowKeeper
 
-        self.tool_rows = ToolRowKeeper(store, lambda sid: agent_of(self, sid) is not None)
+        self.tool_rows = ToolRowKeeper(
+            store, lambda sid: getattr(self.agents.get(sid), "STORES_AFTER_CALLS", False) is True
+        )
         """Keeps how each tool call was shown while it ran, for restored transcripts."""
         self.observers.append(self.tool_rows.observe)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
