@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
@@ -52,6 +53,11 @@ def command_error(text: str) -> str | None:
     return None
 
 
+NARROW_QUEUED = 48
+"""Below this width a queued prompt's buttons go under its text (beside it, at 80 columns with two
+panels, the text wrapped to one word a row)."""
+
+
 class QueuedItem(Horizontal):
     """One queued prompt: its text, an edit button and a remove button; a ``held`` one (still queued
     when paragents stopped, back not sent) also a send button that lets it start."""
@@ -59,8 +65,11 @@ class QueuedItem(Horizontal):
     DEFAULT_CSS = """
     QueuedItem { height: auto; }
     QueuedItem > .queued-text { width: 1fr; height: auto; color: $text-muted; }
-    QueuedItem > Button { min-width: 6; height: 1; margin: 0 0 0 1; }
+    QueuedItem > .queued-buttons { width: auto; height: 1; }
+    QueuedItem Button { min-width: 6; height: 1; margin: 0 0 0 1; }
     QueuedItem > PromptArea { width: 1fr; }
+    QueuedItem.-narrow { layout: vertical; }
+    QueuedItem.-narrow > .queued-buttons { width: 1fr; }
     """
 
     def __init__(
@@ -81,10 +90,14 @@ class QueuedItem(Horizontal):
             label.append("held, from last time: ", style="yellow")
         label.append(shorten(self.text, 200))
         yield Static(label, classes="queued-text")
-        if self.held:
-            yield Button("send", compact=True, classes="send", tooltip="start this prompt in its turn")
-        yield Button("edit", compact=True, classes="edit")
-        yield Button(plain(glyphs().remove), compact=True, classes="remove", tooltip="remove from queue")
+        with Horizontal(classes="queued-buttons"):
+            if self.held:
+                yield Button("send", compact=True, classes="send", tooltip="start this prompt in its turn")
+            yield Button("edit", compact=True, classes="edit")
+            yield Button(plain(glyphs().remove), compact=True, classes="remove", tooltip="remove from queue")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_QUEUED, "-narrow")
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
