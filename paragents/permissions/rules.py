@@ -120,8 +120,8 @@ def domain_matches(pattern: str, url: str) -> bool:
         return False
     if want == "*":
         return True
-    if want.startswith("*."):
-        return host.endswith(want[1:]) and host != want[2:]
+    if want.startswith("*."):  # ".example.com" at the end: a subdomain, never example.com itself
+        return host.endswith(want[1:])
     return host == want
 
 
