@@ -147,8 +147,6 @@ class Checker:
         """Check a Bash command line; return (parts, absolute write targets, some targets unknown)."""
         parsed: ParsedCommand = parse_cached(command)
         parts: list[Part] = [self._simple(cmd) for cmd in parsed.commands]
-        if parsed.problem:
-            parts.append(self._opaque(command.strip()[:80], f"{parsed.problem}; it cannot be checked"))
         if parsed.background:
             parts.append(Part("&", "risky", "it starts a background job (&) that keeps running unobserved"))
         bases, cd_unknown = shell_bases(parsed, Path(self.cwd), Path(self.home))
@@ -180,6 +178,8 @@ class Checker:
                     break
         if self._read_rules():
             parts.extend(self._check_arguments(parsed, base_strs, cd_unknown))
+        if parsed.problem:  # last: a rule that surely matches explains a denial better than "could run"
+            parts.append(self._opaque(command.strip()[:80], f"{parsed.problem}; it cannot be checked"))
         if any(special.destructive(cmd.effective) for cmd in parsed.commands) and (
             unknown or any(p.label.startswith("Edit ") and p.category != "edit_inside" for p in parts)
         ):  # never offer "always allow" for a destructive command reaching outside the workdir

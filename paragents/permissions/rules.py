@@ -73,8 +73,8 @@ def parse_rule(text: str) -> Rule:
     if spec is not None and family in ("Read", "Edit"):
         if spec.startswith("!"):
             raise ValueError(f"{quoted} is a negated pattern ('!'), which permission rules do not support")
-        if "\x00" in spec:
-            raise ValueError(f"{quoted} contains a NUL byte")
+        if "\x00" in spec:  # shown escaped: a NUL in a terminal is invisible
+            raise ValueError(f"{stripped!r} contains a NUL byte")
     return Rule(text=stripped, tool=name, family=family, specifier=spec)
 
 

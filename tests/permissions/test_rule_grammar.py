@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from paragents.permissions import Policy, parse_rule
+from paragents.permissions import Policy, PolicyError, parse_rule
 from paragents.permissions.rules import domain_matches, specifier_matches, tool_matches, url_host
 
 
@@ -138,3 +138,78 @@ def test_message_session_reason_and_suggestion(project: Path) -> None:
     asked = policy.decide("message_session", {"name": "w)eb"}, cwd=project)  # ")" cannot close it early
     assert asked.reason == "no rule allows the tool MessageSession(web)"
     assert asked.suggested_rules == ("MessageSession(web)",)
+
+
+# ---- parse errors: one message naming the rule and the fix ------------------------------------
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "'' is empty; write a tool name such as Bash or Bash(git status)"),
+        ("  ", "'  ' is empty; write a tool name such as Bash or Bash(git status)"),
+        ("Bash(ls", "\"Bash(ls\" has an unclosed parenthesis; end it with ')'"),
+        ("Bash()", '"Bash()" has an empty specifier; write Bash alone to match every call'),
+        ("Bash)", "\"Bash)\" has a ')' without a matching '('"),
+        ("9x", "\"9x\" does not start with a tool name (letters, digits, '_'), e.g. Bash(...)"),
+        ("Ba sh", "\"Ba sh\" does not start with a tool name (letters, digits, '_'), e.g. Bash(...)"),
+        ("Read(!x)", "\"Read(!x)\" is a negated pattern ('!'), which permission rules do not support"),
+        ("Write(!x)", "\"Write(!x)\" is a negated pattern ('!'), which permission rules do not support"),
+        ("Edit(a\x00b)", "'Edit(a\\x00b)' contains a NUL byte"),  # escaped, not an invisible byte
+    ],
+)
+def test_malformed_rules_say_what_is_wrong(text: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        parse_rule(text)
+    assert str(info.value) == message
+
+
+def test_a_command_line_rule_error_names_the_option_and_index(project: Path) -> None:
+    with pytest.raises(PolicyError) as info:
+        Policy.load(project, cli_rules={"deny": ["Bash(rm *)", "Bash(ls"]})
+    assert (
+        str(info.value) == "command line --deny[1]: \"Bash(ls\" has an unclosed parenthesis; end it with ')'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "family", "specifier"),
+    [
+        ("  Bash(ls *)  ", "Bash", "Bash", "ls *"),  # surrounding blanks are not part of the rule
+        ("Bash(!x)", "Bash", "Bash", "!x"),  # '!' is only refused in path patterns
+        ("Glob(src/**)", "Glob", "Read", "src/**"),
+        ("Grep", "Grep", "Read", None),
+        ("LS(x)", "LS", "Read", "x"),
+        ("Write(out/**)", "Write", "Edit", "out/**"),
+        ("MultiEdit", "MultiEdit", "Edit", None),
+        ("NotebookEdit(a.ipynb)", "NotebookEdit", "Edit", "a.ipynb"),
+        ("mcp__fs__*", "mcp__fs__*", "mcp__fs__*", None),
+        ("my-tool_2", "my-tool_2", "my-tool_2", None),
+    ],
+)
+def test_rules_parse_into_tool_family_and_specifier(
+    text: str, tool: str, family: str, specifier: str
+) -> None:
+    rule = parse_rule(text)
+    assert (rule.text, rule.tool, rule.family, rule.specifier) == (text.strip(), tool, family, specifier)
+
+
+# ---- specifiers of the other tools ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("rule", "tool", "arguments", "matches"),
+    [
+        ("Task(Explore)", "Task", {"subagent_type": "Explore"}, True),
+        ("Task(Explore)", "Task", {"subagent_type": "Plan"}, False),
+        ("Agent(Exp*)", "Agent", {"subagent_type": "Explore"}, True),
+        ("Skill(pdf)", "Skill", {"skill": "pdf"}, True),
+        ("Skill(pdf)", "Skill", {"name": "pdf"}, True),
+        ("Skill(pdf)", "Skill", {"skill": 3, "name": "pdf"}, True),  # the first string subject counts
+        ("Skill(pdf)", "Skill", {}, False),
+        ("WebFetch(https://docs.example.com/*)", "WebFetch", {"url": "https://docs.example.com/a"}, True),
+        ("WebFetch(https://docs.example.com/*)", "WebFetch", {"url": "https://evil.example/a"}, False),
+        ("WebFetch", "WebFetch", {}, True),
+        ("TodoWrite(x)", "TodoWrite", {"x": "x"}, False),  # no subject: a specifier matches nothing
+    ],
+)
+def test_specifiers_match_the_tools_subject(
+    rule: str, tool: str, arguments: dict[str, object], matches: bool
+) -> None:
+    assert specifier_matches(parse_rule(rule), tool, arguments) is matches
