@@ -88,6 +88,9 @@ SHELLS = frozenset(
 """Shells: their ``-c STRING`` argument (or the program they read from stdin) is parsed as a nested
 command (in bash's grammar: a program that does not parse as bash cannot be checked, so it asks)."""
 
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+"""Script operands that name the shell's own stdin (``echo 'rm x' | bash /dev/stdin``)."""
+
 _STRING_OPTIONS = {
     "script": ("-c", "--command"),
     "su": ("-c", "--command", "--session-command"),
@@ -218,7 +221,7 @@ def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
     i = 1
     while i < len(words):
         word = words[i]
-        if word == "--":
+        if word in ("--", "-"):  # bash: "An argument of - is equivalent to --"
             i += 1
             break
         if word in ("--command", "-Command") or word.startswith("--command="):
@@ -242,7 +245,7 @@ def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
             i += 1
             continue
         break
-    if stdin or i >= len(words):
+    if stdin or i >= len(words) or words[i] in STDIN_FILES:
         return ShellProgram("stdin")
     return ShellProgram("file", i)
 

