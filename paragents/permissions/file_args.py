@@ -255,7 +255,7 @@ def file_args(words: tuple[str, ...]) -> FileArgs:
         pos, opts = _split_options(words, frozenset())
         return FileArgs(writes=keep(pos if "--reference" in opts else pos[1:]))
     if name == "ln":
-        pos, opts = _split_options(words, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+        pos, opts = _split_options(words, _LN_VALUES)
         symbolic = any(k in ("--symbolic",) or (k.startswith("-") and not k.startswith("--") and "s" in k)
                        for k in opts)  # fmt: skip
         target = opts.get("-t") or opts.get("--target-directory")
@@ -296,6 +296,42 @@ PRECISE_FILE_COMMANDS = frozenset(
 )  # fmt: skip
 """Commands whose file arguments :func:`file_args` knows exactly (a grep pattern is not a path):
 only those are checked, not every argument."""
+
+_LN_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix"})
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    **_READERS, **_WRITER_VALUES, "grep": _GREP_VALUES, "sed": _SED_VALUES, "cp": _CP_VALUES,
+    "mv": _CP_VALUES, "install": _INSTALL_VALUES, "rsync": _RSYNC_VALUES, "patch": _PATCH_VALUES,
+    "ln": _LN_VALUES,
+}  # fmt: skip
+_PATTERN_OPTIONS = frozenset({"-e", "--regexp", "--expression"})
+"""Options whose value is a grep pattern or a sed script, not a path."""
+
+
+def option_values(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The option values of a command of :data:`PRECISE_FILE_COMMANDS` (``grep -f FILE``, ``sed
+    --file=FILE``, ``rsync --files-from FILE``, ``shred --random-source=FILE``, ``-fFILE``): they are
+    checked against Read deny rules like every other command's arguments (patterns given with
+    ``-e``/``--regexp``/``--expression`` are not paths)."""
+    name = command_name(words)
+    if name not in PRECISE_FILE_COMMANDS:
+        return ()
+    takes_value = _VALUE_OPTIONS.get(name, frozenset())
+    out: list[str] = []
+    for i, word in enumerate(words[1:], start=1):
+        if word == "--":
+            break
+        if word.startswith("--") and "=" in word:
+            key, _, value = word.partition("=")
+        elif word in takes_value and i + 1 < len(words):
+            key, value = word, words[i + 1]
+        elif not word.startswith("--") and word[:2] in takes_value and len(word) > 2:
+            key, value = word[:2], word[2:]
+        else:
+            continue
+        if key not in _PATTERN_OPTIONS and value:
+            out.append(value)
+    return tuple(out)
+
 
 _GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
 _SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep", "ugrep", "pt", "sift"})

@@ -111,7 +111,7 @@ class _Walker:
                 continue
             feed = heredoc_text(child)
             if body is not None and feed is not None:
-                self._feed(body, feed)
+                self._feed_redirect(body, feed)
             for piped in child.named_children:
                 if piped.type in ("pipeline", "command", "redirected_statement", "list") and "\n" in (
                     node_text(piped)
@@ -129,9 +129,27 @@ class _Walker:
         target = redirect.child_by_field_name("destination")
         if ops[:1] != ["<"] or target is None or word(target).known:
             return
-        if body.type == "pipeline" and body.named_children:
-            body = body.named_children[-1]
-        self._feed(body, Feed(None, f"the input redirect < {node_text(target)}"))
+        self._feed_redirect(body, Feed(None, f"the input redirect < {node_text(target)}"))
+
+    def _feed_redirect(self, body: ts.Node, feed: Feed) -> None:
+        """A redirect written after ``body`` feeds its last command (bash binds it there; tree-sitter
+        attaches it to the whole list or pipeline: ``true && sh <<EOF``), or every command of a group
+        or subshell (``{ a; sh; } <<EOF``), with the text unknown: which of them reads it is not."""
+        while body.type in ("list", "pipeline"):
+            stages = [c for c in body.named_children if c.type != "comment"]
+            if not stages:
+                return
+            body = stages[-1]
+        if body.type in ("command", "redirected_statement"):
+            self._feed(body, feed)
+            return
+        group = Feed(None, f"{feed.origin} given to a group of commands")
+        pending = [body]
+        while pending:
+            node = pending.pop()
+            if node.type == "command":
+                self._feed(node, group)
+            pending.extend(node.named_children)
 
     def _for(self, node: ts.Node) -> None:
         """``for NAME in WORDS``: NAME takes each word (computed when a word expands)."""
@@ -361,6 +379,8 @@ class _Walker:
             for argument in words[1:]:
                 if not precise or argument.glob:
                     self._argument(argument, text.strip())
+            for value in files.option_values(effective):  # grep -f FILE: read, not a known file
+                self._argument(Word(value, value not in unknown), text.strip())
         if known.command_name(effective) == "git" and (end := known.git_globals_end(effective)) > 1:
             layers.append((effective[0], *effective[end:]))  # deny/ask rules see `git push` too
             if known.git_config_changes(effective) and risky is None:

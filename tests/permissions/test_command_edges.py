@@ -107,3 +107,76 @@ def test_a_named_script_stays_a_plain_command(project: Path, command: str) -> No
     got = bash(policy, command, project)
     assert (got.decision, got.rule) == ("ask", None)
     assert got.reason.startswith("no rule allows `")
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        # bash binds a heredoc to the last command of a list; tree-sitter attaches it to the list
+        ("true && sh <<'EOF'\nrm x\nEOF", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("a || b && bash <<EOF\nrm x\nEOF", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        ("a | sh <<EOF\nrm x\nEOF", "`rm x` is denied by rule Bash(rm *) (deny, cli)"),
+        (
+            "{ a; sh; } <<EOF\nrm x\nEOF",
+            "`sh`: sh runs a program read from a heredoc given to a group of commands, only known when it "
+            "runs; it could run what rule Bash(rm *) (deny, cli) denies",
+        ),
+        (
+            "{ echo 'rm x' | sh; } <<EOF\nls\nEOF",  # which stdin sh reads is not told apart: unknown
+            "`sh`: sh runs a program read from a heredoc given to a group of commands, only known when it "
+            "runs; it could run what rule Bash(rm *) (deny, cli) denies",
+        ),
+        (
+            "true && sh < <(echo 'rm x')",
+            "`sh`: sh runs a program read from the input redirect < <(echo 'rm x'), only known when it "
+            "runs; it could run what rule Bash(rm *) (deny, cli) denies",
+        ),
+    ],
+)
+def test_a_heredoc_after_a_list_feeds_its_last_command(project: Path, command: str, reason: str) -> None:
+    """``true && sh <<EOF`` ran the heredoc's ``rm x`` under ``Bash(*)`` past ``Bash(rm *)`` before
+    (hypothesis found it): the heredoc was given to no command."""
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"], "allow": ["Bash(*)"]})
+    got = bash(policy, command, project)
+    assert (got.decision, got.rule, got.reason) == ("deny", "Bash(rm *)", reason)
+
+
+def test_a_heredoc_no_shell_reads_stays_data(project: Path) -> None:
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"], "allow": ["Bash(*)"]})
+    for command in ("true && cat <<EOF\nrm x\nEOF", "{ a; b; } <<EOF\nrm x\nEOF"):
+        assert bash(policy, command, project).decision == "allow", command
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep -f .env README",
+        "grep --file=.env README",
+        "grep -f.env README",
+        "sed -f .env README",
+        "sed --file .env README",
+        "shred --random-source=.env -n 1 out",  # copies .env's bytes into out
+        "rsync --files-from=.env a b",  # its error messages name each line of .env
+        "rsync --password-file .env a host:b",
+        "touch -r .env x",
+        "tail --pid .env x",
+    ],
+)
+def test_option_values_of_file_commands_meet_read_deny_rules(project: Path, command: str) -> None:
+    """Commands whose file arguments are known exactly (grep, sed, rsync ...) had only those checked:
+    a file given as an option's value was read past ``Read(.env)``."""
+    policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"]})
+    got = bash(policy, command, project, mode="bypassPermissions")
+    assert (got.decision, got.rule) == ("deny", "Read(.env)"), got.reason
+    assert got.reason == (
+        f"`{command}` names {project}/.env: Read of {project}/.env is denied by rule Read(.env) (deny, cli)"
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["grep -e .env README", "grep --regexp=.env README", "grep .env README", "sed -e s/.env/x/ README"],
+)
+def test_patterns_are_not_paths(project: Path, command: str) -> None:
+    policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"]})
+    assert bash(policy, command, project, mode="bypassPermissions").decision == "allow"
