@@ -59,7 +59,7 @@ def path_arguments(arguments: Mapping[str, Any], schema: Mapping[str, Any] | Non
             if not isinstance(item, str) or not item or "\x00" in item:
                 continue
             local = file_uri_path(item)
-            if local is None and (not named or "://" in item or item.lower().startswith("file:")):
+            if local is None and (not named or "://" in item):  # a URL (file://host/x too) is no path
                 continue
             path = local or item
             if path not in found:
