@@ -12,6 +12,18 @@ import pytest
 from paragents.permissions.destructive import call_destructive, command_destructive, destructive_reason
 
 REASONS = [
+    ('echo hi > "a b"', '`> "a b"` truncates a b'),  # the target as the shell sees it, unquoted
+    ("dd of=/dev/sda", "`dd of=/dev/sda` overwrites its output file"),
+    ("git push -fu origin", "`git push -fu origin` rewrites or deletes remote history"),
+    ("git push origin :x", "`git push origin :x` rewrites or deletes remote history"),
+    ("git push origin +m", "`git push origin +m` rewrites or deletes remote history"),
+    ("git push origin buffer", None),
+    (
+        "python3 -c 'import os; os.remove(\"" + "a" * 90 + "\")'",
+        "its code deletes, overwrites or runs commands: 'import os; os.remove(\""
+        + "a" * 58
+        + "'",  # 80 chars
+    ),
     ("rm -rf build", "`rm -rf build` deletes or overwrites files"),
     ("rmdir d", "`rmdir d` deletes or overwrites files"),
     ("unlink f", "`unlink f` deletes or overwrites files"),
