@@ -58,7 +58,9 @@ _READERS = {
     "source": frozenset(),
     ".": frozenset(),
 }
-_GREP_VALUES = frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"})
+_GREP_VALUES = frozenset(
+    {"-e", "-f", "-m", "-A", "-B", "-C", "-d", "--regexp", "--file", "--max-count", "--directories"}
+)
 _SED_VALUES = frozenset({"-e", "-f", "-l", "--expression", "--file"})
 _CP_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix"})
 _INSTALL_VALUES = frozenset(
@@ -132,8 +134,11 @@ def git_tree_write(words: tuple[str, ...]) -> str | None:
         writes = not (args[:1] and args[0] in _STASH_READS)
     else:
         writes = sub in _TREE_WRITERS
-    if not writes:
-        return None
+    return git_work_tree(words) if writes else None
+
+
+def git_work_tree(words: tuple[str, ...]) -> str:
+    """The working tree of ``git [-C DIR | --work-tree DIR] ...`` as spelled (``.`` without one)."""
     head = words[1 : git_globals_end(words)]
     tree = "."
     for i, word in enumerate(head):
@@ -334,6 +339,17 @@ def option_values(words: tuple[str, ...]) -> tuple[str, ...]:
 
 
 _GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
+_RECURSIVE_VALUES = {
+    "cp": _CP_VALUES,
+    "rsync": _RSYNC_VALUES,
+    "scp": frozenset({"-i", "-F", "-P", "-o", "-c", "-l", "-S", "-J"}),
+    "zip": frozenset({"-x", "-i", "-b", "-n", "-P", "-O", "-t", "-tt"}),
+    "diff": frozenset(
+        {"-x", "--exclude", "-X", "--exclude-from", "-I", "--ignore-matching-lines", "-S", "--starting-file",
+         "-F", "--show-function-line", "-L", "--label"}
+    ),
+}  # fmt: skip
+"""Options of the recursive copiers and diff that take a separate value (``cp -x`` does not)."""
 _SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep", "ugrep", "pt", "sift"})
 _SEARCH_VALUES = frozenset(
     {"-e", "-f", "-g", "--glob", "-t", "--type", "-T", "--type-not", "-m", "--max-count", "-A", "-B", "-C",
@@ -369,20 +385,13 @@ def recursive_reads(words: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(files) or (".",)
     if name == "git":
         sub, _ = git_subcommand(words)
-        return (".",) if sub == "grep" else ()
+        return (git_work_tree(words),) if sub == "grep" else ()
     if name in ("tar", "bsdtar"):
-        mode = words[1] if len(words) > 1 else ""
-        creating = "--create" in words or (not mode.startswith("--") and "c" in mode.lstrip("-"))
-        if not creating:
-            return ()
-        pos, _ = _split_options(words, frozenset({"-f", "--file", "-C", "--directory", "-T", "--exclude"}))
-        return tuple(p for p in pos if p != mode)
+        return _tar_reads(words)
     flags = {"zip": "r", "cp": "rRa", "rsync": "ra", "scp": "r", "diff": "r"}.get(name)
     if flags is None:
         return ()
-    pos, opts = _split_options(
-        words, _RSYNC_VALUES if name == "rsync" else frozenset({"-t", "-S", "-x", "-i"})
-    )
+    pos, opts = _split_options(words, _RECURSIVE_VALUES[name])
     recursive = any(
         k in ("--recursive", "--archive")
         or (k.startswith("-") and not k.startswith("--") and any(f in k for f in flags))
@@ -393,5 +402,25 @@ def recursive_reads(words: tuple[str, ...]) -> tuple[str, ...]:
     if name == "zip":
         return tuple(pos[1:])
     if name in ("cp", "rsync", "scp"):
-        return tuple(p for p in pos[:-1] if _local(p))
+        into = "-t" in opts or "--target-directory" in opts  # cp -t DIR SRC...: every operand is read
+        return tuple(p for p in (pos if into else pos[:-1]) if _local(p))
     return tuple(pos)
+
+
+_TAR_VALUES = frozenset({"-f", "--file", "-C", "--directory", "-T", "--files-from", "--exclude", "-X"})
+
+
+def _tar_reads(words: tuple[str, ...]) -> tuple[str, ...]:
+    """What ``tar`` reads whole when it creates, appends to or updates an archive (``tar czf x src``,
+    ``tar --exclude=.git -cf x .``, ``tar -rf x.tar d``): its file operands and ``-C`` directories."""
+    mode = words[1] if len(words) > 1 else ""
+    clusters = [w[1:] for w in words[1:] if w.startswith("-") and not w.startswith("--")]
+    if not mode.startswith("-"):
+        clusters.append(mode)  # the old style: tar czf ...
+    long_modes = ("--create", "--append", "--update")
+    if not (any(w in long_modes for w in words) or any(set("cru") & set(c) for c in clusters)):
+        return ()
+    pos, _ = _split_options(words, _TAR_VALUES)
+    dirs = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-C", "--directory")]
+    dirs += [w.split("=", 1)[1] for w in words if w.startswith("--directory=")]
+    return tuple(p for p in pos if p != mode) + tuple(dirs)
