@@ -305,16 +305,21 @@ class _Walker:
                     if through_xargs:  # ``xargs sh -c``: the string is the first word of the input
                         opaque = f"{current[0]} runs a string xargs reads from its input"
                     break
+                program = known.shell_program(current)
                 if known.command_name(current) == "eval":
                     string, dynamic = " ".join(current[1:]), any(w in unknown for w in current[1:])
-                else:
-                    string, dynamic = current[index], current[index] in unknown
+                else:  # --command=STR: the string is the word's value
+                    inline = program.inline if program is not None else None
+                    string, dynamic = inline or current[index], current[index] in unknown
                 transparent = self._nested(string, dynamic, text)
                 if not transparent:
                     opaque = f"{current[0]} runs a string that is only known when it runs"
             break
         effective = layers[-1]
         program = known.shell_program(effective)
+        for index, init in program.inits if program is not None and opaque is None else ():
+            if not self._nested(init, effective[index] in unknown, text):  # fish -C CMD runs CMD first
+                opaque = f"{effective[0]} runs an init command that is only known when it runs"
         if program is not None and program.source == "file" and opaque is None and not transparent:
             script = effective[program.index or 0]
             if script in unknown:  # ``bash <(curl x)``, ``sh "$SCRIPT"``
