@@ -297,7 +297,7 @@ def test_shell_and_su_forms_meet_deny_rules(tmp_path: Path, command: str) -> Non
         ("LD_LIBRARY_PATH=. ls", "`LD_LIBRARY_PATH=. ls` sets LD_LIBRARY_PATH, which changes what runs"),
         (
             "env DYLD_X=1 ls",
-            "`env DYLD_X=1 ls`: env runs another command, so only a rule for this exact command allows it",
+            "`env DYLD_X=1 ls` sets DYLD_X, which changes what runs",
         ),
         (
             "git -c core.pager=sh status",
