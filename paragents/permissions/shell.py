@@ -191,7 +191,7 @@ class _Walker:
             if not child.is_named:
                 op = child.type
             elif child.type not in ("file_descriptor",):
-                if child.type in ("process_substitution", "command_substitution"):
+                if child.type == "process_substitution":  # > >(cmd) writes to a pipe, not a file
                     self.walk(child)
                     continue
                 found = word(child)
