@@ -289,7 +289,7 @@ class _Walker:
                         string = " ".join((rest[0], *(shlex.quote(w) for w in rest[1:])))
                     transparent = self._nested(string, dynamic, text, parent)
                     if not transparent and exact_only is None:
-                        opaque = f"{step.wrapper} runs a string that is only known when it runs"
+                        opaque = f"{step.wrapper} runs a string {_unseen(dynamic)}"
                     break
                 current = current[step.start :]
                 if current:
@@ -313,7 +313,7 @@ class _Walker:
                     string, dynamic = inline or current[index], current[index] in unknown
                 transparent = self._nested(string, dynamic, text)
                 if not transparent:
-                    opaque = f"{current[0]} runs a string that is only known when it runs"
+                    opaque = f"{current[0]} runs a string {_unseen(dynamic)}"
             break
         effective = layers[-1]
         program = known.shell_program(effective)
@@ -445,6 +445,11 @@ class _Walker:
             return False
         _parse_into(string, self.out, self.depth + 1, parent or self.parent_forms)
         return True
+
+
+def _unseen(dynamic: bool) -> str:
+    """Why a nested string was not parsed: it is computed, or nested too deep."""
+    return "that is only known when it runs" if dynamic else f"nested deeper than {MAX_NESTING} levels"
 
 
 def _parse_into(command: str, out: ParsedCommand, depth: int, parent_forms: tuple[str, ...] = ()) -> None:

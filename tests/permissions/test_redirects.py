@@ -119,4 +119,7 @@ def test_a_too_deep_string_is_never_allowed(project: Path) -> None:
     policy = Policy.load(project, cli_rules={"allow": ["Bash"]})
     got = bash(policy, nested(7), project)
     assert (got.decision, got.scope) == ("ask", "default")
-    assert got.reason == "nesting of eval/sh -c is deeper than 6 in 'bash -c ls'; it cannot be checked"
+    assert got.reason == "`bash -c ls`: bash runs a string nested deeper than 6 levels"
+    assert got.subcommands[-1].reason == (
+        "nesting of eval/sh -c is deeper than 6 in 'bash -c ls'; it cannot be checked"
+    )
