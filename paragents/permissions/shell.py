@@ -360,7 +360,7 @@ class _Walker:
         if effective and effective[0] in ("source", ".") and any(w in unknown for w in effective[1:]):
             opaque = "source runs a file whose name is only known when it runs"
         if effective and effective[0] in ("cd", "pushd"):
-            arg = next((w for w in effective[1:] if not w.startswith("-")), "~")
+            arg = next((w for w in effective[1:] if not w.startswith("-") or w == "-"), "~")  # cd -: $OLDPWD
             self.out.cd_dirs.append(None if arg in unknown else arg)
         found_files = files.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
         origin = " ".join(effective[:1])
