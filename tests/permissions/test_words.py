@@ -78,6 +78,16 @@ def ran(command: str) -> list[str]:
         ('echo "$(ls)"', ['echo "$(ls)"', "ls"]),
         ("echo 12 '' \"\"", ["echo 12  "]),
         ("r$'m' x", ["rm x"]),
+        # heredoc bodies: <<- strips leading tabs (only tabs), << keeps them
+        ("bash <<EOF\nrm 'a\n\tb'\nEOF", ["rm a\n\tb"]),
+        ("bash <<-EOF\nrm 'a\n\tb'\nEOF", ["rm a\nb"]),
+        ("sh <<-EOF\n\tXz\nEOF", ["Xz"]),
+        # bytes that are not UTF-8 are kept (as surrogates), not an error
+        ("sh <<EOF\nrm \udcff\nEOF", ["rm \udcff"]),
+        ("cat <<EOF | sh\nrm \udcff\nEOF", ["cat", "rm \udcff"]),
+        # an unterminated heredoc does not parse: nothing in it is trusted
+        ("sh <<EOF\nrm x", ["sh", "[problem]"]),
+        ("sh <<EOF", ["sh", "[problem]"]),
     ],
 )
 def test_what_runs(command: str, commands: list[str]) -> None:
