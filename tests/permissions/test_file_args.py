@@ -23,6 +23,10 @@ def words(command: str) -> tuple[str, ...]:
 @pytest.mark.parametrize(
     ("command", "reads", "writes", "unknown"),
     [
+        ("cp -r srcX/ dst", ("srcX/",), ("dst", "dst/srcX"), None),  # a trailing / is not part of the name
+        ("cp -r .. dst/", ("..",), ("dst/",), None),  # . and .. name no file in the destination
+        ("cp -r . dst/", (".",), ("dst/",), None),
+        ("rsync a/b:c/d dst", ("a/b:c/d",), ("dst", "dst/d"), None),  # host:path only before the first /
         ("cat a b", ("a", "b"), (), None),
         ("cat -n a", ("a",), (), None),
         ("cat -- -x", ("-x",), (), None),
