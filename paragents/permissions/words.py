@@ -166,13 +166,11 @@ def output_of(node: ts.Node) -> Feed:
     origin = f"the output of `{node_text(node).strip()[:60]}`"
     command = node
     feed: Feed | None = None
-    if node.type == "redirected_statement":
+    if node.type == "redirected_statement":  # (a here-string sits in the command node itself)
         command = node.child_by_field_name("body") or node
         for child in node.named_children:
             if child.type == "heredoc_redirect":
                 feed = heredoc_text(child)
-            elif child.type == "herestring_redirect":
-                feed = herestring_text(child)
     if command.type != "command":
         return Feed(None, origin)
     words: list[Word] = []

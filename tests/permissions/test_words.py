@@ -78,6 +78,7 @@ def ran(command: str) -> list[str]:
         ('echo "$(ls)"', ['echo "$(ls)"', "ls"]),
         ("echo 12 '' \"\"", ["echo 12  "]),
         ("r$'m' x", ["rm x"]),
+        ("sh <<'EOF'\nrm $X\nEOF", ["rm $X"]),  # a quoted delimiter: the body does not expand
         # heredoc bodies: <<- strips leading tabs (only tabs), << keeps them
         ("bash <<EOF\nrm 'a\n\tb'\nEOF", ["rm a\n\tb"]),
         ("bash <<-EOF\nrm 'a\n\tb'\nEOF", ["rm a\nb"]),
@@ -115,3 +116,26 @@ def test_what_runs(command: str, commands: list[str]) -> None:
 )
 def test_arguments_that_may_name_paths(command: str, arguments: list[tuple[str | None, bool]]) -> None:
     assert [(t.path, t.glob) for t in parse_command(command).arguments] == arguments
+
+
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("cat | sh", "sh runs a program read from the output of `cat`, only known when it runs"),
+        ('sh <<< "$X"', 'sh runs a program read from the here-string <<< "$X", only known when it runs'),
+        ("sh <<EOF\n$X\nEOF", "sh runs a program read from a heredoc, only known when it runs"),
+        (
+            "(echo rm x) | sh",
+            "sh runs a program read from the output of `(echo rm x)`, only known when it runs",
+        ),
+        (  # the producer is shown up to 60 characters
+            "printf '%s\\n' " + "a" * 60 + ' "$Y" | sh',
+            "sh runs a program read from the output of `printf '%s\\n' "
+            + "a" * 46
+            + "`, only known when it runs",
+        ),
+    ],
+)
+def test_why_a_fed_program_is_not_known(command: str, reason: str) -> None:
+    opaque = [c.opaque for c in parse_command(command).commands if c.opaque]
+    assert opaque == [reason]
