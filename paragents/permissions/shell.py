@@ -135,11 +135,8 @@ class _Walker:
         """A redirect written after ``body`` feeds its last command (bash binds it there; tree-sitter
         attaches it to the whole list or pipeline: ``true && sh <<EOF``), or every command of a group
         or subshell (``{ a; sh; } <<EOF``), with the text unknown: which of them reads it is not."""
-        while body.type in ("list", "pipeline"):
-            stages = [c for c in body.named_children if c.type != "comment"]
-            if not stages:
-                return
-            body = stages[-1]
+        while body.type in ("list", "pipeline") and body.named_children:
+            body = body.named_children[-1]  # (a comment never comes last: it would hide the redirect)
         if body.type in ("command", "redirected_statement"):
             self._feed(body, feed)
             return

@@ -294,6 +294,8 @@ def test_shell_and_su_forms_meet_deny_rules(tmp_path: Path, command: str) -> Non
 @pytest.mark.parametrize(
     ("command", "reason"),
     [
+        ("PATH=/tmp/evil; ls", "`PATH=/tmp/evil` sets PATH, which changes what later commands run"),
+        ("PATH+=:/tmp/evil; ls", "`PATH+=:/tmp/evil` sets PATH, which changes what later commands run"),
         ("LD_LIBRARY_PATH=. ls", "`LD_LIBRARY_PATH=. ls` sets LD_LIBRARY_PATH, which changes what runs"),
         (
             "env DYLD_X=1 ls",

@@ -79,6 +79,17 @@ def ran(command: str) -> list[str]:
         ("echo 12 '' \"\"", ["echo 12  "]),
         ("r$'m' x", ["rm x"]),
         ("sh <<'EOF'\nrm $X\nEOF", ["rm $X"]),  # a quoted delimiter: the body does not expand
+        # a heredoc's command line: what follows is fed the command's output (also after &&: bash
+        # would not, so this is the stricter reading), to the last command of a pipeline or list
+        ("cat <<EOF && sh\nrm x\nEOF", ["cat", "rm x"]),
+        ("cat <<EOF && sh 2>/dev/null\nrm x\nEOF", ["cat", "rm x"]),
+        ("cat <<EOF | sh 2>/dev/null\nrm x\nEOF", ["cat", "rm x"]),
+        ("cat <<EOF | sh -s\nrm x\nEOF", ["cat", "rm x"]),
+        ("cat <<'EOF' && bash\n\\rm x\nEOF", ["cat", "bash \nrm x", "[problem]"]),  # body read as the line
+        ("a | b | sh <<EOF\nrm x\nEOF", ["a", "b", "rm x"]),
+        ("true && # c\nsh <<EOF\nrm x\nEOF", ["true", "rm x"]),
+        ("true && (sh) <<EOF\nrm x\nEOF", ["true", "sh [opaque]"]),
+        ("PATH=/tmp/evil; ls", ["ls"]),  # an assignment alone runs nothing
         # heredoc bodies: <<- strips leading tabs (only tabs), << keeps them
         ("bash <<EOF\nrm 'a\n\tb'\nEOF", ["rm a\n\tb"]),
         ("bash <<-EOF\nrm 'a\n\tb'\nEOF", ["rm a\nb"]),
