@@ -10,7 +10,9 @@ bubblewrap adds to one ``run_command``. ``huge`` (not in ``--quick``: it renders
 seconds) opens a stored 390 KB reply while typing; it reports key echo latency and how often it was
 rendered. ``idle`` (also in ``--quick``) keeps 16 open sessions idle for 10 s and reports the app's CPU
 and how often each timer fired. ``lanes`` (bench/lanes.py) times lane creation and one
-conflict-prediction round of 8 lanes. ``mcp`` (bench/mcp_pool.py, not in ``--quick``) runs 8 sessions x 3
+conflict-prediction round of 8 lanes; ``lane_env`` (bench/lane_env.py, not in ``--quick``) times making a
+lane of a real ~40-package uv project with its own ``.venv`` against ``git worktree add`` alone.
+``mcp`` (bench/mcp_pool.py, not in ``--quick``) runs 8 sessions x 3
 stdio MCP servers through the shared pool and reports the server processes (target 3), their RSS and
 start cost. ``peer`` (bench/peer.py, not in ``--quick``) runs one ACP session in paragents and in Toad
 on the same fake agent at 50 and 200 tok/s and compares them (skipped, saying how to set Toad's
@@ -46,9 +48,15 @@ TARGETS: dict[str, dict[str, float]] = {
     "huge_reply": {"key_p99_ms": 100, "renders": 1},
     "idle": {"cpu_pct": 2},
     "lanes": {"create_max_s": 0.5, "round_p99_ms": 150},
+    "lane_env": {"lane_p50_s": 3.0},
     "mcp": {"processes": 3},
     "peer": {"cpu_ratio_max": 0.5, "frame_p99_ratio_max": 1.0},
-    "remote": {"exec_true_p50_ms": 60, "create_p50_s": 3, "snapshot_fetch_p50_ms": 150},
+    "remote": {
+        "exec_true_p50_ms": 60,
+        "create_p50_s": 3,
+        "snapshot_fetch_p50_ms": 150,
+        "round_changed_p99_ms": 300,
+    },
 }
 
 
@@ -183,6 +191,7 @@ def verdicts(report: dict[str, Any]) -> dict[str, bool | None]:
         "huge_reply": report.get("huge_reply"),
         "idle": report.get("idle"),
         "lanes": report.get("lanes"),
+        "lane_env": report.get("lane_env"),
         "mcp": report.get("mcp"),
         "peer": report.get("peer"),
         "remote": report.get("remote"),
@@ -227,7 +236,18 @@ def table(report: dict[str, Any]) -> str:
             cells = ["" if row.get(k) is None else str(row.get(k)) for k, _ in COLUMNS]
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
-    for section in ("startup", "reopen", "micro", "sandbox", "huge_reply", "idle", "lanes", "mcp", "remote"):
+    for section in (
+        "startup",
+        "reopen",
+        "micro",
+        "sandbox",
+        "huge_reply",
+        "idle",
+        "lanes",
+        "lane_env",
+        "mcp",
+        "remote",
+    ):
         if section in report:
             lines.append(f"- **{section}**: " + json.dumps(report[section]))
     lines.append("")
@@ -248,7 +268,8 @@ def main() -> int:
     parser.add_argument(
         "--only",
         default="",
-        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,mcp,peer,remote",
+        help="comma list of sections: stream,startup,reopen,micro,sandbox,huge,idle,lanes,lane_env,mcp,peer,"
+        "remote",
     )
     parser.add_argument(
         "--seconds", type=float, default=0, help="stream length per scenario (default 8; quick 4)"
@@ -262,7 +283,19 @@ def main() -> int:
     sections = (
         set(args.only.split(","))
         if args.only
-        else {"stream", "startup", "reopen", "micro", "sandbox", "huge", "idle", "lanes", "mcp", "peer"}
+        else {
+            "stream",
+            "startup",
+            "reopen",
+            "micro",
+            "sandbox",
+            "huge",
+            "idle",
+            "lanes",
+            "lane_env",
+            "mcp",
+            "peer",
+        }
     )
     if args.quick:
         sections = sections & {"stream", "startup", "idle"}
@@ -291,6 +324,9 @@ def main() -> int:
         if "lanes" in sections:
             eprint("bench: lanes (creation, prediction rounds) ...")
             report["lanes"] = child(["bench.lanes"], isolated_env())
+        if "lane_env" in sections:
+            eprint("bench: lane_env (a lane of a real uv project with its own .venv) ...")
+            report["lane_env"] = child(["bench.lane_env"], isolated_env(), timeout=1800)
         if "mcp" in sections:
             eprint("bench: MCP pool, 8 sessions x 3 stdio servers ...")
             report["mcp"] = child(["bench.mcp_pool"], isolated_env())

@@ -26,6 +26,7 @@ from paragents.acp.process import AgentProcess
 from paragents.acp.spending import AgentSpending
 from paragents.acp.updates import TurnLog
 from paragents.agent import Agent
+from paragents.agent.approval import read_filter
 from paragents.agent.budget import Breach
 from paragents.agent.compaction import CompactionOutcome
 from paragents.agent.loop import BUDGET_KIND
@@ -589,6 +590,7 @@ class AcpAgent(Agent):
             on_write=self.on_write,
             sandbox=sandbox,
             env={**dict(getattr(self.session, "lane_env", None) or {}), **(env or {})},
+            read_check=read_filter(self.policy, self.session),
         )
         return await tool.run(args, ctx)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import shlex
 import uuid
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from acp.schema import (
 )
 
 from paragents import events as ev
+from paragents.acp.agent_env import unsafe_names
 from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
 from paragents.agent.approval import approve
 from paragents.models import CallPreview, ToolCall
@@ -361,14 +363,27 @@ class AcpClient:
     ) -> CreateTerminalResponse:
         agent = self.agent
         line = shlex.join([command, *args]) if args else command
+        extra = {e.name: e.value for e in env or ()}
+        unsafe = unsafe_names(extra)
+        if unsafe:  # they change what the command runs, which the policy judged from its line alone
+            raise refused(
+                f"terminal/create: the agent's env sets {', '.join(unsafe)}, which paragents does not "
+                "pass to commands (they change what a command runs: start-up files, the loader, the "
+                "program path, git's and pagers' programs); run the command without them"
+            )
         call_args: dict[str, Any] = {"command": line}
+        if cwd:  # checked by the policy like run_command's: inside the session's working directories
+            call_args["cwd"] = cwd
         call = ToolCall(f"term-{uuid.uuid4().hex[:8]}", "run_command", json.dumps(call_args))
         body = shell_body(command, args or [])  # "bash -c X": X is what request_permission approved
-        asked = await self._authorize("run_command", call_args, call, line, line, *([body] if body else []))
+        keys = [line, *([body] if body else [])]
+        if cwd and os.path.realpath(cwd) != os.path.realpath(agent.session.workdir):
+            keys = [f"{key}\x00in {cwd}" for key in keys]  # approved where it was announced, not there
+        asked = await self._authorize("run_command", call_args, call, line, *keys)
         await self._preflight(call, call_args)
-        workdir = Path(cwd) if cwd else agent.session.workdir
-        extra = {e.name: e.value for e in env or ()}
-        task = asyncio.create_task(agent.run_tool("run_command", call_args, workdir=workdir, env=extra))
+        # the session's working directory (its lane's) stays the writable root: the agent's cwd is
+        # only where the command starts
+        task = asyncio.create_task(agent.run_tool("run_command", call_args, env=extra))
         if asked:  # its entry (shown by the ask) follows the command
             sid = agent.session.id
             agent.emit(ev.ToolCallStarted(sid, call, f"{line} · through paragents"))

@@ -9,8 +9,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from paragents import events as ev
@@ -99,8 +100,48 @@ async def approve(
             session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume, agent_options
         )
     audit_by = "headless" if by == "headless" else "user"
-    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer)
+    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer, answerer=by)
     return await _apply_answer(session, policy, store, emit, decision, answer, payload)
+
+
+WITHHELD_DENY = "by Read deny rules"
+WITHHELD_ASK = "because reading them asks (an ask rule, or outside the working directories)"
+
+
+def read_filter(
+    policy: Policy, session: SessionReader, extra_dirs: Sequence[Path] = ()
+) -> Callable[[Path, Path], str | None]:
+    """The ``ToolContext.read_check`` of ``grep``/``glob``/``list_dir``: each path they found below the
+    searched root goes through the same Read decision as ``read_file`` (in the session's mode, with its
+    session rules; deny rules hold in every mode, bypassPermissions too). Withheld: what a deny rule
+    hides; what an ask rule covers; and, below a root that needed no ask, what resolves outside the
+    working directories (a symlink out). Returns the reason a path is withheld, or None."""
+    roots: dict[Path, bool] = {}
+
+    def decide(path: Path) -> Decision:
+        return policy.decide(
+            "read_file",
+            {"path": str(path)},
+            cwd=session.workdir,
+            mode=session.mode,
+            session_rules=tuple(session.session_rules),
+            extra_dirs=extra_dirs,
+        )
+
+    def check(root: Path, path: Path) -> str | None:
+        decision = decide(path)
+        if decision.decision == "deny":
+            return WITHHELD_DENY
+        if decision.decision == "ask":
+            if decision.rule is not None:
+                return WITHHELD_ASK
+            if root not in roots:
+                roots[root] = decide(root).decision == "allow"
+            if roots[root]:
+                return WITHHELD_ASK
+        return None
+
+    return check
 
 
 PREVIEW_CHARS = 20000
@@ -287,6 +328,8 @@ async def _apply_answer(
         note = payload.get("note") if isinstance(payload, dict) else payload
         return Approval(False, f"denied by the user with a note: {note}")
     reason = payload.get("reason") if isinstance(payload, dict) else None
+    if isinstance(payload, dict) and payload.get("headless"):  # refused by a headless run: nobody answered
+        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)")
     return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
 
 
@@ -306,9 +349,9 @@ async def ask_server_start(
     call = ToolCall(f"mcp-start-{uuid.uuid4().hex[:8]}", f"mcp__{name}", "{}")
     decision = Decision(
         "ask",
-        f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet "
-        "(enableAllProjectMcpServers / enabledMcpjsonServers). Allow once or for the session: it starts "
-        "for this run; always: remembered in .paragents/permissions.local.json",
+        f"the project's .mcp.json names the MCP server '{name}', which is not trusted yet (new, or "
+        "changed since you trusted it). Allow once or for the session: it starts for this run; always: "
+        "remembered in your trust records (outside the project) until its entry changes",
         suggested_rules=(f"mcp__{name}",),
     )
     shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)

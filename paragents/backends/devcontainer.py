@@ -7,7 +7,6 @@ ignored ``.env``). devcontainer.json is JSON with comments and trailing commas (
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import posixpath
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ import json5
 
 from paragents.backends.base import BackendError
 from paragents.lanes.git import git
+from paragents.tools.git_exec import run_git
 
 LOCATIONS = (".devcontainer/devcontainer.json", ".devcontainer.json")
 """Where the devcontainer spec may be, first found wins (as the Dev Containers spec says)."""
@@ -108,14 +108,10 @@ async def build_context(repo: Path, commit: str, spec: ImageSpec) -> bytes:
     if spec.context.startswith("..") or spec.context.startswith("/"):
         raise BackendError(f"{spec.source}: the build context {spec.context!r} is outside the repository")
     treeish = f"{commit}:{prefix}" if prefix else commit
-    proc = await asyncio.create_subprocess_exec(
-        "git", "archive", "--format=tar", treeish, cwd=str(repo),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    out, err = await proc.communicate()
-    if proc.returncode != 0:
-        raise BackendError(f"cannot archive the build context {spec.context!r}: {err.decode().strip()}")
-    return out
+    done = await run_git(["archive", "--format=tar", treeish], repo)  # hardened: no smudge filter runs
+    if done.code != 0:
+        raise BackendError(f"cannot archive the build context {spec.context!r}: {done.err.decode().strip()}")
+    return done.out
 
 
 def dockerfile_in_context(spec: ImageSpec) -> str:

@@ -32,11 +32,12 @@ from paragents.backends.base import (
     Health,
     LaneGone,
     LaneSpec,
+    Placement,
     Snapshot,
 )
 from paragents.backends.bundle import last_snapshot
 from paragents.backends.container import LABEL, REPO_LABEL
-from paragents.backends.remote import Chunk, RemoteBackend
+from paragents.backends.remote import Chunk, RemoteBackend, Stdin
 from paragents.lanes.repo import project_hash
 
 SANDBOX_GROUP = "agents.x-k8s.io"
@@ -54,10 +55,20 @@ def pod_name(spec: LaneSpec) -> str:
     return f"paragents-{project_hash(spec.repo)}-{lane}"[:63].rstrip("-")
 
 
-def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[str, Any]:
-    """The PodSpec of a lane (see the module docstring)."""
+def pod_spec(
+    spec: LaneSpec, settings: KubernetesSettings, image: str, placement: Placement | None = None
+) -> dict[str, Any]:
+    """The PodSpec of a lane (see the module docstring); a ``placement``'s aliases mount the workspace
+    volume again, its empty directories are ``emptyDir`` volumes."""
     uid = settings.run_as_user
     env = {"HOME": scripts.HOME, **spec.env}
+    place = placement or Placement()
+    mounts = [{"name": "workspace", "mountPath": scripts.WORKSPACE}]
+    mounts += [{"name": "workspace", "mountPath": alias} for alias in place.aliases]
+    volumes: list[dict[str, Any]] = [{"name": "workspace", "emptyDir": {}}]
+    for i, path in enumerate(place.empty_dirs, 1):
+        mounts.append({"name": f"scratch-{i}", "mountPath": path})
+        volumes.append({"name": f"scratch-{i}", "emptyDir": {}})
     return {
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -83,10 +94,10 @@ def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[s
                     "privileged": False,
                     "capabilities": {"drop": ["ALL"]},
                 },
-                "volumeMounts": [{"name": "workspace", "mountPath": scripts.WORKSPACE}],
+                "volumeMounts": mounts,
             }
         ],
-        "volumes": [{"name": "workspace", "emptyDir": {}}],
+        "volumes": volumes,
     }
 
 
@@ -95,10 +106,13 @@ class KubernetesBackend(RemoteBackend):
 
     kind: BackendKind = "kubernetes"
 
-    def __init__(self, spec: LaneSpec, settings: KubernetesSettings, image: str) -> None:
+    def __init__(
+        self, spec: LaneSpec, settings: KubernetesSettings, image: str, *, placement: Placement | None = None
+    ) -> None:
         super().__init__(spec, max_snapshot_bytes=settings.max_snapshot_bytes)
         self.settings = settings
         self.image = image
+        self.placement = placement or Placement()
         self.name = pod_name(spec)
         self._api: Any = None
         self.namespace = settings.namespace or ""
@@ -203,7 +217,7 @@ class KubernetesBackend(RemoteBackend):
             if self.settings.network_policy:
                 await self._ensure_policy()
             self.uses_sandbox = await self._has_sandbox_crd()
-            body = pod_spec(self.spec, self.settings, self.image)
+            body = pod_spec(self.spec, self.settings, self.image, self.placement)
             if self.uses_sandbox:
                 sandbox = {
                     "apiVersion": f"{SANDBOX_GROUP}/{SANDBOX_VERSION}", "kind": "Sandbox",
@@ -330,7 +344,7 @@ class KubernetesBackend(RemoteBackend):
         argv: Sequence[str],
         *,
         on_chunk: Chunk,
-        stdin: bytes | None = None,
+        stdin: Stdin = None,
         env: Mapping[str, str] | None = None,
     ) -> int:
         api = await self.api()
@@ -343,27 +357,47 @@ class KubernetesBackend(RemoteBackend):
             version="v1", url=f"pods/{self.name}/exec", namespace=self.namespace,
             params=params, subprotocols=list(EXEC_PROTOCOLS),
         ) as ws:  # fmt: skip
-            if stdin is not None:
+            feeder: asyncio.Task[None] | None = None
+            if isinstance(stdin, bytes):
                 for at in range(0, len(stdin), 1 << 20):
                     await ws.send_bytes(bytes([STDIN]) + stdin[at : at + (1 << 20)])
                 if ws.subprotocol == EXEC_PROTOCOLS[0]:
                     await ws.send_bytes(bytes([CLOSE, STDIN]))
-            while True:
-                try:
-                    message = await ws.receive_bytes()
-                except httpx_ws.WebSocketDisconnect as exc:
-                    raise BackendUnreachable(
-                        f"lane {self.spec.name}'s exec stream closed before the command's status "
-                        f"arrived (code {exc.code})"
-                    ) from exc
-                if not message:
-                    continue
-                channel, data = message[0], message[1:]
-                if channel in (STDOUT, STDERR):
-                    if data:
-                        on_chunk(channel, data)
-                elif channel == STATUS:
-                    return _exit_code(data)
+            elif stdin is not None:
+                feeder = asyncio.create_task(_feed(ws, stdin))
+            try:
+                return await self._receive(ws, on_chunk)
+            finally:
+                if feeder is not None:
+                    feeder.cancel()
+                    with contextlib.suppress(BaseException):
+                        await feeder
+
+    async def _receive(self, ws: Any, on_chunk: Chunk) -> int:
+        """Read the exec stream's channels until its status arrives; return the exit code."""
+        while True:
+            try:
+                message = await ws.receive_bytes()
+            except httpx_ws.WebSocketDisconnect as exc:
+                raise BackendUnreachable(
+                    f"lane {self.spec.name}'s exec stream closed before the command's status "
+                    f"arrived (code {exc.code})"
+                ) from exc
+            if not message:
+                continue
+            channel, data = message[0], message[1:]
+            if channel in (STDOUT, STDERR):
+                if data:
+                    on_chunk(channel, data)
+            elif channel == STATUS:
+                return _exit_code(data)
+
+
+async def _feed(ws: Any, chunks: AsyncIterator[bytes]) -> None:
+    """Write ``chunks`` to an exec's stdin channel as they come (a forwarded port's connection)."""
+    with contextlib.suppress(Exception):
+        async for chunk in chunks:
+            await ws.send_bytes(bytes([STDIN]) + chunk)
 
 
 def _phase(pod: dict[str, Any]) -> str:

@@ -121,6 +121,11 @@ class Player:
         for spec in self.cassette.sessions:
             if spec.dir:
                 (self.workspace / spec.dir).mkdir(parents=True, exist_ok=True)
+        from paragents import trust
+
+        # the scratch workspace is the cassette the user chose to play: its files are trusted, in the
+        # replay's own state dir (paragents.trust)
+        trust.trust(self.workspace, trust.project_posture(self.workspace))
 
     def _scripted(self, name: str, reply: Reply) -> ScriptedResponse:
         resp = reply.to_scripted()

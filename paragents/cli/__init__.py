@@ -7,9 +7,12 @@
     paragents fanout [--n N] [--models A,B] [--verify CMD] [--judge] [--output rich|json|patch] PROMPT
     paragents runs list | show ID [--json]
     paragents permissions check ... | show ...
-    paragents serve [--host H] [--port N] [--api-key K] [--jwt-secret S] [--pair] [--tui]  |  paragents pair
+    paragents serve [--host H] [--port N] [--jwt-secret-file F] [--pair] [--tui]  |  paragents pair
     paragents replay CASSETTE [--json] [--tui]  |  paragents demo  |  --record FILE (TUI and run)
     paragents inbox [--json] [--all]  |  paragents approve ID [--session-wide|--always] [--deny [--note T]]
+    paragents trust [--dir PATH] [--yes | --show]
+    paragents eval run --tasks PATH|sample --targets T,T --out DIR [...] | --replay DIR
+    paragents eval validate|report|compare|gate ...   (docs/eval.md)
 
 Exit codes: 0 done, 1 runtime failure, 2 config/auth/usage error, 3 endpoint protocol error,
 4 session held by another live process (``run`` without ``--take-over``), 130 cancelled,
@@ -92,10 +95,16 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         return int(args.fanteam_run(args))
     if args.command in ("inbox", "approve"):
         return int(args.approvals_run(args))
+    if args.command == "trust":
+        return int(args.trust_run(args))
     if args.command in ("serve", "pair"):
         from paragents.cli import serve
 
         return serve.run_serve(args) if args.command == "serve" else serve.run_pair(args)
+    if args.command == "eval":
+        from paragents.cli.eval import run_eval_command
+
+        return run_eval_command(args)
     if args.command in ("fanout", "runs"):
         return int(args.fanout_run(args))
     if args.command == "permissions":

@@ -9,7 +9,10 @@ conflict with run_anyway (default), skip (``--deny``) or any choice it offers (`
 
 Exit codes: 0 done (inbox listed, answer taken); 2 usage (bad options, no such id, an answer the item
 does not take); 5 refused: the item was already answered, expired or closed (the first answer is
-named on stderr).
+named on stderr), or this process may not answer: it was started by a session (its command, agent or
+server: a session does not approve its own asks), it runs in a sandbox, or ``--always`` (a permanent
+rule) was given without a terminal. Each answer records who gave it: ``cli (pid, tty, parents)``.
+``inbox --answered`` lists the last answers with who gave them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -41,6 +43,10 @@ def add_parsers(sub: Any) -> None:
     inbox.add_argument("--dir", metavar="PATH", help="project directory (default: the current directory)")
     inbox.add_argument("--all", action="store_true", help="every project's, not only this one's")
     inbox.add_argument("--json", action="store_true", help="print one JSON list")
+    inbox.add_argument("--show", metavar="ID", help="print one item's whole call (what the list cuts)")
+    inbox.add_argument(
+        "--answered", action="store_true", help="the last answers instead, with who gave each (the audit)"
+    )
     inbox.set_defaults(approvals_run=run)
     approve = sub.add_parser("approve", help="answer a pending approval or conflict (see `paragents inbox`)")
     approve.add_argument("id", help="the id `paragents inbox` shows (or a unique prefix of it)")
@@ -90,11 +96,48 @@ async def _run(args: argparse.Namespace) -> int:
         await store.close()
 
 
-async def _inbox(args: argparse.Namespace, store: Any) -> int:
-    project = None if args.all else Path(args.dir or ".").expanduser().resolve()
-    rows = await store.list_approvals(project_dir=project)
+ANSWERED_SHOWN = 20
+"""``inbox --answered`` lists this many of the last answers."""
+
+
+async def _answered(args: argparse.Namespace, store: Any, project: Path | None) -> int:
+    """``inbox --answered``: the last answers (newest first), each with who gave it and when."""
+    rows = await store.list_approvals(state="answered", project_dir=project)
+    rows = sorted(rows, key=lambda r: r.answered_at or 0, reverse=True)[:ANSWERED_SHOWN]
     if args.json:
         print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table("id", "when", "session", "what", "answer", "answered by")
+    for r in rows:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(r.answered_at or r.created_at))
+        table.add_row(
+            r.id, when, Text(r.session_name), Text(r.summary), r.answer or "", Text(r.answered_by or "")
+        )
+    Console(highlight=False).print(table)
+    return 0
+
+
+async def _inbox(args: argparse.Namespace, store: Any) -> int:
+    from paragents.serve.shown import printable, size_of, whole_call
+
+    project = None if args.all else Path(args.dir or ".").expanduser().resolve()
+    if args.answered:
+        return await _answered(args, store, project)
+    rows = await store.list_approvals(project_dir=project)
+    if args.show:
+        found = [r for r in rows if r.id.startswith(args.show.strip().lower())]
+        if len(found) != 1:
+            print(f"paragents inbox: no single pending item with id {args.show!r}", file=sys.stderr)
+            return 2
+        whole = whole_call(found[0].tool, str(found[0].call.get("arguments") or ""))
+        print(printable(f"{found[0].summary}\n({found[0].tool}, {size_of(whole)}; whole:)\n{whole}"))
+        return 0
+    if args.json:  # with each item's whole call (the preview may be cut)
+        print(json.dumps([r.to_json() | {"call": r.call} for r in rows], indent=2, ensure_ascii=False))
         return 0
     if not rows:
         print("nothing waits on you" + ("" if args.all else f" in {project}"))
@@ -107,7 +150,11 @@ async def _inbox(args: argparse.Namespace, store: Any) -> int:
     for r in rows:
         where = "process gone: asked again when reopened" if r.waiter_gone() else f"pid {r.pid}"
         kind = r.kind if r.kind == "approval" else f"conflict ({'/'.join(r.choices)})"
-        table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, Text(r.summary), where)
+        what = Text(r.summary)
+        whole = whole_call(r.tool, str(r.call.get("arguments") or ""))
+        if "\n" in whole or whole not in r.summary:  # the one-line summary leaves some out: say so
+            what.append(f"\n(cut: {size_of(whole)} in all; paragents inbox --show {r.id})", style="yellow")
+        table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, what, where)
     console = Console(highlight=False)
     console.print(table)
     console.print(
@@ -152,8 +199,21 @@ async def _approve(args: argparse.Namespace, store: Any) -> int:
         short = " (give at least 4 characters of the id)" if len(wanted) < 4 else ""
         print(f"paragents approve: no approval or conflict with id {args.id!r}{short}", file=sys.stderr)
         return 2
+    from paragents.sessions.answerer import cli_check, has_terminal
+
     answer = _answer_for(args, rec.kind)
-    result = await store.answer_approval(rec.id, answer, f"cli (pid {os.getpid()})", args.note)
+    who = await cli_check(store)  # a session's own command may not answer (sessions/answerer.py)
+    if who.refused is not None and rec.state == "pending":
+        print(f"paragents approve: refused: {who.refused}", file=sys.stderr)
+        return EXIT_REFUSED
+    if answer == "allow_always" and rec.state == "pending" and not has_terminal():
+        print(
+            "paragents approve: refused: --always writes a permanent rule and needs a terminal; "
+            "answer --session-wide, or run it from your terminal",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
+    result = await store.answer_approval(rec.id, answer, who.label, args.note)
     if args.json:
         row = result.approval.to_json() if result.approval is not None else None
         print(json.dumps({"status": result.status, "message": result.message, "approval": row}))

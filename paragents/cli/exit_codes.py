@@ -4,6 +4,9 @@
 another live process (``run`` without ``--take-over``), 7 stopped at a budget (``--max-budget``,
 ``budgets`` in the config) or by the loop guard, before sending the request that would cross it;
 130 cancelled.
+
+``paragents eval`` (docs/eval.md) adds 8: ``eval gate`` found the run below a threshold, and 9:
+``eval run --replay`` scored differently from the recorded run (:mod:`paragents.eval.errors`).
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ EXIT_CONFIG = 2
 EXIT_PROTOCOL = 3
 EXIT_HELD = 4
 EXIT_BUDGET = 7
+EXIT_GATE = 8
+"""``eval gate``: below a threshold."""
+EXIT_REPLAY = 9
+"""``eval run --replay``: the replayed scores differ from the recorded ones."""
 EXIT_CANCELLED = 130
 
 _CONFIG_KINDS = {"auth", "forbidden", "not_found", "config"}

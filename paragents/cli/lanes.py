@@ -12,6 +12,30 @@ import sys
 from pathlib import Path
 from typing import Any
 
+MERGE_HELP = """Bring lane NAME back into its target branch (the branch it was made from).
+
+Before any strategy: the lane must have no uncommitted files (--commit commits them first);
+`git merge-tree --write-tree TARGET LANE` must predict no conflict (exit 5 names the files);
+lanes.verify runs in the lane's sandbox and must pass on exactly the lane's tree (exit 4; --no-verify
+skips it). The target moves only from the tip that was checked.
+
+The git commands of each strategy (TARGET's tip OLD, the lane's branch LANE):
+  squash  git merge-tree --write-tree OLD LANE            -> TREE
+          git commit-tree TREE -p OLD -m MSG              -> NEW
+          git update-ref refs/heads/TARGET NEW OLD        (or, where TARGET is checked out:
+                                                           git -C CHECKOUT merge --ff-only NEW)
+  merge   git merge-tree --write-tree OLD LANE            -> TREE
+          git commit-tree TREE -p OLD -p LANE -m MSG      -> NEW
+          git update-ref refs/heads/TARGET NEW OLD        (or git -C CHECKOUT merge --ff-only NEW)
+  rebase  git -C LANE_WORKTREE rebase OLD                 -> NEW (the rebased lane)
+          git update-ref refs/heads/TARGET NEW OLD        (or git -C CHECKOUT merge --ff-only NEW)
+  pr      git push -u origin LANE
+          gh pr create --fill --head LANE                 (printed, not run, without gh)
+--commit first runs, in the lane's worktree:
+          git add -A
+          git commit --no-verify -m MSG
+"""
+
 
 def add_parser(sub: Any) -> None:
     """Add the ``lanes`` subcommand to the top-level subparsers ``sub``, and ``--lane [NAME]`` /
@@ -29,6 +53,11 @@ def add_parser(sub: Any) -> None:
         run_parser.add_argument(
             "--base", metavar="REF", help="with --lane: head (default), a branch or origin/main"
         )
+        run_parser.add_argument(
+            "--on",
+            metavar="WHERE",
+            help="with --lane: where the lane runs: local, container, k8s (default: lanes.backend)",
+        )
     lanes = sub.add_parser("lanes", help="list, diff, merge and clean up lanes (a git worktree per session)")
     lanes.set_defaults(lanes_run=run)
     lsub = lanes.add_subparsers(dest="lanes_command", required=True)
@@ -42,10 +71,26 @@ def add_parser(sub: Any) -> None:
     diff = common(lsub.add_parser("diff", help="a lane's changes against its base (untracked included)"))
     diff.add_argument("name")
     diff.add_argument("--stat", action="store_true", help="only the per-file counts")
-    merge = common(lsub.add_parser("merge", help="bring a lane back into its target branch"))
+    merge = common(
+        lsub.add_parser(
+            "merge",
+            help="bring a lane back into its target branch",
+            description=MERGE_HELP,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     merge.add_argument("name")
     merge.add_argument("--strategy", choices=["squash", "rebase", "merge", "pr"], default="squash")
     merge.add_argument("-m", "--message", help="commit message (default: drafted from the lane's commits)")
+    merge.add_argument(
+        "--commit",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="MSG",
+        help="first commit the lane's uncommitted files on its branch (git add -A; git commit --no-verify), "
+        "with MSG or a message drafted from the lane's prompts",
+    )
     merge.add_argument("--no-verify", action="store_true", help="skip lanes.verify (you take the risk)")
     gc = common(lsub.add_parser("gc", help="remove lanes whose work is merged; say why others stay"))
     gc.add_argument("--apply", action="store_true", help="remove them (default: only say what would happen)")
@@ -77,6 +122,10 @@ async def _run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"paragents lanes: {exc}", file=sys.stderr)
         return 1
+    from paragents.backends.places import BackendPlaces
+    from paragents.lanes.places import use_places
+
+    use_places(BackendPlaces(lambda: settings, lambda repo, name: None))  # lanes in containers/Pods
     try:
         return await _command(args, store, where, settings)
     except LaneError as exc:
@@ -89,6 +138,52 @@ async def _run(args: argparse.Namespace) -> int:
         return 1
     finally:
         await store.close()
+
+
+async def _sandbox(where: Path, name: str, store: Any) -> Any:
+    """The sandbox of commands paragents runs in lane ``name`` (the config's sandbox mode,
+    ``lanes.verify_network``, the Read deny rules of the project's permissions)."""
+    from paragents.config import ConfigError, load_config
+    from paragents.lanes.contained import LaneSandbox
+    from paragents.lanes.merge import find_lane
+    from paragents.permissions import Policy, PolicyError
+
+    repo, lane = await find_lane(store, where, name)
+    if lane.remote:  # its container/Pod is the sandbox of paragents' commands there
+        from paragents.lanes.places import places_for
+
+        return LaneSandbox(runner=places_for(lane).runner(lane))
+    try:
+        config = load_config(where).config
+    except ConfigError:
+        config = None
+    try:
+        rules = Policy.load(repo).read_deny_patterns(Path(lane.path))
+    except PolicyError:
+        rules = ()
+    if config is None:
+        return LaneSandbox(hidden_rules=rules)
+    return LaneSandbox.from_settings(config.sandbox, config.lanes, rules)
+
+
+async def _commit_first(store: Any, where: Path, name: str, message: str, echo: Any) -> None:
+    """``--commit``: commit the lane's uncommitted files first, with ``message`` or one built from the
+    lane's prompts (headless: no model request)."""
+    from paragents.lanes.bring_back import lane_state
+    from paragents.lanes.commit import commit_lane
+    from paragents.lanes.merge import find_lane
+    from paragents.lanes.message import LaneWork, fallback_message, recent
+
+    repo, lane = await find_lane(store, where, name)
+    state = await lane_state(repo, lane)
+    if state.clean:
+        return
+    if not message.strip():
+        prompts = [t.prompt for t in await store.list_turns(lane.session_id)] if lane.session_id else []
+        message = fallback_message(LaneWork(name, "commit", recent(prompts)))
+    after = await commit_lane(store, where, name, message, reviewed=state)
+    if echo:
+        echo(f"committed the uncommitted files of lane {name} as {after.head[:12]}")
 
 
 def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
@@ -106,6 +201,11 @@ async def _command(args: argparse.Namespace, store: Any, where: Path, settings: 
         text = "\n".join(row["line"] for row in rows) or "no lanes in this repository"
         _emit(args, [{k: v for k, v in row.items() if k != "line"} for row in rows], str(text))
         return 0
+    if command in ("diff", "merge"):  # a lane in a container/Pod: its work comes here first
+        from paragents.lanes.merge import find_lane
+        from paragents.lanes.places import fetch_if_remote
+
+        await fetch_if_remote((await find_lane(store, where, args.name))[1])
     if command == "diff":
         lane, patch, stat = await lane_diff(store, where, args.name)
         lines = [f"{row['path']}  +{row['added']} -{row['deleted']}" for row in stat]
@@ -115,8 +215,18 @@ async def _command(args: argparse.Namespace, store: Any, where: Path, settings: 
     if command == "merge":
         verify = None if args.no_verify else settings.verify
         echo = None if args.json else print
+        if args.commit is not None:
+            await _commit_first(store, where, args.name, args.commit, echo)
         result = await merge_lane(
-            store, where, args.name, args.strategy, verify=verify, message=args.message, on_output=echo
+            store,
+            where,
+            args.name,
+            args.strategy,
+            verify=verify,
+            run_verify_first=True,
+            message=args.message,
+            on_output=echo,
+            sandbox=await _sandbox(where, args.name, store),
         )
         _emit(args, result.as_dict(), "\n".join([result.summary, *result.commands]))
         return 0

@@ -158,6 +158,9 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.approvals import add_parsers as add_approvals_parsers
 
     add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
+    from paragents.cli.trust import add_parsers as add_trust_parsers
+
+    add_trust_parsers(sub)  # `paragents trust` (paragents.trust)
     from paragents.cli.serve import add_parsers as add_serve_parsers
 
     add_serve_parsers(sub, add_common)  # `paragents serve`, `paragents pair` (docs/serve.md)
@@ -165,7 +168,67 @@ def build_parser() -> argparse.ArgumentParser:
     from paragents.cli.review import add_parsers as add_fanteam_parsers
 
     add_fanteam_parsers(sub, add_common)  # `paragents review`, `split`, `decisions` (wt/fanteam)
+    add_eval_parser(sub)  # `paragents eval run|validate|report|compare|gate` (docs/eval.md)
     return parser
+
+
+USAGE_ANSWER = "deny | allow-safe | script FILE"
+"""``eval run --answer``'s forms."""
+
+
+def add_eval_parser(sub: Any) -> None:
+    """Add ``paragents eval run|validate|report|compare|gate`` (run by :mod:`paragents.cli.eval`)."""
+    parser = sub.add_parser("eval", help="run a task set across models and agents; score, compare, gate")
+    esub = parser.add_subparsers(dest="eval_command", required=True)
+
+    run = esub.add_parser("run", help="run every task x target x trial, unattended, recorded")
+    run.add_argument("--tasks", metavar="PATH|sample", help="a Harbor task dir (or a dir of them), a .jsonl "
+                     "of SWE-style instances, or 'sample' (the built-in set)")  # fmt: skip
+    run.add_argument("--task", action="append", default=[], metavar="ID", help="only this task (repeatable)")
+    run.add_argument(
+        "--targets", metavar="T,T", help="model:NAME, model:NAME@URL, agent:NAME (comma separated)"
+    )
+    run.add_argument("--trials", type=int, default=1, metavar="K", help="trials per task and target (pass@K)")
+    run.add_argument("--fanout", type=int, default=1, metavar="N", help="each trial is a best-of-N fan-out")
+    run.add_argument("--mode", choices=MODE_CHOICES, help="permission mode of the trials' sessions")
+    run.add_argument("--max-budget", metavar="B", help="cap of each trial session: 2.00usd, 500k, 30m")
+    run.add_argument("--parallel", type=int, default=1, metavar="N", help="trials running at once")
+    run.add_argument("--on", default="local", metavar="local|container|k8s", help="where trials run")
+    run.add_argument("--answer", nargs="+", default=["deny"], metavar="POLICY",
+                     help=f"who answers the asks: {USAGE_ANSWER} (default deny)")  # fmt: skip
+    run.add_argument("--out", metavar="DIR", help="the run's directory (results, cassettes, reports)")
+    run.add_argument("--replay", metavar="DIR", help="replay a recorded run without any model; exit 9 when "
+                     "its scores differ")  # fmt: skip
+    run.add_argument("--dir", metavar="PATH", help="whose config (models, prices, endpoint, lanes) to use")
+    run.add_argument("--endpoint", metavar="URL", help="endpoint of model targets without their own @URL")
+    for kind in ("allow", "ask", "deny"):
+        run.add_argument(f"--{kind}", action="append", default=[], metavar="RULE", help=f"extra {kind} rule")
+    run.add_argument("--tui", action="store_true", help="follow the trials in the TUI (asks in its inbox)")
+    run.add_argument("--json", action="store_true", help="print the scores as JSON at the end")
+
+    validate = esub.add_parser("validate", help="check a task set: the base fails, the oracle passes")
+    validate.add_argument("--tasks", required=True, metavar="PATH|sample")
+    validate.add_argument("--task", action="append", default=[], metavar="ID")
+    validate.add_argument("--parallel", type=int, default=2, metavar="N")
+    validate.add_argument("--json", action="store_true")
+
+    report = esub.add_parser("report", help="write report.md and report.html of a run")
+    report.add_argument("run", metavar="DIR")
+    report.add_argument("--out", metavar="DIR", help="where to write them (default: the run's directory)")
+    report.add_argument("--json", action="store_true", help="print the scores as JSON")
+
+    compare = esub.add_parser("compare", help="per-task changes between two runs, with a bootstrap CI")
+    compare.add_argument("--baseline", required=True, metavar="DIR[#TARGET]")
+    compare.add_argument("--candidate", required=True, metavar="DIR[#TARGET]")
+    compare.add_argument("--json", action="store_true")
+
+    gate = esub.add_parser("gate", help="exit 8 with one line when a run is below a threshold")
+    gate.add_argument("run", metavar="DIR")
+    gate.add_argument("--min-resolved", type=float, metavar="R", help="least share of trials resolved (0.7)")
+    gate.add_argument("--max-regression", type=float, metavar="D", help="most fall against --baseline (0.1)")
+    gate.add_argument("--max-cost-per-solve", type=float, metavar="USD")
+    gate.add_argument("--baseline", metavar="DIR[#TARGET]")
+    gate.add_argument("--target", metavar="LABEL", help="gate only this target of the run")
 
 
 def cli_rules(args: argparse.Namespace) -> dict[str, list[str]] | None:

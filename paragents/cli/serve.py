@@ -29,11 +29,32 @@ def add_parsers(sub: Any, add_common: Callable[[argparse.ArgumentParser], None])
     serve.add_argument(
         "--api-key", metavar="KEY", help="API key (prefer $PARAGENTS_SERVE_KEY: arguments show in ps)"
     )
-    serve.add_argument("--jwt-secret", metavar="SECRET", help="also accept HS256 JWTs signed with SECRET")
+    serve.add_argument(
+        "--jwt-secret",
+        metavar="SECRET",
+        help="also accept HS256 JWTs signed with SECRET (prefer --jwt-secret-file or "
+        "$PARAGENTS_SERVE_JWT_SECRET: arguments show in ps)",
+    )
+    serve.add_argument("--jwt-secret-file", metavar="PATH", help="read the JWT secret from PATH's first line")
     serve.add_argument("--jwt-issuer", metavar="ISS", help="required JWT issuer (iss)")
     serve.add_argument("--jwt-audience", metavar="AUD", help="required JWT audience (aud)")
     serve.add_argument(
-        "--cookie-hours", type=float, default=24 * 7, help="how long a paired browser stays signed in"
+        "--jwt-max-hours", type=float, default=24.0, help="refuse JWTs that live longer (default 24)"
+    )
+    serve.add_argument(
+        "--browser-hours",
+        "--cookie-hours",
+        dest="browser_hours",
+        type=float,
+        default=24 * 7,
+        help="how long a paired browser stays signed in (default a week)",
+    )
+    serve.add_argument(
+        "--key-project",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a project whose asks the API key may answer (repeat; default: the project served)",
     )
     serve.add_argument(
         "--allow-origin", action="append", default=[], metavar="URL", help="another origin allowed to call"
@@ -97,9 +118,12 @@ async def _serve(args: argparse.Namespace) -> int:
         port=args.port,
         api_key=args.api_key,
         jwt_secret=args.jwt_secret,
+        jwt_secret_file=args.jwt_secret_file,
         jwt_issuer=args.jwt_issuer,
         jwt_audience=args.jwt_audience,
-        cookie_hours=args.cookie_hours,
+        jwt_max_hours=args.jwt_max_hours,
+        browser_hours=args.browser_hours,
+        key_projects=tuple(args.key_project),
         allowed_origins=tuple(args.allow_origin),
     )
     try:

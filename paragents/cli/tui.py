@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
+from paragents.cli.exit_codes import EXIT_CONFIG
 from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
 
 
@@ -17,6 +19,8 @@ def run_tui(args: argparse.Namespace) -> int:
     except OpenFailed as exc:
         return exc.code
     first_run = not has_config(project_dir) and not args.endpoint
+    if not _trusted_at_start(project_dir):
+        return EXIT_CONFIG
 
     async def main_async() -> int:
         try:
@@ -41,3 +45,18 @@ def run_tui(args: argparse.Namespace) -> int:
         return int(app.return_code or 0)
 
     return asyncio.run(main_async())
+
+
+def _trusted_at_start(project_dir: Path) -> bool:
+    """The project's files that run commands or allow more are trusted, or the user (in a terminal)
+    trusts them now (paragents.trust); without a terminal the start is refused by the config loader
+    with the message naming them."""
+    import sys
+
+    from paragents.cli.trust import ask
+    from paragents.trust import untrusted
+
+    items = untrusted(project_dir)
+    if not items or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return True
+    return ask(project_dir, items)

@@ -150,7 +150,9 @@ def call_targets(
         from paragents.permissions import write_targets
 
         command = args["command"]
-        found, unknown = write_targets(command, workdir)
+        cwd = args.get("cwd")  # the command's relative paths resolve in its cwd (checked by the policy)
+        base = Path(os.path.realpath(workdir / os.path.expanduser(cwd))) if isinstance(cwd, str) else workdir
+        found, unknown = write_targets(command, base)
         paths: list[str] = []
         for p in found:
             fixed, globbed = _glob_free(str(p))

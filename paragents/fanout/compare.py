@@ -2,7 +2,9 @@
 in evidence order (the judge's ranking beside it), and the user's actions, each recorded as the
 group's choice. Nothing is merged automatically.
 
-- **apply**: the lanes merge flow (``merge_lane``, squash) of one candidate's lane into its target;
+- **apply**: the lanes merge flow (``merge_lane``, squash) of one candidate's lane into its target,
+  with the same guard as ``/lanes`` (a dialog with the git commands; refused when its verify failed
+  or does not cover exactly its tree, unless the user ticks the override);
 - **graft**: selected hunks of another candidate, checked with ``git apply --check`` and applied in the
   chosen candidate's lane as one more commit (apply it, or again, to bring them back);
 - **discard all**: close the siblings and remove their lanes with ``lanes gc`` rules; lanes holding
@@ -18,13 +20,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from paragents.fanout.errors import EXIT_CONFIG, EXIT_NO_PATCH, EXIT_PATCH, EXIT_RUNTIME, FanoutError
+from paragents.fanout.errors import (
+    EXIT_CONFIG,
+    EXIT_NO_PATCH,
+    EXIT_PATCH,
+    EXIT_RUNTIME,
+    FanoutError,
+)
 from paragents.fanout.evidence import CandidateView, candidate_view, evidence_order, select_hunks
 from paragents.fanout.judge import latest_answer
 from paragents.lanes import LaneError
+from paragents.lanes.bring_back import LaneState, MergePlan, lane_state, plan_merge
 from paragents.lanes.gc import GcDecision, gc
 from paragents.lanes.git import IDENTITY, git
-from paragents.lanes.merge import MergeResult, merge_lane
+from paragents.lanes.merge import MergeResult, find_lane, merge_lane
+from paragents.lanes.review import LaneReview
 from paragents.store import GroupRecord, StoreError
 
 if TYPE_CHECKING:
@@ -147,24 +157,106 @@ async def _stash_left_overs(path: Path) -> str | None:
     )
 
 
-async def apply_candidate(rt: SessionsAPI, group_id: str, which: str | int) -> MergeResult:
-    """Bring one candidate back with the lanes merge flow (squash into the lane's target); record it
-    as the group's choice. FanoutError: exit 5 when it has no patch, 6 when the merge would conflict."""
+async def prepare_apply(rt: SessionsAPI, group_id: str, which: str | int) -> tuple[LaneReview, MergePlan]:
+    """What landing candidate ``which`` will do, for the merge dialog: the review of its lane (bound
+    to its state now) and the squash plan (the git commands, merge-tree's answer, the verify result on
+    exactly this tree). Files the verify command left behind are stashed in the lane first.
+    FanoutError (exit 5) when the candidate left no patch."""
     cmp = await compare(rt.store, group_id)
     cand = cmp.find(which)
     if not cand.has_patch or cand.record.lane is None:
         raise FanoutError(f"candidate {cand.name} left no patch to apply", EXIT_NO_PATCH)
-    note = await _stash_left_overs(Path(cand.record.lane_path or "."))
+    await _stash_left_overs(Path(cand.record.lane_path or "."))
     try:
-        result = await merge_lane(rt.store, rt.project_dir, cand.record.lane, "squash")
+        repo, lane = await find_lane(rt.store, rt.project_dir, cand.record.lane)
+        state = await lane_state(repo, lane)
+        plan = await plan_merge(rt.store, rt.project_dir, lane.name, "squash", state, cmp.group.verify)
     except LaneError as exc:
-        code = EXIT_PATCH if exc.exit_code == 5 else EXIT_RUNTIME
+        raise FanoutError(f"cannot land {cand.name}: {exc}", EXIT_RUNTIME) from None
+    review = LaneReview(
+        lane.name,
+        f"fan-out {cmp.group.name}: candidate {cand.name}",
+        state.head,
+        state=state,
+        verify=plan.verify,
+        session_id=lane.session_id,
+        target=lane.base_ref,
+    )
+    return review, plan
+
+
+async def apply_candidate(
+    rt: SessionsAPI,
+    group_id: str,
+    which: str | int,
+    *,
+    message: str | None = None,
+    reviewed: LaneState | None = None,
+    override: bool = False,
+) -> MergeResult:
+    """Land one candidate with the lanes merge flow (squash into its lane's target, the same guard
+    as ``/lanes``: refused when its verify failed or does not cover exactly this tree, unless
+    ``override``); record it as the group's choice. ``reviewed``: the state the dialog showed (the
+    merge is refused when the lane moved since). FanoutError: exit 5 when it has no patch, 6 when the
+    merge would conflict, also 5 when verify has not passed (and no override)."""
+    cmp = await compare(rt.store, group_id)
+    cand = cmp.find(which)
+    if reviewed is None:
+        review, _plan = await prepare_apply(rt, group_id, which)
+        reviewed = review.state
+    assert reviewed is not None and cand.record.lane is not None
+    try:
+        result = await merge_lane(
+            rt.store,
+            rt.project_dir,
+            cand.record.lane,
+            "squash",
+            verify=cmp.group.verify,
+            override=override,
+            message=message or None,
+            expect_head=reviewed.head,
+        )
+    except LaneError as exc:
+        code = {5: EXIT_PATCH, 4: EXIT_NO_PATCH}.get(exc.exit_code, EXIT_RUNTIME)
         raise FanoutError(f"applying {cand.name} failed: {exc}", code) from None
-    if note:
-        result.summary += f"; {note}"
-    entry = {"action": "apply", "candidate": cand.name, "commit": result.commit, "target": result.target}
+    entry: dict[str, Any] = {
+        "action": "apply",
+        "candidate": cand.name,
+        "commit": result.commit,
+        "target": result.target,
+    }
+    if override:
+        entry["override"] = True
     await _choice(rt.store, cmp.group, entry, state="applied")
     return result
+
+
+class CandidateLanding:
+    """The merge dialog's actions (``draft``, ``merge``, ``resolve``) for one fan-out candidate: those
+    of the Lanes screen, except that a merge lands through :func:`apply_candidate` (and so is
+    recorded as the group's choice)."""
+
+    def __init__(self, rt: SessionsAPI, group_id: str, candidate: str) -> None:
+        self.rt = rt
+        self.group_id = group_id
+        self.candidate = candidate
+
+    async def draft(self, lane: str, strategy: str) -> tuple[str, str]:
+        drafted: tuple[str, str] = await self.rt.lane_actions().draft(lane, strategy)
+        return drafted
+
+    async def resolve(self, lane: str, files: tuple[str, ...]) -> str:
+        queued: str = await self.rt.lane_actions().resolve(lane, files)
+        return queued
+
+    async def merge(
+        self, lane: str, strategy: str, reviewed: LaneState, message: str, *, override: bool = False
+    ) -> MergeResult:
+        result = await apply_candidate(
+            self.rt, self.group_id, self.candidate, message=message, reviewed=reviewed, override=override
+        )
+        await self.rt.lane_actions().landed()  # its predictions clear now, not at the next timer round
+        return result
 
 
 async def graft_hunks(

@@ -27,6 +27,7 @@ from paragents.fanout.request import FanoutRequest, check_request
 from paragents.fanout.verify import run_verify
 from paragents.lanes import LaneError, lane_env, resolve_base, toplevel
 from paragents.lanes.gc import remove_lane
+from paragents.lanes.git import git
 from paragents.models import TurnStatus
 from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord, StoreError
@@ -77,6 +78,9 @@ class FanoutGroup:
     """Unanswered asks of the siblings, by request id."""
     rules: list[str] = field(default_factory=list)
     """Allow rules answered for the whole group."""
+    denied: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    """Per sibling session id: its tool calls that were denied (``call``, and ``by``: "policy", "no
+    terminal" (a headless run refused the ask) or "the user")."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
     on_finished: list[Callable[[FanoutGroup], None]] = field(default_factory=list)
     judge_error: str | None = None
@@ -109,6 +113,9 @@ class FanoutGroup:
             self.pending[event.request_id] = event
         elif isinstance(event, ev.PermissionResolved):
             self.pending.pop(event.request_id, None)
+        elif isinstance(event, ev.ToolCallFinished) and event.status == "denied":
+            entry = {"call": f"{event.call.name} {event.call.arguments[:160]}", "by": denied_by(event.output)}
+            self.denied.setdefault(event.session_id, []).append(entry)
 
     async def allow(self, rules: list[str]) -> int:
         """Answer "allow ``rules``" for every sibling: each gets them as session rules, the group keeps
@@ -201,24 +208,55 @@ class FanoutGroup:
         evidence["cost"] = None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
         patch = ""
         try:
+            await self.rt.refresh_lane(sib.lane)  # a container/Pod lane's work comes here first
             lane_path = Path(sib.lane.path)
             sib.head = await commit_work(lane_path, f"fan-out {self.name}: candidate {sib.name}")
+            await self.rt.refresh_lane(sib.lane)  # and the commit made here goes to it
             patch, files = await patch_of(self.repo, self.base_commit, sib.head)
             evidence["files"] = files
             evidence["head"] = sib.head
-        except LaneError as exc:
+        except (LaneError, SessionError) as exc:
             evidence["error"] = f"{error + '; ' if error else ''}its work could not be read: {exc}"
             failed = True
+        denied = self.denied.get(sib.session_id, [])
+        if denied:
+            evidence["denied"] = denied
         verify = None
         if self.request.verify and sib.head is not None:
-            result_v = await run_verify(
-                self.request.verify, Path(sib.lane.path), lane_env(sib.lane), self.verify_timeout
-            )
-            verify = result_v.as_dict()
-        sib.state = "failed" if failed else "finished"
+            verify = await self._verify(sib)
+        sib.state = "failed" if failed else ("denied" if denied and not patch else "finished")
         await store.update_candidate(
             self.id, sib.idx, state=sib.state, verify=verify, evidence=evidence, patch=patch
         )
+
+    async def _verify(self, sib: Sibling) -> dict[str, Any]:
+        """Run the group's verify command in the candidate's lane sandbox and keep it twice: as the
+        candidate's evidence and as the lane's verify result, bound to the tree of the candidate's
+        commit (so landing it from the compare screen is refused when it failed or is stale)."""
+        path = Path(sib.lane.path)
+        rt = self.rt
+        sandbox = rt.lane_sandbox(sib.lane)
+        assert self.request.verify is not None and sib.head is not None
+        result = await run_verify(self.request.verify, path, lane_env(sib.lane), self.verify_timeout, sandbox)
+        tree = await git("rev-parse", f"{sib.head}^{{tree}}", cwd=path, check=False)
+        await rt.store.record_verify(
+            sib.lane.id,
+            command=self.request.verify,
+            commit=sib.head,
+            tree=tree.out.strip() if tree.ok else "",
+            exit_code=result.exit_code if result.exit_code is not None else 124,
+            output=result.tail,
+        )
+        return result.as_dict()
+
+
+def denied_by(output: str) -> str:
+    """Who denied a tool call, from the text the model was told: "policy", "no terminal" or "the user"."""
+    if output.startswith("denied by policy"):
+        return "policy"
+    if output.startswith("denied: no terminal"):
+        return "no terminal"
+    return "the user"
 
 
 async def _free_slug(rt: SessionsAPI, repo: Path, slug: str, n: int) -> str:
@@ -269,8 +307,9 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
             name = f"{slug}-{idx}"
             model = request.model_for(idx, config.model)
             view = await rt.new_session(
-                name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel
-            )
+                name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel,
+                on=request.on,
+            )  # fmt: skip
             lane = await store.lane_of_session(view.id)
             if lane is None:
                 raise FanoutError(f"session {name} got no lane")

@@ -63,6 +63,20 @@ async def run_fanout(rt: SessionsAPI, request: FanoutRequest) -> Outcome:
     return await outcome_of(rt, group)
 
 
+def _denials(cmp: Comparison) -> str:
+    """ "; denied: fix-1 (2 calls, by no terminal) ..." naming who denied each candidate's calls."""
+    parts = []
+    for c in cmp.candidates:
+        denied = c.record.evidence.get("denied") or []
+        if denied:
+            who = ", ".join(dict.fromkeys(str(d.get("by")) for d in denied))
+            parts.append(f"{c.name} ({len(denied)} call(s) denied by {who})")
+    if not parts:
+        return ""
+    hint = "; pass --allow RULE for what a headless run may do" if "no terminal" in " ".join(parts) else ""
+    return "; denied: " + "; ".join(parts) + hint
+
+
 async def outcome_of(rt: SessionsAPI, group: FanoutGroup) -> Outcome:
     """The exit code a finished group's evidence maps to (see :func:`run_fanout`)."""
     cmp = await compare(rt.store, group.id)
@@ -72,7 +86,9 @@ async def outcome_of(rt: SessionsAPI, group: FanoutGroup) -> Outcome:
     if group.error:
         return Outcome(cmp, chosen, 1, group.error)
     if chosen is None:
-        return Outcome(cmp, None, EXIT_NO_PATCH, "no candidate left a patch that passed verify")
+        return Outcome(
+            cmp, None, EXIT_NO_PATCH, "no candidate left a patch that passed verify" + _denials(cmp)
+        )
     conflicts = await patch_applies(rt, cmp, chosen)
     if conflicts:
         text = f"the patch of {chosen.name} does not apply on {cmp.group.base_ref}: {', '.join(conflicts)}"

@@ -193,15 +193,13 @@ def extract_patch(reply: str | None) -> str | None:
 
 
 async def check_patch(workdir: Path, patch: str) -> str | None:
-    """None when ``git apply --check`` accepts ``patch`` in ``workdir``, else git's reason."""
-    proc = await asyncio.create_subprocess_exec(
-        "git", "apply", "--check", "-", cwd=str(workdir),
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    _out, err = await proc.communicate(patch.encode())
-    return (
-        None if proc.returncode == 0 else (err.decode(errors="replace").strip() or f"exit {proc.returncode}")
-    )
+    """None when ``git apply --check`` accepts ``patch`` in ``workdir``, else git's reason (git run
+    the hardened way: lanes/git.py)."""
+    try:
+        result = await git("apply", "--check", "-", cwd=workdir, stdin=patch, check=False)
+    except LaneError as exc:
+        return str(exc)
+    return None if result.ok else (result.err or f"exit {result.code}")
 
 
 async def _with_patch(

@@ -1,19 +1,17 @@
-"""The verify command of a fan-out, run in one candidate's lane (``/bin/sh -c``, own process group,
-killed at the timeout, off the UI loop: a subprocess awaited with asyncio), and pytest's failing test
-names read from its output. The command runs unconfined, like the lanes' ``verify`` (it is the
-user's own command line, as in ``paragents lanes merge``)."""
+"""The verify command of a fan-out, run in one candidate's lane, and pytest's failing test names read
+from its output. It runs code the candidate wrote (a ``conftest.py``, a package script), so it runs
+in the lane's sandbox like the session's own commands (:func:`paragents.lanes.contained.run_in_lane`:
+the lane writable, nothing else, no secrets, network as ``lanes.verify_network``), killed with its
+whole sandbox at the timeout."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import os
 import re
-import signal
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from paragents.lanes.contained import LaneSandbox, run_in_lane
 
 TAIL_CHARS = 4000
 """Characters of the output's end kept as evidence."""
@@ -51,39 +49,17 @@ class VerifyResult:
         return cls(**{k: data[k] for k in cls.__dataclass_fields__ if k in data})
 
 
-async def run_verify(command: str, cwd: Path, env: dict[str, str], timeout: float) -> VerifyResult:
-    """Run ``command`` in ``cwd`` with ``env`` added; stop it (the whole process group) after ``timeout``
-    seconds. Never raises for the command's own failure: that is the evidence."""
-    start = time.monotonic()
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            command,
-            cwd=str(cwd),
-            env={**os.environ, **env},
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        return VerifyResult(command, 127, f"cannot run the verify command: {exc}", [], 0.0)
-    timed_out = False
-    try:
-        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except (TimeoutError, asyncio.CancelledError) as exc:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
-        if isinstance(exc, asyncio.CancelledError):
-            raise
-        timed_out, out = True, b""
-    text = out.decode("utf-8", "replace")
-    seconds = round(time.monotonic() - start, 3)
-    if timed_out:
+async def run_verify(
+    command: str, cwd: Path, env: dict[str, str], timeout: float, sandbox: LaneSandbox | None = None
+) -> VerifyResult:
+    """Run ``command`` in the candidate's lane ``cwd``, in the lane's sandbox (``sandbox``; default:
+    the default settings), with ``env`` added; stop it after ``timeout`` seconds. Never raises for
+    the command's own failure: that is the evidence."""
+    done = await run_in_lane(command, cwd, sandbox or LaneSandbox(), env=env, timeout=timeout)
+    if done.exit_code is None:
         note = (
             f"the verify command did not finish within {timeout:g} s and was stopped (fanout.verify_timeout)"
         )
-        return VerifyResult(command, None, note, [], seconds, True)
-    return VerifyResult(command, proc.returncode, text[-TAIL_CHARS:], failing_tests(text), seconds)
+        return VerifyResult(command, None, note, [], done.seconds, True)
+    text = done.output
+    return VerifyResult(command, done.exit_code, text[-TAIL_CHARS:], failing_tests(text), done.seconds)

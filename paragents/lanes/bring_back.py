@@ -11,13 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paragents.lanes.contained import LaneSandbox, run_in_lane
 from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError, LaneMoved
 from paragents.lanes.git import git
 from paragents.lanes.merge import _checked_out_at, find_lane
 from paragents.lanes.predict import merge_conflicts, snapshot_tree
 from paragents.lanes.pull_request import pr_commands
-from paragents.lanes.setup import run_commands
 from paragents.lanes.status import lane_status
 from paragents.store import LaneRecord, Store
 from paragents.store.lane_verify import VerifyRecord
@@ -33,6 +33,18 @@ class LaneState:
 
     head: str
     tree: str
+    head_tree: str = ""
+    """The tree of ``head``; equal to ``tree`` when the lane has no uncommitted files."""
+
+    @property
+    def clean(self) -> bool:
+        return self.tree == self.head_tree
+
+    def describe(self) -> str:
+        """ "commit abd011d" or "commit abd011d plus uncommitted files (tree 1a2b3c)"."""
+        if self.clean:
+            return f"commit {self.head[:12]}"
+        return f"commit {self.head[:12]} plus its uncommitted files (tree {self.tree[:12]})"
 
 
 async def lane_state(repo: Path, lane: LaneRecord) -> LaneState:
@@ -42,7 +54,10 @@ async def lane_state(repo: Path, lane: LaneRecord) -> LaneState:
     head = await git("rev-parse", "--verify", "-q", f"refs/heads/{lane.branch}", cwd=repo, check=False)
     with tempfile.TemporaryDirectory(prefix="paragents-review-") as scratch:
         tree = await snapshot_tree(Path(lane.path), Path(scratch))
-    return LaneState(head.out.strip(), tree)
+    head_tree = await git(
+        "rev-parse", "--verify", "-q", f"refs/heads/{lane.branch}^{{tree}}", cwd=repo, check=False
+    )
+    return LaneState(head.out.strip(), tree, head_tree.out.strip())
 
 
 async def check_unmoved(repo: Path, lane: LaneRecord, reviewed: LaneState) -> LaneState:
@@ -68,19 +83,27 @@ async def run_verify_kept(
     on_output: Callable[[str], None] | None = None,
     *,
     timeout: float = VERIFY_TIMEOUT,
+    sandbox: LaneSandbox | None = None,
 ) -> VerifyRecord:
-    """Run ``command`` in lane ``name`` (output streamed to ``on_output``) and keep its result (exit
-    code, output tail, the commit and tree it ran on) as the lane's last verify result. A failing
-    command is a result, not an error; LaneError only when the lane is gone."""
+    """Run ``command`` in lane ``name``'s sandbox (output streamed to ``on_output``) and keep its
+    result (exit code, output tail, the commit and the working tree it ran on, uncommitted files
+    included) as the lane's last verify result. A failing command is a result, not an error;
+    LaneError only when the lane is gone."""
     repo, lane = await find_lane(store, where, name)
     before = await lane_state(repo, lane)
-    try:
-        output = await run_commands((command,), Path(lane.path), lane_env(lane), timeout, on_output, "verify")
-        code = 0
-    except LaneError as exc:
-        output = exc.output
-        code = exc.command_exit if exc.command_exit is not None else 124
-        if exc.command_exit is None and on_output:
+    done = await run_in_lane(
+        command,
+        Path(lane.path),
+        sandbox or LaneSandbox(),
+        env=lane_env(lane),
+        timeout=timeout,
+        on_output=on_output,
+    )
+    output = done.output
+    code = done.exit_code if done.exit_code is not None else 124
+    if done.exit_code is None:
+        output += f"\n(stopped after {timeout:g} s)"
+        if on_output:
             on_output(f"(stopped after {timeout:g} s)")
     after = await lane_state(repo, lane)
     if after != before:  # the lane moved while the command ran: the result covers neither state
@@ -116,7 +139,8 @@ class MergePlan:
         """True when no verify command is configured, or its last result passed on this commit."""
         if not self.verify_command:
             return True
-        return self.verify is not None and self.verify.passed and self.verify.covers(self.head, self.tree)
+        v = self.verify
+        return v is not None and v.passed and v.command == self.verify_command and v.covers(self.tree)
 
     def verify_line(self) -> str:
         """One line saying where verify stands for this commit."""
@@ -125,10 +149,14 @@ class MergePlan:
         v = self.verify
         if v is None:
             return f"verify: `{self.verify_command}` has not run on this lane"
-        if not v.covers(self.head, self.tree):
-            return f"verify: last run was on {v.commit[:12]} (other files), not this state: run it again"
+        if v.command != self.verify_command:
+            return f"verify: the last run was `{v.command}`, not `{self.verify_command}`: run it again"
+        if not v.covers(self.tree):
+            return (
+                f"verify: the last run was on other files (tree {v.tree[:12]}), not this tree: run it again"
+            )
         outcome = "passed" if v.passed else f"FAILED (exit {v.exit_code})"
-        return f"verify: `{v.command}` {outcome} on {v.commit[:12]}"
+        return f"verify: `{v.command}` {outcome} on exactly this tree ({self.tree[:12]})"
 
 
 def _q(text: str) -> str:

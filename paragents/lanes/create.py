@@ -13,14 +13,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paragents.config import LaneSettings
+from paragents.lanes.contained import LaneSandbox, remove_cache
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
 from paragents.lanes.repo import (
     BRANCH_PREFIX,
     branch_exists,
     check_lane_name,
-    is_dirty,
     lane_path,
+    own_changes,
     resolve_base,
     toplevel,
 )
@@ -33,6 +34,8 @@ class CreatedLane:
 
     lane: LaneRecord
     notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds each step of its environment build took (``uv_host``, ``uv_sandbox``, ...)."""
 
 
 async def unique_lane_name(store: Store, repo: Path, prefix: str = "lane") -> str:
@@ -54,13 +57,19 @@ async def create_lane(
     setup: bool = True,
     on_output: Callable[[str], None] | None = None,
     session_id: str | None = None,
+    sandbox: LaneSandbox | None = None,
+    backend: str = "local",
 ) -> CreatedLane:
     """Create a lane for the repository containing ``where`` and return it with notes.
 
     ``base``: ``head`` (the current branch's last commit), a branch, or a ref like ``origin/main``.
     With ``setup`` the repository's worktree setup runs (see :mod:`paragents.lanes.setup`), its
-    output passed line by line to ``on_output``. Raises LaneError (nothing left behind) on failure."""
+    output passed line by line to ``on_output``; its commands run in ``sandbox`` (default: the default
+    sandbox settings with ``settings.verify_network``). ``backend``: where the lane runs (stored; for a
+    ``container`` or ``kubernetes`` lane the caller makes its place and runs the setup there, so pass
+    ``setup=False``). Raises LaneError (nothing left behind) on failure."""
     settings = settings or LaneSettings()
+    sandbox = sandbox or LaneSandbox.from_settings(lanes=settings)
     repo = await toplevel(where)
     if name is None:
         name = await unique_lane_name(store, repo)
@@ -68,6 +77,9 @@ async def create_lane(
     resolved = await resolve_base(repo, base)
     branch = BRANCH_PREFIX + name
     await git("check-ref-format", "--branch", branch, cwd=repo, what=f"the branch name {branch}")
+    held = await store.get_lane(str(repo), name)
+    if held is not None:
+        raise LaneError(await _name_taken(store, held))
     if await branch_exists(repo, branch):
         raise LaneError(
             f"the branch {branch} already exists: pick another lane name, or delete the branch "
@@ -80,7 +92,8 @@ async def create_lane(
             f"`git worktree remove {path}`, then try again"
         )
     notes: list[str] = []
-    if await is_dirty(repo):
+    seconds: dict[str, float] = {}
+    if await own_changes(repo):
         notes.append(
             f"the main checkout has uncommitted changes; they stay there, and lane {name} starts from the "
             f"last commit {resolved.commit[:12]} of {resolved.ref}"
@@ -93,6 +106,7 @@ async def create_lane(
             branch=branch,
             base_ref=resolved.ref,
             base_commit=resolved.commit,
+            backend=backend,
         )
     except StoreError as exc:
         raise LaneError(str(exc)) from exc
@@ -115,9 +129,10 @@ async def create_lane(
 
             await store.update_lane(record.id, setup_state="setup")
             outcome = await run_setup(
-                repo, path, port=record.port_base, settings=settings, on_output=on_output
+                repo, path, port=record.port_base, settings=settings, sandbox=sandbox, on_output=on_output
             )
             notes.extend(outcome.notes)
+            seconds = outcome.seconds
             await store.update_lane(
                 record.id, setup_state="ready", setup_output=outcome.output, lockfiles=outcome.lockfiles
             )
@@ -130,14 +145,18 @@ async def create_lane(
             with contextlib.suppress(OSError):
                 log.parent.mkdir(parents=True, exist_ok=True)
                 log.write_text(exc.output + "\n", encoding="utf-8")
-                raise LaneError(f"{exc} (output kept in {log})", output=exc.output) from exc
+                raise LaneError(
+                    f"{exc}; the lane was removed (output kept in {log})",
+                    output=exc.output,
+                    command_exit=exc.command_exit,
+                ) from exc
         raise
     except BaseException:
         await _undo(store, repo, record, path, made_branch)
         raise
     lane = await store.get_lane_by_id(record.id)
     assert lane is not None
-    return CreatedLane(lane, notes)
+    return CreatedLane(lane, notes, seconds)
 
 
 async def _undo(store: Store, repo: Path, record: LaneRecord, path: Path, made_branch: bool) -> None:
@@ -151,6 +170,23 @@ async def _undo(store: Store, repo: Path, record: LaneRecord, path: Path, made_b
             await git("branch", "-D", record.branch, cwd=repo, check=False)
     with contextlib.suppress(StoreError):
         await store.delete_lane(record.id)
+    remove_cache(path)
+
+
+async def _name_taken(store: Store, lane: LaneRecord) -> str:
+    """Why lane ``lane.name`` cannot be made again: the session that holds it (never a suggestion to
+    delete a live lane's branch)."""
+    record = await store.get_session(lane.session_id) if lane.session_id else None
+    if record is not None and record.state != "closed":
+        return (
+            f"the lane name {lane.name!r} is taken: session {record.name!r} works in it ({lane.path}); "
+            "pick another name (`--lane=OTHER`), or open that session (/sessions)"
+        )
+    holder = f"closed session {record.name!r}" if record is not None else "no open session"
+    return (
+        f"the lane name {lane.name!r} is taken by a lane left from {holder} ({lane.path}): pick another "
+        "name, or bring it back or remove it first (`paragents lanes list`, `paragents lanes gc`)"
+    )
 
 
 def lane_env(lane: LaneRecord) -> dict[str, str]:

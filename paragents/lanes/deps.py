@@ -1,7 +1,8 @@
-"""A lockfile changed in a lane while its dependency folder (``.venv``, ``node_modules``) is still
-the main checkout's, linked: the setup's ``install`` command runs in the lane (the link is removed
-first, never the folder it points to), or, with no ``install`` configured, the usual install command
-is offered. Nothing here imports Textual."""
+"""A lockfile changed in a lane after its environment was built: the install runs in the lane's
+sandbox (:mod:`paragents.lanes.contained`), into the lane's own ``.venv`` / ``node_modules`` (a lane
+never shares one with another checkout, so this touches nothing outside the lane). The command is
+the setup's ``install`` when the repository names one, else the usual one for the lockfile. The
+lockfile is a file a session wrote, so nothing of it runs on the host. Nothing here imports Textual."""
 
 from __future__ import annotations
 
@@ -10,20 +11,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paragents.config import LaneSettings
+from paragents.lanes.contained import LaneSandbox, run_commands
 from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError
 from paragents.lanes.overview import stale_dependencies
-from paragents.lanes.setup import DEPENDENCY_DIRS, find_setup, lockfile_hashes, run_commands
+from paragents.lanes.setup import find_setup, lockfile_hashes
 from paragents.store import LaneRecord
 
 USUAL_INSTALL: dict[str, str] = {
-    "uv.lock": "uv sync",
-    "poetry.lock": "poetry install",
+    "uv.lock": "uv sync --frozen",
     "package-lock.json": "npm ci",
+}
+"""Lockfile -> the install run when the repository's setup names no ``install``."""
+NOT_RUN: dict[str, str] = {
+    "poetry.lock": "poetry install",
     "pnpm-lock.yaml": "pnpm install --frozen-lockfile",
     "yarn.lock": "yarn install --frozen-lockfile",
 }
-"""Lockfile -> the command offered when the repository's setup names no ``install``."""
+"""Lockfiles whose install paragents does not run itself: the command is offered."""
 
 
 @dataclass
@@ -40,8 +45,7 @@ class DepsRefresh:
 
 def changed_lockfiles(lane: LaneRecord) -> list[str]:
     """Lockfiles whose bytes differ from when the lane was set up (or last installed)."""
-    now = lockfile_hashes(Path(lane.path))
-    return sorted(n for n in set(now) | set(lane.lockfiles) if now.get(n) != lane.lockfiles.get(n))
+    return stale_dependencies(lane)
 
 
 async def refresh_dependencies(
@@ -49,35 +53,37 @@ async def refresh_dependencies(
     lane: LaneRecord,
     settings: LaneSettings,
     on_output: Callable[[str], None] | None = None,
+    sandbox: LaneSandbox | None = None,
 ) -> DepsRefresh | None:
-    """Run (or offer) the install of a lane whose lockfile changed while its dependency folder is
-    linked to the main checkout's; None when nothing is stale."""
-    stale = stale_dependencies(lane)
-    if not stale:
+    """Run (in the lane's sandbox) or offer the install of a lane whose lockfile changed; None when
+    nothing changed."""
+    changed = changed_lockfiles(lane)
+    if not changed:
         return None
     path = Path(lane.path)
-    deciding = {name for folder in stale for name in DEPENDENCY_DIRS[folder]}
-    changed = [name for name in changed_lockfiles(lane) if name in deciding]
-    what = f"{', '.join(changed)} changed in lane {lane.name} while {', '.join(stale)} is the main checkout's"
+    what = f"{', '.join(changed)} changed in lane {lane.name}"
     spec = find_setup(repo, path, lane.port_base)
-    if not spec.install:
-        usual = " && ".join(dict.fromkeys(USUAL_INSTALL[n] for n in changed if n in USUAL_INSTALL))
-        run = f"`{usual}`" if usual else "the install"
+    commands = spec.install or tuple(dict.fromkeys(USUAL_INSTALL[n] for n in changed if n in USUAL_INSTALL))
+    if not commands:
+        offered = " && ".join(dict.fromkeys(NOT_RUN[n] for n in changed if n in NOT_RUN))
         return DepsRefresh(
-            False, False, f"{what}: run {run} in the lane after removing the link "
-            f"(`rm {' '.join(stale)}` removes only the link), or set `install` in "
-            ".paragents/worktree.toml and paragents runs it",
+            False, False, f"{what}: run `{offered}` in the lane (its environment is its own), or set "
+            "`install` in .paragents/worktree.toml and paragents runs it in the lane's sandbox",
         )  # fmt: skip
-    for folder in stale:
-        (path / folder).unlink()  # the symlink only: the main checkout's folder stays
+    sandbox = sandbox or LaneSandbox.from_settings(lanes=settings)
     env = {**spec.env, **lane_env(lane), "PARAGENTS_ROOT": str(repo)}
+    timeout = spec.timeout or settings.setup_timeout
     try:
-        output = await run_commands(
-            spec.install, path, env, spec.timeout or settings.setup_timeout, on_output, "install command"
-        )
+        output = await run_commands(commands, path, sandbox, env, timeout, on_output, "install command")
     except LaneError as exc:
-        return DepsRefresh(True, False, f"{what}; its install failed: {exc}", exc.output)
+        hint = "" if sandbox.network == "all" else " (no network in the sandbox: `lanes.verify_network: all`)"
+        return DepsRefresh(
+            True, False, f"{what}; its install in the lane's sandbox failed{hint}: {exc}", exc.output
+        )
     return DepsRefresh(
-        True, True, f"{what}: ran the install command; {', '.join(stale)} is now the lane's own",
-        output, lockfile_hashes(path),
-    )  # fmt: skip
+        True,
+        True,
+        f"{what}: ran `{' && '.join(commands)}` in the lane's sandbox",
+        output,
+        lockfile_hashes(path),
+    )

@@ -12,15 +12,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paragents.lanes.contained import remove_cache
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
+from paragents.lanes.places import fetch_if_remote, places_for
 from paragents.lanes.predict import snapshot_tree
 from paragents.lanes.repo import project_hash, recovery_dir, toplevel
 from paragents.lanes.status import LaneStatus, lane_status
 from paragents.store import LaneRecord, Store
 from paragents.store.holders import STALE_AFTER, holder_gone, this_host
 
-BUSY_STATES = frozenset({"running", "queued", "waiting"})
+BUSY_STATES = frozenset({"running", "queued", "waiting", "paused"})
 
 
 @dataclass
@@ -62,6 +64,8 @@ async def keep_reasons(store: Store, status: LaneStatus) -> tuple[list[str], boo
             reasons.append(f"its session is open in paragents ({holder.describe()}): close it first")
     if lane.setup_state in ("creating", "setup"):
         reasons.append("it is still being created")
+    if status.broken:
+        reasons.append(status.broken)
     if not status.exists and status.unlanded:
         reasons.append(f"its worktree {lane.path} is gone (removed by hand)")
     if status.dirty:
@@ -69,7 +73,7 @@ async def keep_reasons(store: Store, status: LaneStatus) -> tuple[list[str], boo
     if status.unlanded:
         where = lane.base_ref if status.target_exists else f"{lane.base_ref} (which no longer exists)"
         reasons.append(f"{len(status.unlanded)} commit(s) not on {where}, by patch or by content")
-    holds = bool(status.dirty or status.unlanded)
+    holds = bool(status.dirty or status.unlanded or status.broken)
     return reasons, holds
 
 
@@ -104,13 +108,17 @@ async def write_recovery(repo: Path, status: LaneStatus) -> tuple[Path, list[str
 
 
 async def remove_lane(store: Store, repo: Path, lane: LaneRecord, *, force: bool = False) -> None:
-    """Remove a lane's worktree (``git worktree remove``), its branch and its row."""
+    """Remove a lane's worktree (``git worktree remove``), its branch, its private cache and its row;
+    a remote lane's container or Pod first, after a last fetch of its work (lanes/places.py)."""
+    if lane.remote:
+        await places_for(lane).remove(lane, force=force)
     if Path(lane.path).is_dir():
         args = ["worktree", "remove", *(["--force"] if force else []), lane.path]
         await git(*args, cwd=repo, what=f"git worktree remove {lane.path}")
     else:
         await git("worktree", "prune", cwd=repo)
     await git("branch", "-D", lane.branch, cwd=repo, check=False)
+    remove_cache(Path(lane.path))
     await store.delete_lane(lane.id)
 
 
@@ -123,9 +131,21 @@ async def gc(
     for lane in await store.list_lanes(str(repo)):
         if names and lane.name not in names:
             continue
-        status = await lane_status(repo, lane)
+        try:
+            await fetch_if_remote(lane)  # its work since the last fetch must be seen before deciding
+        except LaneError as exc:  # never removed unseen, not even with force
+            decisions.append(GcDecision(lane.name, "keep", [str(exc)], True))
+            continue
+        try:
+            status = await lane_status(repo, lane)
+        except LaneError as exc:  # one lane git cannot read never stops the others
+            decisions.append(GcDecision(lane.name, "keep", [f"{exc}; its files stay in {lane.path}"], True))
+            continue
         reasons, holds = await keep_reasons(store, status)
-        busy = any(r.startswith(("its session is", "it is still")) for r in reasons)  # force never overrides
+        # force never overrides a busy session, nor a worktree git cannot read (its files would be lost)
+        busy = status.broken is not None or any(
+            r.startswith(("its session is", "it is still")) for r in reasons
+        )
         decision = GcDecision(lane.name, "keep" if reasons else "remove", reasons, holds)
         if reasons and force and apply and not busy:
             try:

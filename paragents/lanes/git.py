@@ -1,12 +1,13 @@
-"""The real ``git`` CLI, called with ``asyncio.create_subprocess_exec`` (never a shell).
+"""The real ``git`` CLI, hardened (:mod:`paragents.tools.git_exec`: no program the repository's
+config names ever runs, no paragents secret in git's environment), never through a shell.
 
-Every lane operation goes through :func:`git`; :func:`require_git` checks once per process that git
-is installed and new enough (``merge-tree --write-tree`` needs 2.38)."""
+Every lane operation goes through :func:`git`; inside a lane it first checks that the lane is still
+the worktree paragents made and pins git to its directories (:func:`~paragents.lanes.integrity.
+lane_pins`). :func:`require_git` checks once per process that git is installed and new enough
+(``merge-tree --write-tree`` needs 2.38)."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 import re
 import shutil
 from collections.abc import Mapping
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from paragents.lanes.errors import LaneError
+from paragents.lanes.integrity import lane_pins
+from paragents.tools.git_exec import GitConfigRefused, run_git
 
 MIN_VERSION = (2, 38)
 """``git merge-tree --write-tree`` (conflict prediction and merge pre-checks) arrived in git 2.38."""
@@ -42,14 +45,6 @@ class GitResult:
         return self.code == 0
 
 
-def _env(extra: Mapping[str, str] | None) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"})
-    if extra:
-        env.update(extra)
-    return env
-
-
 async def git(
     *args: str | Path,
     cwd: Path,
@@ -57,28 +52,31 @@ async def git(
     check: bool = True,
     what: str | None = None,
     stdin: str | None = None,
+    user: bool = False,
 ) -> GitResult:
-    """Run ``git args...`` in ``cwd`` and return its result.
+    """Run ``git args...`` in ``cwd`` (hardened) and return its result.
 
     With ``check`` (default) a non-zero exit raises :class:`LaneError` naming ``what`` (default: the
-    command) and git's own message. ``stdin``: text written to git's standard input."""
-    argv = ["git", *(str(a) for a in args)]
+    command) and git's own message. ``stdin``: text written to git's standard input. ``user``: a
+    command the user asked for with their credentials (a push: their global config is kept).
+    Raises LaneError for a lane whose git files were replaced, whatever ``check`` says."""
+    pins = lane_pins(cwd)
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            cwd=str(cwd),
-            env=_env(env),
-            stdin=asyncio.subprocess.DEVNULL if stdin is None else asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
+        run = await run_git(
+            args,
+            cwd,
+            env={**pins, **(env or {})},
+            stdin=None if stdin is None else stdin.encode(),
+            user=user,
         )
     except FileNotFoundError as exc:
         if shutil.which("git") is None:
             raise LaneError("git is not installed (or not on PATH): install git 2.38 or newer") from exc
         raise LaneError(f"cannot run git in {cwd}: the directory does not exist") from exc
-    out, err = await proc.communicate(None if stdin is None else stdin.encode())
+    except GitConfigRefused as exc:
+        raise LaneError(str(exc)) from exc
     result = GitResult(
-        proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace").strip()
+        run.code, run.out.decode("utf-8", "replace"), run.err.decode("utf-8", "replace").strip()
     )
     if check and not result.ok:
         label = what or "git " + " ".join(str(a) for a in args[:2])

@@ -5,16 +5,17 @@ and moves the target only from the tip it was checked against (``update-ref`` wi
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 
+from paragents.lanes.contained import LaneSandbox, run_in_lane
 from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError, LaneMoved
 from paragents.lanes.git import git
 from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.predict import merge_conflicts
 from paragents.lanes.repo import toplevel
-from paragents.lanes.setup import run_commands
 from paragents.lanes.status import lane_status
 from paragents.store import LaneRecord, Store
 
@@ -41,16 +42,22 @@ async def run_verify(
     on_output: Callable[[str], None] | None = None,
     store: Store | None = None,
     tree: str = "",
+    sandbox: LaneSandbox | None = None,
 ) -> str:
-    """Run the verify command in the lane; LaneError with exit code 4 (output kept) when it fails.
-    With ``store`` the result is kept as the lane's last verify result (on its HEAD and ``tree``)."""
-    code, why = 0, ""
-    try:
-        output = await run_commands((command,), Path(lane.path), lane_env(lane), 3600.0, on_output, "verify")
-    except LaneError as exc:
-        output = exc.output
-        code = exc.command_exit if exc.command_exit is not None else 124
-        why = f"`{command}` exited with {code}" if exc.command_exit is not None else str(exc)
+    """Run the verify command in the lane's sandbox; LaneError with exit code 4 (output kept) when it
+    fails. With ``store`` the result is kept as the lane's last verify result (on its HEAD and
+    ``tree``)."""
+    done = await run_in_lane(
+        command,
+        Path(lane.path),
+        sandbox or LaneSandbox(),
+        env=lane_env(lane),
+        timeout=3600.0,
+        on_output=on_output,
+    )
+    output = done.output
+    code = done.exit_code if done.exit_code is not None else 124
+    why = f"`{command}` exited with {code}" if done.exit_code is not None else f"`{command}` did not finish"
     if store is not None:
         head = (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=Path(lane.path))).out.strip()
         await store.record_verify(
@@ -79,9 +86,11 @@ async def _move_target(repo: Path, target: str, old: str, new: str) -> None:
         return
     result = await git("merge", "--ff-only", "-q", new, cwd=checkout, check=False)
     if not result.ok:
+        where = shlex.quote(str(checkout))
         raise LaneError(
-            f"{target} is checked out in {checkout} and git refused to move it ({result.err}); "
-            "commit or stash the changes there, then merge again"
+            f"{target} is checked out in {checkout} and git refused to move it ({result.err}): set the "
+            f"changes there aside with `git -C {where} stash push -u` (or commit them with `git -C {where} "
+            f"commit -am MESSAGE`), then merge again; `git -C {where} stash pop` brings them back after"
         )
 
 
@@ -97,21 +106,30 @@ async def merge_lane(
     strategy: str,
     *,
     verify: str | None = None,
+    run_verify_first: bool = False,
+    override: bool = False,
     message: str | None = None,
     on_output: Callable[[str], None] | None = None,
     expect_head: str | None = None,
+    sandbox: LaneSandbox | None = None,
 ) -> MergeResult:
-    """Bring lane ``name`` back into its target branch with ``strategy``; return what was done.
+    """Bring lane ``name`` back into its target branch with ``strategy``; return what was done. Every
+    place a lane lands (``lanes merge``, the Lanes screen, the fan-out compare screen) comes here.
 
-    Raises LaneError: exit_code 4 when the verify command fails, 5 when merge-tree predicts a
-    conflict (or the rebase stops on one), 1 for other refusals (uncommitted files, a remote target).
-    With ``expect_head`` (the commit that was reviewed) a lane whose branch moved since raises
-    :class:`LaneMoved`."""
+    ``verify`` (the configured verify command): the lane's last verify result must be a pass of that
+    command on exactly the tree being merged, unless ``override`` (the user ticked "merge although
+    verify has not passed"); ``run_verify_first`` runs it in the lane's sandbox first (headless).
+    Raises LaneError: exit_code 4 when verify failed or has not passed on this tree, 5 when
+    merge-tree predicts a conflict (or the rebase stops on one), 1 for other refusals (uncommitted
+    files, a remote target), each naming the command to run. With ``expect_head`` (the commit that
+    was reviewed) a lane whose branch moved since raises :class:`LaneMoved`."""
     if strategy not in STRATEGIES:
         raise LaneError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
     repo, lane = await find_lane(store, where, name)
     status = await lane_status(repo, lane)
     target = lane.base_ref
+    if status.broken:
+        raise LaneError(status.broken)
     if not status.exists:
         raise LaneError(
             f"the worktree of lane {name} ({lane.path}) is gone: run `paragents lanes gc` to see options"
@@ -121,10 +139,13 @@ async def merge_lane(
             f"lane {name} moved since it was reviewed ({expect_head[:12]} -> {status.head[:12] or 'gone'}): "
             "the review starts over"
         )
+    quoted = shlex.quote(lane.path)
     if status.dirty:
         raise LaneError(
-            f"lane {name} has {len(status.dirty)} uncommitted or untracked file(s): commit them in "
-            f"{lane.path} (or discard them) first, so the merge takes exactly what was reviewed"
+            f"lane {name} has {len(status.dirty)} uncommitted or untracked file(s), so the merge would not "
+            f"take exactly what is there: commit them with `paragents lanes merge {name} --commit` (or "
+            f"`git -C {quoted} add -A && git -C {quoted} commit`), or set them aside with "
+            f"`git -C {quoted} stash push -u`"
         )
     if strategy == "pr":
         from paragents.lanes.pull_request import open_pull_request
@@ -135,34 +156,38 @@ async def merge_lane(
             name, strategy, target, None, f"nothing to merge: {target} already has lane {name}"
         )
     if not (await git("show-ref", "--verify", "-q", f"refs/heads/{target}", cwd=repo, check=False)).ok:
-        raise LaneError(f"lane {name} targets {target}, which is not a local branch: use --strategy pr")
+        raise LaneError(
+            f"lane {name} targets {target}, which is not a local branch: "
+            f"`paragents lanes merge {name} --strategy pr` pushes it and opens a pull request"
+        )
     reviewed = status.head
     old = (await git("rev-parse", f"refs/heads/{target}", cwd=repo)).out.strip()
     files = await merge_conflicts(repo, old, reviewed)
     if files:
         raise LaneError(
             f"merging lane {name} into {target} would conflict in {', '.join(files)}: resolve it in the "
-            f"lane (`git -C {lane.path} rebase {target}`), then merge again",
+            f"lane (`git -C {shlex.quote(lane.path)} rebase {target}`), then merge again",
             exit_code=EXIT_CONFLICT,
         )
-    if verify:  # after the cheap pre-check; the target may not move meanwhile (update-ref checks)
-        tree = (await git("rev-parse", f"{reviewed}^{{tree}}", cwd=repo)).out.strip()  # the lane is clean
-        await run_verify(lane, verify, on_output, store, tree)
+    tree = (await git("rev-parse", f"{reviewed}^{{tree}}", cwd=repo)).out.strip()  # the lane is clean
+    if verify and run_verify_first:  # after the cheap pre-check; update-ref checks the target
+        await run_verify(lane, verify, on_output, store, tree, sandbox)
+    if verify and not override:
+        await _require_verified(store, lane, verify, tree)
     subjects = (await git("log", "--reverse", "--format=%s", f"{old}..{reviewed}", cwd=repo)).out.splitlines()
     text = message or _message(lane, subjects, strategy)
     if strategy == "rebase":
         new = await _rebase(repo, lane, target, old)
     else:
         merged = await git("merge-tree", "--write-tree", "--no-messages", old, reviewed, cwd=repo)
-        tree = merged.out.split()[0]
         parents = ["-p", old] + (["-p", reviewed] if strategy == "merge" else [])
-        new = (await git("commit-tree", tree, *parents, "-m", text, cwd=repo)).out.strip()
+        new = (await git("commit-tree", merged.out.split()[0], *parents, "-m", text, cwd=repo)).out.strip()
     now_head = (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=repo)).out.strip()
     if strategy != "rebase" and now_head != reviewed:
         raise LaneError(f"lane {name} moved while it was being merged: review it again")
     await _move_target(repo, target, old, new)
-    if strategy == "rebase":
-        await store.update_lane(lane.id, base_commit=new)
+    landed = (await git("rev-parse", f"refs/heads/{lane.branch}^{{tree}}", cwd=repo)).out.strip()
+    await store.update_lane(lane.id, base_commit=new if strategy == "rebase" else None, landed_tree=landed)
     count = len(subjects)
     return MergeResult(
         name,
@@ -171,6 +196,24 @@ async def merge_lane(
         new,
         f"{strategy}: {count} commit(s) of lane {name} now on {target} at {new[:12]}",
     )
+
+
+async def _require_verified(store: Store, lane: LaneRecord, command: str, tree: str) -> None:
+    """LaneError (exit 4) unless the lane's last verify result is a pass of ``command`` on ``tree``."""
+    record = await store.last_verify(lane.id)
+    run = f"run it (`paragents lanes merge {lane.name}` runs verify first, `v` on the Lanes screen)"
+    if record is None:
+        why = f"verify (`{command}`) has not run on lane {lane.name}: {run}"
+    elif record.command != command:
+        why = f"the last verify of lane {lane.name} ran `{record.command}`, not `{command}`: {run}"
+    elif not record.covers(tree):
+        why = f"lane {lane.name} changed since verify last ran (on {record.commit[:12]}): {run} again"
+    elif not record.passed:
+        failed = f"FAILED (exit {record.exit_code})"
+        why = f"verify (`{command}`) {failed} on this tree of lane {lane.name}: fix it and {run} again"
+    else:
+        return
+    raise LaneError(f"merge refused: {why}, or override it (`--no-verify`)", exit_code=EXIT_VERIFY)
 
 
 async def _rebase(repo: Path, lane: LaneRecord, target: str, old: str) -> str:

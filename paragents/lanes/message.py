@@ -46,16 +46,20 @@ def _first_line(text: str, width: int = 72) -> str:
 def fallback_message(work: LaneWork) -> str:
     """A message built from the lane's user prompts (its commit subjects when it has no prompts)."""
     lines = [p for p in work.prompts if p.strip()] or list(work.subjects)
-    verb = "Squash" if work.strategy == "squash" else "Merge"
-    subject = _first_line(lines[0]) if lines else f"{verb} lane {work.lane}"
+    verb = {"squash": "Squash lane", "commit": "Work of lane"}.get(work.strategy, "Merge lane")
+    subject = _first_line(lines[0]) if lines else f"{verb} {work.lane}"
     body = [f"- {_first_line(p, 100)}" for p in lines[1:]]
-    body.append(f"\n{verb.rstrip('e')}ed from lane {work.lane}.")
+    done = {"squash": "Squashed from", "commit": "Done in"}.get(work.strategy, "Merged from")
+    body.append(f"\n{done} lane {work.lane}.")
     return subject + "\n\n" + "\n".join(body).strip()
 
 
 def drafting_request(work: LaneWork) -> list[dict[str, Any]]:
     """The messages of the drafting request."""
-    parts = [f"Write the commit message for the {work.strategy} of lane {work.lane} into its target."]
+    if work.strategy == "commit":
+        parts = [f"Write the commit message for the uncommitted changes of lane {work.lane}."]
+    else:
+        parts = [f"Write the commit message for the {work.strategy} of lane {work.lane} into its target."]
     parts += ["\nThe user asked:"] + [f"- {p.strip()}" for p in work.prompts]
     if work.replies:
         parts += ["\nThe agent answered (last words of each turn):"] + [

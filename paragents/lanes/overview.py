@@ -5,25 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from paragents.lanes.errors import LaneError
 from paragents.lanes.repo import toplevel
-from paragents.lanes.setup import DEPENDENCY_DIRS, lockfile_hashes
-from paragents.lanes.status import lane_status
+from paragents.lanes.setup import lockfile_hashes
+from paragents.lanes.status import LaneStatus, lane_status
 from paragents.store import LaneRecord, Store
 
 
 def stale_dependencies(lane: LaneRecord) -> list[str]:
-    """Dependency folders linked from the main checkout although a lockfile deciding them changed in
-    the lane since it was made (the lane then needs its own install)."""
+    """Lockfiles that changed in the lane since its environment was built (or last installed): its
+    ``.venv`` / ``node_modules`` may not match them until the install runs."""
     path = Path(lane.path)
     if not path.is_dir():
         return []
     now = lockfile_hashes(path)
-    changed = {name for name in set(now) | set(lane.lockfiles) if now.get(name) != lane.lockfiles.get(name)}
-    return [
-        folder
-        for folder, locks in DEPENDENCY_DIRS.items()
-        if (path / folder).is_symlink() and changed & set(locks)
-    ]
+    return sorted(
+        name for name in set(now) | set(lane.lockfiles) if now.get(name) != lane.lockfiles.get(name)
+    )
 
 
 async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
@@ -31,15 +29,22 @@ async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
     repo = await toplevel(where)
     rows: list[dict[str, Any]] = []
     for lane in await store.list_lanes(str(repo)):
-        status = await lane_status(repo, lane)
+        try:
+            status = await lane_status(repo, lane)
+        except LaneError as exc:  # one unreadable lane never hides the others
+            status = LaneStatus(
+                lane, Path(lane.path).is_dir(), broken=f"{exc}; its files stay in {lane.path}"
+            )
         ports = f"{lane.port_base}-{lane.port_base + lane.port_count - 1}"
-        if not status.exists:
+        if status.broken:
+            state = "broken"
+        elif not status.exists:
             state = "worktree gone"
         elif status.dirty:
             state = f"{len(status.dirty)} uncommitted"
         else:
             state = "clean"
-        stale = stale_dependencies(lane)
+        stale = [] if lane.remote else stale_dependencies(lane)
         if stale:
             state += " deps stale"
         work = f"{len(status.ahead)} ahead of {lane.base_ref}"
@@ -48,6 +53,10 @@ async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
         line = f"{lane.name:16} {lane.branch:24} {state:16} {work:28} ports {ports}  {lane.path}"
         if lane.setup_state != "ready":
             line += f"  [setup {lane.setup_state}]"
+        if lane.remote:  # the worktree mirrors its container/Pod as last fetched
+            line += f"  [on {lane.backend}, as last fetched]"
+        if status.broken:
+            line += f"\n  {status.broken}"
         rows.append(
             {
                 "name": lane.name,
@@ -62,7 +71,9 @@ async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
                 "unlanded": len(status.unlanded),
                 "setup_state": lane.setup_state,
                 "stale_dependencies": stale,
+                "broken": status.broken,
                 "session_id": lane.session_id,
+                "backend": lane.backend,
                 "line": line,
             }
         )

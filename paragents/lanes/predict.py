@@ -52,6 +52,18 @@ class Conflict:
         other = f"its base {self.b}" if self.against_base else self.b
         return f"{self.a} conflicts with {other} in {shown}"
 
+    def not_merged(self) -> str:
+        """ "(neither has merged yet)" for two lanes; "(api has not merged yet)" against a base."""
+        return f"({self.a} has not merged yet)" if self.against_base else "(neither has merged yet)"
+
+
+def copy_index(index: Path, temp: Path) -> None:
+    """Copy a lane's index to a temporary one, keeping its mtime: git trusts an entry's stat data
+    unless the entry is as new as the index file ("racily clean"), so a copy dated now would hide a
+    same-size edit made in the second the lane's index was written (the snapshot, and a verify bound
+    to it, would miss that file)."""
+    shutil.copy2(index, temp)
+
 
 async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) -> str:
     """Write the working tree at ``path`` (untracked files included, ignored files not) as a tree
@@ -64,7 +76,7 @@ async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) ->
             out = await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=path)
             index = Path(out.out.strip())
         if index.exists():
-            shutil.copyfile(index, temp)
+            copy_index(index, temp)
     env = {"GIT_INDEX_FILE": str(temp)}
     await git("add", "-A", cwd=path, env=env, what=f"snapshot of {path}")
     return (await git("write-tree", cwd=path, env=env, what=f"snapshot of {path}")).out.strip()
@@ -238,7 +250,7 @@ class Predictor:
             self.git_calls += 1
             out = await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=path)
             if Path(out.out.strip()).exists():
-                shutil.copyfile(out.out.strip(), temp)
+                copy_index(Path(out.out.strip()), temp)
         self.git_calls += 1
         env = {"GIT_INDEX_FILE": str(temp)}
         added = await git("add", "-A", "--verbose", cwd=path, env=env, what=f"snapshot of {path}")
@@ -353,6 +365,7 @@ class Predictor:
             lane.path: _union(t, self._carry.pop(lane.path, frozenset()))
             for lane, (_, t) in zip(present, results, strict=True)
         }
+        present = [lane for lane in present if not await self._landed(lane)]
         known: list[Conflict] = []
         pairs: dict[tuple[str, str], tuple[frozenset[str], tuple[str, ...]]] = {}
         checks: list[
@@ -419,6 +432,13 @@ class Predictor:
             for (conflict, *_), files in zip(checks, found, strict=True)
             if files
         ]
+
+    async def _landed(self, lane: LaneRecord) -> bool:
+        """True when the lane's work landed and it has not changed since (its tree is the tree that
+        landed): it is not predicted against anything, least of all its own landed work."""
+        if not lane.landed_tree:
+            return False
+        return (await self._tree(lane)).tree == lane.landed_tree
 
     async def _merge_all(self, merges: Sequence[tuple[str, str]]) -> list[tuple[str, ...]]:
         """merge-tree answers for ``merges`` (commit pairs), remembered: commits never change, so

@@ -1,6 +1,12 @@
 """Push a lane's branch and open a pull request: with ``gh`` installed both run (``git push -u``,
 then ``gh pr create``); without it nothing runs and the exact commands are returned to be run by
-hand. Arguments are passed as argv lists, never through a shell."""
+hand. Arguments are passed as argv lists, never through a shell.
+
+The push is the user's own: it runs with their global git config and ssh agent, but hardened
+against the repository's config (lanes/git.py with ``user=True``: a program key the repository sets
+gets the global value back, hooks do not run, a repository credential helper is refused). ``gh``
+gets the allowed environment plus its own ``GH_*`` / ``GITHUB_TOKEN`` variables, never paragents'
+keys, and the same config overrides for the git commands it runs itself."""
 
 from __future__ import annotations
 
@@ -13,7 +19,12 @@ from typing import TYPE_CHECKING
 
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
+from paragents.lanes.integrity import lane_pins
 from paragents.store import LaneRecord
+from paragents.tools.git_exec import GitConfigRefused, user_program_env
+
+GH_ENV = ("GH_*", "GITHUB_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "SSH_AUTH_SOCK")
+"""The user's variables ``gh`` gets besides the allowed ones (its credentials)."""
 
 if TYPE_CHECKING:
     from paragents.lanes.merge_result import MergeResult
@@ -39,19 +50,28 @@ def pr_commands(lane: LaneRecord, message: str | None) -> list[str]:
 
 
 async def _run(argv: list[str], cwd: Path, on_output: Callable[[str], None] | None) -> str:
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    text = out.decode("utf-8", "replace").strip()
+    if argv[0] == "git":
+        result = await git(*argv[1:], cwd=cwd, check=False, user=True)
+        code, text = result.code, "\n".join(t for t in (result.out.strip(), result.err) if t)
+    else:
+        try:
+            env = await user_program_env(cwd, env=lane_pins(cwd), allow_env=GH_ENV)
+        except GitConfigRefused as exc:
+            raise LaneError(str(exc)) from exc
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=env,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        out, _ = await proc.communicate()
+        code, text = proc.returncode or 0, out.decode("utf-8", "replace").strip()
     if on_output and text:
         on_output(text)
-    if proc.returncode != 0:
-        raise LaneError(f"`{shlex.join(argv)}` failed (exit {proc.returncode}): {text}", output=text)
+    if code != 0:
+        raise LaneError(f"`{shlex.join(argv)}` failed (exit {code}): {text}", output=text)
     return text
 
 

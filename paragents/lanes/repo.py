@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from paragents import paths
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git, require_git
+from paragents.lanes.integrity import lanes_root as lanes_root  # re-exported
+from paragents.lanes.integrity import project_hash as project_hash
 
 BRANCH_PREFIX = "paragents/"
 """Every lane's branch is ``paragents/<name>``."""
@@ -26,19 +26,9 @@ class Base:
     commit: str
 
 
-def lanes_root() -> Path:
-    """``<state>/lanes``: every lane's worktree lives below it, never inside the repository."""
-    return paths.state_dir() / "lanes"
-
-
 def recovery_dir() -> Path:
     """``<state>/lanes/recovery``: bundles written by ``lanes gc --force``."""
     return lanes_root() / "recovery"
-
-
-def project_hash(repo: Path) -> str:
-    """A short stable hash of the repository's top-level path (names its folder of lanes)."""
-    return hashlib.sha256(str(repo).encode()).hexdigest()[:12]
 
 
 def lane_path(repo: Path, name: str) -> Path:
@@ -115,7 +105,23 @@ async def branch_exists(repo: Path, branch: str) -> bool:
     return result.ok
 
 
+OWN_DIR = ".paragents/"
+"""paragents' own folder in a checkout (saved permission answers, its .gitignore): files paragents
+wrote there never count as the user's changes."""
+
+
 async def is_dirty(path: Path) -> list[str]:
     """Return the ``git status --porcelain`` lines of a checkout (empty when clean)."""
     result = await git("status", "--porcelain", "--untracked-files=all", cwd=path)
     return [line for line in result.out.splitlines() if line.strip()]
+
+
+def is_own(line: str) -> bool:
+    """True for a ``git status --porcelain`` line of an untracked file in paragents' own folder."""
+    return line.startswith("?? ") and line[3:].lstrip('"').startswith(OWN_DIR)
+
+
+async def own_changes(path: Path) -> list[str]:
+    """The user's uncommitted changes in a checkout (:func:`is_dirty` without paragents' own
+    untracked files, :data:`OWN_DIR`)."""
+    return [line for line in await is_dirty(path) if not is_own(line)]

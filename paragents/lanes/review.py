@@ -74,6 +74,7 @@ async def lane_reviews(store: Store, where: Path) -> list[LaneReview]:
                 tuple(commits.out.splitlines()) if commits.ok else (),
                 files,
                 patch,
+                extra={"path": lane.path},
                 state=state,
                 verify=await store.last_verify(lane.id),
                 session_id=lane.session_id,

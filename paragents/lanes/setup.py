@@ -6,21 +6,17 @@
 4. ``.cursor/worktrees.json``: ``setup-worktree-unix`` or ``setup-worktree`` (ROOT_WORKTREE_PATH set)
 
 Always: ``.worktreeinclude`` (gitignore syntax) names ignored files of the main checkout to copy into
-the lane, and dependency folders (``.venv``, ``node_modules``) are symlinked from the main checkout
-while the lane's lockfile is byte-identical to the main checkout's; otherwise the setup's ``install``
-command runs (or the user is told which command to run). Setup commands are the user's own shell
-lines: they run with ``/bin/sh -c`` in the lane, in their own process group, killed at the timeout.
+the lane, and the lane gets its own environments (:mod:`paragents.lanes.envs`: ``.venv`` from
+``uv.lock``, ``node_modules`` from ``package-lock.json``), never a link to the main checkout's. Setup
+commands are the repository's shell lines: they run with ``/bin/sh -c`` in the lane's sandbox
+(:mod:`paragents.lanes.contained`), killed at the timeout.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import json
-import os
 import shutil
-import signal
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,17 +25,17 @@ from typing import Any
 
 import pathspec
 
+from paragents import trust
 from paragents.config import LaneSettings
+from paragents.lanes.contained import LaneSandbox, run_commands
+from paragents.lanes.envs import build_environments
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
 
-DEPENDENCY_DIRS: dict[str, tuple[str, ...]] = {
-    ".venv": ("uv.lock", "poetry.lock"),
-    "node_modules": ("package-lock.json", "pnpm-lock.yaml", "yarn.lock"),
-}
-"""Dependency folder -> the lockfiles that decide whether the main checkout's copy fits the lane."""
-
-LOCKFILES: tuple[str, ...] = tuple(name for names in DEPENDENCY_DIRS.values() for name in names)
+LOCKFILES: tuple[str, ...] = (
+    "uv.lock", "poetry.lock", "package-lock.json", "pnpm-lock.yaml", "yarn.lock",
+)  # fmt: skip
+"""The lockfiles whose change in a lane means its environment needs an install."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +55,8 @@ class SetupOutcome:
     output: str = ""
     notes: list[str] = field(default_factory=list)
     lockfiles: dict[str, str] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Seconds each environment step took (host and sandbox, per package manager)."""
 
 
 def _commands(value: Any) -> tuple[str, ...]:
@@ -89,6 +87,10 @@ def find_setup(root: Path, lane: Path, port: int) -> SetupSpec:
             path = root / rel
             if not path.is_file():
                 continue
+        try:  # the commands it runs are the user's to accept, as they are now (paragents.trust)
+            trust.require_copy_trusted(root, rel, path)
+        except trust.UntrustedError as exc:
+            raise LaneError(f"lane setup not run: {exc}") from None
         try:
             text = path.read_text(encoding="utf-8")
             data = tomllib.loads(text) if rel.endswith(".toml") else json.loads(text)
@@ -138,26 +140,6 @@ def lockfile_hashes(checkout: Path) -> dict[str, str]:
     return {name: h for name, h in hashes.items() if h is not None}
 
 
-def link_dependencies(root: Path, lane: Path) -> tuple[list[str], list[str]]:
-    """Symlink each dependency folder of the main checkout into the lane when every lockfile that
-    decides it is identical in both; return (linked folders, folders whose lockfile differs)."""
-    linked: list[str] = []
-    stale: list[str] = []
-    for folder, locks in DEPENDENCY_DIRS.items():
-        source = root / folder
-        if not source.is_dir() or (lane / folder).exists() or (lane / folder).is_symlink():
-            continue
-        present = [name for name in locks if (root / name).is_file() or (lane / name).is_file()]
-        if not present:
-            continue
-        if all(file_hash(root / name) == file_hash(lane / name) for name in present):
-            (lane / folder).symlink_to(source, target_is_directory=True)
-            linked.append(folder)
-        else:
-            stale.append(folder)
-    return linked, stale
-
-
 async def copy_included(root: Path, lane: Path) -> list[str]:
     """Copy the main checkout's ignored files named by ``.worktreeinclude`` into the lane; return
     the relative paths copied (files already in the lane are left alone)."""
@@ -177,7 +159,7 @@ async def copy_included(root: Path, lane: Path) -> list[str]:
     copied: list[str] = []
     for rel in filter(None, listed.out.split("\0")):
         top = rel.split("/", 1)[0]
-        if top in DEPENDENCY_DIRS or not spec.match_file(rel):
+        if top in (".venv", "node_modules") or not spec.match_file(rel):
             continue
         target = lane / rel
         if target.exists():
@@ -188,99 +170,32 @@ async def copy_included(root: Path, lane: Path) -> list[str]:
     return copied
 
 
-async def run_commands(
-    commands: tuple[str, ...],
-    cwd: Path,
-    env: dict[str, str],
-    timeout: float,
-    on_output: Callable[[str], None] | None,
-    label: str,
-) -> str:
-    """Run ``commands`` one after another (``/bin/sh -c``) in ``cwd``; return their joined output.
-
-    Raises LaneError (output kept) when one exits non-zero or the whole run outlasts ``timeout``."""
-    lines: list[str] = []
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    for command in commands:
-        lines.append(f"$ {command}")
-        if on_output:
-            on_output(f"$ {command}")
-        proc = await asyncio.create_subprocess_exec(
-            "/bin/sh",
-            "-c",
-            command,
-            cwd=str(cwd),
-            env={**os.environ, **env},
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-        async def pump(stream: asyncio.StreamReader) -> None:
-            async for raw in stream:
-                line = raw.decode("utf-8", "replace").rstrip("\n")
-                lines.append(line)
-                if on_output:
-                    on_output(line)
-
-        assert proc.stdout is not None
-        try:
-            await asyncio.wait_for(asyncio.gather(pump(proc.stdout), proc.wait()), deadline - loop.time())
-        except (TimeoutError, asyncio.CancelledError) as exc:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            await proc.wait()
-            if isinstance(exc, asyncio.CancelledError):
-                raise
-            raise LaneError(
-                f"the {label} did not finish within {timeout:g} s (`{command}`): make it finish, or raise "
-                "lanes.setup_timeout (or `timeout` in .paragents/worktree.toml)",
-                output="\n".join(lines),
-            ) from None
-        if proc.returncode != 0:
-            raise LaneError(
-                f"the {label} failed: `{command}` exited with {proc.returncode}; the lane was removed "
-                "(its output is kept below)",
-                output="\n".join(lines),
-                command_exit=proc.returncode,
-            )
-    return "\n".join(lines)
-
-
 async def run_setup(
     root: Path,
     lane: Path,
     *,
     port: int,
     settings: LaneSettings,
+    sandbox: LaneSandbox,
     on_output: Callable[[str], None] | None = None,
 ) -> SetupOutcome:
-    """Prepare a new lane: copy ``.worktreeinclude`` files, link or install dependencies, run the
-    setup script. Raises LaneError (with the output) on a failing or hanging setup."""
+    """Prepare a new lane: copy ``.worktreeinclude`` files, build its own environments, run the setup
+    script (in the lane's sandbox). Raises LaneError (with the output) on a failing or hanging setup."""
     outcome = SetupOutcome()
     spec = find_setup(root, lane, port)
     copied = await copy_included(root, lane)
     if copied:
         outcome.notes.append(f"copied {len(copied)} file(s) named by .worktreeinclude")
-    linked, stale = link_dependencies(root, lane)
-    if linked:
-        outcome.notes.append("linked " + ", ".join(linked) + " from the main checkout (same lockfile)")
     env = {**spec.env, "PARAGENTS_PORT": str(port), "PORT": str(port), "PARAGENTS_ROOT": str(root)}
     timeout = spec.timeout or settings.setup_timeout
-    commands: tuple[str, ...] = spec.setup
-    if stale:
-        if spec.install:
-            commands = spec.install + commands
-        else:
-            outcome.notes.append(
-                f"the lockfile differs from the main checkout's, so {', '.join(stale)} was not linked: "
-                "install the dependencies in the lane (or set `install` in .paragents/worktree.toml)"
-            )
-    if commands:
+    built = await build_environments(root, lane, sandbox, env=env, timeout=timeout, on_output=on_output)
+    outcome.notes += built.notes
+    outcome.seconds = built.seconds
+    output = list(built.output)
+    if spec.setup:
         label = f"lane setup from {spec.source}" if spec.source else "lane setup"
-        outcome.output = await run_commands(commands, lane, env, timeout, on_output, label)
-        outcome.notes.append(f"ran the setup from {spec.source or 'the install command'}")
+        output.append(await run_commands(spec.setup, lane, sandbox, env, timeout, on_output, label))
+        outcome.notes.append(f"ran the setup from {spec.source}")
+    outcome.output = "\n".join(output)
     outcome.lockfiles = lockfile_hashes(lane)
     return outcome

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
 from paragents.lanes.repo import is_dirty
 from paragents.store import LaneRecord
@@ -25,6 +26,8 @@ class LaneStatus:
     branch's change already being there after a squash merge)."""
     target_exists: bool = True
     head: str = ""
+    broken: str | None = None
+    """Why git cannot read the lane's worktree (e.g. its ``.git`` file was replaced); its files stay."""
 
 
 async def target_tip(repo: Path, ref: str) -> str | None:
@@ -56,7 +59,14 @@ async def lane_status(repo: Path, lane: LaneRecord) -> LaneStatus:
     path = Path(lane.path)
     status = LaneStatus(lane, exists=path.is_dir())
     if status.exists:
-        status.dirty = await is_dirty(path)
+        try:
+            status.dirty = await is_dirty(path)
+        except LaneError as exc:
+            status.broken = (
+                f"git cannot read the worktree of lane {lane.name} ({exc}); its files, untracked ones "
+                f"included, stay in {lane.path}: repair it with `git worktree repair {lane.path}` (run in "
+                "the main checkout)"
+            )
     branch_ok = await git("rev-parse", "--verify", "-q", f"refs/heads/{lane.branch}", cwd=repo, check=False)
     if not branch_ok.ok:
         return status

@@ -103,7 +103,7 @@ class McpPool:
             answer = await ask(entry)
             ok = answer in ("once", "always")
             if answer == "always":
-                remember_trust(self.project_dir, entry.name)
+                remember_trust(self.project_dir, entry.name, entry.settings)
             self.trust[entry.name] = ok
             future.set_result(ok)
             return ok

@@ -3,8 +3,9 @@ project's ``.mcp.json`` (Claude Code's shape), gated by ``enableAllProjectMcpSer
 ``enabledMcpjsonServers`` / ``disabledMcpjsonServers`` in the permission files; ``${VAR}`` expansion.
 
 A project server nobody trusted yet is ``trust == "unknown"``: the session that first needs it asks
-(its command line shown) and the answer is kept (``remember_trust`` writes "always" answers to
-``.paragents/permissions.local.json``, as Claude Code keeps them in its local settings)."""
+(its command line shown) and an "always" answer is kept by ``remember_trust`` in the user's trust
+records (paragents.trust), by the hash of the server's entry: a changed command asks again, and no
+file inside the project (which the model can write) can trust a server."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from paragents import jsonfile, trust
 from paragents.config import McpServerSettings, McpSettings
 
 MCP_JSON = ".mcp.json"
@@ -94,17 +96,57 @@ def _raw_settings(files: Sequence[Path]) -> list[dict[str, Any]]:
     return out
 
 
-def project_trust(name: str, settings_files: Sequence[Path]) -> Trust:
-    """Return whether the project server ``name`` may start, from the permission files
-    (``disabledMcpjsonServers`` first, then ``enableAllProjectMcpServers`` / ``enabledMcpjsonServers``)."""
+def project_trust(
+    name: str,
+    settings_files: Sequence[Path],
+    project_dir: Path | None = None,
+    settings: McpServerSettings | None = None,
+) -> Trust:
+    """Return whether the project server ``name`` may start: refused when any permission file lists it
+    in ``disabledMcpjsonServers``; trusted when a file outside the project (the user's, the managed
+    one) sets ``enableAllProjectMcpServers`` or lists it in ``enabledMcpjsonServers``, or when the user
+    trusted this very entry before (its hash, kept in the user's state: paragents.trust); else unknown
+    (asked when a session first needs it). A project's own files cannot trust its servers: the model
+    could write them."""
+    root = os.path.realpath(project_dir) if project_dir is not None else None
     raw = _raw_settings(settings_files)
     if any(name in (d.get("disabledMcpjsonServers") or []) for d in raw):
         return "refused"
-    if any(d.get("enableAllProjectMcpServers") is True for d in raw):
+    outside = [
+        d
+        for path, d in zip(settings_files, _raw_settings_each(settings_files), strict=True)
+        if d is not None and (root is None or not _inside(path, root))
+    ]
+    if any(d.get("enableAllProjectMcpServers") is True for d in outside):
         return "trusted"
-    if any(name in (d.get("enabledMcpjsonServers") or []) for d in raw):
+    if any(name in (d.get("enabledMcpjsonServers") or []) for d in outside):
+        return "trusted"
+    recorded = trust.trust_key(project_dir, f"{MCP_JSON}#{name}") if project_dir is not None else None
+    if settings is not None and recorded == trust.digest_of(_entry(settings)):
         return "trusted"
     return "unknown"
+
+
+def _raw_settings_each(files: Sequence[Path]) -> list[dict[str, Any] | None]:
+    """Each file's data (None when unreadable or not an object), in order."""
+    out: list[dict[str, Any] | None] = []
+    for path in files:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = None
+        out.append(data if isinstance(data, dict) else None)
+    return out
+
+
+def _inside(path: Path, root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip("/") + "/")
+
+
+def _entry(settings: McpServerSettings) -> dict[str, Any]:
+    """The entry as trusted: everything it runs (command, args, env, cwd, url, headers)."""
+    return settings.model_dump(mode="json")
 
 
 def read_mcp_json(path: Path, problems: list[str] | None = None) -> dict[str, McpServerSettings]:
@@ -112,18 +154,11 @@ def read_mcp_json(path: Path, problems: list[str] | None = None) -> dict[str, Mc
     naming the file (and the server and field) for bad JSON, a bad shape or a bad entry; with
     ``problems`` given, a bad entry is added there instead and the file's other servers still load."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = jsonfile.load(path)
+    except jsonfile.JsonFileMissing:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise McpConfigError(f"{path}: cannot be read ({exc}); fix it or remove it") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise McpConfigError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "no project MCP server was started: fix the file"
-        ) from None
+    except jsonfile.JsonFileError as exc:
+        raise McpConfigError(f"{exc}; no project MCP server was started: fix or remove the file") from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise McpConfigError(f'{path}: expected {{"mcpServers": {{"NAME": {{...}}}}}} at the top level')
@@ -174,25 +209,19 @@ def load_servers(
         problems.append(str(exc))
         project = {}
     for name, settings in project.items():
-        entries[name] = ServerEntry(name, settings, "project", project_trust(name, settings_files))
+        trusted = project_trust(name, settings_files, project_dir, settings)
+        entries[name] = ServerEntry(name, settings, "project", trusted)
     return entries, problems
 
 
-def remember_trust(project_dir: Path, name: str) -> Path:
-    """Add ``name`` to ``enabledMcpjsonServers`` in the project-local permission file; return its path."""
-    path = project_dir / LOCAL_SETTINGS
-    data: dict[str, Any] = {}
-    if path.is_file():
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-        data = loaded if isinstance(loaded, dict) else {}
-    names: list[str] = data.setdefault("enabledMcpjsonServers", [])
-    if name not in names:
-        names.append(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ignore = path.parent / ".gitignore"
-    if not ignore.exists():
-        ignore.write_text("permissions.local.json\n", encoding="utf-8")
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+def remember_trust(project_dir: Path, name: str, settings: McpServerSettings | None = None) -> Path:
+    """Remember that the user trusts the project server ``name`` as its entry is now (``settings``):
+    its hash goes to the user's trust records (paragents.trust), outside the project; a changed entry
+    asks again. Returns the records' path."""
+    if settings is None:
+        found = read_mcp_json(project_dir / MCP_JSON).get(name)
+        if found is None:
+            raise McpConfigError(f"{project_dir / MCP_JSON}: no server '{name}' to trust")
+        settings = found
+    trust.remember_key(project_dir, f"{MCP_JSON}#{name}", _entry(settings))
+    return trust.trust_path()

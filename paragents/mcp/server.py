@@ -5,7 +5,10 @@ with backoff when it dies, stop.
 The SDK's transports are anyio context managers that must be entered and left in one task, so each
 connection lives in an owner task (:meth:`ServerHandle._own`); calls from any session's task go
 through its ``ClientSession``. When the process dies, the SDK answers every pending request with a
-"connection closed" error, so no call hangs; the handle restarts the server after a backoff."""
+"connection closed" error, so no call hangs; the handle restarts the server after a backoff. A call
+made after the server's stdout ended or its process exited waits for the owner task to note the end
+(it may not have run yet on a loaded machine) and starts the server again, instead of being sent to
+the dead connection."""
 
 from __future__ import annotations
 
@@ -19,13 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import anyio
 from mcp import ClientSession, types
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import McpError
 
 from paragents.config import McpServerSettings
 from paragents.mcp.project import McpConfigError, ServerEntry, expanded
-from paragents.mcp.transport import ReadStream, WriteStream, stdio_process
+from paragents.mcp.transport import STOP_GRACE, ReadStream, WriteStream, stdio_process
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,17 @@ def leaf(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+def exited(pid: int | None) -> bool:
+    """Whether our child process ``pid`` has exited, also before asyncio reaped it and told its waiters
+    (``WNOWAIT`` leaves it to asyncio's child watcher)."""
+    if pid is None:
+        return False
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True  # reaped already
 
 
 def rss_kib(pid: int | None) -> int | None:
@@ -116,6 +131,7 @@ class ServerHandle:
         """Calls made per tool (the server's tool names) since this process started it first."""
         self.last_call = time.monotonic()
         self._session: ClientSession | None = None
+        self._stdout_ended: anyio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._start_lock = asyncio.Lock()
@@ -141,8 +157,9 @@ class ServerHandle:
         """Return the live session, starting the server when needed (after its backoff). Raises
         McpServerError with one readable message naming the server when it cannot start in time."""
         async with self._start_lock:
-            if self._session is not None and self.state == "running":
+            if self._session is not None and self.state == "running" and not self._connection_over():
                 return self._session
+            await self._owner_gone()  # it notes why the connection ended and sets the backoff
             if self.state == "failed" and self._not_before == float("inf"):
                 raise McpServerError(self._failed_message())
             wait = self._not_before - time.monotonic()
@@ -153,6 +170,18 @@ class ServerHandle:
             await self._start()
             assert self._session is not None
             return self._session
+
+    def _connection_over(self) -> bool:
+        """The stdio server's stdout ended or its process exited (its owner task may not know yet)."""
+        ended = self._stdout_ended is not None and self._stdout_ended.is_set()
+        return ended or exited(self.pid)
+
+    async def _owner_gone(self) -> None:
+        """Wait for the owner task of a connection that is over to finish (never start a second one
+        beside it: its end would overwrite the new connection's state)."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait({task})
 
     def retry_in(self) -> float:
         """Seconds before a failed server may be tried again (0 when it may be now)."""
@@ -227,8 +256,8 @@ class ServerHandle:
                         env=dict(settings.env),
                         cwd=settings.cwd or str(self.project_dir),
                     )
-                    read, write, proc = await stack.enter_async_context(stdio_process(params, errlog))
-                    self.pid = proc.pid
+                    read, write, proc, ended = await stack.enter_async_context(stdio_process(params, errlog))
+                    self.pid, self._stdout_ended = proc.pid, ended
                 else:
                     read, write = await self._open_http(stack, settings)
                 session = await stack.enter_async_context(ClientSession(read, write))
@@ -243,12 +272,17 @@ class ServerHandle:
                 waiters: list[asyncio.Future[object]] = [asyncio.ensure_future(self._stop.wait())]
                 if proc is not None:
                     waiters.append(asyncio.ensure_future(proc.wait()))
+                    waiters.append(asyncio.ensure_future(ended.wait()))
                 try:
                     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     for waiter in waiters:
                         waiter.cancel()
                 self._session = None
+                if proc is not None and not self._stop.is_set() and proc.returncode is None:
+                    with contextlib.suppress(TimeoutError):  # its stdout ended: it is usually exiting
+                        await asyncio.wait_for(proc.wait(), STOP_GRACE)
+                    exit_note = "closed its stdout but did not exit (it was stopped)"
                 if proc is not None and proc.returncode is not None:
                     exit_note = f"exited with code {proc.returncode}"
         except asyncio.CancelledError:
@@ -262,7 +296,7 @@ class ServerHandle:
             exit_note = f"the connection failed ({type(leaf(exc)).__name__}: {leaf(exc)})"
         finally:
             self._session = None
-            self.pid = None
+            self.pid, self._stdout_ended = None, None
         if not self._stop.is_set() and not self._closing:
             self._died(exit_note)
 
@@ -342,8 +376,8 @@ class ServerHandle:
             try:
                 async with asyncio.timeout(timeout):
                     async with lock:
-                        if self._session is not session:  # restarted while this call waited its turn
-                            session = await self.ensure_running()
+                        if self._session is not session or self._connection_over():
+                            session = await self.ensure_running()  # it ended while this call waited
                         return await session.call_tool(tool, arguments)
             except TimeoutError:
                 raise McpServerError(

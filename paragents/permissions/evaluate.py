@@ -65,6 +65,10 @@ class Checker:
     """All paths are absolute and normalised strings (checks run on strings: they are hot)."""
     real_dirs: dict[str, str] = field(default_factory=dict)
     """Directory → realpath, filled while checking this call's paths (see resolve.resolutions)."""
+    base: str | None = None
+    """The directory a command runs in when it is not ``cwd`` (run_command's ``cwd`` argument,
+    resolved and checked by :mod:`paragents.permissions.cwd`): its relative paths resolve there,
+    while ``./`` rules stay anchored at ``cwd``."""
 
     # ---- rule lookup -------------------------------------------------------------------------
     def _path_rule(self, kind: RuleKind, family: str, candidate: str) -> ScopedRule | None:
@@ -151,7 +155,7 @@ class Checker:
         parts: list[Part] = [self._simple(cmd) for cmd in parsed.commands]
         if parsed.background:
             parts.append(Part("&", "risky", "it starts a background job (&) that keeps running unobserved"))
-        bases, cd_unknown = shell_bases(parsed, Path(self.cwd), Path(self.home))
+        bases, cd_unknown = shell_bases(parsed, Path(self.base or self.cwd), Path(self.home))
         base_strs = [str(base) for base in bases]
         writes: list[str] = []
         unknown = parsed.problem is not None

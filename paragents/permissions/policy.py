@@ -18,8 +18,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from paragents import paths
+from paragents import paths, trust
 from paragents.permissions import mcp_paths, resolve
+from paragents.permissions.cwd import check_cwd
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
 from paragents.permissions.evaluate import Checker, Part, finish
 from paragents.permissions.rules import FAMILY_ALIASES, SUBJECT_KEYS, path_anchor
@@ -209,7 +210,9 @@ class Policy:
 
         ``tool`` is an agent tool (read_file, list_dir, glob, grep, write_file, edit_file,
         run_command), a family (Bash, Read, Edit) or an ``mcp__server__tool`` name. ``arguments`` holds
-        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash). ``cwd`` is the session's
+        ``path`` (Read/Edit; Read defaults to ".") or ``command`` (Bash) and its optional ``cwd``
+        (checked by :func:`~paragents.permissions.cwd.check_cwd`: inside the working directories, not
+        hidden; the command's relative paths resolve against it). ``cwd`` is the session's
         working directory; ``session_rules`` are allow rules granted for this session;
         ``extra_dirs`` are more working directories; ``sandboxed``: a Bash call that will run in the
         sandbox with ``sandbox.auto_allow`` on, so the parts that would ask only because they are
@@ -245,8 +248,11 @@ class Policy:
             if not isinstance(command, str):
                 part = Part(tool, "invalid", f"{tool} call has no 'command' string argument")
                 return finish([part], family, permission_mode)
+            where, checker.base = check_cwd(checker, arguments.get("cwd"))  # run_command's cwd
+            if any(p.category in ("invalid", "deny_rule") for p in where):
+                return finish(where, family, permission_mode)
             parts, writes, unknown = checker.check_command(command)
-            return finish(parts, family, permission_mode, writes, unknown, sandboxed)
+            return finish([*where, *parts], family, permission_mode, writes, unknown, sandboxed)
         if family in ("Read", "Edit"):
             # Claude Code's tools name the path file_path / notebook_path; ours name it path.
             raw = next(
@@ -298,6 +304,10 @@ class Policy:
         OSError when the file cannot be written."""
         parse_rules(list(rules), kind, "local", None, "remembered rule")
         path = self.project_dir / LOCAL_FILE
+        try:  # never append the user's answer to rules someone else put there (paragents.trust)
+            trust.require_trusted(self.project_dir, only=(str(LOCAL_FILE),))
+        except trust.UntrustedError as exc:
+            raise PolicyError(f"{path} changed outside paragents; not saved: {exc}") from None
         loaded = load_file(path, "local")
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if loaded else {}
         block = data.setdefault("permissions", {})
@@ -310,6 +320,7 @@ class Policy:
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
+        trust.record_written(self.project_dir, str(LOCAL_FILE))  # the user's own answer
         fresh = self.reload()
         self.files, self._rules, self.additional_dirs = fresh.files, fresh._rules, fresh.additional_dirs
         return path

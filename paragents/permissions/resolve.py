@@ -11,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from paragents.protected import protected_reason as posture_reason
+
 PERMISSION_FILE_NAMES = frozenset({"permissions.json", "permissions.local.json", "runtime_config.json"})
 SHELL_RC_FILES = (".bashrc", ".zshrc", ".profile", ".bash_profile", ".zprofile")
 
@@ -80,8 +82,10 @@ def protected_reason(
     """Return why absolute ``path`` is protected (never changed without asking), or None.
 
     Protected: permission and config files (``permissions.json``, ``permissions.local.json``,
-    ``runtime_config.json``, the managed file), anything in ``.paragents/`` or ``.git/``, and the shell
-    start-up files in ``home``. Names are compared case-insensitively (for case-insensitive disks).
+    ``runtime_config.json``, the managed file), anything in ``.paragents/`` or ``.git/``, the other
+    files of :mod:`paragents.protected` (``.mcp.json``, ``.claude/settings*.json``, lane setup files)
+    and the shell start-up files in ``home``. Names are compared case-insensitively (for
+    case-insensitive disks).
     ``real_dirs``: the call's realpath cache (see :func:`resolutions`)."""
     lowered = path.lower().split("/")
     if ".git" in lowered:
@@ -90,6 +94,9 @@ def protected_reason(
         return f"{path} is inside .paragents/ (saved permission answers)"
     if lowered[-1] in PERMISSION_FILE_NAMES:
         return f"{path} is a permission/config file"
+    posture = posture_reason(path)  # .mcp.json, .claude/settings*.json, lane setup files
+    if posture:
+        return posture
     real = os.path.realpath if real_dirs is None else (lambda p: _real_cached(p, real_dirs))
     if path in (managed, real(managed)):
         return f"{path} is the managed permissions file"

@@ -173,18 +173,25 @@ class RuntimeBridge:
             raise ApiError(409, f"session {sid} is closed (reopen it in paragents first)")
         raise ApiError(404, f"no session with id {sid}")
 
-    async def inbox(self) -> list[dict[str, Any]]:
-        """What waits on the user across the open sessions, oldest first (:class:`Approvals`)."""
-        return await self.call(self.approvals.items)
+    async def inbox(self, projects: tuple[str, ...]) -> list[dict[str, Any]]:
+        """What waits on the user in ``projects`` (a credential's), oldest first (:class:`Approvals`)."""
+        return await self.call(lambda: self.approvals.items(projects))
 
-    async def answer(self, request_id: str, answer: str, note: str | None, by: str) -> dict[str, Any]:
-        """Answer the pending approval ``request_id`` once. Raises ApiError: 400 for an answer the API
-        does not give, 409 when it was already answered (naming that answer), 404 when unknown."""
+    async def whole_call(self, request_id: str, projects: tuple[str, ...]) -> dict[str, Any]:
+        """The whole call of a pending ask of ``projects`` (:meth:`Approvals.whole`)."""
+        return await self.call(lambda: self.approvals.whole(request_id, projects))
+
+    async def answer(
+        self, request_id: str, answer: str, note: str | None, by: str, projects: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """Answer the pending approval ``request_id`` of one of ``projects`` once. Raises ApiError: 400
+        for an answer the API does not give, 403 for an ask of another project (naming it), 409 when
+        it was already answered (naming that answer), 404 when unknown."""
         if answer not in WEB_ANSWERS:
             raise ApiError(400, f"answer must be one of {', '.join(WEB_ANSWERS)}")
         if answer == "reject_with_note" and not (note or "").strip():
             raise ApiError(400, "reject_with_note needs a non-empty note")
-        return await self.call(lambda: self.approvals.answer(request_id, answer, note, by))
+        return await self.call(lambda: self.approvals.answer(request_id, answer, note, by, projects))
 
     async def prompt(self, sid: str, text: str) -> str:
         """Queue ``text`` for the open session ``sid``; return the prompt id (404/409 as for reads)."""

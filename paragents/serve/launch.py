@@ -18,14 +18,17 @@ from aiohttp import web
 from paragents.serve.app import is_loopback_host
 from paragents.serve.auth import AuthConfig, mask
 from paragents.serve.bridge import RuntimeBridge
-from paragents.serve.pairing import claim_info, cookie_secret, info_path
-from paragents.serve.server import ServeThread, check_bind
+from paragents.serve.pairing import browser_secret, claim_info, info_path
+from paragents.serve.server import ServeRefused, ServeThread, check_bind
+from paragents.store.sessions import norm_dir
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
 
 KEY_ENV = "PARAGENTS_SERVE_KEY"
 """The environment variable holding the API key (PARAGENTS_API_KEY is the model endpoint's key)."""
+JWT_SECRET_ENV = "PARAGENTS_SERVE_JWT_SECRET"
+"""The environment variable holding the JWT secret (an argument would show in ``ps``)."""
 DEFAULT_PORT = 8765
 ACCESS_LOG_DAYS = 30
 """Days the ``api_access`` rows are kept (older ones go when a server starts)."""
@@ -39,9 +42,13 @@ class ServeOptions:
     port: int = DEFAULT_PORT
     api_key: str | None = None
     jwt_secret: str | None = None
+    jwt_secret_file: str | None = None
     jwt_issuer: str | None = None
     jwt_audience: str | None = None
-    cookie_hours: float = 24 * 7
+    jwt_max_hours: float = 24.0
+    browser_hours: float = 24 * 7
+    key_projects: tuple[str, ...] = ()
+    """Projects whose asks the API key (and a JWT naming none) may answer; empty: the served one."""
     allowed_origins: tuple[str, ...] = ()
 
 
@@ -74,6 +81,7 @@ class Running:
             out.append(f"API key {mask(key)}")
         if self.thread.auth.jwt_secret:
             out.append("JWT (HS256) accepted")
+        out.append("the key answers asks of: " + ", ".join(self.thread.auth.scope))
         if self.info is not None:
             out.append("pair a phone: `paragents pair` (or /pair in the app); reach it with ssh -L or a VPN")
         else:
@@ -88,21 +96,46 @@ class Running:
             self.info.unlink(missing_ok=True)
 
 
-def auth_from(options: ServeOptions, env: dict[str, str] | None = None) -> tuple[AuthConfig, str | None]:
-    """The credentials for ``options`` (the key from ``--api-key`` or $PARAGENTS_SERVE_KEY); on a
-    loopback address without any, a random key for this run (returned second, else None)."""
+def jwt_secret_of(options: ServeOptions, env: dict[str, str]) -> str | None:
+    """The JWT secret: ``--jwt-secret``, else the first line of ``--jwt-secret-file``, else
+    $PARAGENTS_SERVE_JWT_SECRET, else None. Raises ServeRefused naming the file it cannot read."""
+    if options.jwt_secret:
+        return options.jwt_secret
+    if options.jwt_secret_file:
+        path = Path(options.jwt_secret_file).expanduser()
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ServeRefused(f"cannot read the JWT secret file {path}: {exc}") from None
+        secret = lines[0].strip() if lines else ""
+        if not secret:
+            raise ServeRefused(f"the JWT secret file {path} is empty: put the secret on its first line")
+        return secret
+    return env.get(JWT_SECRET_ENV) or None
+
+
+def auth_from(
+    options: ServeOptions, env: dict[str, str] | None = None, project: Path | None = None
+) -> tuple[AuthConfig, str | None]:
+    """The credentials for ``options`` (the key from ``--api-key`` or $PARAGENTS_SERVE_KEY, the JWT
+    secret from :func:`jwt_secret_of`) for the server of ``project``; on a loopback address without
+    any, a random key for this run (returned second, else None). Raises ServeRefused."""
     env = dict(os.environ) if env is None else env
     key = options.api_key or env.get(KEY_ENV) or None
+    jwt_secret = jwt_secret_of(options, env)
     generated = None
-    if not key and not options.jwt_secret and is_loopback_host(options.host):
+    if not key and not jwt_secret and is_loopback_host(options.host):
         key = generated = secrets.token_urlsafe(32)
     auth = AuthConfig(
         api_key=key,
-        jwt_secret=options.jwt_secret,
+        jwt_secret=jwt_secret,
         jwt_issuer=options.jwt_issuer,
         jwt_audience=options.jwt_audience,
-        cookie_secret=cookie_secret(),
-        cookie_ttl=options.cookie_hours * 3600,
+        jwt_max_lifetime=options.jwt_max_hours * 3600,
+        browser_secret=browser_secret(),
+        browser_ttl=options.browser_hours * 3600,
+        project=norm_dir(project) if project is not None else "",
+        key_projects=tuple(norm_dir(p) for p in options.key_projects),
     )
     check_bind(options.host, auth)
     return auth, generated
@@ -114,7 +147,7 @@ async def start(
     extend: Callable[[web.Application, ServeThread], Awaitable[None]] | None = None,
 ) -> Running:
     """Start the API for ``runtime`` (call on the Runtime's loop). Raises ServeRefused or OSError."""
-    auth, generated = auth_from(options)
+    auth, generated = auth_from(options, project=runtime.project_dir)
     await runtime.store.prune_access(time.time() - ACCESS_LOG_DAYS * 86400)
     bridge = RuntimeBridge(runtime)
     thread = ServeThread(
@@ -147,4 +180,13 @@ def pair_base_url(explicit: str | None) -> str | None:
     return None
 
 
-__all__ = ["KEY_ENV", "Running", "ServeOptions", "auth_from", "info_path", "pair_base_url", "start"]
+__all__ = [
+    "JWT_SECRET_ENV",
+    "KEY_ENV",
+    "Running",
+    "ServeOptions",
+    "auth_from",
+    "info_path",
+    "pair_base_url",
+    "start",
+]

@@ -48,7 +48,7 @@ def openapi_document() -> dict[str, Any]:
             "securitySchemes": {
                 "bearer": {"type": "http", "scheme": "bearer", "description": "API key or HS256 JWT"},
                 "key": {"type": "apiKey", "in": "header", "name": "X-Paragents-Key"},
-                "cookie": {"type": "apiKey", "in": "cookie", "name": "paragents_session"},
+                "browser": {"type": "apiKey", "in": "header", "name": "X-Paragents-Session"},
             },
             "schemas": {
                 "Error": {
@@ -62,7 +62,7 @@ def openapi_document() -> dict[str, Any]:
                 }
             },
         },
-        "security": [{"bearer": []}, {"key": []}, {"cookie": []}],
+        "security": [{"bearer": []}, {"key": []}, {"browser": []}],
         "paths": {
             "/health": {"get": _op("Liveness (no auth)", public=True)},
             "/sessions": {"get": _op("The open sessions: state, pending approvals, last lines")},
@@ -78,6 +78,14 @@ def openapi_document() -> dict[str, Any]:
             },
             "/sessions/{sid}/cancel": {"post": _op("Cancel the running turn", parameters=_SID)},
             "/inbox": {"get": _op("What waits on the user across sessions, oldest first")},
+            "/inbox/{rid}/call": {
+                "get": _op(
+                    "The whole call of a pending ask (what a bounded preview leaves out)",
+                    parameters=[
+                        {"name": "rid", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                )
+            },
             "/inbox/{rid}/answer": {
                 "post": _op(
                     "Answer a pending approval (once)",
@@ -88,6 +96,14 @@ def openapi_document() -> dict[str, Any]:
                 )
             },
             "/events": {"get": _op("Server-sent events of session changes (text/event-stream)")},
-            "/pair/{code}": {"get": _op("Use a one-time pairing link: sets the cookie", public=True)},
+            "/pair/{code}": {"get": _op("A pairing link's page (does not use the code)", public=True)},
+            "/pair": {
+                "post": _op(
+                    "Trade a one-time pairing code for a browser token (sent as X-Paragents-Session)",
+                    body={"type": "object", "required": ["code"], "properties": {"code": {"type": "string"}}},
+                    public=True,
+                )
+            },
+            "/ws-ticket": {"post": _op("A one-time ticket for the /tui/ websocket (/tui/ws/TICKET)")},
         },
     }

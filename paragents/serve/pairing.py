@@ -1,5 +1,5 @@
 """Pairing a phone: a one-time code kept (hashed) in the store, its link and QR code, and the secret
-that signs pairing cookies (a file in the state directory, mode 0600, made on first use)."""
+that signs paired browsers' tokens (a file in the state directory, mode 0600, made on first use)."""
 
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ def _private_file(path: Path, data: bytes) -> None:
         out.write(data)
 
 
-def cookie_secret(state_dir: Path | None = None) -> bytes:
-    """The secret signing pairing cookies (``serve-cookie.key`` in the state dir; made when missing)."""
-    path = (state_dir or paths.state_dir()) / "serve-cookie.key"
+def browser_secret(state_dir: Path | None = None) -> bytes:
+    """The secret signing paired browsers' tokens (``serve-browser.key`` in the state dir, 0600; made
+    when missing; delete it to sign every browser out)."""
+    path = (state_dir or paths.state_dir()) / "serve-browser.key"
     try:
         data = path.read_bytes()
         if len(data) >= 32:

@@ -11,20 +11,51 @@ from typing import Any
 
 from aiohttp import web
 
-from paragents.serve.app import PRINCIPAL, STATE, ServeState
+from paragents.serve.app import PRINCIPAL, STATE, VERDICT, ServeState
 from paragents.serve.approvals import ApiError
-from paragents.serve.auth import COOKIE_NAME, code_hash, sign_cookie
+from paragents.serve.auth import SESSION_HEADER, browser_token_id, code_hash, sign_browser_token
 from paragents.serve.openapi import openapi_document
+from paragents.sessions.answerer import Answerer, http_check
 
 PAGE_SIZE = 50
 MAX_PAGE = 500
 KEEPALIVE = 15.0
 """Seconds between SSE comments that keep an idle /events connection open."""
-STATIC_FILES = {"inbox.css": "text/css", "inbox.js": "text/javascript"}
+MAX_JSON_DEPTH = 16
+"""Deepest nesting of arrays and objects a request body may have (ours are one or two levels deep)."""
+STATIC_FILES = {"inbox.css": "text/css", "inbox.js": "text/javascript", "pair.js": "text/javascript"}
+
+
+def json_depth(value: Any) -> int:
+    """How deeply ``value`` (parsed JSON) nests arrays and objects (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if depth <= MAX_JSON_DEPTH:  # deeper is refused anyway: stop counting
+            stack.extend((child, depth + 1) for child in children)
+    return deepest
 
 
 def _state(request: web.Request) -> ServeState:
     return request.app[STATE]
+
+
+def _here(request: web.Request) -> ServeState:
+    """The state, once the credential may act on this server's project (its sessions); ApiError 403
+    naming both projects when it may not."""
+    state = _state(request)
+    projects = request[VERDICT].projects
+    if state.auth.project not in projects:
+        raise ApiError(
+            403,
+            f"this server serves the project {state.auth.project}; this credential is for "
+            f"{', '.join(projects) or 'no project'}",
+        )
+    return state
 
 
 async def json_body(request: web.Request) -> dict[str, Any]:
@@ -36,8 +67,12 @@ async def json_body(request: web.Request) -> dict[str, Any]:
         data = json.loads(raw)
     except web.HTTPRequestEntityTooLarge:
         raise ApiError(413, "request body too large") from None
+    except RecursionError:
+        data = None  # deeper than Python's parser goes: the check below says so
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "the body is not valid JSON") from None
+    if data is None or json_depth(data) > MAX_JSON_DEPTH:
+        raise ApiError(400, f"the body's JSON is nested too deeply (at most {MAX_JSON_DEPTH} levels)")
     if not isinstance(data, dict):
         raise ApiError(400, "the body must be a JSON object")
     return data
@@ -58,13 +93,13 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def sessions(request: web.Request) -> web.Response:
-    return web.json_response({"sessions": await _state(request).bridge.sessions()})
+    return web.json_response({"sessions": await _here(request).bridge.sessions()})
 
 
 async def session(request: web.Request) -> web.Response:
     limit = _int_query(request, "limit", PAGE_SIZE) or PAGE_SIZE
     offset = _int_query(request, "offset", None)
-    data = await _state(request).bridge.session(
+    data = await _here(request).bridge.session(
         request.match_info["sid"], offset, max(1, min(limit, MAX_PAGE))
     )
     return web.json_response(data)
@@ -75,17 +110,23 @@ async def prompt(request: web.Request) -> web.Response:
     text = body.get("text")
     if not isinstance(text, str) or not text.strip():
         raise ApiError(400, "text must be a non-empty string")
-    prompt_id = await _state(request).bridge.prompt(request.match_info["sid"], text)
+    prompt_id = await _here(request).bridge.prompt(request.match_info["sid"], text)
     return web.json_response({"prompt_id": prompt_id}, status=202)
 
 
 async def cancel(request: web.Request) -> web.Response:
-    cancelled = await _state(request).bridge.cancel(request.match_info["sid"])
+    cancelled = await _here(request).bridge.cancel(request.match_info["sid"])
     return web.json_response({"cancelled": cancelled})
 
 
 async def inbox(request: web.Request) -> web.Response:
-    return web.json_response({"items": await _state(request).bridge.inbox()})
+    return web.json_response({"items": await _state(request).bridge.inbox(request[VERDICT].projects)})
+
+
+async def whole_call(request: web.Request) -> web.Response:
+    """The whole call of a pending ask: what its bounded preview leaves out."""
+    data = await _state(request).bridge.whole_call(request.match_info["rid"], request[VERDICT].projects)
+    return web.json_response(data)
 
 
 async def answer(request: web.Request) -> web.Response:
@@ -94,14 +135,31 @@ async def answer(request: web.Request) -> web.Response:
     note = body.get("note")
     if not isinstance(choice, str) or (note is not None and not isinstance(note, str)):
         raise ApiError(400, "answer must be a string (and note, when given, a string)")
-    by = request.get(PRINCIPAL) or "api"
-    result = await _state(request).bridge.answer(request.match_info["rid"], choice, note, f"web:{by}")
+    verdict = request[VERDICT]
+    who = await _answerer(request, f"web:{verdict.principal}")  # a session's own tool may not answer
+    if who.refused is not None:
+        raise ApiError(403, f"refused: {who.refused}")
+    result = await _state(request).bridge.answer(
+        request.match_info["rid"], choice, note, who.label, verdict.projects
+    )
     return web.json_response(result)
+
+
+async def _answerer(request: web.Request, by: str) -> Answerer:
+    """Who answers through this request (its credential and client), and whether it may: a client on
+    this host that is a session's tool or sandboxed is refused (``paragents.sessions.answerer``)."""
+    transport = request.transport
+    server = transport.get_extra_info("sockname") if transport is not None else None
+    client = transport.get_extra_info("peername") if transport is not None else None
+    if not (isinstance(server, tuple) and isinstance(client, tuple)):
+        return Answerer(f"{by} (client {request.remote or 'unknown'})")
+    bridge = _state(request).bridge
+    return await bridge.call(lambda: http_check(bridge.runtime.store, server[:2], client[:2], by))
 
 
 async def events(request: web.Request) -> web.StreamResponse:
     """Server-sent events: one ``data:`` JSON line per session change (type, session_id, state)."""
-    state = _state(request)
+    state = _here(request)
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue(maxsize=1000)
 
@@ -147,33 +205,48 @@ async def openapi(request: web.Request) -> web.Response:
     return web.json_response(openapi_document())
 
 
+async def pair_page(request: web.Request) -> web.Response:
+    """A pairing link's page: plain HTML whose script posts the code (``POST /pair``) and keeps the
+    browser token it gets in this origin's ``localStorage`` (never a cookie). Opening the link does
+    not use the code: a link preview that fetches it pairs nothing."""
+    return web.Response(text=_static_text("pair.html"), content_type="text/html", headers=SECURITY_HEADERS)
+
+
 async def pair(request: web.Request) -> web.Response:
-    """Use a one-time pairing link: set the signed cookie and go to the inbox page."""
+    """Use a one-time pairing code: answer the browser token for this server's project."""
     state = _state(request)
+    body = await json_body(request)
+    code = body.get("code")
+    if not isinstance(code, str) or not code:
+        raise ApiError(400, "code must be the pairing link's code")
     now = state.clock()
-    outcome = await state.bridge.use_pairing_code(code_hash(request.match_info["code"]), now)
+    outcome = await state.bridge.use_pairing_code(code_hash(code), now)
     if outcome != "ok":
-        addr = request.remote or "?"
-        if state.guard.failed(addr):
-            raise ApiError(429, "locked out after repeated failures")
+        locked = state.guard.failed("pairing")
+        if locked:
+            raise ApiError(429, f"too many failed pairing links: refused for {int(locked) + 1} s")
         status, message = {
             "used": (410, "this pairing link was already used: run `paragents pair` for a new one"),
             "expired": (410, "this pairing link expired: run `paragents pair` for a new one"),
         }.get(outcome, (404, "unknown pairing link"))
         raise ApiError(status, message)
-    ttl = state.auth.cookie_ttl
-    response = web.Response(status=303, headers={"Location": "/", "Cache-Control": "no-store"})
-    response.set_cookie(
-        COOKIE_NAME,
-        sign_cookie(state.auth.cookie_secret, now + ttl),
-        max_age=int(ttl),
-        httponly=True,
-        samesite="Strict",
-        path="/",
-        secure=request.secure,
+    auth = state.auth
+    token = sign_browser_token(auth.browser_secret, now, auth.project)
+    request[PRINCIPAL] = f"pairing:browser:{browser_token_id(token)}"
+    return web.json_response(
+        {
+            "token": token,
+            "header": SESSION_HEADER,
+            "expires_at": now + auth.browser_ttl,
+            "project": auth.project,
+        }
     )
-    request[PRINCIPAL] = "pairing"
-    return response
+
+
+async def ws_ticket(request: web.Request) -> web.Response:
+    """A one-time ticket for a websocket (``/tui/ws/TICKET``): browsers cannot send headers with one."""
+    state = _here(request)
+    return web.json_response({"ticket": state.tickets.issue(request[VERDICT]), "ttl": state.tickets.ttl})
 
 
 def _static_text(name: str) -> str:
@@ -211,9 +284,12 @@ def add_routes(app: web.Application) -> None:
             web.post("/sessions/{sid}/prompt", prompt),
             web.post("/sessions/{sid}/cancel", cancel),
             web.get("/inbox", inbox),
+            web.get("/inbox/{rid}/call", whole_call),
             web.post("/inbox/{rid}/answer", answer),
             web.get("/events", events),
-            web.get("/pair/{code}", pair),
+            web.get("/pair/{code}", pair_page),
+            web.post("/pair", pair),
+            web.post("/ws-ticket", ws_ticket),
             web.get("/", page),
             web.get("/static/{name}", static),
         ]

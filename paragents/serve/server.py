@@ -12,14 +12,16 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
+from dataclasses import replace
 
 from aiohttp import web
 
 from paragents.serve.app import STATE, is_loopback_host, make_app
-from paragents.serve.auth import AuthConfig
+from paragents.serve.auth import MIN_SECRET_BYTES, AuthConfig, weak_secret
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Limits
 from paragents.serve.routes import add_routes
+from paragents.store.sessions import norm_dir
 
 
 class ServeRefused(Exception):
@@ -27,12 +29,22 @@ class ServeRefused(Exception):
 
 
 def check_bind(host: str, auth: AuthConfig) -> None:
-    """Raise ServeRefused for a non-loopback ``host`` without an API key or a JWT secret."""
-    if not is_loopback_host(host) and not auth.has_credentials:
+    """Raise ServeRefused for a non-loopback ``host`` without an API key or a JWT secret, or with one
+    shorter than 32 bytes (a guessable key must not face the network)."""
+    if is_loopback_host(host):
+        return
+    if not auth.has_credentials:
         raise ServeRefused(
-            f"refusing to listen on {host} without authentication: pass --api-key (or set "
-            "PARAGENTS_SERVE_KEY) or --jwt-secret, or keep the default 127.0.0.1 and use ssh -L"
+            f"refusing to listen on {host} without authentication: set PARAGENTS_SERVE_KEY (or pass "
+            "--api-key) or give a JWT secret (--jwt-secret-file), or keep the default 127.0.0.1 and "
+            "use ssh -L"
         )
+    for what, value in (("the API key", auth.api_key), ("the JWT secret", auth.jwt_secret)):
+        if weak_secret(value):
+            raise ServeRefused(
+                f"refusing to listen on {host}: {what} is shorter than {MIN_SECRET_BYTES} bytes; use a "
+                "random one, e.g. `python3 -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
 
 
 class ServeThread:
@@ -57,7 +69,8 @@ class ServeThread:
         if not 0 <= port <= 65535:
             raise ServeRefused(f"port {port} is out of range: give 0-65535 (0: any free port)")
         self.bridge = bridge
-        self.auth = auth
+        self.auth = auth if auth.project else replace(auth, project=norm_dir(bridge.runtime.project_dir))
+        """The credentials; ``project`` defaults to the served Runtime's."""
         self.host = host
         self.port = port
         self.limits = limits

@@ -15,17 +15,21 @@ from paragents.lanes.bring_back import (
     LaneState,
     MergePlan,
     check_unmoved,
+    lane_state,
     plan_discard,
     plan_merge,
     resolve_prompt,
     run_verify_kept,
 )
+from paragents.lanes.commit import commit_lane
 from paragents.lanes.gc import GcDecision, gc
 from paragents.lanes.git import git
 from paragents.lanes.merge import MergeResult, find_lane, merge_lane
 from paragents.lanes.message import LaneWork, draft_message, recent
 from paragents.lanes.review import LaneReview, lane_reviews
+from paragents.sessions.lanes import lane_sandbox
 from paragents.sessions.view import SessionError
+from paragents.store import LaneRecord
 from paragents.store.lane_verify import VerifyRecord
 
 if TYPE_CHECKING:
@@ -48,18 +52,46 @@ class LaneActions:
     def verify_command(self) -> str | None:
         return self.core.config.lanes.verify
 
+    async def _fetch_remote(self) -> None:
+        """The lanes that run in a container or Pod: their work comes here first (what is reviewed
+        is what they hold); one that does not answer is reviewed as last fetched, with a note."""
+        for lane in await self.core.store.list_lanes():
+            if lane.remote and Path(lane.path).is_dir():
+                try:
+                    await self.core.remote.refresh(lane)
+                except SessionError as exc:
+                    self.core.notes.append(f"{exc} (the Lanes screen shows its last fetched state)")
+
+    async def _fetch(self, name: str) -> LaneRecord:
+        _repo, lane = await find_lane(self.core.store, self.where, name)
+        await self.core.remote.refresh(lane)
+        return lane
+
     async def reviews(self) -> list[LaneReview]:
+        await self._fetch_remote()
         try:
             return await lane_reviews(self.core.store, self.where)
         except LaneError as exc:
             raise SessionError(f"lanes: {exc}") from exc
 
     async def verify(self, name: str, on_output: Callable[[str], None] | None = None) -> VerifyRecord:
-        """Run ``lanes.verify`` in lane ``name``, streaming its output; keep and return the result."""
+        """Run ``lanes.verify`` in lane ``name``'s sandbox, streaming its output; keep and return the
+        result (bound to the lane's exact tree, uncommitted files included)."""
         command = self.verify_command
         if not command:
             raise SessionError('no verify command: set "lanes": {"verify": "..."} in the config')
-        return await run_verify_kept(self.core.store, self.where, name, command, on_output)
+        lane = await self._fetch(name)  # a remote lane: the tree verify is bound to is its tree now
+        sandbox = lane_sandbox(self.core, lane)
+        return await run_verify_kept(self.core.store, self.where, name, command, on_output, sandbox=sandbox)
+
+    async def commit(self, name: str, message: str, reviewed: LaneState) -> LaneState:
+        """Commit lane ``name``'s uncommitted files on its branch with ``message`` (exactly the
+        ``reviewed`` tree; LaneMoved when it changed); return the lane's new state. A remote lane takes
+        the commit made here (its files must not have changed meanwhile: else LaneMoved first)."""
+        lane = await self._fetch(name)
+        state = await commit_lane(self.core.store, self.where, name, message, reviewed=reviewed)
+        await self.core.remote.refresh(lane)
+        return state
 
     async def plan(self, name: str, strategy: str, reviewed: LaneState) -> MergePlan:
         """What ``strategy`` will do (LaneMoved when the lane moved since ``reviewed``)."""
@@ -70,6 +102,7 @@ class LaneActions:
     ) -> MergeResult:
         """Bring lane ``name`` back exactly as ``reviewed``. Refused (SessionError) when verify has not
         passed on that state unless ``override``; LaneMoved when the lane moved."""
+        await self._fetch(name)  # a remote lane: LaneMoved below when it changed since the review
         plan = await self.plan(name, strategy, reviewed)
         if strategy != "pr":
             if plan.problem:
@@ -80,9 +113,25 @@ class LaneActions:
                 )
             if not plan.verified and not override:
                 raise SessionError(f"merge refused: {plan.verify_line()} (override to merge anyway)")
-        return await merge_lane(
-            self.core.store, self.where, name, strategy, message=message or None, expect_head=reviewed.head
+        result = await merge_lane(
+            self.core.store,
+            self.where,
+            name,
+            strategy,
+            verify=self.verify_command if strategy != "pr" else None,
+            override=override,
+            message=message or None,
+            expect_head=reviewed.head,
         )
+        await self.landed()
+        return result
+
+    async def landed(self) -> None:
+        """A lane landed: run a prediction round now, so it stops being predicted against its own
+        landed work (its inbox items and panel titles clear) without waiting for the timer."""
+        watcher = self.core.lane_watcher
+        if watcher is not None:
+            await watcher.run_round()
 
     async def still(self, name: str, reviewed: LaneState) -> None:
         """LaneMoved when lane ``name`` is no longer in the ``reviewed`` state."""
@@ -91,7 +140,8 @@ class LaneActions:
 
     async def draft(self, name: str, strategy: str) -> tuple[str, str]:
         """(commit message, where it came from): drafted by the lane session's model from its turns,
-        else built from its prompts."""
+        else built from its prompts. ``strategy`` "commit" drafts the message of the lane's
+        uncommitted changes (their files against HEAD)."""
         repo, lane = await find_lane(self.core.store, self.where, name)
         prompts: list[str] = []
         replies: list[str] = []
@@ -107,7 +157,11 @@ class LaneActions:
         subjects = (
             await git("log", "--reverse", "--format=%s", f"{lane.base_ref}..{lane.branch}", cwd=repo)
         ).out
-        stat = (await git("diff", "--stat=100", lane.base_commit, lane.branch, cwd=repo, check=False)).out
+        if strategy == "commit":
+            state = await lane_state(repo, lane)
+            stat = (await git("diff", "--stat=100", state.head, state.tree, cwd=repo, check=False)).out
+        else:
+            stat = (await git("diff", "--stat=100", lane.base_commit, lane.branch, cwd=repo, check=False)).out
         work = LaneWork(
             name,
             strategy,

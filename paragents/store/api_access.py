@@ -23,7 +23,7 @@ class ApiAccessMixin(StoreBase):
         at: float | None = None,
     ) -> None:
         """Record one HTTP request: the peer address, method, path (no query string: it may hold a
-        secret), response status, who it was (``principal``: "key", "jwt:SUB", "cookie", "" when
+        secret), response status, who it was (``principal``: "key", "jwt:SUB", "browser:ID", "" when
         unauthenticated) and a short ``note`` (why it was refused)."""
         await self._write_one(
             "INSERT INTO api_access (at, remote, method, path, status, principal, note)"

@@ -362,6 +362,22 @@ class ApprovalsMixin(StoreBase):
             if wakers.get(approval_id) is event:
                 del wakers[approval_id]
 
+    async def engine_processes(self, host: str | None = None) -> list[tuple[int, float]]:
+        """The processes on ``host`` (default: this one) that run sessions, as ``(pid, last sign of
+        life)``: every session holder (its heartbeat) and every process waiting on a pending row (the
+        row's creation). A process these started is a session's tool (paragents.sessions.answerer)."""
+        here = host or this_host()
+        rows = await self._fetchall(
+            "SELECT pid, MAX(heartbeat) FROM session_holders WHERE host = ? GROUP BY pid UNION ALL "
+            "SELECT pid, MAX(created_at) FROM approvals WHERE state = 'pending' AND host = ? "
+            "AND pid IS NOT NULL GROUP BY pid",
+            (here, here),
+        )
+        seen: dict[int, float] = {}
+        for pid, stamp in rows:
+            seen[int(pid)] = max(float(stamp), seen.get(int(pid), 0.0))
+        return sorted(seen.items())
+
     async def orphaned_approvals(self, current_pid: int | None = None) -> list[ApprovalRecord]:
         """Rows a crash left behind, oldest first: the process waiting on them (on this host) is gone
         and they are pending, or were answered (by another process, while it was down) for a turn

@@ -27,19 +27,21 @@ class AuditMixin(StoreBase):
         scope: str | None,
         answered_by: str,
         answer: str | None = None,
+        answerer: str | None = None,
     ) -> int:
         """Record one permission decision and return its id.
 
         ``tool`` is the Claude Code tool name (Bash, Read, Edit...), ``input`` the tool input dict,
         ``decision`` allow/ask/deny, ``rule`` the matching rule string, ``scope`` where the rule
         came from, ``answered_by`` policy|user|headless, ``answer`` the user's reply to an ask
-        (allow_once...). Raises StoreError for a bad ``answered_by``, an input holding an auth
-        header/key, or an unknown session."""
+        (allow_once...), ``answerer`` who gave it as its approval row says (``cli (pid 12, tty
+        /dev/pts/3, ...)``, ``web:key (client ...)``, ``user``). Raises StoreError for a bad
+        ``answered_by``, an input holding an auth header/key, or an unknown session."""
         if answered_by not in ANSWERED_BY:
             raise StoreError(f"answered_by: {answered_by!r} is not one of {', '.join(ANSWERED_BY)}")
         return await self._insert(
             "INSERT INTO audit (session_id, tool, input_json, decision, reason, rule, scope, answered_by,"
-            " answer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " answer, answerer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 session_id,
                 tool,
@@ -50,6 +52,7 @@ class AuditMixin(StoreBase):
                 scope,
                 answered_by,
                 answer,
+                answerer,
                 now(),
             ),
             session_id,
@@ -57,7 +60,7 @@ class AuditMixin(StoreBase):
 
     async def recent_decisions(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         """Return the session's last ``limit`` decisions, newest first, as dicts with keys id, tool,
-        input (dict), decision, reason, rule, scope, answered_by, answer, created_at."""
+        input (dict), decision, reason, rule, scope, answered_by, answer, answerer, created_at."""
         rows = await self._fetchdicts(
             "SELECT * FROM audit WHERE session_id = ? ORDER BY id DESC LIMIT ?", (session_id, int(limit))
         )

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -87,6 +88,24 @@ async def connect(path: Path) -> aiosqlite.Connection:
         await db.close()
         raise
     return db
+
+
+PRIVATE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+"""The files of a database ``path`` (the file itself and SQLite's companions) kept at mode 0600."""
+
+
+def make_private(path: Path) -> None:
+    """Make the store's directory 0700 and the database ``path`` and its ``-wal``/``-shm``/``-journal``
+    files 0600, whatever modes existed before (an older version, a umask, a hand-made directory).
+    SQLite gives a new ``-wal``/``-shm`` the database file's mode, so calling this before connecting
+    and again once WAL is on keeps every file private. Files that are not there are skipped; a file
+    of another user is left alone (chmod fails quietly: the open itself reports real problems)."""
+    for target, wanted in ((path.parent, 0o700), *((Path(f"{path}{s}"), 0o600) for s in PRIVATE_SUFFIXES)):
+        try:
+            if stat.S_IMODE(target.stat().st_mode) != wanted:
+                os.chmod(target, wanted)
+        except OSError:
+            continue
 
 
 def pid_alive(pid: int | None) -> bool:

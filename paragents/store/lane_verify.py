@@ -1,6 +1,6 @@
 """The last verify result of each lane (``lanes.verify``): the command, the commit and tree it ran
-on, its exit code and the tail of its output. A merge from the Lanes screen needs a passing result
-on the exact commit being merged."""
+on, its exit code and the tail of its output. A merge needs a passing result on the exact tree
+being merged."""
 
 from __future__ import annotations
 
@@ -28,9 +28,10 @@ class VerifyRecord:
     def passed(self) -> bool:
         return self.exit_code == 0
 
-    def covers(self, commit: str, tree: str) -> bool:
-        """True when this run was on exactly ``commit`` with the working tree ``tree``."""
-        return self.commit == commit and self.tree == tree
+    def covers(self, tree: str) -> bool:
+        """True when this run was on exactly the tree ``tree`` (the lane's files, uncommitted ones
+        included: committing them afterwards keeps the tree, so the result still holds)."""
+        return bool(tree) and self.tree == tree
 
 
 class LaneVerifyMixin(StoreBase):

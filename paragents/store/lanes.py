@@ -44,6 +44,15 @@ class LaneRecord:
     session_id: str | None
     created_at: float
     lockfiles: dict[str, str] = field(default_factory=dict)
+    landed_tree: str | None = None
+    """The tree of the lane's work when it last landed on its target (None: it has not)."""
+    backend: str = "local"
+    """Where the lane runs: ``local`` (its worktree), ``container`` or ``kubernetes`` (docs/remote.md:
+    the worktree then mirrors the files of its container or Pod)."""
+
+    @property
+    def remote(self) -> bool:
+        return self.backend != "local"
 
     @property
     def ports(self) -> range:
@@ -52,7 +61,7 @@ class LaneRecord:
 
 _COLUMNS = (
     "id, repo, name, path, branch, base_ref, base_commit, port_base, port_count, setup_state, "
-    "setup_output, session_id, created_at, lockfiles"
+    "setup_output, session_id, created_at, lockfiles, landed_tree, backend"
 )
 
 
@@ -75,6 +84,8 @@ def _lane(row: sqlite3.Row | None) -> LaneRecord | None:
         session_id=v[11],
         created_at=float(v[12]),
         lockfiles=json.loads(v[13] or "{}"),
+        landed_tree=v[14],
+        backend=v[15] or "local",
     )
 
 
@@ -82,7 +93,15 @@ class LanesMixin(StoreBase):
     """Lane methods of :class:`paragents.store.Store`."""
 
     async def reserve_lane(
-        self, *, repo: str, name: str, path: str, branch: str, base_ref: str, base_commit: str
+        self,
+        *,
+        repo: str,
+        name: str,
+        path: str,
+        branch: str,
+        base_ref: str,
+        base_commit: str,
+        backend: str = "local",
     ) -> LaneRecord:
         """Claim a lane name and the lowest free block of ports in one transaction; return the row
         (``setup_state = 'creating'``). Raises StoreError when the name is taken in this repository
@@ -102,8 +121,8 @@ class LanesMixin(StoreBase):
                 )
             cur = await db.execute(
                 "INSERT INTO lanes (repo, name, path, branch, base_ref, base_commit, port_base, "
-                "port_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (repo, name, path, branch, base_ref, base_commit, port, PORT_BLOCK, now()),
+                "port_count, created_at, backend) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (repo, name, path, branch, base_ref, base_commit, port, PORT_BLOCK, now(), backend),
             )
             return int(cur.lastrowid or 0)
 
@@ -144,6 +163,7 @@ class LanesMixin(StoreBase):
         lockfiles: dict[str, str] | None = None,
         session_id: str | None = None,
         base_commit: str | None = None,
+        landed_tree: str | None = None,
     ) -> None:
         """Change the given fields of a lane row (None leaves a field as it is)."""
         sets: list[str] = []
@@ -154,6 +174,7 @@ class LanesMixin(StoreBase):
             ("lockfiles", json.dumps(lockfiles) if lockfiles is not None else None),
             ("session_id", session_id),
             ("base_commit", base_commit),
+            ("landed_tree", landed_tree),
         ):
             if value is not None:
                 sets.append(f"{column} = ?")

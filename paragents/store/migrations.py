@@ -373,6 +373,21 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE agent_sessions ADD COLUMN reported_cost REAL;
     """,
+    # 13 -> 14: the tree of a lane's work when it landed on its target (lanes/merge.py): the
+    # predictor no longer checks a landed lane against its own landed work (issue 27)
+    """
+    ALTER TABLE lanes ADD COLUMN landed_tree TEXT;
+    """,
+    # 15: who answered an ask, in the audit log (a person's terminal, the CLI with its pid and
+    # terminal, the web API with its credential and client; issue 25)
+    """
+    ALTER TABLE audit ADD COLUMN answerer TEXT;
+    """,
+    # 15 -> 16: where a lane runs (local, container, kubernetes; issue 31, docs/remote.md): a remote
+    # lane's worktree mirrors its files, its container/Pod is removed with it
+    """
+    ALTER TABLE lanes ADD COLUMN backend TEXT NOT NULL DEFAULT 'local';
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

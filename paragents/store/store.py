@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sqlite3
 from pathlib import Path
 from types import TracebackType
@@ -32,7 +31,7 @@ from paragents.store.approvals import ApprovalsMixin
 from paragents.store.audit import AuditMixin
 from paragents.store.budgets import BudgetsMixin
 from paragents.store.compactions import CompactionsMixin
-from paragents.store.connection import connect, retry_busy
+from paragents.store.connection import connect, make_private, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
 from paragents.store.decisions import DecisionsMixin
 from paragents.store.drafts import DraftsMixin
@@ -130,7 +129,7 @@ class Store(
 
     @classmethod
     async def _open(cls, path: Path) -> Store:
-        existed = path.exists()
+        make_private(path)  # before SQLite copies a loose mode to new -wal/-shm files
         note: str | None = None
         db, problem = await _open_checked(path)
         if db is not None:
@@ -153,9 +152,7 @@ class Store(
             db = await _migrated(path)
             result = await asyncio.to_thread(salvage, kept, path)
             note = recovery_note(problem or "unknown damage", kept, result)
-        if not existed or note is not None:
-            with contextlib.suppress(OSError):
-                os.chmod(path, 0o600)
+        make_private(path)  # the -wal/-shm files exist now: 0600 whatever the umask or an old mode
         return cls(db, path, note)
 
     async def close(self) -> None:

@@ -71,6 +71,37 @@ def _missing_or_wrong(path: Path, raw: str, want_dir: bool) -> ToolResult | None
     return None
 
 
+class Withheld:
+    """What ``grep``/``glob``/``list_dir`` left out of their results because the permission layer
+    would not let the model read it (``ToolContext.read_check``): counted per reason, said in a note."""
+
+    def __init__(self, check: Callable[[Path, Path], str | None] | None, root: Path) -> None:
+        self.check = check
+        self.root = root
+        self.counts: dict[str, int] = {}
+
+    def hides(self, path: Path) -> bool:
+        """True (and counted) when ``path`` must not be shown."""
+        if self.check is None:
+            return False
+        reason = self.check(self.root, path)
+        if reason is None:
+            return False
+        self.counts[reason] = self.counts.get(reason, 0) + 1
+        return True
+
+    def note(self) -> str:
+        """``[3 results withheld by Read deny rules]`` (one line per reason), or ""."""
+        return "\n".join(
+            f"[{n} result{'s' if n != 1 else ''} withheld {reason}]" for reason, n in self.counts.items()
+        )
+
+    def add_to(self, content: str) -> str:
+        """``content`` with the note appended (when something was withheld)."""
+        note = self.note()
+        return f"{content}\n{note}" if note else content
+
+
 class ReadFile(Tool):
     """``read_file(path, offset?, limit?)``: a text file with ``cat -n`` style line numbers."""
 
@@ -106,6 +137,8 @@ class ReadFile(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read the file; errors for a missing file, a directory, a binary file or an offset past the end."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         raw = args["path"]
         path = resolve_path(ctx.workdir, raw)
         offset = int(args.get("offset") or 1)
@@ -201,11 +234,14 @@ class ListDir(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """List the directory; errors when it is missing or not a directory."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         raw = args.get("path", ".")
         path = resolve_path(ctx.workdir, raw)
-        return await _in_thread(lambda stop: self._list(path, raw, ctx.max_output_chars))
+        withheld = Withheld(ctx.read_check, path)
+        return await _in_thread(lambda stop: self._list(path, raw, ctx.max_output_chars, withheld))
 
-    def _list(self, path: Path, raw: str, max_chars: int) -> ToolResult:
+    def _list(self, path: Path, raw: str, max_chars: int, withheld: Withheld) -> ToolResult:
         """Blocking part of :meth:`run`."""
         wrong = _missing_or_wrong(path, raw, want_dir=True)
         if wrong:
@@ -215,6 +251,7 @@ class ListDir(Tool):
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
             return _error(f"cannot list {raw}: {exc.strerror or exc}")
+        entries = [e for e in entries if not withheld.hides(Path(e.path))]
         rows = []
         for entry in entries[:MAX_LIST_ENTRIES]:
             name = strip_ansi(entry.name)
@@ -230,13 +267,13 @@ class ListDir(Tool):
                     row += " -> (unreadable link)"
             rows.append(row)
         if not rows:
-            return ToolResult(content=f"(empty directory: {raw})", meta={"entries": 0})
+            return ToolResult(content=withheld.add_to(f"(empty directory: {raw})"), meta={"entries": 0})
         note = f"[truncated: showing {len(rows)} of {len(entries)} entries; use glob to narrow]"
         content = "\n".join(rows)
         if len(entries) > len(rows):
             content += "\n" + note
         content = cap_tail(content, max_chars - len(note) - 1, note)
-        return ToolResult(content=content, meta={"entries": len(entries)})
+        return ToolResult(content=withheld.add_to(content), meta={"entries": len(entries)})
 
 
 class Glob(Tool):
@@ -267,13 +304,20 @@ class Glob(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Match the pattern; errors when the directory is missing or the pattern is absolute."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         pattern, raw = args["pattern"], args.get("path", ".")
         if pattern.startswith("/") or pattern.startswith("~"):
             return _error(f"glob pattern '{pattern}' must be relative; put the base directory in 'path'")
         root = resolve_path(ctx.workdir, raw)
-        return await _in_thread(lambda stop: self._glob(root, raw, pattern, ctx.max_output_chars, stop))
+        withheld = Withheld(ctx.read_check, root)
+        return await _in_thread(
+            lambda stop: self._glob(root, raw, pattern, ctx.max_output_chars, stop, withheld)
+        )
 
-    def _glob(self, root: Path, raw: str, pattern: str, max_chars: int, stop: threading.Event) -> ToolResult:
+    def _glob(
+        self, root: Path, raw: str, pattern: str, max_chars: int, stop: threading.Event, withheld: Withheld
+    ) -> ToolResult:
         """Blocking part of :meth:`run`."""
         wrong = _missing_or_wrong(root, raw, want_dir=True)
         if wrong:
@@ -286,14 +330,15 @@ class Glob(Tool):
             if visited > MAX_WALK_ENTRIES:
                 break
             rel = display(path, root)
-            if wcglob.globmatch(rel, pattern, flags=GLOB_FLAGS):
+            if wcglob.globmatch(rel, pattern, flags=GLOB_FLAGS) and not withheld.hides(path):
                 try:
                     mtime = path.lstat().st_mtime
                 except OSError:
                     continue
                 found.append((mtime, rel + ("/" if is_dir else "")))
         if not found:
-            return ToolResult(content=f"No paths match '{pattern}' under {raw}", meta={"matches": 0})
+            content = withheld.add_to(f"No paths match '{pattern}' under {raw}")
+            return ToolResult(content=content, meta={"matches": 0})
         found.sort(key=lambda item: (-item[0], item[1]))
         rows = [strip_ansi(rel) for _, rel in found[:MAX_GLOB_RESULTS]]
         header = "" if raw == "." else f"[paths relative to {raw}]\n"
@@ -304,7 +349,7 @@ class Glob(Tool):
         if visited > MAX_WALK_ENTRIES:
             content += f"\n[search stopped after {MAX_WALK_ENTRIES} entries; narrow 'path']"
         content = cap_tail(content, max_chars - len(note) - 1, note)
-        return ToolResult(content=content, meta={"matches": len(found)})
+        return ToolResult(content=withheld.add_to(content), meta={"matches": len(found)})
 
 
 class Grep(Tool):
@@ -356,6 +401,8 @@ class Grep(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Search; errors for a bad regex or a missing path."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         pattern = args["pattern"]
         flags = re.IGNORECASE if args.get("ignore_case") else 0
         try:
@@ -367,8 +414,11 @@ class Grep(Tool):
         root = resolve_path(ctx.workdir, raw)
         max_results = int(args.get("max_results") or 100)
         file_glob = args.get("glob")
+        withheld = Withheld(ctx.read_check, root)
         return await _in_thread(
-            lambda stop: self._grep(root, raw, regex, file_glob, max_results, ctx.max_output_chars, stop)
+            lambda stop: self._grep(
+                root, raw, regex, file_glob, max_results, ctx.max_output_chars, stop, withheld
+            )
         )
 
     def _files(self, root: Path, file_glob: str | None, stop: threading.Event) -> list[tuple[Path, str]]:
@@ -396,11 +446,13 @@ class Grep(Tool):
         max_results: int,
         max_chars: int,
         stop: threading.Event,
+        withheld: Withheld,
     ) -> ToolResult:
         """Blocking part of :meth:`run`."""
         if not root.exists():
             return _error(f"path not found: {raw} (resolved to {root}); check it with list_dir or glob")
         files = [(root, raw)] if root.is_file() else self._files(root, file_glob, stop)
+        files = [(path, shown) for path, shown in files if not withheld.hides(path)]
         rows: list[str] = []
         skipped_large = 0
         hit_limit = False
@@ -429,7 +481,7 @@ class Grep(Tool):
             content = f"No matches for /{regex.pattern}/ in {raw}"
             if file_glob:
                 content += f" (files matching {file_glob})"
-            return ToolResult(content=content, meta={"matches": 0})
+            return ToolResult(content=withheld.add_to(content), meta={"matches": 0})
         content = ("" if raw == "." or root.is_file() else f"[files relative to {raw}]\n") + "\n".join(rows)
         note = f"[stopped at max_results={max_results}; narrow the search or raise max_results]"
         if hit_limit:
@@ -438,4 +490,4 @@ class Grep(Tool):
             content += f"\n[skipped {skipped_large} files larger than {MAX_GREP_FILE_BYTES} bytes]"
         cap_note = "[truncated: output too long; narrow the search]"
         content = cap_tail(content, max_chars - len(cap_note) - 1, cap_note)
-        return ToolResult(content=content, meta={"matches": len(rows), "limited": hit_limit})
+        return ToolResult(content=withheld.add_to(content), meta={"matches": len(rows), "limited": hit_limit})

@@ -8,10 +8,19 @@ Linux), must not run (``refused``: mode "required" without bwrap) or are not con
 - the whole filesystem read-only (``--ro-bind / /``), a fresh ``/dev`` and ``/proc``, a private
   empty ``/tmp``;
 - writable: the session's root (its working directory, or the root a caller passes, e.g. a lane's
-  worktree) and the existing paths of ``writable``;
-- hidden: paths that ``Read(...)`` deny rules name (a directory gets an empty read-only tmpfs, a
-  file an empty read-only file bound over it);
-- its own PID and IPC namespaces, so killing bwrap ends every process of the command
+  worktree), the existing paths of ``writable``, the session's private cache area (``UV_CACHE_DIR``,
+  ``npm_config_cache``, ``PIP_CACHE_DIR``, ``XDG_CACHE_HOME`` point there) and the root's own git
+  state, but never what host-side git executes (paragents.tools.sandbox_git), nor the files that
+  change paragents' security posture (:func:`paragents.protected.protected_paths`: its config and
+  permission files, ``.mcp.json``, lane setup files, ``.git/config`` and hooks), bound read-only over
+  themselves;
+- hidden: paragents' config and state directories, the usual credential places, the host's
+  runtime socket directories and Unix sockets (paragents.tools.sandbox_hide), the ``hidden`` paths
+  of the config (a directory gets an empty tmpfs of its own, mode 0555, that nothing outside the
+  command sees; a file or socket an empty read-only file), and the paths that ``Read(...)`` deny
+  rules name (an empty read-only tmpfs or file);
+- its own user, PID and IPC namespaces, and no new user namespaces inside (``--disable-userns``,
+  when this bwrap supports it), so killing bwrap ends every process of the command
   (``--die-with-parent``); no capabilities (``--cap-drop ALL``: bwrap run by root keeps them
   otherwise, and could remount ``/`` read-write); no network (``--unshare-net``) unless
   ``network`` is ``"all"``. There is no loopback-only mode: a network namespace has its own
@@ -22,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
@@ -36,6 +46,11 @@ from typing import Literal
 
 import pathspec
 
+from paragents import paths
+from paragents.protected import protected_paths
+from paragents.tools.sandbox_git import git_state
+from paragents.tools.sandbox_hide import host_sockets, is_under, secret_paths
+
 SandboxMode = Literal["off", "auto", "required"]
 NetworkMode = Literal["none", "all"]
 SandboxState = Literal["on", "unconfined", "refused", "off"]
@@ -49,6 +64,19 @@ BASE_FLAGS = (
     "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--cap-drop", "ALL",
 )  # fmt: skip
 """Flags every sandboxed command gets (see the module docstring)."""
+NO_USERNS_FLAGS = ("--unshare-user", "--disable-userns")
+"""Added when this bwrap and kernel support them (bubblewrap 0.8): no nested user namespaces, so
+a command cannot gain capabilities in a namespace of its own."""
+CACHE_ENV = {
+    "UV_CACHE_DIR": "uv",
+    "npm_config_cache": "npm",
+    "PIP_CACHE_DIR": "pip",
+    "XDG_CACHE_HOME": "xdg",
+    "YARN_CACHE_FOLDER": "yarn",
+    "npm_config_store_dir": "pnpm-store",
+}
+"""Cache variables pointed into the session's private area (the host's caches stay read-only: uv
+hard-links cache files into virtualenvs, so a writable host cache would make host envs writable)."""
 HIDE_WALK_LIMIT = 5000
 """Most directory entries looked at to expand the glob patterns of Read deny rules, per command."""
 SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
@@ -68,6 +96,10 @@ class SandboxConfig:
     - ``root``: the writable root; None means the command's working directory.
     - ``auto_allow``: commands that would ask only because they are commands run without asking.
     - ``bwrap``: the bwrap program (a name looked up in PATH, or a path).
+    - ``hidden``: more paths to hide besides the built-in ones (``~`` expanded).
+    - ``env_allow``: more variables of the user's environment commands get (names or globs).
+    - ``session``: whose private cache area to use (``<state>/sandbox/<session>``); None: one per
+      writable root.
     """
 
     mode: SandboxMode = "auto"
@@ -77,6 +109,9 @@ class SandboxConfig:
     root: Path | None = None
     auto_allow: bool = False
     bwrap: str = "bwrap"
+    hidden: tuple[str, ...] = ()
+    env_allow: tuple[str, ...] = ()
+    session: str | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +144,21 @@ def _probe(bwrap: str) -> str | None:
         text = done.stderr.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
         return text.splitlines()[-1]
     return None
+
+
+@lru_cache(maxsize=8)
+def userns_flags(bwrap: str) -> tuple[str, ...]:
+    """:data:`NO_USERNS_FLAGS` when ``bwrap`` accepts them here, else () (checked once per path)."""
+    try:
+        done = subprocess.run(
+            [bwrap, *BASE_FLAGS, *NO_USERNS_FLAGS, "--unshare-net", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    return NO_USERNS_FLAGS if done.returncode == 0 else ()
 
 
 def check(config: SandboxConfig, platform: str = sys.platform) -> SandboxStatus:
@@ -213,14 +263,35 @@ def _walk_matches(base: str, match: Callable[[str, str, bool], bool], budget: li
             return
 
 
-def _under(path: str, roots: Sequence[str]) -> bool:
-    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+def private_dir(config: SandboxConfig, root: str) -> Path:
+    """The session's private area (``<state>/sandbox/<session>``, or one per writable root)."""
+    name = config.session or "root-" + hashlib.sha256(root.encode()).hexdigest()[:12]
+    return paths.state_dir() / "sandbox" / name.replace("/", "_")
+
+
+def _private_area(config: SandboxConfig, root: str) -> str | None:
+    """Create the private area and its cache folders (0700); None when that fails."""
+    base = private_dir(config, root)
+    try:
+        paths.ensure_dir(base)
+        os.chmod(base, 0o700)
+        for sub in CACHE_ENV.values():
+            paths.ensure_dir(base / sub)
+    except OSError:
+        return None
+    return os.path.realpath(base)
+
+
+def _visible(path: str, shown: Sequence[str], covered: Sequence[str] = ()) -> bool:
+    """False when ``path`` is already out of sight (below the private ``/tmp`` or a ``covered``
+    tmpfs) and no ``shown`` (writable) path brings it back."""
+    return not is_under(path, ["/tmp", *covered]) or is_under(path, shown)
 
 
 def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[str]) -> list[str]:
     """Return the argv running ``command`` in ``cwd`` inside bwrap under ``config`` (see the module)."""
     root = os.path.realpath(config.root or cwd)
-    argv = [bwrap, *BASE_FLAGS, "--tmpfs", "/tmp"]
+    argv = [bwrap, *BASE_FLAGS, *userns_flags(bwrap), "--tmpfs", "/tmp"]
     if config.network == "none":
         argv.append("--unshare-net")
     binds = [root]
@@ -228,19 +299,48 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
         path = os.path.realpath(os.path.join(root, os.path.expanduser(text)))
         if os.path.exists(path) and path not in binds:
             binds.append(path)
+    private = _private_area(config, root)
+    if private is not None and not is_under(private, binds):
+        binds.append(private)
+    # the private /tmp hides what is below /tmp, unless a writable path brings it back
+    secrets = [p for p in secret_paths(config.hidden) if p not in binds and _visible(p, binds)]
+    tmpfs = [p for p in secrets if os.path.isdir(p)]
+    early = [p for p in tmpfs if any(is_under(b, [p]) for b in binds)]  # holds a writable path
+    for path in early:
+        argv += ["--perms", "0555", "--tmpfs", path]
     for path in binds:
         argv += ["--bind", path, path]
+    git = git_state(root, secrets)
+    for path in git.writable:
+        argv += ["--bind", path, path]
+    for path in git.readonly:  # "-try": a sibling lane's branch deleted before bwrap starts is no error
+        argv += ["--ro-bind-try", path, path]
+    # --- protected paths: read-only inside every writable root (paragents.protected, issue 25) ---
+    for path in protected_paths(binds):
+        argv += ["--ro-bind-try", path, path]
+    # --- end of protected paths ---
+    for path in tmpfs:
+        if path not in early:
+            argv += ["--perms", "0555", "--tmpfs", path]
+    hidden_files = [p for p in secrets if p not in tmpfs]
+    shown = [*binds, *git.writable]
+    hidden_files += [s for s in host_sockets(()) if _visible(s, shown, tmpfs) and s not in hidden_files]
+    for path in hidden_files:
+        argv += ["--ro-bind", _empty_file(), path]
     for hidden in hidden_paths(config.hidden_rules, Path(root)):
         text = str(hidden)
-        if text == "/" or (_under(text, ["/tmp"]) and not _under(text, binds)):
+        if text == "/" or (is_under(text, ["/tmp"]) and not is_under(text, binds)):
             continue  # the private /tmp already hides it
-        if any(_under(bind, [text]) for bind in binds):
+        if any(is_under(bind, [text]) for bind in binds):
             continue  # hiding it would hide the writable root (or a writable path) too
         if hidden.is_dir():
             argv += ["--tmpfs", text, "--remount-ro", text]
         else:
             argv += ["--ro-bind", _empty_file(), text]
-    argv += ["--chdir", str(cwd), "--", *command]
+    if private is not None:
+        for name, sub in CACHE_ENV.items():
+            argv += ["--setenv", name, os.path.join(private, sub)]
+    argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *command]
     return argv
 
 
@@ -251,9 +351,20 @@ def describe(config: SandboxConfig, status: SandboxStatus, cwd: Path) -> str:
     if status.state in ("on", "refused"):
         net = "none (own loopback only)" if config.network == "none" else "all (the host's network)"
         lines.append(f"network: {net}")
-        lines.append("writable: " + ", ".join([str(root), "/tmp (private)", *config.writable]))
+        private = private_dir(config, os.path.realpath(root))
+        writable = [str(root), "/tmp (private)", f"{private} (caches)", *config.writable]
+        lines.append(
+            "writable: " + ", ".join(writable) + "; the git state of the root, not its config or hooks"
+        )
+        secrets = secret_paths(config.hidden)
+        lines.append(
+            f"never seen: paragents' config and state, {len(secrets)} credential and socket paths found "
+            "(~/.ssh, ~/.aws, /run/user, ...; sandbox.hidden adds more) and the host's Unix sockets"
+        )
         hidden = hidden_paths(config.hidden_rules, Path(root))
-        lines.append("hidden: " + (", ".join(str(p) for p in hidden) if hidden else "(none)"))
+        lines.append(
+            "hidden by Read deny rules: " + (", ".join(str(p) for p in hidden) if hidden else "(none)")
+        )
         lines.append(f"auto-allow of commands: {'on' if config.auto_allow else 'off'}")
     lines.append("switch with /sandbox off|auto|required")
     return "\n".join(lines)

@@ -2,10 +2,12 @@
 
 The command runs in a new session (so in its own process group) with stdin from /dev/null and
 stdout+stderr captured together through one pipe. On timeout or cancellation the whole process
-group is signalled: SIGTERM, then SIGKILL after a grace period. API keys and tokens are removed
-from its environment so they cannot leak into tool output. Output is decoded as UTF-8 (replace),
-cleaned of terminal escape sequences and capped keeping its head and tail. With a sandbox in the
-context (paragents.tools.sandbox) it runs inside bubblewrap; ``meta["sandboxed"]`` says whether it did.
+group is signalled: SIGTERM, then SIGKILL after a grace period. Its environment is the user's (not
+paragents' own virtualenv) through an allow-list of harmless variables plus ``sandbox.env_allow``
+(paragents.tools.env), so keys, tokens and passwords cannot leak into tool output. Output is decoded
+as UTF-8 (replace), cleaned of terminal escape sequences and capped keeping its head and tail. With
+a sandbox in the context (paragents.tools.sandbox) it runs inside bubblewrap; ``meta["sandboxed"]``
+says whether it did.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from paragents.models import CallPreview
 from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult, bounded_lines
+from paragents.tools.env import FORCED_ENV as FORCED_ENV  # re-exported (the env lives in env.py)
+from paragents.tools.env import command_env as command_env
+from paragents.tools.env import is_secret_env as is_secret_env
 from paragents.tools.output import cap_middle, cap_parts, clean_output
 from paragents.tools.sandbox import bwrap_argv, check
 
@@ -34,27 +38,9 @@ POST_EXIT_DRAIN = 1.0
 MAX_TIMEOUT = 3600.0
 """Largest ``timeout`` argument accepted, in seconds."""
 
-SECRET_ENV_NAMES = frozenset({"PARAGENTS_API_KEY", "OPENAI_API_KEY", "PARAGENTS_SERVE_KEY"})
-"""Environment variables never passed to commands."""
-SECRET_ENV_SUFFIXES = ("_API_KEY", "_TOKEN", "_SECRET", "_SECRET_ACCESS_KEY")
-"""Variables whose (upper-cased) name ends with one of these are never passed to commands."""
-FORCED_ENV = {"PAGER": "cat", "GIT_PAGER": "cat", "TERM": "dumb", "GIT_TERMINAL_PROMPT": "0", "NO_COLOR": "1"}
-"""Set for every command: no pagers, no colours, no interactive prompts."""
-
-
-def is_secret_env(name: str) -> bool:
-    """Return True when the environment variable ``name`` may hold a secret (see the constants above)."""
-    upper = name.upper()
-    return upper in SECRET_ENV_NAMES or upper.endswith(SECRET_ENV_SUFFIXES)
-
-
-def command_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Return the environment for a command: ``base`` (default ``os.environ``) without secrets,
-    with :data:`FORCED_ENV` applied."""
-    source = os.environ if base is None else base
-    env = {k: v for k, v in source.items() if not is_secret_env(k)}
-    env.update(FORCED_ENV)
-    return env
+TOOL_ENV = "PARAGENTS_TOOL_SESSION"
+"""Set (to the session id) for every command: its processes are a session's tool and may not answer
+asks (``paragents.sessions.answerer``)."""
 
 
 class OutputCapture:
@@ -147,7 +133,7 @@ class RunCommand(Tool):
             "cwd": {
                 "type": "string",
                 "minLength": 1,
-                "description": "Subdirectory of the working directory to run in (relative path).",
+                "description": "Directory to run in: a subdirectory of the working directory.",
             },
         },
         "required": ["command"],
@@ -164,9 +150,9 @@ class RunCommand(Tool):
         base = ctx.workdir.resolve()
         if not cwd:
             return base
-        target = (base / os.path.expanduser(cwd)).resolve()
-        if Path(cwd).is_absolute() or not target.is_relative_to(base):
-            return f"cwd '{cwd}' must be a subdirectory of the working directory (a relative path)"
+        target = (base / os.path.expanduser(cwd)).resolve()  # symlinks resolved, as the policy does
+        if not target.is_relative_to(base):
+            return f"cwd '{cwd}' must be a directory inside the working directory {base}"
         if not target.is_dir():
             return f"cwd '{cwd}' is not an existing directory under the working directory"
         return target
@@ -184,6 +170,8 @@ class RunCommand(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the command; non-zero exit and timeout give ``is_error`` results. On cancellation
         the process group is killed at once and CancelledError is re-raised."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         command: str = args["command"]
         timeout = float(args.get("timeout") or ctx.command_timeout)
         where = self._workdir(ctx, args.get("cwd"))
@@ -208,7 +196,9 @@ class RunCommand(Tool):
                 stdout=write_fd,
                 stderr=write_fd,
                 cwd=where,
-                env=command_env() | ctx.env,
+                env=command_env(allow=ctx.sandbox.env_allow if ctx.sandbox else ())
+                | ctx.env
+                | {TOOL_ENV: ctx.session_id or "-"},
                 start_new_session=True,
             )
         except OSError as exc:

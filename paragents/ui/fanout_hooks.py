@@ -6,7 +6,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paragents.fanout.compare import Comparison, apply_candidate, compare, discard_all, graft_hunks
+from paragents.fanout.compare import (
+    CandidateLanding,
+    Comparison,
+    compare,
+    discard_all,
+    graft_hunks,
+    prepare_apply,
+)
 from paragents.fanout.errors import FanoutError
 from paragents.fanout.group import FanoutGroup, start_best_of
 from paragents.fanout.request import USAGE, parse_fanout
@@ -31,8 +38,9 @@ def group_of(app: Any, sid: str) -> FanoutGroup | None:
 
 
 def group_tags(app: Any) -> dict[str, str]:
-    """Session id -> group name, for the inbox's tags."""
-    return {sid: g.name for g in groups(app).values() for sid in g.session_ids}
+    """Session id -> group name, for the inbox's tags (an eval run's trials too: ui/eval_hooks.py)."""
+    tags = {sid: g.name for g in groups(app).values() for sid in g.session_ids}
+    return {**getattr(app, "eval_tags", {}), **tags}
 
 
 async def run_fanout_command(app: AppAPI, sid: str, command: SlashCommand) -> None:
@@ -107,9 +115,9 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
 
     rt = app.runtime
 
-    async def apply(name: str) -> str:
-        result = await apply_candidate(rt, group_id, name)
-        return result.summary
+    async def land(name: str) -> tuple[Any, Any, Any]:
+        review, plan = await prepare_apply(rt, group_id, name)
+        return CandidateLanding(rt, group_id, name), review, plan
 
     async def graft(onto: str, source: str, keys: set[str]) -> str:
         return await graft_hunks(rt, group_id, onto, source, keys)
@@ -134,7 +142,7 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
     async def reload() -> Comparison:
         return await compare(rt.store, group_id)
 
-    return CompareActions(apply, graft, discard, reload)
+    return CompareActions(land, graft, discard, reload)
 
 
 async def open_compare(app: AppAPI, group_id: str) -> None:

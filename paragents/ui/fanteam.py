@@ -93,17 +93,15 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
         app.notify(f"The patch no longer applies: {problem}", severity="error")
         await _review_choice(rt, report, "apply patch", applied=False, error=problem)
         return
-    proc = await asyncio.create_subprocess_exec(
-        "git",
-        "apply",
-        "-",
-        cwd=str(workdir),
-        stdin=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    _out, err = await proc.communicate(report.patch.encode())
-    if proc.returncode:
-        reason = err.decode(errors="replace")
+    from paragents.lanes import LaneError
+    from paragents.lanes.git import git
+
+    try:
+        applied = await git("apply", "-", cwd=workdir, stdin=report.patch, check=False)
+        reason = "" if applied.ok else (applied.err or f"exit {applied.code}")
+    except LaneError as exc:
+        reason = str(exc)
+    if reason:
         app.notify(f"git apply failed: {reason}", severity="error")
         await _review_choice(rt, report, "apply patch", applied=False, error=reason.strip())
     else:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.models import CallPreview, ToolCall
+from paragents.serve.shown import command_of
 from paragents.ui.screens.inbox import InboxItem
 
 if TYPE_CHECKING:
@@ -77,7 +78,14 @@ class RemoteAsks:
         event: ev.PermissionRequested | ev.ConflictDetected
         if row.kind == "approval":
             reply: asyncio.Future[Any] = loop.create_future()
-            preview = CallPreview("command" if row.tool == "run_command" else "note", text=row.preview)
+            command = command_of(row.tool, call.arguments)  # the row keeps the call whole
+            preview = (
+                CallPreview("command", text=command)
+                if command is not None
+                else CallPreview(
+                    "note", text=row.preview, detail="as the asking process kept it (may be cut)"
+                )
+            )
             event = ev.PermissionRequested(
                 row.session_id, row.id, call, row.summary, row.reason, row.rules, reply, preview
             )

@@ -1,9 +1,15 @@
 """``paragents serve --tui``: the whole app in a browser through textual-serve, under ``/tui/``.
 
-textual-serve has no authentication of its own; its aiohttp routes (page, websocket, static files,
-downloads) are mounted as a sub-application of the API, so the API's middlewares (lock-out, rate
-limit, Host and Origin checks, the key or the paired cookie) guard every one of them. Each browser
-tab starts one ``paragents`` process on the project; they share the store."""
+textual-serve has no authentication of its own; its terminal (``textual.js``, xterm) and app service
+run under routes mounted as a sub-application of the API, so the API's middlewares (Host and Origin
+checks, limits, credentials) guard every one of them. textual-serve's own page is not used: it loads
+Google Fonts and builds its ``<script src>`` and websocket URLs from the request's Host header
+(``Host: 127.0.0.1:P@evil`` was reflected into them). Ours (``tui_static/``) is a static file with
+path-only URLs, the fonts textual-serve ships and the phone page's Content-Security-Policy (plus
+inline styles, which xterm adds at run time); nothing in it comes from the request. Its script
+trades the paired browser's token for a one-time websocket ticket (``POST /ws-ticket``) and opens
+``/tui/ws/TICKET``. Each browser tab starts one ``paragents`` process on the project; they share
+the store."""
 
 from __future__ import annotations
 
@@ -12,6 +18,7 @@ import logging
 import shlex
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +27,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
 
 from paragents.serve.app import STATE
+from paragents.serve.routes import SECURITY_HEADERS
 
 if TYPE_CHECKING:
     from paragents.serve.server import ServeThread
@@ -35,24 +43,37 @@ class ReapingAppService(AppService):
     grace = 15.0
 
     async def stop(self) -> None:
-        await super().stop()
-        process = self._process
-        if process is None or process.returncode is not None:
-            return
+        """Stop the app, wait ``grace`` seconds for its process (then kill it) and close its transport.
+        A cancellation (the server stopping) cuts the wait short but never the kill and the close: a
+        process left running, or a transport closed later by the garbage collector after the loop
+        ended ("Event loop is closed"), would outlive the server. Re-raises the cancellation."""
+        cancelled: asyncio.CancelledError | None = None
         try:
-            await asyncio.wait_for(process.wait(), self.grace)
-        except TimeoutError:
-            process.kill()
-            await process.wait()
+            await super().stop()
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+        process = self._process
+        if process is not None:
+            if process.returncode is None and cancelled is None:
+                try:
+                    await asyncio.wait_for(process.wait(), self.grace)
+                except TimeoutError:
+                    pass
+                except asyncio.CancelledError as exc:
+                    cancelled = exc
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            transport = getattr(process, "_transport", None)
+            if transport is not None:
+                transport.close()
+        if cancelled is not None:
+            raise cancelled
 
 
 class GuardedServer(Server):
-    """textual-serve's server without its banner, building its links from the request's own host
-    (so it works behind ``ssh -L`` on another port)."""
-
-    async def handle_index(self, request: web.Request) -> Any:
-        self.public_url = f"{request.scheme}://{request.host}"  # read synchronously by the parent
-        return await Server.handle_index(self, request)
+    """textual-serve's server without its banner or its page: ours (:data:`PAGE_FILES`), the websocket
+    at ``ws/{ticket}`` and textual-serve's static files (terminal, fonts)."""
 
     tasks: set[asyncio.Task[Any]]
 
@@ -96,10 +117,45 @@ class GuardedServer(Server):
             await asyncio.wait(tasks, timeout=timeout)
 
     async def sub_app(self) -> web.Application:
-        """textual-serve's application, to be mounted under :data:`PREFIX`."""
-        app = await self._make_app()
-        app.on_startup.clear()  # the banner printed to stdout
+        """The application to mount under :data:`PREFIX`: our page, the websocket and the static files."""
+        app = web.Application()
+        app.add_routes(
+            [
+                web.get("/", page),
+                web.get("/ws/{ticket}", self.handle_websocket),
+                web.get("/static/paragents/{name}", page_file),
+                web.static("/static", self.statics_path),
+            ]
+        )
         return app
+
+
+PAGE_FILES = {"tui.css": "text/css", "tui.js": "text/javascript"}
+"""Our page's files, served under ``/tui/static/paragents/``."""
+TUI_HEADERS = {
+    **SECURITY_HEADERS,
+    "Content-Security-Policy": SECURITY_HEADERS["Content-Security-Policy"].replace(
+        "style-src 'self'", "style-src 'self' 'unsafe-inline'"
+    ),
+}
+"""The phone page's headers; its CSP lets the terminal add inline styles (xterm writes its cell styles
+into ``<style>`` elements at run time: style only, scripts stay 'self')."""
+
+
+def _page_text(name: str) -> str:
+    return resources.files("paragents.ui").joinpath("tui_static", name).read_text(encoding="utf-8")
+
+
+async def page(request: web.Request) -> web.Response:
+    """The app's page: a static file; nothing in it comes from the request (Host, query...)."""
+    return web.Response(text=_page_text("tui.html"), content_type="text/html", headers=TUI_HEADERS)
+
+
+async def page_file(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    if name not in PAGE_FILES:
+        raise web.HTTPNotFound()
+    return web.Response(text=_page_text(name), content_type=PAGE_FILES[name], headers=TUI_HEADERS)
 
 
 def app_command(project_dir: Path, extra: Sequence[str] = ()) -> str:
@@ -118,8 +174,8 @@ def tui_extension(
         server = GuardedServer(command or app_command(project_dir, extra), title="paragents")
         server.tasks = set()
         app[STATE].closing.append(server.close)
+        app.router.add_get(PREFIX.rstrip("/"), _redirect)  # before the sub-app, which would take it
         app.add_subapp(PREFIX, await server.sub_app())
-        app.router.add_get(PREFIX.rstrip("/"), _redirect)
 
     return extend
 

@@ -17,6 +17,7 @@ from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_sessions import notices, texts
 from tests.patience import HANG_GUARD_S
+from tests.trusting import trusted_config
 
 
 def calls(log: Path) -> list[str]:
@@ -158,7 +159,6 @@ async def test_a_crashed_agent_without_session_load_still_restarts_on_the_next_p
 def test_paragents_run_session_on_such_an_agent_starts_a_new_agent_session_with_a_note(
     tmp_path: Path,
 ) -> None:
-    import json
     import os
     import subprocess
     import sys
@@ -170,7 +170,7 @@ def test_paragents_run_session_on_such_an_agent_starts_a_new_agent_session_with_
     log = tmp_path / "agent.log"
     agent = {"command": sys.executable, "args": [str(FAKE_AGENT)], "env": {"FAKE_ACP_LOG": str(log)}}
     cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"fake": agent}}
-    (project / "runtime_config.json").write_text(json.dumps(cfg))
+    trusted_config(project, cfg)
     env = {**os.environ, "PARAGENTS_API_KEY": "x"}
     base = [sys.executable, "-c", "from paragents.cli import main; main()", "run", "--agent", "fake"]
     base += ["--dir", str(project)]

@@ -3,13 +3,13 @@ under the same rules: a deny rule stops its ``rm`` without a prompt, an allowed 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from tests.acp.conftest import FAKE_AGENT
+from tests.trusting import trusted_config
 
 
 def test_run_with_an_agent_applies_the_rules_and_names_the_run_session(tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_run_with_an_agent_applies_the_rules_and_names_the_run_session(tmp_path:
     (project / "notes.txt").write_text("v1\n")
     agent = {"command": sys.executable, "args": [str(FAKE_AGENT)]}
     cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"fake": agent}}
-    (project / "runtime_config.json").write_text(json.dumps(cfg))
+    trusted_config(project, cfg)
     prompt = "say hi\nrun rm notes.txt\nwrite notes.txt v2"
     argv = [sys.executable, "-c", "from paragents.cli import main; main()", "run", "--agent", "fake"]
     argv += ["--dir", str(project), "--deny", "Bash(rm *)", "--allow", "Edit", prompt]
@@ -40,7 +40,7 @@ def test_run_with_an_agent_keeps_the_mode(tmp_path: Path) -> None:
     project.mkdir()
     agent = {"command": sys.executable, "args": [str(FAKE_AGENT)]}
     cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"fake": agent}}
-    (project / "runtime_config.json").write_text(json.dumps(cfg))
+    trusted_config(project, cfg)
     env = {**os.environ, "PARAGENTS_API_KEY": "x"}
     results = {}
     for mode in ("default", "acceptEdits"):

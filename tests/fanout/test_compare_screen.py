@@ -1,15 +1,57 @@
-"""The compare screen's keys with recorded actions (no runtime): evidence order shown, `a` applies the
-highlighted candidate, `g` grafts the selected hunks onto the target, `d` needs a second press, and
-an action's error is shown as its message."""
+"""The compare screen's keys with recorded actions (no runtime): evidence order shown, `a` opens the
+lanes merge dialog for the highlighted candidate (refused for a failed verify unless the override is
+ticked; the drafted message editable), `g` grafts the selected hunks onto the target, `d` needs a
+second press, and an action's error is shown as its message."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import App
-from textual.widgets import DataTable, SelectionList, Static
+from textual.widgets import Button, Checkbox, DataTable, SelectionList, Static, TextArea
 
 from paragents.fanout.compare import Comparison
 from paragents.fanout.errors import FanoutError
+from paragents.lanes.bring_back import LaneState, MergePlan
+from paragents.lanes.merge_result import MergeResult
+from paragents.lanes.review import LaneReview
+from paragents.store.lane_verify import VerifyRecord
 from paragents.ui.screens.compare import CompareActions, CompareScreen, demo_comparison
+from paragents.ui.screens.lane_merge import MergeScreen
+
+VERIFY = "uv run pytest -q"
+
+
+class Landing:
+    """The merge dialog's actions for a candidate, recorded."""
+
+    def __init__(self, done: list[tuple[Any, ...]]) -> None:
+        self.done = done
+
+    async def draft(self, lane: str, strategy: str) -> tuple[str, str]:
+        return f"Fix add ({lane})", "built from the lane's prompts"
+
+    async def merge(
+        self, lane: str, strategy: str, reviewed: LaneState, message: str, *, override: bool = False
+    ) -> MergeResult:
+        self.done.append(("apply", lane, message, override))
+        return MergeResult(lane, strategy, "main", "c" * 40, f"applied {lane}")
+
+
+def lander(done: list[tuple[Any, ...]]) -> Any:
+    """``land``: the candidate's review and squash plan; fix-add-1's verify failed on its tree."""
+
+    async def land(name: str) -> tuple[Any, Any, Any]:
+        state = LaneState("h" * 40, "t" * 40, "t" * 40)
+        code = 1 if name == "fix-add-1" else 0
+        verify = VerifyRecord(1, VERIFY, state.head, state.tree, code, "", 0.0)
+        plan = MergePlan(
+            name, "squash", "main", "o" * 40, state.head, ["git merge-tree --write-tree ..."], state.tree,
+            verify=verify, verify_command=VERIFY,
+        )  # fmt: skip
+        return Landing(done), LaneReview(name, name, state.head, state=state, verify=verify), plan
+
+    return land
 
 
 class Harness(App[None]):
@@ -26,11 +68,7 @@ def status(app: App[None]) -> str:
 
 
 async def test_keys_act_on_the_highlighted_candidate_and_selected_hunks() -> None:
-    done: list[tuple[str, ...]] = []
-
-    async def apply(name: str) -> str:
-        done.append(("apply", name))
-        return f"applied {name}"
+    done: list[tuple[Any, ...]] = []
 
     async def graft(onto: str, source: str, keys: set[str]) -> str:
         done.append(("graft", onto, source, *sorted(keys)))
@@ -43,7 +81,7 @@ async def test_keys_act_on_the_highlighted_candidate_and_selected_hunks() -> Non
     async def reload() -> Comparison:
         return demo_comparison()
 
-    app = Harness(CompareActions(apply, graft, discard, reload))
+    app = Harness(CompareActions(lander(done), graft, discard, reload))
     async with app.run_test(size=(130, 40)) as pilot:
         await pilot.pause()
         table = app.screen.query_one(DataTable)
@@ -57,12 +95,53 @@ async def test_keys_act_on_the_highlighted_candidate_and_selected_hunks() -> Non
         assert status(app) == "the selected hunks do not apply"
         assert app.screen.query_one(SelectionList).selected == ["app.py @@ -1,2 +1,7 @@"]
         await pilot.press("shift+tab", "up", "a")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        assert done[-1] == ("apply", "fix-add-3") and status(app) == "applied fix-add-3"
+        await wait_for(pilot, lambda: isinstance(app.screen, MergeScreen))
+        await wait_for(pilot, lambda: app.screen.query_one(TextArea).text.startswith("Fix add"))
+        app.screen.query_one(TextArea).load_text("Fix add, edited")
+        await pilot.click("#go")
+        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen) and "applied" in status(app))
+        assert done[-1] == ("apply", "fix-add-3", "Fix add, edited", False)
+        assert status(app) == "applied fix-add-3"
         await pilot.press("d")
-        assert done[-1] == ("apply", "fix-add-3")  # one press only warns
+        assert done[-1][:2] == ("apply", "fix-add-3")  # one press only warns
         await pilot.press("d")
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert done[-1] == ("discard",) and status(app) == "removed 3 lane(s)"
+
+
+async def wait_for(pilot: Any, ready: Any, tries: int = 200) -> None:
+    for _ in range(tries):
+        if ready():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("timed out")
+
+
+async def test_apply_refuses_a_failed_candidate_unless_the_override_is_ticked() -> None:
+    """Issue 27 item 5: `a` on a candidate whose verify failed opens the dialog and refuses; ticking
+    "merge although verify has not passed" lands it (recorded as an override)."""
+    done: list[tuple[Any, ...]] = []
+
+    async def nothing(*_: Any) -> str:
+        return ""
+
+    async def reload() -> Comparison:
+        return demo_comparison()
+
+    app = Harness(CompareActions(lander(done), nothing, nothing, reload))
+    async with app.run_test(size=(130, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("down", "down", "a")  # fix-add-1: its verify failed
+        await wait_for(pilot, lambda: isinstance(app.screen, MergeScreen))
+        dialog = app.screen
+        plan_text = str(dialog.query_one("#plan-text", Static).content)
+        assert "FAILED (exit 1)" in plan_text and "git merge-tree --write-tree" in plan_text
+        await pilot.click("#go")
+        await wait_for(pilot, lambda: "Merge refused" in str(dialog.query_one("#status", Static).content))
+        assert done == [] and not dialog.query_one("#go", Button).disabled
+        await pilot.click("#override")
+        assert dialog.query_one("#override", Checkbox).value
+        dialog.query_one("#go", Button).press()
+        await wait_for(pilot, lambda: bool(done))
+        assert done == [("apply", "fix-add-1", "Fix add (fix-add-1)", True)]

@@ -1,18 +1,19 @@
 """Pilot test of a best-of-3 in the app: ``/fanout 3 --verify CMD PROMPT`` opens three grouped
 panels in lanes; their asks reach the inbox tagged with the group and one ctrl+a answers them all;
-the compare screen opens when all finish with the smallest passing diff first; ``a`` applies it
-through the lanes merge flow."""
+the compare screen opens when all finish with the smallest passing diff first; ``a`` opens the
+lanes merge dialog for it (verify passed on its tree) and its button lands it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static, TextArea
 
 from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
 from paragents.ui.screens.compare import CompareScreen
 from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.screens.lane_merge import MergeScreen
 from tests.fanout.conftest import PROMPT, SLUG, VERIFY, make_runtime, script_candidates
 from tests.lanes.conftest import sh
 from tests.ui.conftest import SIZE, wait_until
@@ -55,6 +56,12 @@ async def test_best_of_three_from_the_tui(server: ReplayServer, repo: Path, tmp_
         assert str(table.get_row_at(2)[3]) == "exit 1" and "test_add" in str(table.get_row_at(2)[4])
         assert sh(repo, "log", "--oneline").count("\n") == 0  # nothing merged automatically
         await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, MergeScreen), "the merge dialog")
+        dialog = app.screen
+        await wait_until(pilot, lambda: bool(dialog.query_one(TextArea).text.strip()), "the drafted message")
+        assert "passed on exactly this tree" in str(dialog.query_one("#plan-text", Static).content)
+        subject = dialog.query_one(TextArea).text.splitlines()[0]
+        await pilot.press("enter")  # the merge button has the focus
         await wait_until(pilot, lambda: "a + b" in (repo / "app.py").read_text(), "the applied candidate")
-        assert sh(repo, "log", "-1", "--format=%s").startswith(f"Squash lane {SLUG}-3")
+        assert sh(repo, "log", "-1", "--format=%s") == subject
         await app.shutdown_runtime()

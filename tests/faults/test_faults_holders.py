@@ -137,5 +137,5 @@ def test_run_json_keeps_a_reply_that_broke_off_marked_incomplete(tmp_path: Path)
     assert proc.returncode == 3, err
     assert result["status"] == "failed" and result["error"]["kind"] == "protocol"
     assert result["messages"][-1] == {"role": "assistant", "content": "Partial ans", "incomplete": True}
-    assert result["notes"] == []
+    assert result["notes"] == ["the reply broke off: partial text kept and marked incomplete"]
     record("reply broke off mid-stream (run --json keeps it, incomplete)", recovered=True)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paragents.store import Store
+from tests.trusting import trusted
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -24,8 +25,11 @@ def sh(repo: Path, *args: str) -> str:
 
 
 def commit_all(repo: Path, message: str) -> str:
+    """Commit everything; the repository's setup and config files are then trusted as the user would
+    (paragents.trust: a lane setup file runs only when trusted)."""
     sh(repo, "add", "-A")
     sh(repo, "commit", "-q", "-m", message)
+    trusted(repo)
     return sh(repo, "rev-parse", "HEAD")
 
 

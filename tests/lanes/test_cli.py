@@ -12,6 +12,7 @@ from paragents.cli import main
 from paragents.lanes import create_lane
 from paragents.store import LaneRecord, Store
 from tests.lanes.conftest import commit_all, sh
+from tests.trusting import trusted
 
 
 def make_lane(repo: Path, name: str, files: dict[str, str] | None = None, commit: bool = True) -> LaneRecord:
@@ -85,6 +86,7 @@ def test_predicted_conflict_exits_5_and_changes_nothing(
 def test_failing_verify_exits_4(repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
     make_lane(repo, "v", {"v.py": "v\n"})
     (repo / "runtime_config.json").write_text(json.dumps({"lanes": {"verify": "echo checking; exit 1"}}))
+    trusted(repo)
     before = sh(repo, "rev-parse", "main")
     assert lanes(repo, "merge", "v") == 4
     err = capsys.readouterr().err

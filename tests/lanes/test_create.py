@@ -84,7 +84,7 @@ async def test_git_failure_mid_creation_undoes_row_and_branch(store: Store, repo
 
 async def test_name_taken_in_the_store_is_refused(store: Store, repo: Path) -> None:
     await create_lane(store, repo, "a", setup=False)
-    with pytest.raises(LaneError, match="already exists"):
+    with pytest.raises(LaneError, match="the lane name 'a' is taken"):
         await create_lane(store, repo, "a", setup=False)
 
 

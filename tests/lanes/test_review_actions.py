@@ -170,9 +170,9 @@ async def test_verify_on_a_gone_worktree_is_a_lane_error(store: Store, repo: Pat
 async def test_headless_merge_keeps_its_verify_result_for_the_screen(store: Store, repo: Path) -> None:
     lane = await _lane(store, repo)
     with pytest.raises(LaneError, match=r"verify failed in lane api: `exit 5` exited with 5") as err:
-        await merge_lane(store, repo, "api", "squash", verify="exit 5")
+        await merge_lane(store, repo, "api", "squash", verify="exit 5", run_verify_first=True)
     assert err.value.exit_code == 4 and "removed" not in str(err.value)
     record = await store.last_verify(lane.id)
     assert record is not None and record.exit_code == 5
     state = await lane_state(repo, lane)
-    assert record.covers(state.head, state.tree)  # the Lanes screen sees it as the current result
+    assert record.covers(state.tree)  # the Lanes screen sees it as the current result

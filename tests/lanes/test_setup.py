@@ -70,25 +70,19 @@ async def test_worktreeinclude_copies_matching_ignored_files(store: Store, repo:
     assert not (lane / "build").exists()
 
 
-async def test_same_lockfile_links_venv_changed_lockfile_runs_install(store: Store, repo: Path) -> None:
-    _write(repo, ".gitignore", ".venv/\n")
+async def test_a_lane_never_links_the_main_checkouts_venv(store: Store, repo: Path) -> None:
+    """Issue 27 item 1: the lane's ``.venv`` is never a link to the main checkout's (its own is built
+    from the lockfile when there is a project: tests/lanes/test_own_env.py)."""
+    _write(repo, ".gitignore", ".venv/\nnode_modules/\n")
     _write(repo, "uv.lock", "version = 1\n")
-    _write(repo, ".paragents/worktree.toml", 'install = "echo installed > installed.txt"\n')
+    _write(repo, "package-lock.json", "{}\n")
     commit_all(repo, "lock")
     (repo / ".venv").mkdir()
-    same = (await create_lane(store, repo, "same")).lane
-    venv = Path(same.path) / ".venv"
-    assert venv.is_symlink() and venv.resolve() == (repo / ".venv").resolve()
-    assert not (Path(same.path) / "installed.txt").exists()
-    assert "uv.lock" in same.lockfiles
-
-    sh(repo, "checkout", "-q", "-b", "newdeps")
-    _write(repo, "uv.lock", "version = 2\n")
-    commit_all(repo, "bump")
-    sh(repo, "checkout", "-q", "main")
-    other = (await create_lane(store, repo, "other", base="newdeps")).lane
-    assert not (Path(other.path) / ".venv").exists()
-    assert (Path(other.path) / "installed.txt").exists()
+    (repo / "node_modules").mkdir()
+    lane = Path((await create_lane(store, repo, "same")).lane.path)
+    for folder in (".venv", "node_modules"):
+        assert not (lane / folder).is_symlink() and not (lane / folder).exists()
+    assert sh(lane, "status", "--porcelain") == ""
 
 
 async def test_failing_setup_removes_the_lane_and_keeps_output(store: Store, repo: Path) -> None:
@@ -118,10 +112,9 @@ async def test_lockfile_changed_mid_lane_is_named_in_the_overview(store: Store, 
     _write(repo, ".gitignore", ".venv/\n")
     _write(repo, "uv.lock", "version = 1\n")
     commit_all(repo, "lock")
-    (repo / ".venv").mkdir()
     lane = (await create_lane(store, repo, "deps")).lane
     [row] = await lane_rows(store, repo)
     assert row["stale_dependencies"] == []
     _write(Path(lane.path), "uv.lock", "version = 2\n")
     [row] = await lane_rows(store, repo)
-    assert row["stale_dependencies"] == [".venv"] and "deps stale" in row["line"]
+    assert row["stale_dependencies"] == ["uv.lock"] and "deps stale" in row["line"]

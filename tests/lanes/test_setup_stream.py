@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
+from paragents.lanes.repo import lane_path
 from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
 from tests.lanes.conftest import commit_all, sh
@@ -21,11 +22,13 @@ make_runtime = ui_fixtures.make_runtime
 
 SETUP = """setup = [
   "echo started",
-  "test -f \\"$PARAGENTS_ROOT/fail\\" && { echo failing now; exit 3; } || true",
-  "while [ ! -f \\"$PARAGENTS_ROOT/go\\" ]; do sleep 0.05; done",
+  "case \\"$PWD\\" in */bad) echo failing now; exit 3;; esac",
+  "while [ ! -f go ]; do sleep 0.05; done",
   "echo finished",
 ]
 """
+"""The setup runs in the lane's sandbox (the lane writable; a private /tmp, so a main checkout under
+/tmp is not visible there): it waits for ``go`` in the lane itself, and the lane ``bad`` fails."""
 
 
 def _toasts(app: Any) -> list[str]:
@@ -59,11 +62,10 @@ async def test_setup_streams_into_the_panel_and_a_failing_one_leaves_nothing(
             pilot, lambda: any("started" in log.lines for log in first.query(SetupLog)), "streamed output"
         )
         assert len(app.panels) == 1  # still setting up: the output came while it ran
-        (project / "go").write_text("")
+        (lane_path(project.resolve(), "api") / "go").write_text("")
         await wait_until(pilot, lambda: len(app.panels) == 2, "the lane's panel")
         await wait_until(pilot, lambda: not first.query(SetupLog), "the log goes once the lane is ready")
 
-        (project / "fail").write_text("")
         assert app.active_sid is not None
         first = app.panels[app.active_sid]  # the api panel now has focus: /new is typed there
         await pilot.press(*"/new bad --lane", "enter")

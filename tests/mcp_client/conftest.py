@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from tests.engine.conftest import Collector, Env, env  # noqa: F401  (the fixture, reused)
+from tests.patience import HANG_GUARD_S
 
 DEMO = Path(__file__).with_name("demo_server.py")
 
 
 def demo_stdio(**extra: object) -> dict[str, object]:
-    """A server entry running the demo server as a stdio subprocess."""
-    return {"command": sys.executable, "args": [str(DEMO)], **extra}
+    """A server entry running the demo server as a stdio subprocess (its startupTimeout a hang guard:
+    it starts in ~2 s at load 17 on 2 cores, but a test must not fail for a slow start)."""
+    return {"command": sys.executable, "args": [str(DEMO)], "startupTimeout": HANG_GUARD_S, **extra}
 
 
 @contextlib.asynccontextmanager
@@ -42,7 +44,7 @@ async def http_demo(name: str = "web") -> AsyncIterator[str]:
     finally:
         server.should_exit = True
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait_for(task, 10)
+            await asyncio.wait_for(task, HANG_GUARD_S)
         sock.close()
 
 

@@ -1,14 +1,16 @@
 """A small MCP server for the tests (the SDK's FastMCP): ``python demo_server.py [stdio|http PORTFILE]``.
 
 Tools: add (read-only hint), echo, slow (sleeps), big (a result of N bytes), crash (exits the
-process mid-call), wipe (destructive hint), overlap (how many calls ran at once), pid (the server's
-process id), bad (an invalid schema)."""
+process mid-call), close_stdout (ends the connection, the process lives on), wipe (destructive hint),
+overlap (how many calls ran at once), pid (the server's process id), bad (an invalid schema)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
+import time
 
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
@@ -44,6 +46,13 @@ def build(name: str = "demo") -> FastMCP:
         """Exit the server process at once (a crash mid-call)."""
         os._exit(3)
 
+    @server.tool()
+    async def close_stdout() -> str:
+        """Close stdout and block (the connection ends, the process neither exits nor reads stdin)."""
+        os.close(1)
+        time.sleep(3600)  # blocks the server's event loop on purpose
+        return "never"
+
     @server.tool(annotations=ToolAnnotations(destructiveHint=True))
     def wipe(target: str) -> str:
         """Pretend to delete something."""
@@ -60,16 +69,22 @@ def build(name: str = "demo") -> FastMCP:
         return "hello from a resource"
 
     running = [0, 0]  # calls running now, most seen at once
+    changed = asyncio.Condition()
 
     @server.tool()
-    async def overlap(seconds: float) -> str:
-        """Sleep; answer how many calls ran at once at most so far."""
-        running[0] += 1
-        running[1] = max(running)
-        try:
-            await asyncio.sleep(seconds)
-        finally:
-            running[0] -= 1
+    async def overlap(want: int, seconds: float) -> str:
+        """Wait until `want` calls have run at once (at most `seconds`); answer how many calls ran at
+        once at most so far."""
+        async with changed:
+            running[0] += 1
+            running[1] = max(running)
+            changed.notify_all()
+            try:
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(seconds):
+                        await changed.wait_for(lambda: running[1] >= want)
+            finally:
+                running[0] -= 1
         return str(running[1])
 
     @server.tool()

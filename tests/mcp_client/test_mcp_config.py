@@ -20,6 +20,7 @@ from paragents.mcp.project import (
 
 
 def write(path: Path, data: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
@@ -75,26 +76,44 @@ def test_one_bad_server_in_mcp_json_is_skipped_with_its_name_and_the_others_load
 
 
 def test_project_servers_are_gated_by_the_settings_keys(tmp_path: Path) -> None:
-    write(tmp_path / ".mcp.json", {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})
+    project = tmp_path / "proj"
+    project.mkdir()
+    write(project / ".mcp.json", {"mcpServers": {"a": {"command": "x"}, "b": {"command": "y"}}})
     assert project_trust("a", []) == "unknown"
     allow_a = write(tmp_path / "s1.json", {"enabledMcpjsonServers": ["a"]})
     deny_b = write(
         tmp_path / "s2.json", {"disabledMcpjsonServers": ["b"], "enableAllProjectMcpServers": True}
     )
-    assert project_trust("a", [allow_a]) == "trusted" and project_trust("b", [allow_a]) == "unknown"
-    assert project_trust("b", [deny_b]) == "refused" and project_trust("a", [deny_b]) == "trusted"
+    assert project_trust("a", [allow_a], project) == "trusted"
+    assert project_trust("b", [allow_a], project) == "unknown"
+    assert project_trust("b", [deny_b], project) == "refused"
+    assert project_trust("a", [deny_b], project) == "trusted"
     user = McpSettings.model_validate({"servers": {"u": {"command": "z"}}})
-    entries, problems = load_servers(tmp_path, user, [allow_a])
+    entries, problems = load_servers(project, user, [allow_a])
     assert problems == []
     assert {n: (e.origin, e.trust) for n, e in entries.items()} == {
         "u": ("user", "trusted"),
         "a": ("project", "trusted"),
         "b": ("project", "unknown"),
     }
+
+
+def test_a_projects_own_files_cannot_trust_its_servers_and_a_changed_entry_asks_again(tmp_path: Path) -> None:
+    """enabledMcpjsonServers / enableAllProjectMcpServers in the project's permission files (which a
+    session can write) do not trust a server; an "always" answer is kept outside the project by the
+    hash of the entry, so a changed command is unknown again."""
+    write(tmp_path / ".mcp.json", {"mcpServers": {"b": {"command": "y"}}})
+    local = write(tmp_path / ".paragents" / "permissions.local.json", {"enableAllProjectMcpServers": True})
+    project_file = write(tmp_path / "permissions.json", {"enabledMcpjsonServers": ["b"]})
+    entries, _problems = load_servers(tmp_path, McpSettings(), [local, project_file])
+    assert entries["b"].trust == "unknown"
     remember_trust(tmp_path, "b")
-    local = tmp_path / ".paragents" / "permissions.local.json"
-    assert project_trust("b", [local]) == "trusted"
-    assert (tmp_path / ".paragents" / ".gitignore").read_text() == "permissions.local.json\n"
+    entries, _problems = load_servers(tmp_path, McpSettings(), [])
+    assert entries["b"].trust == "trusted"
+    assert json.loads(local.read_text()) == {"enableAllProjectMcpServers": True}  # not written there
+    write(tmp_path / ".mcp.json", {"mcpServers": {"b": {"command": "sh", "args": ["-c", "evil"]}}})
+    entries, _problems = load_servers(tmp_path, McpSettings(), [])
+    assert entries["b"].trust == "unknown"
 
 
 def test_vars_expand_from_the_environment_and_unset_ones_name_the_server() -> None:

@@ -12,6 +12,7 @@ import pytest
 from paragents.config import McpSettings
 from paragents.mcp import McpPool
 from paragents.tools.base import ToolContext
+from tests.patience import HANG_GUARD_S
 
 TIME_SERVER = shutil.which("mcp-server-time")
 
@@ -20,7 +21,7 @@ TIME_SERVER = shutil.which("mcp-server-time")
     TIME_SERVER is None, reason="mcp-server-time is not installed (uv tool install mcp-server-time)"
 )
 async def test_mcp_server_time_from_pypi_answers_through_the_pool(tmp_path: Path) -> None:
-    entry = {"command": TIME_SERVER, "args": ["--local-timezone", "UTC"], "startupTimeout": 120}
+    entry = {"command": TIME_SERVER, "args": ["--local-timezone", "UTC"], "startupTimeout": HANG_GUARD_S}
     pool = McpPool(
         tmp_path, McpSettings.model_validate({"servers": {"time": entry}}), log_dir=tmp_path / "logs"
     )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -14,8 +15,9 @@ from paragents import events as ev
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
 from tests.mcp_client.conftest import DEMO, Env, demo_stdio
+from tests.patience import HANG_GUARD_S
 
-TIMEOUT = 120
+TIMEOUT = HANG_GUARD_S
 """Seconds a turn may take here (the demo server imports the SDK: slow on a loaded machine)."""
 
 
@@ -154,6 +156,7 @@ async def test_a_killed_server_is_restarted_and_the_next_call_works(env: Env) ->
     [row] = rt.mcp.status()
     assert row.pid is not None
     os.kill(row.pid, signal.SIGKILL)
+    await asyncio.to_thread(wait_exited, row.pid)  # gone before the next call (else it is mid-call)
     env.server.add([call("add", {"a": 20, "b": 22}, "c2"), done()], session="s")
     await turn(rt, s.id)
     assert tool_results(env, s.id)[-1] == ("ok", "42")
@@ -197,8 +200,10 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
     [ask] = env.sink.of(ev.PermissionRequested, s.id)
     assert ask.preview is not None and str(DEMO) in ask.preview.text
     assert tool_results(env, s.id) == [("ok", "MCP server 'demo' may start"), ("ok", "3")]
-    local = json.loads((env.project / ".paragents" / "permissions.local.json").read_text())
-    assert local["enabledMcpjsonServers"] == ["demo"]
+    assert not (env.project / ".paragents" / "permissions.local.json").exists()  # kept outside the project
+    assert rt.mcp.entries["demo"].trust == "unknown"  # until the entries are read again:
+    await rt.mcp.reconfigure(rt.config.mcp)
+    assert rt.mcp.entries["demo"].trust == "trusted"
     await rt.shutdown()
 
 
@@ -229,6 +234,12 @@ async def test_an_invalid_mcp_json_is_one_message_naming_the_file(env: Env) -> N
     await turn(rt, s.id)
     assert s.last_result is not None and s.last_result.status == "completed"
     await rt.shutdown()
+
+
+def wait_exited(pid: int) -> None:
+    """Block until our child ``pid`` has exited (the kernel tells; it is left for asyncio to reap)."""
+    with contextlib.suppress(ChildProcessError):  # asyncio reaped it already
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
 
 
 def _alive(pid: int) -> bool:

@@ -37,16 +37,19 @@ async def test_calls_are_serialised_unless_the_server_is_declared_concurrent(tmp
     import asyncio
 
     from tests.mcp_client.conftest import http_demo
+    from tests.patience import HANG_GUARD_S
 
-    for concurrent, expected in ((False, "1"), (True, "2")):
+    # each call waits for the other to run beside it: at once when concurrent (however slow the
+    # machine), in vain for 1.5 s when serialised (the wait only sets how long the test takes)
+    for concurrent, expected, wait in ((False, "1", 1.5), (True, "2", HANG_GUARD_S)):
         async with http_demo() as url:  # a fresh server: its "most at once" starts at 0
             pool = pool_for(tmp_path, type="http", url=url, concurrent=concurrent)
             one, two = pool.for_session("s1"), pool.for_session("s2")
             await asyncio.gather(one.prepare(), two.prepare())
             ctx = ToolContext(workdir=tmp_path)
+            args = {"want": 2, "seconds": wait}
             results = await asyncio.gather(
-                one.tools["mcp__web__overlap"].run({"seconds": 1.5}, ctx),
-                two.tools["mcp__web__overlap"].run({"seconds": 1.5}, ctx),
+                one.tools["mcp__web__overlap"].run(args, ctx), two.tools["mcp__web__overlap"].run(args, ctx)
             )
             assert max(r.content for r in results) == expected, concurrent
             assert len(pool.handles) == 1  # one connection shared by both sessions

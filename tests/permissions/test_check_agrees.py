@@ -20,6 +20,7 @@ from paragents.cli.permissions import main
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.permissions import Policy
 from paragents.sessions import Runtime
+from tests.trusting import trusted
 
 AGENT_TOOL = {"Bash": "run_command", "Read": "read_file", "Edit": "write_file"}
 
@@ -45,7 +46,7 @@ async def session_decision(server: ReplayServer, project: Path, db: Path, check:
         [ScriptedResponse.from_message(tool_calls=[call]), ScriptedResponse.from_message(content="ok")]
     )
     cfg = {"base_url": server.base_url, "model": "m", "max_retries": 0}
-    rt = await Runtime.create(project, cli_overrides=cfg, db_path=db)
+    rt = await Runtime.create(trusted(project), cli_overrides=cfg, db_path=db)  # the user's own rules
     rt.set_sink(_rejecting_sink)
     try:
         view = await rt.new_session("agree", mode=check.mode, open_panel=False)

@@ -3,9 +3,15 @@ downloaded), a phone-sized viewport, and a small PNG reader to check screenshots
 
 from __future__ import annotations
 
+import contextlib
+import os
 import shutil
+import signal
+import socket
 import struct
+import subprocess
 import tempfile
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.patience import HANG_GUARD_S
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -33,28 +41,63 @@ FLAGS = (
 )
 
 
+OFFLINE = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"
+"""A flag that leaves the browser no name but 127.0.0.1 (what a machine without a network sees)."""
+
+
 @contextmanager
-def phone_browser() -> Iterator[Any]:
-    """A headless Chromium whose viewport is a 390x844 phone (blocking API: use it from a thread)."""
+def detached_chromedriver(workdir: str) -> Iterator[str]:
+    """chromedriver started outside this process's tree (``setsid -f``: adopted by init), as a phone's
+    browser is: the serve API refuses answers from a process paragents started (a session's tool), and
+    the tests run the server in this process. Yields its URL; stops it by pid at the end."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    pidfile = os.path.join(workdir, "chromedriver.pid")
+    script = f"echo $$ > {pidfile}; exec {DRIVER} --port={port} --allowed-ips=127.0.0.1"
+    subprocess.run(["setsid", "-f", "sh", "-c", script], check=True, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + HANG_GUARD_S
+    while True:  # another process: wait until it listens (bounded)
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError("chromedriver did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(Path(pidfile).read_text().strip()), signal.SIGTERM)
+
+
+@contextmanager
+def phone_browser(*flags: str, console: bool = False) -> Iterator[Any]:
+    """A headless Chromium whose viewport is a 390x844 phone (blocking API: use it from a thread);
+    ``flags`` are added to Chromium's; with ``console`` its console (CSP violations...) is kept for
+    ``driver.get_log("browser")``."""
     from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
 
     with tempfile.TemporaryDirectory(prefix="paragents-chromium-") as profile:
         options = webdriver.ChromeOptions()
         assert CHROMIUM is not None and DRIVER is not None
         options.binary_location = CHROMIUM
-        for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={PHONE[0]},{PHONE[1]}"):
+        for flag in (*FLAGS, *flags, f"--user-data-dir={profile}", f"--window-size={PHONE[0]},{PHONE[1]}"):
             options.add_argument(flag)
-        driver = webdriver.Chrome(options=options, service=Service(executable_path=DRIVER))
-        try:
-            driver.execute_cdp_cmd(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
-            )
-            driver.set_page_load_timeout(30)
-            yield driver
-        finally:
-            driver.quit()
+        if console:
+            options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        with detached_chromedriver(profile) as url:
+            driver: Any = webdriver.Remote(command_executor=url, options=options)
+            # chromedriver's browser log, as webdriver.Chrome offers it (``console``)
+            driver.get_log = lambda kind: driver.execute("getLog", {"type": kind})["value"]
+            try:
+                driver.execute_cdp_cmd(
+                    "Emulation.setDeviceMetricsOverride",
+                    {"width": PHONE[0], "height": PHONE[1], "deviceScaleFactor": 1, "mobile": True},
+                )
+                driver.set_page_load_timeout(30)
+                yield driver
+            finally:
+                driver.quit()
 
 
 def read_png(data: bytes) -> tuple[int, int, list[bytes]]:

@@ -23,7 +23,7 @@ from paragents.serve.server import ServeThread
 from paragents.sessions import Runtime
 from tests.patience import HANG_GUARD_S
 
-KEY = "sk-test-0123456789abcdef"
+KEY = "sk-test-0123456789abcdef0123456789abcdef"
 JWT_SECRET = "jwt-secret-for-tests-0123456789abcdef"
 
 
@@ -93,8 +93,8 @@ def auth_config(**kw: Any) -> AuthConfig:
         "jwt_secret": JWT_SECRET,
         "jwt_issuer": "paragents-tests",
         "jwt_audience": "paragents",
-        "cookie_secret": b"c" * 32,
-        "cookie_ttl": 3600.0,
+        "browser_secret": b"c" * 32,
+        "browser_ttl": 3600.0,
     }
     base.update(kw)
     return AuthConfig(**base)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import socket
+import subprocess
 import time
 
 import jwt
@@ -72,19 +72,6 @@ async def test_rate_limit_answers_429_then_recovers(served: Served, limits: Limi
     codes = [(await served.client.get("/inbox", headers=H)).status_code for _ in range(6)]
     assert codes == [200] * 5 + [429]
     served.clock.now += 61
-    assert (await served.client.get("/inbox", headers=H)).status_code == 200
-
-
-@pytest.mark.parametrize("limits", [Limits(max_failures=3, failure_window=60.0, lockout=600.0)])
-async def test_repeated_failures_lock_the_address_out_even_for_the_good_key(
-    served: Served, limits: Limits
-) -> None:
-    bad = {"Authorization": "Bearer nope"}
-    codes = [(await served.client.get("/inbox", headers=bad)).status_code for _ in range(3)]
-    assert codes == [401, 401, 429]
-    locked = await served.client.get("/inbox", headers=H)
-    assert locked.status_code == 429 and "locked out" in error_of(locked)
-    served.clock.now += 601
     assert (await served.client.get("/inbox", headers=H)).status_code == 200
 
 
@@ -218,7 +205,7 @@ async def test_non_loopback_bind_refused_without_auth(served: Served) -> None:
     bridge = RuntimeBridge(served.runtime)
     try:
         with pytest.raises(ServeRefused, match="without authentication"):
-            ServeThread(bridge, AuthConfig(cookie_secret=b"c" * 32), "0.0.0.0", 0)
+            ServeThread(bridge, AuthConfig(browser_secret=b"c" * 32), "0.0.0.0", 0)
         ServeThread(bridge, AuthConfig(api_key=KEY), "0.0.0.0", 0)  # with a key it may
     finally:
         bridge.close()
@@ -240,6 +227,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
     """A pending row of another process (e.g. `paragents run --wait-approvals`) is in GET /inbox and
     POST /inbox/{id}/answer writes its answer to the store (first answer wins, a second is refused)."""
     view = await served.runtime.new_session("other")
+    other = subprocess.Popen(["sleep", "300"])  # a live process that is neither this one nor a parent
     await served.runtime.store.add_approval(
         "remote-ask-1",
         view.id,
@@ -247,7 +235,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
         tool="run_command",
         summary="run_command rm -rf build",
         call={"id": "c1", "name": "run_command", "arguments": json.dumps({"command": "rm -rf build"})},
-        pid=os.getppid(),  # a live process that is not this one
+        pid=other.pid,
     )
     inbox = (await served.client.get("/inbox", headers=H)).json()
     [item] = [i for i in inbox["items"] if i["id"] == "remote-ask-1"]
@@ -258,3 +246,34 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
     assert row is not None and row.state == "answered" and row.answer == "reject_once"
     second = await served.client.post("/inbox/remote-ask-1/answer", headers=H, json={"answer": "allow_once"})
     assert second.status_code == 409 and "reject_once" in error_of(second)
+    other.kill()
+    other.wait()
+
+
+async def test_deeply_nested_json_is_a_400_not_a_500(served: Served) -> None:
+    """Issue 28 item 7: 100 000 nested arrays made json.loads raise RecursionError (a 500)."""
+    view = await served.runtime.new_session("a")
+    for body in (
+        b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        b'{"text": ' + b"[" * 40 + b"]" * 40 + b"}",
+    ):
+        r = await served.client.post(
+            f"/sessions/{view.id}/prompt", headers={**H, "Content-Type": "application/json"}, content=body
+        )
+        assert r.status_code == 400 and "nested too deeply" in error_of(r)
+    assert not [row for row in await served.runtime.store.recent_access() if row["status"] == 500]
+
+
+async def test_json_answers_are_never_cached_or_sniffed(served: Served) -> None:
+    """Issue 28 item 7: every JSON answer (data and errors) says no-store and nosniff."""
+    for path, headers in (
+        ("/sessions", H),
+        ("/inbox", H),
+        ("/inbox", {}),
+        ("/health", {}),
+        ("/openapi.json", {}),
+    ):
+        r = await served.client.get(path, headers=headers)
+        assert r.headers["content-type"].startswith("application/json"), path
+        assert r.headers["cache-control"] == "no-store", path
+        assert r.headers["x-content-type-options"] == "nosniff", path

@@ -95,3 +95,56 @@ async def test_a_destructive_command_needs_a_second_tap(served: Served) -> None:
     assert armed == "Tap again to allow" and still_pending
     await served.runtime.wait_idle(view.id)
     assert not (served.project / "old.txt").exists()
+
+
+async def test_the_page_shows_line_306_of_a_long_command_and_opens_a_cut_preview_whole(
+    served: Served,
+) -> None:
+    """Issue 28 item 3 in the browser: the whole command is in its card (scrollable), line 306's
+    ``curl … | sh`` included; a long file write says how much it leaves out and opens it all."""
+    from selenium.webdriver.common.by import By
+
+    from tests.serve.conftest import write_call
+    from tests.serve.test_shown import EVIL, LONG_COMMAND, LONG_FILE, command_call, pending_call
+
+    _, long_rid = await pending_call(served, "long", command_call(LONG_COMMAND))
+    _, file_rid = await pending_call(served, "write", write_call("big.txt", LONG_FILE))
+    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+
+    def look() -> dict[str, Any]:
+        with phone_browser() as driver:
+            driver.get(link)
+            card = wait(
+                driver, lambda d: d.find_element(By.CSS_SELECTOR, f'article.card[data-id="{long_rid}"]')
+            )
+            pre = card.find_element(By.CSS_SELECTOR, "pre")
+            scrolls = driver.execute_script(
+                "return arguments[0].scrollHeight > arguments[0].clientHeight", pre
+            )
+            driver.execute_script("arguments[0].scrollTop = arguments[0].scrollHeight", pre)
+            command_text = pre.text  # what is rendered in the box (all of it, scrolled)
+            tail_visible = driver.execute_script(
+                "const r = arguments[0].getBoundingClientRect(), range = document.createRange();"
+                " const node = [...arguments[0].childNodes]"
+                ".find((n) => n.textContent.includes(arguments[1]));"
+                " range.selectNodeContents(node); const t = range.getBoundingClientRect();"
+                " return t.top >= r.top && t.bottom <= r.bottom;",
+                pre,
+                EVIL,
+            )
+            file_card = driver.find_element(By.CSS_SELECTOR, f'article.card[data-id="{file_rid}"]')
+            note = file_card.find_element(By.CSS_SELECTOR, ".cut").text
+            before = file_card.text
+            file_card.find_element(By.CSS_SELECTOR, 'button[data-answer="show_all"]').click()
+            whole = wait(driver, lambda d: file_card.find_element(By.CSS_SELECTOR, "pre.whole"))
+            driver.execute_script("arguments[0].scrollTop = arguments[0].scrollHeight", whole)
+            return {
+                "command": command_text, "scrolls": scrolls, "tail_visible": tail_visible, "note": note,
+                "before": before, "whole": whole.get_attribute("textContent"),
+            }  # fmt: skip
+
+    seen = await asyncio.to_thread(look)
+    assert EVIL in seen["command"] and "echo tail 3" in seen["command"]
+    assert seen["scrolls"] and seen["tail_visible"]
+    assert seen["note"] == "Not everything is shown: 101 more lines not shown."
+    assert "LAST LINE" not in seen["before"] and "LAST LINE" in seen["whole"]

@@ -30,9 +30,9 @@ async def test_paragents_pair_from_another_process_makes_a_one_time_link(served:
     link = next(line for line in done.stdout.splitlines() if "/pair/" in line)
     assert link.startswith(served.url + "/pair/") and "works once, for 5 minutes" in done.stdout
     assert "█" in done.stdout and "\x1b" not in done.stdout
-    path = link[len(served.url) :]
-    assert (await served.client.get(path)).status_code == 303
-    assert (await served.client.get(path)).status_code == 410
+    code = link.rsplit("/", 1)[1]
+    assert (await served.client.post("/pair", json={"code": code})).status_code == 200
+    assert (await served.client.post("/pair", json={"code": code})).status_code == 410
 
 
 def test_serve_refuses_a_public_address_without_credentials(tmp_path: object) -> None:

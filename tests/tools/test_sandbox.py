@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
@@ -17,16 +18,25 @@ import pytest
 from paragents.config import ConfigError, RuntimeConfig, load_config
 from paragents.permissions import Policy
 from paragents.tools import ToolContext
-from paragents.tools.sandbox import SandboxConfig, bwrap_argv, check, hidden_paths
+from paragents.tools.sandbox import SandboxConfig, bwrap_argv, check, hidden_paths, userns_flags
+from paragents.tools.sandbox_git import git_state
+from paragents.tools.sandbox_hide import host_sockets, secret_paths
 from paragents.ui.commands import CommandError, SlashCommand, parse_command
 from tests.tools.conftest import Call
+from tests.trusting import trusted
 
 BWRAP_WORKS = shutil.which("bwrap") is not None and check(SandboxConfig()).active
 needs_bwrap = pytest.mark.skipif(
-    not BWRAP_WORKS,
+    not BWRAP_WORKS and not os.environ.get("PARAGENTS_CI"),  # CI installs bwrap: there they must run
     reason="bwrap (Debian package bubblewrap) is not installed or cannot create a sandbox here",
 )
 MISSING = "/nonexistent/bin/bwrap"
+GIT_ID = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@e",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@e",
+}
 
 
 def sandboxed(ctx: ToolContext, **settings: object) -> ToolContext:
@@ -210,16 +220,17 @@ def test_argv_never_hides_a_directory_holding_the_writable_root(outside: Path) -
     (lane / "x").write_text("secret")
     rules = ((str(outside.parent), "/" + outside.name), (str(outside), "/lane/**"), (str(outside), "/lane/x"))
     argv = bwrap_argv("bwrap", SandboxConfig(root=lane, hidden_rules=rules), lane, ["true"])
-    assert str(outside) not in argv and "--tmpfs" not in argv[argv.index("--bind") :]
+    tmpfs = [argv[i + 1] for i, a in enumerate(argv) if a == "--tmpfs"]
+    assert str(outside) not in argv and str(lane) not in tmpfs
     assert argv[argv.index(str(lane / "x")) - 2] == "--ro-bind"
 
 
 def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path) -> None:
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": "off"}))
-    assert load_config(tmp_path).config.sandbox.mode == "off"
+    assert load_config(trusted(tmp_path)).config.sandbox.mode == "off"
     data = {"sandbox": {"mode": "required", "network": "all", "writable": ["~/.cache"], "autoAllow": True}}
     (tmp_path / "runtime_config.json").write_text(json.dumps(data))
-    sandbox = load_config(tmp_path).config.sandbox
+    sandbox = load_config(trusted(tmp_path)).config.sandbox
     assert (sandbox.mode, sandbox.network, sandbox.writable, sandbox.auto_allow) == (
         "required", "all", ("~/.cache",), True,
     )  # fmt: skip
@@ -228,7 +239,9 @@ def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path)
     with pytest.raises(ConfigError, match=r"sandbox\.network"):
         load_config(tmp_path)
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"netwrok": "all"}}))
-    with pytest.raises(ConfigError, match="known keys: auto_allow, bwrap, mode, network, writable"):
+    with pytest.raises(
+        ConfigError, match="known keys: auto_allow, bwrap, env_allow, hidden, mode, network, writable"
+    ):
         load_config(tmp_path)
 
 
@@ -237,3 +250,134 @@ def test_sandbox_command_parses_an_optional_mode() -> None:
     assert parse_command("/sandbox required") == SlashCommand("sandbox", "required")
     error = parse_command("/sandbox sometimes")
     assert isinstance(error, CommandError) and "off, auto, required" in error.message
+
+
+def _pairs(argv: list[str], flag: str) -> list[str]:
+    """The first argument of every ``flag`` in ``argv``."""
+    return [argv[i + 1] for i, a in enumerate(argv) if a == flag]
+
+
+def test_argv_hides_paragents_dirs_and_credentials_but_binds_a_lane_back(
+    outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home, config, state = outside / "home", outside / "config", outside / "state"
+    for path in (home / ".ssh", home / ".aws", config, state / "lanes" / "abc" / "api"):
+        path.mkdir(parents=True)
+    (home / ".netrc").write_text("machine x password y")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PARAGENTS_CONFIG_DIR", str(config))
+    monkeypatch.setenv("PARAGENTS_STATE_DIR", str(state))
+    lane = state / "lanes" / "abc" / "api"
+    argv = bwrap_argv("bwrap", SandboxConfig(root=lane, hidden=("~/.aws",), session="s1"), lane, ["true"])
+    tmpfs, binds = _pairs(argv, "--tmpfs"), _pairs(argv, "--bind")
+    assert {str(home / ".ssh"), str(home / ".aws"), str(config), str(state)} <= set(tmpfs)
+    assert argv.index(str(state)) < argv.index(str(lane))  # hidden first, then the lane bound back
+    assert str(lane) in binds and str(state / "sandbox" / "s1") in binds
+    assert _pairs(argv, "--ro-bind")[-1] == str(home / ".netrc") or str(home / ".netrc") in argv
+    assert argv[argv.index(str(config)) - 3 : argv.index(str(config))] == ["--perms", "0555", "--tmpfs"]
+
+
+def test_argv_gives_commands_private_caches(outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PARAGENTS_STATE_DIR", str(outside / "state"))
+    root = outside / "work"
+    root.mkdir()
+    argv = bwrap_argv("bwrap", SandboxConfig(root=root, session="s1"), root, ["true"])
+    env = {argv[i + 1]: argv[i + 2] for i, a in enumerate(argv) if a == "--setenv"}
+    private = str(outside / "state" / "sandbox" / "s1")
+    assert env["UV_CACHE_DIR"] == private + "/uv" and env["npm_config_cache"] == private + "/npm"
+    assert env["XDG_CACHE_HOME"].startswith(private) and env["TMPDIR"] == "/tmp"
+    assert (outside / "state" / "sandbox" / "s1" / "uv").is_dir()
+    assert (outside / "state" / "sandbox" / "s1").stat().st_mode & 0o777 == 0o700
+
+
+@needs_bwrap
+def test_nested_user_namespaces_are_disabled_where_bwrap_can() -> None:
+    assert userns_flags(shutil.which("bwrap") or "bwrap") == ("--unshare-user", "--disable-userns")
+
+
+def test_git_state_of_a_plain_repository(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git" / "objects").mkdir(parents=True)
+    (repo / ".git" / "refs").mkdir()
+    (repo / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (repo / ".git" / "config").write_text("")
+    state = git_state(str(repo))
+    git = str(repo / ".git")
+    assert state.writable == [git]
+    assert set(state.readonly) == {f"{git}/config", f"{git}/hooks", f"{git}/info"}  # made when missing
+    assert git_state(str(repo), hidden=[str(tmp_path)]).writable == []  # never inside a hidden path
+
+
+def test_git_state_of_a_linked_worktree(tmp_path: Path) -> None:
+    repo, lane = tmp_path / "repo", tmp_path / "lane"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["commit", "-q", "--allow-empty", "-m", "i"],
+        ["branch", "paragents/other"],
+        ["worktree", "add", "-q", "-b", "paragents/api", str(lane)],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, env={**os.environ, **GIT_ID})  # fmt: skip
+    git = str(repo / ".git")
+    state = git_state(str(lane))
+    assert state.writable == [
+        f"{git}/worktrees/lane",
+        f"{git}/objects",
+        f"{git}/refs/heads/paragents",
+        f"{git}/logs/refs/heads/paragents",
+    ]
+    assert {str(lane / ".git"), f"{git}/worktrees/lane/commondir", f"{git}/worktrees/lane/gitdir"} <= set(
+        state.readonly
+    )
+    assert f"{git}/refs/heads/paragents/other" in state.readonly  # other branches stay read-only
+    assert f"{git}/config" not in state.writable
+    (lane / ".git").write_text(f"gitdir: {tmp_path}\n")  # pointing elsewhere: nothing writable
+    assert git_state(str(lane)).writable == []
+
+
+@needs_bwrap
+def test_a_sibling_branch_deleted_before_bwrap_starts_is_no_error(tmp_path: Path) -> None:
+    """The read-only binds of sibling lanes' branches are listed when the command line is built; one
+    deleted before bwrap starts (another lane removed meanwhile) must not fail the command."""
+    repo, lane = tmp_path / "repo", tmp_path / "lane"
+    repo.mkdir()
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["commit", "-q", "--allow-empty", "-m", "i"],
+        ["branch", "paragents/other"],
+        ["worktree", "add", "-q", "-b", "paragents/api", str(lane)],
+    ):
+        subprocess.run(["git", *args], cwd=repo, check=True, env={**os.environ, **GIT_ID})  # fmt: skip
+    argv = bwrap_argv("bwrap", SandboxConfig(mode="required"), lane, ["git", "status", "--short"])
+    assert str(repo / ".git/refs/heads/paragents/other") in argv
+    subprocess.run(["git", "branch", "-D", "-q", "paragents/other"], cwd=repo, check=True)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_host_sockets_come_from_the_table_except_under_skipped_dirs(tmp_path: Path) -> None:
+    import socket
+
+    sock_path = tmp_path / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    table = tmp_path / "unix"
+    table.write_text(
+        "Num RefCount Protocol Flags Type St Inode Path\n"
+        f"0: 00000002 00000000 00010000 0001 01 1 {sock_path}\n"
+        "0: 00000002 00000000 00010000 0001 01 2 @abstract\n"
+        f"0: 00000002 00000000 00010000 0001 01 3 {tmp_path}/gone.sock\n"
+    )
+    try:
+        assert host_sockets((), table=str(table)) == [str(sock_path)]
+        assert host_sockets((str(tmp_path),), table=str(table)) == []
+    finally:
+        server.close()
+
+
+def test_secret_paths_are_the_existing_ones(outside: Path) -> None:
+    (outside / ".ssh").mkdir()
+    (outside / ".git-credentials").write_text("x")
+    found = secret_paths(("~/extra",), env={"HOME": str(outside)})
+    assert str(outside / ".ssh") in found and str(outside / ".git-credentials") in found
+    assert str(outside / "extra") not in found and str(outside / ".aws") not in found  # missing: skipped

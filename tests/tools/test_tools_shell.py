@@ -13,6 +13,7 @@ import pytest
 
 from paragents.tools import ToolContext, ToolResult, default_registry
 from paragents.tools import shell as shell_mod
+from paragents.tools.sandbox import SandboxConfig
 
 Call = Callable[..., Awaitable[ToolResult]]
 
@@ -65,7 +66,7 @@ async def test_runs_in_workdir_or_cwd_subdir(ctx: ToolContext, call: Call) -> No
     sub = await call("run_command", {"command": "pwd", "cwd": "sub"})
     assert sub.content.splitlines()[0] == str((ctx.workdir / "sub").resolve())
     escape = await call("run_command", {"command": "pwd", "cwd": "../"})
-    assert escape.is_error and "subdirectory" in escape.content
+    assert escape.is_error and "inside the working directory" in escape.content
     missing = await call("run_command", {"command": "pwd", "cwd": "nope"})
     assert missing.is_error and "not an existing directory" in missing.content
 
@@ -97,24 +98,51 @@ async def test_output_capped_keeping_head_and_tail(ctx: ToolContext, call: Call)
 
 
 async def test_api_keys_and_tokens_not_visible(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai-secret-1")
-    monkeypatch.setenv("PARAGENTS_API_KEY", "sk-paragents-secret-2")
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-other-secret-3")
-    monkeypatch.setenv("GITHUB_TOKEN", "ghp-secret-4")
-    monkeypatch.setenv("PARAGENTS_VISIBLE", "plain-value")
+    secrets = {
+        "OPENAI_API_KEY": "sk-openai-secret-1",
+        "PARAGENTS_API_KEY": "sk-paragents-secret-2",
+        "ANTHROPIC_API_KEY": "sk-other-secret-3",
+        "GITHUB_TOKEN": "ghp-secret-4",
+        "DATABASE_URL": "postgres://app:hunter2@db/app",
+        "GH_PAT": "ghp-pat-5",
+        "PGPASSWORD": "pg-secret-6",
+        "STRIPE_SECRET_KEY": "sk_live_7",
+        "SMTP_PASSWORD": "smtp-secret-8",
+        "SENTRY_DSN": "https://key9@sentry.example/1",
+        "HTTPS_PROXY": "http://user:proxy-secret-10@proxy:3128",
+        "PARAGENTS_VISIBLE": "plain-value",
+    }
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("PAGER", "less")
+    monkeypatch.setenv("LC_TIME", "C.UTF-8")
     result = await call("run_command", {"command": "env"})
-    for secret in ("sk-openai-secret-1", "sk-paragents-secret-2", "sk-other-secret-3", "ghp-secret-4"):
-        assert secret not in result.content
+    for value in secrets.values():
+        assert value not in result.content  # an allow-list: an unknown variable is not passed either
     lines = result.content.splitlines()
-    assert "PARAGENTS_VISIBLE=plain-value" in lines
+    assert "LC_TIME=C.UTF-8" in lines and any(line.startswith("PATH=") for line in lines)
     assert "PAGER=cat" in lines and "GIT_PAGER=cat" in lines and "TERM=dumb" in lines
 
 
-def test_command_env_filters_secret_names() -> None:
-    env = shell_mod.command_env({"A_TOKEN": "1", "x_api_key": "2", "OPENAI_API_KEY": "3", "KEEP": "4"})
-    assert env["KEEP"] == "4"
-    assert not {"A_TOKEN", "x_api_key", "OPENAI_API_KEY"} & set(env)
+async def test_env_allow_passes_the_variables_the_user_names(
+    ctx: ToolContext, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MYAPP_MODE", "dev")
+    monkeypatch.setenv("MYAPP_TOKEN", "named-on-purpose")
+    monkeypatch.setenv("OTHER", "not-named")
+    ctx.sandbox = SandboxConfig(mode="off", env_allow=("MYAPP_*",))
+    lines = (await call("run_command", {"command": "env"}, ctx)).content.splitlines()
+    assert "MYAPP_MODE=dev" in lines and "MYAPP_TOKEN=named-on-purpose" in lines
+    assert not any(line.startswith("OTHER=") for line in lines)
+
+
+def test_command_env_is_an_allow_list() -> None:
+    env = shell_mod.command_env(
+        {"A_TOKEN": "1", "x_api_key": "2", "OPENAI_API_KEY": "3", "HOME": "/h", "LANG": "C", "KEEP": "4"}
+    )
+    assert env["HOME"] == "/h" and env["LANG"] == "C"
+    assert not {"A_TOKEN", "x_api_key", "OPENAI_API_KEY", "KEEP"} & set(env)
+    assert shell_mod.command_env({"KEEP": "4"}, allow=("KEEP",))["KEEP"] == "4"
 
 
 async def test_timeout_kills_whole_process_group(ctx: ToolContext, call: Call) -> None:

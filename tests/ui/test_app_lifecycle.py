@@ -18,6 +18,7 @@ from paragents.ui.screens.info import TableScreen
 from paragents.ui.signals import quit_on_signals
 from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
+from tests.trusting import trusted
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_app_sessions import replies, started
 
@@ -81,6 +82,7 @@ async def test_permissions_lists_the_rules_of_a_real_policy(make_runtime: Any, r
         "permissions": {"allow": ["Bash(npm test *)"], "deny": ["Read(./.env)"], "ask": ["Edit(src/**)"]}
     }
     (runtime.project_dir / "permissions.json").write_text(json.dumps(rules))
+    trusted(runtime.project_dir)
     await runtime.shutdown()
     runtime = await make_runtime()
     assert type(runtime.policy).__name__ == "Policy" and runtime.policy.rules_table()

@@ -1,9 +1,18 @@
 // paragents phone inbox. Every piece of text from the server (model output, commands, file names,
 // errors) goes into the page with textContent or createTextNode, never as HTML.
+// The browser token (from pairing) lives in this origin's localStorage and goes in a header: never a
+// cookie, which every other server on this host name would receive (cookies ignore ports).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
 const ARM_MS = 6000; // a destructive command's first tap arms its Allow button for this long
+const TOKEN_KEY = "paragents.token";
+const TOKEN_HEADER = "X-Paragents-Session";
+
+function authHeaders() {
+  const token = localStorage.getItem(TOKEN_KEY);
+  return token ? { [TOKEN_HEADER]: token } : {};
+}
 
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -13,7 +22,7 @@ function el(tag, cls, text) {
 }
 
 async function api(path, body) {
-  const options = { credentials: "same-origin", headers: { "X-Requested-With": "paragents" } };
+  const options = { credentials: "omit", cache: "no-store", headers: authHeaders() };
   if (body !== undefined) {
     options.method = "POST";
     options.headers["Content-Type"] = "application/json";
@@ -39,18 +48,50 @@ function age(since) {
   return Math.round(s / 3600) + " h ago";
 }
 
-function previewBlock(item) {
-  const p = item.preview;
-  const text = p && p.text ? p.text : item.command || "";
-  if (!text) return null;
+function textBlock(text, diff) {
   const pre = el("pre", "preview");
   for (const line of text.split("\n")) {
-    const cls = p && p.kind === "diff" && line.startsWith("+") && !line.startsWith("+++") ? "add"
-      : p && p.kind === "diff" && line.startsWith("-") && !line.startsWith("---") ? "del" : null;
+    const cls = diff && line.startsWith("+") && !line.startsWith("+++") ? "add"
+      : diff && line.startsWith("-") && !line.startsWith("---") ? "del" : null;
     pre.appendChild(cls ? el("span", cls, line) : document.createTextNode(line));
     pre.appendChild(document.createTextNode("\n"));
   }
   return pre;
+}
+
+function previewBlocks(item) {
+  // What the ask will do, never less than the server holds: a command whole (scrollable), else the
+  // preview, saying plainly what it leaves out, with a button that opens the whole call.
+  const p = item.preview;
+  const out = [];
+  if (typeof item.command === "string") {
+    const lines = item.command.split("\n").length;
+    out.push(el("div", "why", "The whole command (" + item.size + ")" + (lines > 12 ? ": scroll to read it all" : "")));
+    out.push(textBlock(item.command, false));
+    return out;
+  }
+  if (p && p.text) out.push(textBlock(p.text, p.kind === "diff"));
+  if (item.not_shown) {
+    const note = el("div", "cut", "Not everything is shown: " + item.not_shown + ".");
+    const open = el("button", "more", "Show the whole call (" + item.size + ")");
+    open.type = "button";
+    open.dataset.answer = "show_all";
+    open.addEventListener("click", async () => {
+      open.disabled = true;
+      try {
+        const whole = await api("/inbox/" + encodeURIComponent(item.id) + "/call");
+        const block = textBlock(whole.whole, false);
+        block.classList.add("whole");
+        note.replaceWith(el("div", "why", "The whole call (" + whole.size + "):"));
+        open.replaceWith(block);
+      } catch (e) {
+        open.disabled = false;
+        note.textContent = "Could not open the whole call: " + e.message;
+      }
+    });
+    out.push(note, open);
+  }
+  return out;
 }
 
 function answerButton(item, card, label, answer, cls) {
@@ -115,10 +156,13 @@ function itemCard(item) {
     card.appendChild(el("div", "why", "A conflict between sessions: answer it in the terminal."));
     return card;
   }
-  if (item.destructive) card.appendChild(el("div", "danger", "Deletes or overwrites files: Allow needs a second tap."));
-  const preview = previewBlock(item);
+  if (item.destructive) {
+    const why = item.destructive_reason || "it deletes or overwrites files";
+    card.appendChild(el("div", "danger", "Destructive (" + why + "): Allow needs a second tap."));
+  }
   if (item.preview && item.preview.detail) card.appendChild(el("div", "why", item.preview.detail));
-  if (preview) card.appendChild(preview);
+  if (item.preview && item.preview.cwd) card.appendChild(el("div", "why", "in " + item.preview.cwd));
+  for (const block of previewBlocks(item)) card.appendChild(block);
   if (item.preview && item.preview.problem) card.appendChild(el("div", "error", item.preview.problem));
   card.appendChild(el("div", "why", item.rule ? "rule: " + item.rule : item.reason));
   const buttons = el("div", "buttons");
@@ -185,15 +229,34 @@ function setLive(on, text) {
   live.textContent = text;
 }
 
-function listen() {
-  const source = new EventSource("/events");
-  source.onopen = () => { setLive(true, "live"); scheduleRefresh(0); };
-  source.onmessage = () => scheduleRefresh();
-  for (const kind of ["SessionStateChanged", "PermissionRequested", "PermissionResolved", "MessageAdded",
-                      "TurnFinished", "ConflictDetected", "ConflictResolved", "SessionRenamed", "QueueChanged"]) {
-    source.addEventListener(kind, () => scheduleRefresh());
+async function listen() {
+  // Server-sent events read with fetch (an EventSource cannot send the token header).
+  for (;;) {
+    if (!localStorage.getItem(TOKEN_KEY)) { $("signin").hidden = false; setLive(false, "not paired"); return; }
+    try {
+      const response = await fetch("/events", { credentials: "omit", cache: "no-store", headers: authHeaders() });
+      if (response.status === 401) { $("signin").hidden = false; setLive(false, "not paired"); return; }
+      if (!response.ok || !response.body) throw new Error("HTTP " + response.status);
+      setLive(true, "live");
+      scheduleRefresh(0);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          if (/^(event|data):/m.test(block)) scheduleRefresh();
+        }
+      }
+    } catch (e) { /* reconnect below */ }
+    setLive(false, "reconnecting…");
+    await new Promise((resolve) => setTimeout(resolve, 3000));
   }
-  source.onerror = () => setLive(false, "reconnecting…");
 }
 
 refresh();

@@ -4,7 +4,9 @@ exit code and failing tests, diffstat, hunks, overlaps with other candidates, to
 and the judge's rank beside them (advice, never instead of the evidence). Below: the highlighted
 candidate's failing tests, files, judge reason and hunks (a SelectionList, for grafting).
 
-Keys: ``a`` apply the highlighted candidate (the lanes merge flow); ``t`` make it the graft target;
+Keys: ``a`` apply the highlighted candidate: the lanes merge dialog (the git commands, merge-tree's
+answer, the verify result on exactly its tree: a failed or stale one refuses unless the override is
+ticked, the drafted message editable); ``t`` make it the graft target;
 ``g`` graft the hunks selected below (of the highlighted candidate) onto the target; ``d`` twice
 discards every lane (lanes gc rules; unmerged work is bundled first); Esc closes. Nothing is merged
 without one of these keys. The actions come from a :class:`CompareActions` (the app binds them to
@@ -45,9 +47,11 @@ COLUMNS = (
 
 @dataclass
 class CompareActions:
-    """What the screen's keys do: each returns the sentence to show (or raises a readable error)."""
+    """What the screen's keys do: each returns the sentence to show (or raises a readable error).
+    ``land`` prepares landing one candidate: (the merge dialog's actions, the lane's review, the
+    squash plan) for :class:`~paragents.ui.screens.lane_merge.MergeScreen`."""
 
-    apply: Callable[[str], Awaitable[str]]
+    land: Callable[[str], Awaitable[tuple[Any, Any, Any]]]
     graft: Callable[[str, str, set[str]], Awaitable[str]]
     discard: Callable[[], Awaitable[str]]
     reload: Callable[[], Awaitable[Comparison]]
@@ -238,10 +242,28 @@ class CompareScreen(ModalScreen[None]):
         cand = self._current()
         if cand is None or self.actions is None:
             return
-        actions, name = self.actions, cand.name
-        self.target = name
-        self._status(f"applying {name} through the lanes merge flow ...")
-        self.run_worker(self._run(lambda: actions.apply(name)), group="compare", exclusive=True)
+        self.target = cand.name
+        self._status(f"checking how {cand.name} would land ...")
+        self.run_worker(self._land(self.actions, cand.name), group="compare", exclusive=True)
+
+    async def _land(self, actions: CompareActions, name: str) -> None:
+        """Open the merge dialog for candidate ``name``; reload once it landed."""
+        from paragents.ui.screens.lane_merge import MergeScreen
+
+        try:
+            landing, review, plan = await actions.land(name)
+        except Exception as exc:  # a readable refusal (no patch, the lane is gone)
+            self._status(str(exc), "red")
+            return
+        outcome = await self.app.push_screen_wait(MergeScreen(landing, review, plan))
+        if outcome is None:
+            self._status(f"{name} not applied")
+            return
+
+        async def said() -> str:
+            return str(outcome.text)
+
+        await self._run(said)
 
     def action_target(self) -> None:
         cand = self._current()

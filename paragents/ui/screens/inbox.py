@@ -7,7 +7,9 @@ under it. As in a panel, its answer keys work only after the deliberate act aime
 (the bar's key line says so) or a click on the bar or its buttons. Opening the inbox, moving the
 selection or answering the previous item never arms a bar, so typing "say hi" here answers nothing.
 ``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. Answers resolve
-the event's Future directly; the panels update from the resulting events.
+the event's Future directly; the panels update from the resulting events. An approval's preview is
+bounded: a line under the list says plainly how much it leaves out, and ctrl+o opens the whole call
+(:class:`WholeCallScreen`).
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
-from textual.screen import Screen
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Static
 
 from paragents.events import (
@@ -33,6 +35,7 @@ from paragents.events import (
     QuestionAsked,
 )
 from paragents.permissions.destructive import call_destructive
+from paragents.serve.shown import not_shown, size_of, whole_call
 from paragents.ui.glyphs import glyphs
 from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
@@ -120,6 +123,46 @@ class QuestionNote(Static):
         self.question = question
 
 
+def cut_line(request: PermissionRequested) -> Text:
+    """The line under the inbox list for an approval: how much its preview leaves out (plainly, in
+    warning colour) and that ctrl+o opens the whole call, with its size."""
+    size = size_of(whole_call(request.call.name, request.call.arguments))
+    missing = not_shown(request.preview)
+    text = Text()
+    if missing:
+        text.append(f"{glyphs().warn} {missing}", style="bold yellow")
+        text.append(f": ctrl+o shows the whole call ({size})")
+    else:
+        text.append(f"ctrl+o shows the whole call ({size})", style="dim")
+    return text
+
+
+class WholeCallScreen(ModalScreen[None]):
+    """Everything an ask's call will do (:func:`~paragents.serve.shown.whole_call`), as plain text in
+    a scrollable box; Esc closes."""
+
+    DEFAULT_CSS = """
+    WholeCallScreen { align: center middle; }
+    WholeCallScreen > VerticalScroll { width: 90%; height: 90%; border: tall $warning; padding: 0 1;
+                                       background: $surface; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "Close")]
+
+    def __init__(self, request: PermissionRequested) -> None:
+        super().__init__()
+        self.request = request
+
+    def compose(self) -> ComposeResult:
+        whole = whole_call(self.request.call.name, self.request.call.arguments)
+        head = Text(f"{clean(self.request.summary)}  ({size_of(whole)}; Esc closes)\n", style="bold")
+        with VerticalScroll():
+            yield Static(head + Text(clean(whole)), id="whole-call")
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
 class InboxScreen(Screen[str | None]):
     """The inbox over ``items()`` (re-read by :meth:`reload`); ``clock`` gives Unix seconds for ages.
     Dismissed with a session id (Enter: focus it) or None (Esc)."""
@@ -127,6 +170,7 @@ class InboxScreen(Screen[str | None]):
     DEFAULT_CSS = """
     InboxScreen > #inbox-title { height: 1; padding: 0 1; background: $warning 30%; text-style: bold; }
     InboxScreen > #inbox-list { height: auto; max-height: 60%; padding: 0 1; }
+    InboxScreen > #inbox-cut { height: auto; padding: 0 1; }
     InboxScreen > #inbox-bar { height: auto; }
     InboxScreen > #inbox-empty { padding: 1 2; color: $text-muted; }
     """
@@ -137,6 +181,7 @@ class InboxScreen(Screen[str | None]):
         Binding("enter", "open", "Go to session"),
         Binding(FOCUS_KEY, "arm_bar", "Answer with keys", priority=True),
         Binding("ctrl+a", "allow_group", "Allow for the fan-out", priority=True, show=False),
+        Binding("ctrl+o", "whole_call", "Whole call", priority=True),
     ]
 
     def __init__(
@@ -160,6 +205,7 @@ class InboxScreen(Screen[str | None]):
     def compose(self) -> ComposeResult:
         yield Static(inbox_title(0), id="inbox-title")
         yield Static("", id="inbox-list")
+        yield Static("", id="inbox-cut")
         yield Vertical(id="inbox-bar")
         yield Static("Nothing waits on you. Esc goes back.", id="inbox-empty")
         yield Footer()
@@ -207,6 +253,10 @@ class InboxScreen(Screen[str | None]):
     async def _show_bar(self, arm: bool) -> None:
         slot = self.query_one("#inbox-bar", Vertical)
         item = next((i for i in self.items if i.key == self.selected), None)
+        ask = item.event if item is not None and isinstance(item.event, PermissionRequested) else None
+        cut = self.query_one("#inbox-cut", Static)
+        cut.update(cut_line(ask) if ask is not None else "")
+        cut.display = ask is not None
         current = next(iter(slot.children), None)
         shown = getattr(current, "request", None) or getattr(current, "conflict", None)
         shown = shown or getattr(current, "pause", None) or getattr(current, "prediction", None)
@@ -255,6 +305,12 @@ class InboxScreen(Screen[str | None]):
         said = await self.allow_group(item.event)
         self.notify(said, markup=False)
         await self.reload(arm=True)
+
+    def action_whole_call(self) -> None:
+        """ctrl+o: open the selected approval's whole call (what a bounded preview leaves out)."""
+        item = next((i for i in self.items if i.key == self.selected), None)
+        if item is not None and isinstance(item.event, PermissionRequested):
+            self.app.push_screen(WholeCallScreen(item.event))
 
     def action_arm_bar(self) -> None:
         """ctrl+g: the selected item's bar takes the answer keys (the deliberate act)."""

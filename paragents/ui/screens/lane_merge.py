@@ -88,7 +88,7 @@ class MergeScreen(ModalScreen[Outcome | None]):
                 yield Static(Text("Commit message (drafting…)"), id="message-label")
                 yield TextArea("", id="message", soft_wrap=True)
             if self.needs_override:
-                yield Checkbox("Merge although verify has not passed on this commit", id="override")
+                yield Checkbox("Merge although verify has not passed on this tree", id="override")
             yield Static("", id="status")
             with Horizontal():
                 label = TITLES[plan.strategy] if plan.strategy != "pr" or self.gh else "Show the commands"
@@ -183,7 +183,7 @@ class MergeScreen(ModalScreen[Outcome | None]):
             if name == "LaneMoved":
                 self.dismiss(Outcome("moved", str(exc)))
                 return
-            if name not in ("SessionError", "LaneError", "StoreError"):
+            if name not in ("SessionError", "LaneError", "StoreError", "FanoutError"):
                 raise
             self.say(str(exc))
             self.query_one("#go", Button).disabled = False

@@ -44,6 +44,7 @@ class LanesScreen(ModalScreen[None]):
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "verify", "Verify"),
+        Binding("c", "commit", "Commit changes"),
         Binding("s", "merge('squash')", "Squash"),
         Binding("r", "merge('rebase')", "Rebase"),
         Binding("m", "merge('merge')", "Merge commit"),
@@ -150,7 +151,7 @@ class LanesScreen(ModalScreen[None]):
                 raise
             log.write_line(str(exc))
             return
-        log.write_line(f"exit {record.exit_code} on {record.commit[:12]}")
+        log.write_line(f"exit {record.exit_code} on tree {record.tree[:12]} (commit {record.commit[:12]})")
         for i, r in enumerate(self.reviews):
             if r.name == review.name:
                 self.reviews[i] = dataclasses.replace(r, verify=record)
@@ -168,6 +169,18 @@ class LanesScreen(ModalScreen[None]):
             return
         outcome = await self.app.push_screen_wait(MergeScreen(self.actions, review, plan, gh=has_gh()))
         await self._after(outcome)
+
+    @work(exclusive=True, group="lane-action")
+    async def action_commit(self) -> None:
+        review = self._usable()
+        if review is None:
+            return
+        if review.state.clean:
+            self.notify(f"Lane {review.name} has no uncommitted files.", markup=False)
+            return
+        from paragents.ui.screens.lanes_commit import CommitScreen
+
+        await self._after(await self.app.push_screen_wait(CommitScreen(self.actions, review)))
 
     @work(exclusive=True, group="lane-action")
     async def action_discard(self) -> None:
@@ -250,12 +263,17 @@ def verify_text(review: Any) -> Text:
     if record is None:
         return Text("verify: not run on this lane yet (v runs it)\n", style="yellow")
     state = review.state
-    current = state is not None and record.covers(state.head, state.tree)
+    current = state is not None and record.covers(state.tree)
     outcome = "passed" if record.passed else f"FAILED (exit {record.exit_code})"
-    text = Text(f"verify: `{clean(record.command)}` {outcome} on {record.commit[:12]}", style="bold")
-    text.stylize("green" if record.passed and current else "yellow")
+    where = f"exactly this tree: {state.describe()}" if current else f"tree {record.tree[:12]}"
+    text = Text(f"verify: `{clean(record.command)}` {outcome} on {where}", style="bold")
+    text.stylize("green" if record.passed and current else ("red" if current else "yellow"))
     if not current:
         text.append(" — the lane changed since: run it again (v)", style="yellow")
+    elif state is not None and not state.clean:
+        text.append(
+            "\n  uncommitted files: commit them (c) to merge; the result holds for the commit", style="dim"
+        )
     tail = "\n".join(record.output_tail.splitlines()[-6:])
     if tail:
         text.append("\n" + clean(tail), style="dim")
@@ -275,7 +293,7 @@ class Demo(App[None]):
         from paragents.lanes.review import LaneReview
         from paragents.store.lane_verify import VerifyRecord
 
-        state = LaneState("a1b2c3d4e5f6a7b8", "tree1")
+        state = LaneState("a1b2c3d4e5f6a7b8", "tree1", "tree1")
         patch = "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n"
         patch += " def hello():\n-    return 1\n+    return 2\n"
         verify = VerifyRecord(1, "uv run pytest -q", state.head, state.tree, 0, "3 passed in 0.12s", 0.0)

@@ -20,8 +20,10 @@ from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 
 def prediction_summary(conflict: PredictedConflict) -> str:
-    """The inbox line: "api conflicts with web in src/app.py, src/b.py (neither has merged yet)"."""
-    return f"{conflict.describe()} (neither has merged yet)"
+    """The inbox line: "api conflicts with web in src/app.py, src/b.py (neither has merged yet)", or
+    against its base branch "api conflicts with its base main in calc.py (api has not merged yet)"."""
+    pending = f"{conflict.a} has not merged yet" if conflict.against_base else "neither has merged yet"
+    return f"{conflict.describe()} ({pending})"
 
 
 def lane_sessions(runtime: Any, lane: str) -> list[str]:

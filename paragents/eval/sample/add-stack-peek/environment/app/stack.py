@@ -1,0 +1,13 @@
+class Stack:
+    """A last-in, first-out stack."""
+
+    def __init__(self):
+        self._items = []
+
+    def push(self, item):
+        self._items.append(item)
+
+    def pop(self):
+        if not self._items:
+            raise IndexError("pop from an empty stack")
+        return self._items.pop()

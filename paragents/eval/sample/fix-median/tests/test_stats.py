@@ -1,0 +1,12 @@
+import unittest
+
+from stats import median
+
+
+class MedianTest(unittest.TestCase):
+    def test_odd(self):
+        self.assertEqual(median([3, 1, 2]), 2)
+
+    def test_even(self):
+        self.assertEqual(median([4, 1, 3, 2]), 2.5)
+        self.assertEqual(median([10, 20]), 15)

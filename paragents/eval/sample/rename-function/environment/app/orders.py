@@ -1,0 +1,3 @@
+def calc_tot(lines):
+    """The total of (quantity, unit price) lines."""
+    return sum(q * p for q, p in lines)
