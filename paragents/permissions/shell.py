@@ -117,10 +117,23 @@ class _Walker:
                     node_text(piped)
                 ):  # the parser took heredoc lines for the command line (a body starting with "\")
                     self.out.problem = "a heredoc's body could not be told apart from its command line"
+                output = self._heredoc_output(node, body, feed)
                 if piped.type == "pipeline" and piped.named_children:
-                    self._feed(piped.named_children[0], output_of(node))
+                    self._feed(piped.named_children[0], output)
                 elif piped.type in ("command", "redirected_statement"):
-                    self._feed(piped, output_of(node))
+                    self._feed(piped, output)
+
+    @staticmethod
+    def _heredoc_output(node: ts.Node, body: ts.Node | None, feed: Feed | None) -> Feed:
+        """What ``node`` (a statement with a heredoc) writes to a pipe written after the heredoc's
+        start: the output of its command, or of the last command of a list the parser attached the
+        heredoc to (``true && cat <<EOF | sh``: ``cat`` reads the heredoc)."""
+        last = body
+        while last is not None and last.type in ("list", "pipeline") and last.named_children:
+            last = last.named_children[-1]
+        if last is None or last is body:
+            return output_of(node)
+        return output_of(last, feed)
 
     def _input_redirect(self, body: ts.Node, redirect: ts.Node) -> None:
         """``sh < <(curl x)``, ``sh < "$F"``: stdin read from something only known when it runs feeds

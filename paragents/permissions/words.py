@@ -160,12 +160,13 @@ def _printf(fmt: str, args: list[str]) -> str | None:
     return out.replace("\x00", "%")
 
 
-def output_of(node: ts.Node) -> Feed:
+def output_of(node: ts.Node, stdin: Feed | None = None) -> Feed:
     """What ``node`` (a command in a pipeline) writes to the next command's stdin: known for
-    ``echo``/``printf`` with literal words and ``cat`` fed a literal here-string or heredoc."""
+    ``echo``/``printf`` with literal words and ``cat`` fed a literal here-string or heredoc (its own,
+    or ``stdin``: a heredoc the parser attached to the list ``node`` ends)."""
     origin = f"the output of `{node_text(node).strip()[:60]}`"
     command = node
-    feed: Feed | None = None
+    feed = stdin
     if node.type == "redirected_statement":  # (a here-string sits in the command node itself)
         command = node.child_by_field_name("body") or node
         for child in node.named_children:

@@ -148,6 +148,28 @@ def test_a_heredoc_no_shell_reads_stays_data(project: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("command", "decision", "rule"),
+    [
+        ("true && cat <<'EOF' | bash\nrm x\nEOF", "deny", "Bash(rm *)"),
+        ("true && cat <<'EOF' | bash\ncat .env\nEOF", "deny", "Read(.env)"),
+        ("a || b && cat <<EOF | sh\nls\nEOF", "allow", "Bash(*)"),
+        ("true && cat <<EOF | bash\n$X\nEOF", "deny", "Bash(rm *)"),  # it expands: unknown
+    ],
+)
+def test_a_pipe_after_a_heredoc_on_a_list_reads_the_last_commands_output(
+    project: Path, command: str, decision: str, rule: str
+) -> None:
+    """``true && cat <<EOF | bash``: tree-sitter attaches the heredoc (and the pipe written after its
+    start) to the list, so the pipe was fed the list's output, unknown: every such program was denied
+    by any Bash deny rule (``ls`` too), never by the Read rule its words name (hypothesis found it).
+    bash binds the heredoc to ``cat``, whose output is the heredoc's text."""
+    (project / ".env").write_text("KEY=1\n")
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)", "Read(.env)"], "allow": ["Bash(*)"]})
+    got = bash(policy, command, project, mode="bypassPermissions")
+    assert (got.decision, got.rule) == (decision, rule), got.reason
+
+
+@pytest.mark.parametrize(
     "command",
     [
         "grep -f .env README",
