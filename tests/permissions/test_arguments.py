@@ -204,6 +204,15 @@ def test_argument_parts(
     assert shown(bash(policy, command, project, mode=mode), project, home) == expected
 
 
+def test_an_absolute_argument_after_an_unknown_cd_is_checked_as_written(
+    policy: Policy, project: Path
+) -> None:
+    """Only relative arguments depend on where an unknown ``cd`` went: ``/etc/hostname`` is the
+    same file wherever the shell is, so it runs as any read no rule covers (bypass: allowed)."""
+    got = bash(policy, 'cd "$PWD" && base64 /etc/hostname', project, mode="bypassPermissions")
+    assert (got.decision, got.rule) == ("allow", None), got.reason
+
+
 def test_every_file_a_glob_names_is_checked(project: Path) -> None:
     """``.env`` is checked first (an earlier argument), then the glob's other files still are."""
     policy = Policy.load(project, cli_rules={"deny": ["Read(.envrc)"]})
@@ -248,6 +257,11 @@ def test_trees_past_the_limit_ask(policy: Policy, project: Path) -> None:
         "ask",
         "`grep -r KEY tree` reads more than 5000 files, too many to check for paths Read rules cover",
     )
+    assert [s.command for s in got.subcommands] == [
+        "grep -r KEY tree",
+        f"Read {project}/tree",
+        "grep -r KEY tree",  # the tree's part is named by the command that reads it
+    ]
 
 
 def test_a_denied_path_in_a_tree_wins_over_an_asking_one(project: Path) -> None:

@@ -38,6 +38,18 @@ def test_a_misparsed_heredoc_is_denied_by_the_rule_that_surely_matches(project: 
     )
 
 
+def test_a_heredoc_body_read_as_a_list_is_not_checked(project: Path) -> None:
+    """The same misparse when the heredoc's start is followed by ``&& a && b``: tree-sitter takes
+    the body's ``\\x`` line for part of that list."""
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"], "allow": ["Bash(*)"]})
+    got = bash(policy, "cat <<EOF && a && b\n\\x\nEOF", project, mode="bypassPermissions")
+    assert (got.decision, got.rule) == ("deny", "Bash(rm *)")
+    assert got.reason == (
+        "a heredoc's body could not be told apart from its command line; it cannot be checked; it could "
+        "run what rule Bash(rm *) (deny, cli) denies"
+    )
+
+
 def test_a_line_that_does_not_parse_is_denied_as_what_it_could_run(project: Path) -> None:
     policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]})
     got = bash(policy, "echo 'x; cat .env", project, mode="bypassPermissions")
@@ -153,6 +165,7 @@ def test_a_heredoc_no_shell_reads_stays_data(project: Path) -> None:
         ("true && cat <<'EOF' | bash\nrm x\nEOF", "deny", "Bash(rm *)"),
         ("true && cat <<'EOF' | bash\ncat .env\nEOF", "deny", "Read(.env)"),
         ("a || b && cat <<EOF | sh\nls\nEOF", "allow", "Bash(*)"),
+        ("echo x | cat <<EOF | sh\nls\nEOF", "allow", "Bash(*)"),  # on a pipeline: cat reads it too
         ("true && cat <<EOF | bash\n$X\nEOF", "deny", "Bash(rm *)"),  # it expands: unknown
     ],
 )

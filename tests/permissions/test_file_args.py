@@ -140,6 +140,10 @@ def words(command: str) -> tuple[str, ...]:
         ("git config --worktree x y", (), (".git/config.worktree",), None),
         ("git -C sub config x y", (), ("sub/.git/config",), None),
         ("git config --unset x", (), (".git/config",), None),
+        ("git config --unset-all x", (), (".git/config",), None),
+        ("git config --remove-section s", (), (".git/config",), None),
+        ("git config --edit", (), (".git/config",), None),
+        ("git config --get x pattern", (), (), None),  # KEY VALUE-PATTERN: still a read
         ("git config set x y", (), (".git/config",), None),
         ("git config --add x y", (), (".git/config",), None),
         ("git config --get-regexp x", (), (), None),
@@ -151,9 +155,12 @@ def words(command: str) -> tuple[str, ...]:
         ("git restore a", (), ("a",), None),
         ("git restore --staged a", (), (), None),
         ("git restore --staged -W a", (), ("a",), None),
+        ("git restore --staged --worktree a", (), ("a",), None),
+        ("git restore a -s", (), ("a",), None),  # a value option last: no value, no crash
         ("git restore -s HEAD a", (), ("a",), None),
         ("git -C sub restore a", (), ("sub/a",), None),
         ("git -C sub checkout -- a", (), ("sub/a",), None),
+        ("git --no-pager -C sub checkout -- a", (), ("sub/a",), None),
         ("git status", (), (), None),
         ("echo a", (), (), None),
         ("unknown a", (), (), None),
@@ -206,6 +213,8 @@ def test_files_read_and_written(
         ("tar --create -f x.tar d", ("d",)),
         ("tar xf a.tar", ()),
         ("tar -tf a.tar", ()),
+        ("tar -xf a.tar -X excl", ()),  # extracting, with an exclude list: no create mode
+        ("tar -cf x.tar a -C d", ("x.tar", "a", "d")),
         ("tar c -C dir .", (".", "dir")),
         ("tar cf x.tar -T list d", ("x.tar", "d")),
         ("bsdtar -cf x d", ("x", "d")),
