@@ -78,9 +78,9 @@ def word(node: ts.Node) -> Word:
         return Word(raw, True)
     if kind == "raw_string":
         return Word(raw[1:-1], True)
-    if kind == "ansi_c_string":
+    if kind == "ansi_c_string":  # bash ends the string at a NUL: $'.env\x00x' is .env
         try:
-            return Word(codecs.decode(raw[2:-1], "unicode_escape"), True)
+            return Word(codecs.decode(raw[2:-1], "unicode_escape").split("\x00", 1)[0], True)
         except (UnicodeDecodeError, ValueError):
             return Word(raw, False)
     if kind in ("string", "translated_string"):

@@ -50,6 +50,15 @@ def test_a_heredoc_body_read_as_a_list_is_not_checked(project: Path) -> None:
     )
 
 
+@pytest.mark.parametrize("command", ["base64 $'.env\\x00x'", "base64 .e$'nv\\0x'", "cat $'.env\\u0000.txt'"])
+def test_a_nul_in_an_ansi_c_string_ends_it(project: Path, command: str) -> None:
+    """bash cuts a ``$'...'`` string at a NUL, so ``base64 $'.env\\x00x'`` reads ``.env``: it ran
+    past ``Read(.env)`` (the argument held the NUL, which names no file, and was skipped)."""
+    policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"], "allow": ["Bash(*)"]})
+    got = bash(policy, command, project)
+    assert (got.decision, got.rule) == ("deny", "Read(.env)"), got.reason
+
+
 def test_a_line_that_does_not_parse_is_denied_as_what_it_could_run(project: Path) -> None:
     policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]})
     got = bash(policy, "echo 'x; cat .env", project, mode="bypassPermissions")

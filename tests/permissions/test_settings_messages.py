@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paragents.permissions import Policy, PolicyError
+from paragents.permissions.settings import AUTO_MODE_NOTE
 
 
 @pytest.fixture
@@ -73,3 +74,12 @@ def test_keys_that_only_resemble_a_rule_list_are_ignored_with_a_note(project: Pa
         "permissions.denyRules"
     ]
     assert policy.rules_table() == []
+
+
+def test_the_ignored_keys_are_noted_before_the_mode_it_maps(project: Path) -> None:
+    path = project / "permissions.json"
+    path.write_text('{"permissions": {"defaultMode": "auto", "x": 1}, "hooks": {}}', encoding="utf-8")
+    assert Policy.load(project).notes == [
+        f"{path}: ignored (not used by paragents' permission layer): hooks, permissions.x",
+        f"{path}: {AUTO_MODE_NOTE}",
+    ]

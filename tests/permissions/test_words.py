@@ -78,6 +78,8 @@ def ran(command: str) -> list[str]:
         ('echo "$(ls)"', ['echo "$(ls)"', "ls"]),
         ("echo 12 '' \"\"", ["echo 12  "]),
         ("r$'m' x", ["rm x"]),
+        ("echo $'a\\x00b' c", ["echo a c"]),  # bash ends a $'...' string at a NUL
+        ("r$'m\\0zz' x", ["rm x"]),
         ("sh <<'EOF'\nrm $X\nEOF", ["rm $X"]),  # a quoted delimiter: the body does not expand
         # a heredoc's command line: what follows is fed the command's output (also after &&: bash
         # would not, so this is the stricter reading), to the last command of a pipeline or list
