@@ -124,6 +124,7 @@ def test_ahk_quoted_exact_bash_rule_matches_the_command(project: Path) -> None:
     assert bash(quoted, 'echo "hello world"', project).decision == "allow"
     assert bash(quoted, "echo 'hello world'", project).decision == "allow"
     assert bash(quoted, 'echo "hello world" && rm x', project).decision == "ask"
+    assert bash(quoted, "sleep 1", project).decision == "ask"  # a quoted rule matches its words only
 
 
 def test_kludex_deny_rules_and_dont_ask_mode_apply(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
