@@ -224,3 +224,12 @@ def test_option_values_of_file_commands_meet_read_deny_rules(project: Path, comm
 def test_patterns_are_not_paths(project: Path, command: str) -> None:
     policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"]})
     assert bash(policy, command, project, mode="bypassPermissions").decision == "allow"
+
+
+def test_a_rule_naming_a_program_by_its_path_meets_it_inside_a_wrapper(project: Path) -> None:
+    """``Bash(/bin/rm *)`` is matched against every layer as written (``timeout 5 /bin/rm x``
+    runs ``/bin/rm x``), not only against the layer's program name without its directory."""
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(/bin/rm *)"], "allow": ["Bash(*)"]})
+    for command in ("/bin/rm x", "timeout 5 /bin/rm x", "nice -n 5 sudo /bin/rm -f x"):
+        got = bash(policy, command, project, mode="bypassPermissions")
+        assert (got.decision, got.rule) == ("deny", "Bash(/bin/rm *)"), command
