@@ -12,6 +12,7 @@ import codecs
 from dataclasses import dataclass
 
 import tree_sitter as ts
+from wcmatch import glob as wglob
 
 from paragents.permissions.known_commands import command_name, unwrap
 
@@ -93,8 +94,12 @@ def word(node: ts.Node) -> Word:
             return Word("".join(part.text for part in parts), True)
         if all(part.known or part.glob for part in parts) and all(
             child.type == "word" or word(child).known for child in node.children
-        ):  # a glob or brace spread over pieces: .{env,x}
-            return Word(raw, False, True)
+        ):  # a glob or brace spread over pieces: .{env,x}; quoted pieces are literal: ".en"*
+            pattern = "".join(
+                node_text(child) if child.type == "word" else wglob.escape(word(child).text)
+                for child in node.children
+            )
+            return Word(pattern, False, True)
         return Word(raw, False)
     return Word(raw, False)
 

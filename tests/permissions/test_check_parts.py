@@ -1,0 +1,110 @@
+"""Parts of a checked command that mutation testing found unpinned (docs/permissions.md): the
+labels and reasons a person reads, destructive commands' exact suggestions, ``cd ~``, globs spread
+over quoted pieces, and the parser of another thread."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from permission_helpers import bash
+
+from paragents.permissions import Policy
+from paragents.permissions.shell import parse_command
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "home"
+    (path / ".ssh").mkdir(parents=True)
+    (path / ".ssh" / "id_rsa").write_text("k\n")
+    monkeypatch.setenv("HOME", str(path))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, home: Path) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".env").write_text("KEY=1\n")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("command", "rule"),
+    [
+        ("git clean -fdx", "Bash(git clean -fdx)"),
+        ("git -p clean -n", "Bash(git -p clean -n)"),  # after one global option
+        ("mkfs.ext4 /dev/loop9", "Bash(mkfs.ext4 /dev/loop9)"),
+        ("git status -s", "Bash(git status *)"),
+    ],
+)
+def test_always_allow_offers_only_the_exact_command_for_destructive_ones(
+    project: Path, command: str, rule: str
+) -> None:
+    got = bash(Policy.load(project), command, project)
+    assert (got.decision, got.suggested_rules) == ("ask", (rule,)), got.reason
+
+
+def test_a_background_job_is_its_own_part(project: Path) -> None:
+    got = bash(Policy.load(project, cli_rules={"allow": ["Bash(sleep *)"]}), "sleep 9 &", project)
+    assert [(s.command, s.decision, s.reason) for s in got.subcommands] == [
+        ("sleep 9", "allow", "`sleep 9` is allowed by rule Bash(sleep *) (allow, cli)"),
+        ("&", "ask", "it starts a background job (&) that keeps running unobserved"),
+    ]
+
+
+def test_a_line_that_does_not_parse_is_labelled_by_its_first_80_characters(project: Path) -> None:
+    command = "echo '" + "x" * 100
+    got = bash(Policy.load(project), command, project)
+    assert got.decision == "ask"
+    assert got.subcommands[-1].command == command[:80]
+
+
+def test_an_exact_only_command_says_why(project: Path) -> None:
+    got = bash(Policy.load(project), "find . -exec ls {} +", project)
+    assert [(s.command, s.reason) for s in got.subcommands] == [
+        ("ls {}", "no rule allows `ls {}`"),  # what -exec runs, without its terminator
+        (
+            "find . -exec ls {} +",
+            "`find . -exec ls {} +`: find with -exec runs, deletes or writes files, so only a rule for "
+            "this exact command allows it",
+        ),
+    ]
+    assert got.suggested_rules == ("Bash(ls *)", "Bash(find . -exec ls {} +)")
+
+
+def test_cd_home_then_a_relative_read_meets_the_home_rule(project: Path, home: Path) -> None:
+    policy = Policy.load(project, cli_rules={"deny": ["Read(~/.ssh/**)"]})
+    for command in ("cd ~ && cat .ssh/id_rsa", "cd && base64 .ssh/id_rsa", "cd ~/.ssh && cat id_rsa"):
+        got = bash(policy, command, project, mode="bypassPermissions")
+        assert (got.decision, got.rule) == ("deny", "Read(~/.ssh/**)"), command
+
+
+@pytest.mark.parametrize("command", ['base64 ".en"*', "base64 '.e'n?", 'cat ".e"{nv,x}'])
+def test_a_glob_after_quoted_pieces_is_listed(project: Path, command: str) -> None:
+    policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"], "allow": ["Bash(*)"]})
+    got = bash(policy, command, project)
+    assert (got.decision, got.rule) == ("deny", "Read(.env)"), got.reason
+
+
+def test_a_command_is_parsed_on_another_thread() -> None:
+    """The tree-sitter parser is kept per thread (one is not safe to share); a check made on a
+    thread that has none yet gets its own."""
+    found: list[object] = []
+    thread = threading.Thread(target=lambda: found.append(parse_command("rm -rf x").commands[0].words))
+    thread.start()
+    thread.join()
+    assert found == [("rm", "-rf", "x")]
+
+
+def test_files_a_reader_names_after_an_unknown_cd(project: Path) -> None:
+    """After ``cd "$D"`` a relative file is unknown (it asks), an absolute one is what it says."""
+    policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"]})
+    got = bash(policy, 'cd "$D" && cat .env', project, mode="bypassPermissions")
+    assert (got.decision, got.reason) == ("ask", "'cat .env' reads a path that is only known when it runs")
+    got = bash(policy, f'cd "$D" && cat {project}/.env', project, mode="bypassPermissions")
+    assert (got.decision, got.rule) == ("deny", "Read(.env)")
+    got = bash(policy, 'cd "$D" && cat /etc/hostname', project, mode="bypassPermissions")
+    assert got.decision == "allow", got.reason
