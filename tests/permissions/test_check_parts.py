@@ -108,3 +108,34 @@ def test_files_a_reader_names_after_an_unknown_cd(project: Path) -> None:
     assert (got.decision, got.rule) == ("deny", "Read(.env)")
     got = bash(policy, 'cd "$D" && cat /etc/hostname', project, mode="bypassPermissions")
     assert got.decision == "allow", got.reason
+
+
+def test_an_exact_rule_for_a_wrapper_running_a_string_does_not_allow_the_string(project: Path) -> None:
+    """``script -c STR`` / ``su -c STR`` run STR as a command line, checked on its own: the wrapper's
+    exact rule does not allow what the string runs (only exec wrappers such as xargs pass their
+    rule on, docs/permissions.md)."""
+    for command in ("script -q -c make /dev/null", "su root -c make"):
+        policy = Policy.load(project, cli_rules={"allow": [f"Bash({command})"]})
+        got = bash(policy, command, project)
+        assert [(s.command, s.decision) for s in got.subcommands] == [("make", "ask"), (command, "allow")]
+
+
+def test_a_known_fish_init_command_is_checked_not_feared(project: Path) -> None:
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"], "allow": ["Bash(*)"]})
+    assert bash(policy, "fish -C 'ls' -c 'ls'", project).decision == "allow"
+    got = bash(policy, "fish -C 'rm x' -c 'ls'", project)
+    assert (got.decision, got.reason) == ("deny", "`rm x` is denied by rule Bash(rm *) (deny, cli)")
+    got = bash(policy, 'fish -C "$X" -c ls', project)
+    assert (got.decision, got.reason) == (
+        "deny",
+        '`fish -C "$X" -c ls`: fish runs an init command that is only known when it runs; it could run '
+        "what rule Bash(rm *) (deny, cli) denies",
+    )
+
+
+def test_find_names_each_of_its_actions(project: Path) -> None:
+    got = bash(Policy.load(project), "find . -exec ls {} + -delete", project)
+    assert got.subcommands[1].reason == (
+        "`find . -exec ls {} + -delete`: find with -exec, -delete runs, deletes or writes files, so only "
+        "a rule for this exact command allows it"
+    )
