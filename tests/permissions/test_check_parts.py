@@ -139,3 +139,14 @@ def test_find_names_each_of_its_actions(project: Path) -> None:
         "`find . -exec ls {} + -delete`: find with -exec, -delete runs, deletes or writes files, so only "
         "a rule for this exact command allows it"
     )
+
+
+def test_a_glob_that_could_become_an_option_asks_despite_an_allow_rule(project: Path) -> None:
+    """``find * -name x``: a file named ``-delete`` would make ``*`` an action."""
+    policy = Policy.load(project, cli_rules={"allow": ["Bash(find *)"]})
+    got = bash(policy, "find * -name x", project)
+    assert (got.decision, got.reason) == (
+        "ask",
+        "`find * -name x` its unquoted glob '*' could expand to an option such as -delete",
+    )
+    assert bash(policy, "find . -name '*'", project).decision == "allow"
