@@ -150,3 +150,10 @@ def test_a_glob_that_could_become_an_option_asks_despite_an_allow_rule(project: 
         "`find * -name x` its unquoted glob '*' could expand to an option such as -delete",
     )
     assert bash(policy, "find . -name '*'", project).decision == "allow"
+
+
+def test_a_comment_between_pipeline_stages_is_no_stage(project: Path) -> None:
+    """``echo 'rm x' | # note`` then ``sh`` on the next line: sh reads echo's output, known."""
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]})
+    got = bash(policy, "echo 'rm x' | # note\nsh", project, mode="bypassPermissions")
+    assert (got.decision, got.reason) == ("deny", "`rm x` is denied by rule Bash(rm *) (deny, cli)")
