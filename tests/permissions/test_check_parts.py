@@ -77,7 +77,12 @@ def test_an_exact_only_command_says_why(project: Path) -> None:
 
 def test_cd_home_then_a_relative_read_meets_the_home_rule(project: Path, home: Path) -> None:
     policy = Policy.load(project, cli_rules={"deny": ["Read(~/.ssh/**)"]})
-    for command in ("cd ~ && cat .ssh/id_rsa", "cd && base64 .ssh/id_rsa", "cd ~/.ssh && cat id_rsa"):
+    for command in (
+        "cd ~ && cat .ssh/id_rsa",
+        "cd && base64 .ssh/id_rsa",
+        "cd ~/.ssh && cat id_rsa",
+        "pushd ~ && cat .ssh/id_rsa",
+    ):
         got = bash(policy, command, project, mode="bypassPermissions")
         assert (got.decision, got.rule) == ("deny", "Read(~/.ssh/**)"), command
 
