@@ -4,6 +4,7 @@ over quoted pieces, and the parser of another thread."""
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import pytest
 from permission_helpers import bash
 
 from paragents.permissions import Policy
-from paragents.permissions.shell import parse_command
+from paragents.permissions.shell import parse_command, write_targets
 
 
 @pytest.fixture
@@ -162,3 +163,22 @@ def test_a_comment_between_pipeline_stages_is_no_stage(project: Path) -> None:
     policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]})
     got = bash(policy, "echo 'rm x' | # note\nsh", project, mode="bypassPermissions")
     assert (got.decision, got.reason) == ("deny", "`rm x` is denied by rule Bash(rm *) (deny, cli)")
+
+
+def test_an_exact_rule_with_an_assignment_allows_that_command(project: Path) -> None:
+    policy = Policy.load(project, cli_rules={"allow": ["Bash(FOO=1 make)"]})
+    assert bash(policy, "FOO=1 make", project).decision == "allow"
+    assert bash(policy, "FOO=2 make", project).decision == "ask"
+
+
+def test_a_file_read_from_a_variable_is_unknown(project: Path) -> None:
+    policy = Policy.load(project, cli_rules={"allow": ["Bash(cat *)"]})
+    got = bash(policy, 'cat "$X"', project)
+    assert (got.decision, got.reason) == ("ask", "'cat \"$X\"' reads a path that is only known when it runs")
+
+
+def test_a_git_command_rewriting_the_tree_writes_the_repository(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    (project / "sub").mkdir()
+    assert write_targets("git stash", project / "sub") == ([project], False)
+    assert write_targets('git -C "$D" stash', project) == ([], True)  # which repository: unknown

@@ -125,6 +125,8 @@ def words(command: str) -> tuple[str, ...]:
         ("ln -s -t dir a", (), ("dir", "dir/a", "a"), None),
         ("ln --symbolic a b", (), ("b", "b/a", "a"), None),
         ("ln -s ~/x l", (), ("l", "l/x", "~/x"), None),
+        ("ln -s ~/x d/l", (), ("d/l", "d/l/x", "~/x"), None),  # ~ and / do not hang off the link's dir
+        ("ln a d/", (), ("d/", "d/a", "a"), None),
         ("ln a b c", (), ("c", "c/a", "c/b", "a", "b"), None),
         ("dd if=a of=b", ("a",), ("b",), None),
         ("dd of=/dev/sda", (), ("/dev/sda",), None),
@@ -162,6 +164,7 @@ def words(command: str) -> tuple[str, ...]:
         ("git -C sub checkout -- a", (), ("sub/a",), None),
         ("git --no-pager -C sub checkout -- a", (), ("sub/a",), None),
         ("git status", (), (), None),
+        ("install --directory a b", (), ("a", "b"), None),
         ("echo a", (), (), None),
         ("unknown a", (), (), None),
     ],
@@ -186,6 +189,7 @@ def test_files_read_and_written(
         ("grep -d recurse x d", ("d",)),
         ("grep -d skip x d", ()),
         ("grep x d", ()),
+        ("grep --color=never x d", ()),  # an r in a long option is no -r
         ("grep -e x -r", (".",)),
         ("grep -r -f p d", ("d",)),
         ("egrep -r x", (".",)),
@@ -237,6 +241,8 @@ def test_files_read_and_written(
         ("scp -r a host:b", ("a",)),
         ("scp a host:b", ()),
         ("diff -r a b", ("a", "b")),
+        ("diff -X ex a b", ()),  # -X FILE: an exclude list, not recursion
+        ("cp --preserve a b", ()),  # an r in a long option is no -r
         ("diff a b", ()),
         ("diff -ru a b", ("a", "b")),
         ("cp -t dst -r a", ("a",)),
