@@ -145,3 +145,8 @@ def test_outside_the_project_a_path_asks_even_when_the_tool_is_allowed(project: 
     got = call(policy, project, {"path": str(outside)})
     assert (got.decision, got.reason) == ("ask", f"{outside} is outside the working directories")
     assert got.suggested_rules == (f"Read(/{outside})", f"Edit(/{outside})")
+
+
+def test_plan_mode_runs_a_read_only_tool(policy: Policy, project: Path) -> None:
+    got = policy.decide("mcp__fs__tool", {"path": "a"}, cwd=project, read_only=True, mode="plan")
+    assert got.decision == "allow", got.reason

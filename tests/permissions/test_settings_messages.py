@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paragents.permissions import Policy, PolicyError
+from paragents.permissions.decision import parse_mode
 from paragents.permissions.settings import AUTO_MODE_NOTE
 
 
@@ -83,3 +84,12 @@ def test_the_ignored_keys_are_noted_before_the_mode_it_maps(project: Path) -> No
         f"{path}: ignored (not used by paragents' permission layer): hooks, permissions.x",
         f"{path}: {AUTO_MODE_NOTE}",
     ]
+
+
+def test_an_unknown_mode_names_the_valid_ones() -> None:
+    with pytest.raises(ValueError) as info:
+        parse_mode("auto-ish")
+    assert str(info.value) == (
+        "unknown permission mode 'auto-ish'; use one of: default, acceptEdits, plan, dontAsk, "
+        "bypassPermissions"
+    )
