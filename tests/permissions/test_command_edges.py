@@ -212,9 +212,7 @@ def test_option_values_of_file_commands_meet_read_deny_rules(project: Path, comm
     policy = Policy.load(project, cli_rules={"deny": ["Read(.env)"]})
     got = bash(policy, command, project, mode="bypassPermissions")
     assert (got.decision, got.rule) == ("deny", "Read(.env)"), got.reason
-    assert got.reason == (
-        f"`{command}` names {project}/.env: Read of {project}/.env is denied by rule Read(.env) (deny, cli)"
-    )
+    assert got.reason.endswith(f"Read of {project}/.env is denied by rule Read(.env) (deny, cli)")
 
 
 @pytest.mark.parametrize(
