@@ -34,7 +34,8 @@ from paragents.permissions.rules import (
     url_host,
 )
 from paragents.permissions.settings import ScopedRule
-from paragents.permissions.shell import parse_command, shell_bases
+from paragents.permissions.shell import parse_command
+from paragents.permissions.targets import shell_bases
 
 __all__ = ["Checker", "Part", "finish"]
 

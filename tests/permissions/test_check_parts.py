@@ -12,7 +12,8 @@ import pytest
 from permission_helpers import bash
 
 from paragents.permissions import Policy
-from paragents.permissions.shell import parse_command, write_targets
+from paragents.permissions.shell import parse_command
+from paragents.permissions.targets import write_targets
 
 
 @pytest.fixture
