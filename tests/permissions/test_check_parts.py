@@ -183,3 +183,14 @@ def test_a_git_command_rewriting_the_tree_writes_the_repository(project: Path) -
     (project / "sub").mkdir()
     assert write_targets("git stash", project / "sub") == ([project], False)
     assert write_targets('git -C "$D" stash', project) == ([], True)  # which repository: unknown
+
+
+def test_a_link_is_shown_with_where_it_leads(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x\n")
+    (project / "link").symlink_to(outside)
+    got = Policy.load(project).decide("Read", {"path": "link"}, cwd=project)
+    assert (got.decision, got.reason) == (
+        "ask",
+        f"{project}/link -> {outside} is outside the working directories",
+    )
