@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 from paragents import events as ev
 from paragents.agent.session import SessionReader
 from paragents.models import CallPreview, SessionState, ToolCall
-from paragents.store.approvals import APPROVAL_ANSWERS
+from paragents.store.records.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:
     from paragents.permissions import Decision, Policy

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sqlite3
 import stat
 from collections.abc import Awaitable, Callable
@@ -123,3 +124,9 @@ def pid_alive(pid: int | None) -> bool:
     except OSError:
         return False
     return True
+
+
+def this_host() -> str:
+    """Return this machine's host name (the ``host`` of the holders and approval rows this process
+    writes)."""
+    return socket.gethostname() or "localhost"

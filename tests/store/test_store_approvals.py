@@ -15,7 +15,7 @@ from paragents.store import SessionRecord, Store
 
 
 async def _ask(store: Store, session: SessionRecord, rid: str = "r1", **kw: object) -> None:
-    await store.add_approval(
+    await store.approvals.add(
         rid,
         session.id,
         kind="approval",

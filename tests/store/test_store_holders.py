@@ -54,13 +54,13 @@ async def test_a_session_held_by_a_live_process_is_refused_and_taken_over_once_i
         await store.acquire_session(session.id)
     assert held.value.holder.pid == holder_child.pid
     assert f"held by pid {holder_child.pid}" in str(held.value) and "'main'" in str(held.value)
-    assert (await store.get_holder(session.id)).pid == holder_child.pid  # type: ignore[union-attr]
+    assert (await store.holders.get(session.id)).pid == holder_child.pid  # type: ignore[union-attr]
 
     holder_child.kill()
     holder_child.wait(timeout=HANG_GUARD_S)
     previous = await store.acquire_session(session.id)  # dead holder: taken over without asking
     assert previous is not None and previous.pid == holder_child.pid
-    assert (await store.get_holder(session.id)).pid == os.getpid()  # type: ignore[union-attr]
+    assert (await store.holders.get(session.id)).pid == os.getpid()  # type: ignore[union-attr]
     assert await store.acquire_session(session.id) is None  # ours already: no-op
 
 

@@ -41,7 +41,7 @@ async def test_default_path_is_the_state_dir_db() -> None:
 async def test_connection_settings(store: Store) -> None:
     rows = {}
     for pragma in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys"):
-        row = await store._fetchone(f"PRAGMA {pragma}")
+        row = await store._database.fetchone(f"PRAGMA {pragma}")
         assert row is not None
         rows[pragma] = row[0]
     assert rows == {"journal_mode": "wal", "synchronous": 1, "busy_timeout": 5000, "foreign_keys": 1}

@@ -125,7 +125,7 @@ async def test_clear_starts_a_new_conversation_and_keeps_the_old(
     old = session.conversation_id
     new = await store.new_conversation(session.id)
     assert new != old
-    assert (await store.get_session(session.id)).conversation_id == new  # type: ignore[union-attr]
+    assert (await store.sessions.get(session.id)).conversation_id == new  # type: ignore[union-attr]
     assert await store.load_history(session.id) == []
     await store.append_message(session.id, user_message("after clear"))
     assert await store.load_history(session.id) == [user_message("after clear")]

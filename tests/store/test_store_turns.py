@@ -116,13 +116,13 @@ async def test_recover_interrupted_leaves_live_turns_alone(store: Store, project
     try:
         other_turn = await store.start_turn(other.id, "p", pid=live.pid)
         assert await store.recover_interrupted(os.getpid()) == []
-        statuses = [(await store.get_turn(t)).status for t in (my_turn, other_turn)]  # type: ignore[union-attr]
+        statuses = [(await store.turns.get(t)).status for t in (my_turn, other_turn)]  # type: ignore[union-attr]
         assert statuses == ["running", "running"]
     finally:
         live.communicate(b"")
     assert len(await store.recover_interrupted(os.getpid())) == 1
-    assert (await store.get_turn(other_turn)).status == "interrupted"  # type: ignore[union-attr]
-    assert (await store.get_turn(my_turn)).status == "running"  # type: ignore[union-attr]
+    assert (await store.turns.get(other_turn)).status == "interrupted"  # type: ignore[union-attr]
+    assert (await store.turns.get(my_turn)).status == "running"  # type: ignore[union-attr]
 
 
 async def test_recover_interrupted_resets_sessions_left_busy_by_a_dead_process(
