@@ -31,9 +31,9 @@ async def seed(source: str) -> None:
 
     project = bench_root() / "project"
     async with await Store.open(paths.db_path()) as store:
-        rec = await store.create_session(name="huge", project_dir=project, workdir=project, model="m")
-        await store.append_message(rec.id, {"role": "user", "content": "Explain everything."})
-        await store.append_message(rec.id, {"role": "assistant", "content": source})
+        rec = await store.sessions.create(name="huge", project_dir=project, workdir=project, model="m")
+        await store.messages.append(rec.id, {"role": "user", "content": "Explain everything."})
+        await store.messages.append(rec.id, {"role": "assistant", "content": source})
 
 
 def _watch_typing(typed: dict[str, float], latencies: list[float]) -> contextlib.ExitStack:

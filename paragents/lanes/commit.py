@@ -14,18 +14,18 @@ from paragents.lanes.bring_back import LaneState, check_unmoved, lane_state
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
 from paragents.lanes.merge import find_lane
-from paragents.store import Store
+from paragents.store.lanes import LanesRepo
 
 
 async def commit_lane(
-    store: Store, where: Path, name: str, message: str, *, reviewed: LaneState | None = None
+    lanes: LanesRepo, where: Path, name: str, message: str, *, reviewed: LaneState | None = None
 ) -> LaneState:
     """Commit every uncommitted and untracked file of lane ``name`` on its branch with ``message``;
     return the lane's state after (its new HEAD, the same tree). With ``reviewed``, LaneMoved when
     the lane changed since it was reviewed. LaneError when there is nothing to commit, or no message."""
     if not message.strip():
         raise LaneError("the commit message is empty: write one")
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(lanes, where, name)
     state = (
         await check_unmoved(repo, lane, reviewed) if reviewed is not None else await lane_state(repo, lane)
     )

@@ -47,7 +47,7 @@ class SessionsCore:
         self.policy = policy
         self.client = client
         self.tools = default_registry()
-        self.notebook = NoteBook(store, project_dir)
+        self.notebook = NoteBook(store.notes, project_dir)
         self.sessions: dict[str, SessionView] = {}
         self.agents: dict[str, Agent] = {}
         self.key_problem: str | None = None
@@ -56,7 +56,7 @@ class SessionsCore:
         """Recovery notes of the start (interrupted turns repaired, reservations released, sessions
         taken over or held elsewhere): the TUI notifies them, ``paragents run`` prints them."""
         self.holds: set[str] = set()
-        """Ids of the sessions this process holds (is the one writer of); see ``Store.acquire_session``."""
+        """Ids of the sessions this process holds (is the one writer of); see ``store.holders.acquire``."""
         self._sink: ev.EventSink | None = None
         self._buffer: list[ev.Event] = []
         self.observers: list[ev.EventSink] = []
@@ -75,7 +75,7 @@ class SessionsCore:
         self.holding_new_turns = False
         """See :meth:`hold_new_turns`."""
 
-        self.drafts = SessionDrafts(store, self.emit)
+        self.drafts = SessionDrafts(store.drafts, self.emit)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(
             loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed, self._held
@@ -247,7 +247,7 @@ class SessionsCore:
             return
         before = view.last_result
         try:
-            await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
+            await self.store.sessions.update(sid, state=SessionState.RUNNING.value, pid=os.getpid())
             await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
             await self.team.refresh()  # decisions recorded meanwhile (any process)
             await agent.before_turn(prompt.text)  # may send it back to its queue (PromptHeld)
@@ -278,7 +278,7 @@ class SessionsCore:
                 await agent.run_pending_compactions()  # asked with /compact during the turn
                 await self.conflicts.release(sid)
                 if sid in self.sessions:
-                    await self.store.update_session(
+                    await self.store.sessions.update(
                         sid, state=view.state.value, last_prompt_tokens=view.context_tokens
                     )
             except StoreError as exc:

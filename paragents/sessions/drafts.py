@@ -18,7 +18,7 @@ from paragents import events as ev
 
 if TYPE_CHECKING:
     from paragents.sessions.view import SessionView
-    from paragents.store import Store
+    from paragents.store.drafts import DraftsRepo
 
 log = logging.getLogger(__name__)
 
@@ -32,8 +32,8 @@ def joined(text: str, queued: list[str]) -> str:
 class SessionDrafts:
     """Saves and restores what was typed but not sent (see the module docstring)."""
 
-    def __init__(self, store: Store, emit: ev.EventSink) -> None:
-        self.store = store
+    def __init__(self, drafts: DraftsRepo, emit: ev.EventSink) -> None:
+        self.drafts = drafts
         self.emit = emit
         self._pending: dict[str, list[str]] = {}
         self._frozen: set[str] = set()
@@ -55,7 +55,7 @@ class SessionDrafts:
             sid = next(iter(self._pending))
             prompts = self._pending.pop(sid)
             try:
-                await self.store.save_queued(sid, prompts)
+                await self.drafts.save_queued(sid, prompts)
             except StoreError as exc:  # the prompts still run; only the copy for a restart is missing
                 log.warning("queued prompts of %s not saved: %s", sid, exc)
 
@@ -75,7 +75,7 @@ class SessionDrafts:
     async def save(self, view: SessionView, text: str) -> None:
         """Keep ``text`` as the draft of ``view``'s session (not for a session another process holds)."""
         if not view.read_only:
-            await self.store.save_draft(view.id, text)
+            await self.drafts.save(view.id, text)
 
     async def restore(self, view: SessionView) -> None:
         """Give the session's saved draft and queued prompts back to the client (``DraftRestored``)
@@ -87,10 +87,10 @@ class SessionDrafts:
         if view.read_only:
             return
         try:
-            text, queued = await self.store.get_draft(view.id)
+            text, queued = await self.drafts.get(view.id)
             if queued:
-                await self.store.save_draft(view.id, joined(text, queued))
-                await self.store.save_queued(view.id, [])
+                await self.drafts.save(view.id, joined(text, queued))
+                await self.drafts.save_queued(view.id, [])
         except StoreError as exc:
             self.emit(ev.Notice(view.id, f"the unsent draft could not be read back: {exc}", "warning"))
             return

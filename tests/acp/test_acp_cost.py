@@ -23,7 +23,7 @@ from tests.patience import HANG_GUARD_S
 
 async def usd_spent(rt: object, sid: str) -> float | None:
     store = rt.store  # type: ignore[attr-defined]
-    return priced(rt.config, await store.spend_rows(session_id=sid)).usd  # type: ignore[attr-defined]
+    return priced(rt.config, await store.budgets.spend_rows(session_id=sid)).usd  # type: ignore[attr-defined]
 
 
 async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overview(
