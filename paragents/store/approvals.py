@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 import aiosqlite
 
+from paragents.paths import norm_dir
 from paragents.store.base import Database, Repository, fetchone, now
 from paragents.store.connection import pid_alive, this_host
 from paragents.store.records.approvals import AnswerResult, AnswerStatus, ApprovalRecord, ApprovalState
 from paragents.store.records.errors import StoreError
 from paragents.store.rows import Json, from_row, to_json
-from paragents.store.sessions import norm_dir
 
 POLL_INTERVAL = 0.25
 """Seconds between re-reads of a pending row by the waiting process (answers from other processes

@@ -9,8 +9,8 @@ from typing import Any
 
 import aiosqlite
 
+from paragents.paths import norm_dir
 from paragents.store.base import Repository, now
-from paragents.store.sessions import norm_dir
 
 
 def _where(

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import aiosqlite
 
+from paragents.paths import norm_dir
 from paragents.store.base import Repository, now
 from paragents.store.records.errors import StoreError
 from paragents.store.records.sessions import NoteRecord
 from paragents.store.rows import from_row
-from paragents.store.sessions import norm_dir
 
 
 class NotesRepo(Repository):

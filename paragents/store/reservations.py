@@ -7,12 +7,12 @@ from typing import Any
 
 import aiosqlite
 
+from paragents.paths import norm_dir
 from paragents.store.base import Repository, fetchall, now
 from paragents.store.connection import pid_alive
 from paragents.store.records.errors import StoreError
 from paragents.store.records.sessions import ReservationRecord
 from paragents.store.rows import from_row
-from paragents.store.sessions import norm_dir
 
 
 class ReservationsRepo(Repository):

@@ -11,9 +11,9 @@ import aiosqlite
 from paragents.models import SessionState, TurnStatus, Usage
 from paragents.store.base import Database, Repository, fetchone, now
 from paragents.store.connection import pid_alive
-from paragents.store.messages import repair_conversation
 from paragents.store.records.errors import StoreError
 from paragents.store.records.sessions import TurnRecord
+from paragents.store.repair import repair_conversation
 from paragents.store.rows import from_row
 
 INTERRUPTED = "interrupted"
