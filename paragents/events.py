@@ -343,6 +343,19 @@ class LaneAttached(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class LanePlaceChanged(Event):
+    """Where the session's lane runs and whether it answers (a lane on a remote backend,
+    docs/remote.md): ``where`` ("container paragents-3f2a-api (unix:///...)"), ``state`` "ready" or
+    "unreachable" (its tool calls fail at once and the session pauses), ``note`` what happened (it
+    was recreated from its last fetched snapshot, it answers again...)."""
+
+    lane: str
+    where: str
+    state: str
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class PredictedConflict:
     """A conflict predicted between lane ``a`` and ``b`` (another lane, or the base branch ``b`` when
     ``against_base``) in ``files``, before either merged. ``key`` changes when the prediction does."""

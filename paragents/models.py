@@ -32,6 +32,9 @@ class SessionState(StrEnum):
     BUDGET = "budget"
     """A turn is held before its next model request: a budget was reached or the loop guard tripped
     (``SessionView.budget_pause`` says which); raising the cap or "one more" resumes it."""
+    PAUSED = "paused"
+    """A turn is held before its next model request because the lane it works in (a container or a
+    Pod) does not answer; it resumes by itself when the lane answers again (docs/remote.md)."""
     FAILED = "failed"
     """The last turn ended with an error; the session accepts new prompts."""
     INTERRUPTED = "interrupted"

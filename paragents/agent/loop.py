@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
     from paragents.store import ApprovalRecord, Store
+    from paragents.tools.execution import Execution
     from paragents.tools.registry import ToolRegistry
     from paragents.tools.sandbox import SandboxConfig, SandboxStatus
 
@@ -131,6 +132,7 @@ class Agent:
         on_write: Callable[[Path, str], None] | None = None,
         budget: BudgetMeter | None = None,
         mcp: SessionMcp | None = None,
+        execution: Callable[[], Execution | None] | None = None,
     ) -> None:
         self.session = session
         self.client = client
@@ -150,6 +152,9 @@ class Agent:
         """Checks the budgets before each request (None: no budgets, e.g. in unit tests)."""
         self.mcp = mcp
         """This session's MCP tools from the shared pool (None: no MCP), prepared before each request."""
+        self.execution = execution
+        """Where this session's tool calls run when not on this machine (its lane's container or Pod:
+        paragents.tools.execution), looked up per call; None (or returning None): here."""
         guard = config.loop_guard
         self.loop_guard = LoopGuard(guard.identical_calls, guard.idle_requests)
         self._turn_id: int | None = None
@@ -459,6 +464,7 @@ class Agent:
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
                 await self._before_request()
+                await self._hold_while_unreachable()
                 stopped = await self._hold_at_caps()
                 if stopped is not None:
                     kind = LOOP_KIND if stopped.level == "loop" else BUDGET_KIND
@@ -606,6 +612,8 @@ class Agent:
         fingerprint; None when not needed (another tool, the guard off)."""
         if call.name not in COMMAND_TOOLS or not self.loop_guard.idle_requests:
             return None
+        if self._execution() is not None:  # its files are elsewhere: a command counts as a change
+            return None if after else (None,)
         from paragents.agent.tree_state import fingerprint
 
         state = await asyncio.to_thread(fingerprint, Path(self.session.workdir))
@@ -630,6 +638,23 @@ class Agent:
                 return None
             if answer == "one_more":
                 return None
+
+    def _execution(self) -> Execution | None:
+        return self.execution() if self.execution is not None else None
+
+    async def _hold_while_unreachable(self) -> None:
+        """Before a request: while the session's lane (a container or Pod) does not answer, pause the
+        turn (state PAUSED, the reason as detail) until it answers again; its clock stops meanwhile."""
+        remote = self._execution()
+        if remote is None or remote.answering:
+            return
+        if self.budget is not None:
+            self.budget.stop_clock()
+        self._set_state(SessionState.PAUSED, remote.why or f"{remote.where} does not answer")
+        await remote.wait_answering()
+        if self.budget is not None:
+            self.budget.start_clock()
+        self._set_state(SessionState.RUNNING)
 
     async def _pause(self, breach: Breach) -> ev.BudgetAnswer:
         """Hold the turn at ``breach`` until the user answers (raise the cap, one more, stop)."""
@@ -865,6 +890,7 @@ class Agent:
             sandbox=sandbox,
             env=dict(getattr(self.session, "lane_env", None) or {}),
             read_check=read_filter(self.policy, self.session),  # grep/glob/list_dir: Read rules per path
+            execution=self._execution(),
         )
         try:
             result = await tool.run(args, ctx)
@@ -905,9 +931,14 @@ class Agent:
         it runs unconfined in mode "auto"; (None, None) for other tools."""
         if family != "bash":
             return None, None
-        from paragents.tools.sandbox import check
+        from paragents.tools.sandbox import SandboxStatus, check
 
         sandbox = self.sandbox_config()
+        remote = self._execution()
+        if remote is not None:  # the lane's container/Pod is the sandbox: bubblewrap is not used there
+            return sandbox, SandboxStatus(
+                "on" if remote.confined else "off", f"commands run in {remote.where}"
+            )
         status = check(sandbox)
         if status.state == "unconfined" and not self._sandbox_warned:
             self._sandbox_warned = True
@@ -920,7 +951,14 @@ class Agent:
         tool = self._tool(tool_name)
         if tool is None:
             return None
+        remote = self._execution()
         try:
+            if remote is not None:  # from the lane's own files, never from the worktree here
+                from paragents.tools.base import ToolContext
+
+                ctx = ToolContext(workdir=self.session.workdir, execution=remote)
+                shown: CallPreview | None = await remote.preview_tool(tool, args, ctx)
+                return shown
             return await asyncio.to_thread(tool.preview, args, self.session.workdir)
         except Exception as exc:
             return CallPreview("note", problem=f"no preview: {_capped(f'{type(exc).__name__}: {exc}', 200)}")

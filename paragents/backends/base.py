@@ -45,6 +45,15 @@ class BackendUnreachable(BackendError):
     is "unreachable": its tool calls fail with this message and its fetched snapshots are kept."""
 
 
+class FileProblem(BackendError):
+    """A lane's path is not what the file method needs: ``reason`` is ``missing`` (it does not exist),
+    ``directory`` (it is one) or ``other`` (a device, a socket, not a directory where one is needed)."""
+
+    def __init__(self, message: str, reason: Literal["missing", "directory", "other"]) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class LaneGone(BackendError):
     """The lane's container or Pod no longer exists (deleted, evicted): :meth:`ExecutionBackend.recover`
     recreates it from the last fetched snapshot."""
@@ -91,6 +100,8 @@ class ExecResult:
     timed_out: bool = False
     duration_s: float = 0.0
     output_bytes: int = 0
+    missing_cwd: bool = False
+    """True when ``cwd`` is not a directory in the lane (exit 125; the command did not run)."""
 
     @property
     def ok(self) -> bool:
@@ -104,6 +115,43 @@ class DirEntry:
 
     name: str
     kind: Literal["f", "d", "l", "o"]
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of :meth:`ExecutionBackend.list_tree`: its path below the listed directory (``/``
+    separated), its kind and, for a symbolic link, its target's kind (``f``, ``d``, ``l`` or ``o``;
+    ``n`` a dangling link) and text, its mtime (seconds) and size (bytes)."""
+
+    path: str
+    kind: Literal["f", "d", "l", "o"]
+    mtime: float = 0.0
+    size: int = 0
+    target_kind: str = ""
+    link: str = ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a lane's place uses now, for the overview: CPU (percent of one core), memory (bytes) and
+    its limit (0: none), and processes; None where the engine does not say."""
+
+    cpu_percent: float | None = None
+    memory: int | None = None
+    memory_limit: int = 0
+    pids: int | None = None
+
+    def describe(self) -> str:
+        """``cpu 12% · mem 210 MiB / 4.0 GiB · 7 procs`` (parts the engine did not give left out)."""
+        parts = []
+        if self.cpu_percent is not None:
+            parts.append(f"cpu {self.cpu_percent:.0f}%")
+        if self.memory is not None:
+            limit = f" / {self.memory_limit / 1024**3:.1f} GiB" if self.memory_limit else ""
+            parts.append(f"mem {self.memory / 1024**2:.0f} MiB{limit}")
+        if self.pids is not None:
+            parts.append(f"{self.pids} procs")
+        return " · ".join(parts) or "no usage figures"
 
 
 @dataclass(frozen=True)
@@ -197,8 +245,34 @@ class ExecutionBackend(Protocol):
         """The entries of the lane's directory ``path``, sorted by name."""
         ...
 
-    async def snapshot(self) -> Snapshot:
-        """Commit the lane's tree and fetch it into ``spec.repo`` at ``spec.snapshot_ref``."""
+    async def list_tree(
+        self, path: str = ".", *, depth: int = 0, limit: int = 200_000, skip: bool = True
+    ) -> list[TreeEntry]:
+        """Every entry below the lane's directory ``path`` (``depth`` levels, 0: all), with ``skip``
+        not listing the directories :data:`~paragents.backends.scripts.SKIP_DIRS` below it, at most
+        ``limit``; FileProblem when ``path`` is missing or not a directory."""
+        ...
+
+    async def read_files(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:
+        """The contents of the regular files ``names`` below the lane's directory ``path``, at most
+        ``limit`` bytes in all (files past it are left out, as are names that are not regular files)."""
+        ...
+
+    async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
+        """Commit the lane's tree and fetch it into ``spec.repo`` at ``spec.snapshot_ref``
+        (``known``: the commits of the lane this machine has, its base and last snapshot, when the
+        caller just read them)."""
+        ...
+
+    async def adopt(self, ref: str, expect_tree: str) -> None:
+        """Make the lane take what was done to it on this machine: ``ref`` (in ``spec.repo``) names a
+        commit whose tree is the lane's new files and whose parent its branch's new head. Done only
+        while the lane's files are still ``expect_tree`` (or already that tree): else BackendError and
+        nothing changes (:mod:`paragents.backends.mirror`)."""
+        ...
+
+    async def usage(self) -> Usage:
+        """What the place uses now (CPU, memory, processes), as far as the engine says."""
         ...
 
     async def close(self) -> None:

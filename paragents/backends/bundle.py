@@ -90,6 +90,19 @@ async def base_bundle(spec: LaneSpec, folder: Path, *, with_snapshot: bool) -> t
     return path, snap_ref
 
 
+async def push_bundle(spec: LaneSpec, ref: str, folder: Path) -> bytes:
+    """The bytes of a bundle of ``ref`` (a commit made on this machine for the lane: see
+    :meth:`~paragents.backends.base.ExecutionBackend.adopt`) leaving out what the lane has (its base
+    and last fetched snapshot)."""
+    path = folder / "host.bundle"
+    exclude = [f"^{k}" for k in await known_commits(spec)]
+    try:
+        await git("bundle", "create", "-q", path, ref, *exclude, cwd=spec.repo, what="git bundle create")
+    except LaneError as exc:
+        raise BackendError(f"cannot bundle what changed in lane {spec.name} on this machine: {exc}") from exc
+    return path.read_bytes()
+
+
 def parse_header(out: bytes) -> tuple[str, str, str, bytes]:
     """Split the snapshot script's output into (commit, head, tree, bundle bytes); BackendError when
     the first line is not three object ids."""
@@ -101,24 +114,50 @@ def parse_header(out: bytes) -> tuple[str, str, str, bytes]:
     return parts[0], parts[1], parts[2], rest
 
 
-async def fetch_snapshot(spec: LaneSpec, out: bytes, *, max_bytes: int) -> Snapshot:
+_SHAPES: dict[str, tuple[str, str]] = {}
+"""Commit id -> (its tree, its first parent), for commits already checked here (commits never change)."""
+
+
+async def shape_of(repo: Path, commit: str) -> tuple[str, str] | None:
+    """(tree, first parent) of ``commit`` in ``repo`` (remembered), or None when git cannot say."""
+    if commit in _SHAPES:
+        return _SHAPES[commit]
+    out = await git("rev-parse", f"{commit}^{{tree}}", f"{commit}^1", cwd=repo, check=False)
+    parts = out.out.split()
+    if not out.ok or len(parts) != 2:
+        return None
+    if len(_SHAPES) > 4096:
+        _SHAPES.clear()
+    _SHAPES[commit] = (parts[0], parts[1])
+    return _SHAPES[commit]
+
+
+async def fetch_snapshot(
+    spec: LaneSpec, out: bytes, *, max_bytes: int, known: list[str] | None = None
+) -> Snapshot:
     """Fetch the snapshot the lane's script printed (header + bundle) into ``spec.repo`` and move
-    ``spec.snapshot_ref`` to it (with a reflog entry, so earlier snapshots stay reachable)."""
+    ``spec.snapshot_ref`` to it (with a reflog entry, so earlier snapshots stay reachable).
+    ``known``: what :func:`known_commits` returned before the script ran (its base, its last
+    snapshot); read again when None. The reported tree and head are checked against the commit
+    (a lane may lie about them) also when nothing new came back."""
     commit, head, tree, data = parse_header(out)
-    previous = await last_snapshot(spec)
+    known = known if known is not None else await known_commits(spec)
+    previous = known[1] if len(known) > 1 else None
     if not data:
         if commit != previous and commit != spec.base_commit:
             raise BackendError(f"lane {spec.name} sent no bundle for its new snapshot {commit[:12]}")
+        if await shape_of(spec.repo, commit) != (tree, head):
+            raise BackendError(f"lane {spec.name}'s snapshot {commit[:12]} does not match its tree and head")
         return Snapshot(commit, head, tree, spec.snapshot_ref, changed=False)
     if len(data) > max_bytes:
         raise BackendError(
             f"lane {spec.name}'s snapshot is {len(data)} bytes, over the {max_bytes} byte limit "
             "(lanes.container.max_snapshot_bytes): large build outputs belong in .gitignore"
         )
+    incoming = f"refs/paragents/remote/{spec.name}/incoming"
     with tempfile.TemporaryDirectory(prefix="paragents-snap-") as tmp:
         path = Path(tmp) / "snapshot.bundle"
         path.write_bytes(data)
-        incoming = f"refs/paragents/remote/{spec.name}/incoming"
         result = await git(
             *FSCK, "fetch", "-q", "--no-tags", "--no-write-fetch-head", path,
             f"+refs/paragents/snapshot:{incoming}",
@@ -126,21 +165,27 @@ async def fetch_snapshot(spec: LaneSpec, out: bytes, *, max_bytes: int) -> Snaps
         )  # fmt: skip
         if not result.ok:
             raise BackendError(f"lane {spec.name}'s snapshot was refused by git: {result.err[:500]}")
-    got = await rev(spec.repo, incoming)
-    bad = await bad_paths(spec.repo, got, await known_commits(spec)) if got else []
-    await git("update-ref", "-d", incoming, cwd=spec.repo, check=False)
+    names = (f"{incoming}^{{commit}}", f"{incoming}^{{tree}}", f"{incoming}^1")
+    got_out = await git("rev-parse", *names, cwd=spec.repo, check=False)
+    got, got_tree, got_head = [*got_out.out.split(), "", "", ""][:3]
+    bad = await bad_paths(spec.repo, got, known) if got else []
+    problem = None
     if got != commit:
-        raise BackendError(f"lane {spec.name} reported snapshot {commit[:12]} but sent {str(got)[:12]}")
-    if bad:
-        raise BackendError(
+        problem = f"lane {spec.name} reported snapshot {commit[:12]} but sent {got[:12]}"
+    elif bad:
+        problem = (
             f"lane {spec.name}'s snapshot was refused by git's rules: it holds {bad[0]!r}, a path a "
             "checkout must never write"
         )
-    checked = await git("rev-parse", f"{commit}^{{tree}}", f"{commit}^1", cwd=spec.repo, check=False)
-    if checked.out.split() != [tree, head]:
-        raise BackendError(f"lane {spec.name}'s snapshot {commit[:12]} does not match its tree and head")
+    elif (got_tree, got_head) != (tree, head):
+        problem = f"lane {spec.name}'s snapshot {commit[:12]} does not match its tree and head"
+    if problem is not None:
+        await git("update-ref", "-d", incoming, cwd=spec.repo, check=False)
+        raise BackendError(problem)
+    moves = f"delete {incoming}\nupdate {spec.snapshot_ref} {commit}\n"
     await git(
-        "update-ref", "--create-reflog", "-m", "paragents snapshot", spec.snapshot_ref, commit,
-        cwd=spec.repo, what="git update-ref",
+        "update-ref", "--create-reflog", "-m", "paragents snapshot", "--stdin",
+        cwd=spec.repo, stdin=moves, what="git update-ref",
     )  # fmt: skip
+    _SHAPES[commit] = (tree, head)
     return Snapshot(commit, head, tree, spec.snapshot_ref, changed=commit != previous, transferred=len(data))

@@ -32,9 +32,10 @@ from paragents.backends.base import (
     LaneGone,
     LaneSpec,
     Snapshot,
+    Usage,
 )
 from paragents.backends.bundle import last_snapshot
-from paragents.backends.remote import Chunk, RemoteBackend
+from paragents.backends.remote import Chunk, RemoteBackend, Stdin
 from paragents.lanes.repo import project_hash
 
 LABEL = "dev.paragents.lane"
@@ -282,7 +283,7 @@ class ContainerBackend(RemoteBackend):
         argv: Sequence[str],
         *,
         on_chunk: Chunk,
-        stdin: bytes | None = None,
+        stdin: Stdin = None,
         env: Mapping[str, str] | None = None,
     ) -> int:
         async with self._engine("running a command"):
@@ -291,12 +292,59 @@ class ContainerBackend(RemoteBackend):
                 list(argv), stdin=stdin is not None, environment=dict(env or {}), workdir="/"
             )
             async with exe.start(detach=False) as stream:
-                if stdin is not None:
+                feeder: asyncio.Task[None] | None = None
+                if isinstance(stdin, bytes):
                     await stream.write_in(stdin)
-                while (message := await stream.read_out()) is not None:
-                    on_chunk(message.stream, message.data)
+                elif stdin is not None:
+                    feeder = asyncio.create_task(_feed(stream, stdin))
+                try:
+                    while (message := await stream.read_out()) is not None:
+                        on_chunk(message.stream, message.data)
+                finally:
+                    if feeder is not None:
+                        feeder.cancel()
+                        with contextlib.suppress(BaseException):
+                            await feeder
             info = await exe.inspect()
         code = info.get("ExitCode")
         if code is None:
             raise self._unreachable("running a command", "the command's exit code was lost")
         return int(code)
+
+    async def usage(self) -> Usage:
+        """CPU, memory and processes from the engine's stats (one sample: CPU over its last second)."""
+        async with self._engine("reading the container's stats"):
+            stats = await self.docker().containers.container(self.name).stats(stream=False)
+        return usage_of(stats[0] if isinstance(stats, list) and stats else stats)
+
+
+async def _feed(stream: Any, chunks: AsyncIterator[bytes]) -> None:
+    """Write ``chunks`` to an exec's stdin as they come (a forwarded port's connection)."""
+    with contextlib.suppress(RuntimeError, ConnectionError, OSError):
+        async for chunk in chunks:
+            await stream.write_in(chunk)
+
+
+def usage_of(stats: Any) -> Usage:
+    """A :class:`Usage` from one Docker stats sample (``cpu_stats`` against ``precpu_stats``)."""
+    if not isinstance(stats, dict):
+        return Usage()
+    cpu, pre = stats.get("cpu_stats") or {}, stats.get("precpu_stats") or {}
+    percent = None
+    try:
+        used = cpu["cpu_usage"]["total_usage"] - pre["cpu_usage"]["total_usage"]
+        system = cpu["system_cpu_usage"] - pre["system_cpu_usage"]
+        cores = cpu.get("online_cpus") or len(cpu["cpu_usage"].get("percpu_usage") or []) or 1
+        if system > 0:
+            percent = used / system * cores * 100.0
+    except (KeyError, TypeError):
+        pass
+    memory = stats.get("memory_stats") or {}
+    mem = memory.get("usage")
+    if isinstance(mem, int):
+        mem -= int((memory.get("stats") or {}).get("inactive_file", 0) or 0)
+    limit = memory.get("limit") if isinstance(memory.get("limit"), int) else 0
+    pids = (stats.get("pids_stats") or {}).get("current")
+    return Usage(
+        percent, mem if isinstance(mem, int) else None, limit or 0, pids if isinstance(pids, int) else None
+    )

@@ -36,7 +36,7 @@ from paragents.backends.base import (
 )
 from paragents.backends.bundle import last_snapshot
 from paragents.backends.container import LABEL, REPO_LABEL
-from paragents.backends.remote import Chunk, RemoteBackend
+from paragents.backends.remote import Chunk, RemoteBackend, Stdin
 from paragents.lanes.repo import project_hash
 
 SANDBOX_GROUP = "agents.x-k8s.io"
@@ -330,7 +330,7 @@ class KubernetesBackend(RemoteBackend):
         argv: Sequence[str],
         *,
         on_chunk: Chunk,
-        stdin: bytes | None = None,
+        stdin: Stdin = None,
         env: Mapping[str, str] | None = None,
     ) -> int:
         api = await self.api()
@@ -343,27 +343,47 @@ class KubernetesBackend(RemoteBackend):
             version="v1", url=f"pods/{self.name}/exec", namespace=self.namespace,
             params=params, subprotocols=list(EXEC_PROTOCOLS),
         ) as ws:  # fmt: skip
-            if stdin is not None:
+            feeder: asyncio.Task[None] | None = None
+            if isinstance(stdin, bytes):
                 for at in range(0, len(stdin), 1 << 20):
                     await ws.send_bytes(bytes([STDIN]) + stdin[at : at + (1 << 20)])
                 if ws.subprotocol == EXEC_PROTOCOLS[0]:
                     await ws.send_bytes(bytes([CLOSE, STDIN]))
-            while True:
-                try:
-                    message = await ws.receive_bytes()
-                except httpx_ws.WebSocketDisconnect as exc:
-                    raise BackendUnreachable(
-                        f"lane {self.spec.name}'s exec stream closed before the command's status "
-                        f"arrived (code {exc.code})"
-                    ) from exc
-                if not message:
-                    continue
-                channel, data = message[0], message[1:]
-                if channel in (STDOUT, STDERR):
-                    if data:
-                        on_chunk(channel, data)
-                elif channel == STATUS:
-                    return _exit_code(data)
+            elif stdin is not None:
+                feeder = asyncio.create_task(_feed(ws, stdin))
+            try:
+                return await self._receive(ws, on_chunk)
+            finally:
+                if feeder is not None:
+                    feeder.cancel()
+                    with contextlib.suppress(BaseException):
+                        await feeder
+
+    async def _receive(self, ws: Any, on_chunk: Chunk) -> int:
+        """Read the exec stream's channels until its status arrives; return the exit code."""
+        while True:
+            try:
+                message = await ws.receive_bytes()
+            except httpx_ws.WebSocketDisconnect as exc:
+                raise BackendUnreachable(
+                    f"lane {self.spec.name}'s exec stream closed before the command's status "
+                    f"arrived (code {exc.code})"
+                ) from exc
+            if not message:
+                continue
+            channel, data = message[0], message[1:]
+            if channel in (STDOUT, STDERR):
+                if data:
+                    on_chunk(channel, data)
+            elif channel == STATUS:
+                return _exit_code(data)
+
+
+async def _feed(ws: Any, chunks: AsyncIterator[bytes]) -> None:
+    """Write ``chunks`` to an exec's stdin channel as they come (a forwarded port's connection)."""
+    with contextlib.suppress(Exception):
+        async for chunk in chunks:
+            await ws.send_bytes(bytes([STDIN]) + chunk)
 
 
 def _phase(pod: dict[str, Any]) -> str:

@@ -22,13 +22,17 @@ from paragents.backends.base import (
     BackendKind,
     DirEntry,
     ExecResult,
+    FileProblem,
     Health,
     LaneGone,
     LaneSpec,
     OutputSink,
     Snapshot,
+    TreeEntry,
+    Usage,
 )
 from paragents.backends.paths import lane_relative
+from paragents.backends.scripts import SKIP_DIRS
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
 from paragents.lanes.predict import SNAPSHOT_DATE, snapshot_tree
@@ -112,7 +116,7 @@ class LocalBackend:
         """``bash -c command`` in the worktree, confined as ``run_command`` is (see the module)."""
         where = self._path(cwd)
         if not where.is_dir():
-            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane")
+            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane", missing_cwd=True)
         argv = ["bash", "-c", command]
         if self.sandbox is not None:
             status = check(self.sandbox)
@@ -171,6 +175,10 @@ class LocalBackend:
 
     async def read_file(self, path: str, *, limit: int = 10_000_000) -> bytes:
         target = self._path(path)
+        if not target.exists():
+            raise FileProblem(f"cannot read {path} in lane {self.spec.name}: it does not exist", "missing")
+        if target.is_dir():
+            raise FileProblem(f"cannot read {path} in lane {self.spec.name}: it is a directory", "directory")
         try:
             with target.open("rb") as fh:
                 data = fh.read(limit + 1)
@@ -211,9 +219,63 @@ class LocalBackend:
             raise BackendError(f"cannot list {path} in lane {self.spec.name}: {exc.strerror}") from exc
         return sorted(entries, key=lambda e: e.name)
 
+    async def list_tree(
+        self, path: str = ".", *, depth: int = 0, limit: int = 200_000, skip: bool = True
+    ) -> list[TreeEntry]:
+        root = self._path(path)
+        if not root.exists():
+            raise FileProblem(f"{path} does not exist in lane {self.spec.name}", "missing")
+        if not root.is_dir():
+            raise FileProblem(f"{path} is not a directory in lane {self.spec.name}", "other")
+        found: list[TreeEntry] = []
+        for folder, dirs, files in os.walk(root):
+            rel = Path(folder).relative_to(root)
+            level = 0 if rel == Path(".") else len(rel.parts)
+            skipped = SKIP_DIRS if skip else ()
+            dirs[:] = sorted(d for d in dirs if d not in skipped or os.path.islink(os.path.join(folder, d)))
+            for name in [*dirs, *sorted(files)]:
+                full = Path(folder, name)
+                st = full.lstat()
+                link = os.readlink(full) if full.is_symlink() else ""
+                kind = (
+                    "l"
+                    if link or full.is_symlink()
+                    else ("d" if full.is_dir() else "f" if full.is_file() else "o")
+                )
+                target = ("d" if full.is_dir() else "f" if full.is_file() else "n") if kind == "l" else kind
+                found.append(TreeEntry((rel / name).as_posix(), kind, st.st_mtime, st.st_size, target, link))  # type: ignore[arg-type]
+                if len(found) >= limit:
+                    return found
+            if depth and level + 1 >= depth:
+                dirs[:] = []
+        return found
+
+    async def read_files(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        total = 0
+        for name in names:
+            try:
+                target = self._path(f"{lane_relative(path)}/{lane_relative(name)}")
+                if target.is_symlink() or not target.is_file():
+                    continue
+                data = target.read_bytes()
+            except (OSError, BackendError):
+                continue
+            if total + len(data) > limit:
+                break
+            found[name] = data
+            total += len(data)
+        return found
+
+    async def adopt(self, ref: str, expect_tree: str) -> None:
+        """Nothing to do: the lane is this machine's worktree."""
+
+    async def usage(self) -> Usage:
+        return Usage()
+
     # --- git --------------------------------------------------------------------------------------
 
-    async def snapshot(self) -> Snapshot:
+    async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
         """The worktree's files as a commit on its HEAD, at ``spec.snapshot_ref`` (with a reflog)."""
         try:
             tree = await snapshot_tree(self.root, Path(self._scratch.name))

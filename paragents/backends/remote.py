@@ -12,10 +12,12 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import io
 import secrets
+import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
 from paragents.backends import scripts
@@ -24,17 +26,22 @@ from paragents.backends.base import (
     BackendKind,
     DirEntry,
     ExecResult,
+    FileProblem,
     Health,
     LaneSpec,
     OutputSink,
     Snapshot,
+    TreeEntry,
+    Usage,
 )
-from paragents.backends.bundle import base_bundle, fetch_snapshot, known_commits
+from paragents.backends.bundle import base_bundle, fetch_snapshot, known_commits, push_bundle
 from paragents.backends.paths import lane_relative
 from paragents.tools.shell import CANCEL_GRACE, FORCED_ENV, POST_EXIT_DRAIN, TERM_GRACE, OutputCapture
 
 Chunk = Callable[[int, bytes], None]
 """Called with (1 stdout | 2 stderr, bytes) as a remote process writes."""
+Stdin = bytes | AsyncIterator[bytes] | None
+"""What a remote process reads: nothing, these bytes, or chunks as they come (a forwarded port)."""
 MAX_ERROR_TEXT = 2000
 
 
@@ -51,10 +58,11 @@ class RemoteBackend(abc.ABC):
     # --- what subclasses provide -------------------------------------------------------------------
 
     @abc.abstractmethod
-    async def _run(self, argv: Sequence[str], *, on_chunk: Chunk, stdin: bytes | None = None,
+    async def _run(self, argv: Sequence[str], *, on_chunk: Chunk, stdin: Stdin = None,
                    env: Mapping[str, str] | None = None) -> int:  # fmt: skip
-        """Run ``argv`` in the lane (as its user, stdin ``stdin`` or none); feed output to
-        ``on_chunk``; return the exit code. Raises BackendUnreachable / LaneGone."""
+        """Run ``argv`` in the lane (as its user, stdin ``stdin`` or none: bytes, or chunks written as
+        they come); feed output to ``on_chunk``; return the exit code. Raises BackendUnreachable /
+        LaneGone."""
 
     @property
     @abc.abstractmethod
@@ -146,7 +154,7 @@ class RemoteBackend(abc.ABC):
         if exited.done():
             code = exited.result()
         elif code == 125 and b"no directory" in errors:
-            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane")
+            return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane", missing_cwd=True)
         return ExecResult(
             code,
             capture.text(max_output),
@@ -164,6 +172,9 @@ class RemoteBackend(abc.ABC):
     async def read_file(self, path: str, *, limit: int = 10_000_000) -> bytes:
         rel = lane_relative(path)
         code, out, err = await self._call(scripts.READ, rel, str(limit + 1))
+        if code in scripts.READ_PROBLEMS:
+            failed = self._fail(f"cannot read {rel}", err)
+            raise FileProblem(str(failed), scripts.READ_PROBLEMS[code])  # type: ignore[arg-type]
         if code != 0:
             raise self._fail(f"cannot read {rel}", err)
         if len(out) > limit:
@@ -190,6 +201,52 @@ class RemoteBackend(abc.ABC):
                 entries.append(DirEntry(name, kind))  # type: ignore[arg-type]
         return sorted(entries, key=lambda e: e.name)
 
+    async def list_tree(
+        self, path: str = ".", *, depth: int = 0, limit: int = 200_000, skip: bool = True
+    ) -> list[TreeEntry]:
+        """See :meth:`~paragents.backends.base.ExecutionBackend.list_tree`."""
+        rel = lane_relative(path)
+        skipped = scripts.SKIP_DIRS if skip else ()
+        code, out, err = await self._call(scripts.TREE, rel, str(max(depth, 0)), str(limit), *skipped)
+        if code == 3:
+            raise FileProblem(f"{rel} does not exist in lane {self.spec.name}", "missing")
+        if code == 4:
+            raise FileProblem(f"{rel} is not a directory in lane {self.spec.name}", "other")
+        if code != 0:
+            raise self._fail(f"cannot list {rel}", err)
+        return parse_tree(out)
+
+    async def read_files(self, path: str, names: list[str], *, limit: int) -> dict[str, bytes]:
+        """See :meth:`~paragents.backends.base.ExecutionBackend.read_files`."""
+        rel = lane_relative(path)
+        wanted = [lane_relative(n) for n in names]
+        if not wanted:
+            return {}
+        listing = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in wanted)
+        code, out, err = await self._call(
+            scripts.TAR, rel, str(limit + 1024), str(len(listing)), stdin=listing
+        )
+        if code != 0:
+            raise self._fail(f"cannot read the files below {rel}", err)
+        return read_tar(out, set(wanted), limit)
+
+    async def usage(self) -> Usage:
+        return Usage()
+
+    async def relay(
+        self, port: int, incoming: AsyncIterator[bytes], outgoing: Callable[[bytes], None]
+    ) -> int:
+        """Copy ``incoming`` to the lane's own ``127.0.0.1:port`` and what comes back to ``outgoing``
+        until the lane's side closes (one connection of a forwarded port); return the relay's exit
+        code (7: nothing listens on that port in the lane)."""
+
+        def chunk(stream: int, data: bytes) -> None:
+            if stream == 1:
+                outgoing(data)
+
+        argv = ["bash", "-c", scripts.RELAY, "paragents", str(int(port))]
+        return await self._run(argv, on_chunk=chunk, stdin=incoming, env=self._env())
+
     # --- git --------------------------------------------------------------------------------------
 
     async def _populate(self, *, with_snapshot: bool) -> str:
@@ -209,9 +266,10 @@ class RemoteBackend(abc.ABC):
             raise self._fail("cannot check out the base", err)
         return snap_ref
 
-    async def snapshot(self) -> Snapshot:
-        """See :meth:`~paragents.backends.base.ExecutionBackend.snapshot`."""
-        known = await known_commits(self.spec)
+    async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
+        """See :meth:`~paragents.backends.base.ExecutionBackend.snapshot`; ``known``: what
+        :func:`~paragents.backends.bundle.known_commits` says now, when the caller just read it."""
+        known = known if known is not None else await known_commits(self.spec)
         out = bytearray()
         err = bytearray()
         limit = self.max_snapshot_bytes + 4096
@@ -227,4 +285,74 @@ class RemoteBackend(abc.ABC):
         code = await self._run(argv, on_chunk=chunk, env=self._env(scripts.GIT_ENV))
         if code != 0:
             raise self._fail("cannot snapshot", bytes(err))
-        return await fetch_snapshot(self.spec, bytes(out), max_bytes=self.max_snapshot_bytes)
+        return await fetch_snapshot(self.spec, bytes(out), max_bytes=self.max_snapshot_bytes, known=known)
+
+    async def adopt(self, ref: str, expect_tree: str) -> None:
+        """See :meth:`~paragents.backends.base.ExecutionBackend.adopt`."""
+        with tempfile.TemporaryDirectory(prefix="paragents-adopt-") as tmp:
+            data = await push_bundle(self.spec, ref, Path(tmp))
+        target = f"/tmp/.paragents-adopt-{secrets.token_hex(4)}.bundle"
+        code, _, err = await self._call(scripts.UPLOAD, target, str(len(data)), stdin=data)
+        if code != 0:
+            raise self._fail("cannot upload what changed on this machine", err)
+        code, _, err = await self._call(
+            scripts.ADOPT, target, ref, self.spec.branch, expect_tree, env=scripts.GIT_ENV
+        )
+        if code != 0:
+            raise self._fail("cannot take what changed on this machine", err)
+
+
+def parse_tree(out: bytes) -> list[TreeEntry]:
+    """Read :data:`~paragents.backends.scripts.TREE`'s output; entries with a path that is not below
+    the listed directory (``..``, absolute, empty) are dropped (the lane wrote the names)."""
+    fields = out.split(b"\0")
+    entries = []
+    for head, link in zip(fields[0::2], fields[1::2], strict=False):
+        parts = head.decode("utf-8", "surrogateescape").split(" ", 4)
+        if len(parts) != 5:
+            continue
+        kind, target, mtime, size, path = parts
+        names = path.split("/")
+        if not path or path.startswith("/") or any(n in ("", ".", "..") for n in names):
+            continue
+        try:
+            when, length = float(mtime), int(size)
+        except ValueError:
+            continue
+        entries.append(
+            TreeEntry(
+                path,
+                kind if kind in ("f", "d", "l") else "o",  # type: ignore[arg-type]
+                when,
+                length,
+                target,
+                link.decode("utf-8", "surrogateescape"),
+            )
+        )
+    return entries
+
+
+def read_tar(data: bytes, wanted: set[str], limit: int) -> dict[str, bytes]:
+    """The regular files named in ``wanted`` from the (possibly cut) tar ``data``, at most ``limit``
+    bytes in all: nothing else in the archive is looked at (the lane made it)."""
+    found: dict[str, bytes] = {}
+    total = 0
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r|") as tar:
+            for member in tar:
+                name = member.name.removeprefix("./")
+                if not member.isreg() or name not in wanted or name in found:
+                    continue
+                if total + member.size > limit:
+                    break
+                handle = tar.extractfile(member)
+                if handle is None:
+                    continue
+                body = handle.read()
+                if len(body) != member.size:
+                    break
+                found[name] = body
+                total += len(body)
+    except (tarfile.TarError, EOFError, OSError):
+        pass  # a cut archive: keep what was complete
+    return found

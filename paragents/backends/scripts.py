@@ -44,10 +44,15 @@ have started)."""
 
 READ = r"""
 cd /workspace || exit 2
-[ -f "$1" ] || { [ -e "$1" ] && echo "is not a regular file" >&2 || echo "does not exist" >&2; exit 2; }
+[ -e "$1" ] || { echo "does not exist" >&2; exit 3; }
+[ -d "$1" ] && { echo "is a directory" >&2; exit 4; }
+[ -f "$1" ] || { echo "is not a regular file" >&2; exit 5; }
 head -c "$2" -- "$1"
 """
-"""``READ PATH LIMIT``: the first LIMIT bytes of the file PATH."""
+"""``READ PATH LIMIT``: the first LIMIT bytes of the file PATH; exit 3 when PATH does not exist, 4 when
+it is a directory, 5 when it is something else (:data:`READ_PROBLEMS`)."""
+READ_PROBLEMS = {3: "missing", 4: "directory", 5: "other"}
+"""Exit codes of :data:`READ` (and :data:`TREE`) -> :attr:`~paragents.backends.base.FileProblem.reason`."""
 
 WRITE = r"""
 cd /workspace || exit 2
@@ -68,6 +73,48 @@ for f in "$1"/*; do
 done
 """
 """``LIST PATH``: ``KIND NAME`` NUL-terminated for each entry of PATH (f, d, l or o)."""
+
+SKIP_DIRS = (".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache",
+             ".pytest_cache", ".ruff_cache", ".tox")  # fmt: skip
+"""Directories :data:`TREE` never descends into below its root (as ``tools.fsutil.SKIP_DIRS``)."""
+
+TREE = r"""
+cd /workspace || exit 2
+[ -e "$1" ] || exit 3
+[ -d "$1" ] || exit 4
+cd -- "$1" || exit 2
+depth=(); [ "$2" = 0 ] || depth=(-maxdepth "$2")
+max=$3; skip=(); shift 3
+for d in "$@"; do skip+=(-name "$d" -o); done
+find . -mindepth 1 "${depth[@]}" \( -type d \( "${skip[@]}" -false \) \) -prune \
+  -o -printf '%y %Y %T@ %s %P\0%l\0' | head -z -n "$((2 * max))"
+"""
+"""``TREE PATH DEPTH MAX SKIP...``: every entry below the lane's directory PATH (DEPTH levels, 0: all;
+directories named SKIP not entered), as ``KIND TARGET_KIND MTIME SIZE NAME`` NUL ``LINK`` NUL
+(find's ``%y %Y %T@ %s %P`` and ``%l``), at most MAX entries; exit 3 when PATH does not exist, 4
+when it is not a directory."""
+
+TAR = r"""
+cd /workspace || exit 2
+cd -- "$1" || exit 2
+head -c "$3" | tar -c --null --no-recursion -T - -f - 2>/dev/null | head -c "$2"
+exit 0
+"""
+"""``TAR PATH LIMIT LISTSIZE``: a tar archive (at most LIMIT bytes) of the files below PATH named in
+the LISTSIZE bytes of stdin, NUL-separated, relative to PATH (no recursion; a name that vanished
+meanwhile is left out)."""
+
+RELAY = r"""
+exec 3<>"/dev/tcp/127.0.0.1/$1" || exit 7
+exec 4<&0
+cat <&4 >&3 &
+w=$!
+cat <&3
+kill "$w" 2>/dev/null
+exit 0
+"""
+"""``RELAY PORT``: connect to PORT on the lane's own loopback and copy stdin to it and it to stdout
+until it closes (a forwarded port's one connection; bash's ``/dev/tcp``: no network needed)."""
 
 UPLOAD = r"""
 head -c "$2" > "$1" && [ "$(wc -c < "$1")" -eq "$2" ]
@@ -128,3 +175,29 @@ g bundle create -q - refs/paragents/snapshot "${excl[@]}"
 ignored ones; fixed dates, so an unchanged tree gives the same commit) on HEAD; print ``COMMIT HEAD
 TREE``; unless COMMIT is one of the KNOWN commits (the caller already has it), write a git bundle of it
 to stdout, leaving out what the caller has."""
+
+ADOPT = r"""
+set -eu
+b="$1"; ref="$2"; branch="$3"; expect="$4"
+cd /workspace
+export GIT_INDEX_FILE=/tmp/.paragents-snapshot-index
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g fetch -q --no-tags "$b" "+$ref:refs/paragents/host"
+rm -f "$b"
+new=$(g rev-parse --verify -q "refs/paragents/host^{commit}")
+head=$(g rev-parse --verify -q "refs/paragents/host^1")
+want=$(g rev-parse --verify -q "refs/paragents/host^{tree}")
+g add -A >/dev/null
+cur=$(g write-tree)
+if [ "$cur" != "$want" ]; then
+  [ "$cur" = "$expect" ] || { echo "its files changed since they were last fetched" >&2; exit 3; }
+  g read-tree -u --reset "$new"
+fi
+g update-ref "refs/heads/$branch" "$head"
+unset GIT_INDEX_FILE
+g reset -q
+"""
+"""``ADOPT BUNDLE REF BRANCH EXPECT_TREE``: take what the host did to the lane (commits, files) from the
+bundle's REF, a commit whose tree is the host's files and whose parent is the host's branch head: the
+branch moves to that head, and the files become that tree, but only when the lane's files are still
+EXPECT_TREE (what the host last fetched) or already that tree (exit 3 otherwise: nothing changed)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 import jsonschema
 
+from paragents import jsonfile
 from paragents.cassette.model import Answer, Cassette, Expectation, Reply, SessionSpec, Step
 
 _TYPE_WORDS = {
@@ -103,17 +104,11 @@ def load_cassette(path: str | Path) -> Cassette:
     JSON with its line and column, or a field problem naming its path)."""
     p = Path(path)
     try:
-        text = p.read_text("utf-8")
-    except FileNotFoundError:
+        data = jsonfile.load(p)
+    except jsonfile.JsonFileMissing:
         raise CassetteError(f"{p}: no such cassette file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CassetteError(f"{p}: cannot read the cassette ({exc})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CassetteError(
-            f"{p}: not valid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ) from None
+    except jsonfile.JsonFileError as exc:
+        raise CassetteError(str(exc)) from None
     return validate_cassette(data, str(p))
 
 

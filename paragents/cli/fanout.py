@@ -25,6 +25,9 @@ def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) 
     fan.add_argument("--n", type=int, default=3, metavar="N", help="how many siblings (default 3)")
     fan.add_argument("--models", metavar="A,B", help="models the siblings use in turn")
     fan.add_argument("--verify", metavar="CMD", help="command run in each candidate's lane when it finishes")
+    fan.add_argument(
+        "--on", metavar="WHERE", help="where the lanes run: local, container, k8s (default: lanes.backend)"
+    )
     fan.add_argument("--judge", action="store_true", help="ask a judge to rank the candidates (advice)")
     fan.add_argument("--judge-model", metavar="M", help="the judge's model (default: fanout.judge_model)")
     fan.add_argument("--output", choices=("rich", "json", "patch"), default="rich")
@@ -96,8 +99,9 @@ async def _fanout(args: argparse.Namespace) -> int:
     rt.set_sink(lambda event: None)  # nothing streams to the terminal; asks: headless.refuse_asks
     models = tuple(m.strip() for m in (args.models or "").split(",") if m.strip())
     request = FanoutRequest(
-        args.n, args.prompt, models, args.verify, args.judge, args.judge_model, getattr(args, "mode", None)
-    )
+        args.n, args.prompt, models, args.verify, args.judge, args.judge_model, getattr(args, "mode", None),
+        on=getattr(args, "on", None),
+    )  # fmt: skip
     try:
         outcome = await run_fanout(rt, request)
     except FanoutError as exc:

@@ -57,6 +57,11 @@ def add_parser(sub: Any) -> None:
         run_parser.add_argument(
             "--base", metavar="REF", help="with --lane: head (default), a branch or origin/main"
         )
+        run_parser.add_argument(
+            "--on",
+            metavar="WHERE",
+            help="with --lane: where the lane runs: local, container, k8s (default: lanes.backend)",
+        )
     lanes = sub.add_parser("lanes", help="list, diff, merge and clean up lanes (a git worktree per session)")
     lanes.set_defaults(lanes_run=run)
     lsub = lanes.add_subparsers(dest="lanes_command", required=True)
@@ -121,6 +126,10 @@ async def _run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"paragents lanes: {exc}", file=sys.stderr)
         return 1
+    from paragents.backends.places import BackendPlaces
+    from paragents.lanes.places import use_places
+
+    use_places(BackendPlaces(lambda: settings, lambda repo, name: None))  # lanes in containers/Pods
     try:
         return await _command(args, store, where, settings)
     except LaneError as exc:
@@ -144,6 +153,10 @@ async def _sandbox(where: Path, name: str, lanes: LanesRepo) -> Any:
     from paragents.permissions import Policy, PolicyError
 
     repo, lane = await find_lane(lanes, where, name)
+    if lane.remote:  # its container/Pod is the sandbox of paragents' commands there
+        from paragents.lanes.places import places_for
+
+        return LaneSandbox(runner=places_for(lane).runner(lane))
     try:
         config = load_config(where).config
     except ConfigError:
@@ -192,6 +205,11 @@ async def _command(args: argparse.Namespace, store: Store, where: Path, settings
         text = "\n".join(row["line"] for row in rows) or "no lanes in this repository"
         _emit(args, [{k: v for k, v in row.items() if k != "line"} for row in rows], str(text))
         return 0
+    if command in ("diff", "merge"):  # a lane in a container/Pod: its work comes here first
+        from paragents.lanes.merge import find_lane
+        from paragents.lanes.places import fetch_if_remote
+
+        await fetch_if_remote((await find_lane(store.lanes, where, args.name))[1])
     if command == "diff":
         lane, patch, stat = await lane_diff(store.lanes, where, args.name)
         lines = [f"{row['path']}  +{row['added']} -{row['deleted']}" for row in stat]

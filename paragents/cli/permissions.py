@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from paragents import jsonfile
 from paragents.config import ConfigError
 from paragents.permissions import Decision, Policy, PolicyError, parse_mode, tool_family
 from paragents.permissions.destructive import destructive_reason
@@ -100,9 +101,9 @@ def _check(args: argparse.Namespace) -> int:
     loaded: dict[str, Any] = {}
     for flag, text in (("--input", args.input), ("--schema", args.schema)):
         try:
-            loaded[flag] = json.loads(text) if text else None
-        except json.JSONDecodeError as err:
-            return _fail(f"{flag} is not valid JSON ({err.msg} at column {err.colno})")
+            loaded[flag] = jsonfile.loads(text, flag) if text else None
+        except jsonfile.JsonFileError as err:
+            return _fail(str(err))
     arguments, schema = loaded["--input"], loaded["--schema"]
     if not isinstance(arguments, dict):
         return _fail('--input must be a JSON object, e.g. {"command": "ls"}')

@@ -225,6 +225,7 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
                 open_panel=False,
                 lane=getattr(args, "lane", None),
                 base=getattr(args, "base", None),
+                on=getattr(args, "on", None),
             )
         except SessionError as exc:
             if "already exists" not in str(exc) or attempt == 4:
@@ -320,6 +321,7 @@ async def run_headless(args: Any) -> int:
                     mode=args.mode,
                     take_over=take_over,
                     lane=getattr(args, "lane", None),
+                    on=getattr(args, "on", None),
                 )
             else:
                 view = await _run_session(runtime, args, project_dir, err)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from paragents import events as ev
+from paragents import jsonfile
 from paragents.eval.errors import EvalError
 from paragents.permissions.destructive import command_destructive
 
@@ -182,11 +183,9 @@ def load_policy(spec: str, script: str | None = None) -> AnswerPolicy:
         raise EvalError("--answer script needs a FILE: --answer script answers.json")
     path = Path(script).expanduser()
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise EvalError(f"--answer script {script}: cannot be read ({exc.strerror or exc})") from None
-    except ValueError as exc:
-        raise EvalError(f"{script}: not JSON ({exc})") from None
+        data = jsonfile.load(path)
+    except jsonfile.JsonFileError as exc:
+        raise EvalError(f"--answer script {script}: {exc.problem}") from None
     return AnswerPolicy("script", parse_script(data, script), str(path))
 
 

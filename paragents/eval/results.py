@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from paragents import jsonfile
 from paragents.eval.errors import EvalError
 
 RESULTS = "results.json"
@@ -178,13 +179,13 @@ def load_results(where: str | Path) -> RunResults:
     if path.is_dir():
         path = path / RESULTS
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except OSError:
+        data = jsonfile.load(path)
+    except jsonfile.JsonFileMissing:
         raise EvalError(
             f"{where}: no eval run there (no {RESULTS}); give the --out DIR of an `eval run`"
         ) from None
-    except ValueError as exc:
-        raise EvalError(f"{path}: not JSON ({exc})") from None
+    except jsonfile.JsonFileError as exc:
+        raise EvalError(str(exc)) from None
     try:
         return RunResults.model_validate(data)
     except ValidationError as exc:

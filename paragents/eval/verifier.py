@@ -6,11 +6,11 @@ imports Textual."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+from paragents import jsonfile
 from paragents.eval.results import Verifier
 from paragents.eval.sandbox import CommandResult, Mount
 from paragents.eval.swe import swe_resolved
@@ -102,9 +102,9 @@ def read_reward(folder: Path) -> tuple[float | None, dict[str, float], str | Non
             return None, {}, f"reward.txt holds {raw[:40]!r}, not a number"
     if json_file.is_file():
         try:
-            data = json.loads(json_file.read_text("utf-8"))
-        except ValueError as exc:
-            return None, {}, f"reward.json is not JSON ({exc})"
+            data = jsonfile.load(json_file)
+        except jsonfile.JsonFileError as exc:
+            return None, {}, f"reward.json: {exc.problem}"
         if not isinstance(data, dict) or not data:
             return None, {}, "reward.json holds no metrics"
         metrics: dict[str, float] = {}

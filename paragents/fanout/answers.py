@@ -11,6 +11,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from paragents import jsonfile
+
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.DOTALL)
@@ -29,11 +31,9 @@ def parse_answer(text: str | None, model: type[M]) -> M:
     if not body:
         raise InvalidAnswer("the reply was empty")
     try:
-        data = json.loads(body)
-    except json.JSONDecodeError as exc:
-        raise InvalidAnswer(
-            f"the reply is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})"
-        ) from None
+        data = jsonfile.loads(body, "the reply")
+    except jsonfile.JsonFileError as exc:
+        raise InvalidAnswer(str(exc)) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

@@ -26,7 +26,6 @@ from paragents.fanout.evidence import commit_work, overlaps, patch_of
 from paragents.fanout.request import FanoutRequest, check_request
 from paragents.fanout.verify import run_verify
 from paragents.lanes import LaneError, lane_env, resolve_base, toplevel
-from paragents.lanes.contained import LaneSandbox
 from paragents.lanes.gc import remove_lane
 from paragents.lanes.git import git
 from paragents.models import TurnStatus
@@ -209,12 +208,14 @@ class FanoutGroup:
         evidence["cost"] = None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
         patch = ""
         try:
+            await self.rt.refresh_lane(sib.lane)  # a container/Pod lane's work comes here first
             lane_path = Path(sib.lane.path)
             sib.head = await commit_work(lane_path, f"fan-out {self.name}: candidate {sib.name}")
+            await self.rt.refresh_lane(sib.lane)  # and the commit made here goes to it
             patch, files = await patch_of(self.repo, self.base_commit, sib.head)
             evidence["files"] = files
             evidence["head"] = sib.head
-        except LaneError as exc:
+        except (LaneError, SessionError) as exc:
             evidence["error"] = f"{error + '; ' if error else ''}its work could not be read: {exc}"
             failed = True
         denied = self.denied.get(sib.session_id, [])
@@ -234,9 +235,7 @@ class FanoutGroup:
         commit (so landing it from the compare screen is refused when it failed or is stale)."""
         path = Path(sib.lane.path)
         rt = self.rt
-        sandbox = LaneSandbox.from_settings(
-            rt.config.sandbox, rt.config.lanes, rt.policy.read_deny_patterns(path)
-        )
+        sandbox = rt.lane_sandbox(sib.lane)
         assert self.request.verify is not None and sib.head is not None
         result = await run_verify(self.request.verify, path, lane_env(sib.lane), self.verify_timeout, sandbox)
         tree = await git("rev-parse", f"{sib.head}^{{tree}}", cwd=path, check=False)
@@ -308,8 +307,9 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
             name = f"{slug}-{idx}"
             model = request.model_for(idx, config.model)
             view = await rt.new_session(
-                name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel
-            )
+                name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel,
+                on=request.on,
+            )  # fmt: skip
             lane = await store.lanes.of_session(view.id)
             if lane is None:
                 raise FanoutError(f"session {name} got no lane")

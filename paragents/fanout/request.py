@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from paragents.config import RuntimeConfig
 from paragents.fanout.errors import EXIT_CONFIG, FanoutError
 
-USAGE = '/fanout N [--models a,b,c] [--verify "CMD"] [--judge[=MODEL]] PROMPT'
+USAGE = '/fanout N [--models a,b,c] [--on container|k8s] [--verify "CMD"] [--judge[=MODEL]] PROMPT'
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,8 @@ class FanoutRequest:
     judge_model: str | None = None
     mode: str | None = None
     """Permission mode of every sibling (None: the configured default; headless ``--mode``)."""
+    on: str | None = None
+    """Where the siblings' lanes run: local, container, k8s (None: ``lanes.backend``; docs/remote.md)."""
 
     def model_for(self, idx: int, default: str) -> str:
         """The model of candidate ``idx`` (1-based): the models in turn, else ``default``."""
@@ -62,18 +64,20 @@ def check_request(request: FanoutRequest, config: RuntimeConfig) -> None:
             )
 
 
-_OPTION = re.compile(r"\s*(--models|--verify|--judge)(=|\s+|$)")
+_OPTION = re.compile(r"\s*(--models|--verify|--judge|--on)(=|\s+|$)")
 
 
 def parse_fanout(text: str) -> FanoutRequest:
-    """Read ``N [--models a,b,c] [--verify "CMD"] [--judge[=MODEL]] PROMPT`` (options before the prompt;
-    the prompt is the rest, taken as written). Raises FanoutError (exit 2) with the usage."""
+    """Read ``N [--models a,b,c] [--on WHERE] [--verify "CMD"] [--judge[=MODEL]] PROMPT`` (options
+    before the prompt; the prompt is the rest, taken as written). Raises FanoutError (exit 2) with the
+    usage."""
     head, _, rest = text.strip().partition(" ")
     if not head.isdigit():
         raise FanoutError(f"how many sessions? {USAGE}", EXIT_CONFIG)
     models: tuple[str, ...] = ()
     verify: str | None = None
     judge, judge_model = False, None
+    on: str | None = None
     while (match := _OPTION.match(rest)) is not None:
         name, sep = match.group(1), match.group(2)
         rest = rest[match.end() :]
@@ -85,9 +89,11 @@ def parse_fanout(text: str) -> FanoutRequest:
         value, rest = _take_value(rest, name)
         if name == "--models":
             models = tuple(m for m in (p.strip() for p in value.split(",")) if m)
+        elif name == "--on":
+            on = value
         else:
             verify = value
-    return FanoutRequest(int(head), rest.strip(), models, verify, judge, judge_model or None)
+    return FanoutRequest(int(head), rest.strip(), models, verify, judge, judge_model or None, on=on)
 
 
 def _take_value(rest: str, name: str) -> tuple[str, str]:

@@ -24,8 +24,9 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from paragents.config import LaneSettings, SandboxSettings
 from paragents.lanes.errors import LaneError
@@ -57,15 +58,33 @@ def cache_env(lane: Path) -> dict[str, str]:
     }
 
 
+class LaneRunner(Protocol):
+    """Where paragents' own commands run for a lane that is not on this machine (a container, a
+    Pod: ``paragents.backends.facet.LaneCommands``); its place is their sandbox."""
+
+    @property
+    def where(self) -> str: ...
+
+    async def run(
+        self, command: str, *, env: Mapping[str, str], timeout: float, on_output: Callable[[str], None]
+    ) -> int | None:
+        """Run ``command`` in the lane's root, each output line to ``on_output``; return its exit
+        code, None when stopped at ``timeout``. Raises an exception whose text says why it could not
+        run (the lane does not answer)."""
+        ...
+
+
 @dataclass(frozen=True)
 class LaneSandbox:
     """How commands paragents runs in lanes are confined: the ``sandbox`` settings' mode and bwrap,
-    ``lanes.verify_network``, and the Read deny rules to hide (``(root, pattern)`` pairs)."""
+    ``lanes.verify_network``, and the Read deny rules to hide (``(root, pattern)`` pairs); or, for a
+    lane on a remote backend, the ``runner`` that runs them in its container or Pod."""
 
     mode: SandboxMode = "auto"
     network: NetworkMode = "none"
     hidden_rules: tuple[tuple[str, str], ...] = ()
     bwrap: str = "bwrap"
+    runner: LaneRunner | None = field(default=None, compare=False)
 
     @classmethod
     def from_settings(
@@ -123,6 +142,8 @@ async def run_in_lane(
     ``$ command``); stop the whole sandbox at
     ``timeout`` seconds. Never raises for the command's own failure. On cancellation the command is
     killed and CancelledError re-raised."""
+    if sandbox.runner is not None:
+        return await _run_remote(command, sandbox.runner, env=env, timeout=timeout, on_output=on_output)
     started = time.monotonic()
     lane = lane.resolve()
     where = (cwd or lane).resolve()
@@ -193,6 +214,41 @@ async def run_in_lane(
     except TimeoutError:
         say("(background processes still hold the output; what they print later is not shown)")
     return RunOutcome(command, code, "\n".join(lines), round(time.monotonic() - started, 3), sandboxed)
+
+
+async def _run_remote(
+    command: str,
+    runner: LaneRunner,
+    *,
+    env: Mapping[str, str] | None,
+    timeout: float,
+    on_output: Callable[[str], None] | None,
+) -> RunOutcome:
+    """:func:`run_in_lane` for a lane on a remote backend: the command runs in its place (the lane's
+    ports in ``env``; nothing of this machine's environment). A lane that does not answer counts as a
+    failed command whose output says why (exit 126, as a refused sandbox)."""
+    started = time.monotonic()
+    lines: deque[str] = deque()
+    kept = [0]
+
+    def say(line: str) -> None:
+        lines.append(line)
+        kept[0] += len(line) + 1
+        while kept[0] > OUTPUT_KEEP and len(lines) > 1:
+            kept[0] -= len(lines.popleft()) + 1
+        if on_output:
+            on_output(line)
+
+    say(f"$ {command}")
+    say(f"(runs in {runner.where})")
+    try:
+        code = await runner.run(command, env=dict(env or {}), timeout=timeout, on_output=say)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # the lane does not answer: nothing ran
+        say(f"not run: {exc}")
+        code = REFUSED_EXIT
+    return RunOutcome(command, code, "\n".join(lines), round(time.monotonic() - started, 3), True)
 
 
 async def run_commands(

@@ -71,14 +71,16 @@ async def create_lane(
     on_output: Callable[[str], None] | None = None,
     session_id: str | None = None,
     sandbox: LaneSandbox | None = None,
+    backend: str = "local",
 ) -> CreatedLane:
     """Create a lane for the repository containing ``where`` and return it with notes.
 
     ``base``: ``head`` (the current branch's last commit), a branch, or a ref like ``origin/main``.
     With ``setup`` the repository's worktree setup runs (see :mod:`paragents.lanes.setup`), its
     output passed line by line to ``on_output``; its commands run in ``sandbox`` (default: the default
-    sandbox settings with ``settings.verify_network``). Raises LaneError (nothing left behind) on
-    failure."""
+    sandbox settings with ``settings.verify_network``). ``backend``: where the lane runs (stored; for a
+    ``container`` or ``kubernetes`` lane the caller makes its place and runs the setup there, so pass
+    ``setup=False``). Raises LaneError (nothing left behind) on failure."""
     settings = settings or LaneSettings()
     sandbox = sandbox or LaneSandbox.from_settings(lanes=settings)
     repo = await toplevel(where)
@@ -117,6 +119,7 @@ async def create_lane(
             branch=branch,
             base_ref=resolved.ref,
             base_commit=resolved.commit,
+            backend=backend,
         )
     except StoreError as exc:
         raise LaneError(str(exc)) from exc

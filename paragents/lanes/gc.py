@@ -16,6 +16,7 @@ from typing import Protocol
 from paragents.lanes.contained import remove_cache
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
+from paragents.lanes.places import fetch_if_remote, places_for
 from paragents.lanes.predict import snapshot_tree
 from paragents.lanes.repo import project_hash, recovery_dir, toplevel
 from paragents.lanes.status import LaneStatus, lane_status
@@ -24,7 +25,7 @@ from paragents.store.lanes import LanesRepo
 from paragents.store.records import LaneRecord
 from paragents.store.sessions import SessionsRepo
 
-BUSY_STATES = frozenset({"running", "queued", "waiting"})
+BUSY_STATES = frozenset({"running", "queued", "waiting", "paused"})
 
 
 class GcStore(Protocol):
@@ -122,7 +123,10 @@ async def write_recovery(repo: Path, status: LaneStatus) -> tuple[Path, list[str
 
 
 async def remove_lane(lanes: LanesRepo, repo: Path, lane: LaneRecord, *, force: bool = False) -> None:
-    """Remove a lane's worktree (``git worktree remove``), its branch, its private cache and its row."""
+    """Remove a lane's worktree (``git worktree remove``), its branch, its private cache and its row;
+    a remote lane's container or Pod first, after a last fetch of its work (lanes/places.py)."""
+    if lane.remote:
+        await places_for(lane).remove(lane, force=force)
     if Path(lane.path).is_dir():
         args = ["worktree", "remove", *(["--force"] if force else []), lane.path]
         await git(*args, cwd=repo, what=f"git worktree remove {lane.path}")
@@ -141,6 +145,11 @@ async def gc(
     decisions: list[GcDecision] = []
     for lane in await store.lanes.all(str(repo)):
         if names and lane.name not in names:
+            continue
+        try:
+            await fetch_if_remote(lane)  # its work since the last fetch must be seen before deciding
+        except LaneError as exc:  # never removed unseen, not even with force
+            decisions.append(GcDecision(lane.name, "keep", [str(exc)], True))
             continue
         try:
             status = await lane_status(repo, lane)

@@ -45,7 +45,7 @@ async def lane_rows(lanes: LanesRepo, where: Path) -> list[dict[str, Any]]:
             state = f"{len(status.dirty)} uncommitted"
         else:
             state = "clean"
-        stale = stale_dependencies(lane)
+        stale = [] if lane.remote else stale_dependencies(lane)
         if stale:
             state += " deps stale"
         work = f"{len(status.ahead)} ahead of {lane.base_ref}"
@@ -54,6 +54,8 @@ async def lane_rows(lanes: LanesRepo, where: Path) -> list[dict[str, Any]]:
         line = f"{lane.name:16} {lane.branch:24} {state:16} {work:28} ports {ports}  {lane.path}"
         if lane.setup_state != "ready":
             line += f"  [setup {lane.setup_state}]"
+        if lane.remote:  # the worktree mirrors its container/Pod as last fetched
+            line += f"  [on {lane.backend}, as last fetched]"
         if status.broken:
             line += f"\n  {status.broken}"
         rows.append(
@@ -72,6 +74,7 @@ async def lane_rows(lanes: LanesRepo, where: Path) -> list[dict[str, Any]]:
                 "stale_dependencies": stale,
                 "broken": status.broken,
                 "session_id": lane.session_id,
+                "backend": lane.backend,
                 "line": line,
             }
         )

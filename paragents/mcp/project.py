@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from paragents import trust
+from paragents import jsonfile, trust
 from paragents.config import McpServerSettings, McpSettings
 
 MCP_JSON = ".mcp.json"
@@ -154,18 +154,11 @@ def read_mcp_json(path: Path, problems: list[str] | None = None) -> dict[str, Mc
     naming the file (and the server and field) for bad JSON, a bad shape or a bad entry; with
     ``problems`` given, a bad entry is added there instead and the file's other servers still load."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        data = jsonfile.load(path)
+    except jsonfile.JsonFileMissing:
         return {}
-    except (OSError, UnicodeDecodeError) as exc:
-        raise McpConfigError(f"{path}: cannot be read ({exc}); fix it or remove it") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise McpConfigError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "no project MCP server was started: fix the file"
-        ) from None
+    except jsonfile.JsonFileError as exc:
+        raise McpConfigError(f"{exc}; no project MCP server was started: fix or remove the file") from None
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     if not isinstance(servers, dict):
         raise McpConfigError(f'{path}: expected {{"mcpServers": {{"NAME": {{...}}}}}} at the top level')

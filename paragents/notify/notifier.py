@@ -58,7 +58,8 @@ class _Blocked:
     text: str
     reminded: bool = False
     kind: str = "ask"
-    """What the session needs: ask (approval, conflict), budget or question."""
+    """What the session needs: ask (approval, conflict), budget, question or lane (its lane's container
+    or Pod does not answer)."""
 
 
 PUSH_TITLE = "\x1b[22;0t"
@@ -109,6 +110,8 @@ class Notifier:
                 why = f"conflict: {clean(summary, 80)}"
             case ev.BudgetPaused(reason=reason):
                 why, kind = clean(reason, 120), "budget"
+            case ev.LanePlaceChanged(state="unreachable", lane=lane):
+                why, kind = f"lane {clean(lane, 40)} unreachable: paused until it answers", "lane"
             case ev.QuestionAsked(text=text):
                 why, kind = f"question: {clean(text, 100)}", "question"
             case ev.SessionStateChanged(state=state) if SessionState(state) in UNBLOCKED:

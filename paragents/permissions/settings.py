@@ -15,7 +15,6 @@ Every problem is raised as :class:`PolicyError` with one message naming the file
 from __future__ import annotations
 
 import difflib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from typing import Any, Literal
 import json5
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from paragents import jsonfile
 from paragents.permissions.decision import PermissionMode, RuleKind
 from paragents.permissions.rules import Rule, parse_rule
 
@@ -191,14 +191,14 @@ def load_file(path: Path, scope: str) -> LoadedFile | None:
     Claude Code's own files (scopes ``claude-*``) a malformed rule is skipped with a note instead
     (a file written for another program must not stop paragents)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = jsonfile.read_text(path)
+    except jsonfile.JsonFileMissing:
         return None
-    except (OSError, UnicodeDecodeError) as err:
-        raise PolicyError(f"{path}: cannot be read ({err}); fix its permissions or remove it") from None
+    except jsonfile.JsonFileError as err:
+        raise PolicyError(f"{err}; fix its permissions or remove it") from None
     try:
-        raw = json.loads(text)
-    except json.JSONDecodeError as err:
+        raw = jsonfile.loads(text, str(path))
+    except jsonfile.JsonFileError as err:
         if scope.startswith("claude-"):  # Claude Code's own files: trailing commas, comments (JSON5)
             try:
                 raw = json5.loads(text)
@@ -206,11 +206,9 @@ def load_file(path: Path, scope: str) -> LoadedFile | None:
                 raw = None
             if isinstance(raw, dict):
                 return _loaded(
-                    path, scope, raw, [f"{path}: read as JSON5 (it is not strict JSON: {err.msg})"]
+                    path, scope, raw, [f"{path}: read as JSON5 (it is not strict JSON: {err.reason})"]
                 )
-        raise PolicyError(
-            f"{path}: not valid JSON (line {err.lineno}, column {err.colno}: {err.msg})"
-        ) from None
+        raise PolicyError(str(err)) from None
     return _loaded(path, scope, raw, [])
 
 

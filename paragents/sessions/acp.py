@@ -54,6 +54,7 @@ async def new_agent_session(
         open_panel=open_panel,
         lane=lane,
         base=base,
+        on="local" if lane else None,  # an external agent runs here, in a worktree of this machine
     )
     await core.store.agent_sessions.set(view.id, agent)
     await build_agent(core, view, agent, None)

@@ -17,11 +17,20 @@ from paragents.sessions.view import SessionView
 
 if TYPE_CHECKING:
     from paragents.conflicts import ConflictChecker
+    from paragents.lanes.contained import LaneSandbox
     from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
     from paragents.sessions.mcp import McpReport
-    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
+    from paragents.store import (
+        AnswerResult,
+        ApprovalRecord,
+        DecisionRecord,
+        LaneRecord,
+        NoteRecord,
+        SessionRecord,
+        Store,
+    )
 
 
 class SessionsAPI(Protocol):
@@ -89,6 +98,7 @@ class SessionsAPI(Protocol):
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        on: str | None = None,
     ) -> SessionView: ...
     async def new_agent_session(
         self,
@@ -114,6 +124,7 @@ class SessionsAPI(Protocol):
         mode: str | None = None,
         take_over: bool = False,
         lane: str | bool | None = None,
+        on: str | None = None,
     ) -> tuple[SessionView, bool]: ...
     async def rename_session(self, sid: str, name: str) -> None: ...
     async def set_model(self, sid: str, model: str) -> None: ...
@@ -130,6 +141,8 @@ class SessionsAPI(Protocol):
     async def adapt_lane(self, sid: str, other: str | None = None) -> str: ...
     def lane_question(self) -> list[str]: ...
     async def lane_overview(self) -> list[str]: ...
+    def lane_sandbox(self, lane: LaneRecord) -> LaneSandbox: ...
+    async def refresh_lane(self, lane: LaneRecord) -> None: ...
     def dismiss_lane_conflict(self, key: str) -> bool: ...
     async def lane_conflict_sides(self, key: str) -> list[tuple[str, str]]: ...
     async def clear_session(self, sid: str) -> None: ...

@@ -23,6 +23,7 @@ from paragents.conflicts import ConflictChecker
 from paragents.models import SessionState, ToolCall, TurnResult, TurnStatus, Usage
 from paragents.scheduler import PromptHeld, QueuedPrompt, Scheduler
 from paragents.sessions.notes import NoteBook, note_line
+from paragents.sessions.remote_lanes import RemoteLanes
 from paragents.sessions.view import SessionError, SessionView
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ class SessionsCore:
         """Extra sinks that see every event before the sink (recorders, replay); they must not block."""
         self.recorder: Any = None
         self.lane_watcher: Any = None
+        self.remote = RemoteLanes(self)
+        """The lanes of this process that run in a container or a Pod (docs/remote.md)."""
         """The lanes' conflict predictor (paragents.sessions.lanes.LaneWatcher) once a lane is open."""
         self.lane_setup_output: Callable[[str, str], None] | None = None
         """Gets (lane name, line) of a new lane's setup output while it runs (the TUI streams it)."""

@@ -15,7 +15,9 @@ from paragents.sessions.view import SessionView
 
 log = logging.getLogger(__name__)
 
-BUSY_STATES = (SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING, SessionState.BUDGET)
+BUSY_STATES = (
+    SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING, SessionState.BUDGET, SessionState.PAUSED,
+)  # fmt: skip
 
 
 class SessionHolds:

@@ -29,6 +29,7 @@ from paragents.lanes.message import LaneWork, draft_message, recent
 from paragents.lanes.review import LaneReview, lane_reviews
 from paragents.sessions.lanes import lane_sandbox
 from paragents.sessions.view import SessionError
+from paragents.store import LaneRecord
 from paragents.store.lane_verify import VerifyRecord
 
 if TYPE_CHECKING:
@@ -51,7 +52,23 @@ class LaneActions:
     def verify_command(self) -> str | None:
         return self.core.config.lanes.verify
 
+    async def _fetch_remote(self) -> None:
+        """The lanes that run in a container or Pod: their work comes here first (what is reviewed
+        is what they hold); one that does not answer is reviewed as last fetched, with a note."""
+        for lane in await self.core.store.lanes.all():
+            if lane.remote and Path(lane.path).is_dir():
+                try:
+                    await self.core.remote.refresh(lane)
+                except SessionError as exc:
+                    self.core.notes.append(f"{exc} (the Lanes screen shows its last fetched state)")
+
+    async def _fetch(self, name: str) -> LaneRecord:
+        _repo, lane = await find_lane(self.core.store.lanes, self.where, name)
+        await self.core.remote.refresh(lane)
+        return lane
+
     async def reviews(self) -> list[LaneReview]:
+        await self._fetch_remote()
         try:
             return await lane_reviews(self.core.store, self.where)
         except LaneError as exc:
@@ -63,14 +80,18 @@ class LaneActions:
         command = self.verify_command
         if not command:
             raise SessionError('no verify command: set "lanes": {"verify": "..."} in the config')
-        _repo, lane = await find_lane(self.core.store.lanes, self.where, name)
-        sandbox = lane_sandbox(self.core, lane.path)
+        lane = await self._fetch(name)  # a remote lane: the tree verify is bound to is its tree now
+        sandbox = lane_sandbox(self.core, lane)
         return await run_verify_kept(self.core.store, self.where, name, command, on_output, sandbox=sandbox)
 
     async def commit(self, name: str, message: str, reviewed: LaneState) -> LaneState:
         """Commit lane ``name``'s uncommitted files on its branch with ``message`` (exactly the
-        ``reviewed`` tree; LaneMoved when it changed); return the lane's new state."""
-        return await commit_lane(self.core.store.lanes, self.where, name, message, reviewed=reviewed)
+        ``reviewed`` tree; LaneMoved when it changed); return the lane's new state. A remote lane takes
+        the commit made here (its files must not have changed meanwhile: else LaneMoved first)."""
+        lane = await self._fetch(name)
+        state = await commit_lane(self.core.store.lanes, self.where, name, message, reviewed=reviewed)
+        await self.core.remote.refresh(lane)
+        return state
 
     async def plan(self, name: str, strategy: str, reviewed: LaneState) -> MergePlan:
         """What ``strategy`` will do (LaneMoved when the lane moved since ``reviewed``)."""
@@ -81,6 +102,7 @@ class LaneActions:
     ) -> MergeResult:
         """Bring lane ``name`` back exactly as ``reviewed``. Refused (SessionError) when verify has not
         passed on that state unless ``override``; LaneMoved when the lane moved."""
+        await self._fetch(name)  # a remote lane: LaneMoved below when it changed since the review
         plan = await self.plan(name, strategy, reviewed)
         if strategy != "pr":
             if plan.problem:

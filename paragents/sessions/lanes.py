@@ -26,9 +26,15 @@ T = TypeVar("T")
 _LANE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-def lane_sandbox(core: SessionsCore, lane: Path | str | None = None) -> LaneSandbox:
+def lane_sandbox(core: SessionsCore, lane: Path | str | LaneRecord | None = None) -> LaneSandbox:
     """How commands paragents runs in a lane of this project are confined: the config's sandbox mode,
-    ``lanes.verify_network``, and the paths of the policy's Read deny rules (anchored at the lane)."""
+    ``lanes.verify_network``, and the paths of the policy's Read deny rules (anchored at the lane);
+    for a lane that runs in a container or Pod, that place (its runner: docs/remote.md)."""
+    if isinstance(lane, LaneRecord):
+        if lane.remote:
+            sandbox: LaneSandbox = core.remote.sandbox(lane)
+            return sandbox
+        lane = lane.path
     where = Path(lane) if lane is not None else core.project_dir
     rules = core.policy.read_deny_patterns(where)
     return LaneSandbox.from_settings(core.config.sandbox, core.config.lanes, rules)
@@ -54,24 +60,56 @@ def lane_question(core: SessionsCore) -> list[str]:
     return [view.name for view in core.sessions.values() if view.lane is None and view.read_only is None]
 
 
-async def make_lane(core: SessionsCore, session_name: str, lane: str | bool, base: str | None) -> CreatedLane:
-    """Create the lane a new session will work in; SessionError with the readable reason on failure."""
+async def make_lane(
+    core: SessionsCore, session_name: str, lane: str | bool, base: str | None, *, on: str | None = None
+) -> CreatedLane:
+    """Create the lane a new session will work in (``on``: where it runs, default ``lanes.backend``);
+    SessionError with the readable reason on failure."""
     name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)
     stream = core.lane_setup_output
     label = name or session_name
+    output = (lambda line: stream(label, line)) if stream is not None else None
+    kind = _backend_kind(core, on)
     try:
-        return await create_lane(
+        made = await create_lane(
             core.store,
             core.project_dir,
             name,
             base or "head",
             settings=core.config.lanes,
-            on_output=(lambda line: stream(label, line)) if stream is not None else None,
+            on_output=output,
             sandbox=lane_sandbox(core),
+            setup=kind == "local",
+            backend=kind,
         )
     except LaneError as exc:
         detail = f"\n{exc.output}" if exc.output else ""
         raise SessionError(f"cannot open a lane: {exc}{detail}") from exc
+    if kind == "local":
+        return made
+    try:  # its container/Pod from the lane's base, then the repository's setup there
+        await core.remote.open(made.lane, create=True, on_output=output)
+        made.notes.extend(await core.remote.setup(made.lane, output))
+    except (SessionError, LaneError) as exc:
+        await drop_new_lane(core, made.lane)
+        detail = f"\n{exc.output}" if isinstance(exc, LaneError) and exc.output else ""
+        raise SessionError(f"cannot open a lane on {kind}: {exc}{detail}") from exc
+    except BaseException:
+        await drop_new_lane(core, made.lane)
+        raise
+    return made
+
+
+def _backend_kind(core: SessionsCore, on: str | None) -> str:
+    """The backend ``--on`` names (the config's ``lanes.backend`` without it); SessionError otherwise."""
+    if on is None:
+        return core.config.lanes.backend
+    from paragents.backends.places import backend_kind
+
+    try:
+        return backend_kind(on)
+    except ValueError as exc:
+        raise SessionError(str(exc)) from None
 
 
 async def auto_lane(core: SessionsCore, session_name: str, base: str | None) -> CreatedLane | None:
@@ -90,6 +128,7 @@ async def drop_new_lane(core: SessionsCore, lane: LaneRecord) -> None:
         await remove_lane(core.store.lanes, Path(lane.repo), lane, force=True)
     except (LaneError, StoreError) as exc:
         core.notes.append(f"lane {lane.name} could not be removed: {exc}")
+    await core.remote.forget(lane)
 
 
 async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *, notices: bool) -> None:
@@ -100,8 +139,15 @@ async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *,
     await core.store.lanes.hold_ports(made.lane, view.id)
     ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
     text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
+    remote = core.remote.get(made.lane)
+    if remote is not None:
+        text += (
+            f"; its commands and files are in {remote.where} (the worktree here mirrors them; its ports "
+            f"are forwarded to 127.0.0.1:{ports})"
+        )
     notes = (text, *made.notes)
     core.emit(attach_event(view.id, made.lane, notes))
+    core.remote.attach(view.id, made.lane)
     watch_lanes(core, Path(made.lane.repo))
     if notices:
         for note in notes:
@@ -122,6 +168,9 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
                 leftover.append(lane.name)
             continue
         view.apply(attach_event(view.id, lane))
+        if lane.remote:  # reached in the background; its sessions pause until then
+            await core.remote.open(lane, create=False)
+            core.remote.attach(view.id, lane)
         await core.store.lanes.hold_ports(lane, view.id)
         watch_lanes(core, Path(lane.repo))
         if not Path(lane.path).is_dir():
@@ -145,6 +194,7 @@ async def lane_overview(core: SessionsCore) -> list[str]:
     except StoreError:
         return []
     names = {sid: view.name for sid, view in core.sessions.items()}
+    places = await core.remote.usage()
     lines = []
     for lane in lanes:
         ports = f"ports {lane.port_base}-{lane.port_base + lane.port_count - 1}"
@@ -153,7 +203,10 @@ async def lane_overview(core: SessionsCore) -> list[str]:
         if not Path(lane.path).is_dir():
             who += ", worktree gone"
         setup = f", setup {lane.setup_state}" if lane.setup_state != "ready" else ""
-        lines.append(f"{lane.name:16} {lane.branch:24} {ports}  {who}{setup}")
+        place = places.get((lane.repo, lane.name)) or (
+            "local" if not lane.remote else f"{lane.backend} (not open)"
+        )
+        lines.append(f"{lane.name:16} {lane.branch:24} {ports}  {who}{setup}  [{place}]")
     return lines
 
 
@@ -373,6 +426,7 @@ class LaneWatcher:
         async with self._lock:
             try:
                 lanes = await self.core.store.lanes.all(str(self.repo))
+                await self.core.remote.sync(str(self.repo), only)  # remote lanes' files come here first
                 conflicts = await self._off_loop(self.predictor.round(lanes, only))
             except (LaneError, StoreError, OSError):
                 return self.current
@@ -401,7 +455,7 @@ class LaneWatcher:
         from paragents.lanes.deps import changed_lockfiles
 
         for lane in lanes:
-            if not Path(lane.path).is_dir():
+            if lane.remote or not Path(lane.path).is_dir():  # a container's installs run in it
                 continue
             state = tuple(changed_lockfiles(lane))
             if not state or self._deps_seen.get(lane.id) == state:

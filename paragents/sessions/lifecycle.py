@@ -49,11 +49,13 @@ class SessionLifecycle:
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        on: str | None = None,
     ) -> SessionView:
         """Create, persist and open a new session; return its view (``open_panel``: shown in the TUI).
 
         ``lane`` (True, or a lane name) opens it in its own git worktree made from ``base`` (default:
-        HEAD); with ``lanes: auto`` it gets one when another session already writes here.
+        HEAD); with ``lanes: auto`` it gets one when another session already writes here. ``on``: where
+        the lane runs (local, container, k8s; default ``lanes.backend``; docs/remote.md).
         Raises SessionError for a bad name, an unknown mode, a workdir that is not a directory, or a
         lane that cannot be made."""
         core = self.core
@@ -66,8 +68,10 @@ class SessionLifecycle:
                 raise SessionError(f"a session named {name!r} already exists in this project (see /sessions)")
         name = name or next_number_name(taken)
         made = None
+        if on is not None and not lane:
+            raise SessionError("--on NAME places a lane: give --lane too (`/new --lane --on container`)")
         if lane:
-            made = await lanes.make_lane(core, name, lane, base)
+            made = await lanes.make_lane(core, name, lane, base, on=on)
         elif lane is None and lanes.wants_auto_lane(core):
             made = await lanes.auto_lane(core, name, base)  # None: shares the checkout (noted)
         if made is not None:
@@ -118,6 +122,7 @@ class SessionLifecycle:
         else:
             await core.store.sessions.update(sid, is_open=False, state=SessionState.IDLE.value)
             await core.store.holders.release(sid)
+        await core.remote.release(sid)
         core.holds.discard(sid)
         core.sessions.pop(sid, None)
         core.agents.pop(sid, None)
@@ -146,6 +151,7 @@ class SessionLifecycle:
         mode: str | None = None,
         take_over: bool = False,
         lane: str | bool | None = None,
+        on: str | None = None,
     ) -> tuple[SessionView, bool]:
         """Open the session ``name`` of this project for a headless run, creating it when missing.
 
@@ -156,7 +162,7 @@ class SessionLifecycle:
         rec = await core.store.sessions.find(core.project_dir, name)
         if rec is None:
             view = await self.new_session(
-                name, model=model, workdir=workdir, mode=mode, open_panel=False, lane=lane
+                name, model=model, workdir=workdir, mode=mode, open_panel=False, lane=lane, on=on
             )
             return view, True
         previous = await core.store.holders.acquire(rec.id, take_over=take_over)  # raises SessionHeld

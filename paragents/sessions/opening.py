@@ -114,6 +114,7 @@ class SessionOpening:
             on_write=core.conflicts.write_hook(sid),
             budget=core.budgets.meter(sid),
             mcp=core.mcp.for_session(sid),
+            execution=lambda: core.remote.facet(sid),
         )
         core.agents[sid] = agent
         agent.compaction = await load_compaction(core.store, sid, history)

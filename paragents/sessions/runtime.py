@@ -39,10 +39,19 @@ from paragents.sessions.view import SessionError, SessionView
 from paragents.trust import PERMISSION_FILES
 
 if TYPE_CHECKING:
+    from paragents.lanes.contained import LaneSandbox
     from paragents.limits import Budget
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
+    from paragents.store import (
+        AnswerResult,
+        ApprovalRecord,
+        DecisionRecord,
+        LaneRecord,
+        NoteRecord,
+        SessionRecord,
+        Store,
+    )
 
 
 class Runtime(SessionsCore):
@@ -148,10 +157,11 @@ class Runtime(SessionsCore):
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        on: str | None = None,
     ) -> SessionView:
         """See :meth:`SessionLifecycle.new_session`."""
         return await self.lifecycle.new_session(
-            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base
+            name, model=model, workdir=workdir, mode=mode, open_panel=open_panel, lane=lane, base=base, on=on
         )
 
     async def new_agent_session(
@@ -206,10 +216,11 @@ class Runtime(SessionsCore):
         mode: str | None = None,
         take_over: bool = False,
         lane: str | bool | None = None,
+        on: str | None = None,
     ) -> tuple[SessionView, bool]:
         """See :meth:`SessionLifecycle.attach_session`."""
         return await self.lifecycle.attach_session(
-            name, model=model, workdir=workdir, mode=mode, take_over=take_over, lane=lane
+            name, model=model, workdir=workdir, mode=mode, take_over=take_over, lane=lane, on=on
         )
 
     async def rename_session(self, sid: str, name: str) -> None:
@@ -285,6 +296,17 @@ class Runtime(SessionsCore):
         from paragents.sessions.lanes import lane_overview
 
         return await lane_overview(self)
+
+    def lane_sandbox(self, lane: LaneRecord) -> LaneSandbox:
+        """Where paragents' own commands in ``lane`` run: its sandbox here, or its container/Pod."""
+        from paragents.sessions.lanes import lane_sandbox
+
+        return lane_sandbox(self, lane)
+
+    async def refresh_lane(self, lane: LaneRecord) -> None:
+        """Bring a remote lane's work into its worktree here and this machine's commits to it (a
+        local lane: nothing). SessionError when its place does not answer."""
+        await self.remote.refresh(lane)
 
     def dismiss_lane_conflict(self, key: str) -> bool:
         """Hide the predicted lane conflict ``key`` until the prediction changes."""
@@ -493,6 +515,7 @@ class Runtime(SessionsCore):
         await self.holding.stop()
         if self.lane_watcher is not None:
             await self.lane_watcher.stop()
+        await self.remote.shutdown()
         for sid, view in list(self.sessions.items()):
             if view.read_only:
                 continue  # another process holds it: its state is not ours to write

@@ -58,6 +58,10 @@ class SessionView:
     """What making the session's lane said (shown once by the client that made it)."""
     lane_conflicts: tuple[ev.PredictedConflict, ...] = ()
     """Conflicts predicted for the session's lane right now (not dismissed)."""
+    lane_where: str | None = None
+    """Where the session's lane runs when not on this machine ("container ..."), else None."""
+    lane_state: str = "ready"
+    """Whether that lane answers: "ready" or "unreachable" (its turn pauses)."""
     budget: Budget | None = None
     """The session's own budget set with ``/budget session`` (None: the config's ``budgets.session``)."""
     budget_pause: ev.BudgetPaused | None = None
@@ -127,6 +131,9 @@ class SessionView:
                 self.mode = mode
             case ev.SandboxChanged(mode=mode):
                 self.sandbox_mode = mode
+            case ev.LanePlaceChanged(where=where, state=state):
+                self.lane_where = where
+                self.lane_state = state
             case ev.LaneAttached(lane=lane, path=path, env=env, notes=notes):
                 self.lane = lane
                 self.sandbox_root = Path(path)

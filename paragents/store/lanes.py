@@ -29,19 +29,29 @@ PORT_LIMIT = 65000
 
 _COLUMNS = (
     "id, repo, name, path, branch, base_ref, base_commit, port_base, port_count, setup_state, "
-    "setup_output, session_id, created_at, lockfiles, landed_tree"
+    "setup_output, session_id, created_at, lockfiles, landed_tree, backend"
 )
 
 
 def _lane(row: sqlite3.Row | None) -> LaneRecord | None:
-    return None if row is None else from_row(LaneRecord, row, lockfiles=Json(default={}))
+    if row is None:
+        return None
+    return from_row(LaneRecord, row, lockfiles=Json(default={}), backend=row["backend"] or "local")
 
 
 class LanesRepo(Repository):
     """Lanes and their port blocks, of :class:`paragents.store.Store` (``store.lanes``)."""
 
     async def reserve(
-        self, *, repo: str, name: str, path: str, branch: str, base_ref: str, base_commit: str
+        self,
+        *,
+        repo: str,
+        name: str,
+        path: str,
+        branch: str,
+        base_ref: str,
+        base_commit: str,
+        backend: str = "local",
     ) -> LaneRecord:
         """Claim a lane name and the lowest free block of ports in one transaction; return the row
         (``setup_state = 'creating'``). Raises StoreError when the name is taken in this repository
@@ -61,8 +71,8 @@ class LanesRepo(Repository):
                 )
             cur = await db.execute(
                 "INSERT INTO lanes (repo, name, path, branch, base_ref, base_commit, port_base, "
-                "port_count, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (repo, name, path, branch, base_ref, base_commit, port, PORT_BLOCK, now()),
+                "port_count, created_at, backend) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (repo, name, path, branch, base_ref, base_commit, port, PORT_BLOCK, now(), backend),
             )
             return int(cur.lastrowid or 0)
 

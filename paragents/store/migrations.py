@@ -383,6 +383,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE audit ADD COLUMN answerer TEXT;
     """,
+    # 15 -> 16: where a lane runs (local, container, kubernetes; issue 31, docs/remote.md): a remote
+    # lane's worktree mirrors its files, its container/Pod is removed with it
+    """
+    ALTER TABLE lanes ADD COLUMN backend TEXT NOT NULL DEFAULT 'local';
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

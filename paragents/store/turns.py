@@ -142,7 +142,7 @@ class TurnsRepo(Repository):
         orphans = [r for r in rows if r["pid"] != current_pid and not pid_alive(r["pid"])]
         busy = await self._db.fetchall(
             "SELECT id, name, project_dir, state, pid FROM sessions "
-            "WHERE state IN ('running', 'waiting', 'queued', 'budget')"
+            "WHERE state IN ('running', 'waiting', 'queued', 'budget', 'paused')"
         )
         stale = [r for r in busy if r["pid"] != current_pid and not pid_alive(r["pid"])]
         if not orphans and not stale:

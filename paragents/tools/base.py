@@ -19,6 +19,7 @@ from paragents.models import CallPreview
 from paragents.tools.output import shorten
 
 if TYPE_CHECKING:
+    from paragents.tools.execution import Execution
     from paragents.tools.sandbox import SandboxConfig
 PREVIEW_LINES = 300
 """Lines of a diff or of a new file's content a :class:`CallPreview` keeps (the rest is counted)."""
@@ -65,6 +66,9 @@ class ToolContext:
     """``read_check(root, path)`` for each path ``grep``/``glob``/``list_dir`` found below ``root``
     (both absolute): None shows it, else it is withheld and the text says why (e.g. "hidden by Read
     deny rules"); the tool counts what it withheld. None: nothing is withheld."""
+    execution: Execution | None = None
+    """Where the calls run when not on this machine (a lane in a container or Pod:
+    paragents.tools.execution); None runs them here. ``workdir`` then stands for the lane's files."""
 
 
 @dataclass

@@ -134,6 +134,8 @@ class WriteFile(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Write the file; errors when the path is a directory or cannot be written."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         raw, content = args["path"], args["content"]
         path = resolve_path(ctx.workdir, raw)
         result, digest = await asyncio.to_thread(self._write, path, raw, content, ctx.max_output_chars)
@@ -211,6 +213,8 @@ class EditFile(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Edit the file; errors when it is missing, binary, not UTF-8, or old_string is missing,
         not unique (without replace_all) or equal to new_string."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         path = resolve_path(ctx.workdir, args["path"])
         result, digest = await asyncio.to_thread(self._edit, path, args, ctx.max_output_chars)
         if digest is not None and ctx.on_write is not None:

@@ -137,6 +137,8 @@ class ReadFile(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Read the file; errors for a missing file, a directory, a binary file or an offset past the end."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         raw = args["path"]
         path = resolve_path(ctx.workdir, raw)
         offset = int(args.get("offset") or 1)
@@ -232,6 +234,8 @@ class ListDir(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """List the directory; errors when it is missing or not a directory."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         raw = args.get("path", ".")
         path = resolve_path(ctx.workdir, raw)
         withheld = Withheld(ctx.read_check, path)
@@ -300,6 +304,8 @@ class Glob(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Match the pattern; errors when the directory is missing or the pattern is absolute."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         pattern, raw = args["pattern"], args.get("path", ".")
         if pattern.startswith("/") or pattern.startswith("~"):
             return _error(f"glob pattern '{pattern}' must be relative; put the base directory in 'path'")
@@ -395,6 +401,8 @@ class Grep(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Search; errors for a bad regex or a missing path."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         pattern = args["pattern"]
         flags = re.IGNORECASE if args.get("ignore_case") else 0
         try:

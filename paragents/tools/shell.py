@@ -170,6 +170,8 @@ class RunCommand(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Run the command; non-zero exit and timeout give ``is_error`` results. On cancellation
         the process group is killed at once and CancelledError is re-raised."""
+        if ctx.execution is not None:  # a lane on another machine (paragents.tools.remote)
+            return await ctx.execution.run_tool(self, args, ctx)
         command: str = args["command"]
         timeout = float(args.get("timeout") or ctx.command_timeout)
         where = self._workdir(ctx, args.get("cwd"))

@@ -58,6 +58,8 @@ async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
     workdir = Path(opts["dir"]) if "dir" in opts else None
     lane = {"lane": opts["lane"] or True} if "lane" in opts else {}
     base = {"base": opts["base"]} if "base" in opts else {}
+    if "on" in opts:  # where the lane runs (docs/remote.md)
+        base["on"] = opts["on"]
     if "agent" in opts:  # an external ACP agent (paragents.sessions.acp)
         view = await app.runtime.new_agent_session(
             opts["agent"], command.arg, workdir=workdir, lane=lane.get("lane"), base=opts.get("base")

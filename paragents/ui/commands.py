@@ -31,7 +31,7 @@ class CommandSpec:
 COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(
         "new",
-        "/new [name] [--model M] [--agent NAME] [--dir PATH] [--lane[=NAME]] [--base REF]",
+        "/new [name] [--model M] [--agent NAME] [--dir PATH] [--lane[=NAME]] [--base REF] [--on WHERE]",
         "Open a new session (--agent: an external ACP agent: qwen, opencode, claude, codex, gemini...)",
     ),
     CommandSpec(
@@ -237,7 +237,7 @@ def _parse_new(args: list[str], spec: CommandSpec) -> SlashCommand | CommandErro
                 options["lane"] = value if eq else ""
                 i += 1
                 continue
-            if key not in ("model", "dir", "base", "agent"):
+            if key not in ("model", "dir", "base", "agent", "on"):
                 return CommandError(f"/new has no option --{key}. Usage: {spec.usage}")
             if not eq:
                 if i + 1 >= len(args):

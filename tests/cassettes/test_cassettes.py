@@ -212,7 +212,9 @@ def test_bad_cassettes_name_the_field(data: dict[str, Any], message: str) -> Non
 def test_unreadable_json_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text('{"sessions": [\n  {"name": "a",}\n]}')
-    with pytest.raises(CassetteError, match=r"c.json: not valid JSON at line 2"):
+    with pytest.raises(
+        CassetteError, match=r"c\.json: not valid JSON \(line 2, column 16: Expecting property name"
+    ):
         load_cassette(path)
 
 

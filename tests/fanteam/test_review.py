@@ -78,7 +78,10 @@ async def test_invalid_answer_is_retried_once_then_the_specialist_failed(
     )
     test_requests = [r for r in server.requests if r.session == "review-test"]
     assert len(test_requests) == 2  # one retry, no third try
-    assert "could not be used: the reply is not JSON" in test_requests[1].body_json["messages"][-1]["content"]
+    assert (
+        "could not be used: the reply: not valid JSON (line 1"
+        in test_requests[1].body_json["messages"][-1]["content"]
+    )
     assert "specialist test failed: " + report.failed["test"] in report.lines()
 
 

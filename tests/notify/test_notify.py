@@ -175,6 +175,20 @@ async def test_several_at_once_make_one_digest_and_one_escalation_follows() -> N
     assert notifier.tick() == []  # one reminder only
 
 
+def test_an_unreachable_lane_needs_you_until_it_answers() -> None:
+    clock = FakeClock()
+    notifier, written = make(clock)
+    notifier.observe(ev.LanePlaceChanged("s1", "api", "container paragents-x-api", "ready"))
+    assert notifier.blocked == {}
+    notifier.observe(ev.LanePlaceChanged("s1", "api", "container paragents-x-api", "unreachable", "gone"))
+    notifier.observe(ev.SessionStateChanged("s1", SessionState.PAUSED))  # still needs you
+    clock.now += 1
+    [sent] = notifier.tick()
+    assert sent.text == "api · lane api unreachable: paused until it answers · f2"
+    notifier.observe(ev.SessionStateChanged("s1", SessionState.RUNNING))  # it answers: resumed
+    assert notifier.blocked == {} and written[-1].endswith(f"]2;paragents{B}")
+
+
 async def test_mute_finished_failed_and_webhook_from_the_notifier() -> None:
     async with ReplayServer() as server:
         server.add(ScriptedResponse(status=200, headers={"Content-Type": "text/plain"}, reads=["ok"]))

@@ -59,7 +59,7 @@ def test_check_modes_and_read_tools(tmp_path: Path, capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--tool", "Bash", "--input", "{bad"], "--input is not valid JSON"),
+        (["--tool", "Bash", "--input", "{bad"], "--input: not valid JSON (line 1, column 2"),
         (["--tool", "Bash", "--input", "[1]"], "must be a JSON object"),
         (["--tool", "Frobnicate", "--input", "{}"], "unknown tool 'Frobnicate'"),
         (["--tool", "Bash", "--input", "{}", "--mode", "yolo"], "unknown permission mode"),

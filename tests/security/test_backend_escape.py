@@ -16,7 +16,7 @@ import pytest
 from paragents.backend_settings import ContainerSettings
 from paragents.backends import BackendError, Health, LaneSpec
 from paragents.backends.container import ContainerBackend
-from paragents.backends.remote import Chunk, RemoteBackend
+from paragents.backends.remote import Chunk, RemoteBackend, Stdin
 from tests.backends.engine import Engine, git
 
 
@@ -145,7 +145,7 @@ class Scripted(RemoteBackend):
         argv: Sequence[str],
         *,
         on_chunk: Chunk,
-        stdin: bytes | None = None,
+        stdin: Stdin = None,
         env: Mapping[str, str] | None = None,
     ) -> int:
         on_chunk(1, self.answer)

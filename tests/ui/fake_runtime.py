@@ -102,6 +102,7 @@ class FakeRuntime:
         open_panel: bool = True,
         lane: str | bool | None = None,
         base: str | None = None,
+        on: str | None = None,
     ) -> SessionView:
         n = len(self.sessions) + 1
         view = make_view(f"s{n}", name or f"s{n}", model or "qwen2.5-coder", mode=mode or "default")
@@ -140,6 +141,7 @@ class FakeRuntime:
         mode: str | None = None,
         take_over: bool = False,
         lane: str | bool | None = None,
+        on: str | None = None,
     ) -> tuple[SessionView, bool]:
         return await self.new_session(name, model=model, workdir=workdir, mode=mode), True
 
@@ -163,6 +165,14 @@ class FakeRuntime:
 
     async def lane_overview(self) -> list[str]:
         return []
+
+    def lane_sandbox(self, lane: Any) -> Any:
+        from paragents.lanes.contained import LaneSandbox
+
+        return LaneSandbox()
+
+    async def refresh_lane(self, lane: Any) -> None:
+        return None
 
     def dismiss_lane_conflict(self, key: str) -> bool:
         return False

@@ -26,6 +26,13 @@ class LaneRecord:
     lockfiles: dict[str, str] = field(default_factory=dict)
     landed_tree: str | None = None
     """The tree of the lane's work when it last landed on its target (None: it has not)."""
+    backend: str = "local"
+    """Where the lane runs: ``local`` (its worktree), ``container`` or ``kubernetes`` (docs/remote.md:
+    the worktree then mirrors the files of its container or Pod)."""
+
+    @property
+    def remote(self) -> bool:
+        return self.backend != "local"
 
     @property
     def ports(self) -> range:

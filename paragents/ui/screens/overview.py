@@ -61,6 +61,7 @@ COLUMNS = (
     "spend",
     "budget",
     "idle",
+    "where",
 )
 LANES_REFRESH_SECONDS = 5.0
 """How often it re-reads the lanes (their ports, open or leftover)."""
@@ -119,6 +120,9 @@ class OverviewRow:
     """Prompt / cached / completion tokens and money; None: only ``tokens`` and ``cost`` are known."""
     budget: str = ""
     """How much of the session's budget is used ("60% of $0.05 · 24% of 50k tok"), "" without a cap."""
+    where: str = ""
+    """Where its tool calls run: "" (here), "lane api" (a worktree here), or its lane's container/Pod
+    ("container paragents-3f2a-api", "... unreachable" while it does not answer)."""
 
     def cells(self) -> tuple[str, ...]:
         """Return the row's display cells, in :data:`COLUMNS` order."""
@@ -149,6 +153,7 @@ class OverviewRow:
             money,
             self.budget or "-",
             "-" if self.idle is None else age_text(self.idle),
+            self.where or "-",
         )
 
 
@@ -203,9 +208,23 @@ def collect_rows(
                 idle=None if last is None else now - last,
                 spend=spend,
                 budget=budget,
+                where=where_text(view),
             )
         )
     return rows
+
+
+def where_text(view: object) -> str:
+    """The "where" cell of a session: its lane, and for a lane in a container or Pod, that place and
+    whether it answers (docs/remote.md)."""
+    lane = getattr(view, "lane", None)
+    if not lane:
+        return ""
+    place = getattr(view, "lane_where", None)
+    if not place:
+        return f"lane {lane}"
+    place = str(place).split(" (", 1)[0]  # "container paragents-3f2a-api" without the engine address
+    return place + (" · unreachable" if getattr(view, "lane_state", "ready") == "unreachable" else "")
 
 
 class OverviewScreen(Screen[str | None]):

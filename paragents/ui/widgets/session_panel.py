@@ -70,6 +70,7 @@ STATE_STYLES = {
     SessionState.RUNNING: "bold cyan",
     SessionState.WAITING: "bold yellow",
     SessionState.BUDGET: "bold red",
+    SessionState.PAUSED: "bold magenta",
     SessionState.FAILED: "bold red",
     SessionState.INTERRUPTED: "red",
     SessionState.CLOSED: "dim",
