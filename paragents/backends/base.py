@@ -13,6 +13,7 @@ Paths given to the file methods are relative to the lane's root (``src/app.py``)
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,51 @@ class LaneSpec:
     @property
     def base_ref(self) -> str:
         return BASE_REF.format(name=self.name)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What one lane's place gets beyond the config (``paragents eval`` asks it for a trial's lane):
+    its ``image`` (None: ``lanes.image`` or the devcontainer), ``aliases``, absolute paths where the
+    lane's workspace also appears (a Harbor task's ``/app``), and ``empty_dirs``, absolute paths of
+    empty directories the lane's user may write (a Pod's ``/tests`` and ``/logs``). A container makes
+    an alias a symbolic link to the workspace (replacing what its image has there) and an empty
+    directory through the archive API; a Pod mounts its workspace volume again at each alias and an
+    ``emptyDir`` at each empty directory."""
+
+    image: str | None = None
+    aliases: tuple[str, ...] = ()
+    empty_dirs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for path in (*self.aliases, *self.empty_dirs):
+            check_place_path(path)
+
+
+KERNEL_DIRS = frozenset({"workspace", "tmp", "proc", "dev", "sys"})
+"""Top-level directories nothing of a :class:`Placement` may be in (the lane's own, the kernel's)."""
+SYSTEM_DIRS = frozenset({"bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "var", "run",
+                         "boot", "root", "home", "opt", "srv", "mnt", "media"})  # fmt: skip
+"""Top-level directories a :class:`Placement` path may be below but not be."""
+
+
+def check_place_path(path: str) -> str:
+    """``path`` when a :class:`Placement` may use it: absolute, normalised, not ``/``, not in one of
+    :data:`KERNEL_DIRS` and not one of :data:`SYSTEM_DIRS` itself; else BackendError naming it."""
+    parts = path.split("/")
+    if (
+        not path.startswith("/")
+        or posixpath.normpath(path) != path
+        or path == "/"
+        or any(not p or p in (".", "..") for p in parts[1:])
+        or parts[1] in KERNEL_DIRS
+        or (len(parts) == 2 and parts[1] in SYSTEM_DIRS)
+    ):
+        raise BackendError(
+            f"{path!r} cannot be a path of a lane's place: give an absolute path, not / nor a top-level "
+            f"system directory, and nothing in /{', /'.join(sorted(KERNEL_DIRS))}"
+        )
+    return path
 
 
 @dataclass(frozen=True)

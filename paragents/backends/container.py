@@ -28,9 +28,11 @@ from paragents.backends.base import (
     BackendError,
     BackendKind,
     BackendUnreachable,
+    FileProblem,
     Health,
     LaneGone,
     LaneSpec,
+    Placement,
     Snapshot,
     Usage,
 )
@@ -80,18 +82,28 @@ def container_config(spec: LaneSpec, settings: ContainerSettings, image: str) ->
     }
 
 
-def workspace_tar(user: str) -> bytes:
+def workspace_tar(user: str, placement: Placement | None = None) -> bytes:
     """A tar holding the empty ``workspace`` directory owned by ``user`` (uid:gid), extracted at ``/``
-    by the engine: how the lane's user gets a writable /workspace in any image."""
+    by the engine: how the lane's user gets a writable /workspace in any image. With a ``placement``,
+    also its aliases as symbolic links to /workspace (the engine replaces what the image has there)
+    and its empty directories owned by that user."""
     uid, _, gid = user.partition(":")
-    info = tarfile.TarInfo("workspace")
-    info.type = tarfile.DIRTYPE
-    info.mode = 0o755
-    info.uid = int(uid) if uid.isdigit() else 1000
-    info.gid = int(gid) if gid.isdigit() else info.uid
+    owner = int(uid) if uid.isdigit() else 1000
+    group = int(gid) if gid.isdigit() else owner
+    place = placement or Placement()
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
-        tar.addfile(info)
+        for name in ("workspace", *(p.lstrip("/") for p in place.empty_dirs)):
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+            info.uid, info.gid = owner, group
+            tar.addfile(info)
+        for alias in place.aliases:
+            link = tarfile.TarInfo(alias.lstrip("/"))
+            link.type = tarfile.SYMTYPE
+            link.linkname = scripts.WORKSPACE
+            tar.addfile(link)
     return buf.getvalue()
 
 
@@ -107,10 +119,12 @@ class ContainerBackend(RemoteBackend):
         image: str,
         *,
         client: aiodocker.Docker | None = None,
+        placement: Placement | None = None,
     ) -> None:
         super().__init__(spec, max_snapshot_bytes=settings.max_snapshot_bytes)
         self.settings = settings
         self.image = image
+        self.placement = placement or Placement()
         self.name = container_name(spec)
         self._client = client
         self._owns_client = client is None
@@ -193,7 +207,7 @@ class ContainerBackend(RemoteBackend):
                     container_config(self.spec, self.settings, self.image), name=self.name
                 )
                 made = True
-                await container.put_archive("/", workspace_tar(self.settings.user))
+                await container.put_archive("/", workspace_tar(self.settings.user, self.placement))
                 await container.start()
             await self._populate(with_snapshot=True)
         except BaseException:
@@ -311,11 +325,45 @@ class ContainerBackend(RemoteBackend):
             raise self._unreachable("running a command", "the command's exit code was lost")
         return int(code)
 
+    async def put_archive(self, data: bytes) -> None:
+        """Unpack the tar ``data`` at ``/`` of the container as the engine does it: owners and modes
+        as the archive says (``paragents eval`` puts a trial's hidden tests in owned by root, so the
+        lane's user cannot change them)."""
+        async with self._engine("copying files into the container"):
+            await self.docker().containers.container(self.name).put_archive("/", data)
+
+    async def get_archive(self, path: str, *, limit: int) -> bytes | None:
+        """The engine's tar of the absolute ``path`` in the container (its last component first in
+        every name), read as it streams; None when it is larger than ``limit`` bytes; FileProblem
+        when there is no such path."""
+        async with self._engine(f"copying {path} out of the container"):
+            try:
+                return await read_archive(self.docker(), self.name, path, limit)
+            except DockerError as exc:
+                if exc.status != 404 or "no such container" in exc.message.lower():
+                    raise
+        raise FileProblem(f"{path} is not in lane {self.spec.name}'s container", "missing")
+
     async def usage(self) -> Usage:
         """CPU, memory and processes from the engine's stats (one sample: CPU over its last second)."""
         async with self._engine("reading the container's stats"):
             stats = await self.docker().containers.container(self.name).stats(stream=False)
         return usage_of(stats[0] if isinstance(stats, list) and stats else stats)
+
+
+async def read_archive(docker: aiodocker.Docker, container: str, path: str, limit: int) -> bytes | None:
+    """The engine's tar of ``path`` in ``container`` (``GET /containers/{id}/archive``), read as it
+    streams; None when it is larger than ``limit`` bytes (aiodocker's ``get_archive`` reads any size
+    into memory). DockerError from the engine (404: no such path)."""
+    data = bytearray()
+    async with docker._query(
+        f"containers/{container}/archive", method="GET", params={"path": path}
+    ) as response:
+        async for chunk in response.content.iter_chunked(65536):
+            data.extend(chunk)
+            if len(data) > limit:
+                return None
+    return bytes(data)
 
 
 async def _feed(stream: Any, chunks: AsyncIterator[bytes]) -> None:

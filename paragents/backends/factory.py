@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from paragents.backend_settings import ContainerSettings, KubernetesSettings
-from paragents.backends.base import BackendError, BackendKind, ExecutionBackend, LaneSpec
+from paragents.backends.base import BackendError, BackendKind, ExecutionBackend, LaneSpec, Placement
 from paragents.backends.devcontainer import image_spec
 from paragents.tools.sandbox import SandboxConfig
 
@@ -16,23 +16,26 @@ async def open_backend(
     container: ContainerSettings | None = None,
     kubernetes: KubernetesSettings | None = None,
     sandbox: SandboxConfig | None = None,
+    placement: Placement | None = None,
 ) -> ExecutionBackend:
     """The backend of lane ``spec`` on ``kind`` (not created yet: call ``create()``).
 
     ``image``: ``lanes.image`` (None: the project's devcontainer.json at the lane's base commit; a
-    devcontainer ``build`` is built by the container backend). Client libraries are imported here,
-    so a user of local lanes never loads them."""
+    devcontainer ``build`` is built by the container backend); ``placement``: what this lane's place
+    gets beyond the config (its image first). Client libraries are imported here, so a user of local
+    lanes never loads them."""
     if kind == "local":
         from paragents.backends.local import LocalBackend
 
         return LocalBackend(spec, sandbox)
-    wanted = await image_spec(spec.repo, spec.base_commit, image)
+    place = placement or Placement()
+    wanted = await image_spec(spec.repo, spec.base_commit, place.image or image)
     if kind == "container":
         from paragents.backends.container import ContainerBackend
         from paragents.backends.images import ensure_built
 
         settings = container or ContainerSettings()
-        backend = ContainerBackend(spec, settings, wanted.image or "")
+        backend = ContainerBackend(spec, settings, wanted.image or "", placement=place)
         if wanted.image is None:
             backend.image = await ensure_built(backend, wanted)
         return backend
@@ -44,5 +47,5 @@ async def open_backend(
             )
         from paragents.backends.kubernetes import KubernetesBackend
 
-        return KubernetesBackend(spec, kubernetes or KubernetesSettings(), wanted.image)
+        return KubernetesBackend(spec, kubernetes or KubernetesSettings(), wanted.image, placement=place)
     raise BackendError(f"unknown lanes.backend {kind!r}: use local, container or kubernetes")

@@ -32,6 +32,7 @@ from paragents.backends.base import (
     Health,
     LaneGone,
     LaneSpec,
+    Placement,
     Snapshot,
 )
 from paragents.backends.bundle import last_snapshot
@@ -54,10 +55,20 @@ def pod_name(spec: LaneSpec) -> str:
     return f"paragents-{project_hash(spec.repo)}-{lane}"[:63].rstrip("-")
 
 
-def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[str, Any]:
-    """The PodSpec of a lane (see the module docstring)."""
+def pod_spec(
+    spec: LaneSpec, settings: KubernetesSettings, image: str, placement: Placement | None = None
+) -> dict[str, Any]:
+    """The PodSpec of a lane (see the module docstring); a ``placement``'s aliases mount the workspace
+    volume again, its empty directories are ``emptyDir`` volumes."""
     uid = settings.run_as_user
     env = {"HOME": scripts.HOME, **spec.env}
+    place = placement or Placement()
+    mounts = [{"name": "workspace", "mountPath": scripts.WORKSPACE}]
+    mounts += [{"name": "workspace", "mountPath": alias} for alias in place.aliases]
+    volumes: list[dict[str, Any]] = [{"name": "workspace", "emptyDir": {}}]
+    for i, path in enumerate(place.empty_dirs, 1):
+        mounts.append({"name": f"scratch-{i}", "mountPath": path})
+        volumes.append({"name": f"scratch-{i}", "emptyDir": {}})
     return {
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -83,10 +94,10 @@ def pod_spec(spec: LaneSpec, settings: KubernetesSettings, image: str) -> dict[s
                     "privileged": False,
                     "capabilities": {"drop": ["ALL"]},
                 },
-                "volumeMounts": [{"name": "workspace", "mountPath": scripts.WORKSPACE}],
+                "volumeMounts": mounts,
             }
         ],
-        "volumes": [{"name": "workspace", "emptyDir": {}}],
+        "volumes": volumes,
     }
 
 
@@ -95,10 +106,13 @@ class KubernetesBackend(RemoteBackend):
 
     kind: BackendKind = "kubernetes"
 
-    def __init__(self, spec: LaneSpec, settings: KubernetesSettings, image: str) -> None:
+    def __init__(
+        self, spec: LaneSpec, settings: KubernetesSettings, image: str, *, placement: Placement | None = None
+    ) -> None:
         super().__init__(spec, max_snapshot_bytes=settings.max_snapshot_bytes)
         self.settings = settings
         self.image = image
+        self.placement = placement or Placement()
         self.name = pod_name(spec)
         self._api: Any = None
         self.namespace = settings.namespace or ""
@@ -203,7 +217,7 @@ class KubernetesBackend(RemoteBackend):
             if self.settings.network_policy:
                 await self._ensure_policy()
             self.uses_sandbox = await self._has_sandbox_crd()
-            body = pod_spec(self.spec, self.settings, self.image)
+            body = pod_spec(self.spec, self.settings, self.image, self.placement)
             if self.uses_sandbox:
                 sandbox = {
                     "apiVersion": f"{SANDBOX_GROUP}/{SANDBOX_VERSION}", "kind": "Sandbox",

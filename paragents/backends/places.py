@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import cast
 
 from paragents.backend_settings import BackendName
-from paragents.backends.base import BackendError, BackendKind, ExecutionBackend, LaneSpec
+from paragents.backends.base import BackendError, BackendKind, ExecutionBackend, LaneSpec, Placement
 from paragents.backends.facet import LaneCommands
 from paragents.backends.factory import open_backend
 from paragents.backends.lane import RemoteLane
@@ -44,14 +44,18 @@ def lane_spec(lane: LaneRecord) -> LaneSpec:
     return LaneSpec(Path(lane.repo), lane.name, lane.base_commit, Path(lane.path), lane_env(lane))
 
 
-async def backend_of(lane: LaneRecord, settings: LaneSettings) -> ExecutionBackend:
-    """The backend of ``lane`` from the config (not created: see :meth:`ExecutionBackend.create`)."""
+async def backend_of(
+    lane: LaneRecord, settings: LaneSettings, placement: Placement | None = None
+) -> ExecutionBackend:
+    """The backend of ``lane`` from the config and its ``placement`` (not created: see
+    :meth:`ExecutionBackend.create`)."""
     return await open_backend(
         cast(BackendKind, lane.backend),
         lane_spec(lane),
         image=settings.image,
         container=settings.container,
         kubernetes=settings.kubernetes,
+        placement=placement,
     )
 
 

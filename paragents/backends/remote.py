@@ -33,6 +33,7 @@ from paragents.backends.base import (
     Snapshot,
     TreeEntry,
     Usage,
+    check_place_path,
 )
 from paragents.backends.bundle import base_bundle, fetch_snapshot, known_commits, push_bundle
 from paragents.backends.paths import lane_relative
@@ -229,6 +230,24 @@ class RemoteBackend(abc.ABC):
         if code != 0:
             raise self._fail(f"cannot read the files below {rel}", err)
         return read_tar(out, set(wanted), limit)
+
+    async def put_tree(self, path: str, tar: bytes) -> None:
+        """Unpack the tar archive ``tar`` into the absolute directory ``path`` of the lane's place
+        (made when missing), as the lane's user (``paragents eval`` copies a trial's hidden tests into
+        a Pod so). ``path`` is checked by :func:`~paragents.backends.base.check_place_path`."""
+        where = check_place_path(path)
+        code, _, err = await self._call(scripts.UNPACK, where, str(len(tar)), stdin=tar)
+        if code != 0:
+            raise self._fail(f"cannot unpack files into {where}", err)
+
+    async def get_tree(self, path: str, *, limit: int) -> bytes | None:
+        """A tar archive of the absolute directory ``path`` of the lane's place, as its user reads it;
+        None when it is larger than ``limit`` bytes (nothing of it is kept)."""
+        where = check_place_path(path)
+        code, out, err = await self._call(scripts.PACK, where, str(limit + 1))
+        if code != 0:
+            raise self._fail(f"cannot read the files below {where}", err)
+        return None if len(out) > limit else out
 
     async def usage(self) -> Usage:
         return Usage()

@@ -121,6 +121,21 @@ head -c "$2" > "$1" && [ "$(wc -c < "$1")" -eq "$2" ]
 """
 """``UPLOAD PATH SIZE``: write exactly SIZE bytes of stdin to the absolute PATH (a bundle in /tmp)."""
 
+UNPACK = r"""
+mkdir -p -- "$1" || exit 2
+head -c "$2" | tar -x --no-same-owner -C "$1" -f -
+"""
+"""``UNPACK DIR SIZE``: unpack the tar archive of SIZE bytes on stdin into the absolute DIR (made when
+missing), files owned by the lane's user."""
+
+PACK = r"""
+cd -- "$1" 2>/dev/null || { echo "no directory $1" >&2; exit 3; }
+tar -c -f - . 2>/dev/null | head -c "$2"
+exit 0
+"""
+"""``PACK DIR LIMIT``: a tar archive of the absolute DIR (at most LIMIT bytes: a longer one is cut, and
+the caller, asking for one byte more than it accepts, drops it)."""
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "paragents",
     "GIT_AUTHOR_EMAIL": "paragents@localhost",

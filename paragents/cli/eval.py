@@ -46,8 +46,11 @@ def _run(args: argparse.Namespace, prog: str) -> int:
             raise EvalError(
                 "--replay takes the tasks and targets of the recorded run: leave out --tasks/--targets"
             )
+        lanes = _machine_lanes(args)
         with LiveTable() as table:
-            outcome = asyncio.run(replay_run(Path(args.replay), Path(args.out) if args.out else None, table))
+            outcome = asyncio.run(
+                replay_run(Path(args.replay), Path(args.out) if args.out else None, table, lanes)
+            )
         out = Path(args.replay)
         _finish(outcome.results, outcome.out, args)
         if not outcome.identical:
@@ -96,6 +99,20 @@ def _finish(results: Any, out: Path, args: argparse.Namespace) -> None:
         print(f"\nreport: {md}\n        {page}")
 
 
+def _machine_lanes(args: argparse.Namespace) -> dict[str, Any]:
+    """This machine's lane settings (the config of ``--dir`` or here): where a replay's container or
+    Pod lanes run."""
+    from paragents.config import ConfigError, load_config
+    from paragents.eval.errors import EvalError
+    from paragents.eval.targets import lanes_config
+
+    project = Path(args.dir).expanduser().resolve() if args.dir else Path.cwd()
+    try:
+        return lanes_config(load_config(project).config)
+    except ConfigError as exc:
+        raise EvalError(str(exc)) from None
+
+
 def build_options(args: argparse.Namespace) -> Any:
     """The :class:`~paragents.eval.runner.RunOptions` of ``eval run``'s arguments (EvalError for bad ones)."""
     from paragents.config import ConfigError, load_config
@@ -104,7 +121,13 @@ def build_options(args: argparse.Namespace) -> Any:
     from paragents.eval.errors import EvalError
     from paragents.eval.loader import load_tasks
     from paragents.eval.runner import Endpoint, RunOptions
-    from paragents.eval.targets import agents_config, check_target, parse_targets, shaping_config
+    from paragents.eval.targets import (
+        agents_config,
+        check_target,
+        lanes_config,
+        parse_targets,
+        shaping_config,
+    )
     from paragents.limits import BudgetError, parse_budget
 
     if not args.tasks or not args.targets or not args.out:
@@ -125,7 +148,8 @@ def build_options(args: argparse.Namespace) -> Any:
             parse_budget(args.max_budget)
         except BudgetError as exc:
             raise EvalError(f"--max-budget: {exc}") from None
-    backend_for(args.on)
+    if args.on not in ("local", "container", "k8s"):
+        backend_for(args.on)  # the one message naming the choices
     if len(args.answer) > 2:
         raise EvalError(f"--answer takes {USAGE_ANSWER}")
     policy = load_policy(args.answer[0], args.answer[1] if len(args.answer) > 1 else None)
@@ -166,6 +190,7 @@ def build_options(args: argparse.Namespace) -> Any:
         max_budget=args.max_budget,
         parallel=args.parallel,
         on=args.on,
+        lanes=lanes_config(config),
         rules=rules,
         interactive=bool(args.tui),
         open_panel=bool(args.tui),

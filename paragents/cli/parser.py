@@ -199,7 +199,7 @@ def add_eval_parser(sub: Any) -> None:
     run.add_argument("--out", metavar="DIR", help="the run's directory (results, cassettes, reports)")
     run.add_argument("--replay", metavar="DIR", help="replay a recorded run without any model; exit 9 when "
                      "its scores differ")  # fmt: skip
-    run.add_argument("--dir", metavar="PATH", help="whose config (models, prices, endpoint) to use")
+    run.add_argument("--dir", metavar="PATH", help="whose config (models, prices, endpoint, lanes) to use")
     run.add_argument("--endpoint", metavar="URL", help="endpoint of model targets without their own @URL")
     for kind in ("allow", "ask", "deny"):
         run.add_argument(f"--{kind}", action="append", default=[], metavar="RULE", help=f"extra {kind} rule")

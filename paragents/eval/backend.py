@@ -1,13 +1,12 @@
 """Where a trial's lane runs (``eval run --on``): the one interface an execution backend implements.
 
-A backend opens the sessions of a trial in lanes made from the task's base commit, runs a command in a
-lane's sandbox (the hidden tests, the oracle), and discards a lane once its diff is kept. ``local``
-(:class:`LocalBackend`) is a git worktree under the eval's state directory with the sandbox of
-:mod:`paragents.eval.sandbox`. ``container`` and ``k8s`` are accepted names for the execution backends
-of ``paragents/backends`` (docs/remote.md; a Harbor task's ``environment/Dockerfile`` built and run as
-the lane) once sessions run their tool calls in them (its phase 2): until then :func:`backend_for`
-refuses them with one message naming what is missing. Nothing here imports
-Textual."""
+A backend prepares the task set (where each task runs), opens the sessions of a trial in lanes made
+from the task's base commit, brings a lane's work here, runs a command in a lane's sandbox (the hidden
+tests, the oracle), and discards a lane once its diff is kept. ``local`` (:class:`LocalBackend`) is a
+git worktree under the eval's state directory with the sandbox of :mod:`paragents.eval.sandbox`.
+``container`` and ``k8s`` (:class:`paragents.eval.remote.PlacedBackend`) open the same sessions with
+``--on``: their tool calls run in a container or a Pod of the task's image (docs/remote.md), and the
+hidden tests run there too. Nothing here imports Textual."""
 
 from __future__ import annotations
 
@@ -17,15 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from paragents.config import LaneSettings
 from paragents.eval.errors import EvalError
 from paragents.eval.sandbox import CommandResult, Mount, run_in_sandbox
-from paragents.eval.tasks import Task
+from paragents.eval.tasks import Task, TaskSet
 from paragents.lanes import LaneError
 from paragents.lanes.git import git
 from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord, StoreError
 
 if TYPE_CHECKING:
+    from paragents.backends.lane import RemoteLane
     from paragents.sessions.api import SessionsAPI
 
 BACKENDS = ("local", "container", "k8s")
@@ -34,11 +35,13 @@ BACKENDS = ("local", "container", "k8s")
 
 @dataclass(frozen=True)
 class TrialLane:
-    """One session of a trial and its lane."""
+    """One session of a trial and its lane; ``place`` is the lane's open
+    :class:`~paragents.backends.lane.RemoteLane` when it runs in a container or Pod."""
 
     session_id: str
     name: str
     lane: LaneRecord
+    place: RemoteLane | None = None
 
     @property
     def path(self) -> Path:
@@ -49,7 +52,7 @@ class TrialLane:
 class Opening:
     """What a backend needs to open one session of a trial: its ``name`` (also its lane's), the
     ``model`` (None: the runtime's) or external ``agent`` (an ``agents.NAME``), the permission
-    ``mode``, the ``base`` branch and whether the TUI shows a panel for it."""
+    ``mode``, the ``base`` branch, whether the TUI shows a panel for it, and the task's id."""
 
     name: str
     base: str
@@ -57,6 +60,7 @@ class Opening:
     agent: str | None = None
     mode: str | None = None
     open_panel: bool = False
+    task_id: str = ""
 
 
 class TrialBackend(Protocol):
@@ -69,8 +73,26 @@ class TrialBackend(Protocol):
         (None: faithfully)."""
         ...
 
+    @property
+    def needs_sandbox(self) -> bool:
+        """True when some command runs in this machine's bubblewrap (a local lane's hidden tests)."""
+        ...
+
+    async def prepare(self, tasks: TaskSet) -> TaskSet:
+        """Decide where each task runs (its notes say what differs from its own environment); return
+        the tasks as they will run. EvalError when the backend cannot be used at all."""
+        ...
+
     async def open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
         """Open a session in a new lane from ``opening.base``; EvalError when it cannot."""
+        ...
+
+    async def settle(self, lane: TrialLane) -> None:
+        """Bring the lane's work into its worktree here (a remote lane's files; nothing locally)."""
+        ...
+
+    async def apply_patch(self, lane: TrialLane, patch: str) -> str | None:
+        """Apply ``patch`` (a SWE task's hidden tests) to the lane's files; an error text, or None."""
         ...
 
     async def run(
@@ -113,11 +135,28 @@ class LocalBackend:
     def note_for(self, task: Task) -> str | None:
         return None  # the task's own notes say what its Dockerfile did not do
 
+    @property
+    def needs_sandbox(self) -> bool:
+        return True
+
+    async def prepare(self, tasks: TaskSet) -> TaskSet:
+        return tasks
+
     async def open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
         async with self._git:
             return await self._open(rt, opening)
 
-    async def _open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
+    async def settle(self, lane: TrialLane) -> None:
+        return None
+
+    async def apply_patch(self, lane: TrialLane, patch: str) -> str | None:
+        applied = await git(
+            "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-",
+            cwd=lane.path, stdin=patch, check=False,
+        )  # fmt: skip
+        return None if applied.ok else applied.err
+
+    async def _open(self, rt: SessionsAPI, opening: Opening, on: str | None = None) -> TrialLane:
         try:
             if opening.agent is not None:
                 view = await rt.new_agent_session(
@@ -135,6 +174,7 @@ class LocalBackend:
                     open_panel=opening.open_panel,
                     lane=opening.name,
                     base=opening.base,
+                    on=on,
                 )
             lane = await rt.store.lanes.of_session(view.id)
         except (SessionError, LaneError, StoreError) as exc:
@@ -183,15 +223,13 @@ class LocalBackend:
                     await git("branch", "-D", *branches, cwd=repo, check=False)
 
 
-def backend_for(on: str) -> TrialBackend:
-    """The backend ``--on`` names; EvalError (exit 2) for one that does not exist yet."""
+def backend_for(on: str, lanes: LaneSettings | None = None) -> TrialBackend:
+    """The backend ``--on`` names (``lanes``: the lane settings of a container or Pod run: its image,
+    engine or cluster); EvalError (exit 2) for an unknown one."""
     if on == "local":
         return LocalBackend()
     if on in ("container", "k8s"):
-        what = "a container engine" if on == "container" else "a Kubernetes cluster"
-        raise EvalError(
-            f"--on {on}: trials in {what} need sessions whose tool calls run there; the execution "
-            "backends exist (docs/remote.md, phase 1) but sessions do not run in them yet (phase 2); "
-            "run with --on local (a Harbor task's Dockerfile is then not built, and the report says so)"
-        )
+        from paragents.eval.remote import PlacedBackend
+
+        return PlacedBackend(on, lanes or LaneSettings())
     raise EvalError(f"--on {on}: unknown backend (use {', '.join(BACKENDS)})")

@@ -7,9 +7,10 @@ it writes ``/logs/verifier/reward.txt`` or ``reward.json``) and optionally ``sol
 oracle). At run time Harbor copies ``tests/`` to ``/tests`` and runs ``bash /tests/test.sh`` from the
 working directory, after the agent finished; the oracle's ``solution/`` goes to ``/solution``.
 
-Without a container backend a task runs in a local lane: the lane starts with the files the
-Dockerfile ``COPY``/``ADD``s from its build context into its ``WORKDIR`` (default ``/app``); its
-``RUN`` steps and base image are not used, and the task's notes say so. The hidden tests then run in
+In a local lane (``--on local``, or a container run whose engine lacks the task's base image) the
+lane starts with the files the Dockerfile ``COPY``/``ADD``s from its build context into its
+``WORKDIR`` (default ``/app``); its ``RUN`` steps and base image are not used, and the task's notes
+say so (``--on container`` builds it: :mod:`paragents.eval.environment`). The hidden tests then run in
 the lane's sandbox with the lane mounted at the working directory (:mod:`paragents.eval.sandbox`).
 Nothing here imports Textual."""
 
@@ -244,7 +245,7 @@ def environment_files(
         dir_dest = dest.endswith("/") or len(sources) > 1
         for src in sources:
             _copy_into(env_dir, src, target, dir_dest, final, files, modes, notes)
-    summary = f"environment/Dockerfile not built (no container backend): ran in a local lane at {final}"
+    summary = f"environment/Dockerfile not built: ran in a local lane at {final}"
     details = [f"base image {base} not used" if base else "", f"{runs} RUN step(s) not run" if runs else ""]
     details = [d for d in details if d]
     notes.insert(0, summary + (f" ({'; '.join(details)})" if details else ""))

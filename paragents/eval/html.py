@@ -158,7 +158,10 @@ def render_html(results: RunResults) -> str:
         parts.append("</ul>")
     if m.task_notes:
         parts.append("<h2>Task notes</h2><ul>")
-        parts += [f"<li>{esc(task)}: {esc('; '.join(notes))}</li>" for task, notes in m.task_notes.items()]
+        parts += [
+            f"<li>{esc(task)}<ul>{''.join(f'<li>{esc(n)}</li>' for n in notes)}</ul></li>"
+            for task, notes in m.task_notes.items()
+        ]
         parts.append("</ul>")
     parts.append("</body></html>\n")
     return "".join(parts)

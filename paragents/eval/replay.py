@@ -167,10 +167,14 @@ def _policy(answer: dict[str, Any], where: str) -> AnswerPolicy:
 
 
 async def replay_run(
-    recorded_dir: Path, out: Path | None = None, progress: Progress | None = None
+    recorded_dir: Path,
+    out: Path | None = None,
+    progress: Progress | None = None,
+    lanes: dict[str, Any] | None = None,
 ) -> ReplayOutcome:
     """Replay the run recorded in ``recorded_dir`` into ``out`` (default ``DIR/replays/N``) and compare
-    its scores with the recorded ones. EvalError for a run that cannot be replayed."""
+    its scores with the recorded ones; ``lanes``: this machine's lane settings, for a run recorded
+    ``--on container|k8s`` (its engine or cluster). EvalError for a run that cannot be replayed."""
     recorded = load_results(recorded_dir)
     m = recorded.manifest
     where = str(recorded_dir / "results.json")
@@ -220,6 +224,7 @@ async def replay_run(
             carried=carried,
             stalled=stalls.stalled,
             attach=stalls.attach,
+            lanes=dict(lanes or {}),
         )
         replayed = await run_eval(options, progress)
     return ReplayOutcome(replayed, differences(recorded, replayed), target_dir)

@@ -43,10 +43,15 @@ def render_markdown(results: RunResults) -> str:
         out += ["", "## Trial errors", ""]
         out += [f"- {cell(t.name)}: {cell(t.status)}: {cell(t.error)}" for t in errors[:50]]
     if m.task_notes:
-        out += ["", "## Task notes (how the local run differs from the task's own environment)", ""]
+        out += ["", "## Task notes (where each task ran, and how that differs from its own environment)", ""]
         for task, notes in m.task_notes.items():
-            out += [f"- {cell(task)}: {cell('; '.join(notes))}"]
+            out += [f"- {cell(task)}:", *(f"  - {note_line(n)}" for n in notes)]
     return "\n".join(out) + "\n"
+
+
+def note_line(text: str) -> str:
+    """A task note as one Markdown line (untrusted text: backticks and markup made inert, no cut)."""
+    return " ".join(text.split()).replace("`", "'").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def write_reports(results: RunResults, out: Path) -> tuple[Path, Path]:

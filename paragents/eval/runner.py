@@ -75,6 +75,10 @@ class RunOptions:
     keeps the shaping's redacted copy)."""
     attach: Callable[[Any], None] | None = None
     """Called with each target's runtime once it is open (a replay watches its events)."""
+    lanes: dict[str, Any] = field(default_factory=dict)
+    """The lane settings of a container or Pod run (``lanes.image``, ``lanes.container``,
+    ``lanes.kubernetes`` of this machine's config: where the engine or cluster is). Not in the
+    manifest: a replay takes this machine's."""
 
 
 class Progress:
@@ -117,7 +121,7 @@ class EvalSession:
 
     def __init__(self, options: RunOptions) -> None:
         self.options = options
-        self.backend = backend_for(options.on)
+        self.backend = backend_for(options.on, _lane_settings(options))
         self.out = options.out.resolve()
         self.repo = self.out / "work" / "repo"
         self.runs: dict[str, TargetRun] = {}
@@ -128,14 +132,17 @@ class EvalSession:
     async def __aenter__(self) -> EvalSession:
         from paragents.cassette.player import isolated_dirs
 
-        try:
-            bwrap_path()
-        except SandboxUnavailable as exc:
-            raise EvalError(f"the hidden tests run in a sandbox, and {exc}") from None
         if (self.out / RESULTS).exists():
             raise EvalError(
                 f"--out {self.options.out}: it already holds a run ({RESULTS}); give a new directory"
             )
+        self.options.tasks = await self.backend.prepare(self.options.tasks)  # where each task runs
+        agents = any(t.kind == "agent" for t in self.options.targets)  # ACP agents: always local lanes
+        if self.backend.needs_sandbox or agents:
+            try:
+                bwrap_path()
+            except SandboxUnavailable as exc:
+                raise EvalError(f"the hidden tests run in a sandbox, and {exc}") from None
         self.out.mkdir(parents=True, exist_ok=True)
         self.started = time.time()
         self._stack.enter_context(isolated_dirs(self.out / "state"))
@@ -205,6 +212,7 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
                 parallel=per_target,
                 recorder=recorder,
                 retry_base_delay=endpoint.retry_base_delay,
+                lanes=options.lanes if options.on != "local" else None,
             )
         except (ConfigError, PolicyError) as exc:
             for run in runs.values():
@@ -218,6 +226,19 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
             options.attach(rt)
         runs[target.label] = TargetRun(target, rt, answerer, recorder)
     return runs
+
+
+def _lane_settings(options: RunOptions) -> Any:
+    """The :class:`~paragents.config.LaneSettings` of ``options.lanes`` (EvalError naming the field)."""
+    from pydantic import ValidationError
+
+    from paragents.config import LaneSettings
+
+    try:
+        return LaneSettings.model_validate(options.lanes)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise EvalError(f"lanes.{'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from None
 
 
 def trial_specs(options: RunOptions, bases: dict[str, str]) -> list[TrialSpec]:

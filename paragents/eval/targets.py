@@ -101,6 +101,13 @@ def agents_config(config: RuntimeConfig) -> dict[str, Any]:
     return dict(config.model_dump(mode="json").get("agents", {}))
 
 
+def lanes_config(config: RuntimeConfig) -> dict[str, Any]:
+    """Where this machine's container and Pod lanes run: ``lanes.image``, ``lanes.container`` and
+    ``lanes.kubernetes`` of the config (what ``eval run --on container|k8s`` and its replay use)."""
+    lanes = config.lanes.model_dump(mode="json")
+    return {key: lanes[key] for key in ("image", "container", "kubernetes")}
+
+
 def check_target(target: Target, config: RuntimeConfig) -> None:
     """EvalError when ``target`` names an agent paragents does not know."""
     if target.kind == "agent":
@@ -137,10 +144,11 @@ async def open_target_runtime(
     parallel: int,
     recorder: Recorder | None,
     retry_base_delay: float | None = None,
+    lanes: dict[str, Any] | None = None,
 ) -> Runtime:
     """Open the runtime of ``target`` over ``repo`` (see the module docstring); ``agents`` is the agents
-    table with its secrets (else the shaping's). Raises ConfigError or PolicyError like
-    ``Runtime.create``."""
+    table with its secrets (else the shaping's); ``lanes`` the lane settings of a container or Pod run.
+    Raises ConfigError or PolicyError like ``Runtime.create``."""
     from paragents.llm import ChatClient
     from paragents.sessions import Runtime
 
@@ -148,6 +156,8 @@ async def open_target_runtime(
     if agents or shaping.get("agents"):
         overrides["agents"] = agents or shaping["agents"]
     overrides.update({"base_url": base_url, "model": model, "max_parallel_turns": max(1, parallel)})
+    if lanes:
+        overrides["lanes"] = lanes
     extra: dict[str, Any] = {}
     if retry_base_delay is not None:
         extra["retry_base_delay"] = retry_base_delay

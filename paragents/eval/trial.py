@@ -202,6 +202,7 @@ async def _open(ctx: TrialContext, spec: TrialSpec) -> list[TrialLane]:
                 agent=target.name if target.kind == "agent" else None,
                 mode=ctx.mode,
                 open_panel=ctx.open_panel,
+                task_id=spec.task.id,
             )
             lane = await ctx.backend.open(ctx.rt, opening)
             lanes.append(lane)
@@ -268,6 +269,7 @@ async def _choose(
     patches: dict[int, str] = {}
     heads: dict[int, str] = {}
     for idx, lane in enumerate(lanes, 1):
+        await ctx.backend.settle(lane)  # a container's or Pod's work comes to its worktree here first
         heads[idx] = await commit_work(lane.path, f"eval {spec.name}: candidate {idx}")
         patches[idx], files = await patch_of(ctx.repo, spec.base_commit, heads[idx])
         if spec.fanout > 1:
@@ -320,7 +322,10 @@ async def _verify(ctx: TrialContext, spec: TrialSpec, lane: TrialLane, trial_dir
             lane, spec.task, command, mounts=mounts, env=env, timeout=timeout, network=network
         )
 
-    return await run_hidden_tests(spec.task, lane.path, trial_dir, run)
+    async def apply(patch: str) -> str | None:
+        return await ctx.backend.apply_patch(lane, patch)
+
+    return await run_hidden_tests(spec.task, lane.path, trial_dir, run, apply)
 
 
 def _save_cassette(

@@ -30,9 +30,17 @@ def prepare_logs(trial_dir: Path) -> Path:
     return logs
 
 
-async def run_hidden_tests(task: Task, lane: Path, trial_dir: Path, run: RunCommand) -> Verifier:
-    """Copy ``task``'s hidden tests into ``trial_dir``, run them against the work in ``lane`` and read
-    the verdict (see the module docstring). Never raises for the tests' own failure."""
+ApplyPatch = Callable[[str], Awaitable[str | None]]
+"""``apply(patch)``: apply a SWE task's hidden tests' patch to the lane's files where they are (its
+container or Pod); an error text, or None."""
+
+
+async def run_hidden_tests(
+    task: Task, lane: Path, trial_dir: Path, run: RunCommand, apply: ApplyPatch | None = None
+) -> Verifier:
+    """Copy ``task``'s hidden tests into ``trial_dir``, run them against the work in ``lane`` (a
+    remote lane's ``apply`` puts a SWE test patch where its files are) and read the verdict (see the
+    module docstring). Never raises for the tests' own failure."""
     logs = prepare_logs(trial_dir)
     mounts = [Mount(logs, "/logs", writable=True)]
     if task.tests_dir is not None:
@@ -41,12 +49,16 @@ async def run_hidden_tests(task: Task, lane: Path, trial_dir: Path, run: RunComm
         shutil.copytree(task.tests_dir, tests, symlinks=False)
         mounts.append(Mount(tests, "/tests"))
     if task.test_patch:
-        applied = await git(
-            "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-",
-            cwd=lane, stdin=task.test_patch, check=False,
-        )  # fmt: skip
-        if not applied.ok:
-            return Verifier(error=f"the hidden tests' patch does not apply on this work: {applied.err[:500]}")
+        if apply is not None:
+            problem = await apply(task.test_patch)
+        else:
+            applied = await git(
+                "-c", "core.hooksPath=/dev/null", "apply", "--whitespace=nowarn", "-",
+                cwd=lane, stdin=task.test_patch, check=False,
+            )  # fmt: skip
+            problem = None if applied.ok else applied.err
+        if problem is not None:
+            return Verifier(error=f"the hidden tests' patch does not apply on this work: {problem[:500]}")
     result = await run(
         task.test_command, mounts, dict(task.verifier_env), task.verifier_timeout, task.allow_internet
     )

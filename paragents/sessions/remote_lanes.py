@@ -24,6 +24,7 @@ from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord
 
 if TYPE_CHECKING:
+    from paragents.backends.base import Placement
     from paragents.backends.facet import LaneExecution, UnopenedExecution
     from paragents.backends.forward import PortForwards
     from paragents.backends.lane import LaneState, RemoteLane
@@ -70,6 +71,8 @@ class RemoteLanes:
         self.forwards: dict[tuple[str, str], PortForwards] = {}
         self.pending: dict[tuple[str, str], _Pending] = {}
         """Lanes found after a restart and not reached yet (their sessions pause meanwhile)."""
+        self.placements: dict[str, Placement] = {}
+        """Lane name -> what its place gets beyond the config (:meth:`place`)."""
         self._installed = False
 
     # --- opening ----------------------------------------------------------------------------------
@@ -85,6 +88,14 @@ class RemoteLanes:
             BackendPlaces(lambda: self.core.config.lanes, lambda repo, name: self.lanes.get((repo, name)))
         )
         self._installed = True
+
+    def place(self, name: str, placement: Placement | None) -> None:
+        """Give the lane named ``name``, when it is opened, ``placement`` (its image, aliases of its
+        workspace, empty directories: ``paragents eval`` places a trial's lane so); None forgets it."""
+        if placement is None:
+            self.placements.pop(name, None)
+        else:
+            self.placements[name] = placement
 
     def get(self, lane: LaneRecord) -> RemoteLane | None:
         return self.lanes.get((lane.repo, lane.name))
@@ -109,7 +120,7 @@ class RemoteLanes:
         from paragents.backends.places import backend_of
 
         try:
-            backend = await backend_of(record, self.core.config.lanes)
+            backend = await backend_of(record, self.core.config.lanes, self.placements.get(record.name))
         except BackendError as exc:
             raise SessionError(f"lane {record.name} cannot run on {record.backend}: {exc}") from exc
         try:
@@ -143,7 +154,7 @@ class RemoteLanes:
         while True:
             backend = None
             try:
-                backend = await backend_of(record, self.core.config.lanes)
+                backend = await backend_of(record, self.core.config.lanes, self.placements.get(record.name))
                 note = await backend.recover()
                 break
             except BackendError as exc:

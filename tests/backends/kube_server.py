@@ -202,8 +202,8 @@ class LoopbackApiServer:
                 argv += ["--symlink", os.readlink(top), top]
             elif os.path.isdir(top):
                 argv += ["--ro-bind", top, top]
+        argv += ["--bind", str(home / "tmp"), "/tmp", *self._volume_binds(pod, home)]
         argv += [
-            "--bind", str(home / "workspace"), "/workspace", "--bind", str(home / "tmp"), "/tmp",
             "--dev", "/dev", "--proc", "/proc", "--unshare-pid", "--unshare-net", "--die-with-parent",
             "--clearenv", "--setenv", "PATH", "/usr/local/bin:/usr/bin:/bin", "--chdir", "/", "--", *command,
         ]  # fmt: skip
@@ -253,6 +253,19 @@ class LoopbackApiServer:
             self._procs.get((ns, name), set()).discard(proc)
             await ws.close()
         return ws
+
+    @staticmethod
+    def _volume_binds(pod: dict[str, Any], home: Path) -> list[str]:
+        """The kubelet's volume mounts: the ``workspace`` emptyDir (the Pod's directory) and any other
+        ``emptyDir`` volume, each at every ``mountPath`` the lane container names."""
+        container = (pod.get("spec", {}).get("containers") or [{}])[0]
+        binds: list[str] = []
+        for mount in container.get("volumeMounts") or [{"name": "workspace", "mountPath": "/workspace"}]:
+            name = str(mount["name"])
+            source = home / ("workspace" if name == "workspace" else f"volume-{name}")
+            source.mkdir(parents=True, exist_ok=True)
+            binds += ["--bind", str(source), str(mount["mountPath"])]
+        return binds
 
     # --- network policies and agent-sandbox ---------------------------------------------------------
 

@@ -22,14 +22,6 @@ from tests.trusting import trusted
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (
-            ["--on", "container"],
-            "--on container: trials in a container engine need sessions whose tool calls run there",
-        ),
-        (
-            ["--on", "k8s"],
-            "--on k8s: trials in a Kubernetes cluster need sessions whose tool calls run there",
-        ),
         (["--on", "moon"], "--on moon: unknown backend"),
         (["--targets", "gpt"], "'gpt' is not model:NAME, model:NAME@URL or agent:NAME"),
         (["--targets", "agent:nobody"], "agent:nobody is not a known agent"),
@@ -50,6 +42,33 @@ def test_bad_input_stops_before_anything_runs(
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
     assert not (tmp_path / "out").exists()
+
+
+def test_on_container_without_an_engine_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sock = tmp_path / "no-engine.sock"
+    (tmp_path / "runtime_config.json").write_text(
+        json.dumps({"lanes": {"container": {"host": f"unix://{sock}", "connect_timeout": 2}}})
+    )
+    out = tmp_path / "out"
+    argv = [
+        "eval",
+        "run",
+        "--tasks",
+        "sample",
+        "--targets",
+        "model:m",
+        "--out",
+        str(out),
+        "--on",
+        "container",
+    ]
+    trusted(tmp_path)
+    assert main([*argv, "--dir", str(tmp_path)]) == EXIT_CONFIG
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"the Docker engine (unix://{sock}) did not answer" in err
+    assert "run with --on local" in err and not out.exists()
 
 
 @needs_bwrap

@@ -23,7 +23,7 @@ def test_the_schema_1_3_fields_are_read() -> None:
     assert task.allow_internet is False  # [verifier] network_mode = "no-network" overrides the baseline
     assert task.verifier_env == {"EXPECTED": "Hello, world!"}
     assert task.solution_env == {"GREETING": "Hello, world!"}
-    assert task.notes[0].startswith("environment/Dockerfile not built (no container backend)")
+    assert task.notes[0].startswith("environment/Dockerfile not built: ran in a local lane at /app")
     assert "base image ubuntu:24.04 not used; 1 RUN step(s) not run" in task.notes[0]
 
 

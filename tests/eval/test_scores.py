@@ -123,6 +123,7 @@ def test_reports_show_the_summary_and_escape_untrusted_text(tmp_path: Path) -> N
     md = render_markdown(results)
     assert "| model:m | 1/2 (50%) |" in md
     assert "\\| 'x'" in md  # a pipe cannot break the table
+    assert "<img" not in md and "  - &lt;img src=x onerror=y&gt;" in md  # a task note is inert text
     page = render_html(results)
     assert "<script" not in page.lower() and "&lt;script&gt;" in page and "&lt;img src=x" in page
     assert page.count("<svg") == 3
