@@ -117,7 +117,7 @@ def build_options(args: argparse.Namespace) -> Any:
     """The :class:`~paragents.eval.runner.RunOptions` of ``eval run``'s arguments (EvalError for bad ones)."""
     from paragents.config import ConfigError, load_config
     from paragents.eval.answers import load_policy
-    from paragents.eval.backend import backend_for
+    from paragents.eval.choose import backend_for
     from paragents.eval.errors import EvalError
     from paragents.eval.loader import load_tasks
     from paragents.eval.runner import Endpoint, RunOptions

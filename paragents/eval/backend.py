@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from paragents.config import LaneSettings
 from paragents.eval.errors import EvalError
 from paragents.eval.sandbox import CommandResult, Mount, run_in_sandbox
 from paragents.eval.tasks import Task, TaskSet
@@ -221,15 +220,3 @@ class LocalBackend:
             if branches:
                 with contextlib.suppress(LaneError, OSError):
                     await git("branch", "-D", *branches, cwd=repo, check=False)
-
-
-def backend_for(on: str, lanes: LaneSettings | None = None) -> TrialBackend:
-    """The backend ``--on`` names (``lanes``: the lane settings of a container or Pod run: its image,
-    engine or cluster); EvalError (exit 2) for an unknown one."""
-    if on == "local":
-        return LocalBackend()
-    if on in ("container", "k8s"):
-        from paragents.eval.remote import PlacedBackend
-
-        return PlacedBackend(on, lanes or LaneSettings())
-    raise EvalError(f"--on {on}: unknown backend (use {', '.join(BACKENDS)})")

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents.eval.answers import Answerer, AnswerPolicy
-from paragents.eval.backend import TrialBackend, backend_for
+from paragents.eval.backend import TrialBackend
+from paragents.eval.choose import backend_for
 from paragents.eval.errors import EXIT_FAILURE, EvalError
 from paragents.eval.results import RESULTS, RunManifest, RunResults, TargetInfo, TrialResult
 from paragents.eval.sandbox import SandboxUnavailable, bwrap_path

@@ -2,14 +2,18 @@
 
 A fixed dir such as ``/tmp/paragents-demo-snapshot`` is shared by every checkout on the machine: two
 runs at once delete each other's workspace. :func:`private_root` makes ``/tmp/paragents-demo-XXXXXXXX``
-(``mkdtemp``: 8 random characters, so exactly as long as ``snapshot``) and :func:`export_screenshot`
+(8 random lower-case letters, so exactly as long as ``snapshot``) and :func:`export_screenshot`
 renders the screen with those 8 characters shown as ``snapshot``: layout, wrapping and ellipses are
-those of the fixed name, so the SVG is byte-for-byte the one the fixed dir gave."""
+those of the fixed name, so the SVG is byte-for-byte the one the fixed dir gave. Letters only (not
+``mkdtemp``'s digits and ``_``): the local token estimate counts each digit as a token, and the
+working directory is part of the system prompt, so a name with digits changed a session's
+"20.0k tok" to "19.9k tok" in about one run in six."""
 
 from __future__ import annotations
 
 import io
-import tempfile
+import random
+import string
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +27,14 @@ SHOWN = "snapshot"
 
 def private_root() -> Path:
     """A new empty dir ``/tmp/paragents-demo-XXXXXXXX`` of this run (the caller removes it)."""
-    root = Path(tempfile.mkdtemp(prefix=PREFIX, dir="/tmp"))
-    assert len(root.name) == len(PREFIX) + len(SHOWN), root
-    return root
+    rng = random.SystemRandom()
+    while True:
+        root = Path("/tmp", PREFIX + "".join(rng.choices(string.ascii_lowercase, k=len(SHOWN))))
+        try:
+            root.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        return root
 
 
 def shown_as_fixed(text: str, token: str) -> str:
