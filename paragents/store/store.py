@@ -27,7 +27,6 @@ import contextlib
 import sqlite3
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 import aiosqlite
 
@@ -49,7 +48,6 @@ from paragents.store.lane_verify import LaneVerifyRepo
 from paragents.store.lanes import LanesRepo
 from paragents.store.messages import MessagesRepo
 from paragents.store.migrations import apply_migrations
-from paragents.store.moved import MOVED
 from paragents.store.notes import NotesRepo
 from paragents.store.records.errors import StoreError
 from paragents.store.reservations import ReservationsRepo
@@ -81,29 +79,6 @@ async def _migrated(path: Path) -> aiosqlite.Connection:
         await db.close()
         raise
     return db
-
-
-_REPOSITORIES = (
-    "sessions",
-    "messages",
-    "turns",
-    "compactions",
-    "holders",
-    "audit",
-    "events",
-    "reservations",
-    "notes",
-    "lanes",
-    "lane_verify",
-    "approvals",
-    "api_access",
-    "budgets",
-    "fanout",
-    "agent_sessions",
-    "decisions",
-    "drafts",
-)
-"""TODO(issue 29): remove with ``Store.__getattr__``: the repository attributes it searches."""
 
 
 class Store:
@@ -147,22 +122,6 @@ class Store:
     def failing(self) -> str | None:
         """Set (to the error) while writes fail fast after one gave up on a lock held too long."""
         return self._database.failing
-
-    # TODO(issue 29): remove once every branch has merged (and paragents/store/moved.py with it).
-    def __getattr__(self, name: str) -> Any:
-        """Forward a method name of the mixin-built Store to its repository (``store.add_approval``
-        -> ``store.approvals.add``), for branches written before the repositories; see
-        :data:`paragents.store.moved.MOVED`. A public name not in that table that exactly one
-        repository has (a method a branch added to a mixin, now in its repository) goes there too.
-        Code on main never relies on it."""
-        moved = MOVED.get(name)
-        if moved is None and not name.startswith("_"):
-            owners = [r for r in _REPOSITORIES if hasattr(type(self.__dict__.get(r)), name)]
-            moved = (owners[0], name) if len(owners) == 1 else None
-        if moved is None:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        repository, new_name = moved
-        return getattr(getattr(self, repository), new_name)
 
     @classmethod
     async def open(cls, path: Path | None = None) -> Store:
