@@ -155,10 +155,12 @@ def config_posture(data: Any) -> dict[str, Any]:
             "writable": bool(sandbox.get("writable")),
             "autoAllow": bool(sandbox.get("autoAllow", sandbox.get("auto_allow"))),
             "bwrap": sandbox.get("bwrap") not in (None, "bwrap"),
+            "homeVisible": bool(sandbox.get("homeVisible", sandbox.get("home_visible"))),
         }
         for key, is_weak in weak.items():
             if is_weak:
-                value = sandbox.get(key, sandbox.get("auto_allow"))
+                alias = "home_visible" if key == "homeVisible" else "auto_allow"
+                value = sandbox.get(key, sandbox.get(alias))
                 out[f"sandbox.{key}"] = value
     return out
 

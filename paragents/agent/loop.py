@@ -924,6 +924,8 @@ class Agent:
             hidden=settings.hidden,
             env_allow=settings.env_allow,
             session=self.session.id,
+            home_visible=settings.home_visible,
+            visible=tuple(str(d) for d in self.policy.additional_dirs),
         )
 
     def _sandbox_for(self, family: str) -> tuple[SandboxConfig | None, SandboxStatus | None]:

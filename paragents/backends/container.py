@@ -193,6 +193,7 @@ class ContainerBackend(RemoteBackend):
     async def create(self) -> None:
         """Create and start the container, then check the lane out in it (from the last fetched
         snapshot when there is one). Existing: started if stopped. Failure removes what was made."""
+        await self._stop_agent()
         info = await self._inspect()
         if info is not None:
             if not info["State"]["Running"]:
@@ -235,6 +236,7 @@ class ContainerBackend(RemoteBackend):
                 ) from exc
 
     async def _remove(self) -> None:
+        await self._stop_agent()
         async with self._engine("removing the container", gone_ok=True):
             await self.docker().containers.container(self.name).delete(force=True, v=True)
 
@@ -257,6 +259,7 @@ class ContainerBackend(RemoteBackend):
         if health.state == "running":
             return None
         if health.state == "stopped":
+            await self._stop_agent()
             async with self._engine("starting the container"):
                 await self.docker().containers.container(self.name).start()
             return f"lane {self.spec.name}'s container had stopped; it was started again with its files"
@@ -285,6 +288,7 @@ class ContainerBackend(RemoteBackend):
         return snap
 
     async def close(self) -> None:
+        await self._stop_agent()
         if self._client is not None and self._owns_client:
             with contextlib.suppress(Exception):
                 await self._client.close()

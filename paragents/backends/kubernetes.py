@@ -206,6 +206,7 @@ class KubernetesBackend(RemoteBackend):
 
     async def create(self) -> None:
         """Create the Pod (or Sandbox), wait until it runs, check the lane out in it."""
+        await self._stop_agent()
         pod = await self._pod()
         if pod is not None and _phase(pod) not in ("Failed", "Succeeded"):
             await self._wait_running()
@@ -287,6 +288,7 @@ class KubernetesBackend(RemoteBackend):
         raise BackendUnreachable(f"the cluster closed the watch of lane {self.spec.name}'s pod")
 
     async def _delete(self) -> None:
+        await self._stop_agent()
         async with self._cluster("deleting the lane's pod", gone_ok=True):
             if self.uses_sandbox:
                 await self._rest("DELETE", f"sandboxes/{self.name}", base="/apis", version=_sandbox_path())
@@ -332,6 +334,7 @@ class KubernetesBackend(RemoteBackend):
         return snap
 
     async def close(self) -> None:
+        await self._stop_agent()
         if self._api is not None:
             with contextlib.suppress(Exception):
                 await self._api._session.aclose()

@@ -36,7 +36,7 @@ from paragents.backends.scripts import SKIP_DIRS
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import IDENTITY, git
 from paragents.lanes.predict import SNAPSHOT_DATE, snapshot_tree
-from paragents.tools.sandbox import SandboxConfig, bwrap_argv, check
+from paragents.tools.sandbox import Prepared, SandboxConfig, check, prepare
 from paragents.tools.shell import (
     CANCEL_GRACE,
     POST_EXIT_DRAIN,
@@ -44,6 +44,7 @@ from paragents.tools.shell import (
     OutputCapture,
     command_env,
     kill_group,
+    settle,
 )
 
 
@@ -118,12 +119,35 @@ class LocalBackend:
         if not where.is_dir():
             return ExecResult(125, f"cwd '{cwd}' is not an existing directory in the lane", missing_cwd=True)
         argv = ["bash", "-c", command]
+        boxed: Prepared | None = None
         if self.sandbox is not None:
             status = check(self.sandbox)
             if status.state == "refused":
                 return ExecResult(126, status.message)
             if status.active and status.bwrap:
-                argv = bwrap_argv(status.bwrap, replace(self.sandbox, root=self.root), where, argv)
+                boxed = prepare(status.bwrap, replace(self.sandbox, root=self.root), where, argv)
+                argv = boxed.argv
+        try:
+            result = await self._exec(argv, where, env, timeout, on_output, max_output)
+        finally:
+            notices = await settle(boxed)  # what the command left behind (paragents.tools.sandbox_watch)
+        if not notices:
+            return result
+        text = "\n".join(f"[{n}]" for n in notices)
+        if on_output is not None:
+            on_output(f"\n{text}\n".encode())
+        return replace(result, output=f"{result.output.rstrip()}\n{text}")
+
+    async def _exec(
+        self,
+        argv: list[str],
+        where: Path,
+        env: Mapping[str, str] | None,
+        timeout: float,
+        on_output: OutputSink | None,
+        max_output: int,
+    ) -> ExecResult:
+        """Start ``argv`` (see :meth:`exec`)."""
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 
 from paragents.backends import scripts
+from paragents.backends.agent import REQUEST_TIMEOUT, AgentFailure, LaneAgent
 from paragents.backends.base import (
     BackendError,
     BackendKind,
@@ -51,10 +52,19 @@ class RemoteBackend(abc.ABC):
     ``/workspace``; subclasses provide the transport (:meth:`_run`) and the place's life cycle."""
 
     kind: BackendKind
+    use_agent: bool = True
+    """Snapshots through the lane's long-lived agent (:mod:`paragents.backends.agent`); False: one
+    exec per snapshot (the agent's fallback)."""
 
     def __init__(self, spec: LaneSpec, *, max_snapshot_bytes: int) -> None:
         self.spec = spec
         self.max_snapshot_bytes = max_snapshot_bytes
+        self.agent_timeout = REQUEST_TIMEOUT
+        self._agent: LaneAgent | None = None
+        self.agent_note: str | None = None
+        """Why the last snapshot did not go through the agent (None when it did)."""
+        self.snapshot_execs = 0
+        """Snapshots taken by one exec each (the agent's fallback) so far."""
 
     # --- what subclasses provide -------------------------------------------------------------------
 
@@ -285,10 +295,50 @@ class RemoteBackend(abc.ABC):
             raise self._fail("cannot check out the base", err)
         return snap_ref
 
+    @property
+    def agent(self) -> LaneAgent:
+        """The lane's snapshot agent (started by its first request)."""
+        if self._agent is None:
+            self._agent = LaneAgent(
+                self._run_agent, max_bytes=self.max_snapshot_bytes, timeout=self.agent_timeout
+            )
+        return self._agent
+
+    async def _run_agent(self, argv: Sequence[str], on_chunk: Chunk, stdin: AsyncIterator[bytes]) -> int:
+        return await self._run(argv, on_chunk=on_chunk, stdin=stdin, env=self._env(scripts.GIT_ENV))
+
+    async def _stop_agent(self) -> None:
+        """Close the agent's channel (the container/Pod is removed, recreated, or closed here)."""
+        if self._agent is not None:
+            await self._agent.close()
+
     async def snapshot(self, *, known: list[str] | None = None) -> Snapshot:
         """See :meth:`~paragents.backends.base.ExecutionBackend.snapshot`; ``known``: what
-        :func:`~paragents.backends.bundle.known_commits` says now, when the caller just read it."""
+        :func:`~paragents.backends.bundle.known_commits` says now, when the caller just read it.
+        Asked of the lane's agent while it answers; else (and when its answer is refused) by one
+        exec of :data:`~paragents.backends.scripts.SNAPSHOT`. Both answers pass the same checks."""
         known = known if known is not None else await known_commits(self.spec)
+        if self.use_agent:
+            try:
+                out = await self.agent.snapshot(known)
+            except AgentFailure as exc:
+                self.agent_note = str(exc)
+            else:
+                try:
+                    snap = await fetch_snapshot(
+                        self.spec, out, max_bytes=self.max_snapshot_bytes, known=known
+                    )
+                except BackendError as exc:
+                    self.agent.refuse(str(exc))
+                    self.agent_note = self.agent.broken
+                else:
+                    self.agent_note = None
+                    return snap
+        return await self._snapshot_exec(known)
+
+    async def _snapshot_exec(self, known: list[str]) -> Snapshot:
+        """The snapshot by one exec of :data:`~paragents.backends.scripts.SNAPSHOT`."""
+        self.snapshot_execs += 1
         out = bytearray()
         err = bytearray()
         limit = self.max_snapshot_bytes + 4096

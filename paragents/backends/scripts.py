@@ -174,7 +174,8 @@ known=("$@")
 cd /workspace
 export GIT_INDEX_FILE=/tmp/.paragents-snapshot-index
 export GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000'
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+  -c i18n.commitEncoding=UTF-8 "$@"; }
 g add -A >/dev/null
 tree=$(g write-tree)
 head=$(g rev-parse --verify -q HEAD)
@@ -196,7 +197,8 @@ set -eu
 b="$1"; ref="$2"; branch="$3"; expect="$4"
 cd /workspace
 export GIT_INDEX_FILE=/tmp/.paragents-snapshot-index
-g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false "$@"; }
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+  -c i18n.commitEncoding=UTF-8 "$@"; }
 g fetch -q --no-tags "$b" "+$ref:refs/paragents/host"
 rm -f "$b"
 new=$(g rev-parse --verify -q "refs/paragents/host^{commit}")
@@ -216,3 +218,55 @@ g reset -q
 bundle's REF, a commit whose tree is the host's files and whose parent is the host's branch head: the
 branch moves to that head, and the files become that tree, but only when the lane's files are still
 EXPECT_TREE (what the host last fetched) or already that tree (exit 3 otherwise: nothing changed)."""
+
+AGENT = r"""
+exec 2>/dev/null
+cd /workspace || exit 2
+export GIT_INDEX_FILE=/tmp/.paragents-agent-index GIT_AUTHOR_DATE='@0 +0000' GIT_COMMITTER_DATE='@0 +0000'
+g() { git -c core.hooksPath=/dev/null -c core.fsmonitor=false -c commit.gpgSign=false \
+  -c i18n.commitEncoding=UTF-8 "$@"; }
+sha='^[0-9a-f]{40}([0-9a-f]{24})?$'
+out=/tmp/.paragents-agent-out
+last=() lasthead=
+head_now() {
+  head= h=
+  if IFS= read -r h < .git/HEAD; then
+    case $h in
+      "ref: refs/heads/"*) [ -f ".git/${h#ref: }" ] && IFS= read -r head < ".git/${h#ref: }" ;;
+      *) head=$h ;;
+    esac
+  fi
+  [[ $head =~ $sha ]] || head=$(g rev-parse --verify -q HEAD) || head=
+}
+while IFS=' ' read -r -a w; do
+  [ "${w[0]}" = SNAP ] || exit 0
+  id=${w[1]} max=${w[2]} known=("${w[@]:3}")
+  if ! added=$(g add -A --verbose); then echo "$id ERR git add failed"; continue; fi
+  head_now
+  [ -n "$head" ] || { echo "$id ERR the lane has no HEAD commit"; continue; }
+  if [ -n "$added" ] || [ ${#last[@]} = 0 ] || [ "$head" != "$lasthead" ]; then
+    tree=$(g write-tree) && commit=$(g commit-tree "$tree" -p "$head" -m "paragents snapshot") \
+      || { last=(); echo "$id ERR git write-tree/commit-tree failed"; continue; }
+    last=("$commit" "$head" "$tree") lasthead=$head
+  fi
+  size=0
+  for k in "${known[@]}"; do [ "$k" = "${last[0]}" ] && { echo "$id ${last[*]} 0"; continue 2; }; done
+  {
+    printf '# v2 git bundle\n'
+    for k in "${known[@]}"; do printf -- '-%s\n' "$k"; done
+    printf '%s refs/paragents/snapshot\n\n' "${last[0]}"
+  } > "$out" && { printf '%s\n' "${last[0]}"; printf '^%s\n' "${known[@]}"; } \
+    | g pack-objects --stdout --revs --thin --delta-base-offset -q >> "$out" \
+    && size=$(wc -c < "$out") || { echo "$id ERR git pack-objects failed"; continue; }
+  [ "$size" -le "$max" ] || { echo "$id ERR the snapshot is $size bytes, over $max"; continue; }
+  echo "$id ${last[*]} $size"
+  cat "$out"
+done
+"""
+"""``AGENT``: the lane's snapshot agent (:mod:`paragents.backends.agent`), started once per lane
+with stdin open and spoken to one request at a time: ``SNAP ID MAX KNOWN...`` (a line) answers
+``ID COMMIT HEAD TREE SIZE`` (a line) and SIZE bytes of a git bundle of COMMIT leaving out the KNOWN
+commits (SIZE 0: COMMIT is one of them), or ``ID ERR TEXT``. COMMIT is the snapshot
+:data:`SNAPSHOT` would make (same index rules, dates and message); while ``git add -A --verbose``
+on its private index names nothing and HEAD did not move, the last answer is reused (one git
+process for an unchanged lane)."""

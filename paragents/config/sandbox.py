@@ -45,6 +45,14 @@ class SandboxSettings(BaseModel):
         description="More paths sandboxed commands never see (~ expanded), besides paragents' own "
         "files, the usual credential places (~/.ssh, ~/.aws, ...) and the host's sockets.",
     )
+    home_visible: tuple[str, ...] = Field(
+        (),
+        validation_alias=AliasChoices("home_visible", "homeVisible"),
+        description="Paths below your home that sandboxed commands see read-only, besides the toolchain "
+        "allow-list (~/.cargo, ~/.rustup, ~/.pyenv, uv's Python installs, ~/.local/bin, ~/.nvm, ~/go, "
+        "PATH entries...): the rest of your home is hidden from them. '~' shows the whole home (the "
+        "usual credential places stay hidden).",
+    )
     env_allow: tuple[str, ...] = Field(
         (),
         validation_alias=AliasChoices("env_allow", "envAllow"),

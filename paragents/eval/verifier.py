@@ -6,7 +6,10 @@ imports Textual."""
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
+import stat
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -102,19 +105,60 @@ async def run_oracle(task: Task, lane: Path, trial_dir: Path, run: RunCommand) -
     )
 
 
+REWARD_LIMIT = 1 << 20
+"""Bytes of ``reward.txt`` / ``reward.json`` read at most (a bigger one is an error)."""
+
+
+def _read_plain(folder: int, name: str) -> str | None:
+    """The text of ``name`` in the open directory ``folder``, or None when it is absent. The file the
+    hidden tests left must be a regular file: a symbolic link is never followed (``O_NOFOLLOW``: it
+    would make the host read, into the results, a file the sandbox could not see) and a FIFO never
+    waited on (``O_NONBLOCK``). Raises :class:`ValueError` with the reason otherwise."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(name, flags, dir_fd=folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ValueError(f"{name} is a symbolic link (paragents does not follow it)") from None
+        raise ValueError(f"{name} cannot be read ({exc.strerror or exc})") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise ValueError(f"{name} is not a regular file")
+        data = handle.read(REWARD_LIMIT + 1)
+    if len(data) > REWARD_LIMIT:
+        raise ValueError(f"{name} is larger than {REWARD_LIMIT} bytes")
+    return data.decode("utf-8", "replace")
+
+
 def read_reward(folder: Path) -> tuple[float | None, dict[str, float], str | None]:
     """Harbor's reward: ``reward.txt`` (one number), else ``reward.json`` (metrics; its ``reward`` key,
-    else the smallest metric, is the reward). Returns (reward, metrics, error)."""
-    text_file, json_file = folder / "reward.txt", folder / "reward.json"
-    if text_file.is_file():
-        raw = text_file.read_text("utf-8", "replace").strip()
+    else the smallest metric, is the reward). Returns (reward, metrics, error). ``folder`` and both
+    files are written by the hidden tests, which run the agent's code: a link among them is refused,
+    never followed (see :func:`_read_plain`)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            return None, {}, "/logs/verifier is not a folder (a link is not followed): no reward read"
+        return None, {}, "the verifier wrote no reward (/logs/verifier/reward.txt or reward.json)"
+    try:
+        text = _read_plain(fd, "reward.txt")
+        raw_json = _read_plain(fd, "reward.json") if text is None else None
+    except ValueError as exc:
+        return None, {}, f"{exc}: no reward read"
+    finally:
+        os.close(fd)
+    if text is not None:
+        raw = text.strip()
         try:
             return float(raw), {}, None
         except ValueError:
             return None, {}, f"reward.txt holds {raw[:40]!r}, not a number"
-    if json_file.is_file():
+    if raw_json is not None:
         try:
-            data = jsonfile.load(json_file)
+            data = jsonfile.loads(raw_json, "reward.json")
         except jsonfile.JsonFileError as exc:
             return None, {}, f"reward.json: {exc.problem}"
         if not isinstance(data, dict) or not data:

@@ -14,7 +14,8 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from paragents.fanout.verify import VerifyResult
-from paragents.lanes.git import IDENTITY, git
+from paragents.lanes.commit import commit_on_branch
+from paragents.lanes.git import git
 from paragents.lanes.predict import changed_paths, merge_conflicts
 from paragents.store import CandidateRecord
 
@@ -70,15 +71,11 @@ def select_hunks(patch: str, keys: set[str]) -> str:
 
 
 async def commit_work(lane_path: Path, message: str) -> str:
-    """Commit everything the candidate left in its lane (untracked files too) on the lane's branch, so
-    its work is a commit that the lanes merge flow and ``lanes gc`` know; return the lane's HEAD."""
-    status = await git("status", "--porcelain", "--untracked-files=all", cwd=lane_path)
-    if status.out.strip():
-        await git("add", "-A", cwd=lane_path)
-        done = await git("commit", "-q", "--no-verify", "-m", message, cwd=lane_path, check=False)
-        if not done.ok:  # no identity configured: commit as paragents (the message names the session)
-            await git("commit", "-q", "--no-verify", "-m", message, cwd=lane_path, env=IDENTITY)
-    return (await git("rev-parse", "HEAD", cwd=lane_path)).out.strip()
+    """Commit everything the candidate left in its lane (untracked files too) on the lane's own branch
+    (plumbing on ``refs/heads/paragents/<name>``, never by following HEAD: a candidate that pointed
+    its HEAD at another branch is refused), so its work is a commit that the lanes merge flow and
+    ``lanes gc`` know; return the branch's tip."""
+    return await commit_on_branch(lane_path, message)
 
 
 async def patch_of(repo: Path, base: str, head: str) -> tuple[str, list[dict[str, Any]]]:

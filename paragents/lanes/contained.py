@@ -30,8 +30,8 @@ from typing import Protocol
 
 from paragents.config import LaneSettings, SandboxSettings
 from paragents.lanes.errors import LaneError
-from paragents.tools.sandbox import NetworkMode, SandboxConfig, SandboxMode, bwrap_argv, check
-from paragents.tools.shell import command_env, kill_group
+from paragents.tools.sandbox import NetworkMode, Prepared, SandboxConfig, SandboxMode, check, prepare
+from paragents.tools.shell import command_env, kill_group, settle
 
 OUTPUT_KEEP = 1_000_000
 """Characters of a command's output kept in memory (its end); the rest is only streamed."""
@@ -85,6 +85,7 @@ class LaneSandbox:
     hidden_rules: tuple[tuple[str, str], ...] = ()
     bwrap: str = "bwrap"
     runner: LaneRunner | None = field(default=None, compare=False)
+    home_visible: tuple[str, ...] = ()
 
     @classmethod
     def from_settings(
@@ -96,7 +97,9 @@ class LaneSandbox:
         """The lane sandbox of a config (defaults: mode auto, no network)."""
         sandbox = sandbox or SandboxSettings()
         lanes = lanes or LaneSettings()
-        return cls(sandbox.mode, lanes.verify_network, hidden_rules, sandbox.bwrap)
+        return cls(
+            sandbox.mode, lanes.verify_network, hidden_rules, sandbox.bwrap, home_visible=sandbox.home_visible
+        )
 
     def config(self, lane: Path) -> SandboxConfig:
         """The sandbox of one command in ``lane``: the worktree and its cache folder writable."""
@@ -107,6 +110,7 @@ class LaneSandbox:
             hidden_rules=self.hidden_rules,
             root=lane,
             bwrap=self.bwrap,
+            home_visible=self.home_visible,
         )
 
 
@@ -171,12 +175,31 @@ async def run_in_lane(
 
     say(f"$ {command}")
     sandboxed = bool(status.active and status.bwrap)
+    boxed: Prepared | None = None
     if sandboxed:
         assert status.bwrap is not None
-        argv = bwrap_argv(status.bwrap, config, where, argv)
+        boxed = prepare(status.bwrap, config, where, argv)
+        argv = boxed.argv
     elif status.state == "unconfined":
         say(f"({status.message})")
-    full_env = {**command_env(), **(env or {}), **cache_env(lane)}
+    try:
+        code = await _run(argv, where, {**command_env(), **(env or {}), **cache_env(lane)}, timeout, say)
+    finally:
+        for notice in await settle(boxed):
+            say(f"[{notice}]")
+    if code == START_FAILED:
+        return RunOutcome(command, 127, "\n".join(lines), 0.0, sandboxed)
+    return RunOutcome(command, code, "\n".join(lines), round(time.monotonic() - started, 3), sandboxed)
+
+
+START_FAILED = -1000
+"""What :func:`_run` returns when the command could not start (it said why)."""
+
+
+async def _run(
+    argv: list[str], where: Path, full_env: dict[str, str], timeout: float, say: Callable[[str], None]
+) -> int | None:
+    """Run ``argv`` in ``where``, each output line to ``say``; its exit code, None at the timeout."""
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -188,8 +211,8 @@ async def run_in_lane(
             start_new_session=True,
         )
     except OSError as exc:
-        say(f"cannot start {'bwrap' if sandboxed else '/bin/sh'}: {exc.strerror or exc}")
-        return RunOutcome(command, 127, "\n".join(lines), 0.0, sandboxed)
+        say(f"cannot start {argv[0]}: {exc.strerror or exc}")
+        return START_FAILED
 
     async def pump() -> None:
         assert proc.stdout is not None
@@ -213,7 +236,7 @@ async def run_in_lane(
         await asyncio.wait_for(reader, DRAIN)
     except TimeoutError:
         say("(background processes still hold the output; what they print later is not shown)")
-    return RunOutcome(command, code, "\n".join(lines), round(time.monotonic() - started, 3), sandboxed)
+    return code
 
 
 async def _run_remote(

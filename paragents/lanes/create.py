@@ -29,6 +29,7 @@ from paragents.lanes.repo import (
 from paragents.store.lanes import LanesRepo
 from paragents.store.records import LaneRecord, StoreError
 from paragents.store.sessions import SessionsRepo
+from paragents.tools.ref_lock import holding
 
 
 class NewLaneStore(Protocol):
@@ -129,9 +130,11 @@ async def create_lane(
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise LaneError(f"cannot create the lanes folder {path.parent}: {exc.strerror}") from exc
-        result = await git(
-            "worktree", "add", "-q", "-b", branch, path, resolved.commit, cwd=repo, check=False
-        )
+        common = await git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=repo)
+        async with holding(common.out.strip(), shared=False):  # see paragents.tools.ref_lock
+            result = await git(
+                "worktree", "add", "-q", "-b", branch, path, resolved.commit, cwd=repo, check=False
+            )
         made_branch = await branch_exists(repo, branch)
         if not result.ok:
             raise LaneError(f"git could not create the worktree {path}: {result.err}")

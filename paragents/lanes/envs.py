@@ -19,8 +19,11 @@ Who runs what (docs/lanes.md "Each lane's own environment", docs/security.md "La
    executes: no build backend, no project config (``--no-config``), no interpreter the project names
    (the interpreter is resolved by ``uv python find`` run from ``/``, and ``.python-version`` is read as
    data and used only when it is a version), no ``.venv`` the project brought (refused). For
-   ``package-lock.json``: ``npm ci --offline --ignore-scripts`` with the program-valued npm settings
-   pinned in the environment (a project ``.npmrc`` cannot name a program).
+   ``package-lock.json``: ``npm ci --offline --ignore-scripts`` in a scratch folder holding only
+   ``package.json`` and ``package-lock.json`` (no project ``.npmrc``: its ``logs-dir``, ``cache`` or
+   ``install-links`` would make the host write or read outside the lane), the user's ``~/.npmrc``,
+   the program-valued npm settings pinned in the environment, and only when every package of the
+   lockfile comes from a registry (a ``file:``, link or git package is installed by the sandbox).
 2. In the lane's sandbox (:mod:`paragents.lanes.contained`: the lane and its private cache writable,
    network as ``lanes.verify_network``): everything that runs project code: the project's own
    (editable) install, which runs its build backend and hooks (``uv sync --frozen``), and the
@@ -37,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shutil
@@ -329,6 +333,68 @@ def foreign_paths(venv: Path, lane: Path) -> list[str]:
     return found
 
 
+def _npm_lock_is_registry_only(lock: Path) -> str | None:
+    """Why the host step must not install ``lock`` (a package from a path, a link, git or anything
+    but a registry URL: npm would read or run it on the host), or None."""
+    try:
+        data = json.loads(lock.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return "package-lock.json cannot be read"
+    packages = data.get("packages") if isinstance(data, dict) else None
+    if not isinstance(packages, dict):
+        return "package-lock.json has no `packages` (lockfile version 2 or 3)"
+    for name, entry in packages.items():
+        if not name or not isinstance(entry, dict):
+            continue
+        resolved = entry.get("resolved")
+        if entry.get("link") or (
+            resolved is not None and not str(resolved).startswith(("https://", "http://"))
+        ):
+            return f"package-lock.json installs {name} from {resolved or 'a link'}, not a registry"
+    return None
+
+
+async def npm_host_step(npm: str, lane: Path, hostenv: Mapping[str, str]) -> HostResult:
+    """``npm ci --offline --ignore-scripts`` for the lane, on the host, from the user's npm cache, in a
+    scratch folder holding only the lane's ``package.json`` and ``package-lock.json``: no ``.npmrc``
+    of the project (``logs-dir``, ``cache``, ``prefix`` there would make npm write outside the lane),
+    ``--userconfig`` pinned to the user's own ``~/.npmrc``, the program-valued settings pinned, and
+    nothing but registry packages in the lockfile (a ``file:`` tarball would be read from anywhere).
+    The ``node_modules`` made there is moved into the lane."""
+    lock = lane / "package-lock.json"
+    why = _npm_lock_is_registry_only(lock)
+    if why is not None:
+        return HostResult(1, f"{why}: the install runs in the lane's sandbox instead")
+    pinned = {f"npm_config_{key.replace('-', '_')}": "" for key in _NPM_PROGRAMS}
+    pinned["npm_config_git"] = shutil.which("git", path=hostenv.get("PATH", "")) or "git"
+    pinned["npm_config_script_shell"] = "/bin/sh"
+    home = hostenv.get("HOME") or os.path.expanduser("~")
+    scratch = Path(tempfile.mkdtemp(prefix=f".{lane.name}.npm-", dir=lane.parent))
+    try:
+        for name in ("package.json", "package-lock.json"):
+            source = lane / name
+            if source.is_symlink() or not source.is_file():
+                return HostResult(
+                    1, f"the lane's {name} is not a plain file: the install runs in the sandbox"
+                )
+            shutil.copyfile(source, scratch / name)
+        argv = [
+            npm, "ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-progress",
+            "--userconfig", os.path.join(home, ".npmrc"), "--no-workspaces",
+        ]  # fmt: skip
+        done = await run_host(argv, scratch, {**hostenv, **pinned})
+        made = scratch / "node_modules"
+        if done.code != 0 or not made.is_dir():
+            return done if done.code != 0 else HostResult(1, done.output + "\nnpm made no node_modules")
+        try:
+            os.rename(made, lane / "node_modules")  # the lane is new: nothing of it has run yet
+        except OSError as exc:
+            return HostResult(1, f"{done.output}\ncannot move node_modules into the lane: {exc.strerror}")
+        return done
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 async def build_npm(
     repo: Path, lane: Path, sandbox: LaneSandbox, env: Mapping[str, str], timeout: float, on_output: Output
 ) -> EnvBuild:
@@ -342,12 +408,8 @@ async def build_npm(
     if (lane / "node_modules").exists() or (lane / "node_modules").is_symlink():
         found.notes.append("the lane's node_modules came with its commit: paragents did not build it")
         return found
-    pinned = {f"npm_config_{key.replace('-', '_')}": "" for key in _NPM_PROGRAMS}
-    pinned["npm_config_git"] = shutil.which("git", path=hostenv["PATH"]) or "git"
-    pinned["npm_config_script_shell"] = "/bin/sh"
     started = time.monotonic()
-    argv = [npm, "ci", "--offline", "--ignore-scripts", "--no-audit", "--no-fund", "--no-progress"]
-    done = await run_host(argv, lane, {**hostenv, **pinned})
+    done = await npm_host_step(npm, lane, hostenv)
     _emit(found, on_output, "$ npm ci --offline --ignore-scripts (from the npm cache)", done.output)
     found.seconds["host"] = round(time.monotonic() - started, 3)
     started = time.monotonic()

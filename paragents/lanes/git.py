@@ -53,14 +53,17 @@ async def git(
     what: str | None = None,
     stdin: str | None = None,
     user: bool = False,
+    head: bool = True,
 ) -> GitResult:
     """Run ``git args...`` in ``cwd`` (hardened) and return its result.
 
     With ``check`` (default) a non-zero exit raises :class:`LaneError` naming ``what`` (default: the
     command) and git's own message. ``stdin``: text written to git's standard input. ``user``: a
     command the user asked for with their credentials (a push: their global config is kept).
-    Raises LaneError for a lane whose git files were replaced, whatever ``check`` says."""
-    pins = lane_pins(cwd)
+    Raises LaneError for a lane whose git files were replaced, or whose HEAD is not its branch
+    (``head=False``: only inside paragents' own rebase, which detaches HEAD until it ends), whatever
+    ``check`` says."""
+    pins = lane_pins(cwd, head=head)
     try:
         run = await run_git(
             args,

@@ -228,15 +228,18 @@ async def _require_verified(results: LaneVerifyRepo, lane: LaneRecord, command: 
 
 
 async def _rebase(repo: Path, lane: LaneRecord, target: str, old: str) -> str:
+    """Rebase the lane's branch onto ``old`` in its worktree (its HEAD was checked to be that branch
+    by :func:`~paragents.lanes.git.git`); a rebase that stops is aborted (HEAD is detached meanwhile,
+    so that one command skips the HEAD check)."""
     path = Path(lane.path)
     result = await git("rebase", "-q", old, cwd=path, check=False)
     if not result.ok:
-        await git("rebase", "--abort", cwd=path, check=False)
+        await git("rebase", "--abort", cwd=path, check=False, head=False)
         raise LaneError(
             f"rebasing lane {lane.name} onto {target} stopped on a conflict: {result.err or result.out}",
             exit_code=EXIT_CONFLICT,
         )
-    return (await git("rev-parse", "HEAD", cwd=path)).out.strip()
+    return (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=repo)).out.strip()
 
 
 async def lane_diff(

@@ -15,7 +15,7 @@ import itertools
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -75,7 +75,7 @@ async def snapshot_tree(path: Path, scratch: Path, index: Path | None = None) ->
         if index is None:
             out = await git("rev-parse", "--path-format=absolute", "--git-path", "index", cwd=path)
             index = Path(out.out.strip())
-        if index.exists():
+        if index.is_file() and not index.is_symlink():  # a link a command left is not read
             copy_index(index, temp)
     env = {"GIT_INDEX_FILE": str(temp)}
     await git("add", "-A", cwd=path, env=env, what=f"snapshot of {path}")
@@ -333,12 +333,32 @@ class Predictor:
         return await self._commit(lane)
 
     async def _maybe_snapshot(
-        self, lane: LaneRecord, only: frozenset[str] | None
+        self, lane: LaneRecord, only: frozenset[str] | None, trees: Mapping[str, str]
     ) -> tuple[Snapshot, frozenset[str] | None]:
         last = self._last.get(lane.path)
+        if lane.name in trees:
+            return await self.take(lane, trees[lane.name])
         if only is not None and lane.name not in only and last is not None and last.base == lane.base_commit:
             return last, frozenset()
         return await self.snapshot(lane)
+
+    async def take(self, lane: LaneRecord, tree: str) -> tuple[Snapshot, frozenset[str] | None]:
+        """Snapshot one lane from a tree already written (a remote lane's fetched files: its worktree
+        is not read); return it with the paths touched since its previous snapshot (None: unknown).
+        An unchanged tree runs no git; a changed one runs one ``git diff-tree``."""
+        last = self._last.get(lane.path)
+        if last is not None and last.tree == tree and last.base == lane.base_commit:
+            return last, frozenset()
+        self.git_calls += 1
+        if last is None or not last.tree or last.base != lane.base_commit:
+            changed = await changed_paths(Path(lane.path), lane.base_commit, tree)
+            touched: frozenset[str] | None = None
+        else:
+            touched = await changed_paths(Path(lane.path), last.tree, tree)
+            changed = last.changed | touched
+        snap = Snapshot(lane.name, tree, "", changed, lane.base_commit)
+        self._last[lane.path] = snap
+        return snap, touched
 
     async def snapshot(self, lane: LaneRecord) -> tuple[Snapshot, frozenset[str] | None]:
         """Snapshot one lane (tree written, commit not necessarily); return it with the paths touched
@@ -352,13 +372,22 @@ class Predictor:
             self._last[lane.path] = last
         return last, touched
 
-    async def round(self, lanes: Sequence[LaneRecord], only: frozenset[str] | None = None) -> list[Conflict]:
+    async def round(
+        self,
+        lanes: Sequence[LaneRecord],
+        only: frozenset[str] | None = None,
+        trees: Mapping[str, str] | None = None,
+    ) -> list[Conflict]:
         """One prediction round over ``lanes`` (those whose worktree exists); return the conflicts.
         ``only``: names of the lanes that may have changed since the last round (e.g. after a tool
-        call of their session); the others keep their last snapshot without running git."""
+        call of their session); the others keep their last snapshot without running git. ``trees``:
+        lane name -> a tree that is the lane's files now (a remote lane's fetched snapshot): taken
+        as it is (:meth:`take`), whatever ``only`` says."""
         present = [lane for lane in lanes if Path(lane.path).is_dir()]
+        given = trees or {}
         results, tips = await asyncio.gather(
-            asyncio.gather(*(self._maybe_snapshot(lane, only) for lane in present)), self._tips(present)
+            asyncio.gather(*(self._maybe_snapshot(lane, only, given) for lane in present)),
+            self._tips(present),
         )
         snaps = {lane.path: snap for lane, (snap, _) in zip(present, results, strict=True)}
         touched = {

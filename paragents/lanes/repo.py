@@ -8,11 +8,9 @@ from pathlib import Path
 
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git, require_git
-from paragents.lanes.integrity import lanes_root as lanes_root  # re-exported
+from paragents.lanes.integrity import BRANCH_PREFIX as BRANCH_PREFIX  # re-exported
+from paragents.lanes.integrity import lanes_root as lanes_root
 from paragents.lanes.integrity import project_hash as project_hash
-
-BRANCH_PREFIX = "paragents/"
-"""Every lane's branch is ``paragents/<name>``."""
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 

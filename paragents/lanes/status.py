@@ -62,10 +62,9 @@ async def lane_status(repo: Path, lane: LaneRecord) -> LaneStatus:
         try:
             status.dirty = await is_dirty(path)
         except LaneError as exc:
-            status.broken = (
+            status.broken = (  # the refusal says what to do (never `git worktree repair` blindly)
                 f"git cannot read the worktree of lane {lane.name} ({exc}); its files, untracked ones "
-                f"included, stay in {lane.path}: repair it with `git worktree repair {lane.path}` (run in "
-                "the main checkout)"
+                f"included, stay in {lane.path}"
             )
     branch_ok = await git("rev-parse", "--verify", "-q", f"refs/heads/{lane.branch}", cwd=repo, check=False)
     if not branch_ok.ok:

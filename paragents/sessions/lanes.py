@@ -328,6 +328,12 @@ PREDICT_INTERVAL = 20.0
 PREDICT_DEBOUNCE = 1.5
 """Seconds after a lane session's tool call before the round it triggers (more calls join it)."""
 
+READ_ONLY_TOOLS = frozenset({"read_file", "list_dir", "glob", "grep"})
+"""Built-in tools that never change a lane's files: a call of one schedules no round (the timer's
+rounds still read every lane, e.g. for what a command left running in the background wrote)."""
+NOTHING_RAN = frozenset({"denied", "skipped"})
+"""Statuses of tool calls that did not run: they schedule no round either."""
+
 
 class LaneWatcher:
     """Predicts conflicts between the repository's lanes while they work: a round after each tool
@@ -390,6 +396,8 @@ class LaneWatcher:
         view = self.core.sessions.get(event.session_id)
         if view is None or view.lane is None:
             return
+        if event.call.name in READ_ONLY_TOOLS or event.status in NOTHING_RAN:
+            return
         self._wrote.add(view.lane)
         if self._pending is None or self._pending.done():
             self._pending = asyncio.get_running_loop().create_task(self._soon(), name="lane prediction")
@@ -426,8 +434,9 @@ class LaneWatcher:
         async with self._lock:
             try:
                 lanes = await self.core.store.lanes.all(str(self.repo))
-                await self.core.remote.sync(str(self.repo), only)  # remote lanes' files come here first
-                conflicts = await self._off_loop(self.predictor.round(lanes, only))
+                # remote lanes' files come here first; the round takes their trees as fetched
+                trees = await self.core.remote.sync(str(self.repo), only)
+                conflicts = await self._off_loop(self.predictor.round(lanes, local_only(lanes, only), trees))
             except (LaneError, StoreError, OSError):
                 return self.current
             by_lane = {view.lane: view for view in self.core.sessions.values() if view.lane}
@@ -511,6 +520,16 @@ class LaneWatcher:
             if self._shown.get(view.id, ()) != mine:
                 self._shown[view.id] = mine
                 self.core.emit(ev.LaneConflictsChanged(view.id, view.lane, mine))
+
+
+def local_only(lanes: list[LaneRecord], only: frozenset[str] | None) -> frozenset[str] | None:
+    """The lanes a round re-reads from their worktree: ``only``'s local lanes (every local lane when
+    ``only`` is None). A remote lane is read from its fetched tree (``trees`` of the round) or keeps
+    its last snapshot: its worktree here holds what was fetched, nothing newer."""
+    if not any(lane.remote for lane in lanes):
+        return only
+    local = frozenset(lane.name for lane in lanes if not lane.remote)
+    return local if only is None else only & local
 
 
 def watch_lanes(core: SessionsCore, repo: Path) -> LaneWatcher:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from paragents.backends.facet import LaneExecution, UnopenedExecution
     from paragents.backends.forward import PortForwards
     from paragents.backends.lane import LaneState, RemoteLane
+    from paragents.backends.rounds import RoundSyncer
     from paragents.config import RuntimeConfig
     from paragents.lanes.contained import LaneRunner
     from paragents.sessions.view import SessionView
@@ -74,6 +75,7 @@ class RemoteLanes:
         self.placements: dict[str, Placement] = {}
         """Lane name -> what its place gets beyond the config (:meth:`place`)."""
         self._installed = False
+        self._rounds: RoundSyncer | None = None
 
     # --- opening ----------------------------------------------------------------------------------
 
@@ -308,20 +310,34 @@ class RemoteLanes:
 
     # --- rounds, overview, ports ------------------------------------------------------------------
 
-    async def sync(self, repo: str, only: frozenset[str] | None = None) -> None:
-        """Bring the files of this repository's remote lanes (those named in ``only``) here, at once
-        (a prediction round reads their worktrees next); a lane that does not answer keeps its last
-        fetched files (and pauses)."""
-        from paragents.backends.base import BackendError
-
+    async def sync(self, repo: str, only: frozenset[str] | None = None) -> dict[str, str]:
+        """Bring the files of this repository's remote lanes (those named in ``only``) here, a few at
+        a time (:class:`~paragents.backends.rounds.RoundSyncer`; a prediction round reads them next);
+        return lane name -> the tree of its files here for each lane synced (the round takes it as
+        it is). A lane that does not answer keeps its last fetched files (and pauses); one that takes
+        long keeps syncing while the round goes on."""
         todo = [
             lane for (r, name), lane in self.lanes.items()
             if r == repo and lane.ready and (only is None or name in only)
         ]  # fmt: skip
-        results = await asyncio.gather(*(lane.sync(fast=True) for lane in todo), return_exceptions=True)
-        for lane, result in zip(todo, results, strict=True):
-            if isinstance(result, BackendError) and lane.ready:
-                self._changed(lane, "ready", f"lane {lane.name}'s files could not be fetched: {result}")
+        if not todo and not self._rounds:
+            return {}
+        done = await self.rounds.sync(todo)
+        by_name = {lane.name: lane for lane in todo}
+        for name, exc in done.failed.items():
+            lane = by_name.get(name) or next((v for (r, n), v in self.lanes.items() if n == name), None)
+            if lane is not None and lane.ready:
+                self._changed(lane, "ready", f"lane {name}'s files could not be fetched: {exc}")
+        return done.trees
+
+    @property
+    def rounds(self) -> RoundSyncer:
+        """The remote part of prediction rounds (made on first use)."""
+        if self._rounds is None:
+            from paragents.backends.rounds import RoundSyncer
+
+            self._rounds = RoundSyncer()
+        return self._rounds
 
     async def usage(self) -> dict[tuple[str, str], str]:
         """(repository, lane) -> "where · state · cpu · mem" for the overview."""
@@ -372,6 +388,8 @@ class RemoteLanes:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await pending.task
         self.pending.clear()
+        if self._rounds is not None:
+            await self._rounds.close()
         for key in list(self.lanes):
             with contextlib.suppress(Exception):
                 await self._close(key)

@@ -189,7 +189,7 @@ def _outer_key(env: Mapping[str, str]) -> tuple[object, ...]:
     return tuple(key)
 
 
-def _outer_entries(base: Mapping[str, str] | None) -> list[ConfigEntry]:
+def outer_entries(base: Mapping[str, str] | None) -> list[ConfigEntry]:
     """The user's global and system config (cached while those files are unchanged)."""
     env = _list_env(base, None)
     key = _outer_key(env)
@@ -255,7 +255,7 @@ async def _entries(
     args: Sequence[str], cwd: Path, base: Mapping[str, str] | None, env: Mapping[str, str] | None, user: bool
 ) -> list[ConfigEntry] | GitRun:
     if not user and not needs_listing(args):
-        return await asyncio.to_thread(_outer_entries, base)
+        return await asyncio.to_thread(outer_entries, base)
     listing = await _exec(list(_LIST_ARGS), cwd, _list_env(base, env), None)
     return parse_config_list(listing.out) if listing.code == 0 else _unread(listing)
 
@@ -317,5 +317,5 @@ def run_git_sync(
             return _unread(listing)
         entries = parse_config_list(listing.out)
     else:
-        entries = _outer_entries(base_env)
+        entries = outer_entries(base_env)
     return _exec_sync(command_argv(text), cwd, _final_env(entries, base_env, env, False, ()), timeout)

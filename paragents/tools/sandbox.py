@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import lru_cache
 from pathlib import Path
@@ -48,8 +48,13 @@ import pathspec
 
 from paragents import paths
 from paragents.protected import protected_paths
+from paragents.tools.git_config import PASSED_ON
+from paragents.tools.git_exec import outer_entries
 from paragents.tools.sandbox_git import git_state
 from paragents.tools.sandbox_hide import host_sockets, is_under, secret_paths
+from paragents.tools.sandbox_home import home_view, write_gitconfig
+from paragents.tools.sandbox_links import READ_ONLY_HINT, linked_envs, own_install
+from paragents.tools.sandbox_watch import Watch, watch
 
 SandboxMode = Literal["off", "auto", "required"]
 NetworkMode = Literal["none", "all"]
@@ -100,6 +105,9 @@ class SandboxConfig:
     - ``env_allow``: more variables of the user's environment commands get (names or globs).
     - ``session``: whose private cache area to use (``<state>/sandbox/<session>``); None: one per
       writable root.
+    - ``home_visible``: more paths below the user's home that commands see read-only (the home is
+      hidden but for a toolchain allow-list: paragents.tools.sandbox_home); ``~`` shows all of it.
+    - ``visible``: more paths commands see read-only (the session's ``additionalDirectories``).
     """
 
     mode: SandboxMode = "auto"
@@ -112,6 +120,8 @@ class SandboxConfig:
     hidden: tuple[str, ...] = ()
     env_allow: tuple[str, ...] = ()
     session: str | None = None
+    home_visible: tuple[str, ...] = ()
+    visible: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -288,8 +298,52 @@ def _visible(path: str, shown: Sequence[str], covered: Sequence[str] = ()) -> bo
     return not is_under(path, ["/tmp", *covered]) or is_under(path, shown)
 
 
+@dataclass
+class Prepared:
+    """A sandboxed command ready to start: its ``argv``, the :class:`~paragents.tools.sandbox_watch.
+    Watch` to :meth:`settle` once it ended (what it left behind is quarantined, a lane's new objects
+    imported) and the environments bound read-only because their files are hard links (named when a
+    write fails)."""
+
+    argv: list[str]
+    watch: Watch
+    readonly_envs: list[str] = field(default_factory=list)
+
+    async def settle(self) -> list[str]:
+        """Call after the command ended (every process of it is gone): the notices for its result."""
+        return await self.watch.settle()
+
+    def write_hint(self, output: str) -> str | None:
+        """The note for a failed command whose output says a write was refused in a read-only
+        hard-linked environment, else None."""
+        if not self.readonly_envs or "Read-only file system" not in output:
+            return None
+        named = [e for e in self.readonly_envs if e in output or os.path.basename(e) in output]
+        return READ_ONLY_HINT.format(envs=", ".join(named or self.readonly_envs))
+
+
 def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[str]) -> list[str]:
-    """Return the argv running ``command`` in ``cwd`` inside bwrap under ``config`` (see the module)."""
+    """Return the argv running ``command`` in ``cwd`` inside bwrap under ``config`` (see the module).
+    A caller that runs it should use :func:`prepare` and settle what the command left behind."""
+    return prepare(bwrap, config, cwd, command).argv
+
+
+def _git_identity(private: str | None) -> str | None:
+    """A file holding the identity and harmless keys of the user's global git config (bound at
+    ``~/.gitconfig`` below the hidden home), in the private area; None when there is none."""
+    if private is None:
+        return None
+    try:
+        entries = outer_entries(None)
+    except (OSError, subprocess.SubprocessError):
+        entries = []
+    pairs = [(e.key, e.value) for e in entries if e.key in PASSED_ON and e.value is not None]
+    return write_gitconfig(os.path.join(private, "gitconfig"), pairs)
+
+
+def prepare(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[str]) -> Prepared:
+    """Build the argv running ``command`` in ``cwd`` inside bwrap under ``config`` (see the module)
+    and look at what the command could leave behind (:mod:`paragents.tools.sandbox_watch`)."""
     root = os.path.realpath(config.root or cwd)
     argv = [bwrap, *BASE_FLAGS, *userns_flags(bwrap), "--tmpfs", "/tmp"]
     if config.network == "none":
@@ -302,29 +356,55 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
     private = _private_area(config, root)
     if private is not None and not is_under(private, binds):
         binds.append(private)
-    # the private /tmp hides what is below /tmp, unless a writable path brings it back
-    secrets = [p for p in secret_paths(config.hidden) if p not in binds and _visible(p, binds)]
+    home, home_shown = home_view(config.home_visible)
+    if home is not None and not _visible(home, binds):
+        home = None  # below the private /tmp: hidden already
+    pre_secrets = secret_paths(config.hidden)
+    git = git_state(root, pre_secrets)
+    readable = [os.path.realpath(os.path.expanduser(v)) for v in config.visible]
+    readable = [v for v in readable if os.path.exists(v)]
+    shown_ro = [*home_shown, *(v for v in git.visible if not (home and is_under(home, [v]))), *readable]
+    shown = [*binds, *shown_ro]
+    # the private /tmp hides what is below /tmp (and the hidden home what is below it) unless shown
+    covered = [home] if home else []
+    secrets = [p for p in pre_secrets if p not in binds and _visible(p, shown, covered)]
     tmpfs = [p for p in secrets if os.path.isdir(p)]
-    early = [p for p in tmpfs if any(is_under(b, [p]) for b in binds)]  # holds a writable path
+    early = [p for p in tmpfs if any(is_under(b, [p]) for b in shown)]  # holds a shown path
     for path in early:
         argv += ["--perms", "0555", "--tmpfs", path]
+    if home is not None:
+        argv += ["--perms", "0700", "--tmpfs", home]
+    for path in shown_ro:
+        argv += ["--ro-bind-try", path, path]
+    identity = _git_identity(private) if home is not None else None
+    if identity is not None:
+        argv += ["--ro-bind", identity, os.path.join(home or "", ".gitconfig")]
     for path in binds:
         argv += ["--bind", path, path]
-    git = git_state(root, secrets)
     for path in git.writable:
         argv += ["--bind", path, path]
+    if git.objects is not None:  # a linked worktree's own object store over the shared one
+        store, objects, shared = git.objects
+        argv += ["--bind", store, objects, "--ro-bind", objects, shared]
     for path in git.readonly:  # "-try": a sibling lane's branch deleted before bwrap starts is no error
         argv += ["--ro-bind-try", path, path]
     # --- protected paths: read-only inside every writable root (paragents.protected, issue 25) ---
     for path in protected_paths(binds):
         argv += ["--ro-bind-try", path, path]
     # --- end of protected paths ---
+    writable = [*binds, *git.writable]
+    envs = linked_envs(writable)
+    for path in [*envs, *(p for p in own_install() if is_under(p, writable))]:
+        argv += ["--ro-bind", path, path]
     for path in tmpfs:
         if path not in early:
             argv += ["--perms", "0555", "--tmpfs", path]
     hidden_files = [p for p in secrets if p not in tmpfs]
-    shown = [*binds, *git.writable]
-    hidden_files += [s for s in host_sockets(()) if _visible(s, shown, tmpfs) and s not in hidden_files]
+    hidden_files += [
+        s
+        for s in host_sockets(())
+        if _visible(s, [*shown, *git.writable], [*tmpfs, *covered]) and s not in hidden_files
+    ]
     for path in hidden_files:
         argv += ["--ro-bind", _empty_file(), path]
     for hidden in hidden_paths(config.hidden_rules, Path(root)):
@@ -341,7 +421,7 @@ def bwrap_argv(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[s
         for name, sub in CACHE_ENV.items():
             argv += ["--setenv", name, os.path.join(private, sub)]
     argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *command]
-    return argv
+    return Prepared(argv, watch(binds, git, root), envs)
 
 
 def describe(config: SandboxConfig, status: SandboxStatus, cwd: Path) -> str:
@@ -357,10 +437,20 @@ def describe(config: SandboxConfig, status: SandboxStatus, cwd: Path) -> str:
             "writable: " + ", ".join(writable) + "; the git state of the root, not its config or hooks"
         )
         secrets = secret_paths(config.hidden)
+        home, shown = home_view(config.home_visible)
+        if home is not None:
+            lines.append(
+                f"your home {home}: hidden (a private empty one), but for {len(shown)} toolchain path(s) "
+                "read-only (~/.cargo, ~/.local/bin, PATH entries...; sandbox.homeVisible adds more) "
+                "and your git identity"
+            )
         lines.append(
             f"never seen: paragents' config and state, {len(secrets)} credential and socket paths found "
             "(~/.ssh, ~/.aws, /run/user, ...; sandbox.hidden adds more) and the host's Unix sockets"
         )
+        envs = linked_envs([os.path.realpath(root), *config.writable])
+        if envs:
+            lines.append(READ_ONLY_HINT.format(envs=", ".join(envs)))
         hidden = hidden_paths(config.hidden_rules, Path(root))
         lines.append(
             "hidden by Read deny rules: " + (", ".join(str(p) for p in hidden) if hidden else "(none)")

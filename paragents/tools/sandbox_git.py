@@ -7,19 +7,29 @@ of a writable root (the nearest ``.git`` at or above it) and returns what to bin
 
 - a plain repository (``.git`` is a directory): the git directory is writable (index, objects,
   refs, logs: ``git add``/``commit`` work) except ``config``, ``config.worktree``, ``hooks/``,
-  ``info/`` (attributes, excludes), ``modules/`` (submodules' git dirs) and ``worktrees/`` (other
-  worktrees' pointers), bound read-only; the ``.git`` directory is a mount point, so it cannot be
-  renamed away and replaced by a fresh ``git init``;
+  ``info/`` (attributes, excludes, grafts), ``modules/`` (submodules' git dirs), ``worktrees/``
+  (other worktrees' pointers) and, when they exist, the files that redirect or reshape what git
+  reads (:data:`REDIRECTS`: ``objects/info/alternates``, ``shallow``, legacy ``remotes/`` and
+  ``branches/``), bound read-only; the ``.git`` directory is a mount point, so it cannot be renamed
+  away and replaced by a fresh ``git init``. Such a file a command *creates* (a ``commondir``...)
+  cannot be bound before it exists: paragents.tools.sandbox_watch quarantines it after the command;
 - a linked worktree such as a lane (``.git`` is a file ``gitdir: <common>/worktrees/<id>``): the
-  ``.git`` file is read-only; writable are the worktree's own directory (``HEAD``, ``index``,
-  ``logs``) minus its ``commondir``, ``gitdir`` and ``config.worktree`` files, the common
-  ``objects/``, and the directory of its branch's ref and reflog (``refs/heads/paragents/``) with
-  every other branch there bound read-only; the rest of the common dir (config, hooks, info,
-  packed-refs, other refs) stays read-only. A worktree whose files do not point at each other is
-  given nothing writable;
+  ``.git`` file is read-only; writable are the worktree's own directory (``index``, ``logs``)
+  minus its ``HEAD`` (commits move the branch, never HEAD: no ``git checkout`` of another branch, no
+  detached HEAD, so a lane cannot point paragents' host-side commit at ``main``), ``commondir``,
+  ``gitdir`` and ``config.worktree`` files, and the directory of its branch's ref and reflog
+  (``refs/heads/paragents/``) with every other branch there bound read-only. The common
+  ``objects/`` is **not** writable: the command gets a private object store
+  (paragents.tools.git_objects) bound over it, with the real one visible read-only as its
+  alternate, so it can read all history and add objects but never replace one; paragents imports
+  the new objects after the command through a verifying path. The rest of the common dir (config,
+  hooks, info, packed-refs, other refs) stays read-only. A worktree whose files do not point at each
+  other is given nothing writable;
 - a ``.git`` file pointing at a full git directory (a submodule): like a plain repository.
 
-A git directory is never made writable when it holds, or lies in, a hidden path.
+:attr:`GitState.visible` lists what must stay readable when the user's home is hidden (the git
+directory, the common directory, the work tree's top): bound read-only before anything else. A git
+directory is never made writable when it holds, or lies in, a hidden path.
 """
 
 from __future__ import annotations
@@ -30,10 +40,18 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from paragents.tools.git_objects import SHARED, prepare_store
 from paragents.tools.sandbox_hide import is_under
 
-PROTECTED = ("config", "config.worktree", "hooks", "info", "modules", "worktrees", "commondir")
+REDIRECTS = (
+    "objects/info/alternates", "objects/info/http-alternates", "shallow", "remotes", "branches", "gitdir",
+)  # fmt: skip
+"""Files of a git directory that send git elsewhere or change the history it sees (other object
+stores, cut history, legacy remote definitions)."""
+PROTECTED = ("config", "config.worktree", "hooks", "info", "modules", "worktrees", "commondir", *REDIRECTS)
 """Entries of a writable git directory bound read-only (when they exist)."""
+WORKTREE_PROTECTED = ("HEAD", "commondir", "gitdir", "config.worktree", "config", "info", "hooks", "objects")
+"""Entries of a linked worktree's own git directory bound read-only (when they exist)."""
 CREATED = ("hooks", "info")
 """Entries created (empty) when missing, so they can be bound read-only."""
 _REF = re.compile(r"^refs/heads/[A-Za-z0-9._/-]+$")
@@ -46,6 +64,11 @@ class GitState:
     writable: list[str] = field(default_factory=list)
     readonly: list[str] = field(default_factory=list)
     note: str | None = None
+    visible: list[str] = field(default_factory=list)
+    """Bound read-only first (the user's home may be hidden): git dir, common dir, work tree top."""
+    objects: tuple[str, str, str] | None = None
+    """(private store, the common ``objects/`` it is bound over, where the real one is seen
+    read-only): a linked worktree's own object store."""
 
 
 def _read(path: str) -> str:
@@ -89,6 +112,7 @@ def _plain(gitdir: str, state: GitState, hidden: Sequence[str]) -> GitState:
     for name in CREATED:
         with contextlib.suppress(OSError):
             os.makedirs(os.path.join(gitdir, name), exist_ok=True)
+    state.visible.append(gitdir)
     state.writable.append(gitdir)
     state.readonly += [p for n in PROTECTED if os.path.lexists(p := os.path.join(gitdir, n))]
     return state
@@ -138,13 +162,17 @@ def _worktree(dotgit: str, gitdir: str, state: GitState, hidden: Sequence[str]) 
         state.note = f"{dotgit} and {gitdir} do not point at each other: the git state stays read-only"
         return state
     objects = os.path.join(common, "objects")
-    if not _safe(common, hidden) or os.path.realpath(objects) != objects:
+    if not _safe(common, hidden) or os.path.realpath(objects) != objects or not os.path.isdir(objects):
         state.note = f"{common} holds or lies in a hidden path: the git state stays read-only"
         return state
-    state.writable += [gitdir, objects]
-    state.readonly += [
-        p for n in ("commondir", "gitdir", "config.worktree") if os.path.lexists(p := os.path.join(gitdir, n))
-    ]
+    store = prepare_store(gitdir, objects)
+    if store is None:
+        state.note = f"cannot make the private object store of {gitdir}: the git state stays read-only"
+        return state
+    state.visible += [common]
+    state.writable.append(gitdir)
+    state.objects = (str(store), objects, os.path.join(objects, SHARED))
+    state.readonly += [p for n in WORKTREE_PROTECTED if os.path.lexists(p := os.path.join(gitdir, n))]
     dirs, others = _ref_dirs(common, gitdir)
     state.writable += dirs
     state.readonly += others
@@ -162,6 +190,9 @@ def git_state(root: str, hidden: Sequence[str] = ()) -> GitState:
         state.readonly.append(dotgit)
         state.note = f"{dotgit} is a symbolic link: the git state stays read-only"
         return state
+    top = os.path.dirname(dotgit)
+    if top != root:  # the root is a folder of the work tree: git reads the rest of it
+        state.visible.append(top)
     if os.path.isdir(dotgit):
         return _plain(os.path.realpath(dotgit), state, hidden)
     state.readonly.append(dotgit)

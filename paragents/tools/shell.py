@@ -27,7 +27,7 @@ from paragents.tools.env import FORCED_ENV as FORCED_ENV  # re-exported (the env
 from paragents.tools.env import command_env as command_env
 from paragents.tools.env import is_secret_env as is_secret_env
 from paragents.tools.output import cap_middle, cap_parts, clean_output
-from paragents.tools.sandbox import bwrap_argv, check
+from paragents.tools.sandbox import Prepared, check, prepare
 
 TERM_GRACE = 2.0
 """Seconds between SIGTERM and SIGKILL when a command times out."""
@@ -109,6 +109,31 @@ def _describe_exit(code: int) -> str:
     return f"exit code {code}"
 
 
+async def settle(boxed: Prepared | None) -> list[str]:
+    """What the sandboxed command left behind, settled (:meth:`Prepared.settle`), also when the call
+    was cancelled (the sandbox ended with it: nothing of it still runs)."""
+    if boxed is None:
+        return []
+    task = asyncio.ensure_future(boxed.settle())
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait({task})  # finish before the cancellation goes on
+        raise
+
+
+def _with_notices(result: ToolResult, boxed: Prepared | None, notices: list[str]) -> ToolResult:
+    """``result`` with the sandbox's notes: what the command left behind, a write refused in a
+    read-only hard-linked environment."""
+    extra = [f"[{n}]" for n in notices]
+    if boxed is not None and result.is_error and (hint := boxed.write_hint(result.content)):
+        extra.append(f"[{hint}]")
+    if extra:
+        result.content += "\n" + "\n".join(extra)
+        result.meta["sandbox_notices"] = notices
+    return result
+
+
 class RunCommand(Tool):
     """``run_command(command, timeout?, cwd?)``: run ``bash -c command`` and return its output."""
 
@@ -179,14 +204,26 @@ class RunCommand(Tool):
             return ToolResult(content=where, is_error=True)
         argv = ["bash", "-c", command]
         sandboxed = False
+        boxed: Prepared | None = None
         if ctx.sandbox is not None:
             status = check(ctx.sandbox)
             if status.state == "refused":
                 return ToolResult(content=status.message, is_error=True, meta={"sandboxed": False})
             if status.active and status.bwrap:
                 sandbox = ctx.sandbox if ctx.sandbox.root else replace(ctx.sandbox, root=ctx.workdir)
-                argv = bwrap_argv(status.bwrap, sandbox, where, argv)
+                boxed = prepare(status.bwrap, sandbox, where, argv)
+                argv = boxed.argv
                 sandboxed = True
+        try:
+            result = await self._run(argv, where, timeout, ctx, sandboxed)
+        finally:
+            notices = await settle(boxed)
+        return _with_notices(result, boxed, notices)
+
+    async def _run(
+        self, argv: list[str], where: Path, timeout: float, ctx: ToolContext, sandboxed: bool
+    ) -> ToolResult:
+        """Start ``argv`` in ``where`` and capture its output (see :meth:`run`)."""
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()
         try:

@@ -43,5 +43,6 @@ async def test_a_lane_whose_git_files_point_elsewhere_is_refused(
         (lane / ".git").write_text(f"gitdir: {other}/.git/worktrees/wt\n")
     else:
         (repo / ".git" / "worktrees" / "api" / "commondir").write_text(f"{other}/.git\n")
-    with pytest.raises(LaneError, match=r"lane api .* worktree repair"):
+    with pytest.raises(LaneError, match=r"lane api .*`git worktree prune`") as refused:
         await git("status", cwd=lane)
+    assert "run `git worktree repair" not in str(refused.value)  # repair would follow the pointers

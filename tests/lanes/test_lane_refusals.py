@@ -47,10 +47,13 @@ def test_a_broken_lane_is_named_and_the_others_go_on(repo: Path, capsys: pytest.
     rows = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
     assert rows["done"]["broken"] is None
     why = rows["broken"]["broken"]
-    assert "lane broken" in why and broken in why and f"git worktree repair {broken}" in why
+    assert (
+        "lane broken" in why and broken in why and f"rm -rf {broken}" in why and "git worktree prune" in why
+    )
+    assert "run `git worktree repair" not in why  # its .git file points out of the repository
     assert _lanes(repo, "gc", "--apply", "--force") == 6  # the broken lane holds work: kept
     out = capsys.readouterr().out
-    assert "removed  done" in out and "keep     broken" in out and "git worktree repair" in out
+    assert "removed  done" in out and "keep     broken" in out and "git worktree prune" in out
     assert (Path(broken) / "work.txt").read_text() == "untracked work\n"  # its files are kept
 
 

@@ -15,8 +15,10 @@ import pytest
 
 from paragents.backend_settings import ContainerSettings
 from paragents.backends import BackendError, Health, LaneSpec
+from paragents.backends.bundle import snapshot_id
 from paragents.backends.container import ContainerBackend
 from paragents.backends.remote import Chunk, RemoteBackend, Stdin
+from paragents.backends.scripts import GIT_ENV
 from tests.backends.engine import Engine, git
 
 
@@ -152,6 +154,16 @@ class Scripted(RemoteBackend):
         return 0
 
 
+def snapshot_commit(repo: Path, tree: str, head: str) -> str:
+    """A commit shaped as a lane's snapshot (identity, dates, message): the checks after the id check
+    are what a hostile lane meets, since it can make such commits as easily."""
+    env = {**os.environ, **GIT_ENV, "GIT_AUTHOR_DATE": "@0 +0000", "GIT_COMMITTER_DATE": "@0 +0000"}
+    return subprocess.run(
+        ["git", "commit-tree", tree, "-p", head, "-m", "paragents snapshot"],
+        cwd=repo, env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+
+
 def _bundle_of(lane_repo: Path, tmp: Path, files: dict[str, str]) -> tuple[str, bytes]:
     """A real snapshot bundle made in a clone of ``repo`` holding ``files`` (commit id, header+bundle)."""
     clone = tmp / f"clone-{uuid.uuid4().hex[:6]}"
@@ -164,7 +176,7 @@ def _bundle_of(lane_repo: Path, tmp: Path, files: dict[str, str]) -> tuple[str, 
     git(clone, "add", "-A")
     head = git(clone, "rev-parse", "HEAD")
     tree = git(clone, "write-tree")
-    commit = git(clone, "commit-tree", tree, "-p", head, "-m", "snap")
+    commit = snapshot_commit(clone, tree, head)
     git(clone, "update-ref", "refs/paragents/snapshot", commit)
     git(clone, "bundle", "create", "-q", str(tmp / "b.bundle"), "refs/paragents/snapshot", f"^{head}")
     return commit, f"{commit} {head} {tree}\n".encode() + (tmp / "b.bundle").read_bytes()
@@ -189,9 +201,14 @@ async def test_an_oversized_or_garbled_snapshot_is_refused(lane_repo: Path, tmp_
     with pytest.raises(BackendError, match="not 'COMMIT HEAD TREE'"):
         await Scripted(_spec(lane_repo), b"$(touch /tmp/x) ; rm -rf /\n").snapshot()
     head = git(lane_repo, "rev-parse", "HEAD")
-    with pytest.raises(BackendError, match="refused by git"):
+    with pytest.raises(BackendError, match="not the snapshot commit of its tree and head"):
         await Scripted(
             _spec(lane_repo), f"{'a' * 40} {head} {'b' * 40}\n".encode() + b"# v2 git bundle\nnot a bundle"
+        ).snapshot()
+    shaped = snapshot_id("b" * 40, head)  # ids that agree: git itself refuses the bundle
+    with pytest.raises(BackendError, match="refused by git"):
+        await Scripted(
+            _spec(lane_repo), f"{shaped} {head} {'b' * 40}\n".encode() + b"# v2 git bundle\nnot a bundle"
         ).snapshot()
     assert git(lane_repo, "for-each-ref", "refs/paragents") == ""
 
@@ -223,7 +240,7 @@ async def test_a_snapshot_with_a_dot_git_path_is_refused_by_fsck(lane_repo: Path
         text=True,
         check=True,
     ).stdout.strip()
-    commit = git(clone, "commit-tree", tree, "-p", head, "-m", "evil")
+    commit = snapshot_commit(clone, tree, head)
     git(clone, "update-ref", "refs/paragents/snapshot", commit)
     git(clone, "bundle", "create", "-q", str(tmp_path / "e.bundle"), "refs/paragents/snapshot", f"^{head}")
     answer = f"{commit} {head} {tree}\n".encode() + (tmp_path / "e.bundle").read_bytes()

@@ -134,7 +134,8 @@ async def test_a_lane_whose_git_file_was_replaced_is_never_used_by_host_git(
     assert host.evidence() == {}, out
     if mode == "off":
         assert (lane / ".git").is_dir()  # replaced: paragents refuses it, naming the lane and the fix
-        assert "lane api" in said and "worktree repair" in said
+        assert "lane api" in said and "git worktree prune" in said  # never `worktree repair`: it follows
+        assert "run `git worktree repair" not in said
     else:
         assert (lane / ".git").is_file() and "Device or resource busy" in out[0]
 

@@ -81,3 +81,67 @@ async def test_uv_run_works_offline_with_a_cold_private_cache(host: Host, hostil
     assert "OK" in out[0] and "exit code 0" in out[0], out[0]
     cache = out[0].split("cache=")[1].split()[0]
     assert cache.startswith(str(host.state / "sandbox" / view.id))
+
+
+PYTEST_PACKAGES = ("pytest", "_pytest", "pluggy", "iniconfig", "packaging", "py.py")
+
+
+@pytest.mark.skipif(shutil.which("uv") is None, reason="uv is not installed")
+async def test_uv_run_pytest_in_a_lane_with_the_home_hidden(host: Host, hostile: Hostile) -> None:
+    """The home is hidden (escape 12) and the lane's objects are private (escape 8): ``uv run pytest``
+    still runs, and ``git diff`` still shows the work."""
+    import sys
+    import sysconfig
+
+    pyproject = '[project]\nname = "calc"\nversion = "0.1.0"\nrequires-python = ">=3.11"\ndependencies = []\n'
+    repo = git_repo(host.root / "project", {"pyproject.toml": pyproject, ".gitignore": ".venv/\n"})
+    (repo / "test_calc.py").write_text("def test_add():\n    assert 1 + 1 == 2\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    rt = await hostile.open(repo, **SANDBOX)
+    view = await rt.new_session("api", lane=True)
+    subprocess.run(
+        ["uv", "sync", "--offline", "-q", "--python", sys.executable], cwd=view.workdir, check=True
+    )
+    ours = Path(sysconfig.get_paths()["purelib"])
+    theirs = next((view.workdir / ".venv" / "lib").glob("python3*/site-packages"))
+    for name in PYTEST_PACKAGES:  # copies (own inodes), as the lane's own environment build makes
+        source = ours / name
+        if source.is_dir():
+            shutil.copytree(source, theirs / name)
+        elif source.exists():
+            shutil.copy2(source, theirs / name)
+    out = await hostile.attack(
+        view,
+        "uv run --offline pytest -q -p no:cacheprovider 2>&1; "
+        "echo 'x = 1' >> test_calc.py && git diff --stat",
+    )
+    assert "1 passed" in out[0] and "test_calc.py | 1 +" in out[0], out[0]
+    assert "c0" not in [e.call.id for e in hostile.sink.of(ev.PermissionRequested, view.id)]
+
+
+@pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
+async def test_npm_test_runs_in_a_lane(host: Host, hostile: Hostile) -> None:
+    package = '{"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}\n'
+    repo = git_repo(host.root / "project", {"package.json": package, "test.js": "console.log('node-ok')\n"})
+    rt = await hostile.open(repo, **SANDBOX)
+    view = await rt.new_session("api", lane=True)
+    out = await hostile.attack(view, "npm test 2>&1")
+    assert "node-ok" in out[0] and "exit code 0" in out[0], out[0]
+
+
+async def test_a_plain_repository_commit_has_the_users_identity_from_the_hidden_home(
+    host: Host, hostile: Hostile, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``GIT_AUTHOR_*`` in the environment: the identity comes from the user's ``~/.gitconfig``,
+    which the sandbox shows as a file of that identity alone."""
+    from tests.security.conftest import GIT_IDENTITY
+
+    for name in GIT_IDENTITY:
+        monkeypatch.delenv(name)
+    repo = git_repo(host.root / "project")
+    rt = await hostile.open(repo, **SANDBOX)
+    view = await rt.new_session("a")
+    out = await hostile.attack(view, WORK)
+    assert "add calc" in out[0], out[0]
+    assert git(repo, "log", "-1", "--format=%an <%ae>") == "t <t@example.com>"

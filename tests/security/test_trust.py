@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents import trust
+from paragents import paths, trust
 from paragents.cli.trust import ask
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.store import Store
@@ -62,7 +63,15 @@ async def test_config_files_a_sandboxed_command_creates_are_refused_at_the_next_
     )
     await hostile.attack(rt, [("run_command", {"command": "python3 fix.py"})])
     await rt.shutdown()
-    assert (hostile.project / "runtime_config.json").exists()  # created: nothing to bind read-only
+    # created where none existed: nothing to bind read-only, so paragents quarantined them after the
+    # command (tools/sandbox_watch.py); put back (as a user who restores them unread would), the
+    # trust gate still refuses them
+    assert not (hostile.project / "runtime_config.json").exists()
+    folders = list((paths.state_dir() / "quarantine").iterdir())
+    kept = folders[0] / str(hostile.project).lstrip("/")
+    assert len(folders) == 1 and (kept / "runtime_config.json").is_file(), folders
+    for name in ("runtime_config.json", ".paragents"):
+        shutil.move(kept / name, hostile.project / name)
     with ThreadedReplayServer(models=["m"]) as server:
         server.add(ScriptedResponse.from_message(content="hi"))
         done = paragents(

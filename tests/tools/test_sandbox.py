@@ -240,7 +240,8 @@ def test_config_takes_a_mode_string_or_an_object_with_auto_allow(tmp_path: Path)
         load_config(tmp_path)
     (tmp_path / "runtime_config.json").write_text(json.dumps({"sandbox": {"netwrok": "all"}}))
     with pytest.raises(
-        ConfigError, match="known keys: auto_allow, bwrap, env_allow, hidden, mode, network, writable"
+        ConfigError,
+        match="known keys: auto_allow, bwrap, env_allow, hidden, home_visible, mode, network, writable",
     ):
         load_config(tmp_path)
 
@@ -270,11 +271,17 @@ def test_argv_hides_paragents_dirs_and_credentials_but_binds_a_lane_back(
     lane = state / "lanes" / "abc" / "api"
     argv = bwrap_argv("bwrap", SandboxConfig(root=lane, hidden=("~/.aws",), session="s1"), lane, ["true"])
     tmpfs, binds = _pairs(argv, "--tmpfs"), _pairs(argv, "--bind")
-    assert {str(home / ".ssh"), str(home / ".aws"), str(config), str(state)} <= set(tmpfs)
+    assert {str(home), str(config), str(state)} <= set(tmpfs)  # the whole home, hidden by default
+    assert str(home / ".ssh") not in argv  # below the hidden home: nothing to hide one by one
     assert argv.index(str(state)) < argv.index(str(lane))  # hidden first, then the lane bound back
     assert str(lane) in binds and str(state / "sandbox" / "s1") in binds
-    assert _pairs(argv, "--ro-bind")[-1] == str(home / ".netrc") or str(home / ".netrc") in argv
     assert argv[argv.index(str(config)) - 3 : argv.index(str(config))] == ["--perms", "0555", "--tmpfs"]
+    shown = SandboxConfig(root=lane, hidden=("~/.aws",), session="s1", home_visible=("~",))
+    argv = bwrap_argv("bwrap", shown, lane, ["true"])  # the whole home shown: credentials one by one
+    tmpfs = _pairs(argv, "--tmpfs")
+    assert {str(home / ".ssh"), str(home / ".aws"), str(config), str(state)} <= set(tmpfs)
+    assert str(home) not in tmpfs
+    assert _pairs(argv, "--ro-bind")[-1] == str(home / ".netrc") or str(home / ".netrc") in argv
 
 
 def test_argv_gives_commands_private_caches(outside: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -322,13 +329,21 @@ def test_git_state_of_a_linked_worktree(tmp_path: Path) -> None:
     state = git_state(str(lane))
     assert state.writable == [
         f"{git}/worktrees/lane",
-        f"{git}/objects",
         f"{git}/refs/heads/paragents",
         f"{git}/logs/refs/heads/paragents",
     ]
-    assert {str(lane / ".git"), f"{git}/worktrees/lane/commondir", f"{git}/worktrees/lane/gitdir"} <= set(
-        state.readonly
+    assert state.objects is not None and state.objects[1:] == (
+        f"{git}/objects",
+        f"{git}/objects/.paragents-common",
     )
+    assert (
+        Path(state.objects[0]) / "info" / "alternates"
+    ).read_text() == f"{git}/objects/.paragents-common\n"
+    lane_git = f"{git}/worktrees/lane"
+    assert {str(lane / ".git"), f"{lane_git}/commondir", f"{lane_git}/gitdir", f"{lane_git}/HEAD"} <= set(
+        state.readonly
+    )  # HEAD too: a lane cannot point itself at another branch
+    assert state.visible == [git]
     assert f"{git}/refs/heads/paragents/other" in state.readonly  # other branches stay read-only
     assert f"{git}/config" not in state.writable
     (lane / ".git").write_text(f"gitdir: {tmp_path}\n")  # pointing elsewhere: nothing writable
