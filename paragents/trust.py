@@ -4,23 +4,26 @@ untrusted until the user accepts them (Claude Code's "Do you trust the files in 
 
 What needs trust (the *posture* of a project, :func:`project_posture`), per file:
 
-- ``runtime_config.json`` (the project's): ``base_url`` (where requests and the API key go),
-  ``mcp.servers`` and ``agents`` (programs started), ``notify.command`` /
-  ``notify.webhook``, ``lanes.verify`` (commands run), ``lanes.backend``/``image``/``container``/
-  ``kubernetes`` (where lanes run, in what image), and a ``sandbox`` that weakens it (mode off,
-  network all, writable paths, ``autoAllow``, another ``bwrap`` program);
-- ``permissions.json`` and ``.paragents/permissions.local.json``: allow rules, a ``defaultMode`` of
-  acceptEdits or bypassPermissions, ``additionalDirectories``, ``enableAllProjectMcpServers`` /
-  ``enabledMcpjsonServers``;
+- ``runtime_config.json`` (the project's): every setting but the few that cannot change posture
+  (:data:`SAFE_CONFIG_KEYS`: the model, limits and timeouts, display options, the loop guard ...).
+  An allow-list, not a list of dangerous keys: ``sandbox.envAllow``, ``lanes.verify_network``,
+  ``api_key_env``, ``extra_headers``, ``profiles``, ``lanes.mode`` and any key added later are gated;
+- ``permissions.json``, ``.paragents/permissions.local.json`` and Claude Code's project files
+  ``.claude/settings.json`` and ``.claude/settings.local.json`` (read as permission scopes of their
+  own): allow rules, a ``defaultMode`` of acceptEdits, auto or bypassPermissions,
+  ``additionalDirectories``, ``enableAllProjectMcpServers`` / ``enabledMcpjsonServers``;
 - lane setup files (``.paragents/worktree.toml``, ``conductor.json``,
   ``.codex/environments/environment.toml``, ``.cursor/worktrees.json``): the commands they run.
 
 Only that part of each file is hashed (sha256 of its canonical JSON): a change elsewhere (the model,
 a deny rule) needs no new answer, a change of what runs or is allowed does. The answers are kept in the
 user's state directory (``trusted-projects.json``, mode 0600, outside every project and hidden from
-the sandbox), by project directory and file. paragents itself records the files it writes (an "always"
-answer) with :func:`record_written`. ``.mcp.json`` servers are asked one by one when a session first
-needs one (``paragents.mcp.project``) and remembered here too, by the hash of their entry.
+the sandbox), by project directory and file, each record signed with an HMAC whose key
+(``trust.key``, 0600) sits beside it: a process that can write the records but not read the key (a
+file tool, which is denied paragents' state; a sandboxed command, which does not see it) cannot forge
+one, since the hash alone is easy to compute. paragents itself records the files it writes (an
+"always" answer) with :func:`record_written`. ``.mcp.json`` servers are asked one by one when a
+session first needs one (``paragents.mcp.project``) and remembered here too, by the hash of their entry.
 
 Nothing here imports anything of paragents but :mod:`paragents.paths`."""
 
@@ -28,13 +31,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
+import secrets
 import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import json5
 
 from paragents import paths
 
@@ -45,7 +52,9 @@ SETUP_FILES = (
     ".codex/environments/environment.toml",
     ".cursor/worktrees.json",
 )
-PERMISSION_FILES = ("permissions.json", ".paragents/permissions.local.json")
+CLAUDE_FILES = (".claude/settings.json", ".claude/settings.local.json")
+PERMISSION_FILES = ("permissions.json", ".paragents/permissions.local.json", *CLAUDE_FILES)
+KEY_FILE = "trust.key"
 CONFIG_FILE = "runtime_config.json"
 _SETUP_KEYS = frozenset(
     {"setup", "install", "cleanup", "archive", "scripts", "script", "setup-worktree", "setup-worktree-unix"}
@@ -101,7 +110,10 @@ def _redacted(value: Any) -> Any:
     return value
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, name: str = "") -> str:
+    parts = name.split(".")
+    if value and (parts[0] in ("extra_headers", "api_key") or parts[-1] in SECRET_KEYS):
+        value = "<redacted>" if not isinstance(value, dict) else _redacted({parts[-1]: value})[parts[-1]]
     value = _redacted(value)
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 300 else text[:299] + "…"
@@ -116,52 +128,66 @@ def _read(path: Path) -> Any:
     try:
         return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (ValueError, tomllib.TOMLDecodeError):
-        return text  # the loaders say what is wrong; trust covers the text as written
+        pass
+    if path.parent.name == ".claude":  # Claude Code's files may be JSON5 (comments, trailing commas)
+        with contextlib.suppress(ValueError):
+            return json5.loads(text)
+    return text  # the loaders say what is wrong; trust covers the text as written
+
+
+SAFE_CONFIG_KEYS = frozenset(
+    {
+        "$schema", "model", "max_parallel_turns", "max_tool_rounds", "connect_timeout", "read_timeout",
+        "max_retries", "max_retry_wait", "command_timeout", "max_output_chars", "default_context_window",
+        "compact_threshold", "tools", "ascii_glyphs", "loop_guard", "fanout", "resources",
+        "notify.enabled", "notify.method", "notify.escalate_after", "mcp.context_share",
+    }
+)  # fmt: skip
+"""The settings of a project ``runtime_config.json`` that cannot change paragents' posture, so they
+need no trust: the model, limits and timeouts, display options, the loop guard, fan-out sizes, shared
+resources for conflict checks, when and how notifications show, a model's context window and whether
+it gets tools (:data:`SAFE_MODEL_KEYS`). Every other key (the endpoint and its
+key and headers, MCP servers, agents, profiles, the sandbox, lanes, budgets, model prices, notify
+commands, and any key added later) is untrusted until the user accepts it. A group is replaced whole
+by the project's (the project's ``sandbox`` drops the user's ``sandbox.hidden``), so a group is safe
+only when every one of its keys is."""
+SAFE_MODEL_KEYS = frozenset({"context_window", "tools"})
+"""The keys of a ``models.NAME`` entry that need no trust (its prices do: a price of 0 turns the
+user's cost budget off)."""
+_NAMED_GROUPS = frozenset({"agents", "profiles", "models", "mcp.servers"})
+"""Groups keyed by a name the user chose: shown one entry per name."""
 
 
 def config_posture(data: Any) -> dict[str, Any]:
-    """The settings of a project ``runtime_config.json`` that need trust (see the module docstring)."""
+    """The settings of a project ``runtime_config.json`` that need trust: every key not on
+    :data:`SAFE_CONFIG_KEYS`, one entry per setting (``sandbox.envAllow``, ``mcp.servers.NAME``)."""
     if not isinstance(data, dict):
         return {"(unreadable)": data} if data is not None else {}
     out: dict[str, Any] = {}
-    for key in ("base_url", "agents"):
-        if data.get(key):
-            out[key] = data[key]
-    mcp = data.get("mcp")
-    if isinstance(mcp, dict) and mcp.get("servers"):
-        for name, server in dict(mcp["servers"]).items():
-            out[f"mcp.servers.{name}"] = server  # all of it (command, args, env, url, headers)
-    notify = data.get("notify")
-    if isinstance(notify, dict):
-        for key in ("command", "webhook"):
-            if notify.get(key):
-                out[f"notify.{key}"] = notify[key]
-    lanes = data.get("lanes")
-    if isinstance(lanes, dict):
-        if lanes.get("verify"):
-            out["lanes.verify"] = lanes["verify"]
-        if lanes.get("backend") not in (None, "local"):  # where lanes run, in what image, as whom
-            out["lanes.backend"] = lanes["backend"]
-        for key in ("image", "container", "kubernetes"):
-            if lanes.get(key):
-                out[f"lanes.{key}"] = lanes[key]
-    sandbox = data.get("sandbox")
-    if isinstance(sandbox, str):
-        sandbox = {"mode": sandbox}
-    if isinstance(sandbox, dict):
-        weak = {
-            "mode": sandbox.get("mode") == "off",
-            "network": sandbox.get("network") == "all",
-            "writable": bool(sandbox.get("writable")),
-            "autoAllow": bool(sandbox.get("autoAllow", sandbox.get("auto_allow"))),
-            "bwrap": sandbox.get("bwrap") not in (None, "bwrap"),
-            "homeVisible": bool(sandbox.get("homeVisible", sandbox.get("home_visible"))),
-        }
-        for key, is_weak in weak.items():
-            if is_weak:
-                alias = "home_visible" if key == "homeVisible" else "auto_allow"
-                value = sandbox.get(key, sandbox.get(alias))
-                out[f"sandbox.{key}"] = value
+    shorthand = {"sandbox": "mode", "lanes": "mode", "notify": "enabled"}
+
+    def walk(value: Any, where: str) -> None:
+        if where in SAFE_CONFIG_KEYS:
+            return
+        if isinstance(value, dict) and value and where.count(".") < 1 and where not in _NAMED_GROUPS:
+            for key, item in value.items():
+                walk(item, f"{where}.{key}")
+        elif isinstance(value, dict) and where in _NAMED_GROUPS:
+            for key, item in value.items():
+                if where == "models" and isinstance(item, dict):
+                    item = {k: v for k, v in item.items() if k not in SAFE_MODEL_KEYS}
+                    if not item:
+                        continue
+                out[f"{where}.{key}"] = item  # all of it (command, args, env, url, headers)
+        else:
+            out[where] = value
+
+    for key, value in data.items():
+        if str(key).startswith("//"):
+            continue
+        if key in shorthand and not isinstance(value, dict):
+            value = {shorthand[key]: value}
+        walk(value, str(key))
     return out
 
 
@@ -174,7 +200,7 @@ def permissions_posture(data: Any) -> dict[str, Any]:
     if isinstance(block, dict):
         if block.get("allow"):
             out["permissions.allow"] = block["allow"]
-        if block.get("defaultMode") in ("acceptEdits", "bypassPermissions"):
+        if block.get("defaultMode") in ("acceptEdits", "bypassPermissions", "auto"):
             out["permissions.defaultMode"] = block["defaultMode"]
         if block.get("additionalDirectories"):
             out["permissions.additionalDirectories"] = block["additionalDirectories"]
@@ -218,7 +244,7 @@ def file_posture(project_dir: Path, rel: str, path: Path | None = None) -> Postu
         part = setup_posture(data)
     if not part:
         return None
-    fields = tuple((name, _shown(value)) for name, value in part.items())
+    fields = tuple((name, _shown(value, name)) for name, value in part.items())
     return PostureItem(rel, fields, _digest(part))
 
 
@@ -248,7 +274,43 @@ def trust_path() -> Path:
     return paths.state_dir() / TRUST_FILE
 
 
-def _load() -> dict[str, dict[str, str]]:
+def key_path() -> Path:
+    """The key the records are signed with (``trust.key`` in the state directory, 0600)."""
+    return paths.state_dir() / KEY_FILE
+
+
+_SECRETS: dict[str, bytes] = {}
+
+
+def _secret() -> bytes:
+    """The signing key, made on first use (0600; never shown, never in a sandbox)."""
+    path = key_path()
+    known = _SECRETS.get(str(path))
+    if known is not None and path.exists():
+        return known
+    try:
+        _SECRETS[str(path)] = bytes.fromhex(path.read_text(encoding="ascii").strip())
+        return _SECRETS[str(path)]
+    except (OSError, ValueError):
+        pass
+    paths.ensure_dir(path.parent)
+    tmp = path.with_name(f".{KEY_FILE}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(secrets.token_hex(32) + "\n")
+    with contextlib.suppress(FileExistsError):
+        os.link(tmp, path)  # another process may have made it first: theirs wins
+    tmp.unlink(missing_ok=True)
+    _SECRETS[str(path)] = bytes.fromhex(path.read_text(encoding="ascii").strip())
+    return _SECRETS[str(path)]
+
+
+def _mac(project: str, rel: str, digest: str) -> str:
+    message = "\0".join((project, rel, digest)).encode("utf-8", "surrogateescape")
+    return hmac.new(_secret(), message, hashlib.sha256).hexdigest()
+
+
+def _load() -> dict[str, dict[str, Any]]:
     try:
         data = json.loads(trust_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -256,7 +318,31 @@ def _load() -> dict[str, dict[str, str]]:
     return data if isinstance(data, dict) else {}
 
 
-def _save(data: dict[str, dict[str, str]]) -> None:
+def _records(project: str) -> dict[str, str]:
+    """The project's records whose signature holds: ``rel`` -> digest (a record someone wrote without
+    the key, or one of an older paragents, counts as absent)."""
+    entries = _load().get(project)
+    if not isinstance(entries, dict):
+        return {}
+    out: dict[str, str] = {}
+    for rel, entry in entries.items():
+        if not isinstance(entry, dict):
+            continue
+        digest, mac = entry.get("digest"), entry.get("mac")
+        if (
+            isinstance(digest, str)
+            and isinstance(mac, str)
+            and hmac.compare_digest(mac, _mac(project, rel, digest))
+        ):
+            out[rel] = digest
+    return out
+
+
+def _record(data: dict[str, dict[str, Any]], project: str, rel: str, digest: str) -> None:
+    data.setdefault(project, {})[rel] = {"digest": digest, "mac": _mac(project, rel, digest)}
+
+
+def _save(data: dict[str, dict[str, Any]]) -> None:
     path = trust_path()
     paths.ensure_dir(path.parent)
     tmp = path.with_name(f".{TRUST_FILE}.{os.getpid()}.tmp")
@@ -273,12 +359,12 @@ def _key(project_dir: Path) -> str:
 
 def is_trusted(project_dir: Path, item: PostureItem) -> bool:
     """True when the user accepted exactly this posture of ``item``'s file."""
-    return _load().get(_key(project_dir), {}).get(item.rel) == item.digest
+    return _records(_key(project_dir)).get(item.rel) == item.digest
 
 
 def untrusted(project_dir: Path, only: tuple[str, ...] | None = None) -> list[PostureItem]:
     """The project's posture files not trusted as they are now (``only``: just these files)."""
-    records = _load().get(_key(project_dir), {})
+    records = _records(_key(project_dir))
     return [
         item
         for item in project_posture(project_dir)
@@ -299,16 +385,15 @@ def require_copy_trusted(project_dir: Path, rel: str, path: Path) -> None:
     """Raise :class:`UntrustedError` unless the copy of ``rel`` at ``path`` (a lane's) sets nothing that
     needs trust or sets exactly what the user trusted in ``project_dir``'s ``rel``."""
     item = file_posture(project_dir, rel, path)
-    if item is not None and _load().get(_key(project_dir), {}).get(rel) != item.digest:
+    if item is not None and _records(_key(project_dir)).get(rel) != item.digest:
         raise UntrustedError(Path(os.path.realpath(project_dir)), [item])
 
 
 def trust(project_dir: Path, items: list[PostureItem]) -> Path:
     """Record ``items`` as trusted for ``project_dir``; return the records' path."""
     data = _load()
-    records = data.setdefault(_key(project_dir), {})
     for item in items:
-        records[item.rel] = item.digest
+        _record(data, _key(project_dir), item.rel, item.digest)
     _save(data)
     return trust_path()
 
@@ -318,24 +403,23 @@ def record_written(project_dir: Path, rel: str) -> None:
     now is the user's own and is recorded as trusted."""
     item = file_posture(Path(os.path.realpath(project_dir)), rel)
     data = _load()
-    records = data.setdefault(_key(project_dir), {})
     if item is None:
-        records.pop(rel, None)
+        data.setdefault(_key(project_dir), {}).pop(rel, None)
     else:
-        records[rel] = item.digest
+        _record(data, _key(project_dir), rel, item.digest)
     _save(data)
 
 
 def trust_key(project_dir: Path, rel: str) -> str | None:
     """The recorded digest of ``rel`` in ``project_dir`` (for entries recorded by name, e.g.
     ``.mcp.json#server``), or None."""
-    return _load().get(_key(project_dir), {}).get(rel)
+    return _records(_key(project_dir)).get(rel)
 
 
 def remember_key(project_dir: Path, rel: str, part: Any) -> None:
     """Record the hash of ``part`` as trusted under ``rel`` (an ``.mcp.json`` server's entry)."""
     data = _load()
-    data.setdefault(_key(project_dir), {})[rel] = _digest(part)
+    _record(data, _key(project_dir), rel, _digest(part))
     _save(data)
 
 

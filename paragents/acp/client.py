@@ -368,8 +368,9 @@ class AcpClient:
         if unsafe:  # they change what the command runs, which the policy judged from its line alone
             raise refused(
                 f"terminal/create: the agent's env sets {', '.join(unsafe)}, which paragents does not "
-                "pass to commands (they change what a command runs: start-up files, the loader, the "
-                "program path, git's and pagers' programs); run the command without them"
+                "pass to commands: only locale, time zone, colour, terminal-size and CI variables are "
+                "(any other one may change what a command runs: its config, start-up files, programs "
+                "or libraries); run the command without them"
             )
         call_args: dict[str, Any] = {"command": line}
         if cwd:  # checked by the policy like run_command's: inside the session's working directories

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from paragents import events as ev
 from paragents.agent.session import SessionReader
 from paragents.models import CallPreview, SessionState, ToolCall
+from paragents.permissions.host_paths import OWN_FILES
 from paragents.store.records.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:
@@ -120,7 +121,10 @@ async def approve(
 
 
 WITHHELD_DENY = "by Read deny rules"
-WITHHELD_ASK = "because reading them asks (an ask rule, or outside the working directories)"
+WITHHELD_ASK = (
+    "because reading them asks (an ask rule, a credential place, or outside the working directories)"
+)
+WITHHELD_OWN = "because they are paragents' own files (its configuration and state)"
 
 
 def read_filter(
@@ -146,7 +150,7 @@ def read_filter(
     def check(root: Path, path: Path) -> str | None:
         decision = decide(path)
         if decision.decision == "deny":
-            return WITHHELD_DENY
+            return WITHHELD_OWN if OWN_FILES in decision.reason else WITHHELD_DENY
         if decision.decision == "ask":
             if decision.rule is not None:
                 return WITHHELD_ASK

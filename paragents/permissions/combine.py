@@ -15,11 +15,15 @@ from paragents.permissions.decision import STRICTNESS, Decision, DecisionKind, P
 from paragents.permissions.settings import ScopedRule
 
 Category = Literal[
-    "deny_rule", "invalid", "deny_inside", "protected", "opaque", "ask_rule", "risky", "unmatched",
-    "edit_inside", "allow_rule", "default_allow",
+    "deny_rule", "invalid", "integrity", "deny_inside", "protected", "opaque", "ask_rule", "risky",
+    "environment", "unmatched", "edit_inside", "allow_rule", "default_allow",
 ]  # fmt: skip
 """Why a part got its answer. ``deny_inside``: a recursive read of a directory holding a path a Read
-deny rule covers (denied, except in the sandbox, which hides those paths)."""
+deny rule covers (denied, except in the sandbox, which hides those paths). ``environment``: a command
+given variables that may change what it runs (``HOME=. git status``): it asks like ``risky`` but the
+sandbox's auto-allow never lets it through (a ``.gitconfig`` it points at runs programs on the host
+through paragents' or the user's git later). ``integrity``: one of paragents' own files (its config
+and state directories): denied in every mode."""
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ def _exact_suggestion(form: str) -> tuple[str, ...]:
     return () if "*" in form else (f"Bash({form})",)
 
 
-_ASKING = frozenset({"ask_rule", "risky", "unmatched", "edit_inside"})
+_ASKING = frozenset({"ask_rule", "risky", "environment", "unmatched", "edit_inside"})
 
 
 def _auto_allowed(part: Part) -> bool:
@@ -66,7 +70,7 @@ def _with_mode(
 ) -> tuple[DecisionKind, str, str | None]:
     """Return (decision, reason, scope) for ``part`` under ``mode`` (and the sandbox's auto-allow)."""
     scope = part.rule.scope if part.rule else "default"
-    if part.category in ("deny_rule", "invalid"):
+    if part.category in ("deny_rule", "invalid", "integrity"):
         return "deny", part.reason, scope
     if part.category == "deny_inside":
         if sandboxed and family == "Bash":

@@ -21,6 +21,7 @@ from paragents.permissions import known_commands as known
 from paragents.permissions import resolve, special
 from paragents.permissions.combine import Category, Part, _exact_suggestion, finish
 from paragents.permissions.decision import RuleKind
+from paragents.permissions.host_paths import credential_reason, holds_integrity, integrity_reason
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target
 from paragents.permissions.rules import (
     bash_matches,
@@ -67,6 +68,16 @@ class Checker:
     """The directory a command runs in when it is not ``cwd`` (run_command's ``cwd`` argument,
     resolved and checked by :mod:`paragents.permissions.cwd`): its relative paths resolve there,
     while ``./`` rules stay anchored at ``cwd``."""
+    integrity: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    """paragents' own directories and the lanes' folders below them
+    (:func:`~paragents.permissions.host_paths.integrity_dirs`): every path in the first and not in
+    the second is denied to every tool in every mode."""
+
+    def _integrity(self, candidates: Sequence[str]) -> str | None:
+        dirs, open_dirs = self.integrity
+        if not dirs:
+            return None
+        return next((why for c in candidates if (why := integrity_reason(c, dirs, open_dirs))), None)
 
     # ---- rule lookup -------------------------------------------------------------------------
     def _path_rule(self, kind: RuleKind, family: str, candidate: str) -> ScopedRule | None:
@@ -102,6 +113,9 @@ class Checker:
             return Part(label, "invalid", f"the path {path!r} contains a NUL byte")
         candidates = resolve.resolutions(path, self.real_dirs)
         shown = " -> ".join(candidates)
+        own = self._integrity(candidates)
+        if own:
+            return Part(label, "integrity", f"{family} of {own}")
         for candidate in candidates:
             rule = self._path_rule("deny", family, candidate)
             if rule:
@@ -113,6 +127,11 @@ class Checker:
                 why = resolve.protected_reason(candidate, self.home, self.managed, self.real_dirs)
                 if why:
                     return Part(label, "protected", f"protected path: {why}; changing it always asks")
+        if family == "Read":
+            for home in dict.fromkeys((self.home, *resolve.resolutions(self.home, self.real_dirs))):
+                why = next((w for c in candidates if (w := credential_reason(c, home))), None)
+                if why:
+                    return Part(label, "protected", f"{why}; reading it always asks, in every mode")
         for candidate in candidates:
             rule = self._path_rule("ask", family, candidate)
             if rule:
@@ -182,7 +201,7 @@ class Checker:
                 if found is not None:
                     parts.append(found)
                     break
-        if self._read_rules():
+        if self._read_rules() or self.integrity[0]:
             parts.extend(self._check_arguments(parsed, base_strs, cd_unknown))
         if any(special.destructive(cmd.effective) for cmd in parsed.commands) and (
             unknown or any(p.label.startswith("Edit ") and p.category != "edit_inside" for p in parts)
@@ -205,6 +224,8 @@ class Checker:
             return self._opaque(label, f"`{label}`: {cmd.opaque}")
         if cmd.risky:
             return Part(label, "risky", f"`{label}` {cmd.risky}")
+        if cmd.environment:
+            return Part(label, "environment", f"`{label}` {cmd.environment}")
         if cmd.parent_forms:
             rule = self._exact_allow(cmd.parent_forms)
             if rule:
@@ -259,7 +280,7 @@ class Checker:
         recursively is searched for such paths."""
         parts: list[Part] = []
         computed = next((t for t in parsed.arguments if t.path is None), None)
-        if computed is not None:
+        if computed is not None and self._read_rules():
             names = ", ".join(dict.fromkeys(r.rule.text for r in self._read_rules()))
             reason = (
                 f"`{computed.origin}`: an argument is computed when it runs, so it could name a path "
@@ -309,6 +330,12 @@ class Checker:
     def check_tree(self, directory: str, origin: str) -> Part | None:
         """For a recursive read of ``directory``: a part denying (asking for) it when some path below
         it is covered by a Read deny (ask) rule; None when none is."""
+        dirs_own, open_dirs = self.integrity
+        if holds_integrity(directory, dirs_own) or integrity_reason(directory, dirs_own, open_dirs):
+            reason = f"`{origin}` reads every file under {directory}, which holds paragents' own files"
+            return Part(origin, "deny_inside", reason, what="Read")
+        if not self._read_rules():
+            return None
         first_ask: Part | None = None
         count = 0
         for root, dirs, files in os.walk(directory):
@@ -341,6 +368,9 @@ class Checker:
         the deny and ask rules of ``families`` (the code may open it itself); with ``protect``, a
         protected path asks (the code may write it). None when nothing matches."""
         candidates = resolve.resolutions(path, self.real_dirs) if "\x00" not in path else []
+        own = self._integrity(candidates)
+        if own:
+            return Part(origin, "integrity", f"{origin}: {own}")
         for kind in ("deny", "protected", "ask"):
             if kind == "protected":
                 whys = [

@@ -11,6 +11,8 @@ import posixpath
 import re
 from dataclasses import dataclass
 
+from paragents.permissions import env_names
+
 # Wrapper name -> (options that take a separate value, number of positional words before the command).
 _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),
@@ -51,8 +53,14 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
         0,
     ),
     "firejail": (frozenset(), 0),
-    "strace": (frozenset({"-e", "-o", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}), 0),
-    "ltrace": (frozenset({"-e", "-o", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-L", "-x"}), 0),
+    "strace": (
+        frozenset({"-e", "-o", "--output", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-I", "-O", "-S", "-X"}),
+        0,
+    ),
+    "ltrace": (
+        frozenset({"-e", "-o", "--output", "-p", "-s", "-u", "-a", "-n", "-A", "-D", "-F", "-l", "-L", "-x"}),
+        0,
+    ),
     "script": (
         frozenset(
             {
@@ -118,9 +126,12 @@ def is_assignment(word: str) -> bool:
 def dangerous_variable(name: str) -> bool:
     """Return True when setting environment variable ``name`` can change which code runs.
 
-    Covers the dynamic loader (``LD_*``), ``PATH``, git (``GIT_*``), interpreters' start-up hooks and
-    shell start-up variables (``BASH_ENV``, ``ENV``, ``IFS``)."""
-    return name in _DANGEROUS_EXACT or name.startswith(("GIT_", "LD_", "DYLD_"))
+    Covers the dynamic loader (``LD_*``), ``PATH``, ``HOME``, git (``GIT_*``), ``XDG_*``, interpreters'
+    start-up hooks, build tools' options and shell start-up variables (``BASH_ENV``, ``ENV``, ``IFS``):
+    :func:`paragents.permissions.env_names.changes_what_runs`."""
+    if env_names.harmless(name):
+        return False
+    return name in _DANGEROUS_EXACT or env_names.changes_what_runs(name)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,11 @@ class SimpleCommand:
     opaque: str | None = None
     """Why what runs cannot be known (dynamic command name, non-literal ``eval``) or None."""
     risky: str | None = None
-    """Why it must not run on an allow rule alone (e.g. ``LD_PRELOAD=...``) or None."""
+    """Why it must not run on an allow rule alone (e.g. a computed assignment) or None."""
+    environment: str | None = None
+    """Why the variables it is given may change what it runs (``HOME=. git status``: any name off
+    :data:`paragents.permissions.env_names.HARMLESS`) or None; it then asks, and neither a rule nor
+    the sandbox's auto-allow lets it through."""
     transparent: bool = False
     """True for ``eval``/``sh -c`` whose string was parsed: the nested commands are checked instead."""
     allow_index: int = -1

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents import paths, trust
-from paragents.permissions import mcp_paths, resolve
+from paragents.permissions import host_paths, mcp_paths, resolve
 from paragents.permissions.cwd import check_cwd
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
 from paragents.permissions.evaluate import Checker, Part, finish
@@ -241,6 +241,7 @@ class Policy:
             home=home,
             dirs=resolve.working_dirs([cwd_text, *self.additional_dirs, *extra_dirs]),
             managed=os.path.abspath(paths.managed_settings_path()),
+            integrity=host_paths.integrity_dirs(),
         )
         family = tool_family(tool)
         if family == "Bash":
@@ -304,10 +305,11 @@ class Policy:
         OSError when the file cannot be written."""
         parse_rules(list(rules), kind, "local", None, "remembered rule")
         path = self.project_dir / LOCAL_FILE
-        try:  # never append the user's answer to rules someone else put there (paragents.trust)
-            trust.require_trusted(self.project_dir, only=(str(LOCAL_FILE),))
+        try:  # never append the user's answer to rules someone else put there, nor reload them
+            trust.require_trusted(self.project_dir, only=trust.PERMISSION_FILES)
         except trust.UntrustedError as exc:
-            raise PolicyError(f"{path} changed outside paragents; not saved: {exc}") from None
+            changed = ", ".join(item.rel for item in exc.items)
+            raise PolicyError(f"{changed} changed outside paragents; {path} not saved: {exc}") from None
         loaded = load_file(path, "local")
         data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if loaded else {}
         block = data.setdefault("permissions", {})
@@ -335,7 +337,12 @@ def _mcp_path_parts(
     home: str,
 ) -> list[Part]:
     """The Read (and, for a tool that may write, Edit) checks of the paths an MCP call names."""
-    found = mcp_paths.path_arguments(arguments, schema)
+
+    def exists_outside(value: str) -> bool:
+        target = os.path.normpath(resolve.absolute(value, checker.cwd, home))
+        return not resolve.is_inside(target, checker.dirs) and os.path.lexists(target)
+
+    found = mcp_paths.path_arguments(arguments, schema, exists_outside)
     if found is None:
         return [
             Part(tool, "opaque", f"{tool} names more than {mcp_paths.MAX_PATHS} paths, too many to check")

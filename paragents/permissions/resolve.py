@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from paragents.permissions.host_paths import startup_reason
 from paragents.protected import protected_reason as posture_reason
 
 PERMISSION_FILE_NAMES = frozenset({"permissions.json", "permissions.local.json", "runtime_config.json"})
@@ -83,9 +84,11 @@ def protected_reason(
 
     Protected: permission and config files (``permissions.json``, ``permissions.local.json``,
     ``runtime_config.json``, the managed file), anything in ``.paragents/`` or ``.git/``, the other
-    files of :mod:`paragents.protected` (``.mcp.json``, ``.claude/settings*.json``, lane setup files)
-    and the shell start-up files in ``home``. Names are compared case-insensitively (for
-    case-insensitive disks).
+    files of :mod:`paragents.protected` (``.mcp.json``, ``.claude/settings*.json``, lane setup files),
+    the shell start-up files in ``home`` and the other start-up places of
+    :func:`~paragents.permissions.host_paths.startup_reason` (``~/.gitconfig``, ``~/.ssh``,
+    ``~/.local/bin``, systemd units, ``.vscode``, ``.husky``, system directories ...). Names are
+    compared case-insensitively (for case-insensitive disks).
     ``real_dirs``: the call's realpath cache (see :func:`resolutions`)."""
     lowered = path.lower().split("/")
     if ".git" in lowered:
@@ -103,4 +106,4 @@ def protected_reason(
     parent, name = os.path.split(path)
     if name in SHELL_RC_FILES and parent in (home, real(home)):
         return f"{path} is a shell start-up file"
-    return None
+    return startup_reason(path, home) or (startup_reason(path, real(home)) if real(home) != home else None)

@@ -23,9 +23,9 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_bash
 
+from paragents.permissions import env_names, options, resolve, special
 from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
-from paragents.permissions import resolve, special
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
 from paragents.permissions.words import Feed, Word, heredoc_text, herestring_text, node_text, output_of, word
 
@@ -104,6 +104,8 @@ class _Walker:
         """A heredoc feeds its command; a pipeline written after the heredoc's start is fed the
         command's output (``cat <<EOF | sh``)."""
         body = node.child_by_field_name("body")
+        while body is not None and body.type in ("list", "pipeline") and body.named_children:
+            body = body.named_children[-1]  # ``true && sh <<EOF``: the heredoc feeds the last command
         for child in node.named_children:
             if child.type != "heredoc_redirect":
                 continue
@@ -149,7 +151,7 @@ class _Walker:
                     words=(),
                     layers=((),),
                     assignments=(node_text(node),),
-                    risky=f"sets {name}, which changes what later commands run",
+                    environment=f"sets {name}, which changes what later commands run",
                     transparent=True,
                 )
             )
@@ -217,12 +219,21 @@ class _Walker:
         texts = tuple(w.text for w in words)
         unknown = {w.text for w in words if not w.known}
         risky: str | None = None
+        environment: str | None = None
+        declaring = (
+            bool(words)
+            and words[0].text in ("declare", "typeset", "local", "readonly")
+            and not any(w.text.startswith("-") and "x" in w.text for w in words[1:])
+        )  # a shell variable, not exported: only names already exported reach commands
         for assignment, dynamic in assignments:
-            name = assignment.split("=", 1)[0].rstrip("+")
+            name, _, value = assignment.partition("=")
+            name = name.rstrip("+")
             if dynamic:
                 risky = f"the value of {name} is computed when it runs"
-            elif known.dangerous_variable(name):
+            elif declaring and known.dangerous_variable(name):
                 risky = f"sets {name}, which changes what runs"
+            elif not declaring and not env_names.harmless(name, _unquoted(value)):
+                environment = _environment_reason(name)
         opaque: str | None = None
         if words and not words[0].known:
             opaque = f"the command name {words[0].text!r} is only known when it runs"
@@ -243,9 +254,11 @@ class _Walker:
                     exact_only = f"{step.wrapper} runs another command"
                 through_xargs = through_xargs or step.wrapper == "xargs"
                 for assignment in step.assignments:
-                    name = assignment.split("=", 1)[0]
-                    if known.dangerous_variable(name) or assignment in unknown:
-                        risky = f"sets {name}, which changes what runs"
+                    name, _, value = assignment.partition("=")
+                    if assignment in unknown:
+                        risky = f"the value of {name} is computed when it runs"
+                    elif not env_names.harmless(name, value):
+                        environment = _environment_reason(name)
                 if step.split_string:
                     rest = current[step.start :] if step.join_rest else current[step.start : step.start + 1]
                     dynamic = any(w in unknown for w in rest)
@@ -317,6 +330,9 @@ class _Walker:
             self.out.cd_dirs.append(None if arg in unknown else arg)
         found_files = files.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
         origin = " ".join(effective[:1])
+        ran = self._options(layers, found_files.writes, unknown)
+        if ran is not None and risky is None:
+            risky = ran
         for path in found_files.reads:
             self.out.reads.append(Target(None if path in unknown else path, f"{origin} {path}"))
         for path in found_files.writes:
@@ -349,12 +365,47 @@ class _Walker:
                 assignments=tuple(a for a, _ in assignments),
                 opaque=opaque,
                 risky=risky,
+                environment=environment,
                 transparent=transparent,
                 allow_index=allow_index,
                 exact_only=exact_only,
                 parent_forms=self.parent_forms,
             )
         )
+
+    def _options(
+        self, layers: list[tuple[str, ...]], known_writes: tuple[str, ...], unknown: set[str]
+    ) -> str | None:
+        """Record the files the options of the command (and of each wrapper around it: ``time -o F``,
+        ``xargs -a F``) read, write or may write (:mod:`options`); return why it is risky when an
+        option runs a program it names (``rg --pre=sh``), else None."""
+        runs: list[str] = []
+        for index, layer in enumerate(layers):
+            own = layer if index == len(layers) - 1 else layer[: len(layer) - len(layers[index + 1])]
+            if not options.known(own):
+                continue
+            found = options.option_files(own)
+            origin = " ".join(own[:1])
+
+            def known_path(path: str) -> str | None:  # a value built from an expansion is computed
+                return None if path in unknown or "$" in path or "`" in path else path
+
+            for path in found.reads:
+                if path not in _EXEMPT_TARGETS and path != "-":
+                    self.out.reads.append(Target(known_path(path), f"{origin} {path}"))
+            for path in dict.fromkeys(found.writes):
+                if path not in _EXEMPT_TARGETS and path != "-" and path not in known_writes:
+                    self.out.writes.append(Target(known_path(path), f"{origin} {path}"))
+            for path in dict.fromkeys(found.maybe_writes):
+                if path not in _EXEMPT_TARGETS:
+                    why = f"{origin} {path} (an option paragents does not know names it: judged as a write)"
+                    self.out.writes.append(Target(known_path(path), why))
+            if found.unknown:
+                self.out.writes.append(Target(None, found.unknown))
+            runs.extend(found.runs)
+        if runs:
+            return f"runs the program its option names ({runs[0][:80]!r})"
+        return None
 
     def _code(self, program: str, code: str) -> None:
         """Record an interpreter's code and the path literals it names."""
@@ -369,6 +420,7 @@ class _Walker:
             values = [] if text.startswith("-") or not text or text == "-" else [text]
             if "=" in text:
                 values.append(text.split("=", 1)[1])
+            values += [v[1:] for v in values if v[:1] in ("@", "<")]  # curl -d @FILE, gcc @FILE
             for value in values:
                 if value and "\x00" not in value:
                     self.out.arguments.append(Target(value, origin))
@@ -376,6 +428,8 @@ class _Walker:
             self.out.arguments.append(Target(found.text, origin, glob=True))
         else:
             self.out.pending.append(Target(found.text, origin))
+            if found.text.startswith("@"):  # curl -d @$HOME/.ssh/id_rsa
+                self.out.pending.append(Target(found.text[1:], origin))
 
     @staticmethod
     def _forms(
@@ -396,6 +450,22 @@ class _Walker:
             return False
         _parse_into(string, self.out, self.depth + 1, parent or self.parent_forms)
         return True
+
+
+def _unquoted(value: str) -> str:
+    """An assignment's value as the shell gives it (``'cat'`` -> ``cat``)."""
+    try:
+        parts = shlex.split(value)
+    except ValueError:
+        return value
+    return parts[0] if len(parts) == 1 else value
+
+
+def _environment_reason(name: str) -> str:
+    return (
+        f"sets {name} for the command, which can change what it runs (its config, start-up files, "
+        "programs or libraries); only locale, colour, terminal and CI variables are passed without asking"
+    )
 
 
 def _parse_into(command: str, out: ParsedCommand, depth: int, parent_forms: tuple[str, ...] = ()) -> None:

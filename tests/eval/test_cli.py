@@ -16,7 +16,7 @@ from paragents.eval.loader import load_tasks
 from paragents.llm.replay import ThreadedReplayServer
 from tests.eval.conftest import needs_bwrap
 from tests.eval.solver import SOLVER_MODEL, queue
-from tests.trusting import trusted
+from tests.trusting import trusted, trusted_config
 
 
 @pytest.mark.parametrize(
@@ -75,9 +75,8 @@ def test_on_container_without_an_engine_is_one_line(
 def test_a_run_from_the_command_line_reports_and_gates(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (tmp_path / "runtime_config.json").write_text(
-        json.dumps({"models": {SOLVER_MODEL: {"input_price_per_mtok": 1.0, "output_price_per_mtok": 4.0}}})
-    )
+    prices = {"input_price_per_mtok": 1.0, "output_price_per_mtok": 4.0}  # need trust: the user's own
+    trusted_config(tmp_path, {"models": {SOLVER_MODEL: prices}})
     tasks = ["fix-median", "fix-report-total"]
     with ThreadedReplayServer(models=[SOLVER_MODEL]) as server:
         queue(server, 1, 1, tasks)

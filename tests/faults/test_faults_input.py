@@ -19,6 +19,7 @@ from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from tests.faults.tally import record
 from tests.faults.validity import request_problems
+from tests.trusting import trusted
 
 BAD_CONFIGS: list[tuple[str, Any, tuple[str, ...]]] = [
     ("unknown key", {"base_urll": "http://127.0.0.1:1/v1"},
@@ -67,6 +68,7 @@ def test_bad_runtime_config_is_one_line_exit_2(
     (tmp_path / "runtime_config.json").write_text(
         content if isinstance(content, str) else json.dumps(content)
     )
+    trusted(tmp_path)  # the user's own file (api_key_env needs trust): the error is the one we test
     code, err = run_cli(["run", "--dir", str(tmp_path), "--model", "m", "hi"], capsys)
     ok = code == 2
     record(f"bad input: runtime_config {case}", recovered=ok)

@@ -81,8 +81,12 @@ def test_assignments_that_change_what_runs_are_not_auto_allowed(project: Path, c
 
 
 def test_plain_assignments_are_stripped_for_matching(project: Path) -> None:
+    """Harmless variables (locale, colours) are stripped for matching; any other one may change what
+    the command runs (attack report, escape 7: `HOME=. git status`), so it asks; deny rules still
+    match past every assignment."""
     policy = cli(project, allow=["Bash(ls *)"], deny=["Bash(rm *)"])
-    assert bash(policy, "FOO=1 ls", project).decision == "allow"
+    assert bash(policy, "LANG=C NO_COLOR=1 ls", project).decision == "allow"
+    assert bash(policy, "FOO=1 ls", project).decision == "ask"
     assert bash(policy, "FOO=1 BAR=2 rm x", project).decision == "deny"
 
 

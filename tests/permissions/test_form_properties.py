@@ -187,10 +187,15 @@ def test_every_reader_of_a_denied_file_is_denied(
         POLICY.decide("Bash", {"command": command}, cwd=PROJECT, mode="bypassPermissions"),
         None,
     )
-    assert (bypass.decision, bypass.rule) == ("deny", "Read(.env)"), (command, bypass.reason)
+    unseen = "could not be" in bypass.reason  # then any deny rule that could match denies it (item 6)
+    assert (bypass.decision, "Read(.env)" if unseen else bypass.rule) == ("deny", "Read(.env)"), (
+        command,
+        bypass.reason,
+    )
     sandboxed = POLICY.decide("Bash", {"command": command}, cwd=PROJECT, mode="default", sandboxed=True)
     if words[:2] != ["grep", "-r"]:  # a recursive read runs in the sandbox, which hides .env
-        assert (sandboxed.decision, sandboxed.rule) == ("deny", "Read(.env)"), command
+        rule = "Read(.env)" if "could not be" in sandboxed.reason else sandboxed.rule
+        assert (sandboxed.decision, rule) == ("deny", "Read(.env)"), command
 
 
 ALLOWING = Policy.load(PROJECT, cli_rules={"allow": ["Bash(ls *)", "Bash(git status)"]})
@@ -213,3 +218,50 @@ def test_quoting_and_stripped_wrappers_keep_an_allowed_command_allowed(
         command = layer(command)
     got = ALLOWING.decide("Bash", {"command": command}, cwd=PROJECT)
     assert got.decision == "allow", (command, got.reason)
+
+
+# ---- options that write a file (attack report, escape 1) -------------------------------------------
+WRITING = Policy.load(PROJECT, cli_rules={"deny": ["Edit(./locked/**)"], "allow": ["Bash(*)"]})
+OPTION_WRITERS = [  # (words before the option, long spelling, short spelling, words after)
+    (["git", "log", "-1"], "--output", "-o", []),
+    (["git", "diff", "HEAD"], "--output", "-o", []),
+    (["sort"], "--output", "-o", ["in.txt"]),
+    (["sort", "-r"], "--outp", "-o", ["in.txt"]),  # an abbreviation
+    (["curl", "-s"], "--output", "-o", ["https://example.com/x"]),
+    (["wget", "-q"], "--output-document", "-O", ["https://example.com/x"]),
+    (["iconv", "-f", "utf8"], "--output", "-o", ["in.txt"]),
+    (["time"], "--output", "-o", ["true"]),
+    (["strace"], "--output", "-o", ["true"]),
+]
+OPTION_FORMS: list[Callable[[str, str, str], list[str]]] = [
+    lambda long, short, target: [f"{long}={target}"],
+    lambda long, short, target: [long, target],
+    lambda long, short, target: [f"{short}{target}"],
+    lambda long, short, target: [short, target],
+]
+
+
+@st.composite
+def option_write(draw: st.DrawFn, target: str) -> str:
+    before, long, short, after = draw(st.sampled_from(OPTION_WRITERS))
+    form = draw(st.sampled_from(OPTION_FORMS))
+    command = draw(quoted([*before, *form(long, short, target), *after]))
+    for layer in draw(LAYERS):
+        command = layer(command)
+    return command
+
+
+@PROPS
+@given(option_write("locked/out.txt"))
+def test_every_spelling_of_an_output_option_meets_an_edit_deny_rule(command: str) -> None:
+    for mode, sandboxed in (("bypassPermissions", False), ("default", True)):
+        got = WRITING.decide("Bash", {"command": command}, cwd=PROJECT, mode=mode, sandboxed=sandboxed)
+        assert (got.decision, got.rule) == ("deny", "Edit(./locked/**)"), (command, got.reason)
+
+
+@PROPS
+@given(option_write(".claude/settings.local.json"))
+def test_every_spelling_of_an_output_option_to_a_protected_path_never_runs_unasked(command: str) -> None:
+    for mode, sandboxed in (("bypassPermissions", False), ("default", True), ("acceptEdits", False)):
+        got = WRITING.decide("Bash", {"command": command}, cwd=PROJECT, mode=mode, sandboxed=sandboxed)
+        assert got.decision != "allow", (command, mode, got.reason)

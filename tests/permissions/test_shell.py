@@ -84,18 +84,19 @@ def test_wrappers_are_looked_through(command: str, layers: list[str]) -> None:
 
 
 def test_dangerous_assignments_and_dynamic_names() -> None:
-    assert parse_command("LD_PRELOAD=/tmp/x.so ls").commands[0].risky
-    assert parse_command("env PATH=/tmp ls").commands[0].risky
-    assert parse_command("GIT_SSH_COMMAND=x git fetch").commands[0].risky
+    assert parse_command("LD_PRELOAD=/tmp/x.so ls").commands[0].environment
+    assert parse_command("env PATH=/tmp ls").commands[0].environment
+    assert parse_command("GIT_SSH_COMMAND=x git fetch").commands[0].environment
     assert parse_command("FOO=$(id) ls").commands[0].risky
-    assert parse_command("FOO=bar ls").commands[0].risky is None
+    assert parse_command("FOO=bar ls").commands[0].environment  # not on the harmless allow-list
+    assert parse_command("LANG=C ls").commands[0].environment is None
     assert parse_command("$CMD -rf /").commands[0].opaque
     assert parse_command("timeout 5 $CMD -rf /").commands[0].opaque
     assert parse_command("env A=1 $(which rm) -rf /").commands[0].opaque
-    assert parse_command("PATH+=:/tmp; ls").commands[0].risky
+    assert parse_command("PATH+=:/tmp; ls").commands[0].environment
     assert parse_command('eval "$X"').commands[0].opaque
     assert parse_command('bash -c "$X"').commands[0].opaque
-    assert parse_command("export PATH=/tmp; ls").commands[0].risky
+    assert parse_command("export PATH=/tmp; ls").commands[0].environment
 
 
 def test_background_parse_errors_and_length() -> None:

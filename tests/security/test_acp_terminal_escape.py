@@ -155,9 +155,11 @@ async def test_other_start_up_and_program_variables_are_refused_by_name(acp: Acp
 
 async def test_a_harmless_env_still_runs(acp: AcpAttack) -> None:
     rt = await acp.runtime({"allow": ["Bash(bash -c *)", "Bash(echo *)"]}, sandbox="off")
-    said = await acp.run(rt, term("echo $GREETING", env={"GREETING": "hello"}))
+    said = await acp.run(
+        rt, term("echo $LC_GREETING $GIT_PAGER", env={"LC_GREETING": "hello", "GIT_PAGER": "cat"})
+    )
     await rt.shutdown()
-    assert "term ok: hello" in said
+    assert "term ok: hello cat" in said
 
 
 async def test_fs_requests_go_through_deny_rules_and_protected_paths(acp: AcpAttack) -> None:

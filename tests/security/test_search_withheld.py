@@ -54,6 +54,7 @@ async def test_grep_of_a_denied_directory_outside_in_bypass_mode_returns_nothing
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n")
     monkeypatch.setenv("HOME", str(home))
+    hostile.sink.answer = lambda _req: ("allow_once", None)  # ~/.ssh is a credential place: it asks
     rt = await hostile.runtime({"deny": ["Read(~/.ssh/**)"]}, sandbox="off")
     sid = await hostile.attack(
         rt,
