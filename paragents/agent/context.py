@@ -8,6 +8,8 @@ first, so that the most specific instructions come last.
 from __future__ import annotations
 
 import datetime as dt
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,21 +44,39 @@ def load_instructions(project_dir: Path, workdir: Path) -> list[InstructionFile]
     """Return the instruction files that apply to ``workdir``, outermost first.
 
     In each folder from ``project_dir`` down to ``workdir``, ``AGENTS.md`` is used, else ``CLAUDE.md``.
-    Unreadable files are skipped (a missing file is normal)."""
+    Unreadable files are skipped (a missing file is normal), and so is anything but a regular file:
+    a session's command can write the project, and a symbolic link named ``AGENTS.md`` pointing at
+    ``.env`` or paragents' own ``serve.json`` would otherwise be read here, on the host, into the
+    system prompt (the sandbox hides those files from the command itself)."""
     found: list[InstructionFile] = []
     for folder in _chain(project_dir, workdir):
         for name in INSTRUCTION_FILES:
             path = folder / name
-            if path.is_file():
-                try:
-                    text = path.read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    continue
-                if len(text) > MAX_INSTRUCTION_CHARS:
-                    text = text[:MAX_INSTRUCTION_CHARS] + "\n[truncated]"
-                found.append(InstructionFile(path=path, text=text))
-                break
+            text = _read_regular(path)
+            if text is None:
+                continue
+            if len(text) > MAX_INSTRUCTION_CHARS:
+                text = text[:MAX_INSTRUCTION_CHARS] + "\n[truncated]"
+            found.append(InstructionFile(path=path, text=text))
+            break
     return found
+
+
+def _read_regular(path: Path) -> str | None:
+    """The text of ``path`` when it is a regular file (never through a symbolic link, never a FIFO or
+    device), at most MAX_INSTRUCTION_CHARS * 4 bytes read; None otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None
+        try:
+            data = f.read(MAX_INSTRUCTION_CHARS * 4 + 1)
+        except OSError:
+            return None
+    return data.decode("utf-8", errors="replace")
 
 
 def build_system_prompt(
