@@ -14,9 +14,9 @@ module and each over that shared connection: ``store.sessions`` (:mod:`.sessions
 ``store.messages``, ``store.turns``, ``store.compactions``, ``store.holders``, ``store.audit``,
 ``store.events``, ``store.reservations``, ``store.notes``, ``store.lanes``, ``store.lane_verify``,
 ``store.approvals``, ``store.api_access``, ``store.budgets``, ``store.fanout``,
-``store.agent_sessions``, ``store.decisions`` and ``store.drafts``. A part of paragents that uses one
-subject takes that repository (``ApprovalsRepo``...), not the whole store. Every method is a
-coroutine and runs its SQL on aiosqlite's thread; rows come back as the records of
+``store.agent_sessions``, ``store.decisions``, ``store.drafts`` and ``store.tool_rows``. A part of
+paragents that uses one subject takes that repository (``ApprovalsRepo``...), not the whole store.
+Every method is a coroutine and runs its SQL on aiosqlite's thread; rows come back as the records of
 :mod:`paragents.store.records`.
 """
 
@@ -53,6 +53,7 @@ from paragents.store.records.errors import StoreError
 from paragents.store.reservations import ReservationsRepo
 from paragents.store.session_events import SessionEventsRepo
 from paragents.store.sessions import SessionsRepo
+from paragents.store.tool_rows import ToolRowsRepo
 from paragents.store.turns import TurnsRepo
 
 
@@ -112,6 +113,7 @@ class Store:
         self.agent_sessions = AgentSessionsRepo(database)
         self.decisions = DecisionsRepo(database)
         self.drafts = DraftsRepo(database)
+        self.tool_rows = ToolRowsRepo(database)
 
     @property
     def path(self) -> Path:
