@@ -24,12 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 
 from paragents import events as ev
 from paragents.cli.exit_codes import EXIT_CONFIG, EXIT_HELD, exit_code_for
 from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
 from paragents.models import Usage
+from paragents.terminal_text import StreamCleaner, strip_controls
+
+
+def escape(text: str) -> str:
+    """Untrusted text for Rich markup: escape sequences and control characters removed (a model's
+    OSC 52 or title change must not reach the terminal), markup escaped."""
+    return _markup_escape(strip_controls(text))
 
 
 class HeadlessSink:
@@ -49,6 +56,9 @@ class HeadlessSink:
         ``notes`` (each is also printed to stderr)."""
         self.wait_approvals = False
         """Without a terminal, leave asks pending for another process to answer (``--wait-approvals``)."""
+        self._text = StreamCleaner()
+        self._reasoning = StreamCleaner()
+        """Streamed text and reasoning without escape sequences, also when one is cut between chunks."""
 
     def __call__(self, event: ev.Event) -> None:
         if isinstance(event, ev.BudgetPaused):  # nobody can raise a cap here: stop (exit code 7)
@@ -57,7 +67,7 @@ class HeadlessSink:
             return
         if isinstance(event, ev.Notice) and self.json_mode:  # start-up notices (MCP servers ...) too
             self.notices.append(event.text)
-            self.err.print(f"note: {event.text}", markup=False, style="yellow")
+            self.err.print(f"note: {strip_controls(event.text)}", markup=False, style="yellow")
             return
         if isinstance(event, ev.PermissionRequested):
             asyncio.get_running_loop().create_task(self._answer(event))
@@ -78,14 +88,16 @@ class HeadlessSink:
             if not self._in_reasoning:
                 out.print("[dim italic]thinking: [/]", end="")
                 self._in_reasoning = True
-            out.print(escape(event.text), style="dim italic", end="", markup=False, highlight=False)
+            out.print(
+                self._reasoning.feed(event.text), style="dim italic", end="", markup=False, highlight=False
+            )
         elif isinstance(event, ev.TextDelta):
             if self._in_reasoning:
-                out.print()
+                out.print(self._reasoning.flush(), style="dim italic", markup=False, highlight=False)
                 self._in_reasoning = False
-            out.print(event.text, end="", markup=False, highlight=False)
+            out.print(self._text.feed(event.text), end="", markup=False, highlight=False)
         elif isinstance(event, ev.ToolCallStarted):
-            out.print()
+            out.print(self._text.flush(), markup=False, highlight=False)
             marker = " [dim](sandboxed)[/]" if event.sandboxed else ""
             out.print(f"[bold cyan]⏵ {escape(event.summary)}[/]{marker}")
         elif isinstance(event, ev.ToolCallFinished):
@@ -98,7 +110,7 @@ class HeadlessSink:
             target = self.err if event.level == "error" else out
             target.print(f"[{style}]{escape(event.text)}[/]")
         elif isinstance(event, ev.TurnFinished):
-            out.print()
+            out.print(self._text.flush() + self._reasoning.flush(), markup=False, highlight=False)
             if event.error and event.status == "failed":
                 self.err.print(f"[bold red]{escape(event.error)}[/]")
 
@@ -106,7 +118,9 @@ class HeadlessSink:
         elsewhere = f"paragents approve {event.request_id} [--session-wide|--always|--deny]"
         if not self.interactive:
             if self.wait_approvals:  # another process answers the row (paragents approve, the API)
-                self.err.print(f"waiting for an answer to {event.summary}: {elsewhere}", markup=False)
+                self.err.print(
+                    f"waiting for an answer to {strip_controls(event.summary)}: {elsewhere}", markup=False
+                )
             elif not event.reply.done():
                 event.reply.set_result(
                     ("reject_once", {"headless": True, "reason": f"no terminal to ask ({event.reason})"})
@@ -143,7 +157,7 @@ class HeadlessSink:
                 f"[dim]{event.kind} on {escape(event.path)}{holder}[/]"
             )
             if event.diff:
-                out.print(event.diff, markup=False, highlight=False)
+                out.print(strip_controls(event.diff), markup=False, highlight=False)
             labels = {"w": "wait", "r": "run anyway", "s": "skip", "e": "re-read first"}
             out.print("  " + "  ".join(f"[bold]{k}[/] {labels[k]}" for k in offered))
             session: PromptSession[str] = PromptSession()
@@ -295,7 +309,9 @@ async def run_headless(args: Any) -> int:
     name = args.session or "run"
     notes = runtime.notes
     if getattr(args, "lane", None) and hasattr(runtime, "lane_setup_output"):  # a lane's setup, live
-        runtime.lane_setup_output = lambda lane, line: err.print(f"[{lane} setup] {line}", markup=False)
+        runtime.lane_setup_output = lambda lane, line: err.print(
+            f"[{lane} setup] {strip_controls(line)}", markup=False
+        )
     try:
         try:
             take_over = bool(getattr(args, "take_over", False))
@@ -338,7 +354,7 @@ async def run_headless(args: Any) -> int:
             )
             return EXIT_HELD
         for note in notes:
-            err.print(f"note: {note}", markup=False, style="yellow")
+            err.print(f"note: {strip_controls(note)}", markup=False, style="yellow")
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, lambda: runtime.cancel(view.id))
         if max_budget is not None:

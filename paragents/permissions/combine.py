@@ -83,8 +83,9 @@ def _with_mode(
     if sandboxed and family == "Bash" and _auto_allowed(part):
         return "allow", f"sandboxed, so it runs without asking (sandbox.autoAllow; {part.reason})", "sandbox"
     if part.category in ("protected", "opaque"):
-        kind: DecisionKind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
-        return kind, part.reason, "protected" if part.category == "protected" else "default"
+        if mode is PermissionMode.DONT_ASK:
+            return "deny", f"dontAsk mode: this would ask, so it is denied ({part.reason})", "mode"
+        return "ask", part.reason, "protected" if part.category == "protected" else "default"
     if part.category in _ASKING:
         if mode is PermissionMode.BYPASS:
             return "allow", f"bypassPermissions mode ({part.reason})", "mode"
@@ -126,7 +127,10 @@ def finish(
         subs.append(SubDecision(part.label, decision, reason, part.rule.rule.text if part.rule else None))
         scopes.append(scope)
     worst = max(STRICTNESS[s.decision] for s in subs)
-    index = next(i for i, s in enumerate(subs) if STRICTNESS[s.decision] == worst)
+    strictest = [i for i, s in enumerate(subs) if STRICTNESS[s.decision] == worst]
+    # A protected path is the reason a person must see first: "no rule allows `printf x`" alone hides
+    # that the command writes .git/config (it asks, and keeps asking after an allow rule).
+    index = next((i for i in strictest if scopes[i] == "protected"), strictest[0])
     top = subs[index]
     reason = top.reason
     if len(subs) > 1 and top.decision == "allow":

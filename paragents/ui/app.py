@@ -63,6 +63,7 @@ from paragents.ui.remote_asks import RemoteAsks
 from paragents.ui.screens.inbox import InboxScreen
 from paragents.ui.screens.overview import ActivityLog
 from paragents.ui.screens.setup import SetupScreen
+from paragents.ui.terminal_gone import drop_output_when_the_terminal_is_gone
 from paragents.ui.text import clean
 from paragents.ui.ticker import RepaintTicker
 from paragents.ui.type_ahead import TypeAhead
@@ -178,6 +179,7 @@ class ParagentsApp(UserActions):
             tune_gc()
         self.runtime.set_sink(self._sink)
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
+        drop_output_when_the_terminal_is_gone(self._driver)  # a closed terminal never hangs the app
         self.notifier = install_notifier(self)  # ui/budget_hooks.py
         self.meter_refresher = budget_hooks.install_meters(self)
         self.screen_change_signal.subscribe(self, self._screen_changed)

@@ -22,19 +22,11 @@ import re
 from rich.text import Text
 from textual.content import Content
 
+from paragents.terminal_text import ANSI, CONTROL
 from paragents.ui.glyphs import glyphs
 
-_ANSI = re.compile(
-    r"""
-    \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?   # OSC ... BEL / ST
-    | \x1b[P^_X][^\x1b]*(?:\x1b\\)?      # DCS / PM / APC / SOS ... ST
-    | \x1b\[[0-?]*[ -/]*[@-~]           # CSI
-    | \x1b[ -/]*[0-~]                    # other two/three-byte escapes
-    | \x9b[0-?]*[ -/]*[@-~]              # 8-bit CSI
-    """,
-    re.VERBOSE,
-)
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_ANSI = ANSI
+_CONTROL = CONTROL
 _WIDTH_UNSAFE = re.compile(
     "[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufe00-\ufe0f\ufeff"
     "\ufff9-\ufffb\U0001f3fb-\U0001f3ff\U000e0000-\U000e007f\U000e0100-\U000e01ef]"

@@ -215,3 +215,19 @@ def test_a_terminal_ask_prints_the_command_its_cwd_and_the_rule_as_plain_text() 
     text = out.file.getvalue()  # type: ignore[attr-defined]
     assert "rule: Bash(rm *) (project)" in text and "in /p/web" in text
     assert "$ rm -rf [bold]x[/bold]" in text
+
+
+def test_run_prints_the_models_text_without_its_escape_sequences(
+    server: ThreadedReplayServer, tmp_path: Path
+) -> None:
+    """A reply holding an OSC title change, an OSC 52 clipboard write and CSI colours reaches the
+    terminal as plain text: no ESC byte gets through (found by a fresh user under a tty), and markup
+    stays literal."""
+    hostile = "Done [/] [bold]x[/bold] \x1b]0;PWNED-TITLE\x07 \x1b]52;c;cHduZWQ=\x07 \x1b[31mred\x1b[0m \x9b2J"
+    server.add(ScriptedResponse.from_message(content=hostile, reasoning_content="\x1b[5mblink\x1b[0m"))
+    proc = paragents("run", "--endpoint", server.base_url, "--model", "m", "hi", cwd=tmp_path, stdin="")
+    assert proc.returncode == 0, proc.stderr
+    printed = proc.stdout + proc.stderr
+    assert "\x1b" not in printed and "\x9b" not in printed and "\x07" not in printed
+    assert "Done [/] [bold]x[/bold]" in proc.stdout and "red" in proc.stdout and "blink" in proc.stdout
+    assert "PWNED-TITLE" not in printed and "cHduZWQ" not in printed  # whole sequences, not just ESC

@@ -158,6 +158,26 @@ PINNED = [
         [],
     ),
     (
+        "Edit",
+        '{"path":".git/config"}',
+        "dontAsk",
+        "deny",
+        None,
+        "mode",
+        "dontAsk mode: this would ask, so it is denied (protected path: {root}/.git/config is inside .git/ (repository internals); changing it always asks)",  # noqa: E501
+        [],
+    ),
+    (  # the protected path is the reason shown, not "no rule allows `printf x`" (hostile demo, issue 25)
+        "Bash",
+        '{"command":"printf x >> .git/config"}',
+        "",
+        "ask",
+        None,
+        "protected",
+        "protected path: {root}/.git/config is inside .git/ (repository internals); changing it always asks",
+        [],
+    ),
+    (
         "mcp__fs__write",
         '{"path":"a.txt"}',
         "plan",
