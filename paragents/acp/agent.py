@@ -270,7 +270,7 @@ class AcpAgent(Agent):
         self.spending.new_session()
         if self.save_remote is not None:
             await self.save_remote(remote_id)
-            await self.store.set_reported_cost(self.session.id, None)
+            await self.store.agent_sessions.set_reported_cost(self.session.id, None)
 
     async def start_new_session(self) -> None:
         """Start a new agent session in this session (``/agent new``, the panel's bar): the stored
@@ -420,7 +420,7 @@ class AcpAgent(Agent):
         await self._await_agent_session(prompt)
         try:
             await self.sync()
-            self._turn_id = await self.store.start_turn(sid, prompt)
+            self._turn_id = await self.store.turns.start(sid, prompt)
         except StoreError as exc:
             self.emit(ev.TurnStarted(sid, prompt))
             return await self._store_failed(exc, added, total)
@@ -495,7 +495,7 @@ class AcpAgent(Agent):
         for message in self.log.end(outcome, note or "the agent reported no result"):
             self.emit(ev.MessageAdded(sid, message))
         for message, result_outcome in self.log.take():
-            msg_id = await self.store.append_message(
+            msg_id = await self.store.messages.append(
                 sid, message, turn_id=self._turn_id, outcome=result_outcome, expect_revision=self.revision
             )
             self._written(msg_id)
@@ -514,7 +514,7 @@ class AcpAgent(Agent):
         spend: Spend | None = None
         if got is not None:
             cost = 0.0 if self.spending.in_usd else request_cost(self.config, self.session.model, usage)
-            await self.store.add_usage(
+            await self.store.turns.add_usage(
                 sid, self._turn_id, self.session.model, usage, estimated=False, cost_usd=cost
             )
             spend = (getattr(self.session, "spend", None) or Spend()) + Spend(

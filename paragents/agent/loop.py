@@ -172,7 +172,7 @@ class Agent:
 
     async def mark_current(self) -> None:
         """Record that ``history`` is up to date with the store now (after loading it)."""
-        self.revision, self.last_message_id = await self.store.history_mark(self.session.id)
+        self.revision, self.last_message_id = await self.store.messages.history_mark(self.session.id)
 
     async def sync(self) -> int:
         """Reload the history when another process wrote to this session since it was loaded
@@ -183,10 +183,10 @@ class Agent:
         sid = self.session.id
         found = 0
         for _attempt in range(3):
-            revision, _newest = await self.store.history_mark(sid)
+            revision, _newest = await self.store.messages.history_mark(sid)
             if revision == self.revision:
                 break
-            stored, history = await self.store.load_for_display_and_history(sid)
+            stored, history = await self.store.messages.load_for_display_and_history(sid)
             self.history = history
             self.compaction = await load_compaction(self.store, sid, history)
             new = [m for m in stored if m.id > self.last_message_id]
@@ -274,12 +274,12 @@ class Agent:
         start, cut = summary.start, summary.cut
         try:
             cost = request_cost(self.config, session.model, summary.usage)
-            await self.store.add_usage(
+            await self.store.turns.add_usage(
                 session.id, None, session.model, summary.usage, estimated=summary.estimated, cost_usd=cost
             )
-            upto = upto_message_id(await self.store.load_messages(session.id), history, cut)
+            upto = upto_message_id(await self.store.messages.load(session.id), history, cut)
             revision = self.revision
-            record_id = await self.store.add_compaction(
+            record_id = await self.store.compactions.add(
                 session.id, upto, summary.text, expect_revision=revision
             )
             if revision is not None:
@@ -288,7 +288,7 @@ class Agent:
             raise CompactionError(f"the compaction could not be recorded: {exc}") from None
         self.compaction = CompactionState(summary.text, cut, first_task(history), record_id)
         after = estimate_messages_tokens(self.request_messages(), specs)
-        await self.store.update_session(session.id, last_prompt_tokens=after)
+        await self.store.sessions.update(session.id, last_prompt_tokens=after)
         self.emit(ev.Compacted(session.id, cut - start, cut, before, after))
         u = summary.usage
         spend = (getattr(session, "spend", None) or Spend()) + Spend(
@@ -391,7 +391,7 @@ class Agent:
     async def _append(self, message: Message, added: list[Message], outcome: str | None = None) -> None:
         """Store ``message`` (refused with HistoryChanged when another process wrote meanwhile), then
         add it to the history and the turn's messages and emit it (a tool result with its outcome)."""
-        msg_id = await self.store.append_message(
+        msg_id = await self.store.messages.append(
             self.session.id, message, turn_id=self._turn_id, outcome=outcome, expect_revision=self.revision
         )
         self._written(msg_id)
@@ -408,7 +408,7 @@ class Agent:
 
     async def _append_partial(self, msg: Message, added: list[Message]) -> None:
         """Store a partial reply (kept, marked incomplete, never sent back) and report it."""
-        msg_id = await self.store.append_message(
+        msg_id = await self.store.messages.append(
             self.session.id, msg, turn_id=self._turn_id, complete=False, expect_revision=self.revision
         )
         self._written(msg_id)
@@ -437,7 +437,7 @@ class Agent:
         total = Usage()
         try:
             await self.sync()  # another process may have written since this copy was loaded
-            self._turn_id = await self.store.start_turn(sid, prompt)
+            self._turn_id = await self.store.turns.start(sid, prompt)
         except StoreError as exc:
             self.emit(ev.TurnStarted(sid, prompt))
             return await self._store_failed(exc, added, total)
@@ -499,7 +499,7 @@ class Agent:
                     try:
                         await self._append(result, added, outcome)
                     except HistoryChanged:  # taken over meanwhile: keep this result, right after its call
-                        await self.store.append_late_tool_result(
+                        await self.store.messages.append_late_tool_result(
                             sid, result, outcome=outcome, turn_id=self._turn_id
                         )
                         raise
@@ -592,7 +592,7 @@ class Agent:
         seconds = self.budget.take_turn_seconds() if self.budget is not None else None
         if self._turn_id is not None:
             try:
-                await self.store.finish_turn(self._turn_id, status.value, error, run_seconds=seconds)
+                await self.store.turns.finish(self._turn_id, status.value, error, run_seconds=seconds)
             except StoreError as exc:  # the store keeps it and writes it with its next turn or close
                 if kind != STORE_KIND:
                     self.emit(ev.Notice(sid, f"the end of this turn could not be saved yet: {exc}", "error"))
@@ -767,7 +767,7 @@ class Agent:
         sid = self.session.id
         msg = _partial_message(reply.content or "", reply.reasoning or "")
         if msg is not None:
-            await self.store.append_message(sid, msg, turn_id=self._turn_id, complete=False)
+            await self.store.messages.append(sid, msg, turn_id=self._turn_id, complete=False)
             self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
         first = nameless[0]
         return (
@@ -795,7 +795,7 @@ class Agent:
         sid = self.session.id
         model = self.session.model
         cost = request_cost(self.config, model, usage)
-        await self.store.add_usage(sid, self._turn_id, model, usage, estimated=estimated, cost_usd=cost)
+        await self.store.turns.add_usage(sid, self._turn_id, model, usage, estimated=estimated, cost_usd=cost)
         spend = getattr(self.session, "spend", None) or Spend()
         spend = spend + Spend(
             usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost, estimated
