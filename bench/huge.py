@@ -41,14 +41,14 @@ async def seed(source: str) -> dict[str, str]:
     project = bench_root() / "project"
     closed: dict[str, str] = {}
     async with await Store.open(paths.db_path()) as store:
-        rec = await store.create_session(name="huge", project_dir=project, workdir=project, model="m")
-        await store.append_message(rec.id, {"role": "user", "content": "Explain everything."})
-        await store.append_message(rec.id, {"role": "assistant", "content": source})
+        rec = await store.sessions.create(name="huge", project_dir=project, workdir=project, model="m")
+        await store.messages.append(rec.id, {"role": "user", "content": "Explain everything."})
+        await store.messages.append(rec.id, {"role": "assistant", "content": source})
         for name, reply in (("small", "A short answer."), ("big", huge_markdown(400_000))):
-            other = await store.create_session(name=name, project_dir=project, workdir=project, model="m")
-            await store.append_message(other.id, {"role": "user", "content": "Explain."})
-            await store.append_message(other.id, {"role": "assistant", "content": reply})
-            await store.update_session(other.id, is_open=False)
+            other = await store.sessions.create(name=name, project_dir=project, workdir=project, model="m")
+            await store.messages.append(other.id, {"role": "user", "content": "Explain."})
+            await store.messages.append(other.id, {"role": "assistant", "content": reply})
+            await store.sessions.update(other.id, is_open=False)
             closed[name] = other.id
     return closed
 
@@ -183,8 +183,8 @@ async def run_reopen(closed: dict[str, str]) -> dict[str, Any]:
     from paragents.ui.app import make_app
 
     async with await Store.open(paths.db_path()) as store:
-        for rec in await store.list_sessions(project_dir=bench_root() / "project"):
-            await store.update_session(rec.id, is_open=False)
+        for rec in await store.sessions.all(project_dir=bench_root() / "project"):
+            await store.sessions.update(rec.id, is_open=False)
     overrides = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "max_retries": 0}
     runtime = await Runtime.create(bench_root() / "project", cli_overrides=overrides)
     app = make_app(runtime, tune_gc=True)

@@ -35,16 +35,16 @@ async def seed(sessions: int, messages: int, closed: bool, prefix: str) -> None:
     project = bench_root() / "project"
     async with await Store.open(paths.db_path()) as store:
         for s in range(sessions):
-            rec = await store.create_session(
+            rec = await store.sessions.create(
                 name=f"{prefix}{s + 1}", project_dir=project, workdir=project, model="m"
             )
             for i in range(messages // 2):
-                await store.append_message(
+                await store.messages.append(
                     rec.id, {"role": "user", "content": f"Question {i}: fix test {i}?"}
                 )
-                await store.append_message(rec.id, {"role": "assistant", "content": corpus(400, i)})
+                await store.messages.append(rec.id, {"role": "assistant", "content": corpus(400, i)})
             if closed:
-                await store.update_session(rec.id, is_open=False)
+                await store.sessions.update(rec.id, is_open=False)
 
 
 async def _runtime(url: str) -> Any:
@@ -59,7 +59,7 @@ async def start(t0: float, url: str) -> dict[str, Any]:
     from paragents.ui.app import make_app
 
     runtime = await _runtime(url)
-    expected = len(await runtime.store.list_sessions(runtime.project_dir, open_only=True))
+    expected = len(await runtime.store.sessions.all(runtime.project_dir, open_only=True))
     app = make_app(runtime, tune_gc=True)  # as the CLI does
     marks: dict[str, float] = {}
     original = app._display

@@ -61,3 +61,9 @@ def ensure_dir(path: Path, mode: int = 0o700) -> Path:
     """Create ``path`` (and parents) if missing with ``mode``; return it. Raises OSError on failure."""
     path.mkdir(parents=True, exist_ok=True, mode=mode)
     return path
+
+
+def norm_dir(path: Path | str) -> str:
+    """Return the absolute, resolved text form of a directory path, as the store keeps a project's
+    directory (and as its rows are looked up)."""
+    return str(Path(path).expanduser().resolve())

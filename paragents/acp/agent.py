@@ -222,7 +222,7 @@ class AcpAgent:
         for message in self.log.end(outcome, note or "the agent reported no result"):
             self.emit(ev.MessageAdded(sid, message))
         for message, result_outcome in self.log.take():
-            msg_id = await self.store.append_message(
+            msg_id = await self.store.messages.append(
                 sid, message, turn_id=record.turn_id, outcome=result_outcome, expect_revision=record.revision
             )
             record.written(msg_id)
@@ -241,7 +241,7 @@ class AcpAgent:
         spend: Spend | None = None
         if got is not None:
             cost = 0.0 if self.spending.in_usd else request_cost(self.config, self.session.model, usage)
-            await self.store.add_usage(
+            await self.store.turns.add_usage(
                 sid, record.turn_id, self.session.model, usage, estimated=False, cost_usd=cost
             )
             spend = (getattr(self.session, "spend", None) or Spend()) + Spend(

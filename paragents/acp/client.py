@@ -38,7 +38,7 @@ from acp.schema import (
 from paragents import events as ev
 from paragents.acp.agent_env import unsafe_names
 from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
-from paragents.agent.approval import ApprovalContext, approve
+from paragents.agent.approval import ApprovalContext, ApprovalStore, approve
 from paragents.models import ToolCall
 from paragents.tools.base import ToolResult
 from paragents.tools.fsutil import resolve_path
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
     from paragents.agent.session import SessionReader
     from paragents.conflicts import ConflictChecker
     from paragents.permissions import Decision, Policy
-    from paragents.store import Store
 
 FORBIDDEN = -32001
 """JSON-RPC error code of a refused file or terminal request (policy, conflict)."""
@@ -77,13 +76,14 @@ class AgentSide(Protocol):
     its tool calls (``calls``: summaries, previews, and the tools that serve the requests)."""
 
     session: SessionReader
-    store: Store
     policy: Policy
     conflicts: ConflictChecker
     log: TurnLog
     controls: AgentControls
     calls: ToolCalls
 
+    @property
+    def store(self) -> ApprovalStore: ...
     def emit(self, event: ev.Event) -> None: ...
 
 
@@ -137,7 +137,7 @@ class AcpClient:
         )
         always = False
         if chosen.decision != "ask":
-            await agent.store.record_decision(
+            await agent.store.audit.record(
                 session.id,
                 tool=mapped.call.name,
                 input=json.loads(mapped.call.arguments),
@@ -228,7 +228,7 @@ class AcpClient:
         decision = self._decide(tool, args)
         if decision is not None and decision.decision != "ask":
             audit = {"decision": decision.decision, "reason": decision.reason}
-            await agent.store.record_decision(
+            await agent.store.audit.record(
                 agent.session.id,
                 tool=tool,
                 input=args,

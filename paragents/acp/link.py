@@ -23,10 +23,20 @@ from paragents.acp.held import SessionWait
 from paragents.acp.launch import AcpLaunchError, AgentSpec, AgentUnavailable, find_program
 from paragents.acp.process import AgentProcess
 from paragents.acp.spending import AgentSpending
+from paragents.agent.approval import ApprovalStore
 from paragents.agent.turn import TurnRecord
+from paragents.store.agent_sessions import AgentSessionsRepo
 
 CANCEL_WAIT = 5.0
 """Seconds to wait for the agent's answer to ``session/cancel`` (or to exit) before going on."""
+
+
+class _LinkStore(ApprovalStore, Protocol):
+    """The store's tables the link uses: its client's (asks), and the agent's own session id and
+    reported cost (``paragents.store.Store`` is one)."""
+
+    @property
+    def agent_sessions(self) -> AgentSessionsRepo: ...
 
 
 class _Owner(AgentSide, Protocol):
@@ -36,6 +46,9 @@ class _Owner(AgentSide, Protocol):
     wait: SessionWait
     spending: AgentSpending
     record: TurnRecord
+
+    @property
+    def store(self) -> _LinkStore: ...
 
 
 class AgentLink:
@@ -226,7 +239,7 @@ class AgentLink:
         self.owner.spending.new_session()
         if self.save_remote is not None:
             await self.save_remote(remote_id)
-            await self.owner.store.set_reported_cost(self.owner.session.id, None)
+            await self.owner.store.agent_sessions.set_reported_cost(self.owner.session.id, None)
 
     async def start_new_session(self) -> None:
         """Start a new agent session in this session (``/agent new``, the panel's bar): the stored

@@ -2,7 +2,7 @@
 
 ACP's ``usage_update`` may carry ``cost`` (amount and currency): the cumulative cost of the agent's
 own session. Each time it changes, the difference with what was already counted is stored as a usage
-row of the session with that cost in USD and no tokens (``Store.add_agent_cost``), so the panel's
+row of the session with that cost in USD and no tokens (``store.agent_sessions.add_cost``), so the panel's
 title, the overview, ``/budget`` and the budget caps (session, group, project/day) count it exactly
 like paragents' own priced usage; the last cumulative amount is kept with the agent session row, so
 a reloaded agent session is not counted twice (an amount lower than that means the agent counts
@@ -25,9 +25,16 @@ if TYPE_CHECKING:
     from paragents.agent.budget import Breach, BudgetMeter
     from paragents.agent.session import SessionReader
     from paragents.agent.turn import TurnRecord
-    from paragents.store import Store
+    from paragents.store.agent_sessions import AgentSessionsRepo
 
 USD = "USD"
+
+
+class _Store(Protocol):
+    """The store's tables the spending uses (``paragents.store.Store`` is one)."""
+
+    @property
+    def agent_sessions(self) -> AgentSessionsRepo: ...
 
 
 class _Agent(Protocol):
@@ -35,12 +42,13 @@ class _Agent(Protocol):
     modules form no import cycle)."""
 
     log: TurnLog
-    store: Store
     session: SessionReader
     budget: BudgetMeter | None
     spec: Any
     record: TurnRecord
 
+    @property
+    def store(self) -> _Store: ...
     def emit(self, event: ev.Event) -> None: ...
 
 
@@ -91,13 +99,13 @@ class AgentSpending:
             return
         amount, currency = cost
         if self.counted is None:
-            self.counted = await agent.store.get_reported_cost(sid) or 0.0
+            self.counted = await agent.store.agent_sessions.get_reported_cost(sid) or 0.0
         delta = amount - self.counted if amount >= self.counted else amount
         if delta <= 0:
             return
         if currency.upper() != USD:
             self.counted = amount
-            await agent.store.set_reported_cost(sid, amount)
+            await agent.store.agent_sessions.set_reported_cost(sid, amount)
             if currency not in self.currencies:
                 self.currencies.add(currency)
                 text = (
@@ -107,7 +115,9 @@ class AgentSpending:
                 agent.emit(ev.Notice(sid, text, "warning"))
             agent.emit(ev.Notice(sid, f"agent cost: {amount:.4f} {currency} for its session so far"))
             return
-        await agent.store.add_agent_cost(sid, agent.record.turn_id, agent.session.model, delta, amount)
+        await agent.store.agent_sessions.add_cost(
+            sid, agent.record.turn_id, agent.session.model, delta, amount
+        )
         self.counted = amount
         view = agent.session
         spend = (getattr(view, "spend", None) or Spend()) + Spend(usd=delta)

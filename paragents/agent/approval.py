@@ -12,18 +12,33 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from paragents import events as ev
 from paragents.agent.session import SessionReader
 from paragents.models import CallPreview, SessionState, ToolCall
 from paragents.permissions.host_paths import OWN_FILES
-from paragents.store.approvals import APPROVAL_ANSWERS
+from paragents.store.records.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:
     from paragents.permissions import Decision, Policy
-    from paragents.store import ApprovalRecord, Store
+    from paragents.store.approvals import ApprovalsRepo
+    from paragents.store.audit import AuditRepo
+    from paragents.store.records import ApprovalRecord
+    from paragents.store.sessions import SessionsRepo
     from paragents.tools.sandbox import SandboxConfig
+
+
+class ApprovalStore(Protocol):
+    """The store's tables an ask uses: its row, the audit, the session's rules
+    (``paragents.store.Store`` is one)."""
+
+    @property
+    def approvals(self) -> ApprovalsRepo: ...
+    @property
+    def audit(self) -> AuditRepo: ...
+    @property
+    def sessions(self) -> SessionsRepo: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +70,7 @@ class ApprovalContext:
 
     session: SessionReader
     policy: Policy
-    store: Store
+    store: ApprovalStore
     emit: ev.EventSink
     call: ToolCall
     tool_name: str
@@ -100,10 +115,10 @@ async def approve(ctx: ApprovalContext) -> Approval:
             store, resume.id, f"decided by the policy after the restart: {decision.decision}"
         )
     if decision.decision == "allow":
-        await store.record_decision(sid, **audit, answered_by="policy", answer="allow")
+        await store.audit.record(sid, **audit, answered_by="policy", answer="allow")
         return Approval(True)
     if decision.decision == "deny":
-        await store.record_decision(sid, **audit, answered_by="policy", answer="deny")
+        await store.audit.record(sid, **audit, answered_by="policy", answer="deny")
         return Approval(False, f"denied by policy: {decision.reason}")
     if resume is not None and resume.state != "pending":  # answered while this process was down
         answer = answer_of(resume)
@@ -114,7 +129,7 @@ async def approve(ctx: ApprovalContext) -> Approval:
         shown = await ctx.preview() if ctx.preview is not None else None
         answer, by = await _ask(ctx, decision, shown)
     audit_by = "headless" if by == "headless" else "user"
-    await store.record_decision(sid, **audit, answered_by=audit_by, answer=answer.kind, answerer=by)
+    await store.audit.record(sid, **audit, answered_by=audit_by, answer=answer.kind, answerer=by)
     return await _apply_answer(ctx, decision, answer)
 
 
@@ -191,7 +206,7 @@ def answer_of(row: ApprovalRecord) -> ev.PermissionAnswer:
 
 
 async def _await_row(
-    store: Store,
+    store: ApprovalStore,
     request_id: str,
     reply: asyncio.Future[ev.PermissionAnswer],
     emit: ev.EventSink,
@@ -199,7 +214,7 @@ async def _await_row(
 ) -> ApprovalRecord:
     """Wait for the row to be answered: by this process's client (the Future: its answer is written to
     the row, which takes only the first answer) or by any other process (the row). Returns the row."""
-    waiter = asyncio.ensure_future(store.wait_approval(request_id))
+    waiter = asyncio.ensure_future(store.approvals.wait(request_id))
     try:
         either: set[asyncio.Future[Any]] = {reply, waiter}
         await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
@@ -215,7 +230,7 @@ async def _await_row(
         answer = reply.result()
         note = (answer.note or "") if answer.kind == "reject_with_note" else (answer.note or None)
         rules = list(answer.rules) or None
-        result = await store.answer_approval(request_id, answer.kind, answer.answered_by, note, rules=rules)
+        result = await store.approvals.answer(request_id, answer.kind, answer.answered_by, note, rules=rules)
         if not result.accepted:
             emit(ev.Notice(sid, f"your answer was not taken: {result.message}", "warning"))
         assert result.approval is not None
@@ -237,10 +252,10 @@ async def _ask(
     reply: asyncio.Future[ev.PermissionAnswer] = asyncio.get_running_loop().create_future()
     if resume is not None:
         request_id = resume.id
-        await store.adopt_approval(request_id, turn_id)
+        await store.approvals.adopt(request_id, turn_id)
     else:
         request_id = uuid.uuid4().hex[:12]
-        await store.add_approval(
+        await store.approvals.add(
             request_id,
             sid,
             kind="approval",
@@ -284,11 +299,11 @@ async def _ask(
     return answer, by
 
 
-async def _close_quietly(store: Store, request_id: str, note: str) -> None:
+async def _close_quietly(store: ApprovalStore, request_id: str, note: str) -> None:
     from paragents.store import StoreError
 
     with contextlib.suppress(StoreError):
-        await store.close_approval(request_id, note)
+        await store.approvals.close(request_id, note)
 
 
 async def _apply_answer(ctx: ApprovalContext, decision: Decision, answer: ev.PermissionAnswer) -> Approval:
@@ -304,7 +319,7 @@ async def _apply_answer(ctx: ApprovalContext, decision: Decision, answer: ev.Per
             *(r for r in decision.suggested_rules if r not in session.session_rules),
         )
         emit(ev.SessionRulesChanged(sid, rules))
-        await ctx.store.update_session(sid, session_rules=list(rules))
+        await ctx.store.sessions.update(sid, session_rules=list(rules))
         return Approval(True, answer=answer)
     if kind == "allow_always":
         always = list(answer.rules) or list(decision.suggested_rules)
@@ -324,7 +339,7 @@ async def _apply_answer(ctx: ApprovalContext, decision: Decision, answer: ev.Per
 async def ask_server_start(
     session: SessionReader,
     policy: Policy,
-    store: Store,
+    store: ApprovalStore,
     emit: ev.EventSink,
     name: str,
     command_line: str,

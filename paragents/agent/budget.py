@@ -27,7 +27,7 @@ from paragents.limits import Budget, format_seconds, format_tokens, format_usd
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
-    from paragents.store import Store
+    from paragents.store.budgets import BudgetsRepo
 
 LEVELS = ("session", "group", "project_day")
 """Budget levels in the order they are checked; "group" sums every sibling of the session's fan-out group."""
@@ -61,7 +61,7 @@ class BudgetMeter:
     def __init__(
         self,
         *,
-        store: Store,
+        budgets: BudgetsRepo,
         config: Callable[[], RuntimeConfig],
         session_id: str,
         project_dir: str,
@@ -71,7 +71,7 @@ class BudgetMeter:
         wall: Callable[[], float] = time.time,
         group: Callable[[], str | None] = lambda: None,
     ) -> None:
-        self.store = store
+        self.budgets = budgets
         self.config = config
         self.session_id = session_id
         self.project_dir = project_dir
@@ -116,11 +116,13 @@ class BudgetMeter:
         """Return the wall-clock seconds counted against ``level``: the stored running time of the
         finished turns (every process and earlier runs) plus the running turn's."""
         if level == "session":
-            stored = await self.store.run_seconds(session_id=self.session_id)
+            stored = await self.budgets.run_seconds(session_id=self.session_id)
         elif level == "project_day":
-            stored = await self.store.run_seconds(project_dir=self.project_dir, since=day_start(self.wall()))
+            stored = await self.budgets.run_seconds(
+                project_dir=self.project_dir, since=day_start(self.wall())
+            )
         elif level == "group" and (group := self.group()):
-            stored = await self.store.run_seconds(group_id=group)
+            stored = await self.budgets.run_seconds(group_id=group)
         else:
             return 0.0
         return stored + self.turn_seconds()
@@ -130,11 +132,11 @@ class BudgetMeter:
         """Return what was spent against ``level``'s budget (money priced per request, see spend.py);
         "group" sums every sibling of the session's fan-out group."""
         if level == "session":
-            rows = await self.store.spend_rows(session_id=self.session_id)
+            rows = await self.budgets.spend_rows(session_id=self.session_id)
         elif level == "project_day":
-            rows = await self.store.spend_rows(project_dir=self.project_dir, since=day_start(self.wall()))
+            rows = await self.budgets.spend_rows(project_dir=self.project_dir, since=day_start(self.wall()))
         elif level == "group" and (group := self.group()):
-            rows = await self.store.spend_rows(group_id=group)
+            rows = await self.budgets.spend_rows(group_id=group)
         else:
             return Spend()
         return priced(self.config(), rows)

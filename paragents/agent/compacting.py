@@ -109,19 +109,19 @@ class Compactor:
         start, cut = summary.start, summary.cut
         try:
             cost = request_cost(config, session.model, summary.usage)
-            await store.add_usage(
+            await store.turns.add_usage(
                 session.id, None, session.model, summary.usage, estimated=summary.estimated, cost_usd=cost
             )
-            upto = upto_message_id(await store.load_messages(session.id), history, cut)
+            upto = upto_message_id(await store.messages.load(session.id), history, cut)
             revision = record.revision
-            record_id = await store.add_compaction(session.id, upto, summary.text, expect_revision=revision)
+            record_id = await store.compactions.add(session.id, upto, summary.text, expect_revision=revision)
             if revision is not None:
                 record.revision = revision + 1  # refused above when another process wrote meanwhile
         except StoreError as exc:
             raise CompactionError(f"the compaction could not be recorded: {exc}") from None
         record.compaction = CompactionState(summary.text, cut, first_task(history), record_id)
         after = estimate_messages_tokens(agent.request_messages(), specs)
-        await store.update_session(session.id, last_prompt_tokens=after)
+        await store.sessions.update(session.id, last_prompt_tokens=after)
         agent.emit(ev.Compacted(session.id, cut - start, cut, before, after))
         u = summary.usage
         spend = (getattr(session, "spend", None) or Spend()) + Spend(

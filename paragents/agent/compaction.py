@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents.agent.tokens import (
     counted_usage,
@@ -38,7 +38,8 @@ from paragents.models import Message, Usage
 from paragents.store.records import StoredMessage
 
 if TYPE_CHECKING:
-    from paragents.store import Store
+    from paragents.store.compactions import CompactionsRepo
+    from paragents.store.messages import MessagesRepo
 
 TASK_CHARS = 2000
 """The first user message is quoted in the summary up to this many characters."""
@@ -368,16 +369,25 @@ async def summarize(
     return Summary(text, start, cut, usage, estimated)
 
 
+class CompactionStore(Protocol):
+    """The store's tables :func:`load_compaction` reads (``paragents.store.Store`` is one)."""
+
+    @property
+    def compactions(self) -> CompactionsRepo: ...
+    @property
+    def messages(self) -> MessagesRepo: ...
+
+
 async def load_compaction(
-    store: Store, session_id: str, history: Sequence[Message]
+    store: CompactionStore, session_id: str, history: Sequence[Message]
 ) -> CompactionState | None:
     """Return the compaction in force for the session's current conversation, mapped onto
-    ``history`` (its repaired history from ``store.load_history``), or None when there is none or
+    ``history`` (its repaired history from ``store.messages.load_history``), or None when there is none or
     its message is no longer stored."""
-    record = await store.latest_compaction(session_id)
+    record = await store.compactions.latest(session_id)
     if record is None:
         return None
-    covered = covered_count(await store.load_messages(session_id), history, record.upto_message_id)
+    covered = covered_count(await store.messages.load(session_id), history, record.upto_message_id)
     if covered == 0:
         return None
     return CompactionState(record.summary, covered, first_task(history), record.id)

@@ -422,7 +422,7 @@ class Agent:
         sid = self.session.id
         msg = _partial_message(reply.content or "", reply.reasoning or "")
         if msg is not None:
-            await self.store.append_message(sid, msg, turn_id=self.record.turn_id, complete=False)
+            await self.store.messages.append(sid, msg, turn_id=self.record.turn_id, complete=False)
             self.emit(ev.MessageAdded(sid, {**msg, "incomplete": True}))
         first = nameless[0]
         return (

@@ -28,7 +28,7 @@ def request_cost(config: RuntimeConfig, model: str, usage: Usage) -> float | Non
 
 
 def priced(config: RuntimeConfig, rows: Iterable[Mapping[str, Any]]) -> Spend:
-    """Return the :class:`Spend` of the store's per-model usage rows (``Store.spend_rows``): their
+    """Return the :class:`Spend` of the store's per-model usage rows (``store.budgets.spend_rows``): their
     stored costs, plus the rows without a stored cost priced now at their own model's prices."""
     total = Spend()
     for r in rows:

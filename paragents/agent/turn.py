@@ -77,7 +77,7 @@ class TurnRecord:
     # -- the conversation copy -------------------------------------------------------------------------
     async def mark_current(self) -> None:
         """Record that ``history`` is up to date with the store now (after loading it)."""
-        self.revision, self.last_message_id = await self.store.history_mark(self.session.id)
+        self.revision, self.last_message_id = await self.store.messages.history_mark(self.session.id)
 
     async def sync(self) -> int:
         """Reload the history when another process wrote to this session since it was loaded
@@ -88,10 +88,10 @@ class TurnRecord:
         sid = self.session.id
         found = 0
         for _attempt in range(3):
-            revision, _newest = await self.store.history_mark(sid)
+            revision, _newest = await self.store.messages.history_mark(sid)
             if revision == self.revision:
                 break
-            stored, history = await self.store.load_for_display_and_history(sid)
+            stored, history = await self.store.messages.load_for_display_and_history(sid)
             self.history = history
             self.compaction = await load_compaction(self.store, sid, history)
             new = [m for m in stored if m.id > self.last_message_id]
@@ -127,7 +127,7 @@ class TurnRecord:
         self.added, self.total = [], Usage()
         try:
             await self.sync()  # another process may have written since this copy was loaded
-            self.turn_id = await self.store.start_turn(sid, prompt)
+            self.turn_id = await self.store.turns.start(sid, prompt)
         except StoreError as exc:
             self.emit(ev.TurnStarted(sid, prompt))
             return await self.store_failed(exc)
@@ -142,7 +142,7 @@ class TurnRecord:
     async def append(self, message: Message, outcome: str | None = None) -> None:
         """Store ``message`` (refused with HistoryChanged when another process wrote meanwhile), then
         add it to the history and the turn's messages and emit it (a tool result with its outcome)."""
-        msg_id = await self.store.append_message(
+        msg_id = await self.store.messages.append(
             self.session.id, message, turn_id=self.turn_id, outcome=outcome, expect_revision=self.revision
         )
         self.written(msg_id)
@@ -166,14 +166,14 @@ class TurnRecord:
         try:
             await self.append(result, outcome)
         except HistoryChanged:  # taken over meanwhile: keep this result, right after its call
-            await self.store.append_late_tool_result(
+            await self.store.messages.append_late_tool_result(
                 self.session.id, result, outcome=outcome, turn_id=self.turn_id
             )
             raise
 
     async def append_partial(self, msg: Message) -> None:
         """Store a partial reply (kept, marked incomplete, never sent back) and report it."""
-        msg_id = await self.store.append_message(
+        msg_id = await self.store.messages.append(
             self.session.id, msg, turn_id=self.turn_id, complete=False, expect_revision=self.revision
         )
         self.written(msg_id)
@@ -187,7 +187,7 @@ class TurnRecord:
         sid = self.session.id
         model = self.session.model
         cost = request_cost(self.config, model, usage)
-        await self.store.add_usage(sid, self.turn_id, model, usage, estimated=estimated, cost_usd=cost)
+        await self.store.turns.add_usage(sid, self.turn_id, model, usage, estimated=estimated, cost_usd=cost)
         spend = getattr(self.session, "spend", None) or Spend()
         spend = spend + Spend(
             usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost, estimated
@@ -232,7 +232,7 @@ class TurnRecord:
         seconds = self.budget.take_turn_seconds() if self.budget is not None else None
         if self.turn_id is not None:
             try:
-                await self.store.finish_turn(self.turn_id, status.value, error, run_seconds=seconds)
+                await self.store.turns.finish(self.turn_id, status.value, error, run_seconds=seconds)
             except StoreError as exc:  # the store keeps it and writes it with its next turn or close
                 if kind != STORE_KIND:
                     self.emit(ev.Notice(sid, f"the end of this turn could not be saved yet: {exc}", "error"))

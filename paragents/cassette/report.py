@@ -79,7 +79,7 @@ async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
                 break
         messages: list[dict[str, Any]] = []
         if view is not None:
-            for stored in await runtime.store.load_messages(view.id):
+            for stored in await runtime.store.messages.load(view.id):
                 msg = dict(stored.message)
                 if not stored.complete:
                     msg["incomplete"] = True

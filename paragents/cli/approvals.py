@@ -23,7 +23,10 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paragents.store.approvals import ApprovalsRepo
 
 EXIT_REFUSED = 5
 """``approve``: the item was already answered, expired or closed; nothing was changed."""
@@ -87,8 +90,8 @@ async def _run(args: argparse.Namespace) -> int:
         return 1
     try:
         if args.command == "inbox":
-            return await _inbox(args, store)
-        return await _approve(args, store)
+            return await _inbox(args, store.approvals)
+        return await _approve(args, store.approvals)
     except StoreError as exc:
         print(f"paragents {args.command}: {exc}", file=sys.stderr)
         return 1
@@ -100,9 +103,9 @@ ANSWERED_SHOWN = 20
 """``inbox --answered`` lists this many of the last answers."""
 
 
-async def _answered(args: argparse.Namespace, store: Any, project: Path | None) -> int:
+async def _answered(args: argparse.Namespace, approvals: ApprovalsRepo, project: Path | None) -> int:
     """``inbox --answered``: the last answers (newest first), each with who gave it and when."""
-    rows = await store.list_approvals(state="answered", project_dir=project)
+    rows = await approvals.find(state="answered", project_dir=project)
     rows = sorted(rows, key=lambda r: r.answered_at or 0, reverse=True)[:ANSWERED_SHOWN]
     if args.json:
         print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
@@ -121,13 +124,13 @@ async def _answered(args: argparse.Namespace, store: Any, project: Path | None) 
     return 0
 
 
-async def _inbox(args: argparse.Namespace, store: Any) -> int:
+async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
     from paragents.serve.shown import printable, size_of, whole_call
 
     project = None if args.all else Path(args.dir or ".").expanduser().resolve()
     if args.answered:
-        return await _answered(args, store, project)
-    rows = await store.list_approvals(project_dir=project)
+        return await _answered(args, approvals, project)
+    rows = await approvals.find(project_dir=project)
     if args.show:
         found = [r for r in rows if r.id.startswith(args.show.strip().lower())]
         if len(found) != 1:
@@ -179,13 +182,13 @@ def _answer_for(args: argparse.Namespace, kind: str) -> str:
     return "allow_session" if args.session_wide else "allow_once"
 
 
-async def _approve(args: argparse.Namespace, store: Any) -> int:
+async def _approve(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
     wanted = args.id.strip().lower()  # ids are lowercase hex; `786A` is `786a`
-    rec = await store.get_approval(wanted)
+    rec = await approvals.get(wanted)
     if rec is None and len(wanted) >= 4:
         # pending items first; an answered one too, so that a second answer is refused naming the first
         for state in ("pending", None):
-            matches = [r for r in await store.list_approvals(state=state) if r.id.startswith(wanted)]
+            matches = [r for r in await approvals.find(state=state) if r.id.startswith(wanted)]
             if matches:
                 break
         if len(matches) > 1:
@@ -202,7 +205,7 @@ async def _approve(args: argparse.Namespace, store: Any) -> int:
     from paragents.sessions.answerer import cli_check, has_terminal
 
     answer = _answer_for(args, rec.kind)
-    who = await cli_check(store)  # a session's own command may not answer (sessions/answerer.py)
+    who = await cli_check(approvals)  # a session's own command may not answer (sessions/answerer.py)
     if who.refused is not None and rec.state == "pending":
         print(f"paragents approve: refused: {who.refused}", file=sys.stderr)
         return EXIT_REFUSED
@@ -213,7 +216,7 @@ async def _approve(args: argparse.Namespace, store: Any) -> int:
             file=sys.stderr,
         )
         return EXIT_REFUSED
-    result = await store.answer_approval(rec.id, answer, who.label, args.note)
+    result = await approvals.answer(rec.id, answer, who.label, args.note)
     if args.json:
         row = result.approval.to_json() if result.approval is not None else None
         print(json.dumps({"status": result.status, "message": result.message, "approval": row}))

@@ -183,7 +183,7 @@ async def _runs(args: argparse.Namespace) -> int:
         return 1
     try:
         if args.runs_command == "list":
-            groups = await store.list_groups(None if args.all else project)
+            groups = await store.fanout.list_groups(None if args.all else project)
             if args.json:
                 print(
                     json.dumps(
@@ -201,7 +201,7 @@ async def _runs(args: argparse.Namespace) -> int:
                 line = f"{g.id}  {when}  {g.kind:<8} {g.state:<10} n={n}  choice={choice}  {g.name}"
                 Console(soft_wrap=True).print(Text(line))
             return 0
-        stored = await store.get_group(args.id)
+        stored = await store.fanout.get_group(args.id)
         if stored is not None and stored.kind in ("review", "split"):
             from paragents.cli.runs_show import print_run, run_doc
 
@@ -211,7 +211,7 @@ async def _runs(args: argparse.Namespace) -> int:
                 print_run(Console(soft_wrap=True, highlight=False), stored, choice_summary(stored))
             return 0
         try:
-            cmp = await compare(store, args.id)
+            cmp = await compare(store.fanout, args.id)
         except FanoutError as exc:
             print(f"paragents runs: {exc}", file=sys.stderr)
             return exc.exit_code

@@ -10,7 +10,11 @@ import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from paragents.store import Store
+    from paragents.store.lanes import LanesRepo
 
 MERGE_HELP = """Bring lane NAME back into its target branch (the branch it was made from).
 
@@ -140,7 +144,7 @@ async def _run(args: argparse.Namespace) -> int:
         await store.close()
 
 
-async def _sandbox(where: Path, name: str, store: Any) -> Any:
+async def _sandbox(where: Path, name: str, lanes: LanesRepo) -> Any:
     """The sandbox of commands paragents runs in lane ``name`` (the config's sandbox mode,
     ``lanes.verify_network``, the Read deny rules of the project's permissions)."""
     from paragents.config import ConfigError, load_config
@@ -148,7 +152,7 @@ async def _sandbox(where: Path, name: str, store: Any) -> Any:
     from paragents.lanes.merge import find_lane
     from paragents.permissions import Policy, PolicyError
 
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(lanes, where, name)
     if lane.remote:  # its container/Pod is the sandbox of paragents' commands there
         from paragents.lanes.places import places_for
 
@@ -166,7 +170,7 @@ async def _sandbox(where: Path, name: str, store: Any) -> Any:
     return LaneSandbox.from_settings(config.sandbox, config.lanes, rules)
 
 
-async def _commit_first(store: Any, where: Path, name: str, message: str, echo: Any) -> None:
+async def _commit_first(store: Store, where: Path, name: str, message: str, echo: Any) -> None:
     """``--commit``: commit the lane's uncommitted files first, with ``message`` or one built from the
     lane's prompts (headless: no model request)."""
     from paragents.lanes.bring_back import lane_state
@@ -174,14 +178,14 @@ async def _commit_first(store: Any, where: Path, name: str, message: str, echo: 
     from paragents.lanes.merge import find_lane
     from paragents.lanes.message import LaneWork, fallback_message, recent
 
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(store.lanes, where, name)
     state = await lane_state(repo, lane)
     if state.clean:
         return
     if not message.strip():
-        prompts = [t.prompt for t in await store.list_turns(lane.session_id)] if lane.session_id else []
+        prompts = [t.prompt for t in await store.turns.all(lane.session_id)] if lane.session_id else []
         message = fallback_message(LaneWork(name, "commit", recent(prompts)))
-    after = await commit_lane(store, where, name, message, reviewed=state)
+    after = await commit_lane(store.lanes, where, name, message, reviewed=state)
     if echo:
         echo(f"committed the uncommitted files of lane {name} as {after.head[:12]}")
 
@@ -190,14 +194,14 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
     print(json.dumps(data, indent=2) if args.json else text)
 
 
-async def _command(args: argparse.Namespace, store: Any, where: Path, settings: Any) -> int:
+async def _command(args: argparse.Namespace, store: Store, where: Path, settings: Any) -> int:
     from paragents.lanes.gc import gc
     from paragents.lanes.merge import EXIT_HOLDS_WORK, lane_diff, merge_lane
     from paragents.lanes.overview import lane_rows
 
     command = args.lanes_command
     if command == "list":
-        rows = await lane_rows(store, where)
+        rows = await lane_rows(store.lanes, where)
         text = "\n".join(row["line"] for row in rows) or "no lanes in this repository"
         _emit(args, [{k: v for k, v in row.items() if k != "line"} for row in rows], str(text))
         return 0
@@ -205,9 +209,9 @@ async def _command(args: argparse.Namespace, store: Any, where: Path, settings: 
         from paragents.lanes.merge import find_lane
         from paragents.lanes.places import fetch_if_remote
 
-        await fetch_if_remote((await find_lane(store, where, args.name))[1])
+        await fetch_if_remote((await find_lane(store.lanes, where, args.name))[1])
     if command == "diff":
-        lane, patch, stat = await lane_diff(store, where, args.name)
+        lane, patch, stat = await lane_diff(store.lanes, where, args.name)
         lines = [f"{row['path']}  +{row['added']} -{row['deleted']}" for row in stat]
         body = "\n".join(lines) if args.stat else patch.rstrip("\n")
         _emit(args, {"lane": lane.name, "base": lane.base_commit, "files": stat, "patch": patch}, body)
@@ -226,7 +230,7 @@ async def _command(args: argparse.Namespace, store: Any, where: Path, settings: 
             run_verify_first=True,
             message=args.message,
             on_output=echo,
-            sandbox=await _sandbox(where, args.name, store),
+            sandbox=await _sandbox(where, args.name, store.lanes),
         )
         _emit(args, result.as_dict(), "\n".join([result.summary, *result.commands]))
         return 0

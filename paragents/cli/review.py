@@ -226,13 +226,13 @@ async def _decisions(args: argparse.Namespace) -> int:
     try:
         if args.decisions_command == "add":
             try:
-                await store.add_decision(project, args.text, author="paragents decisions add")
+                await store.decisions.add(project, args.text, author="paragents decisions add")
             except StoreError as exc:
                 print(f"paragents decisions: {exc}", file=sys.stderr)
                 return EXIT_CONFIG
             _out("decision recorded: every session of the project sees it from its next request")
             return EXIT_OK
-        found = await store.list_decisions(project, args.search)
+        found = await store.decisions.all(project, args.search)
     finally:
         await store.close()
     if args.json:

@@ -94,7 +94,7 @@ async def _pair(args: argparse.Namespace) -> int:
         return 1
     try:
         async with await Store.open() as store:
-            link = await new_pairing(store, base)
+            link = await new_pairing(store.api_access, base)
     except StoreError as exc:
         print(f"paragents pair: {exc}", file=sys.stderr)
         return 1
@@ -160,7 +160,7 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.tui:
         print(f"the whole app: {running.url}/tui/ (a paired browser)", flush=True)
     if args.pair:
-        print_pairing(await new_pairing(runtime.store, running.url), PAIRING_TTL)
+        print_pairing(await new_pairing(runtime.store.api_access, running.url), PAIRING_TTL)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -68,10 +68,10 @@ async def run_sessions(args: Any) -> int:
     store = await Store.open(db)
     try:
         if args.sessions_command == "list":
-            recs = await store.list_sessions(None if getattr(args, "all", False) else project_dir)
+            recs = await store.sessions.all(None if getattr(args, "all", False) else project_dir)
             table = Table("name", "state", "model", "messages", "tokens", "updated", "open", "project")
             for r in recs:
-                count = await store.count_messages(r.id)
+                count = await store.messages.count(r.id)
                 table.add_row(
                     r.name,
                     _shown_state(r.state, r.pid),
@@ -84,11 +84,11 @@ async def run_sessions(args: Any) -> int:
                 )
             console.print(table)
             return 0
-        rec = await store.find_session(project_dir, args.name)
+        rec = await store.sessions.find(project_dir, args.name)
         if rec is None:
             print(f"paragents sessions: no session named {args.name!r} in {project_dir}", file=sys.stderr)
             return 2
-        stored = await store.load_messages(rec.id)
+        stored = await store.messages.load(rec.id)
         messages = [s.for_display() for s in stored]  # incomplete replies marked, tool outcomes kept
         if args.sessions_command == "export" and args.format == "json":
             print(

@@ -26,13 +26,19 @@ import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents import events as ev
 from paragents.conflicts.ports import PORT_PREFIX
 from paragents.conflicts.reads import ReadTracker, Stale
 from paragents.conflicts.targets import RESOURCE_PREFIX, CallTargets, call_targets, paths_overlap
 from paragents.models import ToolCall
+
+if TYPE_CHECKING:
+    from paragents.store.approvals import ApprovalsRepo
+    from paragents.store.reservations import ReservationsRepo
+    from paragents.store.session_events import SessionEventsRepo
+    from paragents.store.sessions import SessionsRepo
 
 UNATTENDED_WAIT = 300.0
 """Seconds an unanswered conflict waits when no terminal can ask (``paragents run`` in a pipe)."""
@@ -88,17 +94,31 @@ class Held:
     since: float
 
 
+class ConflictStore(Protocol):
+    """The store's tables the checker uses: reservations, the conflict rows a held call waits on,
+    the session events and the sessions' names (``paragents.store.Store`` is one)."""
+
+    @property
+    def reservations(self) -> ReservationsRepo: ...
+    @property
+    def approvals(self) -> ApprovalsRepo: ...
+    @property
+    def events(self) -> SessionEventsRepo: ...
+    @property
+    def sessions(self) -> SessionsRepo: ...
+
+
 class ConflictChecker:
     """Checks tool calls of every session of one runtime; plug :meth:`preflight` into each ``Agent``.
 
-    Takes the ``store`` (``paragents.store.Store``), ``emit`` (the runtime's event sink), and callables
-    giving a session's name, running turn id, workdir, and setting its waiting state
-    (``set_waiting(session_id, holder or None)``); ``resources`` are ``SharedResource``s from the
-    config; ``summarize(call, args)`` returns a one-line call summary."""
+    Takes the ``store`` (a :class:`ConflictStore`: ``paragents.store.Store``), ``emit`` (the
+    runtime's event sink), and callables giving a session's name, running turn id, workdir, and
+    setting its waiting state (``set_waiting(session_id, holder or None)``); ``resources`` are
+    ``SharedResource``s from the config; ``summarize(call, args)`` returns a one-line call summary."""
 
     def __init__(
         self,
-        store: Any,
+        store: ConflictStore,
         *,
         emit: ev.EventSink,
         session_name: Callable[[str], str | None],
@@ -159,7 +179,7 @@ class ConflictChecker:
         wake the calls waiting on it; return how many store rows were deleted."""
         self._held.pop(session_id, None)
         # a lane's ports (``port:N``, kind "port") stay held while the lane exists
-        count = int(await self.store.release_reservations(session_id=session_id, keep_kind="port"))
+        count = int(await self.store.reservations.release(session_id=session_id, keep_kind="port"))
         await self._notify()
         return count
 
@@ -176,10 +196,10 @@ class ConflictChecker:
         """Release reservations whose process is gone (at start); return a readable note, or None."""
         from paragents.store.connection import pid_alive
 
-        dead = [r for r in await self.store.list_reservations() if r.pid is not None and not pid_alive(r.pid)]
+        dead = [r for r in await self.store.reservations.all() if r.pid is not None and not pid_alive(r.pid)]
         if not dead:
             return None
-        await self.store.release_dead_reservations()
+        await self.store.reservations.release_dead()
         pids = ", ".join(sorted({str(r.pid) for r in dead}))
         paths = ", ".join(dict.fromkeys(r.path for r in dead))
         plural = "s" if len(dead) != 1 else ""
@@ -250,14 +270,14 @@ class ConflictChecker:
     async def _holder_name(self, session_id: str) -> str:
         name = self.session_name(session_id) or self._names.get(session_id)
         if name is None:
-            rec = await self.store.get_session(session_id)
+            rec = await self.store.sessions.get(session_id)
             name = rec.name if rec is not None else session_id
             self._names[session_id] = name
         return name
 
     async def _find(self, session_id: str, targets: CallTargets) -> Conflict | None:
         generation = self._generation
-        others = [r for r in await self.store.list_reservations() if r.session_id != session_id]
+        others = [r for r in await self.store.reservations.all() if r.session_id != session_id]
         mine = [*targets.paths, *(RESOURCE_PREFIX + n for n in targets.resources)]
         mine += [f"{PORT_PREFIX}{n}" for n in targets.ports]
         for res in others:
@@ -336,7 +356,7 @@ class ConflictChecker:
         for path, kind in wanted:
             if path in have:
                 continue
-            await self.store.add_reservation(
+            await self.store.reservations.add(
                 session_id, path, kind, turn_id=turn_id, reason=reason, pid=self.pid
             )
             held.append(Held(path, kind, reason, time.time()))
@@ -373,7 +393,7 @@ class ConflictChecker:
         answer None means "re-check" (something was released before an answer came). Past
         ``deadline`` (monotonic seconds; unattended only) the answer is skip (reread for stale reads)."""
         reply = shown.reply
-        row: asyncio.Future[Any] = asyncio.ensure_future(self.store.wait_approval(shown.conflict_id))
+        row: asyncio.Future[Any] = asyncio.ensure_future(self.store.approvals.wait(shown.conflict_id))
         try:
             if not reply.done():
                 left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
@@ -405,7 +425,7 @@ class ConflictChecker:
 
     async def _answer_row(self, shown: ev.ConflictDetected, answer: ev.ConflictAnswer) -> tuple[Any, str]:
         """Write this process's client's answer to the conflict's row; the row's first answer wins."""
-        result = await self.store.answer_approval(shown.conflict_id, answer, "user")
+        result = await self.store.approvals.answer(shown.conflict_id, answer, "user")
         first = result.approval
         if result.accepted or first is None or first.state != "answered" or first.answer is None:
             return answer, "user"
@@ -426,7 +446,7 @@ class ConflictChecker:
     async def _add_row(self, session_id: str, shown: ev.ConflictDetected) -> None:
         """Record the held call as a pending ``conflict`` row (answerable from any process)."""
         call = shown.call
-        await self.store.add_approval(
+        await self.store.approvals.add(
             shown.conflict_id,
             session_id,
             kind="conflict",
@@ -444,7 +464,7 @@ class ConflictChecker:
             shown.reply.cancel()
         if by in ("auto", "cancelled", "unattended"):
             with contextlib.suppress(Exception):  # a row answered meanwhile keeps its answer
-                await self.store.close_approval(shown.conflict_id, f"resolved without an answer ({by})")
+                await self.store.approvals.close(shown.conflict_id, f"resolved without an answer ({by})")
         self.emit(ev.ConflictResolved(session_id, shown.conflict_id, answer, by))
         await self._record(session_id, shown, answer, by, final=True)
 
@@ -465,7 +485,7 @@ class ConflictChecker:
             "by": by or None,
         }
         with contextlib.suppress(Exception):  # the audit trail must never break a turn
-            await self.store.record_event(session_id, "conflict", data)
+            await self.store.events.record(session_id, "conflict", data)
 
     # -- messages to the model -----------------------------------------------------------------------------
     def _skip_message(self, conflict: Conflict, by: str) -> str:

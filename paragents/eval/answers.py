@@ -277,6 +277,6 @@ class Answerer:
     async def _pause(self, event: ev.BudgetPaused) -> None:
         answer = self.policy.budget_answer
         data = {"level": event.level, "kind": event.kind, "reason": event.reason, "answer": answer}
-        await self.rt.store.record_event(event.session_id, "budget_pause", data)
+        await self.rt.store.events.record(event.session_id, "budget_pause", data)
         if not event.reply.done():
             event.reply.set_result(answer)

@@ -175,7 +175,7 @@ class LocalBackend:
                     base=opening.base,
                     on=on,
                 )
-            lane = await rt.store.lane_of_session(view.id)
+            lane = await rt.store.lanes.of_session(view.id)
         except (SessionError, LaneError, StoreError) as exc:
             raise EvalError(f"trial {opening.name} could not open its lane: {exc}", 1) from None
         if lane is None:
@@ -211,7 +211,7 @@ class LocalBackend:
                     await git("worktree", "remove", "--force", lane.path, cwd=repo)
                 else:
                     await git("worktree", "prune", cwd=repo)
-                await rt.store.delete_lane(lane.lane.id)
+                await rt.store.lanes.delete(lane.lane.id)
             self._branches.append(lane.lane.branch)
 
     async def finish(self, repo: Path) -> None:

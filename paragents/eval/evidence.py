@@ -5,7 +5,7 @@ denials, conflict and budget-pause events). Nothing here imports Textual."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from paragents.agent.spend import priced
 from paragents.eval.answers import ANSWERED_BY
@@ -13,7 +13,11 @@ from paragents.eval.results import Burden
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
-    from paragents.store import Store
+    from paragents.store.approvals import ApprovalsRepo
+    from paragents.store.audit import AuditRepo
+    from paragents.store.budgets import BudgetsRepo
+    from paragents.store.session_events import SessionEventsRepo
+    from paragents.store.turns import TurnsRepo
 
 ALLOW_ANSWERS = frozenset({"allow_once", "allow_session", "allow_always"})
 REJECT_ANSWERS = frozenset({"reject_once", "reject_with_note"})
@@ -45,25 +49,45 @@ class Usage:
         )
 
 
-async def usage_of(store: Store, config: RuntimeConfig, session_id: str) -> Usage:
+class UsageStore(Protocol):
+    """The store's tables :func:`usage_of` reads (``paragents.store.Store`` is one)."""
+
+    @property
+    def budgets(self) -> BudgetsRepo: ...
+    @property
+    def turns(self) -> TurnsRepo: ...
+
+
+class BurdenStore(Protocol):
+    """The store's tables :func:`burden_of` reads (``paragents.store.Store`` is one)."""
+
+    @property
+    def approvals(self) -> ApprovalsRepo: ...
+    @property
+    def audit(self) -> AuditRepo: ...
+    @property
+    def events(self) -> SessionEventsRepo: ...
+
+
+async def usage_of(store: UsageStore, config: RuntimeConfig, session_id: str) -> Usage:
     """The session's usage from its rows (priced as the budgets price them)."""
-    spend = priced(config, await store.spend_rows(session_id=session_id))
-    requests = len(await store.list_usage(session_id))
+    spend = priced(config, await store.budgets.spend_rows(session_id=session_id))
+    requests = len(await store.turns.list_usage(session_id))
     cost = round(spend.usd, 9) if spend.usd is not None else None
     return Usage(spend.prompt, spend.completion, cost, spend.estimated, requests)
 
 
-async def burden_of(store: Store, session_id: str) -> Burden:
+async def burden_of(store: BurdenStore, session_id: str) -> Burden:
     """The session's human burden (see :class:`~paragents.eval.results.Burden`)."""
-    rows = await store.list_approvals(state=None, session_id=session_id)
+    rows = await store.approvals.find(state=None, session_id=session_id)
     asks = [r for r in rows if r.kind == "approval"]
     by_policy = [r for r in asks if (r.answered_by or "").startswith(ANSWERED_BY)]
     auto = sum(1 for r in by_policy if r.answer in ALLOW_ANSWERS)
     rejected = sum(1 for r in asks if r.answer in REJECT_ANSWERS)
-    audit = await store.recent_decisions(session_id, limit=AUDIT_LIMIT)
+    audit = await store.audit.recent(session_id, limit=AUDIT_LIMIT)
     policy_denials = sum(1 for a in audit if a["decision"] == "deny" and a["answered_by"] == "policy")
-    conflicts = len(await store.list_events(session_id, "conflict"))
-    pauses = [e["data"] for e in await store.list_events(session_id, "budget_pause")]
+    conflicts = len(await store.events.all(session_id, "conflict"))
+    pauses = [e["data"] for e in await store.events.all(session_id, "budget_pause")]
     return Burden(
         asks=len(asks),
         auto_allows=auto,

@@ -181,7 +181,7 @@ async def _open(ctx: TrialContext, spec: TrialSpec) -> list[TrialLane]:
     group_id = uuid.uuid4().hex[:12] if spec.fanout > 1 else None
     store = ctx.rt.store
     if group_id is not None:
-        await store.create_group(
+        await store.fanout.create_group(
             group_id=group_id,
             kind="best_of",
             project_dir=str(ctx.rt.project_dir),
@@ -210,7 +210,7 @@ async def _open(ctx: TrialContext, spec: TrialSpec) -> list[TrialLane]:
             if ctx.max_budget:
                 ctx.rt.set_budget(lane.session_id, "session", ctx.max_budget)
             if group_id is not None:
-                await store.add_candidate(
+                await store.fanout.add_candidate(
                     group_id, idx, session_id=lane.session_id, session_name=name, model=target.name,
                     lane=lane.lane.name, lane_path=lane.lane.path, branch=lane.lane.branch,
                 )  # fmt: skip
@@ -278,7 +278,7 @@ async def _choose(
             result = view.last_result if view is not None else None
             failed = result is None or result.status is not TurnStatus.COMPLETED
             usage = await usage_of(ctx.rt.store, ctx.rt.config, lane.session_id)
-            await ctx.rt.store.update_candidate(
+            await ctx.rt.store.fanout.update_candidate(
                 group_id,
                 idx,
                 state="failed" if failed else "finished",
@@ -289,9 +289,9 @@ async def _choose(
     if spec.fanout == 1:
         return (1 if patches.get(1) is not None else None), patches
     group_id = ctx.groups[spec.name]
-    cmp = await compare(ctx.rt.store, group_id)
+    cmp = await compare(ctx.rt.store.fanout, group_id)
     best = cmp.best()
-    await ctx.rt.store.update_group(group_id, state="finished", finished=True)
+    await ctx.rt.store.fanout.update_group(group_id, state="finished", finished=True)
     return (best.record.idx if best is not None else None), patches
 
 

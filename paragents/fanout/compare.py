@@ -39,7 +39,7 @@ from paragents.store import GroupRecord, StoreError
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
-    from paragents.store import Store
+    from paragents.store.fanout import FanoutRepo
 
 
 @dataclass
@@ -90,9 +90,9 @@ class Comparison:
         }
 
 
-async def compare(store: Store, group_id: str) -> Comparison:
+async def compare(fanout: FanoutRepo, group_id: str) -> Comparison:
     """Read group ``group_id`` back with its candidates in evidence order and the judge's advice."""
-    group = await store.get_group(group_id)
+    group = await fanout.get_group(group_id)
     if group is None:
         raise FanoutError(f"no fan-out group {group_id!r} (`paragents runs list` shows them)", EXIT_CONFIG)
     return compare_from(group)
@@ -114,15 +114,17 @@ def compare_from(group: GroupRecord) -> Comparison:
     return Comparison(group, evidence_order(cands), error, risks)
 
 
-async def _choice(store: Store, group: GroupRecord, entry: dict[str, Any], state: str | None = None) -> None:
+async def _choice(
+    fanout: FanoutRepo, group: GroupRecord, entry: dict[str, Any], state: str | None = None
+) -> None:
     """Record one user action in the group's choice: the latest of each kind under its name
     (``apply``, ``graft``, ``discard``) and every action in ``history``."""
-    fresh = await store.get_group(group.id)
+    fresh = await fanout.get_group(group.id)
     choice = dict((fresh or group).choice or {})
     stamped = {**entry, "at": time.time()}
     choice["history"] = [*choice.get("history", []), stamped]
     choice[str(entry["action"])] = stamped
-    await store.update_group(group.id, choice=choice, state=state)
+    await fanout.update_group(group.id, choice=choice, state=state)
 
 
 def applied_candidate(group: GroupRecord) -> str | None:
@@ -162,13 +164,13 @@ async def prepare_apply(rt: SessionsAPI, group_id: str, which: str | int) -> tup
     to its state now) and the squash plan (the git commands, merge-tree's answer, the verify result on
     exactly this tree). Files the verify command left behind are stashed in the lane first.
     FanoutError (exit 5) when the candidate left no patch."""
-    cmp = await compare(rt.store, group_id)
+    cmp = await compare(rt.store.fanout, group_id)
     cand = cmp.find(which)
     if not cand.has_patch or cand.record.lane is None:
         raise FanoutError(f"candidate {cand.name} left no patch to apply", EXIT_NO_PATCH)
     await _stash_left_overs(Path(cand.record.lane_path or "."))
     try:
-        repo, lane = await find_lane(rt.store, rt.project_dir, cand.record.lane)
+        repo, lane = await find_lane(rt.store.lanes, rt.project_dir, cand.record.lane)
         state = await lane_state(repo, lane)
         plan = await plan_merge(rt.store, rt.project_dir, lane.name, "squash", state, cmp.group.verify)
     except LaneError as exc:
@@ -199,7 +201,7 @@ async def apply_candidate(
     ``override``); record it as the group's choice. ``reviewed``: the state the dialog showed (the
     merge is refused when the lane moved since). FanoutError: exit 5 when it has no patch, 6 when the
     merge would conflict, also 5 when verify has not passed (and no override)."""
-    cmp = await compare(rt.store, group_id)
+    cmp = await compare(rt.store.fanout, group_id)
     cand = cmp.find(which)
     if reviewed is None:
         review, _plan = await prepare_apply(rt, group_id, which)
@@ -227,7 +229,7 @@ async def apply_candidate(
     }
     if override:
         entry["override"] = True
-    await _choice(rt.store, cmp.group, entry, state="applied")
+    await _choice(rt.store.fanout, cmp.group, entry, state="applied")
     return result
 
 
@@ -265,7 +267,7 @@ async def graft_hunks(
     """Apply the selected hunks (:attr:`Hunk.key`) of candidate ``source`` in candidate ``onto``'s lane,
     checked with ``git apply --check`` first, and commit them there; return what was done.
     FanoutError (exit 6) when they do not apply; nothing is changed then."""
-    cmp = await compare(rt.store, group_id)
+    cmp = await compare(rt.store.fanout, group_id)
     target, donor = cmp.find(onto), cmp.find(source)
     if target.record.lane_path is None or not Path(target.record.lane_path).is_dir():
         raise FanoutError(f"the lane of {target.name} is gone", EXIT_RUNTIME)
@@ -291,7 +293,7 @@ async def graft_hunks(
     if not done.ok:
         await git("commit", "-q", "--no-verify", "-m", message, cwd=lane, env=IDENTITY)
     entry = {"action": "graft", "candidate": target.name, "from": donor.name, "hunks": sorted(keys)}
-    await _choice(rt.store, cmp.group, entry)
+    await _choice(rt.store.fanout, cmp.group, entry)
     lane_name = target.record.lane
     return f"{count} hunk(s) of {donor.name} committed in lane {lane_name}; apply {target.name} to land them"
 
@@ -299,7 +301,7 @@ async def graft_hunks(
 async def discard_all(rt: SessionsAPI, group_id: str) -> list[GcDecision]:
     """Close the group's siblings and remove their lanes under ``lanes gc`` rules, bundling any
     unmerged work first (nothing lost); record it as the group's choice; return gc's decisions."""
-    cmp = await compare(rt.store, group_id)
+    cmp = await compare(rt.store.fanout, group_id)
     for c in cmp.candidates:
         sid = c.record.session_id
         if sid is not None and sid in rt.sessions:
@@ -315,5 +317,5 @@ async def discard_all(rt: SessionsAPI, group_id: str) -> list[GcDecision]:
         "bundles": [d.bundle for d in decisions if d.bundle],
     }
     state = "applied" if applied_candidate(cmp.group) else "discarded"
-    await _choice(rt.store, cmp.group, entry, state=state)
+    await _choice(rt.store.fanout, cmp.group, entry, state=state)
     return decisions

@@ -125,10 +125,10 @@ class FanoutGroup:
             if sib.session_id in self.rt.sessions:
                 await self.rt.add_session_rules(sib.session_id, rules)
         self.rules.extend(r for r in rules if r not in self.rules)
-        group = await self.rt.store.get_group(self.id)
+        group = await self.rt.store.fanout.get_group(self.id)
         settings = dict(group.settings) if group else {}
         settings["rules"] = list(self.rules)
-        await self.rt.store.update_group(self.id, settings=settings)
+        await self.rt.store.fanout.update_group(self.id, settings=settings)
         answered = 0
         for event in list(self.pending.values()):
             view = self.rt.sessions.get(event.session_id)
@@ -172,11 +172,11 @@ class FanoutGroup:
         except LaneError:
             found = {}
         store = self.rt.store
-        group = await store.get_group(self.id)
+        group = await store.fanout.get_group(self.id)
         for cand in group.candidates if group else ():
             if cand.idx in found:
                 evidence = {**cand.evidence, "overlaps": {str(k): v for k, v in found[cand.idx].items()}}
-                await store.update_candidate(self.id, cand.idx, evidence=evidence)
+                await store.fanout.update_candidate(self.id, cand.idx, evidence=evidence)
         if self.request.judge:
             from paragents.fanout.judge import JudgeFailed, judge_group
 
@@ -184,7 +184,7 @@ class FanoutGroup:
                 await judge_group(self.rt, self.id, self.request.judge_model)
             except JudgeFailed as exc:
                 self.judge_error = str(exc)
-        await store.update_group(self.id, state="finished", finished=True)
+        await store.fanout.update_group(self.id, state="finished", finished=True)
 
     async def _follow_one(self, sib: Sibling) -> None:
         store = self.rt.store
@@ -196,7 +196,7 @@ class FanoutGroup:
         error = (result.error if result is not None else "the session was closed") if failed else None
         seconds = round(time.monotonic() - self.started, 3)
         evidence: dict[str, Any] = {"seconds": seconds, "error": error}
-        usage = await store.usage_by_model(session_id=sib.session_id)
+        usage = await store.turns.usage_by_model(session_id=sib.session_id)
         evidence["tokens"] = sum(
             u.total_tokens or u.prompt_tokens + u.completion_tokens for u in usage.values()
         )
@@ -225,7 +225,7 @@ class FanoutGroup:
         if self.request.verify and sib.head is not None:
             verify = await self._verify(sib)
         sib.state = "failed" if failed else ("denied" if denied and not patch else "finished")
-        await store.update_candidate(
+        await store.fanout.update_candidate(
             self.id, sib.idx, state=sib.state, verify=verify, evidence=evidence, patch=patch
         )
 
@@ -239,7 +239,7 @@ class FanoutGroup:
         assert self.request.verify is not None and sib.head is not None
         result = await run_verify(self.request.verify, path, lane_env(sib.lane), self.verify_timeout, sandbox)
         tree = await git("rev-parse", f"{sib.head}^{{tree}}", cwd=path, check=False)
-        await rt.store.record_verify(
+        await rt.store.lane_verify.record(
             sib.lane.id,
             command=self.request.verify,
             commit=sib.head,
@@ -261,7 +261,7 @@ def denied_by(output: str) -> str:
 
 async def _free_slug(rt: SessionsAPI, repo: Path, slug: str, n: int) -> str:
     taken = {rec.name for rec in await rt.list_sessions()}
-    lanes = {lane.name for lane in await rt.store.list_lanes(str(repo))}
+    lanes = {lane.name for lane in await rt.store.lanes.all(str(repo))}
     base, k = slug, 1
     while any(f"{slug}-{i}" in taken or f"{slug}-{i}" in lanes for i in range(1, n + 1)):
         k += 1
@@ -290,7 +290,7 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
         "judge_model": request.judge_model,
         "rules": [],
     }
-    await store.create_group(
+    await store.fanout.create_group(
         group_id=group_id,
         kind="best_of",
         project_dir=str(rt.project_dir),
@@ -310,13 +310,13 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
                 name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel,
                 on=request.on,
             )  # fmt: skip
-            lane = await store.lane_of_session(view.id)
+            lane = await store.lanes.of_session(view.id)
             if lane is None:
                 raise FanoutError(f"session {name} got no lane")
             siblings.append(Sibling(idx, view.id, name, model, lane))
             if lane.base_commit != base.commit:
                 raise FanoutError(f"{base.ref} moved while the fan-out was opening its lanes: try again")
-            await store.add_candidate(
+            await store.fanout.add_candidate(
                 group_id,
                 idx,
                 session_id=view.id,
@@ -329,7 +329,7 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
             rt.join_group(view.id, group_id)
     except (SessionError, FanoutError, StoreError, LaneError) as exc:
         await _undo(rt, repo, siblings)
-        await store.update_group(group_id, state="failed", finished=True)
+        await store.fanout.update_group(group_id, state="failed", finished=True)
         code = exc.exit_code if isinstance(exc, FanoutError) else 1
         raise FanoutError(f"the fan-out could not open its sessions: {exc}", code) from None
     group = FanoutGroup(
@@ -347,4 +347,4 @@ async def _undo(rt: SessionsAPI, repo: Path, siblings: list[Sibling]) -> None:
         with contextlib.suppress(SessionError, StoreError):
             await rt.close_session(sib.session_id)
         with contextlib.suppress(LaneError, StoreError):
-            await remove_lane(rt.store, repo, sib.lane, force=True)
+            await remove_lane(rt.store.lanes, repo, sib.lane, force=True)

@@ -79,7 +79,7 @@ def _denials(cmp: Comparison) -> str:
 
 async def outcome_of(rt: SessionsAPI, group: FanoutGroup) -> Outcome:
     """The exit code a finished group's evidence maps to (see :func:`run_fanout`)."""
-    cmp = await compare(rt.store, group.id)
+    cmp = await compare(rt.store.fanout, group.id)
     chosen = cmp.best()
     if group.judge_error:
         return Outcome(cmp, chosen, EXIT_JUDGE, group.judge_error)

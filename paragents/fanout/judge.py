@@ -93,7 +93,7 @@ async def judge_group(rt: SessionsAPI, group_id: str, model: str | None = None) 
     """Ask the judge about group ``group_id``'s candidates; store every attempt; return the answer.
     Raises JudgeFailed after two invalid answers (or when the request fails)."""
     store = rt.store
-    group = await store.get_group(group_id)
+    group = await store.fanout.get_group(group_id)
     if group is None:
         raise JudgeFailed(f"no fan-out group {group_id}")
     cands = [candidate_view(c) for c in group.candidates]
@@ -110,14 +110,16 @@ async def judge_group(rt: SessionsAPI, group_id: str, model: str | None = None) 
                 model=model, messages=messages, tools=None, session_label=f"{group.name}-judge"
             )
         except LLMError as exc:
-            await store.add_judge_answer(group_id, {"attempt": attempt, "model": model, "error": str(exc)})
+            await store.fanout.add_judge_answer(
+                group_id, {"attempt": attempt, "model": model, "error": str(exc)}
+            )
             raise JudgeFailed(f"judge failed: the request failed: {exc}") from None
         text = reply.content or ""
         try:
             answer = parse_answer(text, names)
         except ValueError as exc:
             error = _short(exc)
-            await store.add_judge_answer(
+            await store.fanout.add_judge_answer(
                 group_id, {"attempt": attempt, "model": model, "raw": text, "error": error}
             )
             messages += [
@@ -129,7 +131,7 @@ async def judge_group(rt: SessionsAPI, group_id: str, model: str | None = None) 
                 },
             ]
             continue
-        await store.add_judge_answer(
+        await store.fanout.add_judge_answer(
             group_id, {"attempt": attempt, "model": model, "raw": text, "answer": answer.model_dump()}
         )
         return answer

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from paragents.sessions import Runtime, SessionView
-    from paragents.store import Store
+    from paragents.store.fanout import FanoutRepo
 
 
 async def resolve_commit(workdir: Path, ref: str) -> str | None:
@@ -34,7 +34,7 @@ async def resolve_commit(workdir: Path, ref: str) -> str | None:
 
 
 async def open_group(
-    store: Store,
+    fanout: FanoutRepo,
     *,
     kind: str,
     project_dir: Path,
@@ -46,7 +46,7 @@ async def open_group(
 ) -> str:
     """Create a ``running`` group of ``kind`` (``review`` or ``split``) and return its id."""
     group_id = uuid.uuid4().hex
-    await store.create_group(
+    await fanout.create_group(
         group_id=group_id,
         kind=kind,
         project_dir=str(project_dir),
@@ -64,8 +64,8 @@ async def add_member(
     rt: Runtime, group_id: str, idx: int, view: SessionView, evidence: dict[str, Any] | None = None
 ) -> None:
     """Record the worker session ``view`` as candidate ``idx`` of the group (with its lane, if any)."""
-    lane = await rt.store.lane_of_session(view.id) if view.lane else None
-    await rt.store.add_candidate(
+    lane = await rt.store.lanes.of_session(view.id) if view.lane else None
+    await rt.store.fanout.add_candidate(
         group_id,
         idx,
         session_id=view.id,
@@ -76,33 +76,33 @@ async def add_member(
         branch=lane.branch if lane else None,
     )
     if evidence:
-        await rt.store.update_candidate(group_id, idx, evidence=evidence)
+        await rt.store.fanout.update_candidate(group_id, idx, evidence=evidence)
 
 
-async def merge_settings(store: Store, group_id: str, **values: Any) -> None:
+async def merge_settings(fanout: FanoutRepo, group_id: str, **values: Any) -> None:
     """Add ``values`` to the group's settings (keys given replace the stored ones)."""
-    group = await store.get_group(group_id)
+    group = await fanout.get_group(group_id)
     if group is not None:
-        await store.update_group(group_id, settings={**group.settings, **values})
+        await fanout.update_group(group_id, settings={**group.settings, **values})
 
 
-async def finish_group(store: Store, group_id: str, state: str, **settings: Any) -> None:
+async def finish_group(fanout: FanoutRepo, group_id: str, state: str, **settings: Any) -> None:
     """Stamp the group finished in ``state`` (``done``, ``failed``, ``refused``...), adding ``settings``."""
     if settings:
-        await merge_settings(store, group_id, **settings)
-    await store.update_group(group_id, state=state, finished=True)
+        await merge_settings(fanout, group_id, **settings)
+    await fanout.update_group(group_id, state=state, finished=True)
 
 
 async def record_choice(
-    store: Store, group_id: str, action: str, state: str | None = None, **details: Any
+    fanout: FanoutRepo, group_id: str, action: str, state: str | None = None, **details: Any
 ) -> None:
     """Record one user action in the group's choice as the compare screen does: the latest under its
     ``action`` name and every action in ``history`` (``paragents runs list`` prints them)."""
-    group = await store.get_group(group_id)
+    group = await fanout.get_group(group_id)
     if group is None:
         return
     choice = dict(group.choice or {})
     stamped = {"action": action, **details, "at": time.time()}
     choice["history"] = [*choice.get("history", []), stamped]
     choice[action] = stamped
-    await store.update_group(group_id, choice=choice, state=state)
+    await fanout.update_group(group_id, choice=choice, state=state)

@@ -92,7 +92,7 @@ async def run_review(
         raise ReviewError(f"nothing to review: git diff {request.base} is empty in {workdir}", 5)
     names = list(chosen)
     group_id = await open_group(
-        rt.store,
+        rt.store.fanout,
         kind="review",
         project_dir=rt.project_dir,
         name="review-" + "-".join(names)[:50],
@@ -110,16 +110,18 @@ async def run_review(
     try:
         report = await _review(rt, request, chosen, diff, workdir, group_id, views, on_open)
     except ReviewError as exc:
-        await finish_group(rt.store, group_id, "failed", error=str(exc), exit_code=exc.code)
+        await finish_group(rt.store.fanout, group_id, "failed", error=str(exc), exit_code=exc.code)
         raise
     except Exception as exc:
-        await finish_group(rt.store, group_id, "failed", error=f"{type(exc).__name__}: {exc}", exit_code=1)
+        await finish_group(
+            rt.store.fanout, group_id, "failed", error=f"{type(exc).__name__}: {exc}", exit_code=1
+        )
         raise
     finally:
         if not request.keep_sessions:
             await close_workers(rt, views)
     await finish_group(
-        rt.store, group_id, "done", report=report.model_dump(mode="json", exclude={"group_id"})
+        rt.store.fanout, group_id, "done", report=report.model_dump(mode="json", exclude={"group_id"})
     )
     return report
 
@@ -153,14 +155,14 @@ async def _review(
         if isinstance(outcome, WorkerFailed):
             failed[name] = str(outcome)
             evidence: dict[str, Any] = {"specialist": name, "error": str(outcome)}
-            await rt.store.update_candidate(group_id, idx, state="failed", evidence=evidence)
+            await rt.store.fanout.update_candidate(group_id, idx, state="failed", evidence=evidence)
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
             answers[name] = list(outcome.findings)
             found = [f.model_dump(mode="json") for f in outcome.findings]
             evidence = {"specialist": name, "findings": found}
-            await rt.store.update_candidate(group_id, idx, state="done", evidence=evidence)
+            await rt.store.fanout.update_candidate(group_id, idx, state="done", evidence=evidence)
     if not answers:
         unparsable = all("invalid answer" in reason for reason in failed.values())
         detail = "; ".join(f"specialist {n} failed: {r}" for n, r in failed.items())
@@ -221,7 +223,7 @@ async def _with_patch(
     if report.group_id is not None:
         state = "done" if report.patch is not None else "failed"
         evidence = {"role": "patch", **({"error": report.patch_error} if report.patch_error else {})}
-        await rt.store.update_candidate(
+        await rt.store.fanout.update_candidate(
             report.group_id, idx, state=state, evidence=evidence, patch=report.patch
         )
     return report

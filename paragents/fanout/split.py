@@ -253,9 +253,9 @@ async def run_split(
     into a new integration lane (see the module docstring) and return the result. ``mode`` is the
     permission mode of the subtask sessions (None: the default, so their writes ask). The run is kept
     as a fan-out group of kind ``split`` (:mod:`paragents.fanout.recording`), refused or failed too."""
-    store = rt.store
+    fanout = rt.store.fanout
     group_id = await open_group(
-        store,
+        fanout,
         kind="split",
         project_dir=rt.project_dir,
         name=f"split-{slugify(prompt)}",
@@ -266,16 +266,16 @@ async def run_split(
     )
     try:
         plan = await ask_plan(rt, prompt, on_open, keep_sessions=keep_sessions)
-        await merge_settings(store, group_id, plan=plan.model_dump(mode="json"))
+        await merge_settings(fanout, group_id, plan=plan.model_dump(mode="json"))
         order = schedule(plan)
     except SplitError as exc:
-        await finish_group(store, group_id, "failed", error=str(exc), exit_code=exc.code)
+        await finish_group(fanout, group_id, "failed", error=str(exc), exit_code=exc.code)
         raise
-    await merge_settings(store, group_id, schedule=schedule_doc(order))
+    await merge_settings(fanout, group_id, schedule=schedule_doc(order))
     approved = await approve(plan, order)
-    await record_choice(store, group_id, "approve plan" if approved else "refuse plan")
+    await record_choice(fanout, group_id, "approve plan" if approved else "refuse plan")
     if not approved:
-        await finish_group(store, group_id, "refused")
+        await finish_group(fanout, group_id, "refused")
         return None
     try:
         result = await execute(
@@ -284,11 +284,11 @@ async def run_split(
         )  # fmt: skip
     except Exception as exc:
         code = exc.code if isinstance(exc, SplitError) else 1
-        await finish_group(store, group_id, "failed", error=f"{exc}", exit_code=code)
+        await finish_group(fanout, group_id, "failed", error=f"{exc}", exit_code=code)
         raise
     lane = result.integration
     await finish_group(
-        store,
+        fanout,
         group_id,
         "failed" if result.failed else "done",
         integration={
@@ -319,7 +319,7 @@ async def execute(
     is committed and merged into the integration lane. A failed subtask skips those that wait on it.
     With ``group_id``, each subtask is recorded as candidate (its number in the plan) of that group."""
     try:
-        name = await unique_lane_name(rt.store, rt.project_dir, "split")
+        name = await unique_lane_name(rt.store.lanes, rt.project_dir, "split")
         made = await create_lane(rt.store, rt.project_dir, name, base, settings=rt.config.lanes, setup=False)
     except LaneError as exc:
         raise SplitError(f"cannot open the integration lane: {exc}", 1) from exc
@@ -381,11 +381,11 @@ async def _run_subtask(
     views.append(view)
     if member is not None:
         await add_member(rt, member[0], member[1], view, _subtask_evidence(task))
-    lane = await rt.store.lane_of_session(view.id)
+    lane = await rt.store.lanes.of_session(view.id)
     workdir = view.workdir
     for path in task.paths:  # the declared paths are this subtask's while it runs
         target = str((workdir / path.strip().lstrip("./")).resolve())
-        await rt.store.add_reservation(view.id, target, "write", reason=f"split {task.id}", pid=os.getpid())
+        await rt.store.reservations.add(view.id, target, "write", reason=f"split {task.id}", pid=os.getpid())
     try:
         await run_turn(rt, view, task.prompt)
     except WorkerFailed as exc:
@@ -433,9 +433,9 @@ async def _record_subtask(
     """Store a subtask's outcome on its candidate (one without a session is added here)."""
     group_id, idx = member
     if not outcome.session:
-        await rt.store.add_candidate(
+        await rt.store.fanout.add_candidate(
             group_id, idx, session_id=None, session_name=task.id, model="",
             lane=None, lane_path=None, branch=None,
         )  # fmt: skip
     evidence = _subtask_evidence(task, outcome)
-    await rt.store.update_candidate(group_id, idx, state=outcome.status, evidence=evidence)
+    await rt.store.fanout.update_candidate(group_id, idx, state=outcome.status, evidence=evidence)

@@ -15,12 +15,12 @@ from paragents.lanes.contained import LaneSandbox, run_in_lane
 from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError, LaneMoved
 from paragents.lanes.git import git
-from paragents.lanes.merge import _checked_out_at, find_lane
+from paragents.lanes.merge import LaneStore, _checked_out_at, find_lane
 from paragents.lanes.predict import merge_conflicts, snapshot_tree
 from paragents.lanes.pull_request import pr_commands
 from paragents.lanes.status import lane_status
-from paragents.store import LaneRecord, Store
-from paragents.store.lane_verify import VerifyRecord
+from paragents.store.lanes import LanesRepo
+from paragents.store.records import LaneRecord, VerifyRecord
 
 VERIFY_TIMEOUT = 3600.0
 """Seconds a verify command may run before it is stopped (counted as failed)."""
@@ -76,7 +76,7 @@ async def check_unmoved(repo: Path, lane: LaneRecord, reviewed: LaneState) -> La
 
 
 async def run_verify_kept(
-    store: Store,
+    store: LaneStore,
     where: Path,
     name: str,
     command: str,
@@ -89,7 +89,7 @@ async def run_verify_kept(
     result (exit code, output tail, the commit and the working tree it ran on, uncommitted files
     included) as the lane's last verify result. A failing command is a result, not an error;
     LaneError only when the lane is gone."""
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(store.lanes, where, name)
     before = await lane_state(repo, lane)
     done = await run_in_lane(
         command,
@@ -109,7 +109,7 @@ async def run_verify_kept(
     if after != before:  # the lane moved while the command ran: the result covers neither state
         code = code or 1
         output += "\n(the lane changed while verify ran: run it again)"
-    return await store.record_verify(
+    return await store.lane_verify.record(
         lane.id, command=command, commit=before.head, tree=before.tree, exit_code=code, output=output
     )
 
@@ -171,15 +171,15 @@ async def _move_command(repo: Path, target: str, new: str, old: str) -> str:
 
 
 async def plan_merge(
-    store: Store, where: Path, name: str, strategy: str, reviewed: LaneState, verify_command: str | None
+    store: LaneStore, where: Path, name: str, strategy: str, reviewed: LaneState, verify_command: str | None
 ) -> MergePlan:
     """The plan of bringing lane ``name`` back with ``strategy``, bound to the ``reviewed`` state
     (LaneMoved when the lane moved since)."""
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(store.lanes, where, name)
     await check_unmoved(repo, lane, reviewed)
     status = await lane_status(repo, lane)
     target = lane.base_ref
-    verify = await store.last_verify(lane.id)
+    verify = await store.lane_verify.last(lane.id)
     if strategy == "pr":
         commands = pr_commands(lane, None)  # the dialog's message becomes --title / --body when not empty
         commands[1] = commands[1].replace("--fill", "--title <first line below> --body <the rest>")
@@ -226,10 +226,10 @@ async def plan_merge(
     return plan
 
 
-async def resolve_prompt(store: Store, where: Path, name: str, files: tuple[str, ...]) -> str:
+async def resolve_prompt(lanes: LanesRepo, where: Path, name: str, files: tuple[str, ...]) -> str:
     """The prompt that asks lane ``name``'s own agent to resolve the conflict merge-tree predicts
     with its target in ``files``: the files, both sides' commits touching them, what to do."""
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(lanes, where, name)
     target = lane.base_ref
     base = (await git("merge-base", target, lane.branch, cwd=repo)).out.strip()
     ours = await git("log", "--format=%h %s", f"{base}..{lane.branch}", "--", *files, cwd=repo)
@@ -247,12 +247,12 @@ async def resolve_prompt(store: Store, where: Path, name: str, files: tuple[str,
     )
 
 
-async def plan_discard(store: Store, where: Path, name: str) -> list[str]:
+async def plan_discard(lanes: LanesRepo, where: Path, name: str) -> list[str]:
     """The git commands discarding lane ``name`` runs (gc's no-work-lost rules with force): a
     verified bundle of its unmerged commits and a recovery commit of its uncommitted files first."""
     from paragents.lanes.repo import project_hash, recovery_dir
 
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(lanes, where, name)
     status = await lane_status(repo, lane)
     bundle = f"{recovery_dir()}/{project_hash(repo)}-{name}-<time>.bundle"
     lines: list[str] = []

@@ -26,7 +26,7 @@ from paragents.lanes.git import IDENTITY, git
 from paragents.lanes.integrity import BRANCH_PREFIX, lane_dir_of, lane_pins
 from paragents.lanes.merge import find_lane
 from paragents.lanes.predict import snapshot_tree
-from paragents.store import Store
+from paragents.store.lanes import LanesRepo
 
 
 async def commit_on_branch(
@@ -83,7 +83,7 @@ def _install_index(built: Path, index: Path) -> None:
 
 
 async def commit_lane(
-    store: Store, where: Path, name: str, message: str, *, reviewed: LaneState | None = None
+    lanes: LanesRepo, where: Path, name: str, message: str, *, reviewed: LaneState | None = None
 ) -> LaneState:
     """Commit every uncommitted and untracked file of lane ``name`` on its branch with ``message``;
     return the lane's state after (its new HEAD, the same tree). With ``reviewed``, LaneMoved when
@@ -91,7 +91,7 @@ async def commit_lane(
     or the lane's HEAD is not its branch."""
     if not message.strip():
         raise LaneError("the commit message is empty: write one")
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(lanes, where, name)
     state = (
         await check_unmoved(repo, lane, reviewed) if reviewed is not None else await lane_state(repo, lane)
     )

@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from paragents.config import LaneSettings
 from paragents.lanes.contained import LaneSandbox, remove_cache
@@ -25,8 +26,20 @@ from paragents.lanes.repo import (
     resolve_base,
     toplevel,
 )
-from paragents.store import LaneRecord, Store, StoreError
+from paragents.store.lanes import LanesRepo
+from paragents.store.records import LaneRecord, StoreError
+from paragents.store.sessions import SessionsRepo
 from paragents.tools.ref_lock import holding
+
+
+class NewLaneStore(Protocol):
+    """The store's tables :func:`create_lane` uses: the lanes, and the sessions named when a lane's
+    name is taken (``paragents.store.Store`` is one)."""
+
+    @property
+    def lanes(self) -> LanesRepo: ...
+    @property
+    def sessions(self) -> SessionsRepo: ...
 
 
 @dataclass
@@ -39,9 +52,9 @@ class CreatedLane:
     """Seconds each step of its environment build took (``uv_host``, ``uv_sandbox``, ...)."""
 
 
-async def unique_lane_name(store: Store, repo: Path, prefix: str = "lane") -> str:
+async def unique_lane_name(lanes: LanesRepo, repo: Path, prefix: str = "lane") -> str:
     """Return ``<prefix>-N`` with the smallest N not used by a lane or branch of ``repo``."""
-    taken = {lane.name for lane in await store.list_lanes(str(repo))}
+    taken = {lane.name for lane in await lanes.all(str(repo))}
     n = 1
     while f"{prefix}-{n}" in taken or await branch_exists(repo, f"{BRANCH_PREFIX}{prefix}-{n}"):
         n += 1
@@ -49,7 +62,7 @@ async def unique_lane_name(store: Store, repo: Path, prefix: str = "lane") -> st
 
 
 async def create_lane(
-    store: Store,
+    store: NewLaneStore,
     where: Path,
     name: str | None = None,
     base: str = "head",
@@ -73,14 +86,14 @@ async def create_lane(
     sandbox = sandbox or LaneSandbox.from_settings(lanes=settings)
     repo = await toplevel(where)
     if name is None:
-        name = await unique_lane_name(store, repo)
+        name = await unique_lane_name(store.lanes, repo)
     check_lane_name(name)
     resolved = await resolve_base(repo, base)
     branch = BRANCH_PREFIX + name
     await git("check-ref-format", "--branch", branch, cwd=repo, what=f"the branch name {branch}")
-    held = await store.get_lane(str(repo), name)
+    held = await store.lanes.get(str(repo), name)
     if held is not None:
-        raise LaneError(await _name_taken(store, held))
+        raise LaneError(await _name_taken(store.sessions, held))
     if await branch_exists(repo, branch):
         raise LaneError(
             f"the branch {branch} already exists: pick another lane name, or delete the branch "
@@ -100,7 +113,7 @@ async def create_lane(
             f"last commit {resolved.commit[:12]} of {resolved.ref}"
         )
     try:
-        record = await store.reserve_lane(
+        record = await store.lanes.reserve(
             repo=str(repo),
             name=name,
             path=str(path),
@@ -126,23 +139,23 @@ async def create_lane(
         if not result.ok:
             raise LaneError(f"git could not create the worktree {path}: {result.err}")
         if session_id is not None:
-            await store.update_lane(record.id, session_id=session_id)
+            await store.lanes.update(record.id, session_id=session_id)
         if setup:
             from paragents.lanes.setup import run_setup
 
-            await store.update_lane(record.id, setup_state="setup")
+            await store.lanes.update(record.id, setup_state="setup")
             outcome = await run_setup(
                 repo, path, port=record.port_base, settings=settings, sandbox=sandbox, on_output=on_output
             )
             notes.extend(outcome.notes)
             seconds = outcome.seconds
-            await store.update_lane(
+            await store.lanes.update(
                 record.id, setup_state="ready", setup_output=outcome.output, lockfiles=outcome.lockfiles
             )
         else:
-            await store.update_lane(record.id, setup_state="ready")
+            await store.lanes.update(record.id, setup_state="ready")
     except LaneError as exc:
-        await _undo(store, repo, record, path, made_branch)
+        await _undo(store.lanes, repo, record, path, made_branch)
         if exc.output:
             log = path.parent / f"{name}.setup-failed.log"
             with contextlib.suppress(OSError):
@@ -155,14 +168,14 @@ async def create_lane(
                 ) from exc
         raise
     except BaseException:
-        await _undo(store, repo, record, path, made_branch)
+        await _undo(store.lanes, repo, record, path, made_branch)
         raise
-    lane = await store.get_lane_by_id(record.id)
+    lane = await store.lanes.get_by_id(record.id)
     assert lane is not None
     return CreatedLane(lane, notes, seconds)
 
 
-async def _undo(store: Store, repo: Path, record: LaneRecord, path: Path, made_branch: bool) -> None:
+async def _undo(lanes: LanesRepo, repo: Path, record: LaneRecord, path: Path, made_branch: bool) -> None:
     """Remove what a failed :func:`create_lane` made: worktree, branch (only when it made it), row."""
     with contextlib.suppress(LaneError, OSError):
         if path.exists():
@@ -172,14 +185,14 @@ async def _undo(store: Store, repo: Path, record: LaneRecord, path: Path, made_b
         if made_branch:
             await git("branch", "-D", record.branch, cwd=repo, check=False)
     with contextlib.suppress(StoreError):
-        await store.delete_lane(record.id)
+        await lanes.delete(record.id)
     remove_cache(path)
 
 
-async def _name_taken(store: Store, lane: LaneRecord) -> str:
+async def _name_taken(sessions: SessionsRepo, lane: LaneRecord) -> str:
     """Why lane ``lane.name`` cannot be made again: the session that holds it (never a suggestion to
     delete a live lane's branch)."""
-    record = await store.get_session(lane.session_id) if lane.session_id else None
+    record = await sessions.get(lane.session_id) if lane.session_id else None
     if record is not None and record.state != "closed":
         return (
             f"the lane name {lane.name!r} is taken: session {record.name!r} works in it ({lane.path}); "

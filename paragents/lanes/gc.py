@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from paragents.lanes.contained import remove_cache
 from paragents.lanes.errors import LaneError
@@ -19,10 +20,24 @@ from paragents.lanes.places import fetch_if_remote, places_for
 from paragents.lanes.predict import snapshot_tree
 from paragents.lanes.repo import project_hash, recovery_dir, toplevel
 from paragents.lanes.status import LaneStatus, lane_status
-from paragents.store import LaneRecord, Store
-from paragents.store.holders import STALE_AFTER, holder_gone, this_host
+from paragents.store.holders import STALE_AFTER, HoldersRepo, holder_gone, this_host
+from paragents.store.lanes import LanesRepo
+from paragents.store.records import LaneRecord
+from paragents.store.sessions import SessionsRepo
 
 BUSY_STATES = frozenset({"running", "queued", "waiting", "paused"})
+
+
+class GcStore(Protocol):
+    """The store's tables gc reads and writes: the lanes, and their sessions' states and holders
+    (``paragents.store.Store`` is one)."""
+
+    @property
+    def lanes(self) -> LanesRepo: ...
+    @property
+    def sessions(self) -> SessionsRepo: ...
+    @property
+    def holders(self) -> HoldersRepo: ...
 
 
 @dataclass
@@ -49,15 +64,15 @@ class GcDecision:
         }
 
 
-async def keep_reasons(store: Store, status: LaneStatus) -> tuple[list[str], bool]:
+async def keep_reasons(store: GcStore, status: LaneStatus) -> tuple[list[str], bool]:
     """Return (why the lane must be kept, whether one of the reasons is work that would be lost)."""
     lane = status.lane
     reasons: list[str] = []
     if lane.session_id is not None:
-        state = await store.session_state(lane.session_id)
+        state = await store.sessions.state(lane.session_id)
         if state in BUSY_STATES:
             reasons.append(f"its session is {state}")
-        holder = await store.get_holder(lane.session_id)
+        holder = await store.holders.get(lane.session_id)
         if holder is not None and not holder_gone(
             holder, host=this_host(), stamp=time.time(), stale_after=STALE_AFTER
         ):
@@ -107,7 +122,7 @@ async def write_recovery(repo: Path, status: LaneStatus) -> tuple[Path, list[str
     return bundle, restore
 
 
-async def remove_lane(store: Store, repo: Path, lane: LaneRecord, *, force: bool = False) -> None:
+async def remove_lane(lanes: LanesRepo, repo: Path, lane: LaneRecord, *, force: bool = False) -> None:
     """Remove a lane's worktree (``git worktree remove``), its branch, its private cache and its row;
     a remote lane's container or Pod first, after a last fetch of its work (lanes/places.py)."""
     if lane.remote:
@@ -119,16 +134,16 @@ async def remove_lane(store: Store, repo: Path, lane: LaneRecord, *, force: bool
         await git("worktree", "prune", cwd=repo)
     await git("branch", "-D", lane.branch, cwd=repo, check=False)
     remove_cache(Path(lane.path))
-    await store.delete_lane(lane.id)
+    await lanes.delete(lane.id)
 
 
 async def gc(
-    store: Store, where: Path, *, apply: bool = False, force: bool = False, names: list[str] | None = None
+    store: GcStore, where: Path, *, apply: bool = False, force: bool = False, names: list[str] | None = None
 ) -> list[GcDecision]:
     """Decide (and with ``apply`` do) the removal of each lane of the repository at ``where``."""
     repo = await toplevel(where)
     decisions: list[GcDecision] = []
-    for lane in await store.list_lanes(str(repo)):
+    for lane in await store.lanes.all(str(repo)):
         if names and lane.name not in names:
             continue
         try:
@@ -152,12 +167,12 @@ async def gc(
                 if holds:
                     bundle, decision.restore = await write_recovery(repo, status)
                     decision.bundle = str(bundle)
-                await remove_lane(store, repo, lane, force=True)
+                await remove_lane(store.lanes, repo, lane, force=True)
                 decision.action = "removed"
             except (LaneError, OSError) as exc:
                 decision.reasons.append(f"force failed, nothing removed: {exc}")
         elif not reasons and apply:
-            await remove_lane(store, repo, lane)
+            await remove_lane(store.lanes, repo, lane)
             decision.action = "removed"
         decisions.append(decision)
     return decisions

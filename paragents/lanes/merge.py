@@ -8,6 +8,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 from paragents.lanes.contained import LaneSandbox, run_in_lane
 from paragents.lanes.create import lane_env
@@ -17,7 +18,9 @@ from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.predict import merge_conflicts
 from paragents.lanes.repo import toplevel
 from paragents.lanes.status import lane_status
-from paragents.store import LaneRecord, Store
+from paragents.store.lane_verify import LaneVerifyRepo
+from paragents.store.lanes import LanesRepo
+from paragents.store.records import LaneRecord
 
 STRATEGIES = ("squash", "rebase", "merge", "pr")
 
@@ -26,12 +29,22 @@ EXIT_CONFLICT = 5
 EXIT_HOLDS_WORK = 6
 
 
-async def find_lane(store: Store, where: Path, name: str) -> tuple[Path, LaneRecord]:
+class LaneStore(Protocol):
+    """The store's tables a lane command reads and writes: the lanes and their last verify results
+    (``paragents.store.Store`` is one)."""
+
+    @property
+    def lanes(self) -> LanesRepo: ...
+    @property
+    def lane_verify(self) -> LaneVerifyRepo: ...
+
+
+async def find_lane(lanes: LanesRepo, where: Path, name: str) -> tuple[Path, LaneRecord]:
     """Return (repository top level, lane ``name``); LaneError when there is no such lane."""
     repo = await toplevel(where)
-    lane = await store.get_lane(str(repo), name)
+    lane = await lanes.get(str(repo), name)
     if lane is None:
-        names = ", ".join(lane.name for lane in await store.list_lanes(str(repo))) or "none"
+        names = ", ".join(lane.name for lane in await lanes.all(str(repo))) or "none"
         raise LaneError(f"no lane named {name!r} in {repo} (lanes: {names})", exit_code=2)
     return repo, lane
 
@@ -40,12 +53,12 @@ async def run_verify(
     lane: LaneRecord,
     command: str,
     on_output: Callable[[str], None] | None = None,
-    store: Store | None = None,
+    results: LaneVerifyRepo | None = None,
     tree: str = "",
     sandbox: LaneSandbox | None = None,
 ) -> str:
     """Run the verify command in the lane's sandbox; LaneError with exit code 4 (output kept) when it
-    fails. With ``store`` the result is kept as the lane's last verify result (on its HEAD and
+    fails. With ``results`` the result is kept as the lane's last verify result (on its HEAD and
     ``tree``)."""
     done = await run_in_lane(
         command,
@@ -58,11 +71,9 @@ async def run_verify(
     output = done.output
     code = done.exit_code if done.exit_code is not None else 124
     why = f"`{command}` exited with {code}" if done.exit_code is not None else f"`{command}` did not finish"
-    if store is not None:
+    if results is not None:
         head = (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=Path(lane.path))).out.strip()
-        await store.record_verify(
-            lane.id, command=command, commit=head, tree=tree, exit_code=code, output=output
-        )
+        await results.record(lane.id, command=command, commit=head, tree=tree, exit_code=code, output=output)
     if code:
         raise LaneError(f"verify failed in lane {lane.name}: {why}", exit_code=EXIT_VERIFY, output=output)
     return output
@@ -100,7 +111,7 @@ def _message(lane: LaneRecord, subjects: list[str], strategy: str) -> str:
 
 
 async def merge_lane(
-    store: Store,
+    store: LaneStore,
     where: Path,
     name: str,
     strategy: str,
@@ -125,7 +136,7 @@ async def merge_lane(
     was reviewed) a lane whose branch moved since raises :class:`LaneMoved`."""
     if strategy not in STRATEGIES:
         raise LaneError(f"unknown strategy {strategy!r}: use one of {', '.join(STRATEGIES)}")
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(store.lanes, where, name)
     status = await lane_status(repo, lane)
     target = lane.base_ref
     if status.broken:
@@ -171,9 +182,9 @@ async def merge_lane(
         )
     tree = (await git("rev-parse", f"{reviewed}^{{tree}}", cwd=repo)).out.strip()  # the lane is clean
     if verify and run_verify_first:  # after the cheap pre-check; update-ref checks the target
-        await run_verify(lane, verify, on_output, store, tree, sandbox)
+        await run_verify(lane, verify, on_output, store.lane_verify, tree, sandbox)
     if verify and not override:
-        await _require_verified(store, lane, verify, tree)
+        await _require_verified(store.lane_verify, lane, verify, tree)
     subjects = (await git("log", "--reverse", "--format=%s", f"{old}..{reviewed}", cwd=repo)).out.splitlines()
     text = message or _message(lane, subjects, strategy)
     if strategy == "rebase":
@@ -187,7 +198,7 @@ async def merge_lane(
         raise LaneError(f"lane {name} moved while it was being merged: review it again")
     await _move_target(repo, target, old, new)
     landed = (await git("rev-parse", f"refs/heads/{lane.branch}^{{tree}}", cwd=repo)).out.strip()
-    await store.update_lane(lane.id, base_commit=new if strategy == "rebase" else None, landed_tree=landed)
+    await store.lanes.update(lane.id, base_commit=new if strategy == "rebase" else None, landed_tree=landed)
     count = len(subjects)
     return MergeResult(
         name,
@@ -198,9 +209,9 @@ async def merge_lane(
     )
 
 
-async def _require_verified(store: Store, lane: LaneRecord, command: str, tree: str) -> None:
+async def _require_verified(results: LaneVerifyRepo, lane: LaneRecord, command: str, tree: str) -> None:
     """LaneError (exit 4) unless the lane's last verify result is a pass of ``command`` on ``tree``."""
-    record = await store.last_verify(lane.id)
+    record = await results.last(lane.id)
     run = f"run it (`paragents lanes merge {lane.name}` runs verify first, `v` on the Lanes screen)"
     if record is None:
         why = f"verify (`{command}`) has not run on lane {lane.name}: {run}"
@@ -231,14 +242,16 @@ async def _rebase(repo: Path, lane: LaneRecord, target: str, old: str) -> str:
     return (await git("rev-parse", f"refs/heads/{lane.branch}", cwd=repo)).out.strip()
 
 
-async def lane_diff(store: Store, where: Path, name: str) -> tuple[LaneRecord, str, list[dict[str, object]]]:
+async def lane_diff(
+    lanes: LanesRepo, where: Path, name: str
+) -> tuple[LaneRecord, str, list[dict[str, object]]]:
     """Return (lane, the patch of its working tree against its base commit, untracked files
     included, per-file numstat rows)."""
     import tempfile
 
     from paragents.lanes.predict import snapshot_tree
 
-    repo, lane = await find_lane(store, where, name)
+    repo, lane = await find_lane(lanes, where, name)
     if not Path(lane.path).is_dir():
         raise LaneError(f"the worktree of lane {name} ({lane.path}) is gone")
     with tempfile.TemporaryDirectory(prefix="paragents-diff-") as scratch:

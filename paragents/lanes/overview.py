@@ -9,7 +9,8 @@ from paragents.lanes.errors import LaneError
 from paragents.lanes.repo import toplevel
 from paragents.lanes.setup import lockfile_hashes
 from paragents.lanes.status import LaneStatus, lane_status
-from paragents.store import LaneRecord, Store
+from paragents.store.lanes import LanesRepo
+from paragents.store.records import LaneRecord
 
 
 def stale_dependencies(lane: LaneRecord) -> list[str]:
@@ -24,11 +25,11 @@ def stale_dependencies(lane: LaneRecord) -> list[str]:
     )
 
 
-async def lane_rows(store: Store, where: Path) -> list[dict[str, Any]]:
+async def lane_rows(lanes: LanesRepo, where: Path) -> list[dict[str, Any]]:
     """Return a dict per lane of the repository at ``where``; ``line`` is a plain-text summary."""
     repo = await toplevel(where)
     rows: list[dict[str, Any]] = []
-    for lane in await store.list_lanes(str(repo)):
+    for lane in await lanes.all(str(repo)):
         try:
             status = await lane_status(repo, lane)
         except LaneError as exc:  # one unreadable lane never hides the others

@@ -11,10 +11,10 @@ from pathlib import Path
 from paragents.lanes.bring_back import LaneState, lane_state
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
+from paragents.lanes.merge import LaneStore
 from paragents.lanes.overview import lane_rows
 from paragents.lanes.repo import toplevel
-from paragents.store import Store
-from paragents.store.lane_verify import VerifyRecord
+from paragents.store.records import VerifyRecord
 
 
 @dataclass(frozen=True)
@@ -37,14 +37,14 @@ class LaneReview:
     target: str = ""
 
 
-async def lane_reviews(store: Store, where: Path) -> list[LaneReview]:
+async def lane_reviews(store: LaneStore, where: Path) -> list[LaneReview]:
     """Return a review of each lane of the repository at ``where`` (a lane whose worktree is gone has
     ``problem`` set and no diff)."""
     repo = await toplevel(where)
     reviews: list[LaneReview] = []
-    for row in await lane_rows(store, where):
+    for row in await lane_rows(store.lanes, where):
         name = str(row["name"])
-        lane = await store.get_lane(str(repo), name)
+        lane = await store.lanes.get(str(repo), name)
         if lane is None:
             continue
         commits = await git("log", "--format=%h %s", f"{lane.base_ref}..{lane.branch}", cwd=repo, check=False)
@@ -76,7 +76,7 @@ async def lane_reviews(store: Store, where: Path) -> list[LaneReview]:
                 patch,
                 extra={"path": lane.path},
                 state=state,
-                verify=await store.last_verify(lane.id),
+                verify=await store.lane_verify.last(lane.id),
                 session_id=lane.session_id,
                 target=lane.base_ref,
             )

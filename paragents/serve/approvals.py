@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents.paths import norm_dir
 from paragents.serve.shown import arguments_of, not_shown, size_of, whole_call
-from paragents.store.sessions import norm_dir
 
 if TYPE_CHECKING:
     from paragents.models import CallPreview
     from paragents.sessions.api import SessionsAPI
-    from paragents.store import ApprovalRecord
+    from paragents.store.records.approvals import ApprovalRecord
 
 WEB_ANSWERS = ("allow_once", "allow_session", "reject_once", "reject_with_note")
 """Answers the API accepts ("always allow" writes permanent rules: the terminal only)."""
@@ -169,7 +169,7 @@ class Approvals:
             items.extend(self._local_items())
         shown = {i["id"] for i in items}
         for project in projects:
-            for row in await self.runtime.store.list_approvals(project_dir=Path(project)):
+            for row in await self.runtime.store.approvals.find(project_dir=Path(project)):
                 if row.id not in shown and row.kind == "approval":
                     items.append(row_json(row))  # an ask another process waits on
                     shown.add(row.id)
@@ -204,7 +204,7 @@ class Approvals:
             req = view.pending.get(request_id)
             if req is not None and norm_dir(self.runtime.project_dir) in projects:
                 return self._whole_json(request_id, req.call.name, req.call.arguments)
-        row = await self.runtime.store.get_approval(request_id)
+        row = await self.runtime.store.approvals.get(request_id)
         if row is None or row.state != "pending" or row.kind != "approval":
             raise ApiError(404, f"no pending ask with id {request_id}")
         project = await self.project_of(request_id)
@@ -227,8 +227,8 @@ class Approvals:
 
     async def project_of(self, request_id: str) -> str | None:
         """The project directory of the ask ``request_id`` (None: no such ask or session)."""
-        row = await self.runtime.store.get_approval(request_id)
-        record = await self.runtime.store.get_session(row.session_id) if row is not None else None
+        row = await self.runtime.store.approvals.get(request_id)
+        record = await self.runtime.store.sessions.get(row.session_id) if row is not None else None
         return norm_dir(record.project_dir) if record is not None else None
 
     async def answer(

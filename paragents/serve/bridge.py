@@ -219,9 +219,10 @@ class RuntimeBridge:
 
     # -- the store ----------------------------------------------------------------------------------------
     async def record_access(self, **row: Any) -> None:
-        """Add one row to the API access log (``Store.record_access``)."""
-        await self.call(lambda: self.runtime.store.record_access(**row))
+        """Add one row to the API access log (``store.api_access.record``)."""
+        await self.call(lambda: self.runtime.store.api_access.record(**row))
 
     async def use_pairing_code(self, code_hash: str, at: float) -> str:
-        """Consume a one-time pairing code (``Store.use_pairing_code``): ok, unknown, used or expired."""
-        return await self.call(lambda: self.runtime.store.use_pairing_code(code_hash, at=at))
+        """Consume a one-time pairing code (``store.api_access.use_pairing_code``): ok, unknown, used
+        or expired."""
+        return await self.call(lambda: self.runtime.store.api_access.use_pairing_code(code_hash, at=at))

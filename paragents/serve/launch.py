@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from paragents.paths import norm_dir
 from paragents.serve.app import is_loopback_host
 from paragents.serve.auth import AuthConfig, mask
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.pairing import browser_secret, claim_info, info_path
 from paragents.serve.server import ServeRefused, ServeThread, check_bind
-from paragents.store.sessions import norm_dir
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
@@ -148,7 +148,7 @@ async def start(
 ) -> Running:
     """Start the API for ``runtime`` (call on the Runtime's loop). Raises ServeRefused or OSError."""
     auth, generated = auth_from(options, project=runtime.project_dir)
-    await runtime.store.prune_access(time.time() - ACCESS_LOG_DAYS * 86400)
+    await runtime.store.api_access.prune(time.time() - ACCESS_LOG_DAYS * 86400)
     bridge = RuntimeBridge(runtime)
     thread = ServeThread(
         bridge,

@@ -9,16 +9,20 @@ import os
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from paragents import paths
 from paragents.serve.auth import code_hash
 
-if TYPE_CHECKING:
-    from paragents.store import Store
-
 PAIRING_TTL = 300.0
 """Seconds a pairing link stays usable (once)."""
+
+
+class PairingCodes(Protocol):
+    """Where the one-time pairing codes are kept: the store's ``api_access`` repository (``serve``
+    imports only the store's records, so it names what it uses here)."""
+
+    async def add_pairing_code(self, code_hash: str, *, created_at: float, expires_at: float) -> None: ...
 
 
 def _private_file(path: Path, data: bytes) -> None:
@@ -91,11 +95,13 @@ def claim_info(url: str, api_key: str | None, state_dir: Path | None = None) -> 
     return write_info(url, api_key, state_dir)
 
 
-async def new_pairing(store: Store, base_url: str, now: float | None = None, ttl: float = PAIRING_TTL) -> str:
+async def new_pairing(
+    codes: PairingCodes, base_url: str, now: float | None = None, ttl: float = PAIRING_TTL
+) -> str:
     """Create a one-time pairing code valid for ``ttl`` seconds; return its link under ``base_url``."""
     code = secrets.token_urlsafe(24)
     start = time.time() if now is None else now
-    await store.add_pairing_code(code_hash(code), created_at=start, expires_at=start + ttl)
+    await codes.add_pairing_code(code_hash(code), created_at=start, expires_at=start + ttl)
     return f"{base_url.rstrip('/')}/pair/{code}"
 
 

@@ -154,7 +154,7 @@ async def _answerer(request: web.Request, by: str) -> Answerer:
     if not (isinstance(server, tuple) and isinstance(client, tuple)):
         return Answerer(f"{by} (client {request.remote or 'unknown'})")
     bridge = _state(request).bridge
-    return await bridge.call(lambda: http_check(bridge.runtime.store, server[:2], client[:2], by))
+    return await bridge.call(lambda: http_check(bridge.runtime.store.approvals, server[:2], client[:2], by))
 
 
 async def events(request: web.Request) -> web.StreamResponse:

@@ -16,12 +16,12 @@ from dataclasses import replace
 
 from aiohttp import web
 
+from paragents.paths import norm_dir
 from paragents.serve.app import STATE, is_loopback_host, make_app
 from paragents.serve.auth import MIN_SECRET_BYTES, AuthConfig, weak_secret
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Limits
 from paragents.serve.routes import add_routes
-from paragents.store.sessions import norm_dir
 
 
 class ServeRefused(Exception):

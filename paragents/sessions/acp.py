@@ -56,7 +56,7 @@ async def new_agent_session(
         base=base,
         on="local" if lane else None,  # an external agent runs here, in a worktree of this machine
     )
-    await core.store.set_agent_session(view.id, agent)
+    await core.store.agent_sessions.set(view.id, agent)
     await build_agent(core, view, agent, None)
     made = agent_of(core, view.id)
     if start and made is not None:
@@ -94,7 +94,7 @@ async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_
         spec=spec,
         conflicts=core.conflicts,
         remote_id=remote_id,
-        save_remote=functools.partial(core.store.set_agent_session, view.id, agent),
+        save_remote=functools.partial(core.store.agent_sessions.set, view.id, agent),
         session=view,
         tools=core.tools,
         policy=core.policy,
@@ -114,7 +114,7 @@ async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_
 async def attach_if_agent(core: SessionsCore, view: SessionView) -> None:
     """When the session of ``view`` runs an external agent, give it its :class:`AcpAgent` (after the
     view's own agent was built from the store); the agent starts with the next prompt."""
-    found = await core.store.get_agent_session(view.id)
+    found = await core.store.agent_sessions.get(view.id)
     if found is not None:
         await build_agent(core, view, found[0], found[1])
         made = agent_of(core, view.id)

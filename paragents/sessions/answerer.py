@@ -8,7 +8,7 @@ paragents' own git ran) is a descendant of the paragents process that runs the s
 
 - :func:`tool_reason` walks the answering process's parents (``/proc``): a parent that is a live
   paragents process running sessions (a session holder, or the process waiting on a pending ask;
-  ``store.engine_processes``) refuses it; so does a process (or parent) whose environment carries
+  ``ApprovalsRepo.engine_processes``) refuses it; so does a process (or parent) whose environment carries
   :data:`TOOL_ENV` (set on every command paragents runs: it survives a background job that outlives
   its command and is adopted by init), and one in another PID namespace than the checking process
   (a sandbox; for the HTTP API);
@@ -38,7 +38,7 @@ from paragents import procs
 from paragents.tools.shell import TOOL_ENV
 
 if TYPE_CHECKING:
-    from paragents.store import Store
+    from paragents.store.approvals import ApprovalsRepo
 
 FRESH = 30.0
 """Seconds since a paragents process's last sign of life within which it counts as running (its
@@ -93,16 +93,16 @@ def describe(kind: str, pid: int, extra: str = "") -> str:
     return f"{kind} ({', '.join(parts)})"
 
 
-async def engines_of(store: Store) -> list[tuple[int, float]]:
+async def engines_of(approvals: ApprovalsRepo) -> list[tuple[int, float]]:
     """The paragents processes on this host that run sessions: ``(pid, last sign of life)``."""
-    return await store.engine_processes()
+    return await approvals.engine_processes()
 
 
-async def cli_check(store: Store) -> Answerer:
+async def cli_check(approvals: ApprovalsRepo) -> Answerer:
     """Who this ``paragents approve`` process is, and whether it may answer (see the module)."""
     pid = os.getpid()
     label = describe("cli", pid)
-    engines = await engines_of(store)
+    engines = await engines_of(approvals)
     live = [p for p, stamp in engines if time.time() - stamp <= FRESH]
     why = tool_reason(pid, {p for p, _stamp in engines}, same_namespace=False)
     if why is None and live and not any(_visible(p) for p in live):
@@ -128,7 +128,9 @@ def has_terminal() -> bool:
     return True
 
 
-async def http_check(store: Store, server: tuple[str, int], client: tuple[str, int], by: str) -> Answerer:
+async def http_check(
+    approvals: ApprovalsRepo, server: tuple[str, int], client: tuple[str, int], by: str
+) -> Answerer:
     """Who answers through the HTTP API (``by``: ``web:key``, ``web:cookie``...) from ``client`` to
     ``server``, and whether it may: a client on this host is looked up (``/proc/net/tcp``) and refused
     when it is a session's tool or sandboxed (see :func:`tool_reason`); this process counts as one
@@ -137,6 +139,6 @@ async def http_check(store: Store, server: tuple[str, int], client: tuple[str, i
     pid = procs.peer_pid(server, client)
     if pid is None:
         return Answerer(f"{by} ({where})")
-    engines = {p for p, _stamp in await engines_of(store)} | {os.getpid()}
+    engines = {p for p, _stamp in await engines_of(approvals)} | {os.getpid()}
     why = tool_reason(pid, engines)
     return Answerer(describe(by, pid, where), why)

@@ -41,20 +41,20 @@ async def answer_approval(
 ) -> AnswerResult:
     """Answer a pending approval or conflict through the runtime's own store: the waiting turn of this
     process wakes at once (one of another process within the store's poll interval). See
-    ``Store.answer_approval`` for the answers and the refusals."""
-    return await core.store.answer_approval(approval_id, answer, answered_by, note, rules=rules)
+    ``store.approvals.answer`` for the answers and the refusals."""
+    return await core.store.approvals.answer(approval_id, answer, answered_by, note, rules=rules)
 
 
 async def pending_approvals(core: SessionsCore, *, all_projects: bool = False) -> list[ApprovalRecord]:
     """The pending rows of this project (every project's with ``all_projects``), oldest first."""
-    return await core.store.list_approvals(project_dir=None if all_projects else core.project_dir)
+    return await core.store.approvals.find(project_dir=None if all_projects else core.project_dir)
 
 
 async def close_orphan_conflicts(core: SessionsCore) -> list[str]:
     """At start: close the pending conflict rows whose process is gone; return notes."""
     notes = []
-    for row in await core.store.orphaned_approvals(os.getpid()):
-        if row.kind == "conflict" and await core.store.close_approval(
+    for row in await core.store.approvals.orphaned(os.getpid()):
+        if row.kind == "conflict" and await core.store.approvals.close(
             row.id, f"closed after a restart: the process waiting on it (pid {row.pid}) stopped"
         ):
             notes.append(f"conflict {row.id} ({row.summary}) closed: its process (pid {row.pid}) stopped")
@@ -66,7 +66,7 @@ async def resume_orphans(core: SessionsCore, view: SessionView) -> list[Approval
     crash left pending when it can go on, close the others with a note. Returns the rows continued."""
     if view.read_only:
         return []
-    orphans = await core.store.orphaned_approvals(os.getpid())
+    orphans = await core.store.approvals.orphaned(os.getpid())
     rows = [r for r in orphans if r.session_id == view.id and r.kind == "approval"]
     if not rows:
         return []
@@ -77,7 +77,7 @@ async def resume_orphans(core: SessionsCore, view: SessionView) -> list[Approval
     if why is not None:
         await _close(core, view, newest, why)
         return []
-    await core.store.adopt_approval(newest.id, newest.turn_id)  # waited on here again (inbox says so)
+    await core.store.approvals.adopt(newest.id, newest.turn_id)  # waited on here again (inbox says so)
     core.turn_done[view.id].clear()
     core.scheduler.submit(view.id, RESUME_PROMPT.format(summary=newest.summary), resume=newest)
     core.notes.append(
@@ -93,7 +93,7 @@ async def _cannot_continue(core: SessionsCore, row: ApprovalRecord) -> str | Non
         return "the session is run by an external ACP agent, whose turn ended with the process"
     if core.tools.get(str(row.call.get("name") or row.tool)) is None:
         return f"the tool {row.tool} is no longer available"
-    turns = await core.store.list_turns(row.session_id)
+    turns = await core.store.turns.all(row.session_id)
     if row.turn_id is None or not turns:
         return "its turn is unknown"
     last = turns[-1]
@@ -101,11 +101,11 @@ async def _cannot_continue(core: SessionsCore, row: ApprovalRecord) -> str | Non
         return "the session went on with another turn since"
     if last.status != "interrupted":
         return f"its turn is {last.status}"
-    rec = await core.store.get_session(row.session_id)
+    rec = await core.store.sessions.get(row.session_id)
     if rec is None or rec.conversation_id != last.conversation_id:
         return "the session's conversation was cleared since"
     call_id = row.call.get("id")
-    for stored in await core.store.load_messages(row.session_id):
+    for stored in await core.store.messages.load(row.session_id):
         message = stored.message
         answered = message.get("role") == "tool" and message.get("tool_call_id") == call_id
         if answered and stored.outcome not in (None, "interrupted"):
@@ -116,7 +116,7 @@ async def _cannot_continue(core: SessionsCore, row: ApprovalRecord) -> str | Non
 async def _close(core: SessionsCore, view: SessionView, row: ApprovalRecord, why: str) -> None:
     note = f"closed after a restart: its turn cannot continue ({why})"
     if row.state != "pending":  # answered for a turn that cannot go on: leave it to the pid below
-        await core.store.adopt_approval(row.id, None)  # not an orphan any more
+        await core.store.approvals.adopt(row.id, None)  # not an orphan any more
         return
-    if await core.store.close_approval(row.id, note):
+    if await core.store.approvals.close(row.id, note):
         core.emit(ev.Notice(view.id, f"the pending approval {row.id} ({row.summary}) was {note}", "warning"))

@@ -28,15 +28,24 @@ from paragents.sessions.view import SessionError, SessionView
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
-    from paragents.store import Store
+    from paragents.store.budgets import BudgetsRepo
+
+
+class _Store(Protocol):
+    """The store's tables the budgets use (``paragents.store.Store`` is one)."""
+
+    @property
+    def budgets(self) -> BudgetsRepo: ...
 
 
 class _Core(Protocol):
     """What the budget commands use of ``SessionsCore`` (a protocol, so the modules form no cycle)."""
 
     project_dir: Path
-    store: Store
     sessions: dict[str, SessionView]
+
+    @property
+    def store(self) -> _Store: ...
 
     @property
     def config(self) -> RuntimeConfig: ...
@@ -71,13 +80,13 @@ class BudgetCommands:
         core = self.core
         if not self._project_loaded:
             self._project_loaded = True
-            stored = await core.store.get_project_budget(core.project_dir)
+            stored = await core.store.budgets.get_project_budget(core.project_dir)
             if stored and self.project_day is None:
                 self.project_day = Budget.model_validate(stored)
-        own = await core.store.get_session_budget(view.id)
+        own = await core.store.budgets.get_session_budget(view.id)
         if own and view.budget is None:
             core.emit(ev.BudgetChanged(view.id, Budget.model_validate(own)))
-        spend = priced(core.config, await core.store.spend_rows(session_id=view.id))
+        spend = priced(core.config, await core.store.budgets.spend_rows(session_id=view.id))
         core.emit(ev.UsageUpdated(view.id, view.usage, view.context_tokens, view.context_window, spend))
 
     async def session_seconds(self, sid: str) -> float:
@@ -85,14 +94,14 @@ class BudgetCommands:
         meter = self.meters.get(sid)
         if meter is not None:
             return await meter.seconds("session")
-        return await self.core.store.run_seconds(session_id=sid)
+        return await self.core.store.budgets.run_seconds(session_id=sid)
 
     async def today(self, now: float) -> tuple[Spend, float]:
         """Return what the project spent today (every process) and the seconds its turns ran."""
         core = self.core
         since = day_start(now)
-        rows = await core.store.spend_rows(project_dir=core.project_dir, since=since)
-        seconds = await core.store.run_seconds(project_dir=core.project_dir, since=since)
+        rows = await core.store.budgets.spend_rows(project_dir=core.project_dir, since=since)
+        seconds = await core.store.budgets.run_seconds(project_dir=core.project_dir, since=since)
         seconds += sum(m.turn_seconds() for m in self.meters.values())
         return priced(core.config, rows), seconds
 
@@ -137,7 +146,7 @@ class BudgetCommands:
         """Return the budget meter for session ``sid``'s agent."""
         core = self.core
         meter = BudgetMeter(
-            store=core.store,
+            budgets=core.store.budgets,
             config=lambda: core.config,
             session_id=sid,
             project_dir=str(core.project_dir),
@@ -162,13 +171,13 @@ class BudgetCommands:
         if text.strip().lower() in ("off", "clear", "none"):
             if level == "session":
                 self.core.emit(ev.BudgetChanged(sid, None))
-                self._save(store.set_session_budget(sid, None))
+                self._save(store.budgets.set_session_budget(sid, None))
             elif level == "group" and gid is not None:
                 self.group_caps.pop(gid, None)
                 return self.caps(sid)["group"] or Budget()
             else:
                 self.project_day = None
-                self._save(store.set_project_budget(self.core.project_dir, None))
+                self._save(store.budgets.set_project_budget(self.core.project_dir, None))
             return self.caps(sid)["session" if level == "session" else "project_day"] or Budget()
         try:
             budget = parse_budget(text)
@@ -178,7 +187,7 @@ class BudgetCommands:
             base = view.budget or Budget()
             own = base.merged(budget)
             self.core.emit(ev.BudgetChanged(sid, own))
-            self._save(store.set_session_budget(sid, own.model_dump(exclude_none=True)))
+            self._save(store.budgets.set_session_budget(sid, own.model_dump(exclude_none=True)))
             now = self.caps(sid)["session"]
         elif level == "group" and gid is not None:
             self.group_caps[gid] = (
@@ -190,7 +199,7 @@ class BudgetCommands:
                 budget
             )
             self._save(
-                store.set_project_budget(
+                store.budgets.set_project_budget(
                     self.core.project_dir, self.project_day.model_dump(exclude_none=True)
                 )
             )

@@ -48,7 +48,7 @@ class SessionsCore:
         self.policy = policy
         self.client = client
         self.tools = default_registry()
-        self.notebook = NoteBook(store, project_dir)
+        self.notebook = NoteBook(store.notes, project_dir)
         self.sessions: dict[str, SessionView] = {}
         self.agents: dict[str, SessionAgent] = {}
         self.key_problem: str | None = None
@@ -57,7 +57,7 @@ class SessionsCore:
         """Recovery notes of the start (interrupted turns repaired, reservations released, sessions
         taken over or held elsewhere): the TUI notifies them, ``paragents run`` prints them."""
         self.holds: set[str] = set()
-        """Ids of the sessions this process holds (is the one writer of); see ``Store.acquire_session``."""
+        """Ids of the sessions this process holds (is the one writer of); see ``store.holders.acquire``."""
         self._sink: ev.EventSink | None = None
         self._buffer: list[ev.Event] = []
         self.observers: list[ev.EventSink] = []
@@ -78,11 +78,11 @@ class SessionsCore:
         self.holding_new_turns = False
         """See :meth:`hold_new_turns`."""
 
-        self.drafts = SessionDrafts(store, self.emit, self._requeue_held)
+        self.drafts = SessionDrafts(store.drafts, self.emit, self._requeue_held)
         from paragents.sessions.tool_rows import ToolRowKeeper
 
         self.tool_rows = ToolRowKeeper(
-            store, lambda sid: getattr(self.agents.get(sid), "STORES_AFTER_CALLS", False) is True
+            store.tool_rows, lambda sid: getattr(self.agents.get(sid), "STORES_AFTER_CALLS", False) is True
         )
         """Keeps how each tool call was shown while it ran, for restored transcripts."""
         self.observers.append(self.tool_rows.observe)
@@ -286,7 +286,7 @@ class SessionsCore:
             return
         before = view.last_result
         try:
-            await self.store.update_session(sid, state=SessionState.RUNNING.value, pid=os.getpid())
+            await self.store.sessions.update(sid, state=SessionState.RUNNING.value, pid=os.getpid())
             await self.notebook.refresh(sid)  # project notes other sessions wrote meanwhile
             await self.team.refresh()  # decisions recorded meanwhile (any process)
             await agent.before_turn(prompt.text)  # may send it back to its queue (PromptHeld)
@@ -317,7 +317,7 @@ class SessionsCore:
                 await agent.compactions.run_pending()  # asked with /compact during the turn
                 await self.conflicts.release(sid)
                 if sid in self.sessions:
-                    await self.store.update_session(
+                    await self.store.sessions.update(
                         sid, state=view.state.value, last_prompt_tokens=view.context_tokens
                     )
             except StoreError as exc:

@@ -18,18 +18,30 @@ from paragents.sessions.view import SessionView
 from paragents.store import StoreError
 
 if TYPE_CHECKING:
-    from paragents.store import DecisionRecord, SessionMessageRecord, Store
+    from paragents.store.decisions import DecisionsRepo
+    from paragents.store.records import DecisionRecord, SessionMessageRecord
+    from paragents.store.sessions import SessionsRepo
     from paragents.tools.registry import ToolRegistry
+
+
+class _Store(Protocol):
+    """The store's tables this module uses (``paragents.store.Store`` is one)."""
+
+    @property
+    def decisions(self) -> DecisionsRepo: ...
+    @property
+    def sessions(self) -> SessionsRepo: ...
 
 
 class _Core(Protocol):
     """What this module uses of ``SessionsCore`` (a protocol, so the modules form no cycle)."""
 
     project_dir: Path
-    store: Store
     tools: ToolRegistry
     sessions: dict[str, SessionView]
 
+    @property
+    def store(self) -> _Store: ...
     def emit(self, event: ev.Event) -> None: ...
 
 
@@ -80,7 +92,7 @@ class TeamTalk:
     # -- decisions ------------------------------------------------------------------------------------
     async def refresh(self) -> list[DecisionRecord]:
         """Re-read the project's decisions (others may have added some); return them."""
-        self._decisions = await self.core.store.list_decisions(self.core.project_dir)
+        self._decisions = await self.core.store.decisions.all(self.core.project_dir)
         return self._decisions
 
     def decision_lines(self) -> list[str]:
@@ -92,13 +104,13 @@ class TeamTalk:
         ValueError for empty text."""
         if not text.strip():
             raise ValueError("a decision needs some text: /decide TEXT")
-        decision_id = await self.core.store.add_decision(self.core.project_dir, text, author=author)
+        decision_id = await self.core.store.decisions.add(self.core.project_dir, text, author=author)
         decisions = await self.refresh()
         return next(d for d in decisions if d.id == decision_id)
 
     async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
         """The project's decisions, oldest first, those matching ``search`` when given."""
-        return await self.core.store.list_decisions(self.core.project_dir, search or None)
+        return await self.core.store.decisions.all(self.core.project_dir, search or None)
 
     # -- notes between sessions -----------------------------------------------------------------------
     async def send(self, from_sid: str, to_name: str, text: str) -> str:
@@ -110,7 +122,7 @@ class TeamTalk:
         target = next((v for v in core.sessions.values() if v.name == to_name), None)
         target_id = target.id if target is not None else None
         if target_id is None:
-            record = await core.store.find_session(core.project_dir, to_name)
+            record = await core.store.sessions.find(core.project_dir, to_name)
             if record is None or not record.is_open:
                 names = ", ".join(sorted(v.name for v in core.sessions.values() if v.id != from_sid))
                 raise ValueError(f"no open session named {to_name!r} (open: {names or 'none'})")
@@ -118,7 +130,7 @@ class TeamTalk:
         if target_id == from_sid:
             raise ValueError("a session cannot send a note to itself")
         try:
-            await core.store.add_session_message(core.project_dir, target_id, sender, text)
+            await core.store.decisions.add_session_message(core.project_dir, target_id, sender, text)
         except StoreError as exc:
             raise ValueError(str(exc)) from None
         if target is not None:
@@ -127,4 +139,4 @@ class TeamTalk:
 
     async def deliver(self, sid: str, text: str) -> str:
         """Take the notes waiting for ``sid`` (each once) and return the prompt with them in front."""
-        return with_notes(text, await self.core.store.take_session_messages(sid))
+        return with_notes(text, await self.core.store.decisions.take_session_messages(sid))

@@ -20,7 +20,7 @@ from paragents import events as ev
 
 if TYPE_CHECKING:
     from paragents.sessions.view import SessionView
-    from paragents.store import Store
+    from paragents.store.drafts import DraftsRepo
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +28,9 @@ log = logging.getLogger(__name__)
 class SessionDrafts:
     """Saves and restores what was typed but not sent (see the module docstring)."""
 
-    def __init__(self, store: Store, emit: ev.EventSink, requeue: Callable[[str, str], None]) -> None:
+    def __init__(self, drafts: DraftsRepo, emit: ev.EventSink, requeue: Callable[[str, str], None]) -> None:
         """``requeue(session_id, text)`` puts a prompt back into the session's queue, held."""
-        self.store = store
+        self.drafts = drafts
         self.emit = emit
         self.requeue = requeue
         self._pending: dict[str, list[str]] = {}
@@ -47,13 +47,13 @@ class SessionDrafts:
             self._task = asyncio.get_running_loop().create_task(self._flush())
 
     async def _flush(self) -> None:
-        from paragents.store import StoreError
+        from paragents.store.records import StoreError
 
         while self._pending:
             sid = next(iter(self._pending))
             prompts = self._pending.pop(sid)
             try:
-                await self.store.save_queued(sid, prompts)
+                await self.drafts.save_queued(sid, prompts)
             except StoreError as exc:  # the prompts still run; only the copy for a restart is missing
                 log.warning("queued prompts of %s not saved: %s", sid, exc)
 
@@ -73,19 +73,19 @@ class SessionDrafts:
     async def save(self, view: SessionView, text: str) -> None:
         """Keep ``text`` as the draft of ``view``'s session (not for a session another process holds)."""
         if not view.read_only:
-            await self.store.save_draft(view.id, text)
+            await self.drafts.save(view.id, text)
 
     async def restore(self, view: SessionView) -> None:
         """Put the session's queued prompts back into its queue, each on its own and held (not sent),
         and its saved draft back into the prompt box (``DraftRestored``), alone. Nothing happens for
         a session another process holds (its draft is that process's)."""
-        from paragents.store import StoreError
+        from paragents.store.records import StoreError
 
         self._frozen.discard(view.id)
         if view.read_only:
             return
         try:
-            text, queued = await self.store.get_draft(view.id)
+            text, queued = await self.drafts.get(view.id)
         except StoreError as exc:
             self.emit(ev.Notice(view.id, f"the unsent draft could not be read back: {exc}", "warning"))
             return

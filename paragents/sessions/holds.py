@@ -1,4 +1,4 @@
-"""One writer per session: holding the sessions this process opens (``Store.acquire_session``),
+"""One writer per session: holding the sessions this process opens (``store.holders.acquire``),
 renewing the holds, turning a session another process took over read-only, and taking one over when
 the user confirms. Nothing here imports Textual."""
 
@@ -32,14 +32,14 @@ class SessionHolds:
         """Holder gone -> (index of its note in ``core.notes``, the sessions taken from it, the note)."""
 
     async def hold(self, view: SessionView, rec: Any = None, *, take_over: bool = False) -> bool:
-        """Make this process the session's one writer (see ``Store.acquire_session``). When another
+        """Make this process the session's one writer (see ``store.holders.acquire``). When another
         live process holds it, the view becomes read-only (``view.read_only`` says why and how to
         take over) and False is returned. A holder that is gone is taken over with a note."""
         from paragents.store import SessionHeld
 
         core = self.core
         try:
-            previous = await core.store.acquire_session(view.id, take_over=take_over)
+            previous = await core.store.holders.acquire(view.id, take_over=take_over)
         except SessionHeld as exc:
             reason = (
                 f"{exc}: shown read-only here; /takeover takes it over (only when that process is "
@@ -109,7 +109,7 @@ class SessionHolds:
         """Renew this process's holds; a session another process took over becomes read-only here
         (its running turn is cancelled, with a Notice). Returns the ids of the sessions lost."""
         core = self.core
-        lost = await core.store.renew_holds(sorted(core.holds))
+        lost = await core.store.holders.renew(sorted(core.holds))
         for sid in lost:
             core.holds.discard(sid)
             view = core.sessions.get(sid)

@@ -55,7 +55,7 @@ class LaneActions:
     async def _fetch_remote(self) -> None:
         """The lanes that run in a container or Pod: their work comes here first (what is reviewed
         is what they hold); one that does not answer is reviewed as last fetched, with a note."""
-        for lane in await self.core.store.list_lanes():
+        for lane in await self.core.store.lanes.all():
             if lane.remote and Path(lane.path).is_dir():
                 try:
                     await self.core.remote.refresh(lane)
@@ -63,7 +63,7 @@ class LaneActions:
                     self.core.notes.append(f"{exc} (the Lanes screen shows its last fetched state)")
 
     async def _fetch(self, name: str) -> LaneRecord:
-        _repo, lane = await find_lane(self.core.store, self.where, name)
+        _repo, lane = await find_lane(self.core.store.lanes, self.where, name)
         await self.core.remote.refresh(lane)
         return lane
 
@@ -89,7 +89,7 @@ class LaneActions:
         ``reviewed`` tree; LaneMoved when it changed); return the lane's new state. A remote lane takes
         the commit made here (its files must not have changed meanwhile: else LaneMoved first)."""
         lane = await self._fetch(name)
-        state = await commit_lane(self.core.store, self.where, name, message, reviewed=reviewed)
+        state = await commit_lane(self.core.store.lanes, self.where, name, message, reviewed=reviewed)
         await self.core.remote.refresh(lane)
         return state
 
@@ -135,24 +135,24 @@ class LaneActions:
 
     async def still(self, name: str, reviewed: LaneState) -> None:
         """LaneMoved when lane ``name`` is no longer in the ``reviewed`` state."""
-        repo, lane = await find_lane(self.core.store, self.where, name)
+        repo, lane = await find_lane(self.core.store.lanes, self.where, name)
         await check_unmoved(repo, lane, reviewed)
 
     async def draft(self, name: str, strategy: str) -> tuple[str, str]:
         """(commit message, where it came from): drafted by the lane session's model from its turns,
         else built from its prompts. ``strategy`` "commit" drafts the message of the lane's
         uncommitted changes (their files against HEAD)."""
-        repo, lane = await find_lane(self.core.store, self.where, name)
+        repo, lane = await find_lane(self.core.store.lanes, self.where, name)
         prompts: list[str] = []
         replies: list[str] = []
         model: str | None = self.core.config.model or None
         if lane.session_id is not None:
-            prompts = [t.prompt for t in await self.core.store.list_turns(lane.session_id)]
-            for stored in await self.core.store.load_messages(lane.session_id):
+            prompts = [t.prompt for t in await self.core.store.turns.all(lane.session_id)]
+            for stored in await self.core.store.messages.load(lane.session_id):
                 content = stored.message.get("content")
                 if stored.role == "assistant" and isinstance(content, str) and content.strip():
                     replies.append(content)
-            record = await self.core.store.get_session(lane.session_id)
+            record = await self.core.store.sessions.get(lane.session_id)
             model = (record.model if record is not None else None) or model
         subjects = (
             await git("log", "--reverse", "--format=%s", f"{lane.base_ref}..{lane.branch}", cwd=repo)
@@ -178,16 +178,16 @@ class LaneActions:
 
     async def resolve(self, name: str, files: tuple[str, ...]) -> str:
         """Queue "resolve in this lane" to the lane's own session; return the queued prompt's id."""
-        _repo, lane = await find_lane(self.core.store, self.where, name)
+        _repo, lane = await find_lane(self.core.store.lanes, self.where, name)
         sid = lane.session_id
         if sid is None or sid not in self.core.sessions:
             raise SessionError(f"the session of lane {name} is not open here: open it (/sessions) first")
-        text = await resolve_prompt(self.core.store, self.where, name, files)
+        text = await resolve_prompt(self.core.store.lanes, self.where, name, files)
         return self.core.submit(sid, text)
 
     async def discard_plan(self, name: str) -> list[str]:
         """The git commands :meth:`discard` runs."""
-        return await plan_discard(self.core.store, self.where, name)
+        return await plan_discard(self.core.store.lanes, self.where, name)
 
     async def discard(self, name: str) -> GcDecision:
         """Remove lane ``name`` under gc's rules with force: a verified bundle of unmerged commits and

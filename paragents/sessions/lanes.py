@@ -125,7 +125,7 @@ async def auto_lane(core: SessionsCore, session_name: str, base: str | None) -> 
 async def drop_new_lane(core: SessionsCore, lane: LaneRecord) -> None:
     """Remove a lane made for a session that could not be created (it holds no work yet)."""
     try:
-        await remove_lane(core.store, Path(lane.repo), lane, force=True)
+        await remove_lane(core.store.lanes, Path(lane.repo), lane, force=True)
     except (LaneError, StoreError) as exc:
         core.notes.append(f"lane {lane.name} could not be removed: {exc}")
     await core.remote.forget(lane)
@@ -135,8 +135,8 @@ async def join_lane(core: SessionsCore, view: SessionView, made: CreatedLane, *,
     """Record the new session as the lane's holder and attach it. The lane's notes travel on the
     LaneAttached event (``view.lane_notes``); with ``notices`` (a headless session, whose client
     prints them) they are also emitted as notices. A TUI shows them itself once its panel exists."""
-    await core.store.update_lane(made.lane.id, session_id=view.id)
-    await core.store.hold_lane_ports(made.lane, view.id)
+    await core.store.lanes.update(made.lane.id, session_id=view.id)
+    await core.store.lanes.hold_ports(made.lane, view.id)
     ports = f"{made.lane.port_base}-{made.lane.port_base + made.lane.port_count - 1}"
     text = f"working in lane {made.lane.name} ({made.lane.branch}) at {made.lane.path}; ports {ports}"
     remote = core.remote.get(made.lane)
@@ -161,7 +161,7 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
     if not wanted and not startup:
         return
     leftover: list[str] = []
-    for lane in await core.store.list_lanes():
+    for lane in await core.store.lanes.all():
         view = wanted.get(lane.session_id or "")
         if view is None:
             if startup and lane.session_id not in core.sessions and _inside(core.project_dir, lane.repo):
@@ -171,7 +171,7 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
         if lane.remote:  # reached in the background; its sessions pause until then
             await core.remote.open(lane, create=False)
             core.remote.attach(view.id, lane)
-        await core.store.hold_lane_ports(lane, view.id)
+        await core.store.lanes.hold_ports(lane, view.id)
         watch_lanes(core, Path(lane.repo))
         if not Path(lane.path).is_dir():
             core.notes.append(
@@ -190,7 +190,7 @@ async def lane_overview(core: SessionsCore) -> list[str]:
     working in it, or "leftover" (no open session: `lanes gc` says whether it can go), or "worktree
     gone". Reads the store only (no git)."""
     try:
-        lanes = [lane for lane in await core.store.list_lanes() if _inside(core.project_dir, lane.repo)]
+        lanes = [lane for lane in await core.store.lanes.all() if _inside(core.project_dir, lane.repo)]
     except StoreError:
         return []
     names = {sid: view.name for sid, view in core.sessions.items()}
@@ -226,7 +226,7 @@ async def adapt_prompt(core: SessionsCore, sid: str, other: str | None = None) -
     view = core.view(sid)
     if view.lane is None:
         raise SessionError("this session works in the shared checkout, not in a lane")
-    watcher = watch_lanes(core, Path((await core.store.lane_of_session(sid) or _no_lane(sid)).repo))
+    watcher = watch_lanes(core, Path((await core.store.lanes.of_session(sid) or _no_lane(sid)).repo))
     conflicts = [c for c in await watcher.run_round() if view.lane in (c.a, c.b)]
     if other is not None:
         conflicts = [c for c in conflicts if other in (c.a, c.b)]
@@ -254,12 +254,12 @@ def _no_lane(sid: str) -> LaneRecord:
 
 async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conflict, other: str) -> str:
     if conflict.against_base:
-        mine = await core.store.get_lane(str(watcher.repo), conflict.a)
+        mine = await core.store.lanes.get(str(watcher.repo), conflict.a)
         if mine is None:
             return ""
         old, new = mine.base_commit, conflict.b
     else:
-        lane = await core.store.get_lane(str(watcher.repo), other)
+        lane = await core.store.lanes.get(str(watcher.repo), other)
         if lane is None:
             return ""
         old, new = lane.base_commit, (await watcher.snapshot(lane)).commit
@@ -280,7 +280,7 @@ async def conflict_sides(core: SessionsCore, key: str) -> list[tuple[str, str]]:
             title = f"base branch {name} (since lane {conflict.a} was made)"
             sides.append((title, await _their_change(core, watcher, conflict, name)))
             continue
-        lane = await core.store.get_lane(str(watcher.repo), name)
+        lane = await core.store.lanes.get(str(watcher.repo), name)
         if lane is None:
             sides.append((f"lane {name}", "(this lane is gone)"))
             continue
@@ -309,7 +309,7 @@ async def lane_report(core: SessionsCore, sid: str) -> str:
     """Plain text for ``/lane``: this session's lane, then every lane of the repository."""
     view = core.view(sid)
     try:
-        rows = await lane_rows(core.store, core.project_dir)
+        rows = await lane_rows(core.store.lanes, core.project_dir)
     except LaneError as exc:
         return f"lanes: {exc}"
     head = (
@@ -433,7 +433,7 @@ class LaneWatcher:
         changed; return all current conflicts."""
         async with self._lock:
             try:
-                lanes = await self.core.store.list_lanes(str(self.repo))
+                lanes = await self.core.store.lanes.all(str(self.repo))
                 # remote lanes' files come here first; the round takes their trees as fetched
                 trees = await self.core.remote.sync(str(self.repo), only)
                 conflicts = await self._off_loop(self.predictor.round(lanes, local_only(lanes, only), trees))
@@ -485,7 +485,7 @@ class LaneWatcher:
             if done is None:
                 return
             if done.ok:
-                await self.core.store.update_lane(lane.id, lockfiles=done.lockfiles)
+                await self.core.store.lanes.update(lane.id, lockfiles=done.lockfiles)
         except (LaneError, StoreError, OSError) as exc:
             text = f"lane {lane.name}: checking its dependencies failed: {exc}"
             level: Literal["info", "warning", "error"] = "error"

@@ -37,7 +37,7 @@ class SessionLifecycle:
         self.opening = opening
 
     async def _taken(self) -> set[str]:
-        return {r.name for r in await self.core.store.list_sessions(self.core.project_dir)}
+        return {r.name for r in await self.core.store.sessions.all(self.core.project_dir)}
 
     async def new_session(
         self,
@@ -96,14 +96,14 @@ class SessionLifecycle:
         if not wd.is_dir():
             raise SessionError(f"--dir {wd} is not a directory")
         mode = check_mode(mode or getattr(core.policy, "default_mode", None) or "default")
-        rec = await core.store.create_session(
+        rec = await core.store.sessions.create(
             name=name, project_dir=core.project_dir, workdir=wd, model=model or core.config.model, mode=mode
         )
         if open_panel:
-            await core.store.update_session(rec.id, is_open=True, position=len(core.sessions))
+            await core.store.sessions.update(rec.id, is_open=True, position=len(core.sessions))
         else:  # headless sessions are not shown as TUI panels until reopened from /sessions
-            await core.store.update_session(rec.id, is_open=False)
-        view = await self.opening.open_view(await core.store.get_session(rec.id))
+            await core.store.sessions.update(rec.id, is_open=False)
+        view = await self.opening.open_view(await core.store.sessions.get(rec.id))
         core.emit(ev.SessionStateChanged(view.id, view.state, "created"))
         return view
 
@@ -118,10 +118,10 @@ class SessionLifecycle:
         await core.drafts.flushed()
         await acp_sessions.stop_agent(core, sid)
         if view.read_only:
-            await core.store.update_session(sid, is_open=False)  # the holder's state stays
+            await core.store.sessions.update(sid, is_open=False)  # the holder's state stays
         else:
-            await core.store.update_session(sid, is_open=False, state=SessionState.IDLE.value)
-            await core.store.release_session(sid)
+            await core.store.sessions.update(sid, is_open=False, state=SessionState.IDLE.value)
+            await core.store.holders.release(sid)
         await core.remote.release(sid)
         core.holds.discard(sid)
         core.sessions.pop(sid, None)
@@ -136,11 +136,11 @@ class SessionLifecycle:
         core = self.core
         if sid in core.sessions:
             return core.sessions[sid]
-        rec = await core.store.get_session(sid)
+        rec = await core.store.sessions.get(sid)
         if rec is None:
             raise SessionError(f"no session with id {sid}")
-        await core.store.update_session(sid, is_open=True, position=len(core.sessions))
-        return await self.opening.open_view(await core.store.get_session(sid))
+        await core.store.sessions.update(sid, is_open=True, position=len(core.sessions))
+        return await self.opening.open_view(await core.store.sessions.get(sid))
 
     async def attach_session(
         self,
@@ -159,13 +159,13 @@ class SessionLifecycle:
         here apply to it from now on. Does not change which sessions the TUI shows. Raises
         ``SessionHeld`` when another live process holds the session, unless ``take_over``."""
         core = self.core
-        rec = await core.store.find_session(core.project_dir, name)
+        rec = await core.store.sessions.find(core.project_dir, name)
         if rec is None:
             view = await self.new_session(
                 name, model=model, workdir=workdir, mode=mode, open_panel=False, lane=lane, on=on
             )
             return view, True
-        previous = await core.store.acquire_session(rec.id, take_over=take_over)  # raises SessionHeld
+        previous = await core.store.holders.acquire(rec.id, take_over=take_over)  # raises SessionHeld
         if previous is not None:
             why = "as --take-over asked" if take_over else "its process is gone"
             core.notes.append(f"session {name!r}: taken over from {previous.describe()} ({why})")
@@ -182,7 +182,7 @@ class SessionLifecycle:
         view = core.view(sid)
         check_name(name)
         try:
-            await core.store.update_session(sid, name=name)
+            await core.store.sessions.update(sid, name=name)
         except Exception as exc:
             raise SessionError(str(exc)) from exc
         core.emit(ev.SessionRenamed(sid, name))
@@ -195,7 +195,7 @@ class SessionLifecycle:
         view = core.view(sid)
         if model.startswith(acp_sessions.MODEL_PREFIX) and acp_sessions.agent_of(core, sid) is None:
             raise SessionError(f"{model} names an external agent: open one with /new --agent {model[4:]}")
-        await core.store.update_session(sid, model=model)
+        await core.store.sessions.update(sid, model=model)
         core.emit(ev.ModelChanged(sid, model, core.context_window(model)))
         core.emit(ev.SessionStateChanged(sid, view.state, f"model {model}"))
 
@@ -204,7 +204,7 @@ class SessionLifecycle:
         core = self.core
         check_mode(mode)
         view = core.view(sid)
-        await core.store.update_session(sid, mode=mode)
+        await core.store.sessions.update(sid, mode=mode)
         core.emit(ev.ModeChanged(sid, mode))
         core.emit(ev.SessionStateChanged(sid, view.state, f"mode {mode}"))
 
@@ -235,8 +235,8 @@ class SessionLifecycle:
         view = core.view(sid)
         if core.scheduler.is_running(sid):
             raise SessionError("the session is running a turn: cancel it (Esc) before /clear")
-        await core.store.new_conversation(sid)
-        await core.store.update_session(sid, last_prompt_tokens=0)
+        await core.store.sessions.new_conversation(sid)
+        await core.store.sessions.update(sid, last_prompt_tokens=0)
         core.emit(ev.ConversationCleared(sid))
         record = core.agents[sid].record
         record.history.clear()
@@ -248,11 +248,11 @@ class SessionLifecycle:
 
     async def list_sessions(self) -> list[Any]:
         """Return every persisted session of the project (store ``SessionRecord``s)."""
-        return list(await self.core.store.list_sessions(self.core.project_dir))
+        return list(await self.core.store.sessions.all(self.core.project_dir))
 
     async def find_session(self, name: str) -> Any:
         """Return the persisted session named ``name`` in this project, or None."""
-        return await self.core.store.find_session(self.core.project_dir, name)
+        return await self.core.store.sessions.find(self.core.project_dir, name)
 
     async def fork(self, sid: str, name: str | None = None) -> SessionView:
         """Start a new session (same model, mode and workdir) holding a copy of this one's
@@ -287,16 +287,16 @@ class SessionLifecycle:
             return outcomes.get(message.get("tool_call_id")) if message.get("role") == "tool" else None
 
         ids = [
-            await core.store.append_message(new.id, message, outcome=outcome_of(message))
+            await core.store.messages.append(new.id, message, outcome=outcome_of(message))
             for message in history
         ]
         state = agent.record.compaction
         if state is not None and 0 < state.covered <= len(ids):
-            await core.store.add_compaction(new.id, ids[state.covered - 1], state.summary)
+            await core.store.compactions.add(new.id, ids[state.covered - 1], state.summary)
         for note in core.notebook.session_notes(view.id):
-            await core.store.add_note(core.project_dir, note.text, session_id=new.id, author=note.author)
+            await core.store.notes.add(core.project_dir, note.text, session_id=new.id, author=note.author)
         copy = core.agents[new.id].record
-        copy.history = await core.store.load_history(new.id)
+        copy.history = await core.store.messages.load_history(new.id)
         copy.compaction = await load_compaction(core.store, new.id, copy.history)
         await copy.mark_current()
         shown = tuple({**m, "outcome": outcome_of(m)} if outcome_of(m) else dict(m) for m in copy.history)

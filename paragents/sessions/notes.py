@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from paragents.agent.context import InstructionFile
 
 if TYPE_CHECKING:
-    from paragents.store import NoteRecord, Store
+    from paragents.store.notes import NotesRepo
+    from paragents.store.records import NoteRecord
 
 
 def note_line(note: NoteRecord) -> str:
@@ -26,16 +27,16 @@ class NoteBook:
     """The memory notes of one project, cached per session for the (synchronous) system prompt.
 
     Session notes belong to one session; project notes (``session_id`` None in the store) are shared
-    by every session of the project. Takes the store and the project directory."""
+    by every session of the project. Takes the store's notes and the project directory."""
 
-    def __init__(self, store: Store, project_dir: Path) -> None:
-        self.store = store
+    def __init__(self, notes: NotesRepo, project_dir: Path) -> None:
+        self.notes = notes
         self.project_dir = project_dir
         self._cache: dict[str, list[NoteRecord]] = {}
 
     async def refresh(self, session_id: str) -> list[NoteRecord]:
         """Re-read the notes that apply to ``session_id`` (its own and the project's); return them."""
-        notes = await self.store.list_notes(self.project_dir, session_id)
+        notes = await self.notes.all(self.project_dir, session_id)
         self._cache[session_id] = notes
         return notes
 
@@ -54,7 +55,7 @@ class NoteBook:
         text = text.strip()
         if not text:
             raise ValueError("a note needs some text: /remember [--project] TEXT")
-        note_id = await self.store.add_note(
+        note_id = await self.notes.add(
             self.project_dir, text, session_id=None if project else session_id, author=author
         )
         notes = await self.refresh(session_id)

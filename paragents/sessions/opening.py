@@ -87,20 +87,22 @@ class SessionOpening:
         mark: tuple[int, int] | None = None,
     ) -> None:
         """Read the session's conversation into ``view.messages`` and build its agent. ``loaded`` is
-        ``store.load_for_display_and_history(view.id)`` when the caller already read it, and then
-        ``mark`` the ``store.history_mark(view.id)`` read before it (the revision the copy is at)."""
+        ``store.messages.load_for_display_and_history(view.id)`` when the caller already read it, and then
+        ``mark`` the ``store.messages.history_mark(view.id)`` read before it (the revision the copy is at)."""
         core = self.core
         sid = view.id
-        revision, _newest = mark or await core.store.history_mark(sid)  # before reading: conservative
-        stored_messages, history = loaded or await core.store.load_for_display_and_history(sid)
+        revision, _newest = mark or await core.store.messages.history_mark(
+            sid
+        )  # before reading: conservative
+        stored_messages, history = loaded or await core.store.messages.load_for_display_and_history(sid)
         shown = tuple(  # each tool call as it was shown while it ran (sessions/tool_rows.py)
             with_tool_rows(
                 [stored.for_display() for stored in stored_messages],
                 [stored.id for stored in stored_messages],
-                await core.store.tool_rows(sid),
+                await core.store.tool_rows.all(sid),
             )
         )
-        ended = await core.store.list_turns(sid, tuple(ENDINGS))  # the few that did not complete
+        ended = await core.store.turns.all(sid, tuple(ENDINGS))  # the few that did not complete
         notes = turn_notes(stored_messages, ended, len(view.messages))
         view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown), notes=notes))
         await core.budgets.load(view)  # its spend so far and its stored /budget session
@@ -143,7 +145,7 @@ class SessionOpening:
         sessions open last time, in panel order, without their messages (``view.messages`` stays empty
         until :meth:`load_restored`). Prompts submitted meanwhile wait for the load. Returns every view."""
         core = self.core
-        for rec in await core.store.list_sessions(core.project_dir, open_only=True):
+        for rec in await core.store.sessions.all(core.project_dir, open_only=True):
             if rec.id not in core.sessions:
                 view = self.register_view(rec)
                 if not await self.holds.hold(view, rec):
@@ -162,8 +164,10 @@ class SessionOpening:
         sids, core.unloaded = core.unloaded, []
         try:
             # Read every conversation at once: the store's thread fetches one while this loop parses another.
-            marks = await asyncio.gather(*(core.store.history_mark(sid) for sid in sids))
-            loaded = await asyncio.gather(*(core.store.load_for_display_and_history(sid) for sid in sids))
+            marks = await asyncio.gather(*(core.store.messages.history_mark(sid) for sid in sids))
+            loaded = await asyncio.gather(
+                *(core.store.messages.load_for_display_and_history(sid) for sid in sids)
+            )
             views = []
             for sid, pair, mark in zip(sids, loaded, marks, strict=True):
                 view = core.sessions.get(sid)

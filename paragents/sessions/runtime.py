@@ -124,7 +124,7 @@ class Runtime(SessionsCore):
             runtime.notes.append(dead_note)
         if not _stdin_is_terminal():
             runtime.conflicts.unattended_wait = UNATTENDED_WAIT
-        runtime.notes.extend(await store.recover_interrupted(os.getpid()))
+        runtime.notes.extend(await store.turns.recover_interrupted(os.getpid()))
         runtime.notes.extend(await approvals.close_orphan_conflicts(runtime))
         return runtime
 
@@ -443,7 +443,7 @@ class Runtime(SessionsCore):
             raise SessionError(str(exc)) from None
         now = [*view.session_rules, *(r for r in rules if r not in view.session_rules)]
         self.emit(ev.SessionRulesChanged(sid, tuple(now)))
-        await self.store.update_session(sid, session_rules=now)
+        await self.store.sessions.update(sid, session_rules=now)
         return now
 
     def raise_budget(self, sid: str, text: str) -> Budget:
@@ -523,10 +523,10 @@ class Runtime(SessionsCore):
             if view.state in BUSY_STATES:
                 view.apply(ev.SessionStateChanged(sid, SessionState.IDLE))  # no client listens any more
             with contextlib.suppress(StoreError):
-                await self.store.update_session(sid, state=view.state.value)
+                await self.store.sessions.update(sid, state=view.state.value)
         for sid in list(self.holds):
             with contextlib.suppress(StoreError):
-                await self.store.release_session(sid)
+                await self.store.holders.release(sid)
         self.holds.clear()
         await self.mcp.shutdown()
         await self.client.aclose()

@@ -15,8 +15,7 @@ from paragents import events as ev
 from paragents.models import Message
 
 if TYPE_CHECKING:
-    from paragents.store import Store
-    from paragents.store.tool_rows import KeptRow
+    from paragents.store.tool_rows import KeptRow, ToolRowsRepo
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +26,8 @@ DISPLAY_KEY = "tool_rows"
 class ToolRowKeeper:
     """Sees every core event (an observer) and writes each ``ToolCallStarted`` row, in order."""
 
-    def __init__(self, store: Store, stored_later: Callable[[str], bool] = lambda sid: False) -> None:
-        self.store = store
+    def __init__(self, rows: ToolRowsRepo, stored_later: Callable[[str], bool] = lambda sid: False) -> None:
+        self.rows = rows
         self.stored_later = stored_later
         """Whether a session's messages are stored after its calls ran (an external agent's turn is
         stored when it ends): its rows then belong to the next announcement of their call id."""
@@ -44,12 +43,12 @@ class ToolRowKeeper:
                 self._task = asyncio.get_running_loop().create_task(self._flush())
 
     async def _flush(self) -> None:
-        from paragents.store import StoreError
+        from paragents.store.records import StoreError
 
         while self._pending:
             sid, call_id, summary, sandboxed, later = self._pending.pop(0)
             try:
-                await self.store.add_tool_row(sid, call_id, summary, sandboxed, later)
+                await self.rows.add(sid, call_id, summary, sandboxed, later)
             except StoreError as exc:  # only a restored row's wording is at stake
                 log.warning("tool row of %s not kept: %s", sid, exc)
 

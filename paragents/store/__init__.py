@@ -1,24 +1,30 @@
 """The SQLite store: sessions, conversations, messages, turns, usage, audit, events, reservations,
-notes. See :class:`Store`; it is the only place in paragents that runs SQL."""
+notes, lanes, approvals, fan-out groups. See :class:`Store` (its repositories: ``store.sessions``,
+``store.approvals``...); it is the only place in paragents that runs SQL. The records it returns
+live in :mod:`paragents.store.records` (re-exported here)."""
 
-from paragents.store.approvals import AnswerResult, ApprovalRecord
-from paragents.store.compactions import CompactionRecord
-from paragents.store.decisions import DecisionRecord, SessionMessageRecord
-from paragents.store.fanout import CandidateRecord, GroupRecord
 from paragents.store.history import INTERRUPTED_RESULT, repair_history
-from paragents.store.lanes import LaneRecord
 from paragents.store.migrations import SCHEMA_VERSION
 from paragents.store.records import (
+    AnswerResult,
+    ApprovalRecord,
+    CandidateRecord,
+    CompactionRecord,
     ConversationRecord,
+    DecisionRecord,
+    GroupRecord,
     HistoryChanged,
     HolderRecord,
+    LaneRecord,
     NoteRecord,
     ReservationRecord,
     SessionHeld,
+    SessionMessageRecord,
     SessionRecord,
     StoredMessage,
     StoreError,
     TurnRecord,
+    VerifyRecord,
 )
 from paragents.store.store import Store
 
@@ -44,5 +50,6 @@ __all__ = [
     "StoreError",
     "StoredMessage",
     "TurnRecord",
+    "VerifyRecord",
     "repair_history",
 ]

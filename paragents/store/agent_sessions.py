@@ -5,24 +5,24 @@ from __future__ import annotations
 
 import aiosqlite
 
-from paragents.store.base import StoreBase, now
+from paragents.store.base import Repository, now
 
 
-class AgentSessionsMixin(StoreBase):
-    """External agent methods of :class:`paragents.store.Store`."""
+class AgentSessionsRepo(Repository):
+    """External agents of sessions, of :class:`paragents.store.Store` (``store.agent_sessions``)."""
 
-    async def set_agent_session(self, session_id: str, agent: str, remote_id: str | None = None) -> None:
+    async def set(self, session_id: str, agent: str, remote_id: str | None = None) -> None:
         """Record that ``session_id`` runs agent ``agent`` (and its session id ``remote_id`` when known)."""
-        await self._write_one(
+        await self._db.write_one(
             "INSERT INTO agent_sessions (session_id, agent, remote_id, created_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (session_id) DO UPDATE SET agent = excluded.agent, "
             "remote_id = COALESCE(excluded.remote_id, agent_sessions.remote_id)",
             (session_id, agent, remote_id, now()),
         )
 
-    async def get_agent_session(self, session_id: str) -> tuple[str, str | None] | None:
+    async def get(self, session_id: str) -> tuple[str, str | None] | None:
         """Return ``(agent, remote_id)`` of a session that runs an external agent, else None."""
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT agent, remote_id FROM agent_sessions WHERE session_id = ?", (session_id,)
         )
         return None if row is None else (str(row["agent"]), row["remote_id"])
@@ -30,18 +30,18 @@ class AgentSessionsMixin(StoreBase):
     async def set_reported_cost(self, session_id: str, amount: float | None) -> None:
         """Remember the cumulative cost the session's agent last reported for its own session (None:
         a new agent session, nothing reported yet)."""
-        await self._write_one(
+        await self._db.write_one(
             "UPDATE agent_sessions SET reported_cost = ? WHERE session_id = ?", (amount, session_id)
         )
 
     async def get_reported_cost(self, session_id: str) -> float | None:
         """Return the cumulative cost the session's agent last reported, None when it reported none."""
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT reported_cost FROM agent_sessions WHERE session_id = ?", (session_id,)
         )
         return None if row is None or row["reported_cost"] is None else float(row["reported_cost"])
 
-    async def add_agent_cost(
+    async def add_cost(
         self, session_id: str, turn_id: int | None, model: str, cost_usd: float, amount: float
     ) -> None:
         """Record ``cost_usd`` the session's agent spent (a usage row without tokens, so the budgets,
@@ -59,4 +59,4 @@ class AgentSessionsMixin(StoreBase):
                 "UPDATE agent_sessions SET reported_cost = ? WHERE session_id = ?", (amount, session_id)
             )
 
-        await self._write(work)
+        await self._db.write(work)

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from paragents.store.base import StoreBase, now
-from paragents.store.records import StoreError, to_json
+from paragents.store.base import Repository, now
+from paragents.store.records.errors import StoreError
+from paragents.store.rows import json_dicts, to_json
 
 ANSWERED_BY = ("policy", "user", "headless")
 """Who settled a permission decision: a rule/mode (policy), the user in the TUI, or headless mode."""
 
 
-class AuditMixin(StoreBase):
-    """Permission decision methods of :class:`paragents.store.Store`."""
+class AuditRepo(Repository):
+    """Permission decisions, of :class:`paragents.store.Store` (``store.audit``)."""
 
-    async def record_decision(
+    async def record(
         self,
         session_id: str,
         *,
@@ -39,7 +39,7 @@ class AuditMixin(StoreBase):
         ``answered_by``, an input holding an auth header/key, or an unknown session."""
         if answered_by not in ANSWERED_BY:
             raise StoreError(f"answered_by: {answered_by!r} is not one of {', '.join(ANSWERED_BY)}")
-        return await self._insert(
+        return await self._db.insert(
             "INSERT INTO audit (session_id, tool, input_json, decision, reason, rule, scope, answered_by,"
             " answer, answerer, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -58,12 +58,10 @@ class AuditMixin(StoreBase):
             session_id,
         )
 
-    async def recent_decisions(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
+    async def recent(self, session_id: str, limit: int = 20) -> list[dict[str, Any]]:
         """Return the session's last ``limit`` decisions, newest first, as dicts with keys id, tool,
         input (dict), decision, reason, rule, scope, answered_by, answer, answerer, created_at."""
-        rows = await self._fetchdicts(
+        rows = await self._db.fetchdicts(
             "SELECT * FROM audit WHERE session_id = ? ORDER BY id DESC LIMIT ?", (session_id, int(limit))
         )
-        for row in rows:
-            row["input"] = json.loads(row.pop("input_json"))
-        return rows
+        return json_dicts(rows, input="input_json")

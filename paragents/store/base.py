@@ -1,9 +1,11 @@
-"""The connection holder every part of :class:`paragents.store.Store` builds on.
+"""The shared connection every repository of :class:`paragents.store.Store` runs its SQL on.
 
-One aiosqlite connection per store (its own thread, so the UI loop never waits on disk). An
-asyncio lock serialises this store's statements so one coroutine's transaction never interleaves
-with another's; other processes are kept apart by SQLite's locks (``BEGIN IMMEDIATE``) and busy
-retries (:func:`paragents.store.connection.retry_busy`).
+One aiosqlite connection per store (its own thread, so the UI loop never waits on disk), held by a
+:class:`Database`. An asyncio lock serialises this store's statements so one coroutine's transaction
+never interleaves with another's; other processes are kept apart by SQLite's locks (``BEGIN
+IMMEDIATE``) and busy retries (:func:`paragents.store.connection.retry_busy`). A
+:class:`Repository` (one per subject: sessions, approvals, lanes...) holds the Database and runs its
+reads and write transactions through it.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import aiosqlite
 from paragents.store import connection
 from paragents.store.connection import is_busy, retry_busy
 from paragents.store.migrations import rollback_quietly
-from paragents.store.records import StoreError
+from paragents.store.records.errors import StoreError
 
 T = TypeVar("T")
 
@@ -31,33 +33,39 @@ def now() -> float:
     return time.time()
 
 
-class StoreBase:
+class Database:
     """Holds the connection and runs reads and write transactions with busy retries."""
 
     path: Path
     """The database file."""
-    recovery_note: str | None
-    """Set when the file was found damaged on open: what happened and where the copy is; else None."""
 
-    def __init__(self, db: aiosqlite.Connection, path: Path, recovery_note: str | None = None) -> None:
+    def __init__(self, db: aiosqlite.Connection, path: Path) -> None:
         self._db: aiosqlite.Connection | None = db
         self._lock = asyncio.Lock()
         self.path = path
-        self.recovery_note = recovery_note
         self.failing: str | None = None
         """Set (to the error) when a write gave up on a lock held too long: later writes then fail
         fast (short busy timeout, no retries) instead of each waiting the whole budget; the next
         write that succeeds clears it."""
-        self.unfinished_turns: dict[int, tuple[str, str | None]] = {}
-        """Turns whose ``finish_turn`` could not be written (turn id -> status, error): written by
-        the next ``start_turn`` or by ``close``, so no turn row is left running."""
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran."""
+        return self._db is None
+
+    async def close(self) -> None:
+        """Close the connection (idempotent); later statements raise StoreError."""
+        db, self._db = self._db, None
+        if db is not None:
+            async with self._lock:
+                await db.close()
 
     def _conn(self) -> aiosqlite.Connection:
         if self._db is None:
             raise StoreError(f"the store {self.path} is closed; open it again with Store.open()")
         return self._db
 
-    async def _write(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
+    async def write(self, work: Callable[[aiosqlite.Connection], Awaitable[T]]) -> T:
         """Run ``work(db)`` inside ``BEGIN IMMEDIATE`` ... ``COMMIT`` and return its result.
 
         Rolls back and re-raises when ``work`` raises; retries the whole transaction when SQLite
@@ -110,7 +118,7 @@ class StoreBase:
                 await db.execute(f"PRAGMA busy_timeout = {connection.BUSY_TIMEOUT_MS}")
         return result
 
-    async def _insert(self, sql: str, params: tuple[Any, ...], session_id: str | None) -> int:
+    async def insert(self, sql: str, params: tuple[Any, ...], session_id: str | None) -> int:
         """Insert one row of a session's side table and return its id; a foreign key failure becomes
         StoreError naming the unknown ``session_id``."""
 
@@ -120,7 +128,7 @@ class StoreBase:
             return int(cur.lastrowid)
 
         try:
-            return await self._write(work)
+            return await self.write(work)
         except StoreError as exc:
             if "FOREIGN KEY" in str(exc):
                 raise StoreError(
@@ -128,7 +136,7 @@ class StoreBase:
                 ) from exc
             raise
 
-    async def _write_one(self, sql: str, params: Iterable[Any] = ()) -> tuple[int, int | None]:
+    async def write_one(self, sql: str, params: Iterable[Any] = ()) -> tuple[int, int | None]:
         """Run one writing statement as its own (autocommit) transaction, committed on return: the
         cheapest durable write (one thread hop). Returns (rowcount, lastrowid). Busy retries;
         sqlite3 errors become StoreError."""
@@ -141,7 +149,7 @@ class StoreBase:
         async with self._lock:
             return await self._guarded(attempt)
 
-    async def _fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    async def fetchall(self, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
         """Run one read query and return all rows (busy retries; errors become StoreError)."""
         db = self._conn()
 
@@ -155,14 +163,28 @@ class StoreBase:
             except sqlite3.Error as exc:
                 raise StoreError(f"database error in {self.path}: {exc}") from exc
 
-    async def _fetchdicts(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
+    async def fetchdicts(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
         """Run one read query and return its rows as plain dicts keyed by column name."""
-        return [dict(zip(r.keys(), tuple(r), strict=True)) for r in await self._fetchall(sql, params)]
+        return [dict(zip(r.keys(), tuple(r), strict=True)) for r in await self.fetchall(sql, params)]
 
-    async def _fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+    async def fetchone(self, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
         """Run one read query and return its first row or None."""
-        rows = await self._fetchall(sql, params)
+        rows = await self.fetchall(sql, params)
         return rows[0] if rows else None
+
+
+class Repository:
+    """One subject's tables (a repository of :class:`paragents.store.Store`: ``store.approvals``,
+    ``store.lanes``...) over the store's shared :class:`Database`; every repository of a store runs
+    its statements on the same connection, lock and transactions."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    @property
+    def path(self) -> Path:
+        """The database file (for messages)."""
+        return self._db.path
 
 
 async def fetchone(db: aiosqlite.Connection, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:

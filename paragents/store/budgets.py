@@ -9,8 +9,8 @@ from typing import Any
 
 import aiosqlite
 
-from paragents.store.base import StoreBase, now
-from paragents.store.sessions import norm_dir
+from paragents.paths import norm_dir
+from paragents.store.base import Repository, now
 
 
 def _where(
@@ -37,8 +37,8 @@ def _where(
     return " AND ".join(where), params
 
 
-class BudgetsMixin(StoreBase):
-    """Budget methods of :class:`paragents.store.Store`."""
+class BudgetsRepo(Repository):
+    """Spend, running time and stored budgets, of :class:`paragents.store.Store` (``store.budgets``)."""
 
     async def spend_rows(
         self,
@@ -54,7 +54,7 @@ class BudgetsMixin(StoreBase):
         ``unpriced_rows`` (no stored cost: ``unpriced_prompt/_cached/_completion``) and ``estimated``
         (1 when any row was counted locally). ``paragents.agent.spend.priced`` turns them into a Spend."""
         where, params = _where(session_id, project_dir, since, "created_at", group_id)
-        return await self._fetchdicts(
+        return await self._db.fetchdicts(
             "SELECT x.model AS model, SUM(x.prompt_tokens) AS prompt, SUM(x.cached_tokens) AS cached,"
             " SUM(x.completion_tokens) AS completion, COALESCE(SUM(x.cost_usd), 0) AS cost,"
             " COUNT(x.cost_usd) AS priced_rows, SUM(x.cost_usd IS NULL) AS unpriced_rows,"
@@ -80,7 +80,7 @@ class BudgetsMixin(StoreBase):
         for turns finished without it, their start-to-finish time; interrupted turns (the process
         died) whose time was not measured count 0."""
         where, params = _where(session_id, project_dir, since, "started_at", group_id)
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT COALESCE(SUM(COALESCE(x.run_seconds, CASE WHEN x.status = 'interrupted' THEN 0"
             " ELSE x.finished_at - x.started_at END)), 0)"
             " FROM turns x JOIN sessions s ON s.id = x.session_id"
@@ -91,7 +91,7 @@ class BudgetsMixin(StoreBase):
 
     async def get_session_budget(self, session_id: str) -> dict[str, Any] | None:
         """Return the budget stored for the session with ``/budget session`` (a Budget's fields), or None."""
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT budget_json FROM session_budgets WHERE session_id = ?", (session_id,)
         )
         return json.loads(row[0]) if row else None
@@ -102,7 +102,7 @@ class BudgetsMixin(StoreBase):
 
     async def get_project_budget(self, project_dir: str | Path) -> dict[str, Any] | None:
         """Return the per-day budget stored for the project with ``/budget project``, or None."""
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT budget_json FROM project_budgets WHERE project_dir = ?", (norm_dir(Path(project_dir)),)
         )
         return json.loads(row[0]) if row else None
@@ -123,4 +123,4 @@ class BudgetsMixin(StoreBase):
                 (value, json.dumps(budget), now()),
             )
 
-        await self._write(work)
+        await self._db.write(work)

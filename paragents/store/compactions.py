@@ -7,35 +7,16 @@ conversation up to and including ``upto_message_id`` (a ``messages.id``) is repl
 
 from __future__ import annotations
 
-import sqlite3
-from dataclasses import dataclass
-
-from paragents.store.base import StoreBase, now
-from paragents.store.records import HistoryChanged, StoreError
-
-
-@dataclass(frozen=True, slots=True)
-class CompactionRecord:
-    """One row of ``compactions``: ``upto_message_id`` is the last stored message the ``summary``
-    covers; ``created_at`` is in unix seconds."""
-
-    id: int
-    session_id: str
-    conversation_id: str
-    upto_message_id: int
-    summary: str
-    created_at: float
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> CompactionRecord:
-        """Build from a ``SELECT * FROM compactions`` row."""
-        return cls(**{k: row[k] for k in row.keys()})  # noqa: SIM118 (sqlite3.Row is not a Mapping)
+from paragents.store.base import Repository, now
+from paragents.store.records.errors import HistoryChanged, StoreError
+from paragents.store.records.sessions import CompactionRecord
+from paragents.store.rows import from_row
 
 
-class CompactionsMixin(StoreBase):
-    """Compaction methods of :class:`paragents.store.Store`."""
+class CompactionsRepo(Repository):
+    """Compactions, of :class:`paragents.store.Store` (``store.compactions``)."""
 
-    async def add_compaction(
+    async def add(
         self, session_id: str, upto_message_id: int, summary: str, *, expect_revision: int | None = None
     ) -> int:
         """Record a compaction of the session's current conversation up to ``upto_message_id``;
@@ -45,7 +26,7 @@ class CompactionsMixin(StoreBase):
         conversation."""
         if not summary.strip():
             raise StoreError("summary: a compaction needs a non-empty summary")
-        rowcount, rowid = await self._write_one(
+        rowcount, rowid = await self._db.write_one(
             "INSERT INTO compactions (session_id, conversation_id, upto_message_id, summary, created_at) "
             "SELECT s.id, s.conversation_id, m.id, ?, ? FROM sessions s "
             "JOIN messages m ON m.id = ? AND m.conversation_id = s.conversation_id WHERE s.id = ?"
@@ -54,7 +35,7 @@ class CompactionsMixin(StoreBase):
         )
         if rowcount != 1 or rowid is None:
             if expect_revision is not None:
-                row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
+                row = await self._db.fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
                 if row is not None and int(row[0]) != expect_revision:
                     raise HistoryChanged(session_id, expect_revision, int(row[0]))
             raise StoreError(
@@ -62,18 +43,18 @@ class CompactionsMixin(StoreBase):
             )
         return int(rowid)
 
-    async def latest_compaction(self, session_id: str) -> CompactionRecord | None:
+    async def latest(self, session_id: str) -> CompactionRecord | None:
         """Return the newest compaction of the session's current conversation, or None."""
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT c.* FROM compactions c JOIN sessions s ON s.conversation_id = c.conversation_id "
             "WHERE s.id = ? ORDER BY c.id DESC LIMIT 1",
             (session_id,),
         )
-        return CompactionRecord.from_row(row) if row is not None else None
+        return from_row(CompactionRecord, row) if row is not None else None
 
-    async def list_compactions(self, session_id: str) -> list[CompactionRecord]:
+    async def all(self, session_id: str) -> list[CompactionRecord]:
         """Return every compaction of the session (all conversations), oldest first."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT * FROM compactions WHERE session_id = ? ORDER BY id", (session_id,)
         )
-        return [CompactionRecord.from_row(r) for r in rows]
+        return [from_row(CompactionRecord, r) for r in rows]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sqlite3
 import stat
 from collections.abc import Awaitable, Callable
@@ -154,3 +155,9 @@ def process_start(pid: int) -> int | None:
     except OSError:
         return False
     return True
+
+
+def this_host() -> str:
+    """Return this machine's host name (the ``host`` of the holders and approval rows this process
+    writes)."""
+    return socket.gethostname() or "localhost"

@@ -5,72 +5,36 @@ session of the project sees in its system prompt, and notes one session sends an
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 import aiosqlite
 
-from paragents.store.base import StoreBase, now
-from paragents.store.records import StoreError
-from paragents.store.sessions import norm_dir
+from paragents.paths import norm_dir
+from paragents.store.base import Repository, now
+from paragents.store.records.decisions import DecisionRecord, SessionMessageRecord
+from paragents.store.records.errors import StoreError
+from paragents.store.rows import from_row
 
 
-@dataclass(frozen=True, slots=True)
-class DecisionRecord:
-    """A project-wide decision: its text, who recorded it (``user@api``, ``paragents decisions add``)
-    and when (unix seconds)."""
-
-    id: int
-    project_dir: Path
-    text: str
-    author: str
-    created_at: float
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> DecisionRecord:
-        """Build from a ``decisions`` row."""
-        return cls(row["id"], Path(row["project_dir"]), row["text"], row["author"], row["created_at"])
+def _decision(row: sqlite3.Row) -> DecisionRecord:
+    return from_row(DecisionRecord, row, project_dir=Path(row["project_dir"]))
 
 
-@dataclass(frozen=True, slots=True)
-class SessionMessageRecord:
-    """A note sent to session ``to_session`` by the session named ``from_name``; ``delivered_at`` is
-    set when it was put into the receiver's context (None: waiting for its next turn)."""
+class DecisionsRepo(Repository):
+    """Project decisions and notes between sessions, of :class:`paragents.store.Store`
+    (``store.decisions``)."""
 
-    id: int
-    to_session: str
-    from_name: str
-    text: str
-    created_at: float
-    delivered_at: float | None
-
-    @classmethod
-    def from_row(cls, row: sqlite3.Row) -> SessionMessageRecord:
-        """Build from a ``session_messages`` row."""
-        return cls(
-            row["id"],
-            row["to_session"],
-            row["from_name"],
-            row["text"],
-            row["created_at"],
-            row["delivered_at"],
-        )
-
-
-class DecisionsMixin(StoreBase):
-    """Decision and session-message methods of :class:`paragents.store.Store`."""
-
-    async def add_decision(self, project_dir: Path, text: str, *, author: str) -> int:
+    async def add(self, project_dir: Path, text: str, *, author: str) -> int:
         """Record a project-wide decision; return its id. Raises StoreError for empty text."""
         if not text.strip():
             raise StoreError("text: a decision cannot be empty")
-        return await self._insert(
+        return await self._db.insert(
             "INSERT INTO decisions (project_dir, text, author, created_at) VALUES (?, ?, ?, ?)",
             (norm_dir(project_dir), text.strip(), author, now()),
             None,
         )
 
-    async def list_decisions(self, project_dir: Path, search: str | None = None) -> list[DecisionRecord]:
+    async def all(self, project_dir: Path, search: str | None = None) -> list[DecisionRecord]:
         """Return the project's decisions, oldest first; ``search`` keeps those whose text or author
         contains it (case-insensitive)."""
         sql = "SELECT * FROM decisions WHERE project_dir = ?"
@@ -78,15 +42,15 @@ class DecisionsMixin(StoreBase):
         if search:
             sql += " AND (instr(lower(text), lower(?)) > 0 OR instr(lower(author), lower(?)) > 0)"
             params += [search, search]
-        rows = await self._fetchall(sql + " ORDER BY id", params)
-        return [DecisionRecord.from_row(r) for r in rows]
+        rows = await self._db.fetchall(sql + " ORDER BY id", params)
+        return [_decision(r) for r in rows]
 
     async def add_session_message(self, project_dir: Path, to_session: str, from_name: str, text: str) -> int:
         """Store a note for session ``to_session`` from the session named ``from_name``; return its id.
         Raises StoreError for empty text or an unknown session."""
         if not text.strip():
             raise StoreError("text: a note cannot be empty")
-        return await self._insert(
+        return await self._db.insert(
             "INSERT INTO session_messages (project_dir, to_session, from_name, text, created_at) "
             "VALUES (?, ?, ?, ?, ?)",
             (norm_dir(project_dir), to_session, from_name, text.strip(), now()),
@@ -105,13 +69,13 @@ class DecisionsMixin(StoreBase):
                 (when, to_session),
             )
             rows = list(await cur.fetchall())
-            return sorted((SessionMessageRecord.from_row(r) for r in rows), key=lambda m: m.id)
+            return sorted((from_row(SessionMessageRecord, r) for r in rows), key=lambda m: m.id)
 
-        return await self._write(work)
+        return await self._db.write(work)
 
     async def list_session_messages(self, to_session: str) -> list[SessionMessageRecord]:
         """Return every note sent to ``to_session`` (delivered or not), oldest first."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT * FROM session_messages WHERE to_session = ? ORDER BY id", (to_session,)
         )
-        return [SessionMessageRecord.from_row(r) for r in rows]
+        return [from_row(SessionMessageRecord, r) for r in rows]

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import json
 
-from paragents.store.base import StoreBase, now
+from paragents.store.base import Repository, now
 
 
-class DraftsMixin(StoreBase):
-    """Draft methods of :class:`paragents.store.Store`."""
+class DraftsRepo(Repository):
+    """Unsent drafts and queued prompts, of :class:`paragents.store.Store` (``store.drafts``)."""
 
-    async def save_draft(self, session_id: str, text: str) -> None:
+    async def save(self, session_id: str, text: str) -> None:
         """Keep ``text`` as the session's unsent draft ("" forgets it)."""
-        await self._write_one(
+        await self._db.write_one(
             "INSERT INTO drafts (session_id, text, updated_at) VALUES (?, ?, ?) "
             "ON CONFLICT (session_id) DO UPDATE SET text = excluded.text, updated_at = excluded.updated_at",
             (session_id, text, now()),
@@ -24,16 +24,16 @@ class DraftsMixin(StoreBase):
 
     async def save_queued(self, session_id: str, prompts: list[str]) -> None:
         """Keep ``prompts`` (oldest first) as the session's prompts queued but not started."""
-        await self._write_one(
+        await self._db.write_one(
             "INSERT INTO drafts (session_id, queued, updated_at) VALUES (?, ?, ?) "
             "ON CONFLICT (session_id) DO UPDATE SET queued = excluded.queued, "
             "updated_at = excluded.updated_at",
             (session_id, json.dumps(prompts, ensure_ascii=False), now()),
         )
 
-    async def get_draft(self, session_id: str) -> tuple[str, list[str]]:
+    async def get(self, session_id: str) -> tuple[str, list[str]]:
         """Return ``(draft text, queued prompts)`` of a session ("" and [] when nothing was kept)."""
-        row = await self._fetchone("SELECT text, queued FROM drafts WHERE session_id = ?", (session_id,))
+        row = await self._db.fetchone("SELECT text, queued FROM drafts WHERE session_id = ?", (session_id,))
         if row is None:
             return "", []
         try:

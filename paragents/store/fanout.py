@@ -9,131 +9,33 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
 from typing import Any
 
 from paragents.models import Usage
-from paragents.store.base import StoreBase, now
+from paragents.store.base import Repository, now
+from paragents.store.records.fanout import CandidateRecord, GroupRecord
+from paragents.store.rows import Json, from_row
 
 GROUP_KINDS = ("best_of", "split", "review")
 
 
-@dataclass(frozen=True)
-class CandidateRecord:
-    """One candidate of a fan-out group as stored."""
-
-    group_id: str
-    idx: int
-    session_id: str | None
-    session_name: str
-    model: str
-    lane: str | None
-    lane_path: str | None
-    branch: str | None
-    state: str
-    verify: dict[str, Any] | None
-    evidence: dict[str, Any]
-    patch: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "idx": self.idx,
-            "session_id": self.session_id,
-            "session": self.session_name,
-            "model": self.model,
-            "lane": self.lane,
-            "lane_path": self.lane_path,
-            "branch": self.branch,
-            "state": self.state,
-            "verify": self.verify,
-            "evidence": self.evidence,
-            "patch": self.patch,
-        }
-
-
-@dataclass(frozen=True)
-class GroupRecord:
-    """One fan-out group as stored, with its candidates (by index)."""
-
-    id: str
-    kind: str
-    project_dir: str
-    name: str
-    prompt: str
-    base_ref: str | None
-    base_commit: str | None
-    verify: str | None
-    settings: dict[str, Any]
-    state: str
-    judge: list[Any]
-    choice: dict[str, Any] | None
-    created_at: float
-    finished_at: float | None
-    candidates: tuple[CandidateRecord, ...] = field(default=())
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "kind": self.kind,
-            "project_dir": self.project_dir,
-            "name": self.name,
-            "prompt": self.prompt,
-            "base_ref": self.base_ref,
-            "base_commit": self.base_commit,
-            "verify": self.verify,
-            "settings": self.settings,
-            "state": self.state,
-            "judge": self.judge,
-            "choice": self.choice,
-            "created_at": self.created_at,
-            "finished_at": self.finished_at,
-            "candidates": [c.as_dict() for c in self.candidates],
-        }
-
-
-def _loads(text: str | None) -> Any:
-    return json.loads(text) if text else None
-
-
 def _candidate(row: sqlite3.Row) -> CandidateRecord:
-    return CandidateRecord(
-        group_id=row["group_id"],
-        idx=int(row["idx"]),
-        session_id=row["session_id"],
-        session_name=row["session_name"],
-        model=row["model"],
-        lane=row["lane"],
-        lane_path=row["lane_path"],
-        branch=row["branch"],
-        state=row["state"],
-        verify=_loads(row["verify"]),
-        evidence=_loads(row["evidence"]) or {},
-        patch=row["patch"],
-    )
+    return from_row(CandidateRecord, row, verify=Json(), evidence=Json(default={}))
 
 
 def _group(row: sqlite3.Row, candidates: tuple[CandidateRecord, ...]) -> GroupRecord:
-    return GroupRecord(
-        id=row["id"],
-        kind=row["kind"],
-        project_dir=row["project_dir"],
-        name=row["name"],
-        prompt=row["prompt"],
-        base_ref=row["base_ref"],
-        base_commit=row["base_commit"],
-        verify=row["verify"],
-        settings=_loads(row["settings"]) or {},
-        state=row["state"],
-        judge=_loads(row["judge"]) or [],
-        choice=_loads(row["choice"]),
-        created_at=float(row["created_at"]),
-        finished_at=float(row["finished_at"]) if row["finished_at"] is not None else None,
+    return from_row(
+        GroupRecord,
+        row,
+        settings=Json(default={}),
+        judge=Json(default=[]),
+        choice=Json(),
         candidates=candidates,
     )
 
 
-class FanoutMixin(StoreBase):
-    """Fan-out methods of :class:`paragents.store.Store`."""
+class FanoutRepo(Repository):
+    """Fan-out groups and candidates, of :class:`paragents.store.Store` (``store.fanout``)."""
 
     async def create_group(
         self,
@@ -149,7 +51,7 @@ class FanoutMixin(StoreBase):
         settings: dict[str, Any],
     ) -> GroupRecord:
         """Insert a new group (state ``running``) and return it."""
-        await self._write_one(
+        await self._db.write_one(
             "INSERT INTO fanout_groups (id, kind, project_dir, name, prompt, base_ref, base_commit, verify, "
             "settings, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -192,7 +94,7 @@ class FanoutMixin(StoreBase):
             if session_id is not None:
                 await db.execute("UPDATE sessions SET group_id = ? WHERE id = ?", (group_id, session_id))
 
-        await self._write(work)
+        await self._db.write(work)
 
     async def update_candidate(
         self,
@@ -217,7 +119,7 @@ class FanoutMixin(StoreBase):
                 sets.append(f"{column} = ?")
                 params.append(value)
         if sets:
-            await self._write_one(
+            await self._db.write_one(
                 f"UPDATE fanout_candidates SET {', '.join(sets)} WHERE group_id = ? AND idx = ?",
                 (*params, group_id, idx),
             )
@@ -246,27 +148,27 @@ class FanoutMixin(StoreBase):
             sets.append("finished_at = ?")
             params.append(now())
         if sets:
-            await self._write_one(
+            await self._db.write_one(
                 f"UPDATE fanout_groups SET {', '.join(sets)} WHERE id = ?", (*params, group_id)
             )
 
     async def add_judge_answer(self, group_id: str, answer: dict[str, Any]) -> None:
         """Append one judge attempt (raw text, parsed ranking or the error) to the group's evidence."""
-        await self._write_one(
+        await self._db.write_one(
             "UPDATE fanout_groups SET judge = json_insert(judge, '$[#]', json(?)) WHERE id = ?",
             (json.dumps(answer), group_id),
         )
 
     async def get_group(self, group_id: str) -> GroupRecord | None:
         """Return the group ``group_id`` (an unambiguous prefix also works) with its candidates, or None."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT * FROM fanout_groups WHERE substr(id, 1, length(?)) = ? ORDER BY id = ? DESC LIMIT 2",
             (group_id, group_id, group_id),
         )
         if not rows or (len(rows) > 1 and rows[0]["id"] != group_id):
             return None
         row = rows[0]
-        cands = await self._fetchall(
+        cands = await self._db.fetchall(
             "SELECT * FROM fanout_candidates WHERE group_id = ? ORDER BY idx", (row["id"],)
         )
         return _group(row, tuple(_candidate(c) for c in cands))
@@ -274,9 +176,9 @@ class FanoutMixin(StoreBase):
     async def list_groups(self, project_dir: str | None = None) -> list[GroupRecord]:
         """Return the groups (of ``project_dir`` when given), newest first, with their candidates."""
         if project_dir is None:
-            rows = await self._fetchall("SELECT id FROM fanout_groups ORDER BY created_at DESC")
+            rows = await self._db.fetchall("SELECT id FROM fanout_groups ORDER BY created_at DESC")
         else:
-            rows = await self._fetchall(
+            rows = await self._db.fetchall(
                 "SELECT id FROM fanout_groups WHERE project_dir = ? ORDER BY created_at DESC", (project_dir,)
             )
         groups = [await self.get_group(r["id"]) for r in rows]
@@ -284,12 +186,12 @@ class FanoutMixin(StoreBase):
 
     async def session_group(self, session_id: str) -> str | None:
         """Return the fan-out group a session belongs to, or None."""
-        row = await self._fetchone("SELECT group_id FROM sessions WHERE id = ?", (session_id,))
+        row = await self._db.fetchone("SELECT group_id FROM sessions WHERE id = ?", (session_id,))
         return str(row[0]) if row is not None and row[0] is not None else None
 
     async def group_usage_by_model(self, group_id: str) -> dict[str, Usage]:
         """Return the usage recorded per model by every session of a fan-out group (group budgets)."""
-        rows = await self._fetchdicts(
+        rows = await self._db.fetchdicts(
             "SELECT u.model AS model, SUM(u.prompt_tokens) AS p, SUM(u.completion_tokens) AS c,"
             " SUM(u.total_tokens) AS t FROM usage u JOIN sessions s ON s.id = u.session_id"
             " WHERE s.group_id = ? GROUP BY u.model",

@@ -12,14 +12,15 @@ or when the user confirms a take-over (``take_over=True``). The holder renews it
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 
 import aiosqlite
 
-from paragents.store.base import StoreBase, fetchone, now
-from paragents.store.connection import pid_alive, process_start
-from paragents.store.records import HolderRecord, SessionHeld, StoreError
+from paragents.store.base import Repository, fetchone, now
+from paragents.store.connection import pid_alive, process_start, this_host
+from paragents.store.records.errors import SessionHeld, StoreError
+from paragents.store.records.sessions import HolderRecord
+from paragents.store.rows import from_row
 
 HEARTBEAT_INTERVAL = 15.0
 """Seconds between a holder's heartbeats."""
@@ -27,11 +28,6 @@ HEARTBEAT_INTERVAL = 15.0
 STALE_AFTER = 120.0
 """A holder whose heartbeat is older than this many seconds is taken as gone (a stopped or hung
 process, or one on another host whose pid cannot be checked)."""
-
-
-def this_host() -> str:
-    """Return this machine's host name (the ``host`` of the holders this process writes)."""
-    return socket.gethostname() or "localhost"
 
 
 def holder_gone(holder: HolderRecord, *, host: str, stamp: float, stale_after: float) -> bool:
@@ -47,10 +43,7 @@ def holder_gone(holder: HolderRecord, *, host: str, stamp: float, stale_after: f
 
 
 def _holder(row: sqlite3.Row | None) -> HolderRecord | None:
-    if row is None:
-        return None
-    start = None if row[5] is None else int(row[5])
-    return HolderRecord(row[0], int(row[1]), row[2], float(row[3]), float(row[4]), start)
+    return None if row is None else from_row(HolderRecord, row)
 
 
 _SELECT = (
@@ -59,10 +52,10 @@ _SELECT = (
 )
 
 
-class HoldersMixin(StoreBase):
-    """Session holder methods of :class:`paragents.store.Store`."""
+class HoldersRepo(Repository):
+    """Session holders of :class:`paragents.store.Store` (``store.holders``)."""
 
-    async def acquire_session(
+    async def acquire(
         self,
         session_id: str,
         *,
@@ -105,16 +98,16 @@ class HoldersMixin(StoreBase):
             return held
 
         try:
-            return await self._write(work)
+            return await self._db.write(work)
         except SessionHeld as exc:
-            row = await self._fetchone("SELECT name FROM sessions WHERE id = ?", (session_id,))
+            row = await self._db.fetchone("SELECT name FROM sessions WHERE id = ?", (session_id,))
             raise SessionHeld(exc.holder, row[0] if row else None) from None
 
-    async def get_holder(self, session_id: str) -> HolderRecord | None:
+    async def get(self, session_id: str) -> HolderRecord | None:
         """Return the session's holder row, or None when no process holds it."""
-        return _holder(await self._fetchone(_SELECT, (session_id,)))
+        return _holder(await self._db.fetchone(_SELECT, (session_id,)))
 
-    async def renew_holds(self, session_ids: list[str], *, pid: int | None = None) -> list[str]:
+    async def renew(self, session_ids: list[str], *, pid: int | None = None) -> list[str]:
         """Renew this process's heartbeat on ``session_ids``; return those it no longer holds (another
         process took them over, or the row is gone)."""
         if not session_ids:
@@ -134,29 +127,13 @@ class HoldersMixin(StoreBase):
                     lost.append(sid)
             return lost
 
-        return await self._write(work)
+        return await self._db.write(work)
 
-    async def release_session(self, session_id: str, *, pid: int | None = None) -> bool:
+    async def release(self, session_id: str, *, pid: int | None = None) -> bool:
         """Give up this process's hold on the session; return True when it held it."""
         owner = os.getpid() if pid is None else pid
-        rowcount, _ = await self._write_one(
+        rowcount, _ = await self._db.write_one(
             "DELETE FROM session_holders WHERE session_id = ? AND pid = ? AND host = ?",
             (session_id, owner, this_host()),
         )
         return rowcount > 0
-
-    async def session_revision(self, session_id: str) -> int:
-        """Return the session's history revision (grows with each message, compaction or new
-        conversation); 0 for an unknown session."""
-        row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
-        return int(row[0]) if row else 0
-
-    async def history_mark(self, session_id: str) -> tuple[int, int]:
-        """Return ``(revision, newest message id)`` of the session in one read: what a copy of its
-        history loaded now is up to date with ((0, 0) for an unknown session)."""
-        row = await self._fetchone(
-            "SELECT revision, (SELECT COALESCE(MAX(m.id), 0) FROM messages m WHERE m.session_id = s.id) "
-            "FROM sessions s WHERE s.id = ?",
-            (session_id,),
-        )
-        return (int(row[0]), int(row[1])) if row else (0, 0)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass, field
 
 import aiosqlite
 
-from paragents.store.base import StoreBase, fetchall, fetchone, now
-from paragents.store.records import StoreError
+from paragents.store.base import Repository, fetchall, fetchone, now
+from paragents.store.records.errors import StoreError
+from paragents.store.records.lanes import LaneRecord
+from paragents.store.rows import Json, from_row
 
 PORT_START = 41000
 """The first port handed to a lane; blocks are ``[PORT_START + k * PORT_BLOCK, ... + PORT_BLOCK)``."""
@@ -26,39 +27,6 @@ PORT_LIMIT = 65000
 """No block starts at or above this port."""
 
 
-@dataclass(frozen=True)
-class LaneRecord:
-    """One lane as stored: its worktree, branch, base, ports and setup state."""
-
-    id: int
-    repo: str
-    name: str
-    path: str
-    branch: str
-    base_ref: str
-    base_commit: str
-    port_base: int
-    port_count: int
-    setup_state: str
-    setup_output: str
-    session_id: str | None
-    created_at: float
-    lockfiles: dict[str, str] = field(default_factory=dict)
-    landed_tree: str | None = None
-    """The tree of the lane's work when it last landed on its target (None: it has not)."""
-    backend: str = "local"
-    """Where the lane runs: ``local`` (its worktree), ``container`` or ``kubernetes`` (docs/remote.md:
-    the worktree then mirrors the files of its container or Pod)."""
-
-    @property
-    def remote(self) -> bool:
-        return self.backend != "local"
-
-    @property
-    def ports(self) -> range:
-        return range(self.port_base, self.port_base + self.port_count)
-
-
 _COLUMNS = (
     "id, repo, name, path, branch, base_ref, base_commit, port_base, port_count, setup_state, "
     "setup_output, session_id, created_at, lockfiles, landed_tree, backend"
@@ -68,31 +36,13 @@ _COLUMNS = (
 def _lane(row: sqlite3.Row | None) -> LaneRecord | None:
     if row is None:
         return None
-    v = tuple(row)
-    return LaneRecord(
-        id=int(v[0]),
-        repo=v[1],
-        name=v[2],
-        path=v[3],
-        branch=v[4],
-        base_ref=v[5],
-        base_commit=v[6],
-        port_base=int(v[7]),
-        port_count=int(v[8]),
-        setup_state=v[9],
-        setup_output=v[10],
-        session_id=v[11],
-        created_at=float(v[12]),
-        lockfiles=json.loads(v[13] or "{}"),
-        landed_tree=v[14],
-        backend=v[15] or "local",
-    )
+    return from_row(LaneRecord, row, lockfiles=Json(default={}), backend=row["backend"] or "local")
 
 
-class LanesMixin(StoreBase):
-    """Lane methods of :class:`paragents.store.Store`."""
+class LanesRepo(Repository):
+    """Lanes and their port blocks, of :class:`paragents.store.Store` (``store.lanes``)."""
 
-    async def reserve_lane(
+    async def reserve(
         self,
         *,
         repo: str,
@@ -126,35 +76,37 @@ class LanesMixin(StoreBase):
             )
             return int(cur.lastrowid or 0)
 
-        lane_id = await self._write(work)
-        lane = await self.get_lane_by_id(lane_id)
+        lane_id = await self._db.write(work)
+        lane = await self.get_by_id(lane_id)
         assert lane is not None
         return lane
 
-    async def get_lane_by_id(self, lane_id: int) -> LaneRecord | None:
-        return _lane(await self._fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE id = ?", (lane_id,)))
+    async def get_by_id(self, lane_id: int) -> LaneRecord | None:
+        return _lane(await self._db.fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE id = ?", (lane_id,)))
 
-    async def get_lane(self, repo: str, name: str) -> LaneRecord | None:
+    async def get(self, repo: str, name: str) -> LaneRecord | None:
         """Return the lane ``name`` of repository ``repo`` (its top-level path), or None."""
         return _lane(
-            await self._fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE repo = ? AND name = ?", (repo, name))
+            await self._db.fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE repo = ? AND name = ?", (repo, name))
         )
 
-    async def lane_of_session(self, session_id: str) -> LaneRecord | None:
+    async def of_session(self, session_id: str) -> LaneRecord | None:
         """Return the lane a session works in, or None."""
         return _lane(
-            await self._fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE session_id = ?", (session_id,))
+            await self._db.fetchone(f"SELECT {_COLUMNS} FROM lanes WHERE session_id = ?", (session_id,))
         )
 
-    async def list_lanes(self, repo: str | None = None) -> list[LaneRecord]:
+    async def all(self, repo: str | None = None) -> list[LaneRecord]:
         """Return the lanes of ``repo`` (every repository when None), oldest first."""
         if repo is None:
-            rows = await self._fetchall(f"SELECT {_COLUMNS} FROM lanes ORDER BY id")
+            rows = await self._db.fetchall(f"SELECT {_COLUMNS} FROM lanes ORDER BY id")
         else:
-            rows = await self._fetchall(f"SELECT {_COLUMNS} FROM lanes WHERE repo = ? ORDER BY id", (repo,))
+            rows = await self._db.fetchall(
+                f"SELECT {_COLUMNS} FROM lanes WHERE repo = ? ORDER BY id", (repo,)
+            )
         return [lane for lane in map(_lane, rows) if lane is not None]
 
-    async def update_lane(
+    async def update(
         self,
         lane_id: int,
         *,
@@ -180,9 +132,9 @@ class LanesMixin(StoreBase):
                 sets.append(f"{column} = ?")
                 params.append(value)
         if sets:
-            await self._write_one(f"UPDATE lanes SET {', '.join(sets)} WHERE id = ?", (*params, lane_id))
+            await self._db.write_one(f"UPDATE lanes SET {', '.join(sets)} WHERE id = ?", (*params, lane_id))
 
-    async def delete_lane(self, lane_id: int) -> None:
+    async def delete(self, lane_id: int) -> None:
         """Forget a lane row (its port block and its ``port:N`` reservations become free)."""
 
         async def work(db: aiosqlite.Connection) -> None:
@@ -194,9 +146,9 @@ class LanesMixin(StoreBase):
                 )
             await db.execute("DELETE FROM lanes WHERE id = ?", (lane_id,))
 
-        await self._write(work)
+        await self._db.write(work)
 
-    async def hold_lane_ports(self, lane: LaneRecord, session_id: str) -> None:
+    async def hold_ports(self, lane: LaneRecord, session_id: str) -> None:
         """Record the lane's block of ports as ``port:N`` reservations (kind "port", no turn, no
         process: they last as long as the lane) held by ``session_id``, replacing earlier ones, in
         one transaction. The conflict checker then names the holder when another session's command
@@ -215,12 +167,7 @@ class LanesMixin(StoreBase):
                 [(session_id, path, reason, stamp) for path in paths],
             )
 
-        await self._write(work)
-
-    async def session_state(self, session_id: str) -> str | None:
-        """Return a session's stored state ('idle', 'running', ...), or None for an unknown id."""
-        row = await self._fetchone("SELECT state FROM sessions WHERE id = ?", (session_id,))
-        return str(row[0]) if row else None
+        await self._db.write(work)
 
 
 def _port_paths(base: int, count: int) -> tuple[str, ...]:

@@ -14,39 +14,21 @@ from typing import Any
 import aiosqlite
 
 from paragents.models import Message
-from paragents.store.base import StoreBase, fetchall, now
+from paragents.store.base import Repository, fetchall, now
 from paragents.store.connection import pid_alive
-from paragents.store.history import RepairedHistory, repair_history
-from paragents.store.records import HistoryChanged, StoredMessage, StoreError, to_json
+from paragents.store.history import repair_history
+from paragents.store.records.errors import HistoryChanged, StoreError
+from paragents.store.records.sessions import StoredMessage
+from paragents.store.repair import COLUMNS, repair_conversation, stored_message
+from paragents.store.rows import to_json
 
 _CURRENT = "(SELECT conversation_id FROM sessions WHERE id = ?)"
 
-_SELECT_CONVERSATION = (
-    f"SELECT {StoredMessage.COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY seq, id"
-)
 
+class MessagesRepo(Repository):
+    """Messages of :class:`paragents.store.Store` (``store.messages``) and the history revision."""
 
-async def repair_conversation(db: aiosqlite.Connection, conversation_id: str) -> RepairedHistory:
-    """Inside a write transaction: repair the conversation's history and persist the synthetic tool
-    results it needed (see :func:`paragents.store.history.repair_history`); return the repair."""
-    rows = await fetchall(db, _SELECT_CONVERSATION, (conversation_id,))
-    repaired = repair_history([StoredMessage.from_row(r) for r in rows])
-    stamp = now()
-    for anchor, message in repaired.synthetic:
-        await db.execute(
-            "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json, complete,"
-            " created_at, outcome) SELECT session_id, conversation_id, turn_id, seq, 'tool', ?, 1, ?,"
-            " 'interrupted' "
-            "FROM messages WHERE id = ?",
-            (to_json(message, "message"), stamp, anchor),
-        )
-    return repaired
-
-
-class MessagesMixin(StoreBase):
-    """Message methods of :class:`paragents.store.Store`."""
-
-    async def append_message(
+    async def append(
         self,
         session_id: str,
         message: Message,
@@ -73,7 +55,7 @@ class MessagesMixin(StoreBase):
         text = to_json(message, "message")
         role = message["role"]
 
-        rowcount, rowid = await self._write_one(
+        rowcount, rowid = await self._db.write_one(
             "INSERT INTO messages (session_id, conversation_id, turn_id, seq, role, message_json,"
             " complete, created_at, tokens, outcome) "
             "SELECT s.id, s.conversation_id, ?, COALESCE((SELECT MAX(m.seq) FROM messages m"
@@ -93,7 +75,7 @@ class MessagesMixin(StoreBase):
             ),
         )
         if rowcount != 1 or rowid is None:
-            row = await self._fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
+            row = await self._db.fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
             if row is not None and expect_revision is not None:
                 raise HistoryChanged(session_id, expect_revision, int(row[0]))
             raise StoreError(f"no session with id {session_id!r} in {self.path}")
@@ -136,24 +118,23 @@ class MessagesMixin(StoreBase):
             )
             return cur.lastrowid
 
-        return await self._write(work)
+        return await self._db.write(work)
 
-    async def load_messages(self, session_id: str, conversation_id: str | None = None) -> list[StoredMessage]:
+    async def load(self, session_id: str, conversation_id: str | None = None) -> list[StoredMessage]:
         """Return every stored message of a conversation (default: the session's current one) in
         order, including incomplete replies and repair results, for display. Empty when unknown."""
         if conversation_id is None:
-            rows = await self._fetchall(
-                f"SELECT {StoredMessage.COLUMNS} FROM messages WHERE conversation_id = {_CURRENT}"
-                " ORDER BY seq, id",
+            rows = await self._db.fetchall(
+                f"SELECT {COLUMNS} FROM messages WHERE conversation_id = {_CURRENT} ORDER BY seq, id",
                 (session_id,),
             )
         else:
-            rows = await self._fetchall(
-                f"SELECT {StoredMessage.COLUMNS} FROM messages WHERE session_id = ? AND conversation_id = ?"
+            rows = await self._db.fetchall(
+                f"SELECT {COLUMNS} FROM messages WHERE session_id = ? AND conversation_id = ?"
                 " ORDER BY seq, id",
                 (session_id, conversation_id),
             )
-        return [StoredMessage.from_row(r) for r in rows]
+        return [stored_message(r) for r in rows]
 
     async def load_history(self, session_id: str, stored: list[StoredMessage] | None = None) -> list[Message]:
         """Return the current conversation as OpenAI messages ready to send to the provider.
@@ -164,16 +145,16 @@ class MessagesMixin(StoreBase):
         this session is still running in this process (e.g. before each request of a turn), or the
         running calls would be marked interrupted. While a live *other* process has a running turn in
         this conversation the repair is returned but not persisted. Returns [] for an unknown session.
-        ``stored``: the result of :meth:`load_messages` for this session when the caller has it (saves
+        ``stored``: the result of :meth:`load` for this session when the caller has it (saves
         reading the conversation twice)."""
         if stored is None:
-            stored = await self.load_messages(session_id)
+            stored = await self.load(session_id)
         repaired = repair_history(stored)
         if not repaired.synthetic:
             return repaired.messages
 
         conversation = stored[0].conversation_id
-        running = await self._fetchall(
+        running = await self._db.fetchall(
             "SELECT pid FROM turns WHERE conversation_id = ? AND status = 'running'", (conversation,)
         )
         if any(r["pid"] != os.getpid() and pid_alive(r["pid"]) for r in running):
@@ -182,22 +163,22 @@ class MessagesMixin(StoreBase):
         async def work(db: aiosqlite.Connection) -> list[Message]:
             return (await repair_conversation(db, conversation)).messages
 
-        return await self._write(work)
+        return await self._db.write(work)
 
     async def load_for_display_and_history(
         self, session_id: str
     ) -> tuple[list[StoredMessage], list[Message]]:
-        """Return ``(load_messages(session_id), load_history(session_id))`` reading the conversation
+        """Return ``(load(session_id), load_history(session_id))`` reading the conversation
         once when it needs no repair (the common case: opening a session); after a repair the stored
         messages are read again so they include the persisted "interrupted" results."""
-        stored = await self.load_messages(session_id)
+        stored = await self.load(session_id)
         repaired = repair_history(stored)
         if not repaired.synthetic:
             return stored, repaired.messages
         history = await self.load_history(session_id, stored)  # persists the repair
-        return await self.load_messages(session_id), history
+        return await self.load(session_id), history
 
-    async def count_messages(
+    async def count(
         self, session_id: str, conversation_id: str | None = None, *, all_conversations: bool = False
     ) -> int:
         """Return how many messages are stored in the session's current conversation (or in
@@ -210,5 +191,21 @@ class MessagesMixin(StoreBase):
             params = (session_id, conversation_id)
         else:
             sql, params = f"SELECT COUNT(*) FROM messages WHERE conversation_id = {_CURRENT}", (session_id,)
-        row = await self._fetchone(sql, params)
+        row = await self._db.fetchone(sql, params)
         return int(row[0]) if row else 0
+
+    async def revision(self, session_id: str) -> int:
+        """Return the session's history revision (grows with each message, compaction or new
+        conversation); 0 for an unknown session."""
+        row = await self._db.fetchone("SELECT revision FROM sessions WHERE id = ?", (session_id,))
+        return int(row[0]) if row else 0
+
+    async def history_mark(self, session_id: str) -> tuple[int, int]:
+        """Return ``(revision, newest message id)`` of the session in one read: what a copy of its
+        history loaded now is up to date with ((0, 0) for an unknown session)."""
+        row = await self._db.fetchone(
+            "SELECT revision, (SELECT COALESCE(MAX(m.id), 0) FROM messages m WHERE m.session_id = s.id) "
+            "FROM sessions s WHERE s.id = ?",
+            (session_id,),
+        )
+        return (int(row[0]), int(row[1])) if row else (0, 0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -9,14 +10,14 @@ from typing import Any
 
 import aiosqlite
 
-from paragents.models import SessionState
-from paragents.store.base import StoreBase, fetchone, now
-from paragents.store.records import ConversationRecord, SessionRecord, StoreError, to_json
+from paragents.models import SessionState, Usage
+from paragents.paths import norm_dir
+from paragents.store.base import Repository, fetchone, now
+from paragents.store.records.errors import StoreError
+from paragents.store.records.sessions import ConversationRecord, SessionRecord
+from paragents.store.rows import Json, from_row, to_json
 
-
-def norm_dir(path: Path | str) -> str:
-    """Return the absolute, resolved text form of a directory path as stored in the database."""
-    return str(Path(path).expanduser().resolve())
+__all__ = ["UPDATABLE", "SessionsRepo", "insert_conversation", "norm_dir"]
 
 
 def _check_name(value: Any) -> str:
@@ -76,7 +77,7 @@ UPDATABLE: dict[str, Callable[[Any], Any]] = {
     "last_prompt_tokens": _check_int("last_prompt_tokens"),
     "session_rules": _check_rules,
 }
-"""Fields :meth:`SessionsMixin.update_session` accepts, with their validators (value -> column value)."""
+"""Fields :meth:`SessionsRepo.update` accepts, with their validators (value -> column value)."""
 
 
 async def insert_conversation(db: aiosqlite.Connection, session_id: str) -> str:
@@ -93,10 +94,33 @@ async def insert_conversation(db: aiosqlite.Connection, session_id: str) -> str:
     return conv
 
 
-class SessionsMixin(StoreBase):
-    """Session and conversation methods of :class:`paragents.store.Store`."""
+def _rules(value: Any) -> tuple[str, ...]:
+    return tuple(str(r) for r in value) if isinstance(value, list) else ()
 
-    async def create_session(
+
+def _session(row: sqlite3.Row) -> SessionRecord:
+    """Read a ``SELECT * FROM sessions`` row. Unknown states read as ``idle``."""
+    try:
+        state = SessionState(row["state"])
+    except ValueError:
+        state = SessionState.IDLE
+    return from_row(
+        SessionRecord,
+        row,
+        project_dir=Path(row["project_dir"]),
+        workdir=Path(row["workdir"]),
+        state=state,
+        is_open=bool(row["is_open"]),
+        conversation_id=row["conversation_id"] or "",
+        usage=Usage(int(row["prompt_tokens"]), int(row["completion_tokens"]), int(row["total_tokens"])),
+        session_rules=Json(default=[], into=_rules),
+    )
+
+
+class SessionsRepo(Repository):
+    """Sessions and their conversations, of :class:`paragents.store.Store` (``store.sessions``)."""
+
+    async def create(
         self, *, name: str, project_dir: Path, workdir: Path, model: str, mode: str = "default"
     ) -> SessionRecord:
         """Create an open session (placed after the project's other open panels) with its first
@@ -132,30 +156,28 @@ class SessionsMixin(StoreBase):
             )
             await insert_conversation(db, session_id)
 
-        await self._write(work)
-        return await self._require_session(session_id)
+        await self._db.write(work)
+        return await self._require(session_id)
 
-    async def _require_session(self, session_id: str) -> SessionRecord:
-        record = await self.get_session(session_id)
+    async def _require(self, session_id: str) -> SessionRecord:
+        record = await self.get(session_id)
         if record is None:
             raise StoreError(f"no session with id {session_id!r} in {self.path}")
         return record
 
-    async def get_session(self, session_id: str) -> SessionRecord | None:
+    async def get(self, session_id: str) -> SessionRecord | None:
         """Return the session with id ``session_id`` (uuid4 hex), or None."""
-        row = await self._fetchone("SELECT * FROM sessions WHERE id = ?", (session_id,))
-        return SessionRecord.from_row(row) if row else None
+        row = await self._db.fetchone("SELECT * FROM sessions WHERE id = ?", (session_id,))
+        return _session(row) if row else None
 
-    async def find_session(self, project_dir: Path, name: str) -> SessionRecord | None:
+    async def find(self, project_dir: Path, name: str) -> SessionRecord | None:
         """Return the session called ``name`` in ``project_dir``, or None."""
-        row = await self._fetchone(
+        row = await self._db.fetchone(
             "SELECT * FROM sessions WHERE project_dir = ? AND name = ?", (norm_dir(project_dir), name)
         )
-        return SessionRecord.from_row(row) if row else None
+        return _session(row) if row else None
 
-    async def list_sessions(
-        self, project_dir: Path | None = None, *, open_only: bool = False
-    ) -> list[SessionRecord]:
+    async def all(self, project_dir: Path | None = None, *, open_only: bool = False) -> list[SessionRecord]:
         """Return sessions (of ``project_dir`` when given): open ones first, ordered by ``position``,
         then the others, most recently updated first. ``open_only`` leaves out closed panels."""
         where: list[str] = []
@@ -166,14 +188,14 @@ class SessionsMixin(StoreBase):
         if open_only:
             where.append("is_open = 1")
         clause = f"WHERE {' AND '.join(where)}" if where else ""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             f"SELECT * FROM sessions {clause} ORDER BY is_open DESC, "
             "CASE WHEN is_open = 1 THEN position END, updated_at DESC, created_at",
             params,
         )
-        return [SessionRecord.from_row(r) for r in rows]
+        return [_session(r) for r in rows]
 
-    async def update_session(self, session_id: str, **fields: Any) -> SessionRecord:
+    async def update(self, session_id: str, **fields: Any) -> SessionRecord:
         """Change fields of a session and return the updated record (``updated_at`` is set to now).
 
         Allowed fields: name, model, mode, state (a SessionState or its value), is_open (bool),
@@ -183,7 +205,7 @@ class SessionsMixin(StoreBase):
         unknown = sorted(set(fields) - set(UPDATABLE))
         if unknown:
             raise StoreError(
-                f"update_session: cannot change {', '.join(unknown)} (allowed: {', '.join(UPDATABLE)})"
+                f"sessions.update: cannot change {', '.join(unknown)} (allowed: {', '.join(UPDATABLE)})"
             )
         values = {key: UPDATABLE[key](value) for key, value in fields.items()}
 
@@ -205,8 +227,8 @@ class SessionsMixin(StoreBase):
                 f"UPDATE sessions SET {sets} WHERE id = ?", (*values.values(), now(), session_id)
             )
 
-        await self._write(work)
-        return await self._require_session(session_id)
+        await self._db.write(work)
+        return await self._require(session_id)
 
     async def new_conversation(self, session_id: str) -> str:
         """Start a new, empty conversation for the session (``/clear``), make it current and return
@@ -217,7 +239,7 @@ class SessionsMixin(StoreBase):
                 raise StoreError(f"no session with id {session_id!r} in {self.path}")
             return await insert_conversation(db, session_id)
 
-        return await self._write(work)
+        return await self._db.write(work)
 
     async def set_conversation_title(self, conversation_id: str, title: str | None) -> None:
         """Set (or clear with None) the title shown for a conversation in history."""
@@ -225,11 +247,11 @@ class SessionsMixin(StoreBase):
         async def work(db: aiosqlite.Connection) -> None:
             await db.execute("UPDATE conversations SET title = ? WHERE id = ?", (title, conversation_id))
 
-        await self._write(work)
+        await self._db.write(work)
 
-    async def list_conversations(self, session_id: str) -> list[ConversationRecord]:
+    async def conversations(self, session_id: str) -> list[ConversationRecord]:
         """Return the session's conversations, oldest first, with message counts and which is current."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT c.id, c.session_id, c.created_at, c.title, "
             "(SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id) AS message_count, "
             "(c.id = s.conversation_id) AS is_current "
@@ -237,14 +259,9 @@ class SessionsMixin(StoreBase):
             "WHERE c.session_id = ? ORDER BY c.created_at, c.rowid",
             (session_id,),
         )
-        return [
-            ConversationRecord(
-                id=r["id"],
-                session_id=r["session_id"],
-                created_at=float(r["created_at"]),
-                title=r["title"],
-                message_count=int(r["message_count"]),
-                is_current=bool(r["is_current"]),
-            )
-            for r in rows
-        ]
+        return [from_row(ConversationRecord, r, is_current=bool(r["is_current"])) for r in rows]
+
+    async def state(self, session_id: str) -> str | None:
+        """Return a session's stored state ('idle', 'running', ...), or None for an unknown id."""
+        row = await self._db.fetchone("SELECT state FROM sessions WHERE id = ?", (session_id,))
+        return str(row[0]) if row else None

@@ -5,13 +5,19 @@ Usage::
     async with await Store.open(paths.db_path()) as store:
         if store.recovery_note:
             show(store.recovery_note)
-        session = await store.create_session(name="api", project_dir=root, workdir=root, model="m")
-        await store.append_message(session.id, user_message("hello"))
+        session = await store.sessions.create(name="api", project_dir=root, workdir=root, model="m")
+        await store.messages.append(session.id, user_message("hello"))
 
-Methods are grouped by subject in :mod:`.sessions`, :mod:`.messages`, :mod:`.turns`,
-:mod:`.compactions`, :mod:`.holders` and one module per side table (:mod:`.audit`,
-:mod:`.session_events`, :mod:`.reservations`, :mod:`.notes`); all are coroutines and run their SQL on
-aiosqlite's thread.
+A :class:`Store` holds the connection (:class:`~paragents.store.base.Database`: migrations on open,
+transactions, busy retries, corruption salvage) and one repository per subject, each in its own
+module and each over that shared connection: ``store.sessions`` (:mod:`.sessions`),
+``store.messages``, ``store.turns``, ``store.compactions``, ``store.holders``, ``store.audit``,
+``store.events``, ``store.reservations``, ``store.notes``, ``store.lanes``, ``store.lane_verify``,
+``store.approvals``, ``store.api_access``, ``store.budgets``, ``store.fanout``,
+``store.agent_sessions``, ``store.decisions``, ``store.drafts`` and ``store.tool_rows``. A part of
+paragents that uses one subject takes that repository (``ApprovalsRepo``...), not the whole store.
+Every method is a coroutine and runs its SQL on aiosqlite's thread; rows come back as the records of
+:mod:`paragents.store.records`.
 """
 
 from __future__ import annotations
@@ -25,29 +31,30 @@ from types import TracebackType
 import aiosqlite
 
 from paragents import paths
-from paragents.store.agent_sessions import AgentSessionsMixin
-from paragents.store.api_access import ApiAccessMixin
-from paragents.store.approvals import ApprovalsMixin
-from paragents.store.audit import AuditMixin
-from paragents.store.budgets import BudgetsMixin
-from paragents.store.compactions import CompactionsMixin
+from paragents.store.agent_sessions import AgentSessionsRepo
+from paragents.store.api_access import ApiAccessRepo
+from paragents.store.approvals import ApprovalsRepo
+from paragents.store.audit import AuditRepo
+from paragents.store.base import Database
+from paragents.store.budgets import BudgetsRepo
+from paragents.store.compactions import CompactionsRepo
 from paragents.store.connection import connect, make_private, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
-from paragents.store.decisions import DecisionsMixin
-from paragents.store.drafts import DraftsMixin
-from paragents.store.fanout import FanoutMixin
-from paragents.store.holders import HoldersMixin
-from paragents.store.lane_verify import LaneVerifyMixin
-from paragents.store.lanes import LanesMixin
-from paragents.store.messages import MessagesMixin
+from paragents.store.decisions import DecisionsRepo
+from paragents.store.drafts import DraftsRepo
+from paragents.store.fanout import FanoutRepo
+from paragents.store.holders import HoldersRepo
+from paragents.store.lane_verify import LaneVerifyRepo
+from paragents.store.lanes import LanesRepo
+from paragents.store.messages import MessagesRepo
 from paragents.store.migrations import apply_migrations
-from paragents.store.notes import NotesMixin
-from paragents.store.records import StoreError
-from paragents.store.reservations import ReservationsMixin
-from paragents.store.session_events import SessionEventsMixin
-from paragents.store.sessions import SessionsMixin
-from paragents.store.tool_rows import ToolRowsMixin
-from paragents.store.turns import TurnsMixin
+from paragents.store.notes import NotesRepo
+from paragents.store.records.errors import StoreError
+from paragents.store.reservations import ReservationsRepo
+from paragents.store.session_events import SessionEventsRepo
+from paragents.store.sessions import SessionsRepo
+from paragents.store.tool_rows import ToolRowsRepo
+from paragents.store.turns import TurnsRepo
 
 
 async def _open_checked(path: Path) -> tuple[aiosqlite.Connection | None, str | None]:
@@ -75,33 +82,48 @@ async def _migrated(path: Path) -> aiosqlite.Connection:
     return db
 
 
-class Store(
-    SessionsMixin,
-    MessagesMixin,
-    TurnsMixin,
-    AuditMixin,
-    SessionEventsMixin,
-    ReservationsMixin,
-    NotesMixin,
-    CompactionsMixin,
-    HoldersMixin,
-    LanesMixin,
-    ApprovalsMixin,
-    LaneVerifyMixin,
-    ApiAccessMixin,
-    BudgetsMixin,
-    FanoutMixin,
-    AgentSessionsMixin,
-    DecisionsMixin,
-    DraftsMixin,
-    ToolRowsMixin,
-):
+class Store:
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
-    reservations and notes in one SQLite file (WAL mode), safe to share between processes.
+    reservations, notes, lanes, approvals, fan-out groups... in one SQLite file (WAL mode), safe to
+    share between processes, read and written through its repositories (see the module docstring).
 
     Open with :meth:`open`; close with :meth:`close` or ``async with``. ``recovery_note`` is a
     sentence to show the user when the file was found damaged on open, else None. Methods raise
     :class:`StoreError` with a readable message for refused or failed operations."""
+
+    def __init__(self, database: Database, recovery_note: str | None = None) -> None:
+        self._database = database
+        self.recovery_note = recovery_note
+        """Set when the file was found damaged on open: what happened and where the copy is; else None."""
+        self.sessions = SessionsRepo(database)
+        self.messages = MessagesRepo(database)
+        self.turns = TurnsRepo(database)
+        self.compactions = CompactionsRepo(database)
+        self.holders = HoldersRepo(database)
+        self.audit = AuditRepo(database)
+        self.events = SessionEventsRepo(database)
+        self.reservations = ReservationsRepo(database)
+        self.notes = NotesRepo(database)
+        self.lanes = LanesRepo(database)
+        self.lane_verify = LaneVerifyRepo(database)
+        self.approvals = ApprovalsRepo(database)
+        self.api_access = ApiAccessRepo(database)
+        self.budgets = BudgetsRepo(database)
+        self.fanout = FanoutRepo(database)
+        self.agent_sessions = AgentSessionsRepo(database)
+        self.decisions = DecisionsRepo(database)
+        self.drafts = DraftsRepo(database)
+        self.tool_rows = ToolRowsRepo(database)
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._database.path
+
+    @property
+    def failing(self) -> str | None:
+        """Set (to the error) while writes fail fast after one gave up on a lock held too long."""
+        return self._database.failing
 
     @classmethod
     async def open(cls, path: Path | None = None) -> Store:
@@ -155,18 +177,15 @@ class Store(
             result = await asyncio.to_thread(salvage, kept, path)
             note = recovery_note(problem or "unknown damage", kept, result)
         make_private(path)  # the -wal/-shm files exist now: 0600 whatever the umask or an old mode
-        return cls(db, path, note)
+        return cls(Database(db, path), note)
 
     async def close(self) -> None:
         """Close the connection (idempotent). Later calls raise StoreError. Turn finishes that could
         not be written earlier are tried once more first (a store still failing fails fast)."""
-        if self._db is not None and self.unfinished_turns:
+        if not self._database.closed and self.turns.unfinished:
             with contextlib.suppress(StoreError):
-                await self.flush_unfinished_turns()
-        db, self._db = self._db, None
-        if db is not None:
-            async with self._lock:
-                await db.close()
+                await self.turns.flush_unfinished()
+        await self._database.close()
 
     async def __aenter__(self) -> Store:
         return self

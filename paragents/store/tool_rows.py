@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from paragents.store.base import StoreBase, now
+from paragents.store.base import Repository, now
 
 
 class KeptRow(NamedTuple):
@@ -28,14 +28,14 @@ class KeptRow(NamedTuple):
     later: bool = False
 
 
-class ToolRowsMixin(StoreBase):
-    """Tool row methods of :class:`paragents.store.Store`."""
+class ToolRowsRepo(Repository):
+    """How tool calls were shown, of :class:`paragents.store.Store` (``store.tool_rows``)."""
 
-    async def add_tool_row(
+    async def add(
         self, session_id: str, call_id: str, summary: str, sandboxed: bool | None, later: bool = False
     ) -> None:
         """Keep how call ``call_id`` of the session is shown now (see the module docstring)."""
-        await self._write_one(
+        await self._db.write_one(
             "INSERT INTO tool_rows (session_id, call_id, after_message, summary, sandboxed, later, "
             "created_at) VALUES (?, ?, (SELECT COALESCE(MAX(id), 0) FROM messages WHERE session_id = ?), "
             "?, ?, ?, ?)",
@@ -45,9 +45,9 @@ class ToolRowsMixin(StoreBase):
             ),
         )  # fmt: skip
 
-    async def tool_rows(self, session_id: str) -> list[KeptRow]:
+    async def all(self, session_id: str) -> list[KeptRow]:
         """Return the session's rows, oldest first."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT call_id, after_message, summary, sandboxed, later FROM tool_rows WHERE session_id = ? "
             "ORDER BY id",
             (session_id,),

@@ -9,16 +9,18 @@ from collections.abc import Sequence
 import aiosqlite
 
 from paragents.models import SessionState, TurnStatus, Usage
-from paragents.store.base import StoreBase, fetchone, now
+from paragents.store.base import Database, Repository, fetchone, now
 from paragents.store.connection import pid_alive
-from paragents.store.messages import repair_conversation
-from paragents.store.records import StoreError, TurnRecord
+from paragents.store.records.errors import StoreError
+from paragents.store.records.sessions import TurnRecord
+from paragents.store.repair import repair_conversation
+from paragents.store.rows import from_row
 
 INTERRUPTED = "interrupted"
 """Turn status of a turn whose process stopped before it finished (found at startup)."""
 
 FINISHED_STATUSES = (*(s.value for s in TurnStatus), INTERRUPTED)
-"""Statuses :meth:`TurnsMixin.finish_turn` accepts."""
+"""Statuses :meth:`TurnsRepo.finish` accepts."""
 
 _STATE_AFTER = {
     TurnStatus.COMPLETED.value: SessionState.IDLE,
@@ -28,16 +30,22 @@ _STATE_AFTER = {
 }
 
 
-class TurnsMixin(StoreBase):
-    """Turn, usage and crash-recovery methods of :class:`paragents.store.Store`."""
+class TurnsRepo(Repository):
+    """Turns, token usage and crash recovery, of :class:`paragents.store.Store` (``store.turns``)."""
 
-    async def start_turn(self, session_id: str, prompt: str, *, pid: int | None = None) -> int:
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self.unfinished: dict[int, tuple[str, str | None]] = {}
+        """Turns whose :meth:`finish` could not be written (turn id -> status, error): written by
+        the next :meth:`start` or by ``Store.close``, so no turn row is left running."""
+
+    async def start(self, session_id: str, prompt: str, *, pid: int | None = None) -> int:
         """Record a turn as running in the session's current conversation and return its id.
 
         Also sets the session's state to ``running`` and its ``pid`` (default: this process).
         Raises StoreError for an unknown session."""
         owner = os.getpid() if pid is None else pid
-        await self.flush_unfinished_turns()
+        await self.flush_unfinished()
 
         async def work(db: aiosqlite.Connection) -> int:
             row = await fetchone(db, "SELECT conversation_id FROM sessions WHERE id = ?", (session_id,))
@@ -56,9 +64,9 @@ class TurnsMixin(StoreBase):
             assert cur.lastrowid is not None
             return int(cur.lastrowid)
 
-        return await self._write(work)
+        return await self._db.write(work)
 
-    async def finish_turn(
+    async def finish(
         self, turn_id: int, status: str, error: str | None = None, *, run_seconds: float | None = None
     ) -> None:
         """Mark a turn finished with ``status`` (completed, failed, cancelled or interrupted) and
@@ -66,8 +74,8 @@ class TurnsMixin(StoreBase):
         or interrupted, its pid is cleared, and the turn's reservations are released. ``run_seconds``
         is the wall-clock time the turn ran, pauses excluded (the wall-clock budgets count it).
         Raises StoreError for an unknown turn or status; when the write itself fails (a lock held
-        too long) the finish is kept in :attr:`unfinished_turns` and written by the next
-        ``start_turn`` or ``close``, then the StoreError is raised."""
+        too long) the finish is kept in :attr:`unfinished` and written by the next
+        :meth:`start` or ``Store.close``, then the StoreError is raised."""
         status = str(status)
         if status not in FINISHED_STATUSES:
             raise StoreError(f"status: {status!r} is not one of {', '.join(FINISHED_STATUSES)}")
@@ -88,33 +96,35 @@ class TurnsMixin(StoreBase):
             await db.execute("DELETE FROM reservations WHERE turn_id = ?", (turn_id,))
 
         try:
-            await self._write(work)
+            await self._db.write(work)
         except StoreError as exc:
             if "no turn with id" not in str(exc):
-                self.unfinished_turns[turn_id] = (status, error)
+                self.unfinished[turn_id] = (status, error)
             raise
-        self.unfinished_turns.pop(turn_id, None)
+        self.unfinished.pop(turn_id, None)
 
-    async def flush_unfinished_turns(self) -> None:
-        """Write the turn finishes that failed earlier (see :meth:`finish_turn`); raises StoreError
+    async def flush_unfinished(self) -> None:
+        """Write the turn finishes that failed earlier (see :meth:`finish`); raises StoreError
         when the store still cannot be written (they stay kept)."""
-        for turn_id, (status, error) in list(self.unfinished_turns.items()):
-            await self.finish_turn(turn_id, status, error)
+        for turn_id, (status, error) in list(self.unfinished.items()):
+            await self.finish(turn_id, status, error)
 
-    async def get_turn(self, turn_id: int) -> TurnRecord | None:
+    async def get(self, turn_id: int) -> TurnRecord | None:
         """Return the turn with id ``turn_id``, or None."""
-        row = await self._fetchone("SELECT * FROM turns WHERE id = ?", (turn_id,))
-        return TurnRecord.from_row(row) if row else None
+        row = await self._db.fetchone("SELECT * FROM turns WHERE id = ?", (turn_id,))
+        return from_row(TurnRecord, row) if row else None
 
-    async def list_turns(self, session_id: str, statuses: Sequence[str] = ()) -> list[TurnRecord]:
+    async def all(self, session_id: str, statuses: Sequence[str] = ()) -> list[TurnRecord]:
         """Return the session's turns, oldest first (only those in ``statuses`` when given)."""
         if statuses:
             marks = ", ".join("?" for _ in statuses)
             sql = f"SELECT * FROM turns WHERE session_id = ? AND status IN ({marks}) ORDER BY id"
-            rows = await self._fetchall(sql, (session_id, *statuses))
+            rows = await self._db.fetchall(sql, (session_id, *statuses))
         else:
-            rows = await self._fetchall("SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,))
-        return [TurnRecord.from_row(r) for r in rows]
+            rows = await self._db.fetchall(
+                "SELECT * FROM turns WHERE session_id = ? ORDER BY id", (session_id,)
+            )
+        return [from_row(TurnRecord, r) for r in rows]
 
     async def recover_interrupted(self, current_pid: int) -> list[str]:
         """At startup: find turns still ``running`` whose process is gone, and clean up after them.
@@ -125,12 +135,12 @@ class TurnsMixin(StoreBase):
         reservations are released. Sessions left ``running``/``waiting`` (or ``queued``) by a process
         that is gone, with no such turn, become ``interrupted`` (``idle`` for queued). Returns one
         readable note per affected session (empty when none)."""
-        rows = await self._fetchall(
+        rows = await self._db.fetchall(
             "SELECT t.id, t.pid, t.started_at, t.session_id, t.conversation_id, s.name, s.project_dir "
             "FROM turns t JOIN sessions s ON s.id = t.session_id WHERE t.status = 'running' ORDER BY t.id"
         )
         orphans = [r for r in rows if r["pid"] != current_pid and not pid_alive(r["pid"])]
-        busy = await self._fetchall(
+        busy = await self._db.fetchall(
             "SELECT id, name, project_dir, state, pid FROM sessions "
             "WHERE state IN ('running', 'waiting', 'queued', 'budget', 'paused')"
         )
@@ -181,7 +191,7 @@ class TurnsMixin(StoreBase):
                     )
             return list(notes.values())
 
-        return await self._write(work)
+        return await self._db.write(work)
 
     async def add_usage(
         self,
@@ -233,12 +243,14 @@ class TurnsMixin(StoreBase):
                 ),
             )
 
-        await self._write(work)
+        await self._db.write(work)
 
     async def list_usage(self, session_id: str) -> list[dict[str, object]]:
         """Return the session's per-request usage rows, oldest first, as dicts (column names as keys,
         ``estimated`` as bool)."""
-        rows = await self._fetchdicts("SELECT * FROM usage WHERE session_id = ? ORDER BY id", (session_id,))
+        rows = await self._db.fetchdicts(
+            "SELECT * FROM usage WHERE session_id = ? ORDER BY id", (session_id,)
+        )
         return [{**r, "estimated": bool(r["estimated"])} for r in rows]
 
     async def usage_by_model(
@@ -257,7 +269,7 @@ class TurnsMixin(StoreBase):
         if since is not None:
             where.append("u.created_at >= ?")
             params.append(since)
-        rows = await self._fetchdicts(
+        rows = await self._db.fetchdicts(
             "SELECT u.model AS model, SUM(u.prompt_tokens) AS p, SUM(u.completion_tokens) AS c,"
             " SUM(u.total_tokens) AS t FROM usage u JOIN sessions s ON s.id = u.session_id"
             f" WHERE {' AND '.join(where)} GROUP BY u.model",

@@ -123,7 +123,7 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
         return await graft_hunks(rt, group_id, onto, source, keys)
 
     async def discard() -> str:
-        stored = await rt.store.get_group(group_id)  # also a group of an earlier run of the app
+        stored = await rt.store.fanout.get_group(group_id)  # also a group of an earlier run of the app
         for cand in stored.candidates if stored else ():
             if cand.session_id is not None and cand.session_id in app.panels:
                 await app.close_session(cand.session_id)
@@ -140,7 +140,7 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
         return text
 
     async def reload() -> Comparison:
-        return await compare(rt.store, group_id)
+        return await compare(rt.store.fanout, group_id)
 
     return CompareActions(land, graft, discard, reload)
 
@@ -153,7 +153,7 @@ async def open_compare(app: AppAPI, group_id: str) -> None:
     if group is not None and not group.done.is_set():
         waiting = [s.name for s in group.siblings if s.state == "running"]
         app.notify(f"still running: {', '.join(waiting)}; showing what is known so far", markup=False)
-    cmp = await compare(app.runtime.store, group_id)
+    cmp = await compare(app.runtime.store.fanout, group_id)
     app.show_screen(CompareScreen(cmp, actions_for(app, cmp.group.id)))
 
 

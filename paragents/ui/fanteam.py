@@ -91,7 +91,7 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
     view = rt.view(sid)
     workdir = view.workdir if view.lane else rt.project_dir
     if base is None:
-        lane = await rt.store.lane_of_session(sid) if view.lane else None
+        lane = await rt.store.lanes.of_session(sid) if view.lane else None
         base = lane.base_commit if lane is not None else "HEAD"
     app.notify(f"Review of git diff {base} by {', '.join(names) or 'every specialist'} started.")
     request = ReviewRequest(names or None, base=base, workdir=workdir, patch=patch, keep_sessions=True)
@@ -136,7 +136,7 @@ async def _review_choice(rt: Runtime, report: Any, action: str, **details: Any) 
 
     if report.group_id is not None:
         state = "applied" if details.get("applied") else None
-        await record_choice(rt.store, report.group_id, action, state=state, **details)
+        await record_choice(rt.store.fanout, report.group_id, action, state=state, **details)
 
 
 async def run_split(app: AppAPI, sid: str, prompt: str) -> None:

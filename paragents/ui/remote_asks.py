@@ -18,7 +18,7 @@ from paragents.ui.screens.inbox import InboxItem
 
 if TYPE_CHECKING:
     from paragents.sessions import SessionsAPI
-    from paragents.store import ApprovalRecord
+    from paragents.store.records.approvals import ApprovalRecord
 
 REFRESH = 2.0
 """Seconds between re-reads of the rows while the inbox is open."""

@@ -57,7 +57,7 @@ async def pair(app: AppAPI, sid: str, command: SlashCommand) -> None:
     current = running(app)
     if current is None:
         return
-    link = await new_pairing(app.runtime.store, current.url)
+    link = await new_pairing(app.runtime.store.api_access, current.url)
     note = "The phone must reach this address: use ssh -L or a VPN (docs/serve.md)."
     app.show_screen(PairScreen(qr_text(link), link, note))
 

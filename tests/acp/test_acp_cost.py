@@ -23,7 +23,7 @@ from tests.patience import HANG_GUARD_S
 
 async def usd_spent(rt: object, sid: str) -> float | None:
     store = rt.store  # type: ignore[attr-defined]
-    return priced(rt.config, await store.spend_rows(session_id=sid)).usd  # type: ignore[attr-defined]
+    return priced(rt.config, await store.budgets.spend_rows(session_id=sid)).usd  # type: ignore[attr-defined]
 
 
 async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overview(
@@ -37,7 +37,7 @@ async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overv
     rt.submit(view.id, "cost 0.07\nsay again")  # cumulative: this turn cost 0.02
     await idle(rt, view.id)
     assert await usd_spent(rt, view.id) == pytest.approx(0.07)
-    usage = await rt.store.list_usage(view.id)
+    usage = await rt.store.turns.list_usage(view.id)
     costs = [float(str(u["cost_usd"] or 0)) for u in usage]
     assert sum(costs) == pytest.approx(0.07)
     assert sum(int(u["total_tokens"]) for u in usage) == 1500  # type: ignore[call-overload]  # the agent's tokens, not priced again

@@ -93,7 +93,7 @@ async def test_qwen_code_writes_a_file_through_paragents(tmp_path: Path) -> None
             )
             assert target.read_text() == "hello from qwen\n"
             assert not sink.of(ev.PermissionRequested, view.id)  # the Edit rule answered its ask
-            audit = await rt.store.recent_decisions(view.id)
+            audit = await rt.store.audit.recent(view.id)
             assert any(a["answered_by"] == "policy" and a["answer"] == "allow" for a in audit)
             assert ("write", str(target.resolve())) in acp.link.client.served  # through fs/write_text_file
             assert "done" in "".join(e.text for e in sink.of(ev.TextDelta, view.id))

@@ -69,7 +69,7 @@ async def test_without_session_load_the_transcript_is_read_only_and_a_prompt_wai
     assert texts(sink, view.id) == "second"
     assert view.agent_stale is None and sink.of(ev.AgentSessionStale, view.id)[-1].reason is None
     assert any("a new fake session began here" in n for n in notices(sink, view.id))
-    stored = [m.for_display().get("content") for m in await again.store.load_messages(view.id)]
+    stored = [m.for_display().get("content") for m in await again.store.messages.load(view.id)]
     assert stored == ["say first answer", "first answer", "say second", "second"]
     await again.shutdown()
 

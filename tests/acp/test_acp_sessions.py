@@ -35,7 +35,7 @@ async def test_updates_become_session_events_and_the_transcript_is_stored(aenv: 
     assert view.context_tokens == 1234 and view.context_window == 32000
     agent = agent_of(rt, view.id)
     assert agent is not None and agent.log.commands == [("init", "make AGENTS.md")]
-    stored = [m.for_display() for m in await rt.store.load_messages(view.id)]
+    stored = [m.for_display() for m in await rt.store.messages.load(view.id)]
     assert [(m["role"], m.get("content")) for m in stored] == [
         ("user", "say Hello world"),
         ("assistant", "Hello world"),
@@ -56,10 +56,10 @@ async def test_a_rule_answers_the_agents_permission_ask_without_asking(aenv: Acp
     assert "ran: from-the-terminal" in said and "rejected" in said
     assert (aenv.project / "keep.txt").exists()
     assert any("denied by policy" in n and "rm keep.txt" in n for n in notices(sink, view.id))
-    audit = await rt.store.recent_decisions(view.id)
+    audit = await rt.store.audit.recent(view.id)
     answers = [(a["answered_by"], a["answer"]) for a in audit]
     assert ("policy", "allow") in answers and ("policy", "deny") in answers
-    outcomes = [m.outcome for m in await rt.store.load_messages(view.id) if m.role == "tool"]
+    outcomes = [m.outcome for m in await rt.store.messages.load(view.id) if m.role == "tool"]
     assert outcomes == ["ok", "denied"]  # the denied rm is stored as denied, not as an error
     await rt.shutdown()
 
@@ -126,7 +126,7 @@ async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds
     aenv.sink.conflict_answers["b"] = ["skip"]
     rt.submit(a.id, "write shared.txt from-a\nwait")
     await aenv.sink.wait_for(lambda: "written" in texts(aenv.sink, a.id), HANG_GUARD_S)
-    held = await rt.store.list_reservations()
+    held = await rt.store.reservations.all()
     assert [(r.session_id, r.path) for r in held] == [(a.id, str(target.resolve()))]
     rt.submit(b.id, "write shared.txt from-b")
     await idle(rt, b.id)
@@ -137,7 +137,7 @@ async def test_a_write_takes_a_reservation_and_waits_while_another_session_holds
     assert target.read_text() == "from-a\n"
     rt.cancel(a.id)
     await idle(rt, a.id)
-    assert await rt.store.list_reservations() == []
+    assert await rt.store.reservations.all() == []
     await rt.shutdown()
 
 
@@ -217,7 +217,7 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
     remote = agent_of(rt, view.id).link.remote_id  # type: ignore[union-attr]
-    assert remote and await rt.store.get_agent_session(view.id) == ("fake", remote)
+    assert remote and await rt.store.agent_sessions.get(view.id) == ("fake", remote)
     await rt.shutdown()
 
     aenv.sink.events.clear()
@@ -256,7 +256,7 @@ async def test_an_agent_that_writes_files_itself_is_held_by_another_sessions_res
     rt.submit(b.id, f"edit {target} from-b")  # released: the edit is reserved for b and made
     await idle(rt, b.id)
     assert target.read_text() == "from-b\n"
-    stored = [m.message for m in await rt.store.load_messages(b.id) if m.message.get("tool_calls")]
+    stored = [m.message for m in await rt.store.messages.load(b.id) if m.message.get("tool_calls")]
     args = [c["function"]["arguments"] for m in stored for c in m["tool_calls"]]
     assert len(args) == 2 and all(str(target) in a for a in args), (
         args

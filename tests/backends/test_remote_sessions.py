@@ -65,7 +65,7 @@ async def test_a_container_lanes_tool_calls_run_in_its_container(
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
         view = await rt.new_session("api", lane=True, on="container")
-        lane = await rt.store.lane_of_session(view.id)
+        lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None and lane.backend == "container" and view.lane_where is not None
         assert view.lane_where.startswith("container paragents-") and "container" in view.lane_notes[0]
         sink.answers.extend([PermissionAnswer("allow_once")] * 8)
@@ -141,7 +141,7 @@ async def test_a_lost_engine_pauses_the_session_and_it_resumes(
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine, host=proxy.host)
     try:
         view = await rt.new_session("api", lane=True, on="container")
-        remote = rt.remote.get(await rt.store.lane_of_session(view.id))  # type: ignore[arg-type]
+        remote = rt.remote.get(await rt.store.lanes.of_session(view.id))  # type: ignore[arg-type]
         assert remote is not None
         remote.probe_first = remote.probe_max = 0.2
         gate = asyncio.Event()
@@ -190,7 +190,7 @@ async def test_on_needs_a_lane_and_a_known_backend(
             await rt.new_session("x", on="container")
         with pytest.raises(SessionError, match="use local, container"):
             await rt.new_session("x", lane=True, on="mainframe")
-        assert await rt.store.list_lanes() == []
+        assert await rt.store.lanes.all() == []
     finally:
         await rt.shutdown()
 
@@ -203,7 +203,7 @@ async def test_a_lanes_dev_server_answers_on_its_forwarded_port(
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
         view = await rt.new_session("web", lane=True, on="container")
-        lane = await rt.store.lane_of_session(view.id)
+        lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None
         forwards = rt.remote.forwards[(lane.repo, lane.name)]
         if lane.port_base not in forwards.servers:
@@ -236,7 +236,7 @@ async def test_after_a_restart_with_the_engine_away_the_lane_pauses_never_runs_h
     db = tmp_path / "db.sqlite"
     rt, _ = await runtime(server, lane_repo, db, docker_engine, host=proxy.host)
     view = await rt.new_session("api", lane=True, on="container")
-    lane = await rt.store.lane_of_session(view.id)
+    lane = await rt.store.lanes.of_session(view.id)
     assert lane is not None
     await rt.shutdown()
     await proxy.close()  # the engine does not answer when paragents starts again

@@ -62,7 +62,7 @@ async def test_a_pod_lanes_session_works_there_and_gc_fetches_before_deleting(
             rt.submit(view.id, "write the model")
             await rt.wait_idle(view.id)
             out = [e.output for e in sink.of(ev.ToolCallFinished, view.id)]
-            lane = await rt.store.lane_of_session(view.id)
+            lane = await rt.store.lanes.of_session(view.id)
             assert lane is not None
             assert out[1].splitlines()[:3] == ["/workspace", "W = 3", str(lane.port_base)]
             assert "model.py:1: W = 3" in out[2]

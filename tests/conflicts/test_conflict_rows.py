@@ -36,9 +36,9 @@ async def test_a_conflict_answered_from_another_connection_skips_the_call(cenv: 
     assert (row.id, row.kind, row.choices) == (held.conflict_id, "conflict", held.choices)
     other = await Store.open(cenv.db)  # another connection: only the poll of the row can see it
     try:
-        assert (await other.answer_approval(held.conflict_id, "skip", "cli (pid 1)")).accepted
+        assert (await other.approvals.answer(held.conflict_id, "skip", "cli (pid 1)")).accepted
         await rt.wait_idle(b.id)
-        second = await other.answer_approval(held.conflict_id, "run_anyway", "phone")
+        second = await other.approvals.answer(held.conflict_id, "run_anyway", "phone")
     finally:
         await other.close()
     assert second.status == "already_answered" and "skip by cli (pid 1)" in second.message

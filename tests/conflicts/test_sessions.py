@@ -45,10 +45,10 @@ async def test_second_writer_waits_then_runs_after_the_first_turn_ends(cenv: Con
     assert b.last_result is not None and b.last_result.status == "completed"
     assert [e.answer for e in cenv.sink.of(ev.ConflictResolved, b.id)] == ["wait"]
     assert b.waiting_on is None and not b.conflicts
-    recorded = await rt.store.list_events(b.id, "conflict")
+    recorded = await rt.store.events.all(b.id, "conflict")
     assert [r["data"]["phase"] for r in recorded] == ["detected", "answered", "resolved"]
     assert recorded[-1]["data"]["answer"] == "wait" and recorded[-1]["data"]["holder"] == "a"
-    assert await rt.store.list_reservations() == []
+    assert await rt.store.reservations.all() == []
     await rt.shutdown()
 
 
@@ -109,9 +109,7 @@ async def test_run_anyway_runs_while_the_holder_still_holds(cenv: ConflictEnv) -
     await rt.wait_idle(b.id)
     assert notes.read_text() == "B\n"
     assert [e.answer for e in cenv.sink.of(ev.ConflictResolved, b.id)] == ["run_anyway"]
-    assert sorted(r.session_id for r in await rt.store.list_reservations()) == sorted(
-        [a.id]
-    )  # b's turn ended
+    assert sorted(r.session_id for r in await rt.store.reservations.all()) == sorted([a.id])  # b's turn ended
     gate_a.set()
     await rt.wait_idle()
     await rt.shutdown()
@@ -179,7 +177,7 @@ async def test_stale_edit_after_another_session_changed_the_file(cenv: ConflictE
     assert conflict.holder == "b" and conflict.others == ()
     wrote = cenv.sink.of(ev.ToolCallFinished, b.id)[0]
     assert wrote.status == "ok" and conflict.since <= time.time()
-    row = await rt.store.get_approval(conflict.conflict_id)
+    row = await rt.store.approvals.get(conflict.conflict_id)
     assert row is not None and "changed by b" in row.reason
     assert notes.read_text() == "ALPHA\nbeta\n"  # a's stale edit did not run
     sent = [r for r in cenv.server.requests if r.session == "a"][-1].body_json["messages"][-1]
@@ -250,7 +248,7 @@ async def test_different_files_and_reads_never_wait(cenv: ConflictEnv) -> None:
     rt.submit(a.id, "go")
     rt.submit(b.id, "go")
     await cenv.server.wait_for_requests(6)
-    held = {r.session_id for r in await rt.store.list_reservations()}
+    held = {r.session_id for r in await rt.store.reservations.all()}
     assert held == {a.id, b.id}  # both hold their own file at the same time
     gates["a"].set()
     gates["b"].set()

@@ -19,14 +19,14 @@ async def test_reservation_of_a_killed_process_is_released_at_start_with_a_note(
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()  # reaped: its pid now names no process
     target = str(cenv.project / "app.py")
-    await rt.store.add_reservation(view.id, target, "write", reason="write_file app.py", pid=proc.pid)
-    live = await rt.store.add_reservation(view.id, "/elsewhere/kept", "write", pid=None)
+    await rt.store.reservations.add(view.id, target, "write", reason="write_file app.py", pid=proc.pid)
+    live = await rt.store.reservations.add(view.id, "/elsewhere/kept", "write", pid=None)
     await rt.shutdown()
 
     rt2 = await cenv.runtime()
     notes = [n for n in rt2.notes if "reservation" in n]
     assert len(notes) == 1 and str(proc.pid) in notes[0] and target in notes[0]
-    assert [r.id for r in await rt2.store.list_reservations()] == [live]
+    assert [r.id for r in await rt2.store.reservations.all()] == [live]
     await rt2.shutdown()
 
 
@@ -43,14 +43,16 @@ async def test_a_live_foreign_holder_is_seen_and_waited_for_by_polling(cenv: Con
     b = await cenv.session(rt, "b")
     rt.conflicts.poll_interval = 0.02
     target = cenv.project / "n.txt"
-    await rt.store.add_reservation(other.id, str(target), "write", reason="edit_file n.txt", pid=os.getppid())
+    await rt.store.reservations.add(
+        other.id, str(target), "write", reason="edit_file n.txt", pid=os.getppid()
+    )
     cenv.server.add(
         [reply(tool_calls=[tool("write_file", {"path": "n.txt", "content": "B"})]), reply("ok")], session="b"
     )
     rt.submit(b.id, "go")
     await cenv.sink.wait_for(lambda: bool(cenv.sink.of(ev.ConflictDetected, b.id)))
     assert not target.exists()
-    await rt.store.release_reservations(session_id=other.id)  # "the other process" ends its turn
+    await rt.store.reservations.release(session_id=other.id)  # "the other process" ends its turn
     await rt.wait_idle(b.id)
     assert target.read_text() == "B"
     assert [e.by for e in cenv.sink.of(ev.ConflictResolved, b.id)] == ["auto"]

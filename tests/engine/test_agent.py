@@ -36,7 +36,7 @@ async def test_text_reply_is_streamed_stored_and_counted(env: Env) -> None:
     assert "".join(e.text for e in env.sink.of(ev.TextDelta, s.id)) == "Hello **there**"
     assert s.last_result is not None and s.last_result.status == "completed"
     assert s.usage.total_tokens == 34 and s.context_tokens == 34
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     assert [m.message["role"] for m in stored] == ["user", "assistant"]
     assert stored[1].message["content"] == "Hello **there**"
     body = env.server.requests[0].body_json
@@ -111,7 +111,7 @@ async def test_write_asks_and_allow_once_writes_the_file(env: Env) -> None:
     asks = env.sink.of(ev.PermissionRequested, s.id)
     assert len(asks) == 1 and "x.txt" in asks[0].summary
     assert (env.project / "x.txt").read_text() == "hi\n"
-    decisions = await rt.store.recent_decisions(s.id)
+    decisions = await rt.store.audit.recent(s.id)
     assert decisions[0]["answer"] == "allow_once" and decisions[0]["answered_by"] == "user"
     assert s.pending == {}
     await rt.shutdown()
@@ -145,7 +145,7 @@ async def test_allow_for_session_stops_asking_in_that_session_only(env: Env) -> 
     assert s.session_rules, "allow_session stored no rule"
     outputs = [e.output for e in env.sink.of(ev.ToolCallFinished, s.id)]
     assert "one" in outputs[0] and "two" in outputs[1]
-    rec = await rt.store.get_session(s.id)
+    rec = await rt.store.sessions.get(s.id)
     assert rec is not None and list(rec.session_rules) == s.session_rules
     await rt.shutdown()
 
@@ -162,7 +162,7 @@ async def test_stream_breaking_midway_keeps_partial_text_marked_and_out_of_histo
     assert s.last_result is not None and s.last_result.status == "failed"
     assert s.last_result.error_kind == "protocol"
     assert s.state == SessionState.FAILED
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     assert stored[-1].message["content"] == "Partial ans" and stored[-1].complete is False
     assert s.messages[-1] == {"role": "assistant", "content": "Partial ans", "incomplete": True}
     env.server.add(reply("full answer"), session="a")
@@ -191,7 +191,7 @@ async def test_cancel_mid_stream_ends_the_turn_cancelled_and_keeps_partial(env: 
     finished = env.sink.of(ev.TurnFinished, s.id)
     assert finished[-1].status == "cancelled"
     await env.server.wait_for_client_close(0)
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     assert stored[-1].message["content"] == "Working on" and not stored[-1].complete
     await rt.shutdown()
 
@@ -207,7 +207,7 @@ async def test_cancel_while_waiting_for_approval_answers_the_call(env: Env) -> N
     await rt.wait_idle(s.id)
     assert s.pending == {}
     assert not (env.project / "z").exists()
-    history = await rt.store.load_history(s.id)
+    history = await rt.store.messages.load_history(s.id)
     assert history[-1]["role"] == "tool" and history[-1]["content"].startswith("cancelled")
     await rt.shutdown()
 
@@ -309,7 +309,7 @@ async def test_clear_starts_a_new_conversation_and_keeps_the_old(env: Env) -> No
     rt.submit(s.id, "q2")
     await rt.wait_idle(s.id)
     assert [m["role"] for m in env.server.requests[-1].body_json["messages"]] == ["system", "user"]
-    convs = await rt.store.list_conversations(s.id)
+    convs = await rt.store.sessions.conversations(s.id)
     assert len(convs) == 2
     await rt.shutdown()
 
@@ -340,7 +340,7 @@ async def test_a_prompt_far_over_the_context_window_is_refused_locally(env: Env)
     assert s.last_result.error_kind == "context_length"
     assert "context window" in (s.last_result.error or "") and "2,000" in (s.last_result.error or "")
     assert env.server.requests == []
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     assert stored[0].message["role"] == "user"
     await rt.shutdown()
 
@@ -406,7 +406,7 @@ async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: E
     agent = rt.agents[s.id]
 
     async def broken(prompt: str) -> None:
-        agent.record.turn_id = await rt.store.start_turn(s.id, prompt)
+        agent.record.turn_id = await rt.store.turns.start(s.id, prompt)
         raise RuntimeError("boom")
 
     agent.run_turn = broken  # type: ignore[method-assign,assignment]
@@ -416,6 +416,6 @@ async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: E
     states = [e.state.value for e in env.sink.of(ev.SessionStateChanged, s.id)]
     assert states[-1] == "failed"
     assert s.last_result is not None and s.last_result.error_kind == "internal"
-    turns = await rt.store.list_turns(s.id)
+    turns = await rt.store.turns.all(s.id)
     assert turns[-1].status == "failed"
     await rt.shutdown()

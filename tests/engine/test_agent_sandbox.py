@@ -39,7 +39,7 @@ async def test_auto_allow_runs_a_sandboxed_command_without_asking(env: Env) -> N
     assert (env.project / "made.txt").read_text() == "hi\n"
     assert [e.sandboxed for e in env.sink.of(ev.ToolCallStarted, s.id)] == [True]
     assert [e.sandboxed for e in env.sink.of(ev.ToolCallFinished, s.id)] == [True]
-    decision = (await rt.store.recent_decisions(s.id))[0]
+    decision = (await rt.store.audit.recent(s.id))[0]
     assert decision["answer"] == "allow" and "sandbox.autoAllow" in decision["reason"]
     await rt.shutdown()
 

@@ -83,9 +83,9 @@ async def test_wall_clock_caps_count_stored_turns_across_restarts_and_per_projec
     env.server.add(done(), session="a")
     rt.submit(a.id, "one")
     await rt.wait_idle(a.id)
-    (turn,) = await rt.store.list_turns(a.id)
+    (turn,) = await rt.store.turns.all(a.id)
     assert turn.run_seconds is not None and turn.run_seconds >= 0  # the agent stores what it measured
-    await rt.store.finish_turn(turn.id, "completed", run_seconds=100.0)  # as if it ran 100 s
+    await rt.store.turns.finish(turn.id, "completed", run_seconds=100.0)  # as if it ran 100 s
     await rt.shutdown()
     again = await env.runtime(budgets={"session": "90s"})  # a restart: the 100 s still count
     (view,) = await again.restore()
@@ -123,7 +123,7 @@ async def test_the_meter_counts_the_running_turn_with_a_fake_clock_and_excludes_
     s = await rt.new_session("a")
     clock = FakeClock()
     meter = BudgetMeter(
-        store=rt.store,
+        budgets=rt.store.budgets,
         config=lambda: rt.config,
         session_id=s.id,
         project_dir=str(env.project),
@@ -220,9 +220,9 @@ async def test_rows_without_a_stored_cost_are_priced_at_their_own_model(env: Env
 
     rt = await env.runtime(models=PRICES)
     s = await rt.new_session("api")  # its model is m ($1/M); the old row was served by m2 ($100/M)
-    await rt.store.add_usage(s.id, None, "m2", Usage(1000, 0, 1000), estimated=True)  # no cost stored
-    await rt.store.add_usage(s.id, None, "m", Usage(1000, 0, 1000), cost_usd=0.5)  # a stored cost wins
-    spend = priced(rt.config, await rt.store.spend_rows(session_id=s.id))
+    await rt.store.turns.add_usage(s.id, None, "m2", Usage(1000, 0, 1000), estimated=True)  # no cost stored
+    await rt.store.turns.add_usage(s.id, None, "m", Usage(1000, 0, 1000), cost_usd=0.5)  # a stored cost wins
+    spend = priced(rt.config, await rt.store.budgets.spend_rows(session_id=s.id))
     assert spend.usd is not None and abs(spend.usd - 0.6) < 1e-9
     assert spend.estimated and spend.money() == "~$0.60"
     await rt.shutdown()

@@ -19,12 +19,12 @@ def seed(project: Path) -> None:
 
     async def work() -> None:
         async with await Store.open(paths.db_path()) as store:
-            s = await store.create_session(name="api", project_dir=project, workdir=project, model="m")
-            await store.add_approval(
+            s = await store.sessions.create(name="api", project_dir=project, workdir=project, model="m")
+            await store.approvals.add(
                 "ask1", s.id, kind="approval", tool="run_command", summary="run_command npm test",
                 rules=("Bash(npm test)",),
             )  # fmt: skip
-            await store.add_approval(
+            await store.approvals.add(
                 "con1", s.id, kind="conflict", tool="edit_file", summary="edit_file a.py",
                 choices=("wait", "run_anyway", "skip"),
             )  # fmt: skip
@@ -35,7 +35,7 @@ def seed(project: Path) -> None:
 def row(approval_id: str) -> ApprovalRecord:
     async def work() -> ApprovalRecord | None:
         async with await Store.open(paths.db_path()) as store:
-            return await store.get_approval(approval_id)
+            return await store.approvals.get(approval_id)
 
     found = asyncio.run(work())
     assert found is not None
@@ -106,8 +106,8 @@ def test_a_prefix_of_an_answered_item_is_refused_naming_the_first_answer(
 
     async def add() -> None:
         async with await Store.open(paths.db_path()) as store:
-            [s] = await store.list_sessions(project)
-            await store.add_approval("786a9f0c1b2d", s.id, kind="approval", tool="run_command", summary="ls")
+            [s] = await store.sessions.all(project)
+            await store.approvals.add("786a9f0c1b2d", s.id, kind="approval", tool="run_command", summary="ls")
 
     asyncio.run(add())
     assert main(["approve", "786a"]) == 0

@@ -21,9 +21,9 @@ COMMAND = LONG_COMMAND + "\necho \x1b]0;owned\x07done"
 def seed(project: Path) -> None:
     async def work() -> None:
         async with await Store.open(paths.db_path()) as store:
-            s = await store.create_session(name="api", project_dir=project, workdir=project, model="m")
+            s = await store.sessions.create(name="api", project_dir=project, workdir=project, model="m")
             call = {"id": "c1", "name": "run_command", "arguments": json.dumps({"command": COMMAND})}
-            await store.add_approval(
+            await store.approvals.add(
                 "long1", s.id, kind="approval", tool="run_command", summary="run_command echo step 1",
                 call=call, preview="\n".join(COMMAND.splitlines()[:300]),
             )  # fmt: skip

@@ -223,7 +223,9 @@ def test_run_prints_the_models_text_without_its_escape_sequences(
     """A reply holding an OSC title change, an OSC 52 clipboard write and CSI colours reaches the
     terminal as plain text: no ESC byte gets through (found by a fresh user under a tty), and markup
     stays literal."""
-    hostile = "Done [/] [bold]x[/bold] \x1b]0;PWNED-TITLE\x07 \x1b]52;c;cHduZWQ=\x07 \x1b[31mred\x1b[0m \x9b2J"
+    hostile = (
+        "Done [/] [bold]x[/bold] \x1b]0;PWNED-TITLE\x07 \x1b]52;c;cHduZWQ=\x07 \x1b[31mred\x1b[0m \x9b2J"
+    )
     server.add(ScriptedResponse.from_message(content=hostile, reasoning_content="\x1b[5mblink\x1b[0m"))
     proc = paragents("run", "--endpoint", server.base_url, "--model", "m", "hi", cwd=tmp_path, stdin="")
     assert proc.returncode == 0, proc.stderr

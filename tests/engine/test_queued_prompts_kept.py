@@ -16,7 +16,7 @@ from tests.scripted import gated
 async def stored(env: Env, sid: str) -> tuple[str, list[str]]:
     """The session's draft as another process reads it."""
     async with await Store.open(env.db) as store:
-        return await store.get_draft(sid)
+        return await store.drafts.get(sid)
 
 
 async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_not_run(env: Env) -> None:

@@ -23,7 +23,7 @@ async def test_sessions_on_the_old_default_follow_a_new_default_model(env: Env) 
     config.write_text(json.dumps({"base_url": env.server.base_url, "model": "n"}))
     await rt.reload_config()
     assert on_default.model == "n" and own.model == "other"
-    assert (await rt.store.get_session(on_default.id)).model == "n"  # type: ignore[union-attr]
+    assert (await rt.store.sessions.get(on_default.id)).model == "n"  # type: ignore[union-attr]
     notes = [n.text for n in env.sink.of(ev.Notice, on_default.id)]
     assert any("model m -> n" in n and "/model m" in n for n in notes), notes
     assert not any("-> n" in n.text for n in env.sink.of(ev.Notice, own.id))

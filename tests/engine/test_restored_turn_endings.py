@@ -28,8 +28,8 @@ async def test_restored_notes_say_failed_cancelled_and_interrupted_after_their_t
     await rt.wait_idle(view.id)
     gate.set()
     # a turn a crashed process left running (another pid, gone): interrupted at the next start
-    turn = await rt.store.start_turn(view.id, "four", pid=2**22 + 12345)  # above pid_max: no such process
-    await rt.store.append_message(view.id, user_message("four"), turn_id=turn)
+    turn = await rt.store.turns.start(view.id, "four", pid=2**22 + 12345)  # above pid_max: no such process
+    await rt.store.messages.append(view.id, user_message("four"), turn_id=turn)
     await rt.shutdown()
 
     again = await env.runtime()

@@ -69,7 +69,7 @@ async def test_a_stale_copy_reloads_before_it_appends_and_nothing_is_lost_or_reo
         ("user", "q1"), ("assistant", "first answer"), ("user", "elsewhere-0"), ("user", "elsewhere-1"),
         ("user", "q2"),
     ]  # fmt: skip
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     assert [m.message["content"] for m in stored] == [
         "q1", "first answer", "elsewhere-0", "elsewhere-1", "q2", "second answer",
     ]  # fmt: skip
@@ -95,7 +95,7 @@ async def test_a_write_refused_mid_turn_fails_the_turn_as_store_and_keeps_the_ot
     assert "another process wrote to this session" in (result.error or "")
     (finished,) = env.sink.of(ev.TurnFinished, s.id)
     assert finished.error_kind == "store"
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     contents = [m.message.get("content") for m in stored]
     # nothing lost or reordered: the finished call's result stays right after its call (not
     # discarded as "interrupted"), then what the other process wrote
@@ -105,7 +105,7 @@ async def test_a_write_refused_mid_turn_fails_the_turn_as_store_and_keeps_the_ot
     )
     assert INTERRUPTED_RESULT not in contents
     assert (env.project / "f.txt").read_text() == "x"
-    assert (await rt.store.list_turns(s.id))[-1].status == "failed"
+    assert (await rt.store.turns.all(s.id))[-1].status == "failed"
     await rt.shutdown()
 
 
@@ -134,7 +134,7 @@ async def test_restored_tool_results_show_ok_error_denied_cancelled_and_interrup
     rt.cancel(s.id)
     await rt.wait_idle(s.id)
     crashed = {"id": "c_crash", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
-    await rt.store.append_message(s.id, {"role": "assistant", "content": "", "tool_calls": [crashed]})
+    await rt.store.messages.append(s.id, {"role": "assistant", "content": "", "tool_calls": [crashed]})
     await rt.shutdown()  # a process that stopped with the call unanswered
 
     again = await deny_rm_runtime(env)
@@ -177,7 +177,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
             tui.submit(view.id, "refused")
         await tui.take_over(view.id)  # the user confirmed
         assert view.read_only is None
-        holder_row = await tui.store.get_holder(view.id)
+        holder_row = await tui.store.holders.get(view.id)
         assert holder_row is not None and holder_row.pid == os.getpid()
         env.server.add(reply("after the take-over"), session="a")
         tui.submit(view.id, "now it runs")
@@ -185,7 +185,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
         assert view.last_result is not None and view.last_result.status == "completed"
 
         # another process takes it back: the next heartbeat makes it read-only here again
-        await tui.store.acquire_session(view.id, take_over=True, pid=holder.pid)
+        await tui.store.holders.acquire(view.id, take_over=True, pid=holder.pid)
         assert await tui.check_holds() == [view.id]
         assert view.read_only and "taken over by another process" in view.read_only
         await tui.shutdown()

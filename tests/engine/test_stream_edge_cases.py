@@ -49,7 +49,7 @@ async def test_call_whose_name_never_arrives_fails_the_turn_and_is_never_sent_ba
     assert s.last_result.error is not None and "without a function name" in s.last_result.error
     assert s.last_result.error_kind == "protocol"
     assert not env.sink.of(ev.ToolCallStarted, s.id)  # nothing of that reply ran
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     assert stored[-1].message == {"role": "assistant", "content": "Let me look."}
     assert stored[-1].complete is False
 
@@ -84,7 +84,7 @@ async def test_whitespace_only_arguments_are_stored_and_sent_as_empty_object(env
     assert finished["call_E"].status == "ok"
     calls = assistant_calls(env.server.requests[1].body_json["messages"])
     assert [(c["id"], c["function"]["arguments"]) for c in calls] == [("call_W", "{}"), ("call_E", "{}")]
-    stored = await rt.store.load_messages(s.id)
+    stored = await rt.store.messages.load(s.id)
     kept = [c["function"]["arguments"] for m in stored for c in m.message.get("tool_calls") or []]
     assert kept == ["{}", "{}"]
     await rt.shutdown()
@@ -121,6 +121,6 @@ async def test_a_turn_cancelled_while_retrying_a_failed_request_counts_no_tokens
     rt.cancel(view.id)
     await rt.wait_idle(view.id)
     assert view.last_result is not None and view.last_result.status == "cancelled"
-    assert await rt.store.list_usage(view.id) == []
+    assert await rt.store.turns.list_usage(view.id) == []
     assert view.usage.total_tokens == 0
     await rt.shutdown()

@@ -6,7 +6,9 @@ import pytest
 
 from paragents.terminal_text import StreamCleaner, strip_controls
 
-HOSTILE = "a \x1b]0;TITLE\x07 b \x1b]52;c;Y2xpcA==\x1b\\ c \x1b[31mred\x1b[0m d \x9b2J e \x1bPdcs\x1b\\ f\x07\x00"
+HOSTILE = (
+    "a \x1b]0;TITLE\x07 b \x1b]52;c;Y2xpcA==\x1b\\ c \x1b[31mred\x1b[0m d \x9b2J e \x1bPdcs\x1b\\ f\x07\x00"
+)
 
 
 def test_strip_controls_removes_whole_sequences_and_keeps_newlines_and_tabs() -> None:

@@ -45,7 +45,7 @@ async def test_a_fanout_trial_tests_the_candidate_first_in_evidence_order(
     assert trial.turns == 3  # both candidates' requests
     store = await Store.open(run / "state" / "t1.db")
     try:
-        (group,) = await store.list_groups()
+        (group,) = await store.fanout.list_groups()
         assert (group.kind, group.name, group.state) == ("best_of", "fix-median.t1.1", "finished")
         assert [c.session_name for c in group.candidates] == ["fix-median.t1.1c1", "fix-median.t1.1c2"]
         assert group.candidates[1].patch == ""

@@ -28,7 +28,7 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
         group = await start_best_of(rt, FanoutRequest(3, PROMPT, verify=VERIFY), open_panel=False)
         assert [s.name for s in group.siblings] == [f"{SLUG}-{i}" for i in (1, 2, 3)]
         await group.done.wait()
-        cmp = await compare(rt.store, group.id)
+        cmp = await compare(rt.store.fanout, group.id)
         assert [c.name for c in cmp.candidates] == [f"{SLUG}-3", f"{SLUG}-2", f"{SLUG}-1"]
         broken = cmp.find(1)
         assert broken.verify is not None and broken.verify.exit_code != 0
@@ -43,7 +43,7 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
         result = await apply_candidate(rt, group.id, cmp.candidates[0].name)
         assert result.commit and sh(repo, "rev-parse", "main") == result.commit
         assert "a + b" in sh(repo, "show", "main:app.py")
-        stored = await rt.store.get_group(group.id)
+        stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and stored.state == "applied" and stored.choice is not None
         assert stored.choice["apply"]["candidate"] == f"{SLUG}-3"
         # discard the rest: lanes gc rules, unmerged work bundled first
@@ -51,8 +51,8 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
         assert {d.lane: d.action for d in decisions} == {f"{SLUG}-{i}": "removed" for i in (1, 2, 3)}
         bundled = {d.lane for d in decisions if d.bundle}
         assert bundled == {f"{SLUG}-1", f"{SLUG}-2"}  # the applied lane's work had landed
-        assert await rt.store.list_lanes() == []
-        stored = await rt.store.get_group(group.id)
+        assert await rt.store.lanes.all() == []
+        stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and stored.state == "applied"
         assert [h["action"] for h in (stored.choice or {})["history"]] == ["apply", "discard"]
     finally:
@@ -78,7 +78,7 @@ async def test_a_grafted_hunk_applies_in_the_chosen_lane(
         for request in firsts:  # same prompt, same project instructions (from each lane's checkout)
             messages = request.body_json["messages"]
             assert "Always run the tests." in messages[0]["content"] and messages[-1]["content"] == "add docs"
-        cmp = await compare(rt.store, group.id)
+        cmp = await compare(rt.store.fanout, group.id)
         donor = cmp.find("add-docs-2")
         [hunk] = donor.hunks
         text = await graft_hunks(rt, group.id, "add-docs-1", "add-docs-2", {hunk.key})
@@ -108,7 +108,7 @@ async def test_a_childs_approval_is_unblocked_when_answered_for_the_group(
         assert {a.session_id for a in asks} == group.session_ids
         assert await group.allow(["Bash(echo *)", "Edit(./out.txt)"]) == 2
         await group.done.wait()
-        stored = await rt.store.get_group(group.id)
+        stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and stored.settings["rules"] == ["Bash(echo *)", "Edit(./out.txt)"]
         assert all(c.state == "finished" and c.evidence["files"] for c in stored.candidates)
     finally:
@@ -127,7 +127,7 @@ async def test_bad_requests_have_one_readable_message(
             with pytest.raises(FanoutError, match=words) as info:
                 await start_best_of(rt, request, open_panel=False)
             assert info.value.exit_code == EXIT_CONFIG
-        assert rt.sessions == {} and await rt.store.list_groups() == []
+        assert rt.sessions == {} and await rt.store.fanout.list_groups() == []
     finally:
         await rt.shutdown()
     plain = tmp_path / "plain"
@@ -164,7 +164,7 @@ async def test_a_group_budget_pauses_every_sibling_and_raising_it_resumes_all(
         assert {p.level for p in paused} == {"group"}
         rt.set_budget(group.siblings[0].session_id, "group", "100k")  # raises the group's cap: both go on
         await group.done.wait()
-        stored = await rt.store.get_group(group.id)
+        stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and all(c.state == "finished" for c in stored.candidates)
     finally:
         await rt.shutdown()
@@ -198,7 +198,7 @@ async def test_a_candidate_that_deletes_the_tests_is_flagged_and_ranked_after_on
     try:
         group = await start_best_of(rt, FanoutRequest(2, "make tests pass", verify="true"), open_panel=False)
         await group.done.wait()
-        cmp = await compare(rt.store, group.id)
+        cmp = await compare(rt.store.fanout, group.id)
         assert [c.name for c in cmp.candidates] == ["make-tests-pass-2", "make-tests-pass-1"]
         assert cmp.find(1).deleted_tests == ["test_app.py"] and cmp.find(2).deleted_tests == []
         assert cmp.find(1).lines < cmp.find(2).lines

@@ -132,7 +132,7 @@ async def test_a_patch_that_no_longer_applies_exits_6(
         commit_all(repo, "other fix")
         outcome = await outcome_of(rt, group)
         assert outcome.code == 6 and "app.py" in outcome.reason
-        assert (await compare(rt.store, group.id)).best() is not None
+        assert (await compare(rt.store.fanout, group.id)).best() is not None
     finally:
         await rt.shutdown()
     await asyncio.sleep(0)

@@ -72,8 +72,8 @@ async def test_the_users_answer_to_the_patch_is_the_review_groups_choice(
     server.add(reply(findings(SQL)), session="review-security")
     report = await run_review(rt, ReviewRequest(["security"]))
     assert report.group_id is not None
-    await record_choice(rt.store, report.group_id, "apply patch", state="applied", applied=True)
-    group = await rt.store.get_group(report.group_id)
+    await record_choice(rt.store.fanout, report.group_id, "apply patch", state="applied", applied=True)
+    group = await rt.store.fanout.get_group(report.group_id)
     assert group is not None and group.state == "applied"
     assert group.choice is not None and group.choice["apply patch"]["applied"] is True
 
@@ -85,7 +85,7 @@ async def test_a_review_that_failed_is_kept_failed_with_the_reason(
     server.add([reply("prose"), reply("prose")], session="review-security")
     with pytest.raises(ReviewError):
         await run_review(rt, ReviewRequest(["security"]))
-    [group] = await rt.store.list_groups()
+    [group] = await rt.store.fanout.list_groups()
     assert group.kind == "review" and group.state == "failed" and group.finished_at is not None
     assert group.settings["exit_code"] == 3 and "invalid answer" in group.settings["error"]
 
@@ -143,7 +143,7 @@ async def test_a_refused_plan_is_kept_with_the_refusal(
         return False
 
     assert await run_split(rt, "build it", no) is None
-    [group] = await rt.store.list_groups()
+    [group] = await rt.store.fanout.list_groups()
     assert group.kind == "split" and group.state == "refused" and group.candidates == ()
     assert group.settings["plan"] == plan | {"subtasks": [plan["subtasks"][0] | {"depends_on": []}]}
     assert group.choice is not None and "refuse plan" in group.choice

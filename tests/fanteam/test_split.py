@@ -55,7 +55,7 @@ async def test_a_cycle_is_refused_naming_it_and_nothing_runs(
     with pytest.raises(SplitError, match=r"cycle api -> db -> ui -> api \(each depends on the next\)") as err:
         await run_split(rt, "build it", approve)
     assert err.value.code == 3 and asked == []
-    assert await rt.store.list_lanes() == [] and len(server.requests) == 1
+    assert await rt.store.lanes.all() == [] and len(server.requests) == 1
 
 
 async def test_invalid_plan_is_retried_once_then_planner_failed(
@@ -110,4 +110,4 @@ async def test_overlapping_subtasks_run_in_sequence_into_one_integration_lane(
     assert (repo / "app.py").read_text() == "def hello():\n    return 1\n"  # main checkout untouched
     assert sh(repo, "status", "--porcelain") == ""
     # released when each subtask ended (a lane's port block stays while the lane lives)
-    assert [r for r in await rt.store.list_reservations() if r.kind != "port"] == []
+    assert [r for r in await rt.store.reservations.all() if r.kind != "port"] == []

@@ -134,4 +134,4 @@ async def test_a_note_to_an_unknown_or_the_same_session_is_refused(
         await rt.team.send(api.id, "nope", "hi")
     with pytest.raises(ValueError, match="cannot send a note to itself"):
         await rt.team.send(api.id, "api", "hi")
-    assert await rt.store.list_session_messages(api.id) == []
+    assert await rt.store.decisions.list_session_messages(api.id) == []

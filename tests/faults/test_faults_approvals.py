@@ -119,9 +119,9 @@ async def test_an_answer_through_the_store_from_another_process_unblocks_the_wri
         approval_id = await asked_id(proc)
         assert not (project / "out.txt").exists()
         async with await Store.open(paths.db_path()) as store:
-            (row,) = await store.list_approvals(project_dir=project)
+            (row,) = await store.approvals.find(project_dir=project)
             assert (row.id, row.tool, row.state, row.pid) == (approval_id, "write_file", "pending", proc.pid)
-            result = await store.answer_approval(approval_id, "allow_once", "test process")
+            result = await store.approvals.answer(approval_id, "allow_once", "test process")
             assert result.accepted
         code, _out, err = await finish(proc)
     finally:
@@ -194,10 +194,10 @@ async def test_a_crash_with_a_pending_approval_asks_it_again_after_the_restart(
     assert f"the pending approval {approval_id} (write_file" in "".join(seen) + run_err
     assert (project / "out.txt").read_text() == "hi\n"
     async with await Store.open(paths.db_path()) as store:
-        (session,) = [s for s in await store.list_sessions(None) if s.name == SESSION]
-        stored = await store.load_messages(session.id)
-        turns = await store.list_turns(session.id)
-        approval = await store.get_approval(approval_id)
+        (session,) = [s for s in await store.sessions.all(None) if s.name == SESSION]
+        stored = await store.messages.load(session.id)
+        turns = await store.turns.all(session.id)
+        approval = await store.approvals.get(approval_id)
     outcomes = [(m.message.get("tool_call_id"), m.outcome) for m in stored if m.role == "tool"]
     assert outcomes == [("w1", "interrupted"), ("w1-resumed", "ok")]
     assert [t.status for t in turns] == ["interrupted", "completed", "completed"]

@@ -43,25 +43,25 @@ async def crashed_store(db: Path, project: Path, *, moved_on: bool = False) -> s
     ``moved_on``: another turn completed after it (the turn cannot continue). Returns the row id."""
     pid = dead_pid()
     async with await Store.open(db) as store:
-        session = await store.create_session(name="crashy", project_dir=project, workdir=project, model="m")
-        turn = await store.start_turn(session.id, "write out.txt", pid=pid)
-        await store.append_message(session.id, user_message("write out.txt"), turn_id=turn)
+        session = await store.sessions.create(name="crashy", project_dir=project, workdir=project, model="m")
+        turn = await store.turns.start(session.id, "write out.txt", pid=pid)
+        await store.messages.append(session.id, user_message("write out.txt"), turn_id=turn)
         assistant = {
             "role": "assistant",
             "content": "writing",
             "tool_calls": [{"id": CALL["id"], "type": "function", "function": {
                 "name": CALL["name"], "arguments": CALL["arguments"]}}],
         }  # fmt: skip
-        await store.append_message(session.id, assistant, turn_id=turn)
-        await store.add_approval(
+        await store.messages.append(session.id, assistant, turn_id=turn)
+        await store.approvals.add(
             "ask1", session.id, kind="approval", tool="write_file", summary="write_file out.txt",
             call=CALL, turn_id=turn, reason="no rule allows it", pid=pid,
         )  # fmt: skip
-        await store.acquire_session(session.id, pid=pid)
+        await store.holders.acquire(session.id, pid=pid)
         if moved_on:
-            await store.recover_interrupted(0)
-            later = await store.start_turn(session.id, "something else")
-            await store.finish_turn(later, "completed")
+            await store.turns.recover_interrupted(0)
+            later = await store.turns.start(session.id, "something else")
+            await store.turns.finish(later, "completed")
     return "ask1"
 
 
@@ -107,7 +107,7 @@ async def test_a_pending_ask_whose_turn_cannot_continue_is_closed_with_a_note(
     rt = await Runtime.create(project, cli_overrides={"base_url": replay.base_url, "model": "m"}, db_path=db)
     try:
         await rt.restore()
-        row = await rt.store.get_approval(ask)
+        row = await rt.store.approvals.get(ask)
         assert row is not None and row.state == "closed"
         assert row.note is not None and "went on with another turn" in row.note
         assert await rt.pending_approvals() == []

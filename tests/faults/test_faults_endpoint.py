@@ -300,7 +300,7 @@ FAULTS = [
 
 async def stored_complete(rt: Runtime, sid: str) -> list[tuple[int, str]]:
     return [
-        (m.id, json.dumps(m.message, sort_keys=True)) for m in await rt.store.load_messages(sid) if m.complete
+        (m.id, json.dumps(m.message, sort_keys=True)) for m in await rt.store.messages.load(sid) if m.complete
     ]
 
 
@@ -379,7 +379,7 @@ async def test_fault_fails_one_session_visibly_while_another_completes(
                 assert word in end.error, f"{word!r} not in {end.error!r}"
             # The panel shows the error from TurnFinished ("Turn failed [kind]: ..."); no second copy.
             assert not any(n == end.error for n in notices), "the error is shown twice"
-            stored = await rt.store.load_messages(victim.id)
+            stored = await rt.store.messages.load(victim.id)
             kept = [m for m in stored if not m.complete]
             if fault.partial:
                 assert [m.message["content"] for m in kept] == [PARTIAL_TEXT]

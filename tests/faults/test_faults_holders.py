@@ -116,7 +116,7 @@ def session_id(project: Path) -> str:
 
     async def find() -> str:
         async with await Store.open(paths.db_path()) as store:
-            rec = await store.find_session(project, SESSION)
+            rec = await store.sessions.find(project, SESSION)
             assert rec is not None
             return rec.id
 

@@ -85,10 +85,10 @@ def store_state() -> tuple[dict[int, str], list[dict[str, Any]], Any]:
         if not db.exists():
             return {}, [], None
         async with await Store.open(db) as store:
-            sessions = [s for s in await store.list_sessions(None) if s.name == SESSION]
+            sessions = [s for s in await store.sessions.all(None) if s.name == SESSION]
             if not sessions:
                 return {}, [], None
-            stored = await store.load_messages(sessions[0].id)
+            stored = await store.messages.load(sessions[0].id)
             complete = {m.id: json.dumps(m.message, sort_keys=True) for m in stored if m.complete}
             return complete, repair_history(stored).messages, sessions[0]
 
@@ -98,8 +98,8 @@ def store_state() -> tuple[dict[int, str], list[dict[str, Any]], Any]:
 def turns() -> list[Any]:
     async def read() -> list[Any]:
         async with await Store.open(paths.db_path()) as store:
-            (session,) = [s for s in await store.list_sessions(None) if s.name == SESSION]
-            return await store.list_turns(session.id)
+            (session,) = [s for s in await store.sessions.all(None) if s.name == SESSION]
+            return await store.turns.all(session.id)
 
     return asyncio.run(read())
 

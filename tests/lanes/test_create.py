@@ -67,7 +67,7 @@ async def test_bad_input_leaves_nothing_behind(store: Store, repo: Path, prepare
     with pytest.raises(LaneError, match=message):
         await create_lane(store, repo, "x", base=base, setup=False)
     assert sh(repo, "branch", "--list") == branches
-    assert await store.list_lanes() == []
+    assert await store.lanes.all() == []
     assert "lanes" not in sh(repo, "worktree", "list")
 
 
@@ -78,7 +78,7 @@ async def test_git_failure_mid_creation_undoes_row_and_branch(store: Store, repo
     target_parent.write_text("not a directory")
     with pytest.raises(LaneError):
         await create_lane(store, repo, "x", setup=False)
-    assert await store.list_lanes() == []
+    assert await store.lanes.all() == []
     assert "paragents/x" not in sh(repo, "branch", "--list")
 
 

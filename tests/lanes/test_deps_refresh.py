@@ -51,8 +51,8 @@ async def test_changed_lockfile_runs_the_install_in_the_lanes_sandbox(store: Sto
     assert venv.is_dir() and not venv.is_symlink() and (venv / "own").exists()
     assert sorted(p.name for p in (repo / ".venv").iterdir()) == ["main-only"]  # the main one: untouched
     assert not (repo.parent / "outside").exists()  # the sandbox kept the install inside the lane
-    await store.update_lane(lane.id, lockfiles=done.lockfiles)
-    refreshed = await store.get_lane_by_id(lane.id)
+    await store.lanes.update(lane.id, lockfiles=done.lockfiles)
+    refreshed = await store.lanes.get_by_id(lane.id)
     assert refreshed is not None and stale_dependencies(refreshed) == []
 
 
@@ -86,7 +86,7 @@ async def test_the_lane_watcher_runs_it_and_tells_the_lanes_session(
             lambda: any("in the lane's sandbox" in n.text for n in sink.of(ev.Notice, view.id))
         )
         assert (Path(view.workdir) / ".venv" / "own").exists()
-        lane = await rt.store.lane_of_session(view.id)
+        lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None and stale_dependencies(lane) == []
     finally:
         await rt.shutdown()

@@ -30,7 +30,7 @@ async def test_merged_lane_is_removed_with_git_worktree_remove(store: Store, rep
     assert [(d.lane, d.action) for d in dry] == [("done", "remove")] and Path(lane.path).exists()
     applied = await gc(store, repo, apply=True)
     assert [(d.lane, d.action) for d in applied] == [("done", "removed")]
-    assert _gone(repo, lane) and await store.list_lanes() == []
+    assert _gone(repo, lane) and await store.lanes.all() == []
     assert "done" not in sh(repo, "worktree", "list")
 
 
@@ -57,9 +57,9 @@ async def test_lanes_holding_work_are_kept_with_the_reason(store: Store, repo: P
     dirty = (await create_lane(store, repo, "dirty", setup=False)).lane
     (Path(dirty.path) / "scratch.txt").write_text("unsaved\n")
     busy = (await create_lane(store, repo, "busy", setup=False)).lane
-    session = await store.create_session(name="s", project_dir=repo, workdir=Path(busy.path), model="m")
-    await store.update_lane(busy.id, session_id=session.id)
-    await store.update_session(session.id, state="running")
+    session = await store.sessions.create(name="s", project_dir=repo, workdir=Path(busy.path), model="m")
+    await store.lanes.update(busy.id, session_id=session.id)
+    await store.sessions.update(session.id, state="running")
     decisions = {d.lane: d for d in await gc(store, repo, apply=True)}
     assert decisions["ahead"].action == "keep" and decisions["ahead"].holds_work
     assert decisions["ahead"].reasons == ["1 commit(s) not on main, by patch or by content"]
@@ -86,11 +86,11 @@ async def test_force_bundles_commits_and_untracked_files_then_restores(store: St
 
 async def test_a_lane_whose_session_is_open_in_a_live_process_is_kept(store: Store, repo: Path) -> None:
     lane = (await create_lane(store, repo, "open", setup=False)).lane
-    session = await store.create_session(name="s", project_dir=repo, workdir=Path(lane.path), model="m")
-    await store.update_lane(lane.id, session_id=session.id)
-    await store.acquire_session(session.id)  # this (live) process holds it
+    session = await store.sessions.create(name="s", project_dir=repo, workdir=Path(lane.path), model="m")
+    await store.lanes.update(lane.id, session_id=session.id)
+    await store.holders.acquire(session.id)  # this (live) process holds it
     [decision] = await gc(store, repo, apply=True, force=True)
     assert decision.action == "keep" and "close it first" in decision.reasons[0]
-    await store.release_session(session.id)
+    await store.holders.release(session.id)
     [decision] = await gc(store, repo, apply=True)
     assert decision.action == "removed"

@@ -33,7 +33,7 @@ async def test_a_verify_on_uncommitted_files_holds_for_their_commit(store: Store
     assert record.passed and record.covers(before.tree) and not before.clean
     assert record.commit == before.head  # the base commit, but the tree is the dirty one
     assert before.describe().endswith(f"plus its uncommitted files (tree {before.tree[:12]})")
-    after = await commit_lane(store, repo, "api", "Return 2", reviewed=before)
+    after = await commit_lane(store.lanes, repo, "api", "Return 2", reviewed=before)
     assert after.clean and after.head != before.head and after.tree == before.tree
     plan = await plan_merge(store, repo, "api", "squash", after, PASS)
     assert plan.verified, plan.verify_line()  # the commit holds exactly what verify ran on
@@ -124,15 +124,15 @@ async def test_a_landed_lane_is_not_predicted_against_its_own_landed_work(store:
     (Path(web.path) / "app.py").write_text("def hello():\n    return 3\n")
     predictor = Predictor(repo)
     try:
-        [before] = await predictor.round(await store.list_lanes(str(repo)))
+        [before] = await predictor.round(await store.lanes.all(str(repo)))
         assert (before.a, before.b, before.against_base) == ("api", "web", False)
         await merge_lane(store, repo, "api", "squash")
-        after = await predictor.round(await store.list_lanes(str(repo)))
+        after = await predictor.round(await store.lanes.all(str(repo)))
         assert [(c.a, c.b, c.against_base) for c in after] == [("web", "main", True)]  # web must adapt
         assert after[0].not_merged() == "(web has not merged yet)"
         # api works on after landing: it is predicted again
         (Path(api.path) / "app.py").write_text("def hello():\n    return 4\n")
-        again = await predictor.round(await store.list_lanes(str(repo)))
+        again = await predictor.round(await store.lanes.all(str(repo)))
         assert any("api" in (c.a, c.b) for c in again)
     finally:
         predictor.close()

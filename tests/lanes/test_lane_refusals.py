@@ -58,7 +58,7 @@ def test_a_broken_lane_is_named_and_the_others_go_on(repo: Path, capsys: pytest.
 
 
 async def test_a_lane_name_held_by_a_session_names_it(store: Store, repo: Path) -> None:
-    session = await store.create_session(name="api-session", project_dir=repo, workdir=repo, model="m")
+    session = await store.sessions.create(name="api-session", project_dir=repo, workdir=repo, model="m")
     await create_lane(store, repo, "api", setup=False, session_id=session.id)
     with pytest.raises(LaneError) as taken:
         await create_lane(store, repo, "api", setup=False)

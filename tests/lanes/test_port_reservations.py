@@ -75,9 +75,9 @@ async def test_binding_another_lanes_port_names_its_holder(
     try:
         api = await rt.new_session("api", lane=True)
         other = await rt.new_session("other")
-        lane = await rt.store.lane_of_session(api.id)
+        lane = await rt.store.lanes.of_session(api.id)
         assert lane is not None
-        held = [r for r in await rt.store.list_reservations() if r.kind == "port"]
+        held = [r for r in await rt.store.reservations.all() if r.kind == "port"]
         assert sorted(r.path for r in held) == sorted(f"port:{lane.port_base + i}" for i in range(10))
         assert {r.session_id for r in held} == {api.id}
 
@@ -86,7 +86,7 @@ async def test_binding_another_lanes_port_names_its_holder(
         )
         await rt.wait_idle(api.id)  # its own port: no conflict; its turn ended
         assert not sink.of(ev.ConflictDetected)
-        assert len([r for r in await rt.store.list_reservations() if r.kind == "port"]) == 10
+        assert len([r for r in await rt.store.reservations.all() if r.kind == "port"]) == 10
 
         await _run(server, rt, sink, other.id, f"python -m http.server {lane.port_base + 3}")
         await sink.wait_for(lambda: bool(sink.of(ev.ConflictDetected, other.id)))
@@ -102,10 +102,10 @@ async def test_binding_another_lanes_port_names_its_holder(
         [line] = await rt.lane_overview()
         assert line.startswith("api") and f"{ports}  session api" in line
         await rt.close_session(api.id)  # a leftover lane keeps its ports, and the overview shows it
-        assert len([r for r in await rt.store.list_reservations() if r.kind == "port"]) == 10
+        assert len([r for r in await rt.store.reservations.all() if r.kind == "port"]) == 10
         [line] = await rt.lane_overview()
         assert f"{ports}  leftover: no open session" in line
-        await remove_lane(rt.store, repo, lane, force=True)
-        assert not [r for r in await rt.store.list_reservations() if r.kind == "port"]
+        await remove_lane(rt.store.lanes, repo, lane, force=True)
+        assert not [r for r in await rt.store.reservations.all() if r.kind == "port"]
     finally:
         await rt.shutdown()

@@ -20,7 +20,7 @@ async def main(db, who, count):
     store = await Store.open(Path(db))
     try:
         for i in range(count):
-            await store.reserve_lane(repo="/r", name=f"{who}-{i}", path=f"/lanes/{who}-{i}",
+            await store.lanes.reserve(repo="/r", name=f"{who}-{i}", path=f"/lanes/{who}-{i}",
                                      branch=f"paragents/{who}-{i}", base_ref="main", base_commit="c")
     finally:
         await store.close()
@@ -40,7 +40,7 @@ async def test_two_processes_racing_get_distinct_port_blocks(tmp_path: Path) -> 
     assert codes == [0, 0]
     store = await Store.open(db)
     try:
-        lanes = await store.list_lanes()
+        lanes = await store.lanes.all()
     finally:
         await store.close()
     bases = [lane.port_base for lane in lanes]
@@ -51,15 +51,15 @@ async def test_two_processes_racing_get_distinct_port_blocks(tmp_path: Path) -> 
 
 
 async def test_a_freed_block_is_reused_and_exported(store: Store) -> None:
-    first = await store.reserve_lane(
+    first = await store.lanes.reserve(
         repo="/r", name="a", path="/l/a", branch="paragents/a", base_ref="main", base_commit="c"
     )
-    second = await store.reserve_lane(
+    second = await store.lanes.reserve(
         repo="/r", name="b", path="/l/b", branch="paragents/b", base_ref="main", base_commit="c"
     )
     assert second.port_base == first.port_base + 10
-    await store.delete_lane(first.id)
-    third = await store.reserve_lane(
+    await store.lanes.delete(first.id)
+    third = await store.lanes.reserve(
         repo="/r", name="c", path="/l/c", branch="paragents/c", base_ref="main", base_commit="c"
     )
     assert third.port_base == first.port_base

@@ -35,14 +35,14 @@ async def test_verify_result_is_kept_with_the_commit_it_ran_on(store: Store, rep
     assert record.exit_code == 3 and not record.passed and "checking" in record.output_tail
     assert seen[:2] == ["$ echo checking; exit 3", "checking"]  # streamed line by line
     assert record.commit == sh(repo, "rev-parse", lane.branch)
-    assert await store.last_verify(lane.id) == record
+    assert await store.lane_verify.last(lane.id) == record
     passed = await run_verify_kept(store, repo, "api", "true")
-    assert passed.passed and (await store.last_verify(lane.id)) == passed  # the last one replaces
+    assert passed.passed and (await store.lane_verify.last(lane.id)) == passed  # the last one replaces
 
 
 async def test_plan_lists_the_git_commands_and_predicts_conflicts(store: Store, repo: Path) -> None:
     await _lane(store, repo)
-    lane = await store.get_lane(str(repo), "api")
+    lane = await store.lanes.get(str(repo), "api")
     assert lane is not None
     state = await lane_state(repo, lane)
     plan = await plan_merge(store, repo, "api", "squash", state, "true")
@@ -61,7 +61,7 @@ async def test_plan_lists_the_git_commands_and_predicts_conflicts(store: Store, 
     theirs = commit_all(repo, "main: return 3")
     plan = await plan_merge(store, repo, "api", "merge", state, None)
     assert plan.conflicts == ("app.py",)
-    prompt = await resolve_prompt(store, repo, "api", plan.conflicts)
+    prompt = await resolve_prompt(store.lanes, repo, "api", plan.conflicts)
     assert "would conflict in: app.py" in prompt and theirs[:7] in prompt and "api: return 2" in prompt
 
 
@@ -123,7 +123,7 @@ async def test_pr_with_gh_pushes_then_opens_the_pr(
 async def test_discard_plan_names_the_bundle_before_the_removal(store: Store, repo: Path) -> None:
     lane = await _lane(store, repo)
     (Path(lane.path) / "wip.txt").write_text("not committed\n")
-    lines = await plan_discard(store, repo, "api")
+    lines = await plan_discard(store.lanes, repo, "api")
     assert lines[0].startswith("git commit-tree <snapshot of 1 uncommitted file(s)>")
     assert any(line.startswith("git bundle create") for line in lines)
     assert lines[-2:] == [f"git worktree remove --force {lane.path}", "git branch -D paragents/api"]
@@ -172,7 +172,7 @@ async def test_headless_merge_keeps_its_verify_result_for_the_screen(store: Stor
     with pytest.raises(LaneError, match=r"verify failed in lane api: `exit 5` exited with 5") as err:
         await merge_lane(store, repo, "api", "squash", verify="exit 5", run_verify_first=True)
     assert err.value.exit_code == 4 and "removed" not in str(err.value)
-    record = await store.last_verify(lane.id)
+    record = await store.lane_verify.last(lane.id)
     assert record is not None and record.exit_code == 5
     state = await lane_state(repo, lane)
     assert record.covers(state.tree)  # the Lanes screen sees it as the current result

@@ -45,7 +45,7 @@ async def test_session_in_a_lane_works_there_with_its_ports(
     rt, sink = await _runtime(server, repo, tmp_path / "db.sqlite")
     try:
         view = await rt.new_session("api", lane=True)
-        lane = await rt.store.lane_of_session(view.id)
+        lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None and lane.name == "api"
         assert view.workdir == Path(lane.path) == view.sandbox_root and view.lane == "api"
         assert view.lane_notes[0].startswith("working in lane api (paragents/api)")
@@ -74,7 +74,7 @@ async def test_lanes_survive_a_restart(server: ReplayServer, repo: Path, tmp_pat
     try:
         [restored] = await again.restore()
         assert restored.lane == "web" and restored.sandbox_root == path and restored.workdir == path
-        record = await again.store.lane_of_session(restored.id)
+        record = await again.store.lanes.of_session(restored.id)
         assert record is not None and restored.lane_env["PORT"] == str(record.port_base)
     finally:
         await again.shutdown()
@@ -87,7 +87,7 @@ async def test_a_lane_that_cannot_be_made_creates_no_session(
     try:
         with pytest.raises(SessionError, match="git commit --allow-empty -m init"):
             await rt.new_session("x", lane=True)
-        assert await rt.list_sessions() == [] and await rt.store.list_lanes() == []
+        assert await rt.list_sessions() == [] and await rt.store.lanes.all() == []
     finally:
         await rt.shutdown()
 

@@ -93,7 +93,7 @@ async def test_failing_setup_removes_the_lane_and_keeps_output(store: Store, rep
     assert "building" in info.value.output
     log = Path(str(info.value).split("output kept in ")[1].rstrip(")"))
     assert "building" in log.read_text()
-    assert await store.list_lanes() == []
+    assert await store.lanes.all() == []
     assert "paragents/bad" not in sh(repo, "branch", "--list")
     assert sh(repo, "worktree", "list").count("\n") == 0
 
@@ -103,7 +103,7 @@ async def test_hanging_setup_is_stopped_at_the_timeout(store: Store, repo: Path)
     commit_all(repo, "hang")
     with pytest.raises(LaneError, match=r"did not finish within 0\.5 s"):
         await create_lane(store, repo, "hang", settings=LaneSettings(setup_timeout=0.5))
-    assert await store.list_lanes() == []
+    assert await store.lanes.all() == []
 
 
 async def test_lockfile_changed_mid_lane_is_named_in_the_overview(store: Store, repo: Path) -> None:
@@ -113,8 +113,8 @@ async def test_lockfile_changed_mid_lane_is_named_in_the_overview(store: Store, 
     _write(repo, "uv.lock", "version = 1\n")
     commit_all(repo, "lock")
     lane = (await create_lane(store, repo, "deps")).lane
-    [row] = await lane_rows(store, repo)
+    [row] = await lane_rows(store.lanes, repo)
     assert row["stale_dependencies"] == []
     _write(Path(lane.path), "uv.lock", "version = 2\n")
-    [row] = await lane_rows(store, repo)
+    [row] = await lane_rows(store.lanes, repo)
     assert row["stale_dependencies"] == ["uv.lock"] and "deps stale" in row["line"]

@@ -80,5 +80,5 @@ async def test_setup_streams_into_the_panel_and_a_failing_one_leaves_nothing(
         assert len(app.panels) == 2
         assert "paragents/bad" not in sh(project, "branch", "--list")
         assert sh(project, "worktree", "list").count("\n") == 1  # main checkout and api only
-        assert [lane.name for lane in await runtime.store.list_lanes()] == ["api"]
+        assert [lane.name for lane in await runtime.store.lanes.all()] == ["api"]
         await app.shutdown_runtime()

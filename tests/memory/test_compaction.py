@@ -65,7 +65,7 @@ async def test_summary_replaces_the_oldest_messages_in_requests_only(env: Env) -
     kept = [user("q1"), answer("q1"), user("q2"), answer("q2"), user("q3")]
     assert body["messages"][1:] == kept
     # the store and the transcript keep every message
-    stored = [m.message for m in await rt.store.load_messages(view.id)]
+    stored = [m.message for m in await rt.store.messages.load(view.id)]
     assert stored[:2] == [user("q0 build the parser"), answer("q0 build the parser")]
     assert len(stored) == 8 and len(view.messages) == 8
     compacted = env.sink.of(ev.Compacted, view.id)
@@ -169,7 +169,7 @@ async def test_a_failing_compaction_changes_nothing(env: Env) -> None:
     notices = [n.text for n in env.sink.of(ev.Notice, view.id) if n.level == "error"]
     assert any("compaction failed" in n and "unchanged" in n for n in notices)
     assert rt.agents[view.id].record.compaction is None
-    assert await rt.store.latest_compaction(view.id) is None
+    assert await rt.store.compactions.latest(view.id) is None
     assert not env.sink.of(ev.Compacted)
 
     await turns(rt, env, view.id, ["q3"])
@@ -205,7 +205,7 @@ async def test_next_request_after_restart_and_crash_is_valid(env: Env) -> None:
 
     # crash: the process dies while a tool call runs (the call is stored, its result never is)
     crashed_call = {"id": "k1", "type": "function", "function": {"name": "run_command", "arguments": "{}"}}
-    await rt2.store.append_message(
+    await rt2.store.messages.append(
         view2.id, {"role": "assistant", "content": "", "tool_calls": [crashed_call]}
     )
     await rt2.client.aclose()

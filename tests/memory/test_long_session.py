@@ -62,7 +62,7 @@ async def test_two_hundred_turns_in_a_small_window(env: Env) -> None:
     assert TASK in last and "NOTE-S" in last and "NOTE-P" in last
     assert "step 199: continue" in last
 
-    stored = [m.message for m in await rt.store.load_messages(view.id)]
+    stored = [m.message for m in await rt.store.messages.load(view.id)]
     prompts = [m["content"] for m in stored if m["role"] == "user"]
     assert prompts == [TASK] + [f"step {i}: continue" for i in range(1, TURNS)]
     assert sum(1 for m in stored if m["role"] == "tool") == TURNS + len(range(0, TURNS, 7))

@@ -88,7 +88,7 @@ async def test_fork_copies_history_and_compaction(env: Env) -> None:
     assert_valid_request(body)
     assert "SUMMARY-F" in body["messages"][0]["content"] and "fork me too" in body["messages"][0]["content"]
     assert body["messages"][-1] == {"role": "user", "content": "q3 in the fork"}
-    assert len(await rt.store.load_messages(view.id)) == 6  # the original is untouched
+    assert len(await rt.store.messages.load(view.id)) == 6  # the original is untouched
     await rt.shutdown()
 
 

@@ -53,7 +53,7 @@ async def session_decision(server: ReplayServer, project: Path, db: Path, check:
         view = await rt.new_session("agree", mode=check.mode, open_panel=False)
         rt.submit(view.id, "go")
         await asyncio.wait_for(rt.wait_idle(view.id), 60)
-        rows = [r for r in await rt.store.recent_decisions(view.id) if r["tool"] == check.tool]
+        rows = [r for r in await rt.store.audit.recent(view.id) if r["tool"] == check.tool]
         assert rows, f"the session made no decision for {check}"
         return rows[-1]
     finally:

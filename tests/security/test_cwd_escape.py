@@ -63,7 +63,7 @@ async def test_read_of_a_denied_file_through_cwd_is_denied(hostile: Hostile) -> 
     sid = await hostile.attack(
         rt, [("run_command", {"command": "cat token", "cwd": "secrets"})], mode="bypassPermissions"
     )
-    history = await rt.store.load_history(sid)
+    history = await rt.store.messages.load_history(sid)
     await rt.shutdown()
     outputs = hostile.sink.outputs(sid)
     assert all("SECRET123" not in out for out in outputs)

@@ -78,7 +78,7 @@ async def test_a_fanout_candidate_pointing_its_head_at_main_never_lands_there(
     try:
         group = await start_best_of(rt, FanoutRequest(2, "fix it"), open_panel=False)
         await group.done.wait()
-        cmp = await compare(rt.store, group.id)
+        cmp = await compare(rt.store.fanout, group.id)
         hostile_candidate, honest = cmp.find(1), cmp.find(2)
     finally:
         await rt.shutdown()

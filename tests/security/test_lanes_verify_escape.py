@@ -123,7 +123,7 @@ async def test_a_conftest_written_by_a_candidate_cannot_write_outside_its_lane(
     try:
         group = await start_best_of(rt, FanoutRequest(2, "fix add", verify=VERIFY), open_panel=False)
         await group.done.wait()
-        cmp = await compare(rt.store, group.id)
+        cmp = await compare(rt.store.fanout, group.id)
         hostile = cmp.find(1)
         assert hostile.verify is not None and hostile.verify.passed, hostile.verify  # verify did run
         lane = Path(hostile.record.lane_path or "")

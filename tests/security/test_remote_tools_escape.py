@@ -103,7 +103,7 @@ async def test_an_asks_preview_never_reads_a_host_file_through_a_planted_link(
     )
     asks = hostile.sink.of(ev.PermissionRequested, view.id)
     shown = json.dumps([str(a.preview) for a in asks])
-    stored = json.dumps([r.preview for r in await hostile.runtime.store.list_approvals(state=None)])
+    stored = json.dumps([r.preview for r in await hostile.runtime.store.approvals.find(state=None)])
     assert asks and token not in shown and token not in stored
     assert secret.read_text() == token + "\n"
 
@@ -162,7 +162,7 @@ async def test_a_planted_hook_or_lockfile_never_runs_on_the_host(
     watcher = rt.lane_watcher
     await watcher.run_round()  # snapshots fetched, mirrored here; prediction runs git here
     await asyncio.gather(*list(watcher._deps_tasks), return_exceptions=True)  # an install it started
-    lane = await rt.store.lane_of_session(view.id)
+    lane = await rt.store.lanes.of_session(view.id)
     assert lane is not None
     await rt.refresh_lane(lane)
     assert (view.workdir / "uv.lock").is_file()  # the lockfile came here ...

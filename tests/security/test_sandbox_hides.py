@@ -36,7 +36,7 @@ async def test_paragents_files_and_the_ssh_key_are_hidden(host: Host, hostile: H
     project = git_repo(host.root / "project")
     rt = await hostile.open(project, **SANDBOX)
     view = await rt.new_session("a")
-    await rt.store.add_note(project, "secret-note-in-the-store", author="user")  # a row of the shared store
+    await rt.store.notes.add(project, "secret-note-in-the-store", author="user")  # a row of the shared store
     out = await hostile.attack(
         view,
         f"cat {host.config}/serve.json {host.config}/runtime_config.json {host.state}/serve-cookie.key",

@@ -29,7 +29,7 @@ def plant(project: Path) -> None:
 async def leaked(hostile: Hostile, rt: Runtime, sid: str) -> bool:
     """True when the secret reached the model: a tool result or the stored history (the runtime is
     shut down here, so an assertion on the answer leaves nothing running)."""
-    history = await rt.store.load_history(sid)
+    history = await rt.store.messages.load_history(sid)
     await rt.shutdown()
     stored = " ".join(str(m.get("content")) for m in history)
     return SECRET in stored or any(SECRET in out for out in hostile.sink.outputs(sid))

@@ -70,7 +70,7 @@ async def victim_waiting(hostile: Hostile, rt: Runtime) -> ev.PermissionRequeste
 
 async def finish(hostile: Hostile, rt: Runtime, ask: ev.PermissionRequested) -> ApprovalRecord:
     """The row as the attack left it; then the user rejects it so the victim's turn ends."""
-    row = await rt.store.get_approval(ask.request_id)
+    row = await rt.store.approvals.get(ask.request_id)
     assert row is not None
     if row.state == "pending":
         await rt.answer_approval(ask.request_id, "reject_once", "test user")
@@ -259,7 +259,7 @@ def wait_for_pending() -> ApprovalRecord:
         if not paths.db_path().exists():
             return []
         async with await Store.open(paths.db_path()) as store:
-            return await store.list_approvals()
+            return await store.approvals.find()
 
     for _ in range(int(HANG_GUARD_S * 20)):  # another process writes it: look until it is there
         rows = asyncio.run(pending())
@@ -272,9 +272,9 @@ def wait_for_pending() -> ApprovalRecord:
 def stored(approval_id: str) -> tuple[ApprovalRecord, list[dict[str, Any]]]:
     async def read() -> tuple[ApprovalRecord, list[dict[str, Any]]]:
         async with await Store.open(paths.db_path()) as store:
-            row = await store.get_approval(approval_id)
+            row = await store.approvals.get(approval_id)
             assert row is not None
-            return row, await store.recent_decisions(row.session_id)
+            return row, await store.audit.recent(row.session_id)
 
     return asyncio.run(read())
 
@@ -287,9 +287,9 @@ def test_inbox_answered_lists_who_answered(tmp_path: Path, capsys: pytest.Captur
 
     async def seed() -> None:
         async with await Store.open(paths.db_path()) as store:
-            s = await store.create_session(name="api", project_dir=project, workdir=project, model="m")
-            await store.add_approval("ask1", s.id, kind="approval", tool="run_command", summary="npm test")
-            await store.answer_approval("ask1", "allow_once", "web:key (client 192.0.2.7:5123)")
+            s = await store.sessions.create(name="api", project_dir=project, workdir=project, model="m")
+            await store.approvals.add("ask1", s.id, kind="approval", tool="run_command", summary="npm test")
+            await store.approvals.answer("ask1", "allow_once", "web:key (client 192.0.2.7:5123)")
 
     asyncio.run(seed())
     assert main(["inbox", "--answered", "--dir", str(project), "--json"]) == 0

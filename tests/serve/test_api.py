@@ -178,7 +178,7 @@ async def test_events_stream_session_changes(served: Served) -> None:
 async def test_every_access_is_audited_without_secrets(served: Served) -> None:
     await served.client.get("/sessions", headers=H)
     await served.client.get("/sessions", headers={"Authorization": "Bearer sk-wrong-secret"})
-    rows = await served.runtime.store.recent_access()
+    rows = await served.runtime.store.api_access.recent()
     assert [(r["path"], r["status"], r["principal"]) for r in rows[:2]] == [
         ("/sessions", 401, ""),
         ("/sessions", 200, "key"),
@@ -228,7 +228,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
     POST /inbox/{id}/answer writes its answer to the store (first answer wins, a second is refused)."""
     view = await served.runtime.new_session("other")
     other = subprocess.Popen(["sleep", "300"])  # a live process that is neither this one nor a parent
-    await served.runtime.store.add_approval(
+    await served.runtime.store.approvals.add(
         "remote-ask-1",
         view.id,
         kind="approval",
@@ -242,7 +242,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
     assert item["command"] == "rm -rf build" and item["destructive"] and item["session_name"] == "other"
     first = await served.client.post("/inbox/remote-ask-1/answer", headers=H, json={"answer": "reject_once"})
     assert first.status_code == 200
-    row = await served.runtime.store.get_approval("remote-ask-1")
+    row = await served.runtime.store.approvals.get("remote-ask-1")
     assert row is not None and row.state == "answered" and row.answer == "reject_once"
     second = await served.client.post("/inbox/remote-ask-1/answer", headers=H, json={"answer": "allow_once"})
     assert second.status_code == 409 and "reject_once" in error_of(second)
@@ -261,7 +261,7 @@ async def test_deeply_nested_json_is_a_400_not_a_500(served: Served) -> None:
             f"/sessions/{view.id}/prompt", headers={**H, "Content-Type": "application/json"}, content=body
         )
         assert r.status_code == 400 and "nested too deeply" in error_of(r)
-    assert not [row for row in await served.runtime.store.recent_access() if row["status"] == 500]
+    assert not [row for row in await served.runtime.store.api_access.recent() if row["status"] == 500]
 
 
 async def test_json_answers_are_never_cached_or_sniffed(served: Served) -> None:

@@ -34,7 +34,7 @@ async def test_phone_page_pairs_shows_the_approval_and_allow_continues_the_sessi
     from selenium.webdriver.common.by import By
 
     sid, rid = await served.pending_write("api", "notes.txt")
-    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+    link = await new_pairing(served.runtime.store.api_access, served.url, now=served.clock.now)
     shot = artefact_dir() / "20-phone.png"
 
     def look() -> dict[str, Any]:
@@ -77,7 +77,7 @@ async def test_a_destructive_command_needs_a_second_tap(served: Served) -> None:
     served.runtime.submit(view.id, "remove old.txt")
     await served.sink.wait_for(lambda: bool(view.pending))
     rid = next(iter(view.pending))
-    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+    link = await new_pairing(served.runtime.store.api_access, served.url, now=served.clock.now)
 
     def tap() -> tuple[str, bool]:
         with phone_browser() as driver:
@@ -109,7 +109,7 @@ async def test_the_page_shows_line_306_of_a_long_command_and_opens_a_cut_preview
 
     _, long_rid = await pending_call(served, "long", command_call(LONG_COMMAND))
     _, file_rid = await pending_call(served, "write", write_call("big.txt", LONG_FILE))
-    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+    link = await new_pairing(served.runtime.store.api_access, served.url, now=served.clock.now)
 
     def look() -> dict[str, Any]:
         with phone_browser() as driver:

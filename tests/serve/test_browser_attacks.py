@@ -97,7 +97,7 @@ async def test_another_port_gets_nothing_it_can_replay_to_answer_an_ask(
     served: Served, dev_server: DevServer, limits: Limits
 ) -> None:
     sid, rid = await served.pending_write("api", "notes.txt")
-    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+    link = await new_pairing(served.runtime.store.api_access, served.url, now=served.clock.now)
     seen = await asyncio.to_thread(visit, served, dev_server, link, rid)
     assert seen["storage_seen"] == "storage:{}"  # the other origin cannot read the token
     assert dev_server.seen, "the dev server was visited"
@@ -119,10 +119,10 @@ async def test_img_tags_on_another_page_do_not_lock_the_phone_out(
     served: Served, dev_server: DevServer, limits: Limits
 ) -> None:
     sid, rid = await served.pending_write("api", "notes.txt")
-    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+    link = await new_pairing(served.runtime.store.api_access, served.url, now=served.clock.now)
     seen = await asyncio.to_thread(visit, served, dev_server, link, rid)
     assert seen["after"] == "card", f"the phone was locked out: {seen['after']}"
-    hits = [r for r in await served.runtime.store.recent_access() if r["path"] == "/pair/<code>"]
+    hits = [r for r in await served.runtime.store.api_access.recent() if r["path"] == "/pair/<code>"]
     assert len(hits) >= 5  # the img tags did reach the server
     r = await served.client.post(
         f"/inbox/{rid}/answer", headers={"Authorization": f"Bearer {KEY}"}, json={"answer": "allow_once"}

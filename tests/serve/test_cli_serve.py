@@ -43,10 +43,10 @@ def test_serve_refuses_a_public_address_without_credentials(tmp_path: object) ->
 
 async def test_old_access_rows_are_pruned(served: Served) -> None:
     store = served.runtime.store
-    await store.record_access(remote="1.2.3.4", method="GET", path="/old", status=200, at=1000.0)
-    await store.record_access(remote="1.2.3.4", method="GET", path="/new", status=200, at=5000.0)
-    assert await store.prune_access(2000.0) == 1
-    assert [r["path"] for r in await store.recent_access()] == ["/new"]
+    await store.api_access.record(remote="1.2.3.4", method="GET", path="/old", status=200, at=1000.0)
+    await store.api_access.record(remote="1.2.3.4", method="GET", path="/new", status=200, at=5000.0)
+    assert await store.api_access.prune(2000.0) == 1
+    assert [r["path"] for r in await store.api_access.recent()] == ["/new"]
 
 
 def test_pair_with_no_server_running_says_so_instead_of_printing_a_dead_link() -> None:

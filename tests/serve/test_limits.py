@@ -65,7 +65,7 @@ async def test_rotating_loopback_source_addresses_gains_nothing(served: Served, 
             r = await client.get("/inbox", headers={"Authorization": "Bearer sk-wrong"})
             codes.append(r.status_code)
     assert codes == [401, 401, 429, 429, 429]
-    remotes = {r["remote"] for r in await served.runtime.store.recent_access()}
+    remotes = {r["remote"] for r in await served.runtime.store.api_access.recent()}
     assert {"127.0.0.2", "127.0.0.6"} <= remotes  # the addresses did rotate
 
 

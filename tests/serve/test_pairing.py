@@ -14,7 +14,7 @@ from tests.serve.conftest import Served
 
 
 async def code_of(served: Served) -> str:
-    link = await new_pairing(served.runtime.store, served.url, now=served.clock.now)
+    link = await new_pairing(served.runtime.store.api_access, served.url, now=served.clock.now)
     return link.rsplit("/", 1)[1]
 
 
@@ -37,7 +37,7 @@ async def test_a_pairing_code_works_once_and_gives_a_token_not_a_cookie(served: 
     assert (await with_token(served, body["token"])).status_code == 200
     replay = await served.client.post("/pair", json={"code": code})
     assert replay.status_code == 410 and "already used" in replay.json()["error"]["message"]
-    rows = await served.runtime.store.recent_access()
+    rows = await served.runtime.store.api_access.recent()
     assert code not in str(rows) and body["token"] not in str(rows)  # neither is ever logged
     [paired] = [r["principal"] for r in rows if r["path"] == "/pair" and r["status"] == 200]
     assert paired.startswith("pairing:browser:")

@@ -42,8 +42,8 @@ async def other_project_ask(served: Served, tmp_path: Path, rid: str = "other-as
     STRANGERS.append(subprocess.Popen(["sleep", "600"]))
     other = tmp_path / "other-project"
     other.mkdir()
-    record = await served.runtime.store.create_session(name="x", project_dir=other, workdir=other, model="m")
-    await served.runtime.store.add_approval(
+    record = await served.runtime.store.sessions.create(name="x", project_dir=other, workdir=other, model="m")
+    await served.runtime.store.approvals.add(
         rid,
         record.id,
         kind="approval",
@@ -70,7 +70,7 @@ async def test_a_key_cannot_answer_another_projects_ask_and_is_told_which(
     r = await served.client.post("/inbox/other-ask-1/answer", headers=H, json={"answer": "allow_once"})
     message = r.json()["error"]["message"]
     assert r.status_code == 403 and str(other) in message and served.server.auth.project in message
-    row = await served.runtime.store.get_approval("other-ask-1")
+    row = await served.runtime.store.approvals.get("other-ask-1")
     assert row is not None and row.state == "pending"
 
 
@@ -84,7 +84,7 @@ async def test_a_jwt_naming_both_projects_lists_and_answers_the_other_ones_ask(
     r = await served.client.post("/inbox/other-ask-1/answer", headers=both, json={"answer": "reject_once"})
     by = "web:jwt:ci (client 127.0.0.1:"  # the credential, then who used it (sessions/answerer.py)
     assert r.status_code == 200 and r.json()["by"].startswith(by)
-    row = await served.runtime.store.get_approval("other-ask-1")
+    row = await served.runtime.store.approvals.get("other-ask-1")
     assert row is not None and row.answer == "reject_once" and str(row.answered_by).startswith(by)
     only_other = {"Authorization": f"Bearer {token(projects=[str(other)])}"}
     refused = await served.client.get("/sessions", headers=only_other)  # not this server's project

@@ -73,7 +73,7 @@ async def test_an_ask_of_another_process_shows_its_whole_command_and_never_claim
         ("row-cmd", command_call(LONG_COMMAND), "\n".join(LONG_COMMAND.splitlines()[:300])),
         ("row-file", write_call("big.txt", LONG_FILE), LONG_FILE[:300]),
     ):
-        await served.runtime.store.add_approval(
+        await served.runtime.store.approvals.add(
             rid, view.id, kind="approval", tool=call["name"], summary="s", call=call, preview=preview,
             pid=os.getppid(),
         )  # fmt: skip

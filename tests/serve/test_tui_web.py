@@ -109,7 +109,7 @@ async def test_the_websocket_needs_a_one_time_ticket_and_then_streams_the_app(
         with pytest.raises(aiohttp.WSServerHandshakeError) as reused:
             await http.ws_connect(ws_url, headers={"Origin": tui_url})
         assert reused.value.status == 401
-    rows = await served.runtime.store.recent_access()
+    rows = await served.runtime.store.api_access.recent()
     assert ticket not in str(rows) and "/tui/ws/<ticket>" in {r["path"] for r in rows}
 
 
@@ -119,7 +119,9 @@ async def test_the_whole_app_runs_in_chromium_offline_with_no_csp_violation(
 ) -> None:
     """Issue 28 item 6 in a real browser with no network but 127.0.0.1: pair, open /tui/, the terminal
     shows the app; every resource came from this server and the console has no CSP violation."""
-    code = (await new_pairing(served.runtime.store, tui_url, now=served.clock.now)).rsplit("/", 1)[1]
+    code = (await new_pairing(served.runtime.store.api_access, tui_url, now=served.clock.now)).rsplit("/", 1)[
+        1
+    ]
 
     def run() -> dict[str, Any]:
         with phone_browser(OFFLINE, console=True) as driver:

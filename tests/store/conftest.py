@@ -37,4 +37,4 @@ async def store(db_file: Path) -> AsyncIterator[Store]:
 @pytest.fixture
 async def session(store: Store, project: Path) -> SessionRecord:
     """A session called 'main' in ``project``."""
-    return await store.create_session(name="main", project_dir=project, workdir=project, model="test-model")
+    return await store.sessions.create(name="main", project_dir=project, workdir=project, model="test-model")

@@ -16,11 +16,11 @@ from paragents.store import Store
 
 async def main(db: Path, session_id: str) -> None:
     store = await Store.open(db)
-    await store.acquire_session(session_id)
+    await store.holders.acquire(session_id)
     print("held", flush=True)
     line = await asyncio.to_thread(sys.stdin.readline)
     if line.strip() == "release":
-        await store.release_session(session_id)
+        await store.holders.release(session_id)
     await store.close()
 
 

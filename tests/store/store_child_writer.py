@@ -17,7 +17,7 @@ async def main(db: Path, session_id: str, prefix: str, count: int) -> None:
     store = await Store.open(db)
     print("ready", flush=True)
     for i in range(count):
-        msg_id = await store.append_message(session_id, {"role": "user", "content": f"{prefix}-{i}"})
+        msg_id = await store.messages.append(session_id, {"role": "user", "content": f"{prefix}-{i}"})
         print(msg_id, flush=True)
     await store.close()
 

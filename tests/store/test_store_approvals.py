@@ -15,7 +15,7 @@ from paragents.store import SessionRecord, Store
 
 
 async def _ask(store: Store, session: SessionRecord, rid: str = "r1", **kw: object) -> None:
-    await store.add_approval(
+    await store.approvals.add(
         rid,
         session.id,
         kind="approval",
@@ -32,42 +32,42 @@ async def test_an_answer_is_taken_once_and_a_second_is_refused_naming_the_first(
     store: Store, session: SessionRecord
 ) -> None:
     await _ask(store, session)
-    first = await store.answer_approval("r1", "allow_once", "cli (pid 1)")
-    second = await store.answer_approval("r1", "reject_with_note", "user", "no")
+    first = await store.approvals.answer("r1", "allow_once", "cli (pid 1)")
+    second = await store.approvals.answer("r1", "reject_with_note", "user", "no")
     assert first.accepted and first.approval is not None and first.approval.state == "answered"
     assert second.status == "already_answered" and not second.accepted
     assert "allow_once by cli (pid 1)" in second.message
-    row = await store.get_approval("r1")
+    row = await store.approvals.get("r1")
     assert row is not None and row.answer == "allow_once" and row.answered_by == "cli (pid 1)"
     assert row.note is None
 
 
 async def test_unknown_invalid_and_conflict_answers(store: Store, session: SessionRecord) -> None:
     await _ask(store, session)
-    assert (await store.answer_approval("nope", "allow_once", "cli")).status == "unknown"
-    assert (await store.answer_approval("r1", "run_anyway", "cli")).status == "invalid"
-    await store.add_approval(
+    assert (await store.approvals.answer("nope", "allow_once", "cli")).status == "unknown"
+    assert (await store.approvals.answer("r1", "run_anyway", "cli")).status == "invalid"
+    await store.approvals.add(
         "k1", session.id, kind="conflict", tool="edit_file", summary="edit a.py", choices=("wait", "skip")
     )
-    assert (await store.answer_approval("k1", "reread", "cli")).status == "invalid"
-    assert (await store.answer_approval("k1", "skip", "cli")).accepted
+    assert (await store.approvals.answer("k1", "reread", "cli")).status == "invalid"
+    assert (await store.approvals.answer("k1", "skip", "cli")).accepted
 
 
 async def test_an_expired_row_refuses_answers(store: Store, session: SessionRecord) -> None:
     await _ask(store, session, expires_in=-1.0)
-    result = await store.answer_approval("r1", "allow_once", "cli")
+    result = await store.approvals.answer("r1", "allow_once", "cli")
     assert result.status == "expired"
-    assert (await store.wait_approval("r1")).state == "expired"
+    assert (await store.approvals.wait("r1")).state == "expired"
 
 
 async def test_an_answer_through_the_same_store_wakes_the_waiter_at_once(
     store: Store, session: SessionRecord
 ) -> None:
     await _ask(store, session)
-    waiter = asyncio.ensure_future(store.wait_approval("r1", poll=3600))  # no poll would come in time
+    waiter = asyncio.ensure_future(store.approvals.wait("r1", poll=3600))  # no poll would come in time
     await asyncio.sleep(0)
     assert not waiter.done()
-    await store.answer_approval("r1", "allow_session", "user")
+    await store.approvals.answer("r1", "allow_session", "user")
     row = await asyncio.wait_for(waiter, 5)
     assert row.answer == "allow_session"
 
@@ -76,7 +76,7 @@ async def test_an_answer_from_another_process_reaches_the_waiter(
     store: Store, session: SessionRecord, db_file: Path
 ) -> None:
     await _ask(store, session)
-    waiter = asyncio.ensure_future(store.wait_approval("r1", poll=0.05))
+    waiter = asyncio.ensure_future(store.approvals.wait("r1", poll=0.05))
     script = textwrap.dedent(
         f"""
         import asyncio
@@ -84,7 +84,7 @@ async def test_an_answer_from_another_process_reaches_the_waiter(
 
         async def main():
             store = await Store.open({str(db_file)!r})
-            result = await store.answer_approval("r1", "reject_with_note", "child", "use make test")
+            result = await store.approvals.answer("r1", "reject_with_note", "child", "use make test")
             print(result.status)
             await store.close()
 
@@ -107,21 +107,21 @@ async def test_rows_of_a_dead_process_are_orphans_and_close_with_a_note(
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
     await _ask(store, session, pid=int(dead.stdout))
     await _ask(store, session, rid="mine")
-    orphans = await store.orphaned_approvals()
+    orphans = await store.approvals.orphaned()
     assert [o.id for o in orphans] == ["r1"] and orphans[0].waiter_gone()
-    assert await store.close_approval("r1", "its turn cannot continue")
-    assert not await store.close_approval("r1", "twice")
-    refused = await store.answer_approval("r1", "allow_once", "cli")
+    assert await store.approvals.close("r1", "its turn cannot continue")
+    assert not await store.approvals.close("r1", "twice")
+    refused = await store.approvals.answer("r1", "allow_once", "cli")
     assert refused.status == "closed" and "its turn cannot continue" in refused.message
-    assert [r.id for r in await store.list_approvals()] == ["mine"]
+    assert [r.id for r in await store.approvals.find()] == ["mine"]
 
 
 @pytest.mark.parametrize("state", ["answered", "closed"])
 async def test_listing_by_state(store: Store, session: SessionRecord, state: str) -> None:
     await _ask(store, session)
     if state == "answered":
-        await store.answer_approval("r1", "allow_once", "cli")
+        await store.approvals.answer("r1", "allow_once", "cli")
     else:
-        await store.close_approval("r1", "cancelled")
-    assert await store.list_approvals() == []
-    assert [r.state for r in await store.list_approvals(state=None)] == [state]
+        await store.approvals.close("r1", "cancelled")
+    assert await store.approvals.find() == []
+    assert [r.state for r in await store.approvals.find(state=None)] == [state]

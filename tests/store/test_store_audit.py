@@ -11,7 +11,7 @@ from paragents.store import SessionRecord, Store, StoreError
 
 async def test_decisions_are_recorded_and_listed_newest_first(store: Store, session: SessionRecord) -> None:
     for i in range(3):
-        await store.record_decision(
+        await store.audit.record(
             session.id,
             tool="Bash",
             input={"command": f"ls {i}"},
@@ -22,7 +22,7 @@ async def test_decisions_are_recorded_and_listed_newest_first(store: Store, sess
             answered_by="user",
             answer="allow_once",
         )
-    await store.record_decision(
+    await store.audit.record(
         session.id,
         tool="Read",
         input={"path": "/etc/passwd"},
@@ -32,12 +32,12 @@ async def test_decisions_are_recorded_and_listed_newest_first(store: Store, sess
         scope="user",
         answered_by="policy",
     )
-    latest = await store.recent_decisions(session.id, limit=2)
+    latest = await store.audit.recent(session.id, limit=2)
     assert [d["tool"] for d in latest] == ["Read", "Bash"]
     assert latest[0]["input"] == {"path": "/etc/passwd"}
     assert (latest[0]["rule"], latest[0]["scope"], latest[0]["answer"]) == ("Read(//etc/**)", "user", None)
     assert latest[1]["input"] == {"command": "ls 2"} and latest[1]["answer"] == "allow_once"
-    assert len(await store.recent_decisions(session.id)) == 4
+    assert len(await store.audit.recent(session.id)) == 4
 
 
 async def test_decision_with_bad_answered_by_or_session_is_refused(
@@ -52,6 +52,6 @@ async def test_decision_with_bad_answered_by_or_session_is_refused(
         "scope": None,
     }
     with pytest.raises(StoreError, match="answered_by"):
-        await store.record_decision(session.id, answered_by="robot", **kwargs)
+        await store.audit.record(session.id, answered_by="robot", **kwargs)
     with pytest.raises(StoreError, match="no session"):
-        await store.record_decision("missing", answered_by="user", **kwargs)
+        await store.audit.record("missing", answered_by="user", **kwargs)

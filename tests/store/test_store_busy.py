@@ -67,7 +67,7 @@ async def test_open_reader_elsewhere_does_not_block_a_write(
     try:
         other.execute("BEGIN")
         assert other.execute("SELECT COUNT(*) FROM messages").fetchone() == (0,)
-        await store.append_message(session.id, user_message("written while a reader is open"))
+        await store.messages.append(session.id, user_message("written while a reader is open"))
         assert other.execute("SELECT COUNT(*) FROM messages").fetchone() == (0,)  # its snapshot
         other.execute("COMMIT")
         assert other.execute("SELECT COUNT(*) FROM messages").fetchone() == (1,)

@@ -19,11 +19,11 @@ CHILD = Path(__file__).with_name("store_child_writer.py")
 async def test_two_stores_appending_concurrently_lose_nothing(db_file: Path, project: Path) -> None:
     first, second = await asyncio.gather(Store.open(db_file), Store.open(db_file))
     try:
-        a = await first.create_session(name="a", project_dir=project, workdir=project, model="m")
-        b = await second.create_session(name="b", project_dir=project, workdir=project, model="m")
+        a = await first.sessions.create(name="a", project_dir=project, workdir=project, model="m")
+        b = await second.sessions.create(name="b", project_dir=project, workdir=project, model="m")
 
         async def writer(store: Store, session: SessionRecord, label: str) -> list[int]:
-            return [await store.append_message(session.id, user_message(f"{label}-{i}")) for i in range(200)]
+            return [await store.messages.append(session.id, user_message(f"{label}-{i}")) for i in range(200)]
 
         ids_a, ids_b, ids_shared = await asyncio.gather(
             writer(first, a, "a"), writer(second, b, "b"), writer(second, a, "a2")
@@ -33,8 +33,8 @@ async def test_two_stores_appending_concurrently_lose_nothing(db_file: Path, pro
         await second.close()
     assert len(set(ids_a) | set(ids_b) | set(ids_shared)) == 600
     async with await Store.open(db_file) as store:
-        texts_a = [m.message["content"] for m in await store.load_messages(a.id)]
-        texts_b = [m.message["content"] for m in await store.load_messages(b.id)]
+        texts_a = [m.message["content"] for m in await store.messages.load(a.id)]
+        texts_b = [m.message["content"] for m in await store.messages.load(b.id)]
     assert sorted(texts_a) == sorted([f"a-{i}" for i in range(200)] + [f"a2-{i}" for i in range(200)])
     assert [t for t in texts_a if t.startswith("a-")] == [f"a-{i}" for i in range(200)]
     assert texts_b == [f"b-{i}" for i in range(200)]
@@ -43,12 +43,12 @@ async def test_two_stores_appending_concurrently_lose_nothing(db_file: Path, pro
 async def test_one_store_shared_by_many_coroutines(store: Store, session: SessionRecord) -> None:
     async def burst(label: str) -> None:
         for i in range(50):
-            await store.append_message(session.id, user_message(f"{label}{i}"))
+            await store.messages.append(session.id, user_message(f"{label}{i}"))
             if i % 10 == 0:
-                await store.load_history(session.id)
+                await store.messages.load_history(session.id)
 
     await asyncio.gather(*(burst(c) for c in "abcd"))
-    assert await store.count_messages(session.id) == 200
+    assert await store.messages.count(session.id) == 200
 
 
 def _kill_child_at_random_point(db_file: Path, session_id: str, prefix: str, stop_after: int) -> set[int]:
@@ -77,7 +77,7 @@ def _kill_child_at_random_point(db_file: Path, session_id: str, prefix: str, sto
 def test_sigkilled_writer_loses_no_reported_message(db_file: Path, project: Path) -> None:
     async def make_session() -> str:
         async with await Store.open(db_file) as store:
-            made = await store.create_session(name="k", project_dir=project, workdir=project, model="m")
+            made = await store.sessions.create(name="k", project_dir=project, workdir=project, model="m")
             return made.id
 
     session_id = asyncio.run(make_session())
@@ -89,7 +89,7 @@ def test_sigkilled_writer_loses_no_reported_message(db_file: Path, project: Path
 
         async def check() -> tuple[str | None, dict[int, str]]:
             async with await Store.open(db_file) as store:
-                stored = await store.load_messages(session_id)
+                stored = await store.messages.load(session_id)
                 return store.recovery_note, {m.id: m.message["content"] for m in stored}
 
         note, stored = asyncio.run(check())

@@ -13,10 +13,10 @@ async def _fill(db_file: Path, project: Path, sessions: int = 3, messages: int =
     contents: dict[str, list[str]] = {}
     async with await Store.open(db_file) as store:
         for n in range(sessions):
-            made = await store.create_session(name=f"s{n}", project_dir=project, workdir=project, model="m")
+            made = await store.sessions.create(name=f"s{n}", project_dir=project, workdir=project, model="m")
             texts = [f"{n}:{i}:" + "x" * 1000 for i in range(messages)]
             for text in texts:
-                await store.append_message(made.id, user_message(text))
+                await store.messages.append(made.id, user_message(text))
             contents[made.id] = texts
     return contents
 
@@ -38,12 +38,12 @@ async def test_garbage_file_is_kept_aside_and_reported(db_file: Path, project: P
         kept = _kept_copy(note)
         assert kept.name.startswith("paragents.db.corrupt-") and kept.parent == db_file.parent
         assert kept.read_bytes() == garbage
-        made = await store.create_session(name="fresh", project_dir=project, workdir=project, model="m")
-        await store.append_message(made.id, user_message("works"))
-        assert await store.load_history(made.id) == [user_message("works")]
+        made = await store.sessions.create(name="fresh", project_dir=project, workdir=project, model="m")
+        await store.messages.append(made.id, user_message("works"))
+        assert await store.messages.load_history(made.id) == [user_message("works")]
     async with await Store.open(db_file) as again:
         assert again.recovery_note is None
-        assert [s.name for s in await again.list_sessions()] == ["fresh"]
+        assert [s.name for s in await again.sessions.all()] == ["fresh"]
 
 
 async def test_truncated_file_is_salvaged(db_file: Path, project: Path) -> None:
@@ -56,19 +56,19 @@ async def test_truncated_file_is_salvaged(db_file: Path, project: Path) -> None:
         note = store.recovery_note
         assert note is not None and "the database was damaged" in note
         assert _kept_copy(note).read_bytes() == data[: int(len(data) * 0.6)]
-        sessions = await store.list_sessions()
+        sessions = await store.sessions.all()
         assert f"{len(sessions)} sessions recovered" in note
         assert len(sessions) == 3
         total = 0
         for record in sessions:
-            texts = [m["content"] for m in await store.load_history(record.id)]
+            texts = [m["content"] for m in await store.messages.load_history(record.id)]
             # in order, none invented; a lost page may leave a gap (the reverse scan reads past it)
             remaining = iter(contents[record.id])
             assert all(text in remaining for text in texts)
             total += len(texts)
         assert 0 < total < 300
         assert f"({total} messages)" in note
-        await store.append_message(sessions[0].id, user_message("still usable"))
+        await store.messages.append(sessions[0].id, user_message("still usable"))
 
 
 async def test_wal_and_shm_files_are_moved_with_the_copy(db_file: Path) -> None:

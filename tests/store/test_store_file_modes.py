@@ -25,7 +25,7 @@ async def test_a_loose_existing_state_dir_and_database_become_private(db_file: P
     os.chmod(db_file, 0o644)
     store = await Store.open(db_file)
     try:
-        await store.record_access(remote="127.0.0.1", method="GET", path="/", status=200, at=1.0)
+        await store.api_access.record(remote="127.0.0.1", method="GET", path="/", status=200, at=1.0)
         wal, shm = Path(f"{db_file}-wal"), Path(f"{db_file}-shm")
         assert wal.exists() and shm.exists()  # a write keeps them while the connection is open
         assert mode(db_file.parent) == 0o700

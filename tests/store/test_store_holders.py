@@ -51,36 +51,36 @@ async def test_a_session_held_by_a_live_process_is_refused_and_taken_over_once_i
     store: Store, session: SessionRecord, holder_child: subprocess.Popen[str]
 ) -> None:
     with pytest.raises(SessionHeld) as held:
-        await store.acquire_session(session.id)
+        await store.holders.acquire(session.id)
     assert held.value.holder.pid == holder_child.pid
     assert f"held by pid {holder_child.pid}" in str(held.value) and "'main'" in str(held.value)
-    assert (await store.get_holder(session.id)).pid == holder_child.pid  # type: ignore[union-attr]
+    assert (await store.holders.get(session.id)).pid == holder_child.pid  # type: ignore[union-attr]
 
     holder_child.kill()
     holder_child.wait(timeout=HANG_GUARD_S)
-    previous = await store.acquire_session(session.id)  # dead holder: taken over without asking
+    previous = await store.holders.acquire(session.id)  # dead holder: taken over without asking
     assert previous is not None and previous.pid == holder_child.pid
-    assert (await store.get_holder(session.id)).pid == os.getpid()  # type: ignore[union-attr]
-    assert await store.acquire_session(session.id) is None  # ours already: no-op
+    assert (await store.holders.get(session.id)).pid == os.getpid()  # type: ignore[union-attr]
+    assert await store.holders.acquire(session.id) is None  # ours already: no-op
 
 
 async def test_a_confirmed_take_over_wins_over_a_live_holder_and_a_released_session_is_free(
     store: Store, session: SessionRecord, holder_child: subprocess.Popen[str]
 ) -> None:
-    previous = await store.acquire_session(session.id, take_over=True)
+    previous = await store.holders.acquire(session.id, take_over=True)
     assert previous is not None and previous.pid == holder_child.pid
-    assert await store.renew_holds([session.id], pid=holder_child.pid) == [session.id]  # it lost it
-    assert await store.renew_holds([session.id]) == []
-    assert await store.release_session(session.id)
-    assert await store.get_holder(session.id) is None
+    assert await store.holders.renew([session.id], pid=holder_child.pid) == [session.id]  # it lost it
+    assert await store.holders.renew([session.id]) == []
+    assert await store.holders.release(session.id)
+    assert await store.holders.get(session.id) is None
 
 
 async def test_a_holder_whose_heartbeat_is_stale_is_taken_over(store: Store, session: SessionRecord) -> None:
     other = os.getppid()  # a live process that is not this one
-    await store.acquire_session(session.id, pid=other)
+    await store.holders.acquire(session.id, pid=other)
     with pytest.raises(SessionHeld):
-        await store.acquire_session(session.id)
-    previous = await store.acquire_session(session.id, stale_after=-1.0)
+        await store.holders.acquire(session.id)
+    previous = await store.holders.acquire(session.id, stale_after=-1.0)
     assert previous is not None and previous.pid == other
 
 
@@ -96,7 +96,7 @@ async def test_a_holder_whose_process_is_a_zombie_is_gone(
         assert time.monotonic() < deadline, "the killed child never became a zombie"
         time.sleep(0.01)
     assert connection.pid_alive(holder_child.pid) is False
-    previous = await store.acquire_session(session.id)
+    previous = await store.holders.acquire(session.id)
     assert previous is not None and previous.pid == holder_child.pid
 
 
@@ -104,36 +104,36 @@ async def test_a_holder_pid_reused_by_another_process_is_gone(store: Store, sess
     """The recorded start time of the holder's process differs from the start time of the process
     now using that pid: the holder is gone (a reused pid), though the pid is alive."""
     other = os.getppid()  # a live process that is not this one
-    await store.acquire_session(session.id, pid=other)
-    held = await store.get_holder(session.id)
+    await store.holders.acquire(session.id, pid=other)
+    held = await store.holders.get(session.id)
     assert held is not None and held.proc_start == connection.process_start(other) is not None
     with pytest.raises(SessionHeld):  # the same process: still held
-        await store.acquire_session(session.id)
+        await store.holders.acquire(session.id)
     raw = sqlite3.connect(store.path, isolation_level=None)
     raw.execute("UPDATE session_holders SET proc_start = proc_start - 1 WHERE session_id = ?", (session.id,))
     raw.close()
-    previous = await store.acquire_session(session.id)
+    previous = await store.holders.acquire(session.id)
     assert previous is not None and previous.pid == other
-    mine = await store.get_holder(session.id)
+    mine = await store.holders.get(session.id)
     assert mine is not None and mine.proc_start == connection.process_start(os.getpid())
 
 
 async def test_every_history_write_bumps_the_revision_and_a_stale_write_is_refused(
     store: Store, session: SessionRecord
 ) -> None:
-    start = await store.session_revision(session.id)
-    first = await store.append_message(session.id, user_message("one"), expect_revision=start)
-    assert await store.session_revision(session.id) == start + 1
-    await store.append_message(session.id, user_message("from elsewhere"))  # another writer
+    start = await store.messages.revision(session.id)
+    first = await store.messages.append(session.id, user_message("one"), expect_revision=start)
+    assert await store.messages.revision(session.id) == start + 1
+    await store.messages.append(session.id, user_message("from elsewhere"))  # another writer
     with pytest.raises(HistoryChanged) as stale:
-        await store.append_message(session.id, user_message("stale copy"), expect_revision=start + 1)
+        await store.messages.append(session.id, user_message("stale copy"), expect_revision=start + 1)
     assert stale.value.revision == start + 2
     with pytest.raises(HistoryChanged):
-        await store.add_compaction(session.id, first, "summary", expect_revision=start + 1)
-    await store.add_compaction(session.id, first, "summary", expect_revision=start + 2)
-    await store.new_conversation(session.id)
-    assert await store.session_revision(session.id) == start + 4
-    contents = [m.message["content"] for m in await store.load_messages(session.id, session.conversation_id)]
+        await store.compactions.add(session.id, first, "summary", expect_revision=start + 1)
+    await store.compactions.add(session.id, first, "summary", expect_revision=start + 2)
+    await store.sessions.new_conversation(session.id)
+    assert await store.messages.revision(session.id) == start + 4
+    contents = [m.message["content"] for m in await store.messages.load(session.id, session.conversation_id)]
     assert contents == ["one", "from elsewhere"]  # the refused write left nothing behind
 
 
@@ -142,10 +142,10 @@ async def test_tool_results_keep_their_outcome_and_repairs_are_interrupted(
 ) -> None:
     calls = [{"id": f"c{i}", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
              for i in range(6)]  # fmt: skip
-    await store.append_message(session.id, {"role": "assistant", "content": "", "tool_calls": calls})
+    await store.messages.append(session.id, {"role": "assistant", "content": "", "tool_calls": calls})
     for i, outcome in enumerate(["ok", "error", "denied", "cancelled", "skipped"]):
-        await store.append_message(session.id, tool_message(f"c{i}", outcome), outcome=outcome)
-    stored, _history = await store.load_for_display_and_history(session.id)
+        await store.messages.append(session.id, tool_message(f"c{i}", outcome), outcome=outcome)
+    stored, _history = await store.messages.load_for_display_and_history(session.id)
     shown = [m.for_display() for m in stored if m.role == "tool"]
     assert [m["outcome"] for m in shown] == ["ok", "error", "denied", "cancelled", "skipped", "interrupted"]
     assert shown[-1]["content"] == INTERRUPTED_RESULT
@@ -178,7 +178,7 @@ def test_migration_3_infers_the_outcome_of_tool_results_stored_before(db_file: P
 
     async def outcomes() -> list[str | None]:
         async with await Store.open(db_file) as store:
-            return [m.outcome for m in await store.load_messages("s")]
+            return [m.outcome for m in await store.messages.load("s")]
 
     import asyncio
 
@@ -198,26 +198,26 @@ async def test_a_store_locked_past_its_budget_fails_fast_afterwards_and_finishes
     db_file: Path, project: Path, small_busy_budget: float
 ) -> None:
     store = await Store.open(db_file)
-    session = await store.create_session(name="main", project_dir=project, workdir=project, model="m")
-    turn = await store.start_turn(session.id, "prompt")
+    session = await store.sessions.create(name="main", project_dir=project, workdir=project, model="m")
+    turn = await store.turns.start(session.id, "prompt")
     locker = sqlite3.connect(db_file, isolation_level=None)
     try:
         locker.execute("BEGIN IMMEDIATE")  # another program holds the write lock
         with pytest.raises(StoreError, match="stayed locked"):
-            await store.append_message(session.id, user_message("lost to the lock"))
+            await store.messages.append(session.id, user_message("lost to the lock"))
         assert store.failing is not None
         started = time.monotonic()
         with pytest.raises(StoreError):
-            await store.finish_turn(turn, "failed", "the store failed")
+            await store.turns.finish(turn, "failed", "the store failed")
         with pytest.raises(StoreError):
-            await store.update_session(session.id, state="failed")
+            await store.sessions.update(session.id, state="failed")
         assert time.monotonic() - started < small_busy_budget  # two writes, not two whole budgets
-        assert store.unfinished_turns == {turn: ("failed", "the store failed")}
+        assert store.turns.unfinished == {turn: ("failed", "the store failed")}
     finally:
         locker.execute("ROLLBACK")
         locker.close()
     await store.close()  # writes the finish it kept
     async with await Store.open(db_file) as again:
-        row = await again.get_turn(turn)
+        row = await again.turns.get(turn)
         assert row is not None and row.status == "failed" and row.error == "the store failed"
         assert again.failing is None

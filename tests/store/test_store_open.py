@@ -41,7 +41,7 @@ async def test_default_path_is_the_state_dir_db() -> None:
 async def test_connection_settings(store: Store) -> None:
     rows = {}
     for pragma in ("journal_mode", "synchronous", "busy_timeout", "foreign_keys"):
-        row = await store._fetchone(f"PRAGMA {pragma}")
+        row = await store._database.fetchone(f"PRAGMA {pragma}")
         assert row is not None
         rows[pragma] = row[0]
     assert rows == {"journal_mode": "wal", "synchronous": 1, "busy_timeout": 5000, "foreign_keys": 1}
@@ -54,18 +54,18 @@ async def test_wal_mode_is_persistent_in_the_file(store: Store, db_file: Path) -
 
 async def test_reopen_is_idempotent_and_keeps_data(db_file: Path, project: Path) -> None:
     async with await Store.open(db_file) as store:
-        created = await store.create_session(name="a", project_dir=project, workdir=project, model="m")
+        created = await store.sessions.create(name="a", project_dir=project, workdir=project, model="m")
     for _ in range(3):
         async with await Store.open(db_file) as store:
-            assert await store.get_session(created.id) == created
+            assert await store.sessions.get(created.id) == created
     assert _versions(db_file) == [SCHEMA_VERSION]
 
 
 async def test_two_opens_at_once_both_succeed(db_file: Path, project: Path) -> None:
     first, second = await asyncio.gather(Store.open(db_file), Store.open(db_file))
     try:
-        made = await first.create_session(name="a", project_dir=project, workdir=project, model="m")
-        assert await second.get_session(made.id) == made
+        made = await first.sessions.create(name="a", project_dir=project, workdir=project, model="m")
+        assert await second.sessions.get(made.id) == made
     finally:
         await first.close()
         await second.close()
@@ -109,7 +109,7 @@ async def test_using_a_closed_store_raises_store_error(db_file: Path) -> None:
     await store.close()
     await store.close()
     with pytest.raises(StoreError, match="closed"):
-        await store.list_sessions()
+        await store.sessions.all()
 
 
 async def test_unusable_directory_gives_store_error(tmp_path: Path) -> None:

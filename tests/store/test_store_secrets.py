@@ -22,12 +22,12 @@ async def test_full_session_db_does_not_contain_the_configured_key(db_file: Path
     config = RuntimeConfig.model_validate({"base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key": KEY})
     assert config.resolve_api_key() == KEY
     async with await Store.open(db_file) as store:
-        made = await store.create_session(name="s", project_dir=project, workdir=project, model=config.model)
-        turn = await store.start_turn(made.id, "list files")
-        await store.append_message(made.id, user_message("list files"), turn_id=turn)
+        made = await store.sessions.create(name="s", project_dir=project, workdir=project, model=config.model)
+        turn = await store.turns.start(made.id, "list files")
+        await store.messages.append(made.id, user_message("list files"), turn_id=turn)
         reply = AssembledReply(content="", tool_calls=[ToolCall("c1", "run_command", '{"command": "ls"}')])
-        await store.append_message(made.id, reply.to_message(), turn_id=turn)
-        await store.record_decision(
+        await store.messages.append(made.id, reply.to_message(), turn_id=turn)
+        await store.audit.record(
             made.id,
             tool="Bash",
             input={"command": "ls"},
@@ -37,11 +37,11 @@ async def test_full_session_db_does_not_contain_the_configured_key(db_file: Path
             scope="session",
             answered_by="policy",
         )
-        await store.append_message(made.id, tool_message("c1", "a.py\nb.py"), turn_id=turn)
-        await store.add_usage(made.id, turn, config.model, Usage(10, 5, 15))
-        await store.record_event(made.id, "config", {"base_url": config.base_url, "model": config.model})
-        await store.update_session(made.id, session_rules=["Bash(ls)"])
-        await store.finish_turn(turn, "completed")
+        await store.messages.append(made.id, tool_message("c1", "a.py\nb.py"), turn_id=turn)
+        await store.turns.add_usage(made.id, turn, config.model, Usage(10, 5, 15))
+        await store.events.record(made.id, "config", {"base_url": config.base_url, "model": config.model})
+        await store.sessions.update(made.id, session_rules=["Bash(ls)"])
+        await store.turns.finish(turn, "completed")
         assert _db_bytes(db_file)  # the files exist while open (WAL)
         assert KEY.encode() not in _db_bytes(db_file)
     assert KEY.encode() not in _db_bytes(db_file)
@@ -52,14 +52,14 @@ async def test_full_session_db_does_not_contain_the_configured_key(db_file: Path
 async def test_auth_headers_are_refused_everywhere(db_file: Path, project: Path, header: str) -> None:
     secret = {"headers": {header: f"Bearer {KEY}"}}
     async with await Store.open(db_file) as store:
-        made = await store.create_session(name="s", project_dir=project, workdir=project, model="m")
+        made = await store.sessions.create(name="s", project_dir=project, workdir=project, model="m")
         with pytest.raises(StoreError) as err:
-            await store.append_message(made.id, {"role": "user", "content": "x", **secret})
+            await store.messages.append(made.id, {"role": "user", "content": "x", **secret})
         assert header in str(err.value) and KEY not in str(err.value)
         with pytest.raises(StoreError):
-            await store.record_event(made.id, "request", {"nested": [secret]})
+            await store.events.record(made.id, "request", {"nested": [secret]})
         with pytest.raises(StoreError):
-            await store.record_decision(
+            await store.audit.record(
                 made.id,
                 tool="WebFetch",
                 input=secret,
@@ -69,12 +69,12 @@ async def test_auth_headers_are_refused_everywhere(db_file: Path, project: Path,
                 scope=None,
                 answered_by="user",
             )
-        assert await store.count_messages(made.id) == 0
+        assert await store.messages.count(made.id) == 0
     assert KEY.encode() not in _db_bytes(db_file)
 
 
 async def test_text_mentioning_authorization_is_still_stored(store: Store, project: Path) -> None:
-    made = await store.create_session(name="s", project_dir=project, workdir=project, model="m")
+    made = await store.sessions.create(name="s", project_dir=project, workdir=project, model="m")
     text = json.dumps({"note": "set the Authorization header in client.py"})
-    await store.append_message(made.id, user_message(text))
-    assert await store.load_history(made.id) == [user_message(text)]
+    await store.messages.append(made.id, user_message(text))
+    assert await store.messages.load_history(made.id) == [user_message(text)]

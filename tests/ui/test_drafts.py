@@ -74,7 +74,7 @@ async def test_unsent_text_comes_back_alone_and_queued_prompts_come_back_as_held
         assert [(q.text, q.held) for q in view.queue] == [("queued two", True)]
         await pilot.press("ctrl+q")
     async with await Store.open(again.runtime.store.path) as store:
-        assert await store.get_draft(panel.session_id) == ("", ["queued two"])
+        assert await store.drafts.get(panel.session_id) == ("", ["queued two"])
 
 
 async def test_a_draft_is_saved_once_typing_pauses_so_a_crash_keeps_it(
@@ -88,7 +88,7 @@ async def test_a_draft_is_saved_once_typing_pauses_so_a_crash_keeps_it(
         await wait_until(pilot, lambda: panel.prompt_box.unsaved_draft() is None, "the draft saved")
         # another process (a restart after a crash) reads it from the store
         async with await Store.open(app.runtime.store.path) as store:
-            assert await store.get_draft(panel.session_id) == ("[b]not[/b] sent yet 🙂", [])
+            assert await store.drafts.get(panel.session_id) == ("[b]not[/b] sent yet 🙂", [])
         await app.shutdown_runtime()
 
 

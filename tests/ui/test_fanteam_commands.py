@@ -47,7 +47,7 @@ async def test_review_shows_the_merged_report(
         await wait_until(pilot, lambda: not isinstance(app.screen, ReviewScreen), "the report closed")
         # done: the specialists' panels close (their sessions stay in /sessions)
         await wait_until(pilot, lambda: len(app.panels) == 1, "the specialist panels closed")
-        stored = [s.name for s in await runtime.store.list_sessions(runtime.project_dir)]
+        stored = [s.name for s in await runtime.store.sessions.all(runtime.project_dir)]
         assert sum(name.startswith("review-") for name in stored) == 2
         await app.shutdown_runtime()
 

@@ -58,14 +58,14 @@ async def test_an_ask_of_another_process_shows_its_whole_command_not_the_rows_cu
     tmp_path: Path,
 ) -> None:
     async with await Store.open(tmp_path / "db.sqlite") as store:
-        other = await store.create_session(name="far", project_dir=tmp_path, workdir=tmp_path, model="m")
+        other = await store.sessions.create(name="far", project_dir=tmp_path, workdir=tmp_path, model="m")
         cut = "\n".join(LONG_COMMAND.splitlines()[:300])  # what the asking process kept
         call = {"id": "c1", "name": "run_command", "arguments": json.dumps({"command": LONG_COMMAND})}
-        await store.add_approval(
+        await store.approvals.add(
             "far1", other.id, kind="approval", tool="run_command", summary="s", call=call, preview=cut,
             pid=os.getppid(),
         )  # fmt: skip
-        row = await store.get_approval("far1")
+        row = await store.approvals.get("far1")
     assert row is not None
     runtime: Any = None  # _item reads only the row
     item = RemoteAsks(runtime, print)._item(row)

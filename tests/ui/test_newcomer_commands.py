@@ -79,7 +79,7 @@ async def test_clear_resets_the_context_percentage(make_runtime: Any, replay: Re
         await wait_until(pilot, lambda: panel.state.value == "idle", "the turn to end")
         await type_line(pilot, panel, "/clear")
         await wait_until(pilot, lambda: "ctx 0%" in title(panel), "ctx 0% after /clear: " + title(panel))
-        record = await runtime.store.get_session(panel.session_id)
+        record = await runtime.store.sessions.get(panel.session_id)
         assert record.last_prompt_tokens == 0  # a restart shows 0 % too
         await app.shutdown_runtime()
 

@@ -28,12 +28,15 @@ async def test_a_narrow_held_prompt_puts_its_buttons_under_its_text() -> None:
         narrow, _ = app.query(QueueList)
         await narrow.set_queue((("p1", TEXT),), held=("p1",))
         await wait_until(pilot, lambda: bool(narrow.query(QueuedItem)), "the queued item")
-        await pilot.pause()
         item = narrow.query_one(QueuedItem)
         text = item.query_one(".queued-text")
+        # The narrow layout follows the item's first size (a class set on resize, then one more layout
+        # pass): wait for it rather than for a fixed number of pauses (under load one was not enough).
+        await wait_until(
+            pilot, lambda: 0 < item.size.width == text.size.width, "the text across the whole row"
+        )
         buttons = list(item.query(Button))
         assert item.size.width < 48 and len(buttons) == 3  # send, edit, remove
-        assert text.size.width == item.size.width  # the whole row, not what three buttons leave
         assert all(b.region.y >= text.region.bottom for b in buttons)  # the buttons under the text
         assert text.size.height <= 3  # "⋯ 1. held, from last time: please refactor …" in a few rows
 

@@ -31,9 +31,9 @@ async def test_an_ask_of_another_process_is_answered_from_the_inbox(
     project.mkdir()
     db = tmp_path / "db.sqlite"
     async with await Store.open(db) as store:
-        other = await store.create_session(name="elsewhere", project_dir=project, workdir=project, model="m")
-        await store.update_session(other.id, is_open=False)  # a `paragents run` in another terminal
-        await store.add_approval(
+        other = await store.sessions.create(name="elsewhere", project_dir=project, workdir=project, model="m")
+        await store.sessions.update(other.id, is_open=False)  # a `paragents run` in another terminal
+        await store.approvals.add(
             "far1", other.id, kind="approval", tool="run_command", summary="run_command make deploy",
             reason="no rule allows it", preview="make deploy", rules=("Bash(make deploy)",),
             pid=os.getppid(),  # alive, and not this process
@@ -55,7 +55,7 @@ async def test_an_ask_of_another_process_is_answered_from_the_inbox(
 
         async def answered() -> bool:
             nonlocal row
-            row = await rt.store.get_approval("far1")
+            row = await rt.store.approvals.get("far1")
             return row is not None and row.state == "answered"
 
         for _ in range(200):  # the answer is written by a task: wait for the row, frame by frame

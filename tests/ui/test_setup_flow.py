@@ -85,7 +85,7 @@ async def test_shift_tab_cycles_the_permission_mode_of_the_focused_session(make_
             await wait_until(pilot, partial(_mode_changed, runtime, sid, before), "the mode to change")
             seen.append(runtime.sessions[sid].mode)
         assert seen == ["acceptEdits", "plan", "default"]
-        record = await runtime.store.get_session(sid)
+        record = await runtime.store.sessions.get(sid)
         assert record.mode == "default"
         await app.shutdown_runtime()
 

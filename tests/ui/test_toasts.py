@@ -23,7 +23,7 @@ async def test_sessions_taken_over_from_one_dead_process_are_one_toast(make_runt
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # reaped: its pid names no process
     for view in views:
-        await runtime.store.acquire_session(view.id, take_over=True, pid=dead.pid)
+        await runtime.store.holders.acquire(view.id, take_over=True, pid=dead.pid)
     runtime.holds.clear()  # this process forgets them, as a crashed one would
     await runtime.shutdown()
 

@@ -305,7 +305,7 @@ class CompareScreen(ModalScreen[None]):
 def demo_comparison() -> Comparison:
     """A finished best-of-3 as the compare screen shows it (for the Demo and the snapshot test)."""
     from paragents.fanout.compare import compare_from
-    from paragents.store import CandidateRecord, GroupRecord
+    from paragents.store.records.fanout import CandidateRecord, GroupRecord
 
     head = "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n"
     patch_small = head + "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"

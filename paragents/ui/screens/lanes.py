@@ -328,7 +328,7 @@ class Demo(App[None]):
     def on_mount(self) -> None:
         from paragents.lanes.bring_back import LaneState
         from paragents.lanes.review import LaneReview
-        from paragents.store.lane_verify import VerifyRecord
+        from paragents.store.records.lanes import VerifyRecord
 
         state = LaneState("a1b2c3d4e5f6a7b8", "tree1", "tree1")
         patch = "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n"

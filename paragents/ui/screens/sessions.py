@@ -15,7 +15,7 @@ from textual.widgets import DataTable, Footer, Static
 from paragents.ui.text import clean
 
 if TYPE_CHECKING:
-    from paragents.store import SessionRecord
+    from paragents.store.records.sessions import SessionRecord
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -84,7 +84,7 @@ class Demo(App[None]):
         from pathlib import Path
 
         from paragents.models import SessionState, Usage
-        from paragents.store import SessionRecord
+        from paragents.store.records.sessions import SessionRecord
 
         where = Path("/work/project")
         records = [
