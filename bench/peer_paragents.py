@@ -105,7 +105,7 @@ def _agent_ready(runtime: Any, sid: str) -> bool:
     from paragents.sessions.acp import agent_of
 
     agent = agent_of(runtime, sid)
-    return agent is not None and agent.running and agent.remote_id is not None
+    return agent is not None and agent.link.running and agent.link.remote_id is not None
 
 
 def main() -> None:

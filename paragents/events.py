@@ -18,6 +18,43 @@ from paragents.models import CallPreview, Message, SessionState, ToolCall, TurnR
 ApprovalAnswer = Literal["allow_once", "allow_session", "allow_always", "reject_once", "reject_with_note"]
 """Answers to a permission ask (names follow the Agent Client Protocol, plus a session scope)."""
 
+_RULES_KINDS = frozenset({"allow_always"})
+_NOTE_KINDS = frozenset({"reject_once", "reject_with_note"})
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAnswer:
+    """A client's answer to a permission ask: what a :class:`PermissionRequested`'s ``reply`` carries.
+
+    - ``kind``: one of :data:`ApprovalAnswer` (the Agent Client Protocol's option kinds, plus a
+      session scope).
+    - ``rules``: ``allow_always`` only: the rules to store as the user edited them (empty: the rules
+      the policy suggested).
+    - ``note``: ``reject_with_note``: the note the model is told; ``reject_once``: why it was refused
+      (optional; shown to the model after "denied").
+    - ``headless``: ``reject_once`` only: refused because nobody was there to ask (``paragents run``
+      without a terminal, a headless fan-out, a replay with no scripted answer); audited as such.
+
+    A field the kind does not take raises ValueError (a client's bug, never the user's input)."""
+
+    kind: ApprovalAnswer
+    note: str | None = None
+    rules: tuple[str, ...] = ()
+    headless: bool = False
+
+    def __post_init__(self) -> None:
+        if self.rules and self.kind not in _RULES_KINDS:
+            raise ValueError(f"a {self.kind} answer carries no rules")
+        if self.note is not None and self.kind not in _NOTE_KINDS:
+            raise ValueError(f"a {self.kind} answer carries no note")
+        if self.headless and self.kind != "reject_once":
+            raise ValueError(f"a {self.kind} answer is not a headless refusal")
+
+    @property
+    def answered_by(self) -> str:
+        """Who gave it, as the approvals row and the audit say: "headless" or "user"."""
+        return "headless" if self.headless else "user"
+
 
 @dataclass(frozen=True, slots=True)
 class Event:
@@ -136,8 +173,8 @@ class PermissionRequested(Event):
     - ``call``: the tool call; ``summary``: one-line description of the exact call.
     - ``reason``: why it asks (which rule or default).
     - ``suggested_rules``: the rules "always allow" would store (editable by the user).
-    - ``reply``: a Future resolved with ``(answer, payload)`` where payload is the note for
-      ``reject_with_note`` or the edited rules (list[str]) for ``allow_always``, else None.
+    - ``reply``: a Future the client resolves with its :class:`PermissionAnswer` (the kind, with
+      the note of ``reject_with_note`` or the edited rules of ``allow_always``).
     - ``sandboxed``: whether the command would run in the sandbox (None: not a command).
     - ``preview``: what the call will do (diff, new content, command and its directory), computed
       without running it; None when the tool has nothing to show.
@@ -153,7 +190,7 @@ class PermissionRequested(Event):
     summary: str
     reason: str
     suggested_rules: tuple[str, ...]
-    reply: asyncio.Future[tuple[ApprovalAnswer, Any]] = field(compare=False, repr=False)
+    reply: asyncio.Future[PermissionAnswer] = field(compare=False, repr=False)
     preview: CallPreview | None = None
     rule: str | None = None
     rule_scope: str | None = None

@@ -38,14 +38,15 @@ from acp.schema import (
 from paragents import events as ev
 from paragents.acp.agent_env import unsafe_names
 from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
-from paragents.agent.approval import ApprovalStore, approve
-from paragents.models import CallPreview, ToolCall
+from paragents.agent.approval import ApprovalContext, ApprovalStore, approve
+from paragents.models import ToolCall
 from paragents.tools.base import ToolResult
 from paragents.tools.fsutil import resolve_path
 
 if TYPE_CHECKING:
     from paragents.acp.controls import AgentControls
     from paragents.acp.updates import TurnLog
+    from paragents.agent.calls import ToolCalls
     from paragents.agent.session import SessionReader
     from paragents.conflicts import ConflictChecker
     from paragents.permissions import Decision, Policy
@@ -71,27 +72,19 @@ class Terminal:
 
 
 class AgentSide(Protocol):
-    """What the client uses of its :class:`~paragents.acp.agent.AcpAgent`."""
+    """What the client uses of its :class:`~paragents.acp.agent.AcpAgent`: the session's parts, and
+    its tool calls (``calls``: summaries, previews, and the tools that serve the requests)."""
 
     session: SessionReader
     policy: Policy
     conflicts: ConflictChecker
     log: TurnLog
     controls: AgentControls
+    calls: ToolCalls
 
     @property
     def store(self) -> ApprovalStore: ...
     def emit(self, event: ev.Event) -> None: ...
-    def summarize(self, tool_name: str, args: dict[str, Any]) -> str: ...
-    async def preview(self, tool_name: str, args: dict[str, Any]) -> CallPreview | None: ...
-    async def run_tool(
-        self,
-        tool_name: str,
-        args: dict[str, Any],
-        *,
-        workdir: Path | None = None,
-        env: dict[str, str] | None = None,
-    ) -> ToolResult: ...
 
 
 class AcpClient:
@@ -163,30 +156,25 @@ class AcpClient:
                 return pick_option(options, False)
         else:  # ask: through approve() (the first check names the rule family; unmapped kinds always ask)
             tool, args = mapped.checks[0] if mapped.checks else (mapped.call.name, {})
-            answers: list[str] = []
-
-            def emit(event: ev.Event) -> None:
-                if isinstance(event, ev.PermissionResolved):
-                    answers.append(event.answer)
-                agent.emit(event)
-
             policy = agent.policy if mapped.checks else _AskAlways(agent.policy)
             approval = await approve(
-                session=session,
-                policy=policy,  # type: ignore[arg-type]
-                store=agent.store,
-                emit=emit,
-                call=mapped.call,
-                tool_name=tool,
-                args=args,
-                summary=mapped.summary,
-                preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
-                agent_options=tuple((str(o.kind), o.name) for o in options),
+                ApprovalContext(
+                    session=session,
+                    policy=policy,  # type: ignore[arg-type]
+                    store=agent.store,
+                    emit=agent.emit,
+                    call=mapped.call,
+                    tool_name=tool,
+                    args=args,
+                    summary=mapped.summary,
+                    preview=_constant(preview_of(tool_call, mapped, str(session.workdir))),
+                    agent_options=tuple((str(o.kind), o.name) for o in options),
+                )
             )
             if not approval.allowed:
                 agent.log.denied.add(tool_call.tool_call_id)
                 return pick_option(options, False)
-            always = bool(answers) and answers[-1] == "allow_always"
+            always = approval.answer is not None and approval.answer.kind == "allow_always"
         skip = await self._edit_conflicts(mapped)
         if skip is not None:
             agent.emit(
@@ -256,15 +244,17 @@ class AcpClient:
         if key in self.approved or any(k in self.approved for k in also):
             return False
         approval = await approve(
-            session=agent.session,
-            policy=agent.policy,
-            store=agent.store,
-            emit=agent.emit,
-            call=call,
-            tool_name=tool,
-            args=args,
-            summary=summary,
-            preview=lambda: agent.preview(tool, args),
+            ApprovalContext(
+                session=agent.session,
+                policy=agent.policy,
+                store=agent.store,
+                emit=agent.emit,
+                call=call,
+                tool_name=tool,
+                args=args,
+                summary=summary,
+                preview=lambda: agent.calls.preview(tool, args),
+            )
         )
         if not approval.allowed:
             agent.emit(ev.ToolCallFinished(agent.session.id, call, "denied", approval.why))
@@ -326,7 +316,7 @@ class AcpClient:
         target = resolve_path(agent.session.workdir, path)
         args = {"path": str(target), "content": content}
         call = ToolCall(f"fs-{uuid.uuid4().hex[:8]}", "write_file", json.dumps(args))
-        summary = agent.summarize("write_file", args)
+        summary = agent.calls.summarize("write_file", args)
         await self._authorize("write_file", args, call, summary, str(target))
         sid = agent.session.id
         # shown as paragents' own write: held by a conflict, it shows the diff it would have made
@@ -334,14 +324,14 @@ class AcpClient:
         try:
             await self._preflight(call, args)
         except RequestError as exc:
-            shown = await agent.preview("write_file", args)
+            shown = await agent.calls.preview("write_file", args)
             diff = shown.text if shown is not None and shown.kind == "diff" else None
             agent.emit(ev.ToolCallFinished(sid, call, "skipped", str(exc), diff))
             raise
         except asyncio.CancelledError:
             agent.emit(ev.ToolCallFinished(sid, call, "cancelled", "cancelled"))
             raise
-        result = await agent.run_tool("write_file", args)
+        result = await agent.calls.serve("write_file", args)
         agent.emit(
             ev.ToolCallFinished(sid, call, "error" if result.is_error else "ok", result.content, result.diff)
         )
@@ -384,7 +374,7 @@ class AcpClient:
         await self._preflight(call, call_args)
         # the session's working directory (its lane's) stays the writable root: the agent's cwd is
         # only where the command starts
-        task = asyncio.create_task(agent.run_tool("run_command", call_args, env=extra))
+        task = asyncio.create_task(agent.calls.serve("run_command", call_args, env=extra))
         if asked:  # its entry (shown by the ask) follows the command
             sid = agent.session.id
             agent.emit(ev.ToolCallStarted(sid, call, f"{line} · through paragents"))

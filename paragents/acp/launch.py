@@ -49,6 +49,10 @@ class AgentUnavailable(Exception):
     """The agent is unknown or its program is missing; ``str()`` says which and how to install it."""
 
 
+class AcpLaunchError(Exception):
+    """The agent could not be started or did not open its session; ``str()`` carries its stderr."""
+
+
 def agent_names(configured: Mapping[str, AgentCommand]) -> list[str]:
     """Every agent name: the built-in ones, then the configured ones."""
     return list(dict.fromkeys([*BUILTIN_AGENTS, *configured]))

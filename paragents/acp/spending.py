@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from paragents.acp.updates import TurnLog
     from paragents.agent.budget import Breach, BudgetMeter
     from paragents.agent.session import SessionReader
+    from paragents.agent.turn import TurnRecord
     from paragents.store.agent_sessions import AgentSessionsRepo
 
 USD = "USD"
@@ -44,7 +45,7 @@ class _Agent(Protocol):
     session: SessionReader
     budget: BudgetMeter | None
     spec: Any
-    _turn_id: int | None
+    record: TurnRecord
 
     @property
     def store(self) -> _Store: ...
@@ -114,7 +115,9 @@ class AgentSpending:
                 agent.emit(ev.Notice(sid, text, "warning"))
             agent.emit(ev.Notice(sid, f"agent cost: {amount:.4f} {currency} for its session so far"))
             return
-        await agent.store.agent_sessions.add_cost(sid, agent._turn_id, agent.session.model, delta, amount)
+        await agent.store.agent_sessions.add_cost(
+            sid, agent.record.turn_id, agent.session.model, delta, amount
+        )
         self.counted = amount
         view = agent.session
         spend = (getattr(view, "spend", None) or Spend()) + Spend(usd=delta)

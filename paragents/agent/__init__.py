@@ -1,9 +1,24 @@
-"""The agent: one per session, running its turns (:mod:`.loop`), asking approval for tool calls
-(:mod:`.approval`), compacting its history (:mod:`.compaction`) and building its context
-(:mod:`.context`, :mod:`.tokens`). Nothing here imports Textual or ``paragents.sessions``."""
+"""The agent: one per session. Its parts: the record of its turns (:mod:`.turn`), its tool calls
+(:mod:`.calls`, asking approval through :mod:`.approval`), its compaction (:mod:`.compacting` over
+the pure :mod:`.compaction`); paragents' own agent runs the loop between them (:mod:`.loop`); an
+external ACP agent (``paragents.acp``) holds the same parts. The session layer sees either through
+:class:`~paragents.agent.protocol.SessionAgent`; the agent sees its session through
+:class:`~paragents.agent.session.SessionReader`. Nothing here imports Textual or ``paragents.sessions``."""
 
-from paragents.agent.loop import STORE_KIND, Agent, Preflight
+from paragents.agent.calls import Preflight, ToolCalls
+from paragents.agent.loop import Agent
+from paragents.agent.protocol import SessionAgent
 from paragents.agent.session import SessionReader
+from paragents.agent.turn import STORE_KIND, TurnRecord
 from paragents.models import TurnResult
 
-__all__ = ["STORE_KIND", "Agent", "Preflight", "SessionReader", "TurnResult"]
+__all__ = [
+    "STORE_KIND",
+    "Agent",
+    "Preflight",
+    "SessionAgent",
+    "SessionReader",
+    "ToolCalls",
+    "TurnRecord",
+    "TurnResult",
+]

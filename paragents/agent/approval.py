@@ -43,54 +43,68 @@ class ApprovalStore(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """Whether the call may run (``allowed``) and, when not, the text the model is told (``why``)."""
+    """Whether the call may run (``allowed``) and, when not, the text the model is told (``why``);
+    ``answer``: the user's answer when one was asked (None: a rule or the mode decided)."""
 
     allowed: bool
     why: str = ""
+    answer: ev.PermissionAnswer | None = None
 
 
-async def approve(
-    *,
-    session: SessionReader,
-    policy: Policy,
-    store: ApprovalStore,
-    emit: ev.EventSink,
-    call: ToolCall,
-    tool_name: str,
-    args: dict[str, Any],
-    summary: str,
-    sandbox: SandboxConfig | None = None,
-    sandboxed: bool | None = None,
-    preview: Callable[[], Awaitable[CallPreview | None]] | None = None,
-    turn_id: int | None = None,
-    resume: ApprovalRecord | None = None,
-    read_only: bool = False,
-    agent_options: tuple[tuple[str, str], ...] = (),
-    schema: dict[str, Any] | None = None,
-) -> Approval:
-    """Ask the policy (and the user when it says ask) about ``call``; return the typed answer.
-    ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies). ``preview``
-    computes what the call will do, shown with the ask (only called when the user is asked).
-    The ask is a row of the store's ``approvals`` table (``turn_id`` its turn), answered once by this
-    process's client or any other process; ``resume`` is the row a crashed process left pending for
-    this call: it is asked again under the same id (or its answer, given meanwhile, is used).
-    ``read_only``: an MCP tool its server declares read-only, ``schema`` its inputSchema (the paths
-    it names are checked; see ``Policy.decide``).
-    ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``)."""
+@dataclass(frozen=True, slots=True)
+class ApprovalContext:
+    """One tool call to approve and where it is approved (what :func:`approve` reads).
+
+    - ``session`` (read only), ``policy``, ``store`` (the approvals row, the audit) and ``emit`` (the
+      ask and its answer as events): the session's.
+    - ``call``: the tool call; ``tool_name`` and ``args`` what the policy decides on (an external
+      agent's call is mapped onto a rule family); ``summary`` its one-line description.
+    - ``sandbox`` / ``sandboxed``: a command that will run in ``sandbox`` (its auto-allow applies).
+    - ``preview``: computes what the call will do, shown with the ask (called only when asking).
+    - ``turn_id``: the turn the ask belongs to; ``resume``: the row a crashed process left pending
+      for this call (asked again under the same id, or its answer given meanwhile is used).
+    - ``read_only``: an MCP tool its server declares read-only, ``schema`` its inputSchema (the paths
+      it names are checked; see ``Policy.decide``).
+    - ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``).
+    """
+
+    session: SessionReader
+    policy: Policy
+    store: ApprovalStore
+    emit: ev.EventSink
+    call: ToolCall
+    tool_name: str
+    args: dict[str, Any]
+    summary: str
+    sandbox: SandboxConfig | None = None
+    sandboxed: bool | None = None
+    preview: Callable[[], Awaitable[CallPreview | None]] | None = None
+    turn_id: int | None = None
+    resume: ApprovalRecord | None = None
+    read_only: bool = False
+    agent_options: tuple[tuple[str, str], ...] = ()
+    schema: dict[str, Any] | None = None
+
+
+async def approve(ctx: ApprovalContext) -> Approval:
+    """Ask the policy (and the user when it says ask) about ``ctx.call``; return the typed answer.
+    The ask is a row of the store's ``approvals`` table, answered once by this process's client or
+    any other process (see :class:`ApprovalContext` for the fields)."""
+    session, store, resume = ctx.session, ctx.store, ctx.resume
     sid = session.id
-    decision = policy.decide(
-        tool_name,
-        args,
+    decision = ctx.policy.decide(
+        ctx.tool_name,
+        ctx.args,
         cwd=session.workdir,
         mode=session.mode,
         session_rules=tuple(session.session_rules),
-        sandboxed=bool(sandboxed and sandbox is not None and sandbox.auto_allow),
-        read_only=read_only,
-        schema=schema,
+        sandboxed=bool(ctx.sandboxed and ctx.sandbox is not None and ctx.sandbox.auto_allow),
+        read_only=ctx.read_only,
+        schema=ctx.schema,
     )
     audit: dict[str, Any] = {
-        "tool": tool_name,
-        "input": args,
+        "tool": ctx.tool_name,
+        "input": ctx.args,
         "decision": decision.decision,
         "reason": decision.reason,
         "rule": decision.rule,
@@ -107,17 +121,16 @@ async def approve(
         await store.audit.record(sid, **audit, answered_by="policy", answer="deny")
         return Approval(False, f"denied by policy: {decision.reason}")
     if resume is not None and resume.state != "pending":  # answered while this process was down
-        answer, payload = answer_of(resume)
-        emit(ev.Notice(sid, f"{summary}: {resume.describe_answer()} (while paragents was stopped)", "info"))
+        answer = answer_of(resume)
+        said = f"{ctx.summary}: {resume.describe_answer()} (while paragents was stopped)"
+        ctx.emit(ev.Notice(sid, said, "info"))
         by = resume.answered_by or resume.state
     else:
-        shown = await preview() if preview is not None else None
-        answer, payload, by = await _ask(
-            session, store, emit, call, summary, decision, sandboxed, shown, turn_id, resume, agent_options
-        )
+        shown = await ctx.preview() if ctx.preview is not None else None
+        answer, by = await _ask(ctx, decision, shown)
     audit_by = "headless" if by == "headless" else "user"
-    await store.audit.record(sid, **audit, answered_by=audit_by, answer=answer, answerer=by)
-    return await _apply_answer(session, policy, store, emit, decision, answer, payload)
+    await store.audit.record(sid, **audit, answered_by=audit_by, answer=answer.kind, answerer=by)
+    return await _apply_answer(ctx, decision, answer)
 
 
 WITHHELD_DENY = "by Read deny rules"
@@ -175,41 +188,27 @@ def preview_text(preview: CallPreview | None) -> str:
     return text[:PREVIEW_CHARS]
 
 
-def answer_of(row: ApprovalRecord) -> tuple[ev.ApprovalAnswer, Any]:
-    """The ``(answer, payload)`` an answered (or expired, closed) row stands for, as a client's Future
-    would carry it: allow_always carries the chosen rules, reject_with_note the note; a row that ended
-    without an answer is a rejection saying why."""
+def answer_of(row: ApprovalRecord) -> ev.PermissionAnswer:
+    """The answer an answered (or expired, closed) row stands for, as a client's Future would carry
+    it: allow_always carries the chosen rules, reject_with_note the note; a row that ended without an
+    answer is a rejection saying why."""
     if row.state != "answered" or row.answer not in APPROVAL_ANSWERS:
         why = "the ask expired with no answer" if row.state == "expired" else (row.note or "no answer")
-        return "reject_once", {"reason": why}
-    answer = cast("ev.ApprovalAnswer", row.answer)
-    if answer == "allow_always":
-        return answer, list(row.rules)
-    if answer == "reject_with_note":
-        return answer, {"note": row.note or ""}
-    if answer == "reject_once":
-        return answer, {"reason": row.note, "headless": row.answered_by == "headless"} if row.note else None
-    return answer, None
-
-
-def _from_future(answer: ev.ApprovalAnswer, payload: Any) -> tuple[str, str | None, list[str] | None]:
-    """``(answered_by, note, rules)`` of an answer a client gave through the event's Future."""
-    by = "headless" if isinstance(payload, dict) and payload.get("headless") else "user"
-    note: str | None = None
-    rules: list[str] | None = None
-    if answer == "reject_with_note":
-        note = str(payload.get("note") if isinstance(payload, dict) else payload)
-    elif answer == "reject_once" and isinstance(payload, dict) and payload.get("reason"):
-        note = str(payload["reason"])
-    elif answer == "allow_always" and isinstance(payload, list | tuple) and payload:
-        rules = [str(r) for r in payload]
-    return by, note, rules
+        return ev.PermissionAnswer("reject_once", note=why)
+    kind = cast("ev.ApprovalAnswer", row.answer)
+    if kind == "allow_always":
+        return ev.PermissionAnswer(kind, rules=tuple(row.rules))
+    if kind == "reject_with_note":
+        return ev.PermissionAnswer(kind, note=row.note or "")
+    if kind == "reject_once" and row.note:
+        return ev.PermissionAnswer(kind, note=row.note, headless=row.answered_by == "headless")
+    return ev.PermissionAnswer(kind)
 
 
 async def _await_row(
     store: ApprovalStore,
     request_id: str,
-    reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]],
+    reply: asyncio.Future[ev.PermissionAnswer],
     emit: ev.EventSink,
     sid: str,
 ) -> ApprovalRecord:
@@ -223,14 +222,15 @@ async def _await_row(
             row = waiter.result()
             if not reply.done():
                 reply.set_result(answer_of(row))  # the client's bar is answered: it goes away
-            elif not reply.cancelled() and reply.result()[0] != row.answer:  # both at once: the row won
+            elif not reply.cancelled() and reply.result().kind != row.answer:  # both at once: the row won
                 emit(
                     ev.Notice(sid, f"your answer was not taken: answered {row.describe_answer()}", "warning")
                 )
             return row
-        answer, payload = reply.result()
-        by, note, rules = _from_future(answer, payload)
-        result = await store.approvals.answer(request_id, answer, by, note, rules=rules)
+        answer = reply.result()
+        note = (answer.note or "") if answer.kind == "reject_with_note" else (answer.note or None)
+        rules = list(answer.rules) or None
+        result = await store.approvals.answer(request_id, answer.kind, answer.answered_by, note, rules=rules)
         if not result.accepted:
             emit(ev.Notice(sid, f"your answer was not taken: {result.message}", "warning"))
         assert result.approval is not None
@@ -241,22 +241,15 @@ async def _await_row(
 
 
 async def _ask(
-    session: SessionReader,
-    store: ApprovalStore,
-    emit: ev.EventSink,
-    call: ToolCall,
-    summary: str,
-    decision: Decision,
-    sandboxed: bool | None,
-    preview: CallPreview | None,
-    turn_id: int | None,
-    resume: ApprovalRecord | None,
-    agent_options: tuple[tuple[str, str], ...] = (),
-) -> tuple[ev.ApprovalAnswer, Any, str]:
-    """Put the session in WAITING, record the ask as a pending row (or take over ``resume``'s row after
-    a restart), emit it and wait for the row's answer; return ``(answer, payload, answered_by)``."""
+    ctx: ApprovalContext, decision: Decision, preview: CallPreview | None
+) -> tuple[ev.PermissionAnswer, str]:
+    """Put the session in WAITING, record the ask as a pending row (or take over ``ctx.resume``'s row
+    after a restart), emit it with ``preview`` and wait for the row's answer; return ``(answer,
+    answered_by)``."""
+    session, store, emit, call, summary = ctx.session, ctx.store, ctx.emit, ctx.call, ctx.summary
+    resume, turn_id = ctx.resume, ctx.turn_id
     sid = session.id
-    reply: asyncio.Future[tuple[ev.ApprovalAnswer, Any]] = asyncio.get_running_loop().create_future()
+    reply: asyncio.Future[ev.PermissionAnswer] = asyncio.get_running_loop().create_future()
     if resume is not None:
         request_id = resume.id
         await store.approvals.adopt(request_id, turn_id)
@@ -288,8 +281,8 @@ async def _ask(
             preview,
             decision.rule,
             decision.scope,
-            sandboxed,
-            agent_options,
+            ctx.sandboxed,
+            ctx.agent_options,
         )
     )
     try:
@@ -298,12 +291,12 @@ async def _ask(
         await asyncio.shield(_close_quietly(store, request_id, "the turn was cancelled"))
         emit(ev.PermissionResolved(sid, request_id, "cancelled"))
         raise
-    answer, payload = answer_of(row)
+    answer = answer_of(row)
     state = previous if previous is not SessionState.WAITING else SessionState.RUNNING
     emit(ev.SessionStateChanged(sid, state, ""))
     by = row.answered_by or row.state
-    emit(ev.PermissionResolved(sid, request_id, answer, by))
-    return answer, payload, by
+    emit(ev.PermissionResolved(sid, request_id, answer.kind, by))
+    return answer, by
 
 
 async def _close_quietly(store: ApprovalStore, request_id: str, note: str) -> None:
@@ -313,47 +306,39 @@ async def _close_quietly(store: ApprovalStore, request_id: str, note: str) -> No
         await store.approvals.close(request_id, note)
 
 
-async def _apply_answer(
-    session: SessionReader,
-    policy: Policy,
-    store: ApprovalStore,
-    emit: ev.EventSink,
-    decision: Decision,
-    answer: ev.ApprovalAnswer,
-    payload: Any,
-) -> Approval:
+async def _apply_answer(ctx: ApprovalContext, decision: Decision, answer: ev.PermissionAnswer) -> Approval:
     """Turn the user's answer into an Approval (storing session or always rules it asks for)."""
+    session, emit = ctx.session, ctx.emit
     sid = session.id
-    if answer == "allow_once":
-        return Approval(True)
-    if answer == "allow_session":
+    kind = answer.kind
+    if kind == "allow_once":
+        return Approval(True, answer=answer)
+    if kind == "allow_session":
         rules = (
             *session.session_rules,
             *(r for r in decision.suggested_rules if r not in session.session_rules),
         )
         emit(ev.SessionRulesChanged(sid, rules))
-        await store.sessions.update(sid, session_rules=list(rules))
-        return Approval(True)
-    if answer == "allow_always":
-        always = (
-            list(payload) if isinstance(payload, list | tuple) and payload else list(decision.suggested_rules)
-        )
+        await ctx.store.sessions.update(sid, session_rules=list(rules))
+        return Approval(True, answer=answer)
+    if kind == "allow_always":
+        always = list(answer.rules) or list(decision.suggested_rules)
         try:
-            policy.remember_always(always)
+            ctx.policy.remember_always(always)
         except Exception as exc:
             emit(ev.Notice(sid, f"could not save the rule(s) {always}: {exc}; allowed once", "error"))
-        return Approval(True)
-    if answer == "reject_with_note":
-        note = payload.get("note") if isinstance(payload, dict) else payload
-        return Approval(False, f"denied by the user with a note: {note}")
-    reason = payload.get("reason") if isinstance(payload, dict) else None
-    if isinstance(payload, dict) and payload.get("headless"):  # refused by a headless run: nobody answered
-        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)")
-    return Approval(False, f"denied by the user{': ' + reason if reason else ''}")
+        return Approval(True, answer=answer)
+    if kind == "reject_with_note":
+        return Approval(False, f"denied by the user with a note: {answer.note or ''}", answer)
+    reason = answer.note
+    if answer.headless:  # refused by a headless run: nobody answered
+        return Approval(False, f"denied: {reason or 'no terminal to ask'} (nobody answered)", answer)
+    return Approval(False, f"denied by the user{': ' + reason if reason else ''}", answer)
 
 
 async def ask_server_start(
     session: SessionReader,
+    policy: Policy,
     store: ApprovalStore,
     emit: ev.EventSink,
     name: str,
@@ -375,10 +360,9 @@ async def ask_server_start(
     )
     shown = CallPreview("command", command_line, f"start the project MCP server '{name}'", cwd)
     summary = f"start MCP server {name}: {command_line}"[:200]
-    answer, _payload, _by = await _ask(
-        session, store, emit, call, summary, decision, None, shown, turn_id, None
-    )
-    allowed = answer in ("allow_once", "allow_session", "allow_always")
+    ctx = ApprovalContext(session, policy, store, emit, call, call.name, {}, summary, turn_id=turn_id)
+    answer, _by = await _ask(ctx, decision, shown)
+    allowed = answer.kind in ("allow_once", "allow_session", "allow_always")
     text = f"MCP server '{name}' may start" if allowed else f"MCP server '{name}' was not started"
     emit(ev.ToolCallFinished(session.id, call, "ok" if allowed else "denied", text))
-    return answer
+    return answer.kind

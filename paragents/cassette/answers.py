@@ -7,9 +7,10 @@ answers listed per session in order are used in order, and ``tool``/``path`` pin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from paragents.cassette.model import Answer
+from paragents.events import ApprovalAnswer, PermissionAnswer
 
 PERMISSION_ANSWERS = ("allow_once", "allow_session", "allow_always", "reject_once", "reject_with_note")
 CONFLICT_ANSWERS = ("wait", "run_anyway", "skip", "reread")
@@ -51,19 +52,19 @@ class AnswerBook:
         return [a for a, u in zip(self.answers, self.used, strict=True) if not u]
 
 
-def permission_reply(answer: Answer, workspace: str = "<workspace>") -> tuple[str, Any]:
-    """The ``(answer, payload)`` pair a PermissionRequested future is resolved with (``workspace``
-    replaces ``<workspace>`` in a recorded reason)."""
-    if answer.answer == "reject_with_note":
-        return answer.answer, {"note": answer.note or ""}
-    if answer.answer == "allow_always":
-        return answer.answer, list(answer.rules) if answer.rules else None
-    if answer.reason is not None or answer.headless:
-        payload: dict[str, Any] = {"headless": True} if answer.headless else {}
-        if answer.reason is not None:
-            payload["reason"] = answer.reason.replace("<workspace>", workspace)
-        return answer.answer, payload
-    return answer.answer, None
+def permission_reply(answer: Answer, workspace: str = "<workspace>") -> PermissionAnswer:
+    """The answer a PermissionRequested future is resolved with (``workspace`` replaces
+    ``<workspace>`` in a recorded reason). Only the fields the answer's kind takes are used (the
+    loader checked the kind)."""
+    kind = cast("ApprovalAnswer", answer.answer)
+    if kind == "reject_with_note":
+        return PermissionAnswer(kind, note=answer.note or "")
+    if kind == "allow_always":
+        return PermissionAnswer(kind, rules=tuple(answer.rules or ()))
+    if kind == "reject_once":
+        reason = answer.reason.replace("<workspace>", workspace) if answer.reason is not None else None
+        return PermissionAnswer(kind, note=reason, headless=answer.headless)
+    return PermissionAnswer(kind)
 
 
 def describe_ask(session: str, tool: str, args: dict[str, Any]) -> str:

@@ -163,18 +163,15 @@ class Player:
         if answer is None:
             what = describe_ask(name, event.call.name, args)
             self.errors.append(f"no scripted answer for the approval ask in {self._normalise(what)}")
-            reply: tuple[str, Any] = (
-                "reject_once",
-                {"headless": True, "reason": "replay: no scripted answer"},
-            )
+            reply = ev.PermissionAnswer("reject_once", note="replay: no scripted answer", headless=True)
         else:
             reply = permission_reply(answer, str(self.workspace.resolve()))
         self.deliver_permission(event, reply)
 
-    def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+    def deliver_permission(self, event: ev.PermissionRequested, reply: ev.PermissionAnswer) -> None:
         """Resolve the ask with ``reply`` (the TUI player overrides this to press the keys)."""
         if not event.reply.done():
-            event.reply.set_result(reply)  # type: ignore[arg-type]
+            event.reply.set_result(reply)
 
     def _answer_conflict(self, event: Any) -> None:
         name = self.journal.names.get(event.session_id, "?")

@@ -174,22 +174,20 @@ class CassetteRecorder:
                 self.answers.remove(entry)
                 return
             result = fut.result()
-            answer, payload = result if isinstance(result, tuple) else (result, None)
-            entry["answer"] = str(answer)
-            if isinstance(payload, dict) and payload.get("note"):
-                entry["note"] = str(payload["note"])
-            elif isinstance(payload, dict):
-                if payload.get("headless"):
+            if not isinstance(result, ev.PermissionAnswer):  # a conflict's choice
+                entry["answer"] = str(result)
+                return
+            entry["answer"] = result.kind
+            if result.kind == "reject_with_note" and result.note:
+                entry["note"] = result.note
+            elif result.kind == "reject_once":
+                if result.headless:
                     entry["headless"] = True
-                if payload.get("reason"):
+                if result.note:
                     root = str(self.project_dir.resolve()) if self.project_dir else ""
-                    entry["reason"] = (
-                        str(payload["reason"]).replace(root, "<workspace>")
-                        if root
-                        else str(payload["reason"])
-                    )
-            elif isinstance(payload, list | tuple) and payload:
-                entry["rules"] = [str(r) for r in payload]
+                    entry["reason"] = result.note.replace(root, "<workspace>") if root else result.note
+            elif result.rules:
+                entry["rules"] = list(result.rules)
 
         reply.add_done_callback(done)
 

@@ -238,7 +238,7 @@ class ParagentsAgent:
         except Exception:
             answer = "reject_once"
         if not event.reply.done():
-            event.reply.set_result((answer, None))
+            event.reply.set_result(ev.PermissionAnswer(answer))
 
 
 def prompt_text(block: Any) -> str:

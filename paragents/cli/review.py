@@ -78,7 +78,7 @@ def _refuse_asks(event: Any) -> None:
 
     if isinstance(event, ev.PermissionRequested) and not event.reply.done():
         print(f"refused (no one to ask headless): {event.summary}: {event.reason}", file=sys.stderr)
-        event.reply.set_result(("reject_once", {"headless": True, "reason": "no terminal to ask"}))
+        event.reply.set_result(ev.PermissionAnswer("reject_once", note="no terminal to ask", headless=True))
 
 
 async def _open(args: argparse.Namespace, prog: str) -> Any:

@@ -123,7 +123,9 @@ class HeadlessSink:
                 )
             elif not event.reply.done():
                 event.reply.set_result(
-                    ("reject_once", {"headless": True, "reason": f"no terminal to ask ({event.reason})"})
+                    ev.PermissionAnswer(
+                        "reject_once", note=f"no terminal to ask ({event.reason})", headless=True
+                    )
                 )
             return
         async with self._ask_lock:
@@ -168,7 +170,7 @@ class HeadlessSink:
                     return
                 out.print("answer " + ", ".join(offered))
 
-    async def _prompt(self, event: ev.PermissionRequested) -> tuple[ev.ApprovalAnswer, Any]:
+    async def _prompt(self, event: ev.PermissionRequested) -> ev.PermissionAnswer:
         from prompt_toolkit import PromptSession
 
         out = self.console
@@ -192,17 +194,19 @@ class HeadlessSink:
         while True:
             choice = (await session.prompt_async("> ")).strip().lower()
             if choice in ("y", "yes"):
-                return ("allow_once", None)
+                return ev.PermissionAnswer("allow_once")
             if choice == "s":
-                return ("allow_session", None)
+                return ev.PermissionAnswer("allow_session")
             if choice == "a":
                 edited = await session.prompt_async("rules to store (comma separated): ", default=rules)
-                return ("allow_always", [r.strip() for r in edited.split(",") if r.strip()])
+                return ev.PermissionAnswer(
+                    "allow_always", rules=tuple(r.strip() for r in edited.split(",") if r.strip())
+                )
             if choice in ("n", "no"):
-                return ("reject_once", None)
+                return ev.PermissionAnswer("reject_once")
             if choice == "d" and not agent:
                 note = await session.prompt_async("note to the model: ")
-                return ("reject_with_note", {"note": note})
+                return ev.PermissionAnswer("reject_with_note", note=note)
             out.print("answer y, s, a or n" if agent else "answer y, s, a, n or d")
 
 
@@ -391,4 +395,4 @@ def _headless_agent(runtime: Any, sid: str) -> None:
 
     agent = agent_of(runtime, sid)
     if agent is not None:
-        agent.auto_new = True
+        agent.wait.auto_new = True

@@ -101,7 +101,7 @@ class DemoPlayer(Player):
     def _countdown(self) -> str:
         return f"DEMO: the demo will answer in {self.auto_answer_after:g} s, or answer it yourself."
 
-    def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+    def deliver_permission(self, event: ev.PermissionRequested, reply: ev.PermissionAnswer) -> None:
         """Leave the first ask to the user; answer later ones after a while unless the user did."""
         if not self.waited_for_user:
             self.waited_for_user = True
@@ -112,7 +112,7 @@ class DemoPlayer(Player):
         async def later() -> None:
             await asyncio.sleep(self.auto_answer_after)
             if not event.reply.done():
-                event.reply.set_result(reply)  # type: ignore[arg-type]
+                event.reply.set_result(reply)
 
         self._spawn(later())
 

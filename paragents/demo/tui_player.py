@@ -76,14 +76,14 @@ class TuiPlayer(Player):
             panel.flush()
         await self.pilot.pause()
 
-    def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+    def deliver_permission(self, event: ev.PermissionRequested, reply: ev.PermissionAnswer) -> None:
         """Answer by pressing the approval bar's key in the session's panel."""
         self._spawn(self._press(event, reply))
 
-    async def _press(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+    async def _press(self, event: ev.PermissionRequested, reply: ev.PermissionAnswer) -> None:
         from paragents.ui.widgets.answer_bar import FOCUS_KEY
 
-        answer, payload = reply
+        answer = reply.kind
         async with self._keys:
             try:
                 panel = self.app.panels[event.session_id]
@@ -101,14 +101,14 @@ class TuiPlayer(Player):
                 await self.pilot.press(_KEYS.get(answer, "n"))
                 if answer in ("allow_always", "reject_with_note"):
                     field: Any = bar.query_one("#rules" if answer == "allow_always" else "#note")
-                    if answer == "allow_always" and payload:
-                        field.value = "; ".join(payload)
+                    if answer == "allow_always" and reply.rules:
+                        field.value = "; ".join(reply.rules)
                     elif answer == "reject_with_note":
-                        field.value = str((payload or {}).get("note", ""))
+                        field.value = reply.note or ""
                     await self.pilot.pause()
                     await self.pilot.press("enter")
                 await self.wait_ui(lambda: event.reply.done())
             except Exception as exc:  # the UI could not take the answer: say so, never hang
                 self.errors.append(f"the TUI did not take the answer {answer} ({type(exc).__name__}: {exc})")
                 if not event.reply.done():
-                    event.reply.set_result(reply)  # type: ignore[arg-type]
+                    event.reply.set_result(reply)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from paragents.agent import Agent
 from paragents.config import SessionProfile
 from paragents.fanout.answers import InvalidAnswer, parse_answer, retry_prompt
 from paragents.models import TurnStatus
@@ -19,6 +20,15 @@ from paragents.sessions.names import unique_name
 from paragents.tools.registry import ToolRegistry
 
 M = TypeVar("M", bound=BaseModel)
+
+
+def worker_agent(rt: Runtime, view: SessionView) -> Agent:
+    """The agent of worker session ``view``: paragents' own (a worker is opened with a model, never an
+    external agent), whose tools and system prompt the fan-out shapes."""
+    agent = rt.agents[view.id]
+    if not isinstance(agent, Agent):
+        raise WorkerFailed(view.name, "the worker session is not run by paragents' own agent")
+    return agent
 
 
 class WorkerFailed(Exception):
@@ -69,9 +79,11 @@ async def open_worker(
     mode = "plan" if profile is not None and profile.read_only else mode
     model = profile.model if profile is not None else None
     view = await rt.new_session(name, model=model, workdir=workdir, mode=mode, lane=lane, base=base)
-    agent = rt.agents[view.id]
+    agent = worker_agent(rt, view)
     if profile is not None:
-        agent.tools = ToolRegistry(t for n in profile.allowed_tools if (t := rt.tools.get(n)) is not None)
+        agent.calls.tools = ToolRegistry(
+            t for n in profile.allowed_tools if (t := rt.tools.get(n)) is not None
+        )
     extra = [
         p for p in ((profile.system_prompt if profile else ""), schema and schema_instructions(schema)) if p
     ]

@@ -146,7 +146,7 @@ class FanoutGroup:
                 session_rules=tuple(view.session_rules),
             )
             if decision.decision == "allow":
-                event.reply.set_result(("allow_once", None))
+                event.reply.set_result(ev.PermissionAnswer("allow_once"))
                 answered += 1
         return answered
 

@@ -37,7 +37,7 @@ def refuse_asks(event: ev.Event) -> None:
     """Sink/observer for a headless fan-out: refuse every ask (there is no terminal to ask)."""
     if isinstance(event, ev.PermissionRequested) and not event.reply.done():
         event.reply.set_result(
-            ("reject_once", {"headless": True, "reason": f"no terminal to ask ({event.reason})"})
+            ev.PermissionAnswer("reject_once", note=f"no terminal to ask ({event.reason})", headless=True)
         )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents.config import SessionProfile
-from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn
+from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn, worker_agent
 from paragents.fanout.recording import add_member, finish_group, open_group, resolve_commit
 from paragents.fanout.report import FindingsAnswer, ReviewReport, merge_findings
 from paragents.fanout.specialists import choose
@@ -231,8 +231,7 @@ async def _with_patch(
 
 async def _ask_patch(rt: Runtime, report: ReviewReport, workdir: Path, view: SessionView) -> ReviewReport:
     """Ask ``view`` (no tools) for the patch; keep it only when ``git apply --check`` accepts it."""
-    view_tools = rt.agents[view.id]
-    view_tools.tools = type(rt.tools)()  # the patch is written as text, nothing runs
+    worker_agent(rt, view).calls.tools = type(rt.tools)()  # the patch is written as text, nothing runs
     findings = "\n".join(report.lines()[1:])
     prompt = (
         "Write one unified diff (as `git diff` prints it, paths a/ and b/ from the repository root) that "

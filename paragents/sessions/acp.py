@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
-from paragents.acp.launch import AgentUnavailable, find_program, resolve_agent
+from paragents.acp.launch import AcpLaunchError, AgentUnavailable, find_program, resolve_agent
 from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
@@ -70,17 +70,14 @@ _STARTS: set[asyncio.Task[None]] = set()
 
 
 async def _start(core: SessionsCore, agent: AcpAgent, *, quiet: bool = False) -> None:
-    from paragents.acp.agent import AcpLaunchError
-
     sid = agent.session.id
     try:
-        await agent.start()
+        await agent.link.start()
     except AcpLaunchError as exc:
         core.emit(ev.Notice(sid, str(exc), "error"))
     else:
         if not quiet:
-            name = agent.agent_info or agent.spec.name
-            core.emit(ev.Notice(sid, f"{name} is ready (Agent Client Protocol)"))
+            core.emit(ev.Notice(sid, f"{agent.link.name} is ready (Agent Client Protocol)"))
 
 
 async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_id: str | None) -> None:
@@ -99,20 +96,18 @@ async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_
         remote_id=remote_id,
         save_remote=functools.partial(core.store.agent_sessions.set, view.id, agent),
         session=view,
-        client=core.client,
         tools=core.tools,
         policy=core.policy,
         store=core.store,
         config=core.config,
         emit=core.emit,
-        system_prompt=lambda: "",
-        history=list(old.history) if old is not None else [],
+        history=list(old.record.history) if old is not None else [],
         on_read=core.conflicts.read_hook(view.id),
         on_write=core.conflicts.write_hook(view.id),
         budget=core.budgets.meter(view.id),
     )
     if old is not None:
-        made.revision, made.last_message_id = old.revision, old.last_message_id
+        made.record.revision, made.record.last_message_id = old.record.revision, old.record.last_message_id
     core.agents[view.id] = made
 
 
@@ -124,26 +119,25 @@ async def attach_if_agent(core: SessionsCore, view: SessionView) -> None:
         await build_agent(core, view, found[0], found[1])
         made = agent_of(core, view.id)
         if made is not None and found[1]:  # launch it now: can it continue the stored conversation?
-            made.probe = asyncio.create_task(_start(core, made, quiet=True))
-            _STARTS.add(made.probe)
-            made.probe.add_done_callback(_STARTS.discard)
+            made.wait.probe = probe = asyncio.create_task(_start(core, made, quiet=True))
+            _STARTS.add(probe)
+            probe.add_done_callback(_STARTS.discard)
 
 
 async def start_new_remote(core: SessionsCore, sid: str) -> None:
     """``/agent new``: start a new agent session in session ``sid`` (its external agent cannot continue
     the stored conversation, or the user wants a fresh one). Raises SessionError."""
-    from paragents.acp.agent import AcpLaunchError
-
     agent = agent_of(core, sid)
     if agent is None:
         raise SessionError("this session is not run by an external agent (/new --agent NAME opens one)")
-    if agent.stale is None and core.scheduler.is_running(sid):
+    stale = agent.wait.stale
+    if stale is None and core.scheduler.is_running(sid):
         raise SessionError("a turn is running: cancel it first (Esc), then /agent new")
     try:
-        await agent.start_new_session()
+        await agent.link.start_new_session()
     except AcpLaunchError as exc:
-        if agent.stale is not None:  # the panel offers it again
-            core.emit(ev.AgentSessionStale(sid, agent.stale))
+        if agent.wait.stale is not None:  # the panel offers it again
+            core.emit(ev.AgentSessionStale(sid, agent.wait.stale))
         raise SessionError(str(exc)) from None
 
 

@@ -11,6 +11,7 @@ from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents.acp.launch import AcpLaunchError
 from paragents.sessions.acp import agent_of
 
 if TYPE_CHECKING:
@@ -28,13 +29,11 @@ def runs_agent(core: Any, sid: str) -> bool:
 async def _started(core: Any, sid: str) -> AcpAgent | None:
     """The session's agent, started (its session open, so its modes and options are known); None
     after a note saying why not."""
-    from paragents.acp.agent import AcpLaunchError
-
     agent = agent_of(core, sid)
     if agent is None:
         return None
     try:
-        await agent.start()
+        await agent.link.start()
     except AcpLaunchError as exc:
         core.emit(ev.Notice(sid, str(exc), "error"))
         return None
@@ -112,7 +111,7 @@ async def agent_mode(core: Any, sid: str, wanted: str | None) -> None:
             ev.Notice(sid, f"{who} has no mode {wanted!r}; its modes: {names} ({PERMISSION_HINT})", "warning")
         )
         return
-    switched = ctl.set_mode(agent.conn, agent.remote_id or "", found)
+    switched = ctl.set_mode(agent.link.conn, agent.link.remote_id or "", found)
     if not await _switch(core, sid, agent, switched, "session/set_mode", "mode", found.id):
         return
     announced = agent.log.mode == found.id  # its current_mode_update came first and was shown
@@ -148,7 +147,7 @@ async def agent_model(core: Any, sid: str, wanted: str | None) -> None:
         names = ", ".join(c.id for c in option.choices)
         core.emit(ev.Notice(sid, f"{who} has no model {wanted!r}; its models: {names}", "warning"))
         return
-    switched = ctl.set_option(agent.conn, agent.remote_id or "", option, found.id)
+    switched = ctl.set_option(agent.link.conn, agent.link.remote_id or "", option, found.id)
     if not await _switch(core, sid, agent, switched, "session/set_config_option", "model", found.id):
         return
     core.emit(ev.Notice(sid, f"{who}'s model is now {ctl.model or found.id}"))

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.acp.held import WAITING_ON, held_note
-from paragents.agent import Agent
 from paragents.agent.context import build_system_prompt, load_instructions
+from paragents.agent.protocol import SessionAgent
 from paragents.config import LoadedConfig, RuntimeConfig
 from paragents.conflicts import ConflictChecker
 from paragents.models import SessionState, ToolCall, TurnResult, TurnStatus, Usage
@@ -50,7 +50,7 @@ class SessionsCore:
         self.tools = default_registry()
         self.notebook = NoteBook(store.notes, project_dir)
         self.sessions: dict[str, SessionView] = {}
-        self.agents: dict[str, Agent] = {}
+        self.agents: dict[str, SessionAgent] = {}
         self.key_problem: str | None = None
         """Why the client has no API key (``api_key_env`` not set; ``Runtime.create(keyless_ok=True)``)."""
         self.notes: list[str] = []
@@ -100,7 +100,7 @@ class SessionsCore:
             store,
             emit=self.emit,
             session_name=lambda sid: self.sessions[sid].name if sid in self.sessions else None,
-            turn_of=lambda sid: self.agents[sid].turn_id if sid in self.agents else None,
+            turn_of=lambda sid: self.agents[sid].record.turn_id if sid in self.agents else None,
             workdir_of=lambda sid: self.sessions[sid].workdir if sid in self.sessions else project_dir,
             set_waiting=self._set_waiting,
             summarize=self._summarize_call,
@@ -302,19 +302,19 @@ class SessionsCore:
             raise
         except StoreError as exc:  # before the agent's turn began
             self.emit(ev.TurnStarted(sid, prompt.text))
-            await agent.fail_on_store(exc)
+            await agent.record.fail_on_store(exc)
         except Exception as exc:  # a bug: report it on the turn rather than lose it in the task
             log.exception("turn of session %s failed", sid)
             text = f"internal error: {type(exc).__name__}: {exc}"
             try:  # the turn row is finished too, and the panel is told the session failed
-                await agent.fail_internal(text)
+                await agent.record.fail_internal(text)
             except StoreError:
                 result = TurnResult(status=TurnStatus.FAILED, error=text, error_kind="internal")
                 self.emit(ev.SessionStateChanged(sid, SessionState.FAILED, text))
                 self.emit(ev.TurnFinished(sid, TurnStatus.FAILED.value, text, "internal", result))
         finally:
             try:
-                await agent.run_pending_compactions()  # asked with /compact during the turn
+                await agent.compactions.run_pending()  # asked with /compact during the turn
                 await self.conflicts.release(sid)
                 if sid in self.sessions:
                     await self.store.sessions.update(

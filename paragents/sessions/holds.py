@@ -136,7 +136,7 @@ class SessionHolds:
         state = SessionState.IDLE if view.state in BUSY_STATES else view.state
         agent = core.agents.get(sid)
         if agent is not None:
-            await agent.sync()
+            await agent.record.sync()
         note = core.notes[-1] if core.notes else f"session {view.name!r} taken over"
         core.emit(ev.SessionStateChanged(sid, state, "taken over"))
         core.emit(ev.Notice(sid, note, "warning"))

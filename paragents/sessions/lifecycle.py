@@ -225,7 +225,7 @@ class SessionLifecycle:
         agent = self.core.agents.get(sid)
         if agent is None:
             raise SessionError(f"session {view.name!r} is still loading; try again in a moment")
-        sandbox = agent.sandbox_config()
+        sandbox = agent.calls.sandbox_config()
         return describe(sandbox, check(sandbox), view.workdir)
 
     async def clear_session(self, sid: str) -> None:
@@ -238,10 +238,10 @@ class SessionLifecycle:
         await core.store.sessions.new_conversation(sid)
         await core.store.sessions.update(sid, last_prompt_tokens=0)
         core.emit(ev.ConversationCleared(sid))
-        agent = core.agents[sid]
-        agent.history.clear()
-        agent.compaction = None
-        await agent.mark_current()
+        record = core.agents[sid].record
+        record.history.clear()
+        record.compaction = None
+        await record.mark_current()
         core.emit(ev.SessionStateChanged(sid, view.state, "cleared"))
         if acp_sessions.agent_of(core, sid) is not None:  # the agent forgets too: a new agent session
             await acp_sessions.start_new_remote(core, sid)
@@ -273,7 +273,7 @@ class SessionLifecycle:
         if name is None:
             name = unique_name(f"{view.name[: MAX_NAME - 6]}-fork", await self._taken())
         new = await self.new_session(name, model=view.model, workdir=view.workdir, mode=view.mode)
-        history = list(agent.history)
+        history = list(agent.record.history)
         running = core.scheduler.is_running(sid)
         if running:  # the running turn has no reply yet: copying its prompt would leave two in a row
             last_prompt = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=None)
@@ -290,12 +290,12 @@ class SessionLifecycle:
             await core.store.messages.append(new.id, message, outcome=outcome_of(message))
             for message in history
         ]
-        state = agent.compaction
+        state = agent.record.compaction
         if state is not None and 0 < state.covered <= len(ids):
             await core.store.compactions.add(new.id, ids[state.covered - 1], state.summary)
         for note in core.notebook.session_notes(view.id):
             await core.store.notes.add(core.project_dir, note.text, session_id=new.id, author=note.author)
-        copy = core.agents[new.id]
+        copy = core.agents[new.id].record
         copy.history = await core.store.messages.load_history(new.id)
         copy.compaction = await load_compaction(core.store, new.id, copy.history)
         await copy.mark_current()

@@ -35,7 +35,7 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
     pool = core.mcp
     names = {s: v.name for s, v in core.sessions.items()}
     agent = core.agents.get(sid) if sid else None
-    mine = agent.mcp if agent is not None else None
+    mine = agent.calls.mcp if agent is not None else None
     tokens = mine.spec_tokens(estimate_json_tokens) if mine is not None else {}
     window = core.sessions[sid].context_window if sid in core.sessions else 0
     report = McpReport(notes=list(pool.problems))
@@ -90,4 +90,5 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
 def mcp_tokens(core: SessionsCore, sid: str) -> dict[str, int]:
     """Estimated tokens the MCP tool schemas add to each of the session's requests, by server."""
     agent = core.agents.get(sid)
-    return agent.mcp.spec_tokens(estimate_json_tokens) if agent is not None and agent.mcp is not None else {}
+    mcp = agent.calls.mcp if agent is not None else None
+    return mcp.spec_tokens(estimate_json_tokens) if mcp is not None else {}

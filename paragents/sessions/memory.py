@@ -48,7 +48,7 @@ class MemoryCommands:
             raise SessionError(view.read_only)
         agent = core.agents[view.id]
         if core.scheduler.is_running(sid):
-            return await agent.request_compaction(focus)
+            return await agent.compactions.request(focus)
         return await agent.compact(focus)
 
     async def remember(self, sid: str, text: str, project: bool = False) -> NoteRecord:
@@ -69,7 +69,7 @@ class MemoryCommands:
         await core.loaded_event.wait()
         view = core.view(sid)
         await core.notebook.refresh(sid)
-        state = core.agents[sid].compaction
+        state = core.agents[sid].record.compaction
         return MemoryReport(
             instructions=load_instructions(core.project_dir, view.workdir),
             session_notes=core.notebook.session_notes(sid),

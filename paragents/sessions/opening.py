@@ -124,9 +124,10 @@ class SessionOpening:
             execution=lambda: core.remote.facet(sid),
         )
         core.agents[sid] = agent
-        agent.compaction = await load_compaction(core.store, sid, history)
-        agent.revision = revision
-        agent.last_message_id = max((m.id for m in stored_messages), default=0)
+        record = agent.record
+        record.compaction = await load_compaction(core.store, sid, history)
+        record.revision = revision
+        record.last_message_id = max((m.id for m in stored_messages), default=0)
         await core.notebook.refresh(sid)
         await core.drafts.restore(view)  # what was typed but not sent goes back into its prompt box
         await acp_sessions.attach_if_agent(core, view)  # a session run by an external ACP agent

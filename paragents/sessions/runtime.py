@@ -395,10 +395,11 @@ class Runtime(SessionsCore):
         from paragents.mcp.server import McpServerError
 
         agent = self.agents.get(sid)
-        if agent is None or agent.mcp is None:
+        mcp = agent.calls.mcp if agent is not None else None
+        if mcp is None:
             raise SessionError(f"no open session with id {sid}")
         try:
-            return await agent.mcp.prompt(command, text)
+            return await mcp.prompt(command, text)
         except McpServerError as exc:
             raise SessionError(str(exc)) from None
 
@@ -479,8 +480,7 @@ class Runtime(SessionsCore):
         self.client = client
         self.scheduler.max_parallel = cfg.max_parallel_turns
         for agent in self.agents.values():
-            agent.client = client
-            agent.config = cfg
+            agent.reconfigure(client, cfg)
         self.conflicts.resources = tuple(cfg.resources)
         await self.mcp.reconfigure(cfg.mcp, [f.path for f in getattr(self.policy, "files", [])])
         for view in list(self.sessions.values()):

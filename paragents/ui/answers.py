@@ -44,9 +44,9 @@ async def handle(app: AppAPI, choice: AnswerChoice) -> None:
 
 async def _act(app: AppAPI, choice: AnswerChoice) -> None:
     match choice:
-        case ApprovalChoice(ask=ask, answer=answer, payload=payload):
+        case ApprovalChoice(ask=ask, answer=answer):
             if not ask.reply.done():
-                ask.reply.set_result((answer, payload))
+                ask.reply.set_result(answer)
             panel = app.panels.get(ask.session_id)
             if panel is not None:
                 await panel.ask_answered(ask.request_id)

@@ -20,11 +20,11 @@ from typing import Any, Literal
 from textual.message import Message
 
 from paragents.events import (
-    ApprovalAnswer,
     BudgetPaused,
     ConflictAnswer,
     ConflictDetected,
     Event,
+    PermissionAnswer,
     PermissionRequested,
     PredictedConflict,
     ReasoningDelta,
@@ -124,12 +124,11 @@ class QueueReleaseRequested(Message):
 
 @dataclass(frozen=True)
 class ApprovalChoice:
-    """The permission ask ``ask`` answered with ``answer``; ``payload`` is the list of rules for
-    allow_always, the note for reject_with_note, else None."""
+    """The permission ask ``ask`` answered with ``answer`` (its kind, with the edited rules of
+    allow_always or the note of reject_with_note): what the ask's Future is resolved with."""
 
     ask: PermissionRequested
-    answer: ApprovalAnswer
-    payload: list[str] | str | None = None
+    answer: PermissionAnswer
 
 
 @dataclass(frozen=True)

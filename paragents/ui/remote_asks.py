@@ -24,13 +24,13 @@ REFRESH = 2.0
 """Seconds between re-reads of the rows while the inbox is open."""
 
 
-def _payload(answer: str, payload: Any) -> tuple[str | None, list[str] | None]:
-    """``(note, rules)`` of a bar's answer payload (a note for reject_with_note, rules for always)."""
-    if answer == "reject_with_note":
-        return str(payload.get("note") if isinstance(payload, dict) else payload or ""), None
-    if answer == "allow_always" and isinstance(payload, list | tuple) and payload:
-        return None, [str(r) for r in payload]
-    return None, None
+def _row_answer(result: ev.PermissionAnswer | str) -> tuple[str, str | None, list[str] | None]:
+    """``(answer, note, rules)`` a bar's answer writes to the row: an approval's kind with the note of
+    reject_with_note or the rules of allow_always; a conflict's choice as it is."""
+    if not isinstance(result, ev.PermissionAnswer):
+        return str(result), None, None
+    note = (result.note or "") if result.kind == "reject_with_note" else None
+    return result.kind, note, list(result.rules) or None
 
 
 def _reply_of(item: InboxItem) -> asyncio.Future[Any]:
@@ -102,14 +102,13 @@ class RemoteAsks:
     def _answered(self, row: ApprovalRecord, done: asyncio.Future[Any]) -> None:
         if done.cancelled():
             return
-        result = done.result()
-        answer, payload = result if isinstance(result, tuple) else (result, None)
-        task = asyncio.get_running_loop().create_task(self._write(row, str(answer), payload))
+        task = asyncio.get_running_loop().create_task(self._write(row, *_row_answer(done.result())))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _write(self, row: ApprovalRecord, answer: str, payload: Any) -> None:
-        note, rules = _payload(answer, payload)
+    async def _write(
+        self, row: ApprovalRecord, answer: str, note: str | None, rules: list[str] | None
+    ) -> None:
         by = f"tui (pid {os.getpid()})"
         try:
             result = await self.runtime.answer_approval(row.id, answer, by, note, rules)

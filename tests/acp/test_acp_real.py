@@ -83,19 +83,19 @@ async def test_qwen_code_writes_a_file_through_paragents(tmp_path: Path) -> None
             view = await rt.new_agent_session("qwen", "q")
             acp = agent_of(rt, view.id)
             assert acp is not None
-            acp.init_timeout = 120  # node and Qwen Code start slowly on a busy machine
+            acp.link.init_timeout = 120  # node and Qwen Code start slowly on a busy machine
             rt.submit(view.id, "write hello.txt")
             await idle(rt, view.id, 240)
             result = view.last_result
             assert result is not None and result.status == "completed", (
                 result,
-                acp.proc and acp.proc.stderr_text(),
+                acp.link.proc and acp.link.proc.stderr_text(),
             )
             assert target.read_text() == "hello from qwen\n"
             assert not sink.of(ev.PermissionRequested, view.id)  # the Edit rule answered its ask
             audit = await rt.store.audit.recent(view.id)
             assert any(a["answered_by"] == "policy" and a["answer"] == "allow" for a in audit)
-            assert ("write", str(target.resolve())) in acp.acp.served  # through fs/write_text_file
+            assert ("write", str(target.resolve())) in acp.link.client.served  # through fs/write_text_file
             assert "done" in "".join(e.text for e in sink.of(ev.TextDelta, view.id))
             first = server.requests[0].body_json
             assert first["model"] == "m" and first.get("stream") is True, sorted(first)

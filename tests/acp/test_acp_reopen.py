@@ -31,7 +31,7 @@ async def first_run(aenv: AcpEnv, log: Path, **env: str) -> str:
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
-    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    remote = agent_of(rt, view.id).link.remote_id  # type: ignore[union-attr]
     await rt.shutdown()
     assert remote and calls(log) == ["new_session", "prompt say first answer"]
     aenv.sink.events.clear()
@@ -132,7 +132,7 @@ async def test_headless_starts_a_new_agent_session_with_a_note(aenv: AcpEnv, tmp
     again, view = await restored(aenv, log)
     agent = agent_of(again, view.id)
     assert agent is not None
-    agent.auto_new = True
+    agent.wait.auto_new = True
     again.submit(view.id, "say second")
     await idle(again, view.id)
     assert calls(log)[2:] == ["new_session", "prompt say second"]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.models import SessionState
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
@@ -66,7 +67,7 @@ async def test_a_rule_answers_the_agents_permission_ask_without_asking(aenv: Acp
 async def test_an_unmatched_ask_goes_to_the_user_with_the_agents_options(aenv: AcpEnv) -> None:
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.append(("reject_once", None))
+    aenv.sink.answers.append(PermissionAnswer("reject_once"))
     rt.submit(view.id, "run touch made.txt")
     await idle(rt, view.id)
     asks = aenv.sink.of(ev.PermissionRequested, view.id)
@@ -89,7 +90,7 @@ async def test_a_command_the_user_allowed_once_is_not_asked_again_when_its_termi
     a client terminal: one ask, not two (the terminal's command is the approved one)."""
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.append(("allow_once", None))
+    aenv.sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(view.id, "run touch made.txt")
     await idle(rt, view.id)
     asks = aenv.sink.of(ev.PermissionRequested, view.id)
@@ -105,7 +106,7 @@ async def test_a_served_request_the_user_was_asked_about_ends_its_entry(aenv: Ac
     outside.write_text("hello\n")
     rt = await aenv.runtime()
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.extend([("allow_once", None), ("reject_once", None)])
+    aenv.sink.answers.extend([PermissionAnswer("allow_once"), PermissionAnswer("reject_once")])
     rt.submit(view.id, f"read {outside}")
     await idle(rt, view.id)
     rt.submit(view.id, f"read {outside}")
@@ -167,9 +168,9 @@ async def test_cancel_sends_session_cancel_and_shows_the_stop_reason(aenv: AcpEn
     assert view.last_result is not None and view.last_result.status == "cancelled"
     assert any("agent's stop reason: cancelled" in n for n in notices(aenv.sink, view.id))
     agent = agent_of(rt, view.id)
-    assert agent is not None and agent.running  # the agent stays up for the next prompt
+    assert agent is not None and agent.link.running  # the agent stays up for the next prompt
     await rt.shutdown()
-    assert agent.proc is None
+    assert agent.link.proc is None
 
 
 async def test_a_crash_is_shown_with_stderr_and_the_next_prompt_restarts_it(aenv: AcpEnv) -> None:
@@ -215,7 +216,7 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
-    remote = agent_of(rt, view.id).remote_id  # type: ignore[union-attr]
+    remote = agent_of(rt, view.id).link.remote_id  # type: ignore[union-attr]
     assert remote and await rt.store.agent_sessions.get(view.id) == ("fake", remote)
     await rt.shutdown()
 
@@ -224,7 +225,7 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
     [restored] = await again.restore()
     assert [m.get("content") for m in restored.messages] == ["say first answer", "first answer"]
     agent = agent_of(again, restored.id)
-    assert agent is not None and agent.remote_id == remote
+    assert agent is not None and agent.link.remote_id == remote
     again.submit(restored.id, "say second")
     await idle(again, restored.id)
     assert any("reloaded (session/load)" in n for n in notices(aenv.sink, restored.id))
@@ -266,7 +267,7 @@ async def test_an_agent_that_writes_files_itself_is_held_by_another_sessions_res
 async def test_an_edit_ask_naming_no_path_asks_the_user(aenv: AcpEnv) -> None:
     rt = await aenv.runtime({"allow": ["Edit"]})
     view = await aenv.session(rt, "q")
-    aenv.sink.answers.append(("reject_once", None))
+    aenv.sink.answers.append(PermissionAnswer("reject_once"))
     rt.submit(view.id, "pathless")
     await idle(rt, view.id)
     [ask] = aenv.sink.of(ev.PermissionRequested, view.id)

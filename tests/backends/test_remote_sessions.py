@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.lanes.gc import gc
 from paragents.lanes.repo import project_hash
 from paragents.llm.replay import ReplayServer, ScriptedResponse
@@ -67,7 +68,7 @@ async def test_a_container_lanes_tool_calls_run_in_its_container(
         lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None and lane.backend == "container" and view.lane_where is not None
         assert view.lane_where.startswith("container paragents-") and "container" in view.lane_notes[0]
-        sink.answers.extend([("allow_once", None)] * 8)
+        sink.answers.extend([PermissionAnswer("allow_once")] * 8)
         server.add(
             call("write_file", path="calc.py", content="def add(a, b):\n    return a + b\n"), session="api"
         )
@@ -103,7 +104,7 @@ async def test_prediction_over_container_lanes_and_gc_after_fetch(
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
         views = [await rt.new_session(n, lane=True, on="container") for n in ("one", "two")]
-        sink.answers.extend([("allow_once", None)] * 8)
+        sink.answers.extend([PermissionAnswer("allow_once")] * 8)
         for view, body in zip(views, ("a + b", "b + a"), strict=True):
             new = f"def add(a, b):\n    return {body}\n"
             server.add(call("write_file", path="app.py", content=new), session=view.name)
@@ -144,7 +145,7 @@ async def test_a_lost_engine_pauses_the_session_and_it_resumes(
         assert remote is not None
         remote.probe_first = remote.probe_max = 0.2
         gate = asyncio.Event()
-        sink.answers.extend([("allow_once", None)] * 8)
+        sink.answers.extend([PermissionAnswer("allow_once")] * 8)
         server.add(call("write_file", path="kept.txt", content="fetched\n"), session="api")
         first = call("run_command", "c2", command="cat kept.txt")
 
@@ -207,7 +208,7 @@ async def test_a_lanes_dev_server_answers_on_its_forwarded_port(
         forwards = rt.remote.forwards[(lane.repo, lane.name)]
         if lane.port_base not in forwards.servers:
             pytest.skip(f"port {lane.port_base} is in use on this machine")
-        sink.answers.extend([("allow_once", None)] * 4)
+        sink.answers.extend([PermissionAnswer("allow_once")] * 4)
         start = "mkdir -p site && echo hello-from-the-lane > site/index.html && cd site && "
         start += "(python3 -m http.server $PORT --bind 127.0.0.1 > /dev/null 2>&1 &) && sleep 1 && echo up"
         server.add(call("run_command", command=start), session="web")
@@ -243,7 +244,7 @@ async def test_after_a_restart_with_the_engine_away_the_lane_pauses_never_runs_h
     try:
         [restored] = await again.restore()
         assert restored.lane == "api" and restored.lane_where is not None
-        sink.answers.extend([("allow_once", None)] * 4)
+        sink.answers.extend([PermissionAnswer("allow_once")] * 4)
         server.add(call("run_command", command="echo made > where.txt && hostname"), session="api")
         server.add(reply("done"), session="api")
         again.submit(restored.id, "go")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.lanes.gc import gc
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
@@ -53,7 +54,7 @@ async def test_a_pod_lanes_session_works_there_and_gc_fetches_before_deleting(
         try:
             view = await rt.new_session("gpu", lane=True, on="k8s")
             assert view.lane_where is not None and view.lane_where.startswith("pod lanes/paragents-")
-            sink.answers.extend([("allow_once", None)] * 6)
+            sink.answers.extend([PermissionAnswer("allow_once")] * 6)
             server.add(call("write_file", "c1", path="model.py", content="W = 3\n"), session="gpu")
             server.add(call("run_command", "c2", command="pwd; cat model.py; echo $PORT"), session="gpu")
             server.add(call("grep", "c3", pattern="W ="), session="gpu")

@@ -15,6 +15,7 @@ import pytest
 from paragents import events as ev
 from paragents.cassette import play_cassette, report_ok, validate_cassette
 from paragents.cassette.recorder import CassetteRecorder
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime
 from tests.patience import HANG_GUARD_S
@@ -79,7 +80,7 @@ async def test_recorded_multi_session_run_replays_to_the_same_state(
 
         def sink(event: ev.Event) -> None:
             if isinstance(event, ev.PermissionRequested):
-                event.reply.set_result(("allow_once", None))
+                event.reply.set_result(PermissionAnswer("allow_once"))
 
         runtime.set_sink(sink)
         a = await runtime.new_session("a")

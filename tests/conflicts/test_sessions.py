@@ -6,6 +6,7 @@ import asyncio
 import time
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.models import SessionState
 from tests.conflicts.conftest import ConflictEnv, gated, reply, tool
 
@@ -284,7 +285,10 @@ async def test_unknown_targets_ask_only_while_someone_holds_a_reservation(cenv: 
     rt = await cenv.runtime()
     a, b = await cenv.session(rt, "a"), await cenv.session(rt, "b")
     dynamic = 'F=out.txt; echo hi > "$F"'
-    cenv.sink.answers = [("allow_once", None), ("allow_once", None)]  # the policy asks for such commands
+    cenv.sink.answers = [
+        PermissionAnswer("allow_once"),
+        PermissionAnswer("allow_once"),
+    ]  # the policy asks for such commands
     cenv.server.add([reply(tool_calls=[tool("run_command", {"command": dynamic})]), reply("ok")], session="b")
     rt.submit(b.id, "alone")
     await rt.wait_idle(b.id)

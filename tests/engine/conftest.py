@@ -21,7 +21,7 @@ class Collector:
     """Event sink that records every event and answers permission asks with a scripted policy."""
 
     events: list[ev.Event] = field(default_factory=list)
-    answers: list[tuple[ev.ApprovalAnswer, Any]] = field(default_factory=list)
+    answers: list[ev.PermissionAnswer] = field(default_factory=list)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __call__(self, event: ev.Event) -> None:

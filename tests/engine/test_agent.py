@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import SessionState
 from tests.conftest import shared_fixtures_dir
@@ -102,7 +103,7 @@ async def test_unknown_tool_and_bad_argument_types_go_back_to_the_model(env: Env
 async def test_write_asks_and_allow_once_writes_the_file(env: Env) -> None:
     rt = await env.runtime()
     s = await rt.new_session("a")
-    env.sink.answers.append(("allow_once", None))
+    env.sink.answers.append(PermissionAnswer("allow_once"))
     env.server.add(reply(tool_calls=[call("write_file", {"path": "x.txt", "content": "hi\n"})]), session="a")
     env.server.add(reply("written"), session="a")
     rt.submit(s.id, "write x")
@@ -119,7 +120,7 @@ async def test_write_asks_and_allow_once_writes_the_file(env: Env) -> None:
 async def test_deny_with_note_reaches_the_model_and_nothing_is_written(env: Env) -> None:
     rt = await env.runtime()
     s = await rt.new_session("a")
-    env.sink.answers.append(("reject_with_note", {"note": "use y.txt instead"}))
+    env.sink.answers.append(PermissionAnswer("reject_with_note", note="use y.txt instead"))
     env.server.add(reply(tool_calls=[call("write_file", {"path": "x.txt", "content": "hi"})]), session="a")
     env.server.add(reply("ok"), session="a")
     rt.submit(s.id, "write x")
@@ -133,7 +134,7 @@ async def test_deny_with_note_reaches_the_model_and_nothing_is_written(env: Env)
 async def test_allow_for_session_stops_asking_in_that_session_only(env: Env) -> None:
     rt = await env.runtime()
     s = await rt.new_session("a")
-    env.sink.answers.append(("allow_session", None))
+    env.sink.answers.append(PermissionAnswer("allow_session"))
     cmd = {"command": "echo one"}
     env.server.add(reply(tool_calls=[call("run_command", cmd, "c1")]), session="a")
     env.server.add(reply(tool_calls=[call("run_command", {"command": "echo two"}, "c2")]), session="a")
@@ -358,7 +359,7 @@ async def test_an_edit_ask_carries_the_diff_computed_without_running_it(env: Env
     assert ask.preview is not None and ask.preview.kind == "diff"
     assert "-    return 1\n+    return 2" in ask.preview.text
     assert ask.rule is None  # no rule matched: the default asked
-    ask.reply.set_result(("reject_once", None))
+    ask.reply.set_result(PermissionAnswer("reject_once"))
     await rt.wait_idle(s.id)
     await rt.shutdown()
 
@@ -378,7 +379,7 @@ async def test_a_command_ask_carries_the_command_its_cwd_and_the_matching_rule(e
     assert ask.preview.text == "rm -rf out && echo gone"
     assert ask.preview.cwd == str((env.project / "build").resolve())
     assert ask.rule == "Bash(rm *)" and ask.rule_scope == "project"
-    ask.reply.set_result(("reject_once", None))
+    ask.reply.set_result(PermissionAnswer("reject_once"))
     await rt.wait_idle(s.id)
     await rt.shutdown()
 
@@ -405,7 +406,7 @@ async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: E
     agent = rt.agents[s.id]
 
     async def broken(prompt: str) -> None:
-        agent._turn_id = await rt.store.turns.start(s.id, prompt)
+        agent.record.turn_id = await rt.store.turns.start(s.id, prompt)
         raise RuntimeError("boom")
 
     agent.run_turn = broken  # type: ignore[method-assign,assignment]

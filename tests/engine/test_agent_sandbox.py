@@ -9,6 +9,7 @@ import shutil
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import SessionError
 from paragents.tools.sandbox import SandboxConfig, check
@@ -47,7 +48,7 @@ async def test_auto_allow_runs_a_sandboxed_command_without_asking(env: Env) -> N
 async def test_without_auto_allow_the_ask_says_the_command_will_be_sandboxed(env: Env) -> None:
     rt = await env.runtime(sandbox="auto")
     s = await rt.new_session("a")
-    env.sink.answers.append(("allow_once", None))
+    env.sink.answers.append(PermissionAnswer("allow_once"))
     env.server.add(command_call("true"), session="a")
     env.server.add(ScriptedResponse.from_message(content="done"), session="a")
     rt.submit(s.id, "go")
@@ -73,7 +74,7 @@ async def test_required_without_bwrap_refuses_without_asking(env: Env) -> None:
 async def test_auto_without_bwrap_warns_once_and_runs_unconfined(env: Env) -> None:
     rt = await env.runtime(sandbox={"mode": "auto", "bwrap": MISSING})
     s = await rt.new_session("a")
-    env.sink.answers.extend([("allow_once", None), ("allow_once", None)])
+    env.sink.answers.extend([PermissionAnswer("allow_once"), PermissionAnswer("allow_once")])
     env.server.add(command_call("touch one", "c1"), session="a")
     env.server.add(command_call("touch two", "c2"), session="a")
     env.server.add(ScriptedResponse.from_message(content="ok"), session="a")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime, SessionError
 from paragents.store import INTERRUPTED_RESULT
@@ -87,7 +88,7 @@ async def test_a_write_refused_mid_turn_fails_the_turn_as_store_and_keeps_the_ot
     rt.submit(s.id, "write it")
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.PermissionRequested, s.id)))
     other_process_appends(env.db, s.id, "taken", 1)  # another process wrote while the ask waited
-    env.sink.of(ev.PermissionRequested, s.id)[0].reply.set_result(("allow_once", None))
+    env.sink.of(ev.PermissionRequested, s.id)[0].reply.set_result(PermissionAnswer("allow_once"))
     await rt.wait_idle(s.id)
     result = s.last_result
     assert result is not None and result.status == "failed" and result.error_kind == "store"
@@ -147,7 +148,7 @@ async def test_restored_tool_results_show_ok_error_denied_cancelled_and_interrup
     assert outcomes == expected
     crash_result = next(m for m in view.messages if m.get("tool_call_id") == "c_crash")
     assert crash_result["content"] == INTERRUPTED_RESULT
-    sent_history = again.agents[view.id].history
+    sent_history = again.agents[view.id].record.history
     assert all("outcome" not in m for m in sent_history)  # the outcome is never sent to the model
     await again.shutdown()
 

@@ -61,7 +61,7 @@ def test_conversation_events_replace_and_clear_the_messages() -> None:
 
 async def test_asks_and_queue_are_tracked() -> None:
     view = make_view()
-    reply: asyncio.Future[tuple[ev.ApprovalAnswer, object]] = asyncio.get_running_loop().create_future()
+    reply: asyncio.Future[ev.PermissionAnswer] = asyncio.get_running_loop().create_future()
     call = ToolCall("c1", "bash", "{}")
     view.apply(ev.PermissionRequested("s1", "r1", call, "ls", "ask", (), reply))
     view.apply(ev.QueueChanged("s1", (("p1", "next"),)))

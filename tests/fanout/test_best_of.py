@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.fanout.compare import apply_candidate, compare, discard_all, graft_hunks
 from paragents.fanout.errors import EXIT_CONFIG, FanoutError
 from paragents.fanout.group import start_best_of
@@ -22,7 +23,7 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
 ) -> None:
     script_candidates(server)
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
-    sink.answers.extend([("allow_once", None)] * 6)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 6)
     try:
         group = await start_best_of(rt, FanoutRequest(3, PROMPT, verify=VERIFY), open_panel=False)
         assert [s.name for s in group.siblings] == [f"{SLUG}-{i}" for i in (1, 2, 3)]
@@ -69,7 +70,7 @@ async def test_a_grafted_hunk_applies_in_the_chosen_lane(
     (repo / "AGENTS.md").write_text("Always run the tests.\n")
     commit_all(repo, "instructions")
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
-    sink.answers.extend([("allow_once", None)] * 4)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 4)
     try:
         group = await start_best_of(rt, FanoutRequest(2, "add docs"), open_panel=False)
         await group.done.wait()
@@ -154,7 +155,7 @@ async def test_a_group_budget_pauses_every_sibling_and_raising_it_resumes_all(
     for i in (1, 2):
         server.add([call("read_file", path="app.py"), reply("ok")], session=f"read-app-{i}")
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite", budgets={"group": "6k"})
-    sink.answers.extend([("allow_once", None)] * 2)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 2)
     try:
         group = await start_best_of(rt, FanoutRequest(2, "read app"), open_panel=False)
         await sink.wait_for(lambda: len(sink.of(ev.BudgetPaused)) == 2)
@@ -193,7 +194,7 @@ async def test_a_candidate_that_deletes_the_tests_is_flagged_and_ranked_after_on
     server.add([drop, reply("removed the failing test")], session="make-tests-pass-1")
     server.add([fix, reply("fixed")], session="make-tests-pass-2")
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
-    sink.answers.extend([("allow_once", None)] * 2)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 2)
     try:
         group = await start_best_of(rt, FanoutRequest(2, "make tests pass", verify="true"), open_panel=False)
         await group.done.wait()

@@ -12,6 +12,7 @@ import pytest
 
 from paragents.cli import main
 from paragents.config import save_user_config
+from paragents.events import PermissionAnswer
 from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
 from paragents.fanout.headless import outcome_of
@@ -123,7 +124,7 @@ async def test_a_patch_that_no_longer_applies_exits_6(
 ) -> None:
     threaded.add([call("write_file", path="app.py", content=BROKEN), reply("done")], session=f"{SLUG}-1")
     rt, sink = await make_runtime(threaded, repo, tmp_path / "db.sqlite")  # type: ignore[arg-type]
-    sink.answers.append(("allow_once", None))
+    sink.answers.append(PermissionAnswer("allow_once"))
     try:
         group = await start_best_of(rt, FanoutRequest(1, PROMPT), open_panel=False)
         await group.done.wait()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from paragents.events import PermissionAnswer
 from paragents.fanout.split import Plan, Schedule, SplitError, run_split, schedule
 from paragents.llm.replay import ReplayServer
 from tests.fanteam.conftest import MakeRuntime, reply
@@ -91,7 +92,7 @@ async def test_overlapping_subtasks_run_in_sequence_into_one_integration_lane(
     server.add([reply(tool_calls=[write("w1", "app.py", first)]), reply("a done")], session="split-1-a")
     server.add([reply(tool_calls=[write("w2", "app.py", second)]), reply("b done")], session="split-1-b")
     server.add([reply(tool_calls=[write("w3", "docs/x.md", "# x\n")]), reply("c done")], session="split-1-c")
-    sink.answers.extend([("allow_once", None)] * 3)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 3)
     result = await run_split(rt, "build it", yes)
     assert result is not None and result.integration is not None
     assert result.schedule.overlaps == (("a", "b"),)

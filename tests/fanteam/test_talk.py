@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer
 from paragents.sessions.decisions import NOTES_END, NOTES_HEADER
 from tests.fanteam.conftest import MakeRuntime, reply
@@ -30,7 +31,7 @@ async def test_message_session_asks_then_arrives_as_context_at_the_next_turn(
     args = json.dumps({"name": "web", "text": "I renamed fetch_user to load_user"})
     server.add(reply(tool_calls=[{"id": "c1", "name": "message_session", "arguments": args}]), session="api")
     server.add(reply("sent"), session="api")
-    sink.answers.append(("allow_once", None))
+    sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(api.id, "tell web about the rename")
     await rt.wait_idle(api.id)
     [asked] = sink.of(ev.PermissionRequested, api.id)  # asks by default, per receiver
@@ -67,7 +68,7 @@ async def test_a_note_cannot_fake_the_end_of_the_notes_block(
     args = json.dumps({"name": "web", "text": FAKE_END})
     server.add(reply(tool_calls=[{"id": "c1", "name": "message_session", "arguments": args}]), session="api")
     server.add(reply("sent"), session="api")
-    sink.answers.append(("allow_once", None))
+    sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(api.id, "tell web")
     await rt.wait_idle(api.id)
     server.add(reply("ok"), session="web")

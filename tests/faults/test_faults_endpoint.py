@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
+from paragents.agent import Agent
 from paragents.llm import ChatClient
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.models import SessionState
@@ -321,6 +322,7 @@ async def test_fault_fails_one_session_visibly_while_another_completes(
         victim = await rt.new_session("victim")
         by = await rt.new_session("bystander")
         agent = rt.agents[victim.id]
+        assert isinstance(agent, Agent)  # paragents' own: its chat client is swapped below
 
         # a finished turn first, so there is history that must survive the fault
         replay.add(ScriptedResponse.from_message(WARM), session="victim")

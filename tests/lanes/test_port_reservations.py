@@ -13,6 +13,7 @@ import pytest
 from paragents import events as ev
 from paragents.conflicts.ports import command_ports
 from paragents.conflicts.targets import call_targets
+from paragents.events import PermissionAnswer
 from paragents.lanes.gc import remove_lane
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
@@ -57,7 +58,7 @@ async def server() -> AsyncIterator[ReplayServer]:
 
 async def _run(server: ReplayServer, rt: Runtime, sink: Collector, sid: str, command: str) -> None:
     name = rt.sessions[sid].name
-    sink.answers.append(("allow_once", None))
+    sink.answers.append(PermissionAnswer("allow_once"))
     args = json.dumps({"command": command})
     server.add(reply(tool_calls=[{"id": "c", "name": "run_command", "arguments": args}]), session=name)
     server.add(reply("done"), session=name)

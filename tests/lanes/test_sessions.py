@@ -11,6 +11,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.cli import main
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime, SessionError
 from paragents.ui.commands import SlashCommand, parse_command
@@ -49,7 +50,7 @@ async def test_session_in_a_lane_works_there_with_its_ports(
         assert view.workdir == Path(lane.path) == view.sandbox_root and view.lane == "api"
         assert view.lane_notes[0].startswith("working in lane api (paragents/api)")
         assert not sink.of(ev.Notice, view.id)  # a TUI shows them once its panel is mounted
-        sink.answers.append(("allow_once", None))
+        sink.answers.append(PermissionAnswer("allow_once"))
         args = json.dumps({"command": "echo $PORT $PARAGENTS_PORT > port.txt"})
         server.add(reply(tool_calls=[{"id": "c1", "name": "run_command", "arguments": args}]), session="api")
         server.add(reply("done"), session="api")
@@ -157,7 +158,7 @@ async def test_two_lane_sessions_editing_one_function_get_a_predicted_conflict(
         web = await rt.new_session("web", lane=True)
         rt.lane_watcher.debounce = 0
         for view, body in ((api, "return 'api'"), (web, "return 'web'")):
-            sink.answers.append(("allow_once", None))
+            sink.answers.append(PermissionAnswer("allow_once"))
             args = json.dumps({"path": "app.py", "content": f"def hello():\n    {body}\n"})
             server.add(
                 reply(tool_calls=[{"id": "w", "name": "write_file", "arguments": args}]), session=view.name

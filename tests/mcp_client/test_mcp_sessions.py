@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
 from tests.mcp_client.conftest import DEMO, Env, demo_stdio
@@ -50,7 +51,10 @@ async def test_two_sessions_share_one_server_process(env: Env) -> None:
     b = await rt.new_session("b")
     for name in ("a", "b"):
         env.server.add([call("add", {"a": 2, "b": 3}), call("pid", {}, "c2"), done()], session=name)
-    env.sink.answers = [("allow_once", None), ("allow_once", None)]  # pid is unlisted: it asks
+    env.sink.answers = [
+        PermissionAnswer("allow_once"),
+        PermissionAnswer("allow_once"),
+    ]  # pid is unlisted: it asks
     await asyncio.gather(turn(rt, a.id), turn(rt, b.id))
     results_a, results_b = tool_results(env, a.id), tool_results(env, b.id)
     assert results_a[0] == ("ok", "5") and results_b[0] == ("ok", "5")  # readOnlyHint: no ask
@@ -95,7 +99,7 @@ async def test_scope_session_gives_each_session_its_own_process(env: Env) -> Non
     b = await rt.new_session("b")
     for name in ("a", "b"):
         env.server.add([call("pid", {}), done()], session=name)
-    env.sink.answers = [("allow_once", None), ("allow_once", None)]
+    env.sink.answers = [PermissionAnswer("allow_once"), PermissionAnswer("allow_once")]
     await asyncio.gather(turn(rt, a.id), turn(rt, b.id))
     pids = {tool_results(env, sid)[0][1] for sid in (a.id, b.id)}
     assert len(pids) == 2
@@ -113,7 +117,7 @@ async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: 
     rt = await runtime(env)
     s = await rt.new_session("s")
     env.server.add([call("echo", {"text": "hello"}), done()], session="s")
-    env.sink.answers = [("reject_once", None)]
+    env.sink.answers = [PermissionAnswer("reject_once")]
     await turn(rt, s.id)
     [ask] = env.sink.of(ev.PermissionRequested, s.id)
     assert ask.call.name == "mcp__demo__echo" and ask.preview is not None
@@ -140,7 +144,7 @@ async def test_tool_timeout_is_a_tool_error_and_the_turn_goes_on(env: Env) -> No
     rt = await runtime(env, toolTimeout=1)
     s = await rt.new_session("s")
     env.server.add([call("slow", {"seconds": 60}), done("after")], session="s")
-    env.sink.answers = [("allow_once", None)]
+    env.sink.answers = [PermissionAnswer("allow_once")]
     await turn(rt, s.id)
     [(outcome, content)] = tool_results(env, s.id)
     assert outcome == "error" and "toolTimeout" in content and "'demo'" in content
@@ -172,7 +176,7 @@ async def test_a_crash_mid_call_is_a_tool_error_never_a_hang(env: Env) -> None:
     rt = await runtime(env)
     s = await rt.new_session("s")
     env.server.add([call("crash", {}), call("add", {"a": 1, "b": 2}, "c2"), done()], session="s")
-    env.sink.answers = [("allow_once", None)]
+    env.sink.answers = [PermissionAnswer("allow_once")]
     await turn(rt, s.id)
     (o1, c1), (o2, c2) = tool_results(env, s.id)
     assert o1 == "error" and "MCP server 'demo' stopped during the call" in c1
@@ -192,7 +196,7 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
     def answer(event: ev.Event) -> None:
         if isinstance(event, ev.PermissionRequested):
             seen.append((event.call.name, len(rt.mcp.handles)))
-            event.reply.set_result(("allow_always", None))
+            event.reply.set_result(PermissionAnswer("allow_always"))
 
     rt.observers.append(answer)
     await turn(rt, s.id)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from paragents import events as ev
 from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut, valid_cuts
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
 from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
@@ -129,11 +130,11 @@ async def test_compaction_asked_during_a_tool_call_waits_for_the_results(env: En
     rt.submit(view.id, "write the file")
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.PermissionRequested, view.id)))
     task = asyncio.create_task(rt.compact(view.id))
-    await until(lambda: bool(rt.agents[view.id]._compact_waiters))
+    await until(lambda: bool(rt.agents[view.id].compactions.waiters))
     assert not task.done()
     assert not any(is_summary_request(r) for r in env.server.requests)  # nothing sent mid-call
 
-    env.sink.of(ev.PermissionRequested, view.id)[0].reply.set_result(("allow_once", None))
+    env.sink.of(ev.PermissionRequested, view.id)[0].reply.set_result(PermissionAnswer("allow_once"))
     outcome = await asyncio.wait_for(task, HANG_GUARD_S)
     await rt.wait_idle(view.id)
     assert outcome.ok
@@ -167,7 +168,7 @@ async def test_a_failing_compaction_changes_nothing(env: Env) -> None:
     assert not second.ok and "too long" in second.message
     notices = [n.text for n in env.sink.of(ev.Notice, view.id) if n.level == "error"]
     assert any("compaction failed" in n and "unchanged" in n for n in notices)
-    assert rt.agents[view.id].compaction is None
+    assert rt.agents[view.id].record.compaction is None
     assert await rt.store.compactions.latest(view.id) is None
     assert not env.sink.of(ev.Compacted)
 
@@ -195,7 +196,7 @@ async def test_next_request_after_restart_and_crash_is_valid(env: Env) -> None:
 
     rt2 = await env.runtime(default_context_window=32768)
     (view2,) = await rt2.restore()
-    assert rt2.agents[view2.id].compaction is not None
+    assert rt2.agents[view2.id].record.compaction is not None
     await turns(rt2, env, view2.id, ["q3"])
     body = turn_requests(env.server)[-1]
     assert_valid_request(body)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.ui.commands import SlashCommand, parse_command
 from tests.memory.conftest import Env, assert_valid_request, turn_requests
@@ -55,7 +56,7 @@ async def test_remember_tool_asks_then_stores_a_session_note(env: Env) -> None:
         ],
         session="a",
     )
-    env.sink.answers.append(("allow_once", None))
+    env.sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(view.id, "remember where the API is")
     await rt.wait_idle(view.id)
     report = await rt.memory(view.id)
@@ -79,7 +80,7 @@ async def test_fork_copies_history_and_compaction(env: Env) -> None:
 
     fork = await rt.fork(view.id)
     assert fork.name == "a-fork" and fork.id != view.id
-    assert rt.agents[fork.id].history == rt.agents[view.id].history
+    assert rt.agents[fork.id].record.history == rt.agents[view.id].record.history
     env.server.add(say("forked answer"), session="a-fork")
     rt.submit(fork.id, "q3 in the fork")
     await rt.wait_idle(fork.id)

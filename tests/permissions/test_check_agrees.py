@@ -17,6 +17,7 @@ from permission_fixtures import case_insensitive_disk, fixture_files, materialis
 
 from paragents import events as ev
 from paragents.cli.permissions import main
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.permissions import Policy
 from paragents.sessions import Runtime
@@ -36,7 +37,7 @@ class Check:
 
 def _rejecting_sink(event: ev.Event) -> None:
     if isinstance(event, ev.PermissionRequested) and not event.reply.done():
-        event.reply.set_result(("reject_once", None))
+        event.reply.set_result(PermissionAnswer("reject_once"))
 
 
 async def session_decision(server: ReplayServer, project: Path, db: Path, check: Check) -> dict[str, Any]:

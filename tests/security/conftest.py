@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime, SessionView
 from paragents.tools.sandbox import SandboxConfig, check
@@ -141,7 +142,7 @@ class AllowEverything:
     def __call__(self, event: ev.Event) -> None:
         self.events.append(event)
         if isinstance(event, ev.PermissionRequested) and not event.reply.done():
-            event.reply.set_result(("allow_once", None))
+            event.reply.set_result(PermissionAnswer("allow_once"))
 
     def of(self, kind: type, sid: str | None = None) -> list[Any]:
         return [e for e in self.events if isinstance(e, kind) and (sid is None or e.session_id == sid)]

@@ -18,6 +18,7 @@ import pytest
 
 from paragents import events as ev
 from paragents import paths
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
@@ -41,8 +42,8 @@ class Refuser:
     """Event sink that records every event and answers every permission ask ``reject_once``."""
 
     events: list[ev.Event] = field(default_factory=list)
-    answer: Callable[[ev.PermissionRequested], tuple[ev.ApprovalAnswer, Any] | None] = field(
-        default=lambda _req: ("reject_once", None)
+    answer: Callable[[ev.PermissionRequested], PermissionAnswer | None] = field(
+        default=lambda _req: PermissionAnswer("reject_once")
     )
     """The answer to each ask (None: leave it pending)."""
     changed: asyncio.Event = field(default_factory=asyncio.Event)

@@ -12,6 +12,7 @@ import json
 
 import pytest
 
+from paragents.events import PermissionAnswer
 from tests.security.hostile import Hostile, hostile, needs_bwrap
 
 __all__ = ["hostile"]
@@ -29,7 +30,9 @@ async def test_an_instructions_symlink_to_a_denied_file_does_not_reach_the_model
     hostile: Hostile, name: str
 ) -> None:
     (hostile.project / ".env").write_text(f"DB_PASSWORD={SECRET}\n")
-    hostile.sink.answer = lambda _req: ("allow_once", None)  # the user allows `ln -s`, as in the demo
+    hostile.sink.answer = lambda _req: PermissionAnswer(
+        "allow_once"
+    )  # the user allows `ln -s`, as in the demo
     rt = await hostile.runtime({"deny": ["Read(./.env)"]}, sandbox="required")
     sid = await hostile.attack(rt, [("run_command", {"command": f"ln -s .env {name}"})])
     await rt.shutdown()

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from paragents.events import PermissionAnswer
 from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
 from paragents.fanout.request import FanoutRequest
@@ -73,7 +74,7 @@ async def test_a_fanout_candidate_pointing_its_head_at_main_never_lands_there(
     rt = await Runtime.create(repo, cli_overrides=cfg, db_path=host.state / "db.sqlite")
     sink = Collector()
     rt.set_sink(sink)
-    sink.answers.extend([("allow_once", None)] * 8)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 8)
     try:
         group = await start_best_of(rt, FanoutRequest(2, "fix it"), open_panel=False)
         await group.done.wait()

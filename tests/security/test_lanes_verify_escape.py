@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from paragents.events import PermissionAnswer
 from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
 from paragents.fanout.request import FanoutRequest
@@ -118,7 +119,7 @@ async def test_a_conftest_written_by_a_candidate_cannot_write_outside_its_lane(
     rt = await Runtime.create(repo, cli_overrides=cfg, db_path=tmp_path / "db.sqlite")
     sink = Collector()
     rt.set_sink(sink)
-    sink.answers.extend([("allow_once", None)] * 8)
+    sink.answers.extend([PermissionAnswer("allow_once")] * 8)
     try:
         group = await start_best_of(rt, FanoutRequest(2, "fix add", verify=VERIFY), open_panel=False)
         await group.done.wait()

@@ -21,6 +21,7 @@ import pytest
 
 from paragents import paths, trust
 from paragents.config import UntrustedConfig
+from paragents.events import PermissionAnswer
 from tests.security.hostile import Hostile, hostile
 
 __all__ = ["hostile"]
@@ -40,7 +41,7 @@ async def test_the_file_tools_cannot_read_or_rewrite_paragents_own_state(hostile
     user_config = config / "runtime_config.json"
     user_config.write_text(json.dumps({"api_key": MODEL_KEY}))
     user_config.chmod(0o600)
-    hostile.sink.answer = lambda _req: ("allow_once", None)  # a hurried user allows every ask
+    hostile.sink.answer = lambda _req: PermissionAnswer("allow_once")  # a hurried user allows every ask
     rt = await hostile.runtime(sandbox="off")  # the file tools run in paragents' process either way
     records = trust.trust_path()
     records.parent.mkdir(parents=True, exist_ok=True)

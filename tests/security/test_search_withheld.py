@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from paragents.events import PermissionAnswer
 from paragents.sessions import Runtime
 from tests.security.hostile import Hostile, hostile
 
@@ -54,7 +55,7 @@ async def test_grep_of_a_denied_directory_outside_in_bypass_mode_returns_nothing
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRET}\n")
     monkeypatch.setenv("HOME", str(home))
-    hostile.sink.answer = lambda _req: ("allow_once", None)  # ~/.ssh is a credential place: it asks
+    hostile.sink.answer = lambda _req: PermissionAnswer("allow_once")  # ~/.ssh is a credential place: it asks
     rt = await hostile.runtime({"deny": ["Read(~/.ssh/**)"]}, sandbox="off")
     sid = await hostile.attack(
         rt,

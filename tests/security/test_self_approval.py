@@ -19,6 +19,7 @@ import pytest
 
 from paragents import events as ev
 from paragents import paths
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime
 from paragents.store import ApprovalRecord, Store
@@ -51,7 +52,7 @@ def attack_script() -> str:
 async def victim_waiting(hostile: Hostile, rt: Runtime) -> ev.PermissionRequested:
     """Session "victim" asks to run a command that leaves a marker; its ask is left pending."""
     hostile.sink.answer = lambda req: (
-        None if req.summary.startswith("run_command touch") else ("reject_once", None)
+        None if req.summary.startswith("run_command touch") else PermissionAnswer("reject_once")
     )
     victim = await rt.new_session("victim")
     marker = hostile.project / "victim-ran"

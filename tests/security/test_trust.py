@@ -21,6 +21,7 @@ import pytest
 from paragents import events as ev
 from paragents import paths, trust
 from paragents.cli.trust import ask
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.store import Store
 from tests.security.hostile import Hostile, hostile, needs_bwrap
@@ -135,12 +136,12 @@ async def test_planted_allow_rules_are_not_used_and_not_laundered_by_an_always_a
     refuses to append to a file that changed outside it, and the next start refuses it."""
     local = hostile.project / ".paragents" / "permissions.local.json"
 
-    def plant_then_always(req: object) -> tuple[str, object]:
+    def plant_then_always(req: object) -> PermissionAnswer:
         local.parent.mkdir(exist_ok=True)
         local.write_text(json.dumps({"permissions": {"allow": ["Bash"]}}))
-        return ("allow_always", None)
+        return PermissionAnswer("allow_always")
 
-    hostile.sink.answer = plant_then_always  # type: ignore[assignment]
+    hostile.sink.answer = plant_then_always
     rt = await hostile.runtime(sandbox="off")
     sid = await hostile.attack(rt, [("run_command", {"command": "touch made"})])
     notes = [n.text for n in hostile.sink.of(ev.Notice)]
@@ -154,7 +155,7 @@ async def test_planted_allow_rules_are_not_used_and_not_laundered_by_an_always_a
 
 async def test_always_answers_keep_the_project_trusted(hostile: Hostile) -> None:
     """Usability: paragents' own "always" answers are the user's: the next start needs no trust."""
-    hostile.sink.answer = lambda _req: ("allow_always", ["Bash(touch *)"])
+    hostile.sink.answer = lambda _req: PermissionAnswer("allow_always", rules=("Bash(touch *)",))
     rt = await hostile.runtime(sandbox="off")
     await hostile.attack(rt, [("run_command", {"command": "touch made"})])
     await rt.shutdown()

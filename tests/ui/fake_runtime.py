@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from paragents.agent.compaction import CompactionOutcome
 from paragents.config import LoadedConfig, RuntimeConfig, load_config
-from paragents.events import Event, EventSink
+from paragents.events import ApprovalAnswer, Event, EventSink, PermissionAnswer
 from paragents.limits import Budget, parse_budget
 from paragents.permissions import Policy
 from paragents.sessions import SessionsAPI, SessionView
@@ -215,7 +215,10 @@ class FakeRuntime:
         for view in self.sessions.values():
             ask = view.pending.get(approval_id)
             if ask is not None and not ask.reply.done():
-                ask.reply.set_result((answer, note))  # type: ignore[arg-type]
+                kind = cast("ApprovalAnswer", answer)
+                rejects = kind in ("reject_once", "reject_with_note")
+                always = tuple(rules or ()) if kind == "allow_always" else ()
+                ask.reply.set_result(PermissionAnswer(kind, note=note if rejects else None, rules=always))
                 return AnswerResult("accepted", f"approval {approval_id}: answered {answer}")
         return AnswerResult("unknown", f"no approval with id {approval_id!r}")
 

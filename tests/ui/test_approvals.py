@@ -14,7 +14,7 @@ from typing import Any
 from rich.console import Console
 from textual.widgets import Button, Input, Static
 
-from paragents.events import ConflictDetected, PermissionRequested
+from paragents.events import ConflictDetected, PermissionAnswer, PermissionRequested
 from paragents.models import CallPreview, ToolCall
 from paragents.ui.screens.inbox import InboxScreen
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
@@ -97,7 +97,7 @@ async def test_answer_keys_do_nothing_until_the_user_moves_to_the_bar() -> None:
         assert not request.reply.done()
         await pilot.press(FOCUS_KEY, "y")
         await pilot.pause()
-        assert request.reply.result() == ("allow_once", None)
+        assert request.reply.result() == PermissionAnswer("allow_once")
         assert panel.prompt_box.input.has_focus and panel.prompt_box.input.value == "y"
 
 
@@ -116,7 +116,7 @@ async def test_buttons_answer_on_a_click_and_never_take_focus() -> None:
         assert not any(b.can_focus for b in bar.query(Button))
         await pilot.click(bar.query_one("#allow_once", Button))
         await pilot.pause()
-        assert first.reply.result() == ("allow_once", None)
+        assert first.reply.result() == PermissionAnswer("allow_once")
         bar = panel.approval_bar
         assert bar is not None and bar.request is second
         await pilot.click(bar.query_one("#reject_with_note", Button))
@@ -125,7 +125,7 @@ async def test_buttons_answer_on_a_click_and_never_take_focus() -> None:
         assert note.has_focus
         await pilot.press(*"not now", "enter")
         await pilot.pause()
-        assert second.reply.result() == ("reject_with_note", "not now")
+        assert second.reply.result() == PermissionAnswer("reject_with_note", note="not now")
 
 
 async def test_an_external_agents_ask_is_answered_with_the_agents_own_options_as_plain_text() -> None:
@@ -155,7 +155,7 @@ async def test_an_external_agents_ask_is_answered_with_the_agents_own_options_as
         assert not request.reply.done() and not bar.has_class("-note")
         await pilot.press("n")
         await pilot.pause()
-        assert request.reply.result() == ("reject_once", None)
+        assert request.reply.result() == PermissionAnswer("reject_once")
 
 
 async def test_the_ask_shows_the_command_its_cwd_and_the_rule_as_plain_text() -> None:
@@ -194,7 +194,7 @@ async def test_the_ask_shows_the_diff_of_an_edit_and_the_head_of_a_new_file() ->
         write = PermissionRequested(
             "s1", "r2", call, "write_file x.txt", "no rule", (), loop.create_future(), content
         )
-        edit.reply.set_result(("reject_once", None))
+        edit.reply.set_result(PermissionAnswer("reject_once"))
         await panel.apply(write)
         await pilot.pause()
         bar = panel.approval_bar
@@ -274,7 +274,7 @@ async def test_an_ask_arriving_in_an_open_inbox_does_not_take_the_keys(tmp_path:
         assert bar.armed
         await pilot.press("y")
         await settle(pilot)
-        assert request.reply.result() == ("allow_once", None)
+        assert request.reply.result() == PermissionAnswer("allow_once")
 
 
 async def test_the_bar_shows_the_destructive_flag_of_the_one_classifier() -> None:
@@ -293,4 +293,4 @@ async def test_the_bar_shows_the_destructive_flag_of_the_one_classifier() -> Non
         assert panel.approval_bar is not None
         shown = bar_text(panel.approval_bar)
         assert "destructive: `rm -rf ~` deletes or overwrites files" in shown
-        request.reply.set_result(("reject_once", None))
+        request.reply.set_result(PermissionAnswer("reject_once"))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
@@ -53,7 +54,7 @@ async def test_background_approval_notifies_and_the_focused_one_does_not(
         assert [n.text for n in notifier.sent] == ["bg · approve `touch build.txt` (run_command) · f2"]
         assert notifier.title() == "paragents · 2 need you"
         for panel in (front, back):
-            next(iter(panel.pending.values())).reply.set_result(("reject_once", None))
+            next(iter(panel.pending.values())).reply.set_result(PermissionAnswer("reject_once"))
         await wait_until(pilot, lambda: not runtime.scheduler.running_count, "both turns to end")
         await app.shutdown_runtime()
 

@@ -32,7 +32,7 @@ class HeldTuiPlayer(TuiPlayer):
         self.changed = asyncio.Event()
         self._released = False
 
-    def deliver_permission(self, event: ev.PermissionRequested, reply: tuple[str, Any]) -> None:
+    def deliver_permission(self, event: ev.PermissionRequested, reply: ev.PermissionAnswer) -> None:
         self.held.append(lambda: TuiPlayer.deliver_permission(self, event, reply))
         self._spawn(self._maybe_release())
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from paragents.events import PermissionAnswer
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
@@ -43,5 +44,5 @@ async def test_answer_keys_right_after_ctrl_g_and_text_right_after_the_answer(tm
         feed(app, "\x07nhello world")  # ctrl+g, n (deny), then text for the prompt, in one read
         await wait_until(pilot, lambda: request.reply.done(), "the answer")
         await settle(pilot)
-        assert request.reply.result() == ("reject_once", None)
+        assert request.reply.result() == PermissionAnswer("reject_once")
         assert app.focused is prompt and prompt.text == "hello world"

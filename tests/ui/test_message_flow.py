@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from textual.message import Message
 
-from paragents.events import ApprovalAnswer, PermissionRequested, SessionRenamed, SessionStateChanged
+from paragents.events import (
+    PermissionAnswer,
+    PermissionRequested,
+    SessionRenamed,
+    SessionStateChanged,
+)
 from paragents.models import SessionState, ToolCall
 from paragents.ui.app import make_app
 from paragents.ui.command_runner import HANDLERS, SESSION_COMMANDS
@@ -104,7 +109,7 @@ async def test_an_approval_answered_by_key_resolves_the_ask(tmp_path: Path) -> N
     seen: list[Message] = []
     async with app.run_test(size=SIZE, message_hook=seen.append) as pilot:
         await started(pilot, app)
-        reply: asyncio.Future[tuple[ApprovalAnswer, Any]] = asyncio.get_running_loop().create_future()
+        reply: asyncio.Future[PermissionAnswer] = asyncio.get_running_loop().create_future()
         call = ToolCall("c1", "run_command", '{"command": "npm test"}')
         runtime.emit(PermissionRequested("s1", "r1", call, "run_command npm test", "no rule", (), reply))
         panel = app.panels["s1"]
@@ -112,5 +117,5 @@ async def test_an_approval_answered_by_key_resolves_the_ask(tmp_path: Path) -> N
         await pilot.press(FOCUS_KEY, "y")
         await wait_until(pilot, reply.done, "the answer")
         choices = [m.choice for m in handled(seen, Answer)]
-        answers = [(c.ask.request_id, c.answer) for c in choices if isinstance(c, ApprovalChoice)]
-        assert answers == [("r1", "allow_once")] and reply.result() == ("allow_once", None)
+        answers = [(c.ask.request_id, c.answer.kind) for c in choices if isinstance(c, ApprovalChoice)]
+        assert answers == [("r1", "allow_once")] and reply.result() == PermissionAnswer("allow_once")

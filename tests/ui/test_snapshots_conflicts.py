@@ -12,6 +12,7 @@ from typing import Any
 from paragents.conflicts import Held
 from paragents.events import (
     ConflictDetected,
+    PermissionAnswer,
     PermissionRequested,
     SessionStateChanged,
     ToolCallStarted,
@@ -178,7 +179,7 @@ async def test_inbox_lists_oldest_first_and_answers_with_the_panel_keys(tmp_path
         assert not events[2].reply.done()
         await pilot.press("ctrl+g", "y")  # skip to the approval: allow once
         await settle(pilot)
-        assert events[2].reply.result() == ("allow_once", None)
+        assert events[2].reply.result() == PermissionAnswer("allow_once")
         await pilot.press("ctrl+g", "e")  # the stale read: re-read first
         await settle(pilot)
         assert events[1].reply.result() == "reread"

@@ -12,6 +12,7 @@ from textual.widgets import Button, Input, Static
 
 from paragents.events import (
     MessageAdded,
+    PermissionAnswer,
     PermissionRequested,
     TextDelta,
     ToolCallFinished,
@@ -135,7 +136,13 @@ async def test_always_allow_stores_the_edited_rules() -> None:
         rules.value = "Bash(npm test *); Bash(npm run lint)"
         await pilot.press("enter")
         await pilot.pause()
-        assert request.reply.result() == ("allow_always", ["Bash(npm test *)", "Bash(npm run lint)"])
+        assert request.reply.result() == PermissionAnswer(
+            "allow_always",
+            rules=(
+                "Bash(npm test *)",
+                "Bash(npm run lint)",
+            ),
+        )
         assert not panel.query(ApprovalBar)
 
 
@@ -161,7 +168,7 @@ async def test_no_always_allow_when_no_rule_is_suggested() -> None:
         assert not bar.has_class("-rules") and not request.reply.done()
         await pilot.press("y")
         await pilot.pause()
-        assert request.reply.result()[0] == "allow_once"
+        assert request.reply.result().kind == "allow_once"
 
 
 async def test_deny_with_note_and_next_ask_follows() -> None:
@@ -176,7 +183,7 @@ async def test_deny_with_note_and_next_ask_follows() -> None:
         assert "2 needs you" in panel.title_text().plain
         await pilot.press(FOCUS_KEY, "d", *"use pytest", "enter")
         await pilot.pause()
-        assert first.reply.result() == ("reject_with_note", "use pytest")
+        assert first.reply.result() == PermissionAnswer("reject_with_note", note="use pytest")
         bar = panel.query_one(ApprovalBar)
         assert bar.request.request_id == "r2"
         assert panel.prompt_box.input.has_focus  # the next ask does not inherit the keys
@@ -185,7 +192,7 @@ async def test_deny_with_note_and_next_ask_follows() -> None:
         assert not second.reply.done() and panel.prompt_box.input.value == "s"
         await pilot.press(FOCUS_KEY, "s")
         await pilot.pause()
-        assert second.reply.result() == ("allow_session", None)
+        assert second.reply.result() == PermissionAnswer("allow_session")
 
 
 def test_parse_rules() -> None:

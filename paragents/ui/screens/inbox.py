@@ -374,7 +374,7 @@ class Demo(App[None]):
         """What the app does (paragents.ui.answers), for the two kinds shown here."""
         choice = message.choice
         if isinstance(choice, ApprovalChoice) and not choice.ask.reply.done():
-            choice.ask.reply.set_result((choice.answer, choice.payload))
+            choice.ask.reply.set_result(choice.answer)
         elif isinstance(choice, ConflictChoice) and not choice.conflict.reply.done():
             choice.conflict.reply.set_result(choice.answer)
         if isinstance(self.screen, InboxScreen):

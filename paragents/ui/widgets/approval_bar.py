@@ -27,7 +27,7 @@ from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Button, Collapsible, Input, Static
 
-from paragents.events import PermissionRequested
+from paragents.events import ApprovalAnswer, PermissionAnswer, PermissionRequested
 from paragents.models import CallPreview
 from paragents.permissions.destructive import call_destructive
 from paragents.ui.glyphs import glyphs
@@ -129,6 +129,14 @@ def preview_body(preview: CallPreview) -> RenderableType:
     return text
 
 
+_PLAIN: dict[str, ApprovalAnswer] = {
+    "allow_once": "allow_once",
+    "allow_session": "allow_session",
+    "reject_once": "reject_once",
+}
+"""The buttons that answer at once (no note, no rules)."""
+
+
 class ApprovalBar(AnswerBar):
     """Shows ``request`` (a PermissionRequested event) and turns a click or a key into an answer."""
 
@@ -224,9 +232,9 @@ class ApprovalBar(AnswerBar):
             return False  # the note could not reach an external agent
         return super().check_action(action, parameters)
 
-    def action_answer(self, answer: str) -> None:
-        """Answer without payload (allow_once, allow_session, reject_once)."""
-        self.post_message(Answer(ApprovalChoice(self.request, answer)))  # type: ignore[arg-type]
+    def action_answer(self, answer: ApprovalAnswer) -> None:
+        """Answer without a note or rules (allow_once, allow_session, reject_once)."""
+        self.post_message(Answer(ApprovalChoice(self.request, PermissionAnswer(answer))))
         self.answered()
 
     def action_always(self) -> None:
@@ -252,8 +260,8 @@ class ApprovalBar(AnswerBar):
         if answer in ("allow_always", "reject_with_note"):
             self.arm()
             (self.action_always if answer == "allow_always" else self.action_note)()
-        elif answer in ("allow_once", "allow_session", "reject_once"):
-            self.action_answer(answer)
+        elif answer in _PLAIN:
+            self.action_answer(_PLAIN[answer])
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -262,11 +270,14 @@ class ApprovalBar(AnswerBar):
             if not rules:
                 self.notify("Type at least one rule, or press Esc and choose another answer.")
                 return
-            self.post_message(Answer(ApprovalChoice(self.request, "allow_always", rules)))
+            answer = PermissionAnswer("allow_always", rules=tuple(rules))
+            self.post_message(Answer(ApprovalChoice(self.request, answer)))
             self.answered()
         elif event.input.id == "note":
             note = event.value.strip()
-            self.post_message(Answer(ApprovalChoice(self.request, "reject_with_note", note)))
+            self.post_message(
+                Answer(ApprovalChoice(self.request, PermissionAnswer("reject_with_note", note=note)))
+            )
             self.answered()
 
     def close_inputs(self) -> bool:
@@ -321,7 +332,8 @@ class Demo(App[None]):
     def on_answer(self, msg: Answer) -> None:
         choice = msg.choice
         assert isinstance(choice, ApprovalChoice)
-        self.query_one("#out", Static).update(f"answered {choice.answer} {choice.payload!r}")
+        answer = choice.answer
+        self.query_one("#out", Static).update(f"answered {answer.kind} {answer.note or list(answer.rules)!r}")
 
 
 if __name__ == "__main__":
