@@ -71,8 +71,9 @@ from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
 from paragents.ui.widgets.empty_hint import EmptyHint
 from paragents.ui.widgets.session_panel import SessionPanel
 
-TOAST_LINE_CHARS = 240
-"""A toast line longer than this is cut in its middle (a 10,000-character name made a 47-line toast)."""
+TOAST_LINE_CHARS = 600
+"""A toast line longer than this is cut in its middle (a 10,000-character name made a 47-line toast);
+room for an error naming a command and a log path (a lane setup failure: its log path was cut away)."""
 TOAST_LINES = 14
 """Most lines a toast shows (the rest are counted)."""
 
