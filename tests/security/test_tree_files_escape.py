@@ -13,6 +13,7 @@ The readers now go through :mod:`paragents.treefiles` (regular files only, never
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import subprocess
@@ -22,7 +23,11 @@ from pathlib import Path
 
 import pytest
 
+from paragents.backends import LaneSpec
+from paragents.backends.base import FileProblem
+from paragents.backends.local import LocalBackend
 from paragents.config import ConfigError, McpServerSettings, McpSettings, load_config
+from paragents.conflicts.reads import ReadTracker
 from paragents.lanes import create_lane
 from paragents.lanes.setup import lockfile_hashes
 from paragents.mcp.project import load_servers
@@ -150,3 +155,39 @@ def test_an_always_answer_never_writes_through_a_link_left_in_the_project(host: 
     saved = policy.remember_always(["Bash(ls)"])
     assert bashrc.read_text() == "export PATH=$HOME/bin:$PATH\n"
     assert "Bash(ls)" in json.loads(saved.read_text())["permissions"]["allow"]
+
+
+async def test_a_stale_read_check_never_reads_what_a_command_put_in_place_of_the_file(host: Host) -> None:
+    """A session read ``notes.txt``, then its command replaced it with a FIFO, then with a link to
+    ``~/.ssh/id_rsa``: the stale-read check before its next write read the file again on the host
+    (blocking forever on the FIFO; the key went into the diff told to the model)."""
+    project = git_repo(host.root / "project")
+    notes = project / "notes.txt"
+    notes.write_text("first\n")
+    tracker = ReadTracker()
+    tracker.saw("s1", str(notes), hashlib.sha256(b"first\n").hexdigest())
+    notes.unlink()
+    os.mkfifo(notes)
+    try:
+        stale = await asyncio.wait_for(tracker.stale("s1", str(notes)), HANG_GUARD_S)
+    finally:
+        os.close(os.open(notes, os.O_RDWR | os.O_NONBLOCK))
+    assert stale is not None and stale.digest == ""
+    notes.unlink()
+    notes.symlink_to(host.home / ".ssh" / "id_rsa")
+    stale = await tracker.stale("s1", str(notes))
+    assert stale is not None and host.secrets["ssh"] not in stale.diff + str(stale.text)
+
+
+async def test_a_lane_backend_read_of_a_fifo_returns_an_error_at_once(host: Host) -> None:
+    """``mkfifo out.log`` in a lane, then the model's read of it through the lane backend: the open
+    blocked the event loop itself (the whole app). Now it is refused as not a regular file."""
+    repo = git_repo(host.root / "repo")
+    backend = LocalBackend(LaneSpec(host.root, "t", "0" * 40, worktree=repo))
+    os.mkfifo(repo / "out.log")
+    try:
+        with pytest.raises(FileProblem) as caught:
+            await asyncio.wait_for(backend.read_file("out.log"), HANG_GUARD_S)
+    finally:
+        os.close(os.open(repo / "out.log", os.O_RDWR | os.O_NONBLOCK))
+    assert "FIFO" in str(caught.value)
