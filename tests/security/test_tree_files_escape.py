@@ -28,7 +28,8 @@ from paragents.backends.base import FileProblem
 from paragents.backends.local import LocalBackend
 from paragents.config import ConfigError, McpServerSettings, McpSettings, load_config
 from paragents.conflicts.reads import ReadTracker
-from paragents.lanes import create_lane
+from paragents.lanes import LaneError, create_lane
+from paragents.lanes.integrity import lane_pins
 from paragents.lanes.setup import lockfile_hashes
 from paragents.mcp.project import load_servers
 from paragents.permissions import Policy
@@ -191,3 +192,17 @@ async def test_a_lane_backend_read_of_a_fifo_returns_an_error_at_once(host: Host
     finally:
         os.close(os.open(repo / "out.log", os.O_RDWR | os.O_NONBLOCK))
     assert "FIFO" in str(caught.value)
+
+
+async def test_a_fifo_in_place_of_a_lanes_git_file_never_hangs_the_host(host: Host, store: Store) -> None:
+    """``rm .git && mkfifo .git`` in a lane: the host's lane check before every git command opened
+    it and blocked the event loop forever. Now the lane is refused, at once, naming its .git."""
+    repo = git_repo(host.root / "repo")
+    lane = Path((await create_lane(store, repo, "l", setup=False)).lane.path)
+    (lane / ".git").unlink()
+    os.mkfifo(lane / ".git")
+    try:
+        with pytest.raises(LaneError, match=r"\.git file cannot be read"):
+            await asyncio.wait_for(asyncio.to_thread(lane_pins, lane), HANG_GUARD_S)
+    finally:
+        os.close(os.open(lane / ".git", os.O_RDWR | os.O_NONBLOCK))
