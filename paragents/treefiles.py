@@ -104,6 +104,13 @@ def read_bytes(path: Path, *, limit: int = DEFAULT_LIMIT, root: Path | None = No
     return data
 
 
+def read_head(path: Path | str, size: int) -> bytes:
+    """The first ``size`` bytes of the regular file ``path`` (a git pointer or ref file, a rebase todo
+    list): see :func:`open_regular`."""
+    with os.fdopen(open_regular(Path(path)), "rb") as f:
+        return f.read(size)
+
+
 def read_text(path: Path, *, limit: int = DEFAULT_LIMIT, root: Path | None = None) -> str:
     """The UTF-8 text of the regular file ``path`` (see :func:`read_bytes`); raises UnicodeDecodeError
     when it is not UTF-8."""

@@ -50,8 +50,7 @@ def lane_dir_of(cwd: Path) -> Path | None:
 def _read(path: Path) -> str:
     """The first 4096 bytes of a pointer file, as text: a regular file only (a FIFO a command put in
     place of the lane's ``.git`` would block the host forever: paragents.treefiles)."""
-    with os.fdopen(treefiles.open_regular(path), "rb") as f:
-        return f.read(4096).decode("utf-8").strip()
+    return treefiles.read_head(path, 4096).decode("utf-8").strip()
 
 
 def _problem(lane: Path, head: bool = True) -> tuple[str | None, bool, dict[str, str]]:

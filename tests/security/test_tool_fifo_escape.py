@@ -34,3 +34,22 @@ async def test_a_fifo_left_by_a_command_never_hangs_a_file_tool(
     outputs = hostile.sink.outputs(sid)
     assert len(outputs) == 2, outputs
     assert "FIFO" in outputs[1], outputs
+
+
+@needs_bwrap
+@pytest.mark.parametrize("where", [".", "sub"])
+async def test_a_fifo_named_git_never_hangs_the_next_command(hostile: Hostile, where: str) -> None:
+    """``mkfifo .git`` (in the project, or in a folder the next command runs in): preparing the next
+    command's sandbox read ``.git`` on the host, as a worktree pointer, and blocked forever."""
+    hostile.sink.answer = lambda _req: ("allow_once", None)
+    rt = await hostile.runtime(sandbox="required")
+    make = f"mkdir -p {where} && mkfifo {where}/.git && echo made"
+    try:
+        sid = await hostile.attack(
+            rt, [("run_command", {"command": make}), ("run_command", {"command": "echo next", "cwd": where})]
+        )
+    finally:
+        await rt.shutdown()
+    outputs = hostile.sink.outputs(sid)
+    assert len(outputs) == 2, outputs
+    assert "made" in outputs[0], outputs
