@@ -6,6 +6,14 @@ box every 50 ms (sent the way the terminal driver sends them). Reports key sent 
 (``key_p50_ms``/``key_p99_ms``, target p99 <= 100 ms), the loop lag, when the placeholder and the
 rendered reply showed (seconds after the app was ready) and how many times the reply was rendered
 (``renders``: 1 is the target).
+
+Then a second app starts on the same store (the huge session closed: one new session opens) and two
+stored closed sessions are opened as ``/sessions`` does (``app.reopen``), each from one panel to two
+and closed again: a 2-message one (the baseline, measured in the same run, before and after: the
+mean) and one whose stored reply is ~400 KB. For each: ``*_panel_ms``,
+request → the first frame showing its panel, and ``*_reply_ms``, → the first frame showing its reply
+(the placeholder of a long one). ``open_ratio`` is the 400 KB session's panel time over the 2-message
+one's (target: first frame with the panel <= 100 ms whatever the size).
 """
 
 from __future__ import annotations
@@ -24,16 +32,52 @@ KEY_EVERY_S = 0.05
 SETTLE_S = 0.5
 
 
-async def seed(source: str) -> None:
-    """Persist one open session: a prompt and the huge reply."""
+async def seed(source: str) -> dict[str, str]:
+    """Persist one open session (a prompt and the huge reply) and two closed ones to reopen: "small"
+    (2 messages) and "big" (a ~400 KB reply); return the closed ones' ids by name."""
     from paragents import paths
     from paragents.store import Store
 
     project = bench_root() / "project"
+    closed: dict[str, str] = {}
     async with await Store.open(paths.db_path()) as store:
         rec = await store.create_session(name="huge", project_dir=project, workdir=project, model="m")
         await store.append_message(rec.id, {"role": "user", "content": "Explain everything."})
         await store.append_message(rec.id, {"role": "assistant", "content": source})
+        for name, reply in (("small", "A short answer."), ("big", huge_markdown(400_000))):
+            other = await store.create_session(name=name, project_dir=project, workdir=project, model="m")
+            await store.append_message(other.id, {"role": "user", "content": "Explain."})
+            await store.append_message(other.id, {"role": "assistant", "content": reply})
+            await store.update_session(other.id, is_open=False)
+            closed[name] = other.id
+    return closed
+
+
+async def time_reopen(app: Any, sid: str) -> tuple[float, float]:
+    """Open the stored session ``sid`` as ``/sessions`` does; return milliseconds from the request to
+    the first frame showing its panel, and to the first frame showing its reply."""
+    from paragents.ui.widgets.transcript import AssistantBlock
+
+    marks: dict[str, float] = {}
+    start = time.perf_counter()
+
+    def framed(key: str) -> None:
+        marks.setdefault(key, (time.perf_counter() - start) * 1000)
+
+    app.run_worker(app.reopen(sid), group="bench-reopen")
+    asked: set[str] = set()
+    while len(marks) < 2:
+        panel = app.panels.get(sid)
+        if panel is not None and panel.is_mounted and "panel" not in asked:
+            asked.add("panel")
+            app.screen.call_after_refresh(framed, "panel")  # runs once a frame with it was drawn
+        if panel is not None and "reply" not in asked and panel.query(AssistantBlock):
+            asked.add("reply")
+            app.screen.call_after_refresh(framed, "reply")
+        if time.perf_counter() - start > 60:
+            raise RuntimeError("the stored session did not open within 60 s")
+        await asyncio.sleep(0.001)
+    return marks["panel"], marks["reply"]
 
 
 def _watch_typing(typed: dict[str, float], latencies: list[float]) -> contextlib.ExitStack:
@@ -130,10 +174,48 @@ async def run(source: str) -> dict[str, Any]:
     }
 
 
+async def run_reopen(closed: dict[str, str]) -> dict[str, Any]:
+    """Start the app again (the huge session closed) and open the two stored sessions of ``closed``
+    as ``/sessions`` does, the 2-message one first; report both times and their ratio."""
+    from paragents import paths
+    from paragents.sessions import Runtime
+    from paragents.store import Store
+    from paragents.ui.app import make_app
+
+    async with await Store.open(paths.db_path()) as store:
+        for rec in await store.list_sessions(project_dir=bench_root() / "project"):
+            await store.update_session(rec.id, is_open=False)
+    overrides = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "max_retries": 0}
+    runtime = await Runtime.create(bench_root() / "project", cli_overrides=overrides)
+    app = make_app(runtime, tune_gc=True)
+    async with app.run_test(size=SIZE):
+        while not app.ready or not app.panels:
+            await asyncio.sleep(0.01)
+        times: dict[str, list[tuple[float, float]]] = {"small": [], "big": []}
+        for name in ("small", "big", "small"):  # each from one panel to two, then closed again
+            await asyncio.sleep(SETTLE_S)
+            times[name].append(await time_reopen(app, closed[name]))
+            await asyncio.sleep(SETTLE_S)
+            await app.close_session(closed[name])
+    await runtime.shutdown()
+    small_panel = sum(t[0] for t in times["small"]) / 2
+    small_reply = sum(t[1] for t in times["small"]) / 2
+    big_panel, big_reply = times["big"][0]
+    return {
+        "small_panel_ms": r(small_panel),
+        "small_reply_ms": r(small_reply),
+        "big_panel_ms": r(big_panel),
+        "big_reply_ms": r(big_reply),
+        "open_ratio": r(big_panel / small_panel if small_panel else None, 2),
+    }
+
+
 def main() -> None:
     source = huge_markdown()
-    asyncio.run(seed(source))
-    print(json.dumps(asyncio.run(run(source))), flush=True)
+    closed = asyncio.run(seed(source))
+    report = asyncio.run(run(source))
+    report.update(asyncio.run(run_reopen(closed)))
+    print(json.dumps(report), flush=True)
 
 
 if __name__ == "__main__":

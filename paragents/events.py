@@ -39,16 +39,18 @@ class SessionStateChanged(Event):
 
 @dataclass(frozen=True, slots=True)
 class QueueChanged(Event):
-    """The session's queue of not-yet-started prompts is now ``prompts`` (list of (prompt_id, text))."""
+    """The session's queue of not-yet-started prompts is now ``prompts`` (list of (prompt_id, text));
+    ``held`` names those that wait to be released (queued when paragents stopped, not sent)."""
 
     prompts: tuple[tuple[str, str], ...]
+    held: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class DraftRestored(Event):
-    """What was typed in the session but not sent when it was last open (its prompt box's draft and
-    the prompts still queued, ``queued`` of them, joined by blank lines) goes back into its prompt
-    box as ``text``, not sent (paragents.sessions.drafts)."""
+    """What was typed in the session's prompt box but not sent when it was last open goes back into
+    it as ``text``, not sent (paragents.sessions.drafts); ``queued`` prompts still queued then are
+    back in the queue, held (a ``QueueChanged`` shows them)."""
 
     text: str
     queued: int = 0
@@ -184,12 +186,15 @@ class ConflictDetected(Event):
 
     - ``conflict_id``: unique id of this conflict; ``call``/``summary``: the held tool call.
     - ``kind``: see :data:`ConflictKind`; ``path``: the contested path (or ``resource:NAME``).
-    - ``holder``: name of the session holding it ("" for stale reads and unknown holders);
+    - ``holder``: name of the session holding it; for a stale read, the session of this process that
+      changed the file ("" when the change came from elsewhere, and for unknown holders);
       ``holder_reason``: what the holder is doing (its call summary), may be "".
-    - ``since``: when the holder took it (Unix time, seconds) or when this session read the file.
+    - ``since``: when the holder took it (Unix time, seconds); for a stale read, when ``holder``
+      wrote the file, or (no holder) when this session read it.
     - ``diff``: unified diff of what changed on disk (stale reads), else None.
     - ``choices``: the answers offered (subset of :data:`ConflictAnswer`).
     - ``reply``: a Future resolved with one of ``choices``.
+    - ``others``: names of the other sessions that also read or wrote the file (stale reads).
     """
 
     conflict_id: str
@@ -203,6 +208,7 @@ class ConflictDetected(Event):
     diff: str | None
     choices: tuple[ConflictAnswer, ...]
     reply: asyncio.Future[ConflictAnswer] = field(compare=False, repr=False)
+    others: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,17 @@ _SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
 _TOKENS = {"": 1, "tok": 1, "tokens": 1, "k": 1000, "ktok": 1000, "mtok": 1_000_000}
 
 
+MAX_USD = 1_000_000.0
+"""The largest money cap accepted (a larger one is a typo, not a budget)."""
+MAX_TOKENS = 10**12
+"""The largest token cap accepted."""
+MAX_SECONDS = 366 * 24 * 3600.0
+"""The largest wall-clock cap accepted (a year)."""
+_MAX = {"usd": MAX_USD, "tokens": MAX_TOKENS, "seconds": MAX_SECONDS}
+KIND_NAMES = {"usd": "money", "tokens": "token", "seconds": "wall-clock"}
+"""How messages name each kind of cap."""
+
+
 class BudgetError(ValueError):
     """A budget string that does not parse, or a negative or zero cap; ``str()`` says how to write it."""
 
@@ -41,9 +52,11 @@ class Budget(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    usd: float | None = Field(None, gt=0, description="Cap in USD (needs the model's prices).")
-    tokens: int | None = Field(None, gt=0, description="Cap in tokens (prompt + completion).")
-    seconds: float | None = Field(None, gt=0, description="Cap in wall-clock seconds of running turns.")
+    usd: float | None = Field(None, gt=0, le=MAX_USD, description="Cap in USD (needs the model's prices).")
+    tokens: int | None = Field(None, gt=0, le=MAX_TOKENS, description="Cap in tokens (prompt + completion).")
+    seconds: float | None = Field(
+        None, gt=0, le=MAX_SECONDS, description="Cap in wall-clock seconds of running turns."
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -81,7 +94,8 @@ def parse_budget(text: str) -> Budget:
     """Parse ``"2.00usd"``, ``"500k"``, ``"30m"`` or several of them into a Budget.
 
     Raises BudgetError (readable, saying how to write it) for text that does not parse, a negative
-    or zero amount, or the same kind given twice."""
+    or zero amount, one over the largest cap of its kind (:data:`MAX_USD`, :data:`MAX_TOKENS`,
+    :data:`MAX_SECONDS`), or the same kind given twice."""
     parts = [p for p in re.split(r"[,\s]+(?=[$\d-])", text.strip()) if p.strip()]
     if not parts:
         raise BudgetError(f"empty budget: {HOW}")
@@ -106,10 +120,21 @@ def parse_budget(text: str) -> Budget:
                 kind, value = "tokens", round(amount * _TOKENS[unit])
         if value <= 0:
             raise BudgetError(f"budget {part!r} must be more than zero: {HOW}")
+        if value > _MAX[kind]:
+            most = {"usd": format_usd(MAX_USD), "tokens": f"{format_tokens(MAX_TOKENS)} tokens"}
+            raise BudgetError(
+                f"budget {shorten_part(part)!r} is too large: a {KIND_NAMES[kind]} cap is at most "
+                f"{most.get(kind, format_seconds(MAX_SECONDS))}"
+            )
         if kind in found:
             raise BudgetError(f"budget {text!r} gives the {kind} cap twice: {HOW}")
         found[kind] = value
     return Budget.model_construct(**found)  # type: ignore[arg-type]
+
+
+def shorten_part(part: str, limit: int = 40) -> str:
+    """``part`` cut to ``limit`` characters (a pasted wall of digits stays one line in a message)."""
+    return part if len(part) <= limit else part[: limit - 1] + "…"
 
 
 def format_usd(value: float) -> str:
@@ -118,17 +143,18 @@ def format_usd(value: float) -> str:
 
 
 def format_tokens(value: int) -> str:
-    """Return ``500k``, ``1.2M`` or ``950``."""
+    """Return ``500k``, ``1.2M``, ``2M``, ``950`` or ``1000000M`` (whole millions stay integers)."""
     if value >= 1_000_000:
-        return f"{value / 1_000_000:.1f}M"
+        millions = f"{value / 1_000_000:.1f}".removesuffix(".0")
+        return f"{millions}M" if value < 10**9 else f"{round(value / 1_000_000)}M"
     if value >= 10_000:
         return f"{value // 1000}k"
     return str(value)
 
 
 def format_seconds(value: float) -> str:
-    """Return ``30m``, ``2h`` or ``45s``."""
-    if value >= 3600 and value % 3600 == 0:
+    """Return ``30m``, ``2h``, ``45s`` or ``8784h``."""
+    if value >= 3600 and (value % 3600 == 0 or value >= 100 * 3600):
         return f"{int(value // 3600)}h"
     if value >= 60:
         return f"{value / 60:.0f}m"

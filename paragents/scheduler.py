@@ -4,6 +4,8 @@ The scheduler owns the asyncio tasks that run turns. A prompt submitted to a ses
 or while ``max_parallel`` turns already run, waits in that session's queue (visible, editable and
 removable until it starts). When a slot frees, the oldest waiting prompt of a session that is not
 running starts (FIFO across sessions by submit order), so one chatty session cannot starve others.
+A prompt queued ``held`` (one still queued when paragents stopped, back after a restart) waits until
+it is released (:meth:`Scheduler.release`); prompts queued after it may start before it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ class QueuedPrompt:
     seq: int = 0
     resume: Any = None
     """An approval row a crash left pending: this "prompt" continues its turn (sessions/approvals.py)."""
+    held: bool = False
+    """Waits until released (:meth:`Scheduler.release`): queued when paragents stopped, not sent."""
 
 
 class PromptHeld(Exception):
@@ -32,6 +36,11 @@ class PromptHeld(Exception):
     external agent waiting for the user to start a new agent session). The prompt goes back to the
     head of its queue, where it stays (visible, editable, kept for a restart) while the session is
     held (``held``), and starts once it is not."""
+
+
+def _first_free(prompts: list[QueuedPrompt]) -> QueuedPrompt | None:
+    """The oldest prompt of a queue that is not held, or None."""
+    return next((p for p in prompts if not p.held), None)
 
 
 RunTurn = Callable[[str, QueuedPrompt], Awaitable[None]]
@@ -88,16 +97,19 @@ class Scheduler:
     def waiting_sessions(self) -> list[str]:
         """Return ids of sessions with prompts waiting for a slot, in the order they would start."""
         heads = [
-            (sq.prompts[0].seq, sid)
+            (first.seq, sid)
             for sid, sq in self._sessions.items()
-            if sq.prompts and not (sq.task and not sq.task.done()) and not self._held(sid)
+            if (first := _first_free(sq.prompts)) is not None
+            and not (sq.task and not sq.task.done())
+            and not self._held(sid)
         ]
         return [sid for _, sid in sorted(heads)]
 
     # -- commands --------------------------------------------------------------------------------
-    def submit(self, session_id: str, text: str, *, resume: Any = None) -> QueuedPrompt:
-        """Queue ``text`` for ``session_id`` and start it at once when a slot is free; return it."""
-        prompt = QueuedPrompt(id=uuid.uuid4().hex[:8], text=text, seq=next(self._seq), resume=resume)
+    def submit(self, session_id: str, text: str, *, resume: Any = None, held: bool = False) -> QueuedPrompt:
+        """Queue ``text`` for ``session_id`` and start it at once when a slot is free (a ``held`` one
+        only once released); return it."""
+        prompt = QueuedPrompt(uuid.uuid4().hex[:8], text, next(self._seq), resume, held)
         self._sessions.setdefault(session_id, _SessionQueue()).prompts.append(prompt)
         self._on_change(session_id)
         self._pump()
@@ -111,6 +123,19 @@ class Scheduler:
                 self._on_change(session_id)
                 return True
         return False
+
+    def release(self, session_id: str, prompt_id: str | None = None) -> bool:
+        """Let the held prompt ``prompt_id`` (every held prompt of the session when None) start in its
+        turn; return False when there was none."""
+        released = False
+        for p in self._sessions.get(session_id, _SessionQueue()).prompts:
+            if p.held and prompt_id in (None, p.id):
+                p.held = False
+                released = True
+        if released:
+            self._on_change(session_id)
+            self._pump()
+        return released
 
     def remove(self, session_id: str, prompt_id: str) -> bool:
         """Remove a prompt that has not started; return False when it is gone (already started)."""
@@ -166,11 +191,11 @@ class Scheduler:
             if self.running_count >= self.max_parallel:
                 break
             sq = self._sessions[sid]
-            prompt = sq.prompts.pop(0)
+            prompt = sq.prompts.pop(sq.prompts.index(_first_free(sq.prompts)))  # type: ignore[arg-type]
             sq.task = asyncio.create_task(self._run_one(sid, prompt), name=f"turn-{sid}-{prompt.id}")
             self._on_change(sid)
         busy = self.running_count > 0 or any(
-            sq.prompts and not self._held(sid) for sid, sq in self._sessions.items()
+            _first_free(sq.prompts) is not None and not self._held(sid) for sid, sq in self._sessions.items()
         )
         if busy:
             self._idle.clear()

@@ -65,6 +65,8 @@ class AcpAgent(Agent):
 
     RESUMES_ASKS = False
     """The external agent's own turn ended with the process: its ask is not asked again."""
+    STORES_AFTER_CALLS = True
+    """A turn's messages are stored when it ends, after its tool calls were shown (sessions/tool_rows.py)."""
 
     def __init__(
         self,

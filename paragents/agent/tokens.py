@@ -65,10 +65,26 @@ def _estimate_large(text: str) -> int:
     return _estimate(text)
 
 
-def _estimate(text: str) -> int:
+def estimate_json_tokens(value: Any) -> int:
+    """Return an estimate of the tokens ``value`` costs as JSON (tool specs, MCP schemas): the text
+    of ``json.dumps(value)``, its quotes not HTML-escaped (chat templates render tool specs with
+    ``tojson``, whose output is not escaped). ``/mcp``'s per-server cost and the context the agent
+    counts use this one function, so they agree."""
+    text = json.dumps(value, ensure_ascii=False)
+    if len(text) >= LARGE_TEXT:
+        return _estimate_large_json(text)
+    return _estimate(text, escape=False)
+
+
+@lru_cache(maxsize=32)
+def _estimate_large_json(text: str) -> int:
+    return _estimate(text, escape=False)
+
+
+def _estimate(text: str, escape: bool = True) -> int:
     if not text:
         return 0
-    escaped = _ESCAPABLE.sub(lambda m: _ESCAPES[m.group()], text)
+    escaped = _ESCAPABLE.sub(lambda m: _ESCAPES[m.group()], text) if escape else text
     total = 0
     for piece in _PIECE.findall(escaped):
         if piece.isspace():
@@ -108,7 +124,7 @@ def estimate_messages_tokens(messages: Iterable[Message], tools: list[dict[str, 
     """Return the estimated prompt tokens of a request with ``messages`` and ``tools`` specs."""
     total = sum(estimate_message_tokens(m) for m in messages) + REQUEST_OVERHEAD_TOKENS
     if tools:
-        total += estimate_text_tokens(json.dumps(tools))
+        total += estimate_json_tokens(tools)
     return total
 
 

@@ -128,7 +128,7 @@ class SessionLogs:
         elif isinstance(event, ev.Notice):
             entry = {"type": "notice", "level": event.level, "text": n(event.text)}
         elif isinstance(event, ev.SessionStateChanged):
-            if event.detail != "waiting for a free slot":
+            if event.state != "queued":  # a wait for a turn slot depends on timing, not on the cassette
                 entry = {"type": "state", "state": event.state.value}
         elif type(event).__name__.startswith("Conflict"):
             entry = {"type": _snake(type(event).__name__)}

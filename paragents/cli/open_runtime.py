@@ -4,6 +4,7 @@ overrides, config and policy errors, their messages and exit code (the TUI and `
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +37,12 @@ def project_dir_of(args: argparse.Namespace, prog: str) -> Path:
     return project_dir
 
 
+def endpoint_given(args: argparse.Namespace) -> bool:
+    """True when the endpoint comes from the command line (``--endpoint``) or the environment
+    (``PARAGENTS_BASE_URL``, as the README's Configuration says): no config file is needed then."""
+    return bool(getattr(args, "endpoint", None) or os.environ.get("PARAGENTS_BASE_URL"))
+
+
 async def open_runtime(
     args: argparse.Namespace,
     project_dir: Path,
@@ -48,16 +55,18 @@ async def open_runtime(
 ) -> Runtime:
     """Create the Runtime for ``project_dir`` with the CLI's ``--endpoint``/``--model``/``--no-tools``
     overrides and rules. Config and policy errors (an unreadable policy: fail closed) print one line and
-    raise :class:`OpenFailed` with exit code 2; so do a missing ``runtime_config.json`` (and no
-    ``--endpoint``) when ``require_config`` and a missing model when ``require_model``."""
+    raise :class:`OpenFailed` with exit code 2; so do a missing ``runtime_config.json`` (and neither
+    ``--endpoint`` nor ``PARAGENTS_BASE_URL``) when ``require_config`` and a missing model (neither
+    in a file, ``PARAGENTS_MODEL`` nor ``--model``) when ``require_model``."""
     from paragents.config import ConfigError, has_config
     from paragents.sessions import Runtime
 
-    if require_config and not has_config(project_dir) and not args.endpoint:
+    if require_config and not has_config(project_dir) and not endpoint_given(args):
         raise fail(
             prog,
             "no runtime_config.json found. Run `paragents` once for setup, or pass --endpoint URL "
-            "and --model NAME (the key then comes from PARAGENTS_API_KEY or OPENAI_API_KEY).",
+            "and --model NAME (or set PARAGENTS_BASE_URL and PARAGENTS_MODEL; the key then comes "
+            "from PARAGENTS_API_KEY or OPENAI_API_KEY).",
         )
     overrides: dict[str, Any] = {"base_url": args.endpoint, "model": args.model}
     if getattr(args, "no_tools", False):
@@ -73,5 +82,5 @@ async def open_runtime(
         raise fail(prog, str(exc)) from exc
     if require_model and not runtime.config.model:
         await runtime.shutdown()
-        raise fail(prog, "no model configured: pass --model NAME or run /setup")
+        raise fail(prog, "no model configured: pass --model NAME (or set PARAGENTS_MODEL) or run /setup")
     return runtime

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from paragents.cli.exit_codes import EXIT_CONFIG
-from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+from paragents.cli.open_runtime import OpenFailed, endpoint_given, open_runtime, project_dir_of
 
 
 def run_tui(args: argparse.Namespace) -> int:
@@ -18,7 +18,7 @@ def run_tui(args: argparse.Namespace) -> int:
         project_dir = project_dir_of(args, "paragents")
     except OpenFailed as exc:
         return exc.code
-    first_run = not has_config(project_dir) and not args.endpoint
+    first_run = not has_config(project_dir) and not endpoint_given(args)
     if not _trusted_at_start(project_dir):
         return EXIT_CONFIG
 

@@ -59,10 +59,23 @@ class Conflict:
     foreign: bool = False
     stale: Stale | None = None
     generation: int = 0
+    others: tuple[str, ...] = ()
+    """Stale reads: the other sessions that read or wrote the file too."""
 
     def key(self) -> tuple[str, str, str]:
         """Identity used to tell whether a re-check found the same conflict."""
         return (self.kind, self.path, self.holder)
+
+
+def row_reason(shown: ev.ConflictDetected) -> str:
+    """The reason of a conflict's approvals row: "stale_read on PATH, changed by api (also read by
+    web)" or "reservation on PATH, held by api"."""
+    reason = f"{shown.kind} on {shown.path}"
+    if shown.holder:
+        reason += f", {'changed' if shown.kind == 'stale_read' else 'held'} by {shown.holder}"
+    if shown.others:
+        reason += f" (also read by {', '.join(shown.others)})"
+    return reason
 
 
 @dataclass(frozen=True)
@@ -221,7 +234,7 @@ class ConflictChecker:
                         await self._reserve(session_id, targets, summary)
                     return None
                 if answer == "reread" and conflict.stale is not None:
-                    return self._reread_message(session_id, conflict.stale)
+                    return self._reread_message(session_id, conflict.stale, conflict.holder)
                 return self._skip_message(conflict, by)
         except asyncio.CancelledError:
             if shown is not None and not shown.reply.done():
@@ -293,8 +306,25 @@ class ConflictChecker:
         if targets.file is not None:
             stale = await self.reads.stale(session_id, targets.file)
             if stale is not None:
-                return Conflict("stale_read", targets.file, "", "", stale.seen.at, stale.diff, stale=stale)
+                return await self._stale_conflict(session_id, targets.file, stale)
         return None
+
+    async def _stale_conflict(self, session_id: str, path: str, stale: Stale) -> Conflict:
+        """The stale-read conflict on ``path``, naming the session of this process that changed it
+        (and when), and the other sessions that read or wrote it too."""
+        write = self.reads.changed_by(session_id, stale)
+        writer = await self._holder_name(write.session_id) if write is not None else ""
+        others = [await self._holder_name(sid) for sid in self.reads.others(session_id, path)]
+        return Conflict(
+            "stale_read",
+            path,
+            writer,
+            "",
+            write.at if write is not None else stale.seen.at,
+            stale.diff,
+            stale=stale,
+            others=tuple(name for name in others if name != writer),
+        )
 
     async def _reserve(self, session_id: str, targets: CallTargets, reason: str) -> None:
         held = self._held.setdefault(session_id, [])
@@ -329,8 +359,10 @@ class ConflictChecker:
             conflict.diff,
             STALE_CHOICES if conflict.kind == "stale_read" else WAIT_CHOICES,
             reply,
+            conflict.others,
         )
-        self.set_waiting(session_id, conflict.holder or conflict.path)
+        stale = conflict.kind == "stale_read"  # it waits on the user's answer, not on the writer
+        self.set_waiting(session_id, conflict.path if stale else conflict.holder or conflict.path)
         self.emit(event)
         return event
 
@@ -402,7 +434,7 @@ class ConflictChecker:
             summary=shown.summary,
             call={"id": call.id, "name": call.name, "arguments": call.arguments},
             turn_id=self.turn_of(session_id),
-            reason=f"{shown.kind} on {shown.path}" + (f", held by {shown.holder}" if shown.holder else ""),
+            reason=row_reason(shown),
             preview=shown.diff or "",
             choices=shown.choices,
         )
@@ -439,7 +471,9 @@ class ConflictChecker:
     def _skip_message(self, conflict: Conflict, by: str) -> str:
         who = f"session {conflict.holder!r}" if conflict.holder else "another session"
         if conflict.kind == "stale_read":
-            why = f"{conflict.path} changed on disk since you last read it"
+            why = f"{conflict.path} changed on disk since you last read it" + (
+                f" ({who} wrote it)" if conflict.holder else ""
+            )
         elif conflict.kind == "resource" and conflict.path.startswith(PORT_PREFIX):
             port = conflict.path.removeprefix(PORT_PREFIX)
             why = f"port {port} belongs to {who} ({conflict.holder_reason}); use your own ports ($PORT)"
@@ -458,12 +492,13 @@ class ConflictChecker:
             )
         return f"skipped by the user: {why}; the call was not run"
 
-    def _reread_message(self, session_id: str, stale: Stale) -> str:
+    def _reread_message(self, session_id: str, stale: Stale, writer: str) -> str:
         if stale.digest:
             self.reads.saw(session_id, stale.path, stale.digest, "read")
+        who = f"session {writer!r} wrote it" if writer else "another session or the user edited it"
         head = (
-            f"not run: {stale.path} changed on disk since you last read it (another session or the user "
-            "edited it). Re-apply your change to the current content"
+            f"not run: {stale.path} changed on disk since you last read it ({who}). Re-apply your "
+            "change to the current content"
         )
         if stale.text is None:
             return head + "; read it again with read_file first (it is large, binary or was deleted)."

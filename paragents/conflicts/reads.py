@@ -93,11 +93,23 @@ def make_diff(before: str | None, after: str | None, name: str) -> str:
     return diff
 
 
+@dataclass(frozen=True)
+class Write:
+    """The last write of a file by a session of this process: who (``session_id``), what it left
+    (``digest``) and when (``at``, Unix seconds)."""
+
+    session_id: str
+    digest: str
+    at: float
+
+
 class ReadTracker:
-    """Per-session memory of the files each session read or wrote (in this process)."""
+    """Per-session memory of the files each session read or wrote (in this process), and who wrote
+    each file last."""
 
     def __init__(self) -> None:
         self._seen: dict[str, dict[str, Seen]] = {}
+        self._writes: dict[str, Write] = {}
 
     def saw(self, session_id: str, path: Path | str, digest: str, how: str = "read") -> None:
         """Record that ``session_id`` saw ``path`` with sha256 ``digest`` (from ``on_read``/``on_write``).
@@ -110,7 +122,23 @@ class ReadTracker:
             small = False
         snap = _snapshot(Path(key)) if small else None
         text = snap[1] if snap is not None and snap[0] == digest else None
-        self._seen.setdefault(session_id, {})[key] = Seen(digest, text, time.time(), how)
+        at = time.time()
+        self._seen.setdefault(session_id, {})[key] = Seen(digest, text, at, how)
+        if how == "write":
+            self._writes[key] = Write(session_id, digest, at)
+
+    def changed_by(self, session_id: str, stale: Stale) -> Write | None:
+        """Return the write of another session of this process that made ``stale`` (the file changed
+        since ``session_id`` saw it): the last write of the file, when it came after that and is by
+        someone else; None when the change came from elsewhere (the user, another process)."""
+        write = self._writes.get(stale.path)
+        if write is None or write.session_id == session_id or write.at < stale.seen.at:
+            return None
+        return write
+
+    def others(self, session_id: str, path: str) -> list[str]:
+        """Ids of the other sessions that read or wrote ``path`` (and so would be stale too)."""
+        return [sid for sid, seen in self._seen.items() if sid != session_id and path in seen]
 
     def seen(self, session_id: str, path: str) -> Seen | None:
         """Return what ``session_id`` last saw of ``path`` (resolved), or None when it never did."""
@@ -131,3 +159,5 @@ class ReadTracker:
     def forget(self, session_id: str) -> None:
         """Drop everything tracked for ``session_id`` (its session closed)."""
         self._seen.pop(session_id, None)
+        for path in [p for p, w in self._writes.items() if w.session_id == session_id]:
+            del self._writes[path]

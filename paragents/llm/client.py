@@ -417,6 +417,42 @@ class ChatClient:
                 status=response.status_code,
             ) from None
 
+    async def context_windows(self) -> tuple[dict[str, int], str]:
+        """Return the context window of each model the server says it runs with, and where that was
+        read: the ``/models`` entries' context fields, else llama.cpp's ``GET /props`` (the server's
+        ``n_ctx``, for every model it lists). ``({}, "")`` when the server does not say. One attempt
+        each, never raises (used by setup)."""
+        from paragents.llm.stream import parse_context_windows, parse_props_context
+
+        body = await self._get_json(f"{self.base_url}/models")
+        windows = parse_context_windows(body)
+        if windows:
+            return windows, "the server's /models"
+        root = self.base_url.removesuffix("/v1")
+        n_ctx = parse_props_context(await self._get_json(f"{root}/props"))
+        if n_ctx is None:
+            return {}, ""
+        try:
+            names = parse_model_list(body)
+        except ValueError:
+            names = []
+        return {name: n_ctx for name in names} or {"": n_ctx}, "the server's /props (n_ctx)"
+
+    async def _get_json(self, url: str) -> Any:
+        """``GET url`` as JSON (one attempt, at most 1 MB), or None when it failed or is not JSON."""
+        try:
+            async with self._http.stream("GET", url, headers=self._headers(None, "application/json")) as r:
+                if r.status_code >= 300:
+                    return None
+                raw = b""
+                async for chunk in r.aiter_bytes():
+                    raw += chunk
+                    if len(raw) > 1_000_000:
+                        return None
+            return json.loads(raw)
+        except (httpx.HTTPError, ValueError):
+            return None
+
     async def check_connection(self, model: str) -> tuple[bool, str]:
         """Check the endpoint by listing its models; return ``(ok, plain sentence)``.
 

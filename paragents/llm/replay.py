@@ -68,6 +68,8 @@ class ReplayServer:
 
     def __init__(self, models: list[str] | None = None) -> None:
         self.models: list[str] = list(models or ["replay-model"])
+        self.props: dict[str, Any] | None = None
+        """The body of ``GET /props`` (llama.cpp's server settings), or None: 404 like other servers."""
         self.requests: list[ReceivedRequest] = []
         """Every request received, in arrival order."""
         self._queues = _Queues()
@@ -162,6 +164,10 @@ class ReplayServer:
                 return self._queues.models.popleft()
             body = {"object": "list", "data": [{"id": m, "object": "model"} for m in self.models]}
             return ScriptedResponse(headers={"Content-Type": "application/json"}, reads=[json.dumps(body)])
+        if request.method == "GET" and request.path.rstrip("/").endswith("/props") and self.props is not None:
+            return ScriptedResponse(
+                headers={"Content-Type": "application/json"}, reads=[json.dumps(self.props)]
+            )
         if request.method != "POST":
             return _json_error(404, f"replay: no route for {request.method} {request.path}")
         session = request.session

@@ -333,3 +333,51 @@ def parse_model_list(body: Any) -> list[str]:
                         ids.append(item)
                 return ids
     raise ValueError('expected {"data": [{"id": ...}, ...]} (OpenAI /models shape)')
+
+
+CONTEXT_FIELDS = ("max_model_len", "context_length", "max_context_length", "context_window", "n_ctx")
+"""Fields of a ``/models`` entry that give the context window the server runs the model with: vLLM's
+``max_model_len``, OpenRouter's ``context_length``, LM Studio's ``max_context_length``, others'
+``context_window`` / ``n_ctx`` (also inside a ``meta`` object). llama.cpp's ``meta.n_ctx_train`` is
+the size the model was trained with, not the one it runs with: not used (``/props`` says that)."""
+
+
+def _context_of(item: dict[str, Any]) -> int | None:
+    for where in (item, item.get("meta"), item.get("top_provider")):
+        if isinstance(where, dict):
+            for key in CONTEXT_FIELDS:
+                value = where.get(key)
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    return value
+    return None
+
+
+def parse_context_windows(body: Any) -> dict[str, int]:
+    """Return the context window of each model of a ``GET /models`` body that says it (see
+    :data:`CONTEXT_FIELDS`); models that do not say are left out. Never raises."""
+    windows: dict[str, int] = {}
+    if not isinstance(body, dict):
+        return windows
+    for key in ("data", "models"):
+        items = body.get(key)
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict):
+                    name = item.get("id") or item.get("name") or item.get("model")
+                    window = _context_of(item)
+                    if isinstance(name, str) and name and window is not None:
+                        windows[name] = window
+    return windows
+
+
+def parse_props_context(body: Any) -> int | None:
+    """Return the context window llama.cpp's server runs with, from its ``GET /props`` body
+    (``default_generation_settings.n_ctx``, or a top-level ``n_ctx``); None when it does not say."""
+    if not isinstance(body, dict):
+        return None
+    for where in (body.get("default_generation_settings"), body):
+        if isinstance(where, dict):
+            value = where.get("n_ctx")
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return None

@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from mcp import types
 
@@ -36,6 +36,15 @@ IDLE_CHECK = 30.0
 """Seconds between checks for idle servers."""
 
 
+def project_file_stamp(project_dir: Path) -> tuple[float, int] | None:
+    """The project's ``.mcp.json`` as (mtime, size), or None when there is none."""
+    try:
+        stat = (project_dir / ".mcp.json").stat()
+    except OSError:
+        return None
+    return (stat.st_mtime, stat.st_size)
+
+
 class McpPool:
     """Every configured server of one project and the running ones, by (name, owning session)."""
 
@@ -53,6 +62,8 @@ class McpPool:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.log_dir = log_dir or paths.state_dir() / "mcp-logs"
         self.entries, self.problems = load_servers(project_dir, settings, settings_files)
+        self.read_stamp = project_file_stamp(project_dir)
+        """``.mcp.json``'s (mtime, size) when the servers were read (None: there was none)."""
         self.handles: dict[tuple[str, str | None], ServerHandle] = {}
         self.trust: dict[str, bool] = {}
         """Answers given in this process to "may this project server start?"."""
@@ -64,11 +75,17 @@ class McpPool:
         """Read the servers again (``/reload``): servers whose entry changed or went away are stopped
         (sessions start the new entry on their next request); unchanged ones keep running."""
         entries, problems = load_servers(self.project_dir, settings, settings_files)
+        self.read_stamp = project_file_stamp(self.project_dir)
         for key, handle in list(self.handles.items()):
             if entries.get(key[0]) != handle.entry:
                 await handle.close()
                 del self.handles[key]
         self.settings, self.entries, self.problems = settings, entries, problems
+
+    def project_file_changed(self) -> bool:
+        """True when the project's ``.mcp.json`` was added, changed or removed since it was read (it
+        is read at start and by ``/reload``)."""
+        return project_file_stamp(self.project_dir) != self.read_stamp
 
     def for_session(self, sid: str) -> SessionMcp:
         """The view of the pool one session's agent uses."""
@@ -349,12 +366,17 @@ class SessionMcp:
     def get(self, name: str) -> McpTool | None:
         return self.tools.get(name)
 
-    def spec_tokens(self) -> dict[str, int]:
-        """Estimated tokens the MCP tool schemas add to each request, by server."""
+    def spec_tokens(self, estimate: Callable[[Any], int] | None = None) -> dict[str, int]:
+        """Estimated tokens the MCP tool schemas add to each request, by server. ``estimate`` gives
+        a spec's tokens: the agent's own estimate (``agent.tokens.estimate_json_tokens``), so ``/mcp``
+        says what the context counts; without it, its JSON length / :data:`CHARS_PER_TOKEN`."""
         import json
 
+        def rough(spec: Any) -> int:
+            return len(json.dumps(spec, ensure_ascii=False)) // CHARS_PER_TOKEN
+
+        count = estimate or rough
         out: dict[str, int] = {}
         for tool in self.tools.values():
-            size = len(json.dumps(tool.spec(), ensure_ascii=False)) // CHARS_PER_TOKEN
-            out[tool.server] = out.get(tool.server, 0) + size
+            out[tool.server] = out.get(tool.server, 0) + count(tool.spec())
         return out

@@ -11,7 +11,8 @@ from paragents.permissions.decision import Decision, PermissionMode, RuleRow, Su
 from paragents.permissions.policy import INTERNAL_TOOLS, Policy, tool_family
 from paragents.permissions.rules import Rule, parse_rule
 from paragents.permissions.settings import PolicyError
-from paragents.permissions.shell import parse_command, write_targets
+from paragents.permissions.shell import parse_command
+from paragents.permissions.targets import write_targets
 
 __all__ = [
     "INTERNAL_TOOLS",

@@ -83,8 +83,9 @@ def _with_mode(
     if sandboxed and family == "Bash" and _auto_allowed(part):
         return "allow", f"sandboxed, so it runs without asking (sandbox.autoAllow; {part.reason})", "sandbox"
     if part.category in ("protected", "opaque"):
-        kind: DecisionKind = "deny" if mode is PermissionMode.DONT_ASK else "ask"
-        return kind, part.reason, "protected" if part.category == "protected" else "default"
+        if mode is PermissionMode.DONT_ASK:
+            return "deny", f"dontAsk mode: this would ask, so it is denied ({part.reason})", "mode"
+        return "ask", part.reason, "protected" if part.category == "protected" else "default"
     if part.category in _ASKING:
         if mode is PermissionMode.BYPASS:
             return "allow", f"bypassPermissions mode ({part.reason})", "mode"

@@ -34,13 +34,16 @@ from paragents.permissions.rules import (
     url_host,
 )
 from paragents.permissions.settings import ScopedRule
-from paragents.permissions.shell import parse_command, shell_bases
+from paragents.permissions.shell import parse_command
+from paragents.permissions.targets import shell_bases
 
 __all__ = ["Checker", "Part", "finish"]
 
 MAX_TREE_ENTRIES = 5000
 """A recursive read's directory is searched for Read-denied paths up to this many entries; past
 that the call asks (the tree is too big to check before it runs)."""
+MAX_BRACE_SPELLINGS = 64
+"""A brace argument (``.{env,x}``) is spelled out up to this many ways (past that it asks)."""
 MAX_GLOB_MATCHES = 1000
 """A glob argument is expanded up to this many files (past that it asks, like a computed path)."""
 
@@ -170,8 +173,6 @@ class Checker:
         """Check a Bash command line; return (parts, absolute write targets, some targets unknown)."""
         parsed: ParsedCommand = parse_cached(command)
         parts: list[Part] = [self._simple(cmd) for cmd in parsed.commands]
-        if parsed.problem:
-            parts.append(self._opaque(command.strip()[:80], f"{parsed.problem}; it cannot be checked"))
         if parsed.background:
             parts.append(Part("&", "risky", "it starts a background job (&) that keeps running unobserved"))
         bases, cd_unknown = shell_bases(parsed, Path(self.base or self.cwd), Path(self.home))
@@ -203,6 +204,8 @@ class Checker:
                     break
         if self._read_rules() or self.integrity[0]:
             parts.extend(self._check_arguments(parsed, base_strs, cd_unknown))
+        if parsed.problem:  # last: a rule that surely matches explains a denial better than "could run"
+            parts.append(self._opaque(command.strip()[:80], f"{parsed.problem}; it cannot be checked"))
         if any(special.destructive(cmd.effective) for cmd in parsed.commands) and (
             unknown or any(p.label.startswith("Edit ") and p.category != "edit_inside" for p in parts)
         ):  # never offer "always allow" for a destructive command reaching outside the workdir
@@ -279,14 +282,21 @@ class Checker:
         (asks), whatever the command; globs are listed; a computed argument asks; a directory read
         recursively is searched for such paths."""
         parts: list[Part] = []
+        names = ", ".join(dict.fromkeys(r.rule.text for r in self._read_rules()))
         computed = next((t for t in parsed.arguments if t.path is None), None)
-        if computed is not None and self._read_rules():
-            names = ", ".join(dict.fromkeys(r.rule.text for r in self._read_rules()))
+        if computed is not None and names:  # (also called for paragents' own files, with no Read rule)
             reason = (
                 f"`{computed.origin}`: an argument is computed when it runs, so it could name a path "
                 f"that {names} covers"
             )
-            parts.append(Part(computed.origin, "opaque", reason, what="Read"))
+            parts.append(Part(computed.origin, "opaque", reason))
+        relative = [t for t in parsed.arguments if t.path is not None and not t.path.startswith(("/", "~"))]
+        if cd_unknown and relative and names:  # ``cd "$DIR" && base64 .env``: relative to an unknown dir
+            reason = (
+                f"`{relative[0].origin}`: {relative[0].path!r} is relative to a directory only known when "
+                f"it runs (cd), so it could name a path that {names} covers"
+            )
+            parts.append(Part(relative[0].origin, "opaque", reason))
         seen: set[str] = set()
         for target in parsed.arguments:
             if target.path is None or (cd_unknown and not target.path.startswith(("/", "~"))):
@@ -295,7 +305,7 @@ class Checker:
                 spellings = self._spellings(target, base)
                 if spellings is None:
                     reason = f"`{target.origin}`: the glob {target.path!r} names too many files to check"
-                    parts.append(Part(target.origin, "opaque", reason, what="Read"))
+                    parts.append(Part(target.origin, "opaque", reason))
                     break
                 for path in spellings:
                     if path in seen:
@@ -303,7 +313,7 @@ class Checker:
                     seen.add(path)
                     found = self.check_mentioned(path, f"`{target.origin}` names {path}", ("Read",))
                     if found is not None:
-                        parts.append(replace(found, what="Read"))
+                        parts.append(found)
         for target in parsed.recursive:
             if target.path is None:
                 continue
@@ -321,7 +331,11 @@ class Checker:
         path = resolve.absolute(target.path or "", base, self.home)
         if not target.glob:
             return [path]
-        written = [resolve.absolute(p, base, self.home) for p in bracex.expand(target.path or "", limit=64)]
+        try:  # ``{a,b}{c,d}...`` past 64 spellings: too many to check
+            expanded = bracex.expand(target.path or "", limit=MAX_BRACE_SPELLINGS)
+        except bracex.ExpansionLimitException:
+            return None
+        written = [resolve.absolute(p, base, self.home) for p in expanded]
         found = wglob.glob(path, flags=wglob.BRACE | wglob.NOUNIQUE, limit=MAX_GLOB_MATCHES)
         if len(found) >= MAX_GLOB_MATCHES:
             return None
@@ -346,7 +360,7 @@ class Checker:
                         f"`{origin}` reads more than {MAX_TREE_ENTRIES} files, too many to check for "
                         "paths Read rules cover"
                     )
-                    return Part(origin, "opaque", reason, what="Read")
+                    return Part(origin, "opaque", reason)
                 candidate = os.path.join(root, name)
                 rule = self._path_rule("deny", "Read", candidate)
                 if rule:
@@ -354,11 +368,11 @@ class Checker:
                         f"`{origin}` reads every file under {directory}, and Read of {candidate} is denied "
                         f"by {rule.describe()}; name the files to read instead"
                     )
-                    return Part(origin, "deny_inside", reason, rule, what="Read")
+                    return Part(origin, "deny_inside", reason, rule)
                 rule = self._path_rule("ask", "Read", candidate) if first_ask is None else None
                 if rule:
                     reason = f"`{origin}` reads {candidate}, which asks because of {rule.describe()}"
-                    first_ask = Part(origin, "ask_rule", reason, rule, what="Read")
+                    first_ask = Part(origin, "ask_rule", reason, rule)
         return first_ask
 
     def check_mentioned(

@@ -58,7 +58,9 @@ _READERS = {
     "source": frozenset(),
     ".": frozenset(),
 }
-_GREP_VALUES = frozenset({"-e", "-f", "-m", "-A", "-B", "-C", "--regexp", "--file", "--max-count"})
+_GREP_VALUES = frozenset(
+    {"-e", "-f", "-m", "-A", "-B", "-C", "-d", "--regexp", "--file", "--max-count", "--directories"}
+)
 _SED_VALUES = frozenset({"-e", "-f", "-l", "--expression", "--file"})
 _CP_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix"})
 _INSTALL_VALUES = frozenset(
@@ -132,8 +134,11 @@ def git_tree_write(words: tuple[str, ...]) -> str | None:
         writes = not (args[:1] and args[0] in _STASH_READS)
     else:
         writes = sub in _TREE_WRITERS
-    if not writes:
-        return None
+    return git_work_tree(words) if writes else None
+
+
+def git_work_tree(words: tuple[str, ...]) -> str:
+    """The working tree of ``git [-C DIR | --work-tree DIR] ...`` as spelled (``.`` without one)."""
     head = words[1 : git_globals_end(words)]
     tree = "."
     for i, word in enumerate(head):
@@ -255,7 +260,7 @@ def file_args(words: tuple[str, ...]) -> FileArgs:
         pos, opts = _split_options(words, frozenset())
         return FileArgs(writes=keep(pos if "--reference" in opts else pos[1:]))
     if name == "ln":
-        pos, opts = _split_options(words, frozenset({"-t", "--target-directory", "-S", "--suffix"}))
+        pos, opts = _split_options(words, _LN_VALUES)
         symbolic = any(k in ("--symbolic",) or (k.startswith("-") and not k.startswith("--") and "s" in k)
                        for k in opts)  # fmt: skip
         target = opts.get("-t") or opts.get("--target-directory")
@@ -297,7 +302,54 @@ PRECISE_FILE_COMMANDS = frozenset(
 """Commands whose file arguments :func:`file_args` knows exactly (a grep pattern is not a path):
 only those are checked, not every argument."""
 
+_LN_VALUES = frozenset({"-t", "--target-directory", "-S", "--suffix"})
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    **_READERS, **_WRITER_VALUES, "grep": _GREP_VALUES, "sed": _SED_VALUES, "cp": _CP_VALUES,
+    "mv": _CP_VALUES, "install": _INSTALL_VALUES, "rsync": _RSYNC_VALUES, "patch": _PATCH_VALUES,
+    "ln": _LN_VALUES,
+}  # fmt: skip
+_PATTERN_OPTIONS = frozenset({"-e", "--regexp", "--expression"})
+"""Options whose value is a grep pattern or a sed script, not a path."""
+
+
+def option_values(words: tuple[str, ...]) -> tuple[str, ...]:
+    """The option values of a command of :data:`PRECISE_FILE_COMMANDS` (``grep -f FILE``, ``sed
+    --file=FILE``, ``rsync --files-from FILE``, ``shred --random-source=FILE``, ``-fFILE``): they are
+    checked against Read deny rules like every other command's arguments (patterns given with
+    ``-e``/``--regexp``/``--expression`` are not paths)."""
+    name = command_name(words)
+    if name not in PRECISE_FILE_COMMANDS:
+        return ()
+    takes_value = _VALUE_OPTIONS.get(name, frozenset())
+    out: list[str] = []
+    for i, word in enumerate(words[1:], start=1):
+        if word == "--":
+            break
+        if word.startswith("--") and "=" in word:
+            key, _, value = word.partition("=")
+        elif word in takes_value and i + 1 < len(words):
+            key, value = word, words[i + 1]
+        elif not word.startswith("--") and word[:2] in takes_value and len(word) > 2:
+            key, value = word[:2], word[2:]
+        else:
+            continue
+        if key not in _PATTERN_OPTIONS and value:
+            out.append(value)
+    return tuple(out)
+
+
 _GREPS = frozenset({"grep", "egrep", "fgrep", "zgrep"})
+_RECURSIVE_VALUES = {
+    "cp": _CP_VALUES,
+    "rsync": _RSYNC_VALUES,
+    "scp": frozenset({"-i", "-F", "-P", "-o", "-c", "-l", "-S", "-J"}),
+    "zip": frozenset({"-x", "-i", "-b", "-n", "-P", "-O", "-t", "-tt"}),
+    "diff": frozenset(
+        {"-x", "--exclude", "-X", "--exclude-from", "-I", "--ignore-matching-lines", "-S", "--starting-file",
+         "-F", "--show-function-line", "-L", "--label"}
+    ),
+}  # fmt: skip
+"""Options of the recursive copiers and diff that take a separate value (``cp -x`` does not)."""
 _SEARCHERS = frozenset({"rg", "ag", "ack", "ack-grep", "ugrep", "pt", "sift"})
 _SEARCH_VALUES = frozenset(
     {"-e", "-f", "-g", "--glob", "-t", "--type", "-T", "--type-not", "-m", "--max-count", "-A", "-B", "-C",
@@ -333,20 +385,13 @@ def recursive_reads(words: tuple[str, ...]) -> tuple[str, ...]:
         return tuple(files) or (".",)
     if name == "git":
         sub, _ = git_subcommand(words)
-        return (".",) if sub == "grep" else ()
+        return (git_work_tree(words),) if sub == "grep" else ()
     if name in ("tar", "bsdtar"):
-        mode = words[1] if len(words) > 1 else ""
-        creating = "--create" in words or (not mode.startswith("--") and "c" in mode.lstrip("-"))
-        if not creating:
-            return ()
-        pos, _ = _split_options(words, frozenset({"-f", "--file", "-C", "--directory", "-T", "--exclude"}))
-        return tuple(p for p in pos if p != mode)
+        return _tar_reads(words)
     flags = {"zip": "r", "cp": "rRa", "rsync": "ra", "scp": "r", "diff": "r"}.get(name)
     if flags is None:
         return ()
-    pos, opts = _split_options(
-        words, _RSYNC_VALUES if name == "rsync" else frozenset({"-t", "-S", "-x", "-i"})
-    )
+    pos, opts = _split_options(words, _RECURSIVE_VALUES[name])
     recursive = any(
         k in ("--recursive", "--archive")
         or (k.startswith("-") and not k.startswith("--") and any(f in k for f in flags))
@@ -357,5 +402,25 @@ def recursive_reads(words: tuple[str, ...]) -> tuple[str, ...]:
     if name == "zip":
         return tuple(pos[1:])
     if name in ("cp", "rsync", "scp"):
-        return tuple(p for p in pos[:-1] if _local(p))
+        into = "-t" in opts or "--target-directory" in opts  # cp -t DIR SRC...: every operand is read
+        return tuple(p for p in (pos if into else pos[:-1]) if _local(p))
     return tuple(pos)
+
+
+_TAR_VALUES = frozenset({"-f", "--file", "-C", "--directory", "-T", "--files-from", "--exclude", "-X"})
+
+
+def _tar_reads(words: tuple[str, ...]) -> tuple[str, ...]:
+    """What ``tar`` reads whole when it creates, appends to or updates an archive (``tar czf x src``,
+    ``tar --exclude=.git -cf x .``, ``tar -rf x.tar d``): its file operands and ``-C`` directories."""
+    mode = words[1] if len(words) > 1 else ""
+    clusters = [w[1:] for w in words[1:] if w.startswith("-") and not w.startswith("--")]
+    if not mode.startswith("-"):
+        clusters.append(mode)  # the old style: tar czf ...
+    long_modes = ("--create", "--append", "--update")
+    if not (any(w in long_modes for w in words) or any(set("cru") & set(c) for c in clusters)):
+        return ()
+    pos, _ = _split_options(words, _TAR_VALUES)
+    dirs = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("-C", "--directory")]
+    dirs += [w.split("=", 1)[1] for w in words if w.startswith("--directory=")]
+    return tuple(p for p in pos if p != mode) + tuple(dirs)

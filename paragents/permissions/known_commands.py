@@ -96,14 +96,19 @@ SHELLS = frozenset(
 """Shells: their ``-c STRING`` argument (or the program they read from stdin) is parsed as a nested
 command (in bash's grammar: a program that does not parse as bash cannot be checked, so it asks)."""
 
+STDIN_FILES = frozenset({"-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"})
+"""Script operands that name the shell's own stdin (``echo 'rm x' | bash /dev/stdin``)."""
+
 _STRING_OPTIONS = {
     "script": ("-c", "--command"),
     "su": ("-c", "--command", "--session-command"),
     "runuser": ("-c", "--command", "--session-command"),
 }
 """Wrappers that run a shell command line given as an option's value (``script -c 'make'``)."""
-_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file", "-C", "--init-command"})
-"""Shell options that take a separate value (``bash -o errexit -c ...``, fish's ``-C CMD``)."""
+_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+"""Shell options that take a separate value (``bash -o errexit -c ...``); bash's ``-C`` takes none."""
+_INIT_OPTIONS = frozenset({"-C", "--init-command"})
+"""fish's options whose value is a command it runs first (``fish -C 'rm x'``)."""
 
 _DANGEROUS_EXACT = frozenset(
     {"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PATH", "NODE_OPTIONS", "PYTHONPATH", "PYTHONSTARTUP",
@@ -177,6 +182,13 @@ def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
     if name not in _WRAPPERS or (name == "command" and any(w in ("-v", "-V") for w in words[1:2])):
         return None  # ``command -v NAME`` only looks NAME up
     value_opts, positionals = _WRAPPERS[name]
+    user_mode = name == "runuser" and any(w in ("-u", "--user") or w.startswith("--user=") for w in words)
+    if name in ("su", "runuser") and not user_mode:  # options may follow the user: su root -c CMD
+        for i, word in enumerate(words[1:], start=1):
+            found = _string_option(name, word, words, i)
+            if found is not None:
+                return found
+        return Unwrapped(name, (), len(words))  # no command: a shell reading the terminal
     i = 1
     while i < len(words):
         word = words[i]
@@ -197,8 +209,6 @@ def unwrap(words: tuple[str, ...]) -> Unwrapped | None:
         while i < len(words) and is_assignment(words[i]):
             assignments.append(words[i])
             i += 1
-    if name in ("su", "runuser") and i < len(words):  # su [-] [user]: no command without -c
-        return Unwrapped(name, (), len(words))
     i += positionals
     if name == "flock" and i < len(words) and words[i] in ("-c", "--command") and i + 1 < len(words):
         return Unwrapped(name, (), i + 1, split_string=True)
@@ -216,6 +226,10 @@ class ShellProgram:
 
     source: str
     index: int | None = None
+    inline: str | None = None
+    """The string of ``--command=STR`` (``index`` is then that word's)."""
+    inits: tuple[tuple[int, str], ...] = ()
+    """fish's ``-C``/``--init-command`` commands: (index of the word holding it, the command)."""
 
 
 def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
@@ -225,17 +239,26 @@ def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
     ``bash -o errexit -c STR`` is seen like ``bash -c STR``."""
     if command_name(words) not in SHELLS:
         return None
+    fish = command_name(words) == "fish"
+    inits: list[tuple[int, str]] = []
     stdin = False
     i = 1
     while i < len(words):
         word = words[i]
-        if word == "--":
+        if word in ("--", "-"):  # bash: "An argument of - is equivalent to --"
             i += 1
             break
+        if fish and (word in _INIT_OPTIONS or word.startswith("--init-command=")):
+            if "=" in word:
+                inits.append((i, word.split("=", 1)[1]))
+            elif i + 1 < len(words):
+                inits.append((i + 1, words[i + 1]))
+            i += 1 if "=" in word else 2
+            continue
         if word in ("--command", "-Command") or word.startswith("--command="):
             if "=" in word:
-                return ShellProgram("string", i)
-            return ShellProgram("string", i + 1 if i + 1 < len(words) else None)
+                return ShellProgram("string", i, word.split("=", 1)[1], tuple(inits))
+            return ShellProgram("string", i + 1 if i + 1 < len(words) else None, inits=tuple(inits))
         if word in _SHELL_VALUE_OPTIONS:
             i += 2
             continue
@@ -245,7 +268,7 @@ def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
                 index = i + 1 + sum(1 for ch in letters if ch in "oO")  # -oc errexit STR
                 if index < len(words) and words[index] == "--":
                     index += 1
-                return ShellProgram("string", index if index < len(words) else None)
+                return ShellProgram("string", index if index < len(words) else None, inits=tuple(inits))
             stdin = stdin or "s" in letters
             i += 1 + sum(1 for ch in letters if ch in "oO")
             continue
@@ -253,9 +276,9 @@ def shell_program(words: tuple[str, ...]) -> ShellProgram | None:
             i += 1
             continue
         break
-    if stdin or i >= len(words):
-        return ShellProgram("stdin")
-    return ShellProgram("file", i)
+    if stdin or i >= len(words) or words[i] in STDIN_FILES:
+        return ShellProgram("stdin", inits=tuple(inits))
+    return ShellProgram("file", i, inits=tuple(inits))
 
 
 def shell_string(words: tuple[str, ...]) -> tuple[bool, int | None]:

@@ -360,8 +360,8 @@ def _mcp_path_parts(
         target = resolve.absolute(raw, checker.cwd, home)
         for family in families:
             part = checker.check_path(family, target)
-            if part.category in ("edit_inside", "allow_rule", "default_allow"):
-                part = replace(part, category="default_allow", suggestions=())
+            if part.category == "edit_inside":  # inside the working directories the tool's rule decides
+                part = replace(part, category="default_allow")
             parts.append(part)
     return parts
 

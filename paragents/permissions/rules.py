@@ -73,8 +73,8 @@ def parse_rule(text: str) -> Rule:
     if spec is not None and family in ("Read", "Edit"):
         if spec.startswith("!"):
             raise ValueError(f"{quoted} is a negated pattern ('!'), which permission rules do not support")
-        if "\x00" in spec:
-            raise ValueError(f"{quoted} contains a NUL byte")
+        if "\x00" in spec:  # shown escaped: a NUL in a terminal is invisible
+            raise ValueError(f"{stripped!r} contains a NUL byte")
     return Rule(text=stripped, tool=name, family=family, specifier=spec)
 
 
@@ -120,8 +120,8 @@ def domain_matches(pattern: str, url: str) -> bool:
         return False
     if want == "*":
         return True
-    if want.startswith("*."):
-        return host.endswith(want[1:]) and host != want[2:]
+    if want.startswith("*."):  # ".example.com" at the end: a subdomain, never example.com itself
+        return host.endswith(want[1:])
     return host == want
 
 

@@ -14,16 +14,14 @@ look past and which need an exact rule. Words are rebuilt with quotes removed, s
 from __future__ import annotations
 
 import itertools
-import os
 import shlex
 import threading
 from functools import lru_cache
-from pathlib import Path
 
 import tree_sitter as ts
 import tree_sitter_bash
 
-from paragents.permissions import env_names, options, resolve, special
+from paragents.permissions import env_names, options, special
 from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
@@ -103,24 +101,63 @@ class _Walker:
     def _redirected(self, node: ts.Node) -> None:
         """A heredoc feeds its command; a pipeline written after the heredoc's start is fed the
         command's output (``cat <<EOF | sh``)."""
-        body = node.child_by_field_name("body")
-        while body is not None and body.type in ("list", "pipeline") and body.named_children:
-            body = body.named_children[-1]  # ``true && sh <<EOF``: the heredoc feeds the last command
+        body = node.child_by_field_name("body")  # (a list's last command: see _feed_redirect)
         for child in node.named_children:
+            if child.type == "file_redirect" and body is not None:
+                self._input_redirect(body, child)
             if child.type != "heredoc_redirect":
                 continue
             feed = heredoc_text(child)
             if body is not None and feed is not None:
-                self._feed(body, feed)
+                self._feed_redirect(body, feed)
             for piped in child.named_children:
                 if piped.type in ("pipeline", "command", "redirected_statement", "list") and "\n" in (
                     node_text(piped)
                 ):  # the parser took heredoc lines for the command line (a body starting with "\")
                     self.out.problem = "a heredoc's body could not be told apart from its command line"
+                output = self._heredoc_output(node, body, feed)
                 if piped.type == "pipeline" and piped.named_children:
-                    self._feed(piped.named_children[0], output_of(node))
+                    self._feed(piped.named_children[0], output)
                 elif piped.type in ("command", "redirected_statement"):
-                    self._feed(piped, output_of(node))
+                    self._feed(piped, output)
+
+    @staticmethod
+    def _heredoc_output(node: ts.Node, body: ts.Node | None, feed: Feed | None) -> Feed:
+        """What ``node`` (a statement with a heredoc) writes to a pipe written after the heredoc's
+        start: the output of its command, or of the last command of a list the parser attached the
+        heredoc to (``true && cat <<EOF | sh``: ``cat`` reads the heredoc)."""
+        last = body
+        while last is not None and last.type in ("list", "pipeline") and last.named_children:
+            last = last.named_children[-1]
+        if last is None or last is body:
+            return output_of(node)
+        return output_of(last, feed)
+
+    def _input_redirect(self, body: ts.Node, redirect: ts.Node) -> None:
+        """``sh < <(curl x)``, ``sh < "$F"``: stdin read from something only known when it runs feeds
+        the command (the last one of a pipeline); a named file does not (like ``sh FILE``)."""
+        ops = [c.type for c in redirect.children if not c.is_named]
+        target = redirect.child_by_field_name("destination")
+        if ops[:1] != ["<"] or target is None or word(target).known:
+            return
+        self._feed_redirect(body, Feed(None, f"the input redirect < {node_text(target)}"))
+
+    def _feed_redirect(self, body: ts.Node, feed: Feed) -> None:
+        """A redirect written after ``body`` feeds its last command (bash binds it there; tree-sitter
+        attaches it to the whole list or pipeline: ``true && sh <<EOF``), or every command of a group
+        or subshell (``{ a; sh; } <<EOF``), with the text unknown: which of them reads it is not."""
+        while body.type in ("list", "pipeline") and body.named_children:
+            body = body.named_children[-1]  # (a comment never comes last: it would hide the redirect)
+        if body.type in ("command", "redirected_statement"):
+            self._feed(body, feed)
+            return
+        group = Feed(None, f"{feed.origin} given to a group of commands")
+        pending = [body]
+        while pending:
+            node = pending.pop()
+            if node.type == "command":
+                self._feed(node, group)
+            pending.extend(node.named_children)
 
     def _for(self, node: ts.Node) -> None:
         """``for NAME in WORDS``: NAME takes each word (computed when a word expands)."""
@@ -162,7 +199,7 @@ class _Walker:
             if not child.is_named:
                 op = child.type
             elif child.type not in ("file_descriptor",):
-                if child.type in ("process_substitution", "command_substitution"):
+                if child.type == "process_substitution":  # > >(cmd) writes to a pipe, not a file
                     self.walk(child)
                     continue
                 found = word(child)
@@ -271,7 +308,7 @@ class _Walker:
                         string = " ".join((rest[0], *(shlex.quote(w) for w in rest[1:])))
                     transparent = self._nested(string, dynamic, text, parent)
                     if not transparent and exact_only is None:
-                        opaque = f"{step.wrapper} runs a string that is only known when it runs"
+                        opaque = f"{step.wrapper} runs a string {_unseen(dynamic)}"
                     break
                 current = current[step.start :]
                 if current:
@@ -284,19 +321,35 @@ class _Walker:
             is_shell, index = known.shell_string(current)
             if is_shell:
                 if index is None:
+                    if through_xargs:  # ``xargs sh -c``: the string is the first word of the input
+                        opaque = f"{current[0]} runs a string xargs reads from its input"
                     break
+                program = known.shell_program(current)
                 if known.command_name(current) == "eval":
                     string, dynamic = " ".join(current[1:]), any(w in unknown for w in current[1:])
-                else:
-                    string, dynamic = current[index], current[index] in unknown
+                else:  # --command=STR: the string is the word's value
+                    inline = program.inline if program is not None else None
+                    string, dynamic = inline or current[index], current[index] in unknown
                 transparent = self._nested(string, dynamic, text)
                 if not transparent:
-                    opaque = f"{current[0]} runs a string that is only known when it runs"
+                    opaque = f"{current[0]} runs a string {_unseen(dynamic)}"
             break
         effective = layers[-1]
+        program = known.shell_program(effective)
+        for index, init in program.inits if program is not None and opaque is None else ():
+            if not self._nested(init, effective[index] in unknown, text):  # fish -C CMD runs CMD first
+                opaque = f"{effective[0]} runs an init command that is only known when it runs"
+        if program is not None and program.source == "file" and opaque is None and not transparent:
+            script = effective[program.index or 0]
+            if script in unknown:  # ``bash <(curl x)``, ``sh "$SCRIPT"``
+                opaque = f"{effective[0]} runs a script {script!r} that is only known when it runs"
         if feed is not None and opaque is None and not transparent:
-            program = known.shell_program(effective)
-            reads_program = program is not None and program.source == "stdin"
+            sourced = (  # ``echo 'rm x' | source /dev/stdin``
+                known.command_name(effective) in ("source", ".")
+                and len(effective) > 1
+                and effective[1] in known.STDIN_FILES
+            )
+            reads_program = sourced or (program is not None and program.source == "stdin")
             if reads_program or special.code_from_stdin(effective):
                 what = "a program" if reads_program else "code"
                 if feed.text is None:
@@ -326,7 +379,7 @@ class _Walker:
         if effective and effective[0] in ("source", ".") and any(w in unknown for w in effective[1:]):
             opaque = "source runs a file whose name is only known when it runs"
         if effective and effective[0] in ("cd", "pushd"):
-            arg = next((w for w in effective[1:] if not w.startswith("-")), "~")
+            arg = next((w for w in effective[1:] if not w.startswith("-") or w == "-"), "~")  # cd -: $OLDPWD
             self.out.cd_dirs.append(None if arg in unknown else arg)
         found_files = files.file_args(tuple(w for w in effective if not w.startswith(("<(", ">("))))
         origin = " ".join(effective[:1])
@@ -353,6 +406,8 @@ class _Walker:
             for argument in words[1:]:
                 if not precise or argument.glob:
                     self._argument(argument, text.strip())
+            for value in files.option_values(effective):  # grep -f FILE: read, not a known file
+                self._argument(Word(value, value not in unknown), text.strip())
         if known.command_name(effective) == "git" and (end := known.git_globals_end(effective)) > 1:
             layers.append((effective[0], *effective[end:]))  # deny/ask rules see `git push` too
             if known.git_config_changes(effective) and risky is None:
@@ -452,6 +507,11 @@ class _Walker:
         return True
 
 
+def _unseen(dynamic: bool) -> str:
+    """Why a nested string was not parsed: it is computed, or nested too deep."""
+    return "that is only known when it runs" if dynamic else f"nested deeper than {MAX_NESTING} levels"
+
+
 def _unquoted(value: str) -> str:
     """An assignment's value as the shell gives it (``'cat'`` -> ``cat``)."""
     try:
@@ -491,71 +551,3 @@ def parse_command(command: str) -> ParsedCommand:
     _parse_into(command, out, 0)
     resolve_arguments(out)
     return out
-
-
-def resolve_target(path: str, bases: list[Path], home: Path) -> list[Path]:
-    """Return the absolute spellings of ``path`` (``~`` expanded) for each possible shell cwd in ``bases``.
-
-    Paths are made absolute but not normalised (``..`` and symlinks are the policy's job)."""
-    return list(dict.fromkeys(Path(resolve.absolute(path, base, home)) for base in bases))
-
-
-def shell_bases(parsed: ParsedCommand, cwd: Path, home: Path) -> tuple[list[Path], bool]:
-    """Return the directories relative paths may be resolved against (cwd and each ``cd`` target).
-
-    The flag is True when some ``cd`` target cannot be known (so relative paths cannot be either)."""
-    bases = [cwd]
-    unknown = False
-    for target in parsed.cd_dirs:
-        if target is None or target == "-":
-            unknown = True
-            continue
-        for base in list(bases):
-            for resolved in resolve_target(target, [base], home):
-                if resolved not in bases:
-                    bases.append(resolved)
-    return bases, unknown
-
-
-def repository_root(path: Path) -> Path:
-    """The nearest directory at or above ``path`` holding ``.git`` (a directory or a worktree's
-    file), else ``path`` itself."""
-    for candidate in (path, *path.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return path
-
-
-def write_targets(command: str, cwd: Path) -> tuple[list[Path], bool]:
-    """Return (absolute paths ``command`` may write, True if some targets cannot be known beforehand).
-
-    Counts output redirects (``>``, ``>>``, ``&>``, ``>|``), ``tee`` and the files changed by cp/mv/rm/
-    touch/mkdir/sed -i/truncate/chmod/ln, and the whole repository a git command rewrites the working
-    tree of (``git checkout``, ``switch``, ``reset --hard``, ``stash``, ``restore``, ``clean`` ...: its
-    top-level directory, the nearest one holding ``.git``). ``/dev/null`` and fd duplications are
-    not targets. Paths are joined to ``cwd`` (and to literal ``cd`` targets) and ``~`` is expanded,
-    not resolved."""
-    parsed = parse_command(command)
-    home = Path(os.path.expanduser("~"))
-    bases, cd_unknown = shell_bases(parsed, cwd, home)
-    paths: list[Path] = []
-    unknown = parsed.problem is not None
-    for tree in parsed.trees:
-        if tree.path is None or (cd_unknown and not tree.path.startswith(("/", "~"))):
-            unknown = True
-            continue
-        for path in resolve_target(tree.path, bases, home):
-            top = repository_root(Path(os.path.normpath(path)))
-            if top not in paths:
-                paths.append(top)
-    for target in parsed.writes:
-        if target.path is None:
-            unknown = True
-            continue
-        if cd_unknown and not target.path.startswith(("/", "~")):
-            unknown = True
-        for path in resolve_target(target.path, bases, home):
-            normal = Path(os.path.normpath(path))
-            if normal not in paths:
-                paths.append(normal)
-    return paths, unknown

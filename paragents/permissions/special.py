@@ -135,20 +135,38 @@ _STDIN_CODE = {
 }
 
 
+_INTERPRETER_VALUES = {
+    "python": frozenset({"-X", "-W", "--check-hash-based-pycs"}),
+    "node": frozenset(
+        {"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+         "--input-type", "--env-file", "--title"}
+    ),
+    "ruby": frozenset({"-I", "-r", "-C", "-E", "-F"}),
+}  # fmt: skip
+"""Interpreter options that take a separate value (``python3 -X dev`` still reads stdin)."""
+
+
 def code_from_stdin(words: tuple[str, ...]) -> bool:
     """True when the interpreter ``words`` runs reads its program from stdin: no script and no code
-    option (``python3``, ``python3 -``, ``node``, ``perl -w``, ``ruby``)."""
+    option (``python3``, ``python3 -``, ``python3 -X dev``, ``node``, ``perl -w``, ``ruby``)."""
     name = command_name(words)
     python = bool(_PYTHON.match(name))
     if not python and name not in _STDIN_CODE:
         return False
-    if python and any(w in ("-c", "-m") or (w.startswith("-") and w[-1:] in "cm" and not w.startswith("--"))
-                      for w in words[1:]):  # fmt: skip
-        return False
     if interpreter_code(words):
         return False
-    operands = [w for w in words[1:] if not w.startswith("-") or w == "-"]
-    return not operands or operands[0] == "-"
+    takes_value = _INTERPRETER_VALUES.get("python" if python else name, frozenset())
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            return i + 1 >= len(words) or words[i + 1] == "-"
+        if word == "-" or not word.startswith("-"):
+            return word == "-"  # the script (or "-": stdin)
+        if python and not word.startswith("--") and word[-1] in "cm":  # -m MODULE, -Im MODULE
+            return False
+        i += 2 if word in takes_value else 1
+    return True
 
 
 def code_paths(code: str) -> list[str]:

@@ -12,6 +12,7 @@ import codecs
 from dataclasses import dataclass
 
 import tree_sitter as ts
+from wcmatch import glob as wglob
 
 from paragents.permissions.known_commands import command_name, unwrap
 
@@ -78,9 +79,9 @@ def word(node: ts.Node) -> Word:
         return Word(raw, True)
     if kind == "raw_string":
         return Word(raw[1:-1], True)
-    if kind == "ansi_c_string":
+    if kind == "ansi_c_string":  # bash ends the string at a NUL: $'.env\x00x' is .env
         try:
-            return Word(codecs.decode(raw[2:-1], "unicode_escape"), True)
+            return Word(codecs.decode(raw[2:-1], "unicode_escape").split("\x00", 1)[0], True)
         except (UnicodeDecodeError, ValueError):
             return Word(raw, False)
     if kind in ("string", "translated_string"):
@@ -93,8 +94,12 @@ def word(node: ts.Node) -> Word:
             return Word("".join(part.text for part in parts), True)
         if all(part.known or part.glob for part in parts) and all(
             child.type == "word" or word(child).known for child in node.children
-        ):  # a glob or brace spread over pieces: .{env,x}
-            return Word(raw, False, True)
+        ):  # a glob or brace spread over pieces: .{env,x}; quoted pieces are literal: ".en"*
+            pattern = "".join(
+                node_text(child) if child.type == "word" else wglob.escape(word(child).text)
+                for child in node.children
+            )
+            return Word(pattern, False, True)
         return Word(raw, False)
     return Word(raw, False)
 
@@ -160,19 +165,18 @@ def _printf(fmt: str, args: list[str]) -> str | None:
     return out.replace("\x00", "%")
 
 
-def output_of(node: ts.Node) -> Feed:
+def output_of(node: ts.Node, stdin: Feed | None = None) -> Feed:
     """What ``node`` (a command in a pipeline) writes to the next command's stdin: known for
-    ``echo``/``printf`` with literal words and ``cat`` fed a literal here-string or heredoc."""
+    ``echo``/``printf`` with literal words and ``cat`` fed a literal here-string or heredoc (its own,
+    or ``stdin``: a heredoc the parser attached to the list ``node`` ends)."""
     origin = f"the output of `{node_text(node).strip()[:60]}`"
     command = node
-    feed: Feed | None = None
-    if node.type == "redirected_statement":
+    feed = stdin
+    if node.type == "redirected_statement":  # (a here-string sits in the command node itself)
         command = node.child_by_field_name("body") or node
         for child in node.named_children:
             if child.type == "heredoc_redirect":
                 feed = heredoc_text(child)
-            elif child.type == "herestring_redirect":
-                feed = herestring_text(child)
     if command.type != "command":
         return Feed(None, origin)
     words: list[Word] = []

@@ -78,7 +78,14 @@ class SessionsCore:
         self.holding_new_turns = False
         """See :meth:`hold_new_turns`."""
 
-        self.drafts = SessionDrafts(store, self.emit)
+        self.drafts = SessionDrafts(store, self.emit, self._requeue_held)
+        from paragents.sessions.tool_rows import ToolRowKeeper
+
+        self.tool_rows = ToolRowKeeper(
+            store, lambda sid: getattr(self.agents.get(sid), "STORES_AFTER_CALLS", False) is True
+        )
+        """Keeps how each tool call was shown while it ran, for restored transcripts."""
+        self.observers.append(self.tool_rows.observe)
         """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(
             loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed, self._held
@@ -190,6 +197,22 @@ class SessionsCore:
         """Remove a queued prompt that has not started; False when it already started or is gone."""
         return self.scheduler.remove(sid, prompt_id)
 
+    def release_queued(self, sid: str, prompt_id: str | None = None) -> bool:
+        """Let a held queued prompt (every held one when ``prompt_id`` is None) start in its turn: one
+        still queued when paragents stopped, back in the queue not sent. False when none was held."""
+        view = self.view(sid)
+        if view.read_only:
+            raise SessionError(view.read_only)
+        self.turn_done[sid].clear()
+        released = self.scheduler.release(sid, prompt_id)
+        if not released:
+            self._queue_changed(sid)  # nothing held: the wait for it is over
+        return released
+
+    def _requeue_held(self, sid: str, text: str) -> None:
+        """Put a prompt still queued when paragents stopped back into the queue, held (not sent)."""
+        self.scheduler.submit(sid, text, held=True)
+
     def cancel(self, sid: str) -> bool:
         """Cancel the session's running turn (stops the stream and kills a running command)."""
         return self.scheduler.cancel(sid)
@@ -225,17 +248,30 @@ class SessionsCore:
             return
         queue = self.scheduler.queue(sid)
         running = self.scheduler.is_running(sid)
+        waiting = [p for p in queue if not p.held]  # held ones wait for the user, not for a slot
         self.drafts.queue_changed(sid, [p.text for p in queue if p.resume is None])
-        if not running and queue and self._waits_for_agent(sid):
+        if not running and waiting and self._waits_for_agent(sid):
             if view.waiting_on != WAITING_ON:
                 self.emit(ev.SessionStateChanged(sid, SessionState.WAITING, "", WAITING_ON))
-        elif not running and queue and view.state is not SessionState.QUEUED:
-            self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, "waiting for a free slot"))
-        self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue)))
-        if not running and not queue:
+        elif not running and waiting and view.state is not SessionState.QUEUED and not self._starts_now(sid):
+            self.emit(ev.SessionStateChanged(sid, SessionState.QUEUED, self._queued_because()))
+        held = tuple(p.id for p in queue if p.held)
+        self.emit(ev.QueueChanged(sid, tuple((p.id, p.text) for p in queue), held))
+        if not running and not waiting:
             done = self.turn_done.get(sid)
             if done:
                 done.set()
+
+    def _starts_now(self, sid: str) -> bool:
+        """A prompt of ``sid`` that waits now starts right away (a slot is free, nothing holds it)."""
+        return self.scheduler.running_count < self.scheduler.max_parallel and not self._held(sid)
+
+    def _queued_because(self) -> str:
+        """Why a session's prompt waits for its turn (the panel title says it)."""
+        if self.holding_new_turns:
+            return "held while a quit waits for confirmation"
+        running, cap = self.scheduler.running_count, self.scheduler.max_parallel
+        return f"waiting for a turn slot: {running} running, max_parallel_turns = {cap}"
 
     async def _run_prompt(self, sid: str, prompt: QueuedPrompt) -> None:
         """Run one queued prompt (the scheduler's task): never raises but CancelledError, so no turn

@@ -1,17 +1,19 @@
 """Nothing typed is lost by quitting (:class:`SessionDrafts`): a session's unsent draft and the prompts
-still waiting in its queue are kept in the store (``drafts`` table) and come back into its prompt box
-when the session is opened again, not sent.
+still waiting in its queue are kept in the store (``drafts`` table) and come back when the session is
+opened again, not sent: the draft into its prompt box, the prompts into its queue (held).
 
 The queue is saved whenever it changes (so a crash keeps it too); the draft is saved by the client
 (the TUI saves its prompt box a moment after typing stops, and at quit). Closing a session or
 shutting down clears the live queue without touching the saved copy (:meth:`freeze`). When a session
-is opened, its queued prompts and saved draft are joined (blank line between) into one draft, saved as
-such, and given to the client with a ``DraftRestored`` event. Nothing here imports Textual."""
+is opened, its queued prompts go back into its queue, each on its own and held (they start only once
+the user releases them: ``release_queued``), and its draft alone goes back into the prompt box
+(``DraftRestored``). Nothing here imports Textual."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from paragents import events as ev
@@ -23,18 +25,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def joined(text: str, queued: list[str]) -> str:
-    """The queued prompts and then the draft (the order they were typed) as one draft, a blank line
-    between them; empty parts are left out."""
-    return "\n\n".join(part for part in (*queued, text) if part.strip())
-
-
 class SessionDrafts:
     """Saves and restores what was typed but not sent (see the module docstring)."""
 
-    def __init__(self, store: Store, emit: ev.EventSink) -> None:
+    def __init__(self, store: Store, emit: ev.EventSink, requeue: Callable[[str, str], None]) -> None:
+        """``requeue(session_id, text)`` puts a prompt back into the session's queue, held."""
         self.store = store
         self.emit = emit
+        self.requeue = requeue
         self._pending: dict[str, list[str]] = {}
         self._frozen: set[str] = set()
         self._all_frozen = False
@@ -78,9 +76,9 @@ class SessionDrafts:
             await self.store.save_draft(view.id, text)
 
     async def restore(self, view: SessionView) -> None:
-        """Give the session's saved draft and queued prompts back to the client (``DraftRestored``)
-        as one draft, and keep it saved as that draft. Nothing happens for a session another process
-        holds (its draft is that process's)."""
+        """Put the session's queued prompts back into its queue, each on its own and held (not sent),
+        and its saved draft back into the prompt box (``DraftRestored``), alone. Nothing happens for
+        a session another process holds (its draft is that process's)."""
         from paragents.store import StoreError
 
         self._frozen.discard(view.id)
@@ -88,22 +86,20 @@ class SessionDrafts:
             return
         try:
             text, queued = await self.store.get_draft(view.id)
-            if queued:
-                await self.store.save_draft(view.id, joined(text, queued))
-                await self.store.save_queued(view.id, [])
         except StoreError as exc:
             self.emit(ev.Notice(view.id, f"the unsent draft could not be read back: {exc}", "warning"))
             return
-        draft = joined(text, queued)
-        if not draft:
-            return
-        self.emit(ev.DraftRestored(view.id, draft, len(queued)))
+        for prompt in queued:
+            self.requeue(view.id, prompt)
+        if text.strip() or queued:
+            self.emit(ev.DraftRestored(view.id, text if text.strip() else "", len(queued)))
         if queued:
             n = len(queued)
             self.emit(
                 ev.Notice(
                     view.id,
                     f"{n} prompt{'s' if n != 1 else ''} still queued when paragents stopped "
-                    f"{'are' if n != 1 else 'is'} back in the prompt box, not sent.",
+                    f'{"are" if n != 1 else "is"} back in the queue, held (not sent): its "send" '
+                    "button starts each one (edit or remove it first if needed).",
                 )
             )

@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 BUSY_STATES = (
     SessionState.RUNNING, SessionState.QUEUED, SessionState.WAITING, SessionState.BUDGET, SessionState.PAUSED,
 )  # fmt: skip
+MAX_NAMED = 5
+"""Sessions named in one "taken over" note (the others are counted)."""
 
 
 class SessionHolds:
@@ -26,6 +28,8 @@ class SessionHolds:
     def __init__(self, core: SessionsCore) -> None:
         self.core = core
         self._heartbeat: asyncio.Task[None] | None = None
+        self._gone: dict[str, tuple[int, list[str], str]] = {}
+        """Holder gone -> (index of its note in ``core.notes``, the sessions taken from it, the note)."""
 
     async def hold(self, view: SessionView, rec: Any = None, *, take_over: bool = False) -> bool:
         """Make this process the session's one writer (see ``Store.acquire_session``). When another
@@ -48,9 +52,33 @@ class SessionHolds:
         core.holds.add(view.id)
         self._ensure_heartbeat()
         if previous is not None:
-            why = "at your request" if take_over else "its process is gone"
-            core.notes.append(f"session {view.name!r}: taken over from {previous.describe()} ({why})")
+            if take_over:
+                core.notes.append(
+                    f"session {view.name!r}: taken over from {previous.describe()} (at your request)"
+                )
+            else:
+                self._note_gone(view.name, previous.describe())
         return True
+
+    def _note_gone(self, name: str, holder: str) -> None:
+        """Say that ``name`` was taken over from ``holder``, a process that is gone: one note per such
+        holder, naming every session taken from it (a restart after a crash takes many at once)."""
+        notes = self.core.notes
+        index, names, said = self._gone.get(holder, (-1, [], ""))
+        if not (0 <= index < len(notes) and notes[index] == said):
+            index, names = -1, []  # that note was taken (shown) meanwhile: start a new one
+        names = [*names, name]
+        shown = ", ".join(repr(n) for n in names[:MAX_NAMED])
+        if len(names) > MAX_NAMED:
+            shown += f" and {len(names) - MAX_NAMED} more"
+        what = "session" if len(names) == 1 else f"{len(names)} sessions"
+        text = f"{what} {shown}: taken over from {holder} (its process is gone)"
+        if index >= 0:
+            notes[index] = text
+        else:
+            index = len(notes)
+            notes.append(text)
+        self._gone[holder] = (index, names, text)
 
     def _ensure_heartbeat(self) -> None:
         """Start renewing this process's holds (once), while it holds sessions."""

@@ -274,6 +274,11 @@ class SessionLifecycle:
             name = unique_name(f"{view.name[: MAX_NAME - 6]}-fork", await self._taken())
         new = await self.new_session(name, model=view.model, workdir=view.workdir, mode=view.mode)
         history = list(agent.history)
+        running = core.scheduler.is_running(sid)
+        if running:  # the running turn has no reply yet: copying its prompt would leave two in a row
+            last_prompt = max((i for i, m in enumerate(history) if m.get("role") == "user"), default=None)
+            if last_prompt is not None:
+                history = history[:last_prompt]
         # The provider-ready history has no outcomes: take each tool result's from the source's view
         # (a denied call stays denied in the copy, in the store and on screen).
         outcomes = {m.get("tool_call_id"): m.get("outcome") for m in view.messages if m.get("role") == "tool"}
@@ -298,5 +303,8 @@ class SessionLifecycle:
         core.emit(ev.ConversationLoaded(new.id, shown, view.context_tokens))
         await core.notebook.refresh(new.id)
         n = len(history)
-        core.emit(ev.Notice(new.id, f"forked from {view.name}: {n} message{'' if n == 1 else 's'} copied"))
+        left = " (its running turn was not: it has no reply yet)" if running else ""
+        core.emit(
+            ev.Notice(new.id, f"forked from {view.name}: {n} message{'' if n == 1 else 's'} copied{left}")
+        )
         return new

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from paragents.agent.tokens import estimate_json_tokens
 from paragents.sessions.core import SessionsCore
 
 COLUMNS = ("server", "state", "pid", "rss", "tools", "sessions", "tokens", "detail")
@@ -35,10 +36,15 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
     names = {s: v.name for s, v in core.sessions.items()}
     agent = core.agents.get(sid) if sid else None
     mine = agent.mcp if agent is not None else None
-    tokens = mine.spec_tokens() if mine is not None else {}
+    tokens = mine.spec_tokens(estimate_json_tokens) if mine is not None else {}
     window = core.sessions[sid].context_window if sid in core.sessions else 0
     report = McpReport(notes=list(pool.problems))
-    if not pool.entries:
+    if pool.project_file_changed():
+        report.notes.append(
+            "The project's .mcp.json was added or changed since paragents read it: /reload reads it "
+            "(servers that did not change keep running)."
+        )
+    elif not pool.entries:
         report.notes.append(
             'No MCP servers: add a .mcp.json ({"mcpServers": {"NAME": {"command": ...}}}) to the project '
             'or "mcp": {"servers": {...}} to runtime_config.json (docs/mcp.md).'
@@ -84,4 +90,4 @@ def mcp_report(core: SessionsCore, sid: str | None) -> McpReport:
 def mcp_tokens(core: SessionsCore, sid: str) -> dict[str, int]:
     """Estimated tokens the MCP tool schemas add to each of the session's requests, by server."""
     agent = core.agents.get(sid)
-    return agent.mcp.spec_tokens() if agent is not None and agent.mcp is not None else {}
+    return agent.mcp.spec_tokens(estimate_json_tokens) if agent is not None and agent.mcp is not None else {}

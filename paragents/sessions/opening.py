@@ -17,6 +17,7 @@ from paragents.sessions import acp as acp_sessions
 from paragents.sessions import approvals, lanes
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.holds import BUSY_STATES, SessionHolds
+from paragents.sessions.tool_rows import with_tool_rows
 from paragents.sessions.view import SessionView
 
 ENDINGS = {
@@ -92,7 +93,13 @@ class SessionOpening:
         sid = view.id
         revision, _newest = mark or await core.store.history_mark(sid)  # before reading: conservative
         stored_messages, history = loaded or await core.store.load_for_display_and_history(sid)
-        shown = tuple(stored.for_display() for stored in stored_messages)
+        shown = tuple(  # each tool call as it was shown while it ran (sessions/tool_rows.py)
+            with_tool_rows(
+                [stored.for_display() for stored in stored_messages],
+                [stored.id for stored in stored_messages],
+                await core.store.tool_rows(sid),
+            )
+        )
         ended = await core.store.list_turns(sid, tuple(ENDINGS))  # the few that did not complete
         notes = turn_notes(stored_messages, ended, len(view.messages))
         view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown), notes=notes))

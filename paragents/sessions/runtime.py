@@ -510,6 +510,7 @@ class Runtime(SessionsCore):
         self.drafts.freeze()  # the queues are cleared next: their saved copies stay for next time
         await self.scheduler.shutdown()
         await self.drafts.flushed()
+        await self.tool_rows.flushed()
         await self.budgets.saved()  # a /budget just typed is written before the store closes
         await acp.stop_all(self)  # external agents' process groups
         await self.holding.stop()

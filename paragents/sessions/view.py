@@ -101,8 +101,8 @@ class SessionView:
                 self.messages.append(message)
             case ev.DraftRestored(text=text):
                 self.draft = text
-            case ev.QueueChanged(prompts=prompts):
-                self.queue = [QueuedPrompt(prompt_id, text) for prompt_id, text in prompts]
+            case ev.QueueChanged(prompts=prompts, held=held):
+                self.queue = [QueuedPrompt(pid, text, held=pid in held) for pid, text in prompts]
             case ev.UsageUpdated(total=total, context_tokens=context_tokens, context_window=window):
                 self.usage = total
                 self.context_tokens = context_tokens

@@ -109,9 +109,12 @@ def make_private(path: Path) -> None:
 
 
 def pid_alive(pid: int | None) -> bool:
-    """Return True when a process with ``pid`` exists (``os.kill(pid, 0)``); False for None/<= 0.
+    """Return True when a process with ``pid`` exists (``os.kill(pid, 0)``) and is not a zombie;
+    False for None/<= 0.
 
-    A process of another user counts as alive. A reused pid cannot be told apart (rare)."""
+    A process of another user counts as alive. A zombie (killed, not yet reaped: where PID 1 does not
+    reap orphans, in Docker without ``--init`` and many CI sandboxes, it stays one) is gone. A reused
+    pid is told apart only by its start time (:func:`process_start`)."""
     if pid is None or pid <= 0:
         return False
     try:
@@ -120,6 +123,34 @@ def pid_alive(pid: int | None) -> bool:
         return False
     except PermissionError:
         return True
+    except OSError:
+        return False
+    stat = _proc_stat(pid)
+    return stat is None or stat[0] not in ("Z", "X", "x")
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first), or None where there is
+    no /proc (not Linux) or the process is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes().decode("ascii", "replace")
+    except OSError:
+        return None
+    _, paren, rest = raw.rpartition(")")  # the command name may hold spaces and parentheses
+    return rest.split() if paren else None
+
+
+def process_start(pid: int) -> int | None:
+    """Return when process ``pid`` started (clock ticks since boot, ``/proc/PID/stat`` field 22), or
+    None where that cannot be read: a pid recorded with its start time and found later with another
+    one was reused by a new process."""
+    stat = _proc_stat(pid)
+    if stat is None or len(stat) < 20:
+        return None
+    try:
+        return int(stat[19])  # field 22; ``stat`` starts at field 3 (state)
+    except ValueError:
+        return None
     except OSError:
         return False
     return True

@@ -2,7 +2,9 @@
 
 A process that opens a session for writing takes its ``session_holders`` row (pid, host, started_at,
 heartbeat) in one transaction. Another process finds the row and may take it only when the holder
-is gone: its pid is dead on this host, or its heartbeat is older than :data:`STALE_AFTER` seconds;
+is gone: its pid is dead (or a zombie) on this host, or now belongs to a process that started at
+another time than the one recorded (a reused pid), or its heartbeat is older than
+:data:`STALE_AFTER` seconds;
 or when the user confirms a take-over (``take_over=True``). The holder renews its heartbeat every
 :data:`HEARTBEAT_INTERVAL` seconds and learns there when it lost the session.
 """
@@ -16,7 +18,7 @@ import sqlite3
 import aiosqlite
 
 from paragents.store.base import StoreBase, fetchone, now
-from paragents.store.connection import pid_alive
+from paragents.store.connection import pid_alive, process_start
 from paragents.store.records import HolderRecord, SessionHeld, StoreError
 
 HEARTBEAT_INTERVAL = 15.0
@@ -33,20 +35,28 @@ def this_host() -> str:
 
 
 def holder_gone(holder: HolderRecord, *, host: str, stamp: float, stale_after: float) -> bool:
-    """Return True when ``holder`` can be taken over without asking: its pid is dead on this host,
-    or its heartbeat is older than ``stale_after`` seconds."""
-    if holder.host == host and not pid_alive(holder.pid):
-        return True
+    """Return True when ``holder`` can be taken over without asking: on this host its pid is dead, a
+    zombie, or a process started at another time than the one recorded (the pid was reused); or its
+    heartbeat is older than ``stale_after`` seconds."""
+    if holder.host == host:
+        if not pid_alive(holder.pid):
+            return True
+        if holder.proc_start is not None and process_start(holder.pid) not in (None, holder.proc_start):
+            return True
     return stamp - holder.heartbeat > stale_after
 
 
 def _holder(row: sqlite3.Row | None) -> HolderRecord | None:
     if row is None:
         return None
-    return HolderRecord(row[0], int(row[1]), row[2], float(row[3]), float(row[4]))
+    start = None if row[5] is None else int(row[5])
+    return HolderRecord(row[0], int(row[1]), row[2], float(row[3]), float(row[4]), start)
 
 
-_SELECT = "SELECT session_id, pid, host, started_at, heartbeat FROM session_holders WHERE session_id = ?"
+_SELECT = (
+    "SELECT session_id, pid, host, started_at, heartbeat, proc_start FROM session_holders "
+    "WHERE session_id = ?"
+)
 
 
 class HoldersMixin(StoreBase):
@@ -88,9 +98,9 @@ class HoldersMixin(StoreBase):
                 )
                 return None
             await db.execute(
-                "INSERT OR REPLACE INTO session_holders (session_id, pid, host, started_at, heartbeat) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (session_id, owner, host, stamp, stamp),
+                "INSERT OR REPLACE INTO session_holders "
+                "(session_id, pid, host, started_at, heartbeat, proc_start) VALUES (?, ?, ?, ?, ?, ?)",
+                (session_id, owner, host, stamp, stamp, process_start(owner)),
             )
             return held
 

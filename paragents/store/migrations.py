@@ -388,6 +388,25 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE lanes ADD COLUMN backend TEXT NOT NULL DEFAULT 'local';
     """,
+    # 16 -> 17: a holder's process start time (/proc/PID/stat), so a reused pid is not taken for
+    # the holder; how each tool call was shown while it ran (its summary, sandboxed; ``later``: its
+    # announcing message is stored after the row, as an external agent's turn is), for restored
+    # transcripts (issue 30)
+    """
+    ALTER TABLE session_holders ADD COLUMN proc_start INTEGER;
+
+    CREATE TABLE tool_rows (
+        id             INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id     TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+        call_id        TEXT NOT NULL,
+        after_message  INTEGER NOT NULL,
+        summary        TEXT NOT NULL,
+        sandboxed      INTEGER CHECK (sandboxed IS NULL OR sandboxed IN (0, 1)),
+        later          INTEGER NOT NULL DEFAULT 0 CHECK (later IN (0, 1)),
+        created_at     REAL NOT NULL
+    );
+    CREATE INDEX tool_rows_session ON tool_rows(session_id, id);
+    """,
 ]
 """The migration scripts, oldest first; ``len(MIGRATIONS)`` is the current schema version."""
 

@@ -43,6 +43,9 @@ class HolderRecord:
     host: str
     started_at: float
     heartbeat: float
+    proc_start: int | None = None
+    """When the holder's process started (``/proc/PID/stat`` clock ticks; None: not known), so a
+    reused pid is not taken for the holder."""
 
     def describe(self) -> str:
         """Return "pid N on HOST since HH:MM" for messages."""

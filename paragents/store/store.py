@@ -46,6 +46,7 @@ from paragents.store.records import StoreError
 from paragents.store.reservations import ReservationsMixin
 from paragents.store.session_events import SessionEventsMixin
 from paragents.store.sessions import SessionsMixin
+from paragents.store.tool_rows import ToolRowsMixin
 from paragents.store.turns import TurnsMixin
 
 
@@ -93,6 +94,7 @@ class Store(
     AgentSessionsMixin,
     DecisionsMixin,
     DraftsMixin,
+    ToolRowsMixin,
 ):
     """The paragents database: sessions, conversations, messages, turns, usage, audit, events,
     reservations and notes in one SQLite file (WAL mode), safe to share between processes.

@@ -18,15 +18,13 @@ entries (``palette.py``), the repaint ticker (``ticker.py``), the bell (``bell.p
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import events, work
-from textual.actions import SkipAction
-from textual.app import App, ComposeResult, SystemCommand
+from textual import events
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.containers import Container
 from textual.screen import Screen
@@ -46,7 +44,9 @@ from paragents.events import (
 )
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
-from paragents.ui import bell, budget_hooks, lane_hooks, palette, startup
+from paragents.ui import answers, bell, budget_hooks, lane_hooks, palette, startup
+from paragents.ui.app_actions import DEMO_TYPED_PROMPT as DEMO_TYPED_PROMPT
+from paragents.ui.app_actions import UserActions
 from paragents.ui.app_api import AppAPI
 from paragents.ui.budget_hooks import install_notifier
 from paragents.ui.command_runner import run_command
@@ -56,49 +56,38 @@ from paragents.ui.glyphs import glyphs, use_ascii
 from paragents.ui.keys import use_alt_digit_keys, use_paste_guard
 from paragents.ui.messages import (
     AgentEvent,
+    Answer,
     CommandRequested,
-    DraftChanged,
-    PromptSubmitted,
-    QueueEditRequested,
 )
-from paragents.ui.remote_asks import REFRESH as REMOTE_REFRESH
 from paragents.ui.remote_asks import RemoteAsks
-from paragents.ui.screens.inbox import InboxScreen, collect_items
-from paragents.ui.screens.overview import ActivityLog, OverviewScreen, collect_rows
+from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.screens.overview import ActivityLog
 from paragents.ui.screens.setup import SetupScreen
 from paragents.ui.text import clean
 from paragents.ui.ticker import RepaintTicker
+from paragents.ui.type_ahead import TypeAhead
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
 from paragents.ui.widgets.empty_hint import EmptyHint
 from paragents.ui.widgets.session_panel import SessionPanel
 
-MAIN_SCREEN_ACTIONS = {
-    "new_session",
-    "scroll_transcript",
-    "close_session",
-    "focus_offset",
-    "focus_number",
-    "cancel_turn",
-    "cycle_mode",
-    "inbox",
-    "overview",
-    "focus_ask",
-    "follow_transcript",
-    "zoom",
-}
-"""Actions that only make sense on the main screen (disabled while a modal/setup screen is shown)."""
-DEMO_TYPED_PROMPT = (
-    "This is the demo: its replies are scripted, so typed prompts are not sent. Answer the asks, try "
-    "/overview or /help; run `paragents` (setup connects a model) to chat for real."
-)
-"""What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
+TOAST_LINE_CHARS = 240
+"""A toast line longer than this is cut in its middle (a 10,000-character name made a 47-line toast)."""
+TOAST_LINES = 14
+"""Most lines a toast shows (the rest are counted)."""
 
 
-QUIT_CONFIRM_S = 5.0
-"""Seconds in which a second quit confirms quitting with prompts still queued."""
+def toast_text(message: str) -> str:
+    """``message`` cut to a toast's size: each line to :data:`TOAST_LINE_CHARS` characters (cut in the
+    middle, so the end of an error stays), at most :data:`TOAST_LINES` lines."""
+    lines = message.split("\n")
+    half = TOAST_LINE_CHARS // 2
+    cut = [line if len(line) <= TOAST_LINE_CHARS else f"{line[:half]}…{line[-half:]}" for line in lines]
+    if len(cut) > TOAST_LINES:
+        cut = [*cut[: TOAST_LINES - 1], f"… {len(cut) - TOAST_LINES + 1} more lines"]
+    return "\n".join(cut)
 
 
-class ParagentsApp(App[None]):
+class ParagentsApp(UserActions):
     """The TUI. ``runtime`` is the session layer (``SessionsAPI``); ``first_run`` shows setup first."""
 
     TITLE = "paragents"
@@ -125,7 +114,7 @@ class ParagentsApp(App[None]):
     ESCAPE_TO_MINIMIZE = False
     """Esc cancels the focused session's turn even while its panel is zoomed (alt+z un-zooms)."""
     ALLOW_IN_MAXIMIZED_VIEW = "Header, Footer"
-    """A zoomed panel keeps the header ("⚠ n need you") and the footer."""
+    """A zoomed panel keeps the header ("n need you") and the footer."""
 
     def __init__(
         self, runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
@@ -157,6 +146,14 @@ class ParagentsApp(App[None]):
         """Last event, running tool and ask arrival times per session (inbox order, overview)."""
         self.demo = demo
         """True for ``paragents demo``: the title says so on screen."""
+        priority = {
+            k.strip()
+            for b in self.BINDINGS
+            if isinstance(b, Binding) and b.priority
+            for k in b.key.split(",")
+        }
+        self.type_ahead = TypeAhead(self, priority)
+        """Keys typed while a new panel opens, handed to it (ui/type_ahead.py)."""
         self.tune_gc = tune_gc
         """True when this app owns the process (the CLI): it tunes and, once started, freezes the GC."""
         if demo:
@@ -183,9 +180,18 @@ class ParagentsApp(App[None]):
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
         self.notifier = install_notifier(self)  # ui/budget_hooks.py
         self.meter_refresher = budget_hooks.install_meters(self)
+        self.screen_change_signal.subscribe(self, self._screen_changed)
         if self.first_run:
             self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self.setup_closed)
         self.run_worker(startup.start(self), name="startup", exclusive=True, group="startup")
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """The main screen's footer shows only while the main screen is on top: a screen over it (the
+        lanes, compare, setup ...) has its own keys, and a modal one must not show both footers."""
+        main = self.screen_stack[0] if self.screen_stack else None
+        if main is not None:
+            for footer in main.query(Footer):
+                footer.display = screen is main
 
     def _sink(self, event: Event) -> None:
         """The runtime's event sink: wrap the core event in a Textual message (never touch widgets).
@@ -259,11 +265,16 @@ class ParagentsApp(App[None]):
     def _relayout(self) -> None:
         grid = self.grid
         n = len(self.panels)
-        # set_class only touches classes that change: a remove+add of the same class restyles every
-        # panel's subtree (20 restored panels took ~45 s; docs/performance.md).
-        grid.set_class(n == 2, "-n2")
-        grid.set_class(3 <= n <= 4, "-n4")
-        grid.set_class(n > 4, "-many")
+        # Inline styles, not classes: a class change on the grid restyles every panel's subtree (the
+        # CSS could match them), ~0.1-0.3 s per opened or closed panel on a loaded machine; a
+        # remove+add of one class restyled 20 restored panels for ~45 s (docs/performance.md).
+        columns, grid_rows = (1, 1) if n <= 1 else (2, 1) if n == 2 else (2, 2) if n <= 4 else (2, 0)
+        styles = grid.styles
+        if (styles.grid_size_columns, styles.grid_size_rows) != (columns, grid_rows):
+            styles.grid_size_columns, styles.grid_size_rows = columns, grid_rows
+        overflow = "auto" if n > 4 else "hidden"
+        if styles.overflow_y != overflow:
+            styles.overflow_y = overflow
         rows = max((self.size.height - 2) // 2, 8)
         grid.styles.grid_rows = f"{rows}" if n > 4 else "1fr"
 
@@ -297,6 +308,10 @@ class ParagentsApp(App[None]):
         # Typing or pasting while a transcript has focus (a click in it, e.g. to select text) goes to
         # that panel's prompt box: focus moves before the key is forwarded to the focused widget, so
         # this key and every later one reach the box in order.
+        if self.type_ahead.hold(event):  # typed while a new panel opens: it goes there
+            event.stop()
+            event.prevent_default()
+            return
         if isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded:
             typing = isinstance(event, events.Paste) or event.is_printable
             focused = self.focused
@@ -313,11 +328,6 @@ class ParagentsApp(App[None]):
             if isinstance(node, SessionPanel):
                 self._set_active(node.session_id)
                 return
-
-    @property
-    def active_panel(self) -> SessionPanel | None:
-        """The focused (highlighted) panel, or None."""
-        return self.panels.get(self.active_sid) if self.active_sid else None
 
     # --- events from the core ------------------------------------------------------------------
     async def on_agent_event(self, message: AgentEvent) -> None:
@@ -410,57 +420,26 @@ class ParagentsApp(App[None]):
     ) -> None:
         """Show a toast. Unlike Textual's default, the message is plain text unless ``markup=True``
         is passed here: messages carry error texts, paths, session and model names (untrusted).
-        Control sequences are removed in any case."""
-        super().notify(clean(message), title=clean(title), severity=severity, timeout=timeout, markup=markup)
+        Control sequences are removed in any case, and a toast stays small (:func:`toast_text`)."""
+        super().notify(
+            toast_text(clean(message)), title=clean(title), severity=severity, timeout=timeout, markup=markup
+        )
 
-    def on_prompt_submitted(self, message: PromptSubmitted) -> None:
-        """Submit a prompt to the runtime (it queues when the session is busy); the demo refuses it."""
-        if self.demo:
-            self.notify(DEMO_TYPED_PROMPT, title="DEMO", severity="warning", timeout=10, markup=False)
-            return
-        try:
-            self.runtime.submit(message.session_id, message.text)
-        except Exception as exc:  # SessionError and friends carry a readable message
-            self.show_error(exc)
-            return
-        panel = self.panels.get(message.session_id)
-        if panel is not None:
-            panel.transcript.follow()  # sent while scrolled up: show the bottom, where the reply comes
+    def action_help_quit(self) -> None:
+        """ctrl+c: say how to quit (Textual's own message is markup, and toasts here are plain text)."""
+        self.notify("Press ctrl+q to quit the app.", title="Do you want to quit?")
 
-    async def on_draft_changed(self, message: DraftChanged) -> None:
-        """Keep a prompt box's unsent text in the store (it comes back next time)."""
-        if self.demo or self._runtime_closed:
-            return
-        try:
-            await self.runtime.save_draft(message.session_id, message.text)
-        except Exception as exc:
-            self.notify(f"The unsent draft could not be saved: {exc}", severity="warning", markup=False)
-
-    async def save_drafts(self) -> None:
-        """Save every prompt box's unsent text now (at quit: typing may not have paused yet)."""
-        if self.demo or self._runtime_closed:
-            return
-        for sid, panel in list(self.panels.items()):
-            text = panel.prompt_box.unsaved_draft()
-            if text is not None:
-                with contextlib.suppress(Exception):
-                    await self.runtime.save_draft(sid, text)
-
-    def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
-        """Edit or remove a queued prompt; says so when it already started."""
-        if message.text is None:
-            ok = self.runtime.remove_queued(message.session_id, message.prompt_id)
-        else:
-            ok = self.runtime.edit_queued(message.session_id, message.prompt_id, message.text)
-        if not ok:
-            self.notify("That prompt already started (or is gone); it can no longer be changed.")
-        panel = self.panels.get(message.session_id)
-        view = self.runtime.sessions.get(message.session_id)
-        if panel is not None and view is not None:
-            self.run_worker(panel.apply_queue(tuple((q.id, q.text) for q in view.queue)))
+    async def on_answer(self, message: Answer) -> None:
+        """A bar's answer, in a panel or the inbox (``paragents.ui.answers`` acts on it)."""
+        message.stop()
+        await answers.handle(self, message.choice)
+        self.update_header()
+        self.refresh_bindings()
 
     def on_command_requested(self, message: CommandRequested) -> None:
         """Run a slash command typed in a panel's prompt box (or the empty screen's command line)."""
+        if message.command.name == "new":
+            self.type_ahead.begin()
         self.start_command(message.session_id or None, message.command)
 
     def start_command(self, sid: str | None, command: SlashCommand) -> None:
@@ -470,7 +449,11 @@ class ParagentsApp(App[None]):
     async def run_command(self, sid: str | None, command: SlashCommand) -> None:
         """Run ``command`` for session ``sid`` (the panel it was typed in); errors become notifications
         (see :func:`paragents.ui.command_runner.run_command`)."""
-        await run_command(self, sid, command)
+        try:
+            await run_command(self, sid, command)
+        finally:
+            if command.name == "new":  # refused before a panel opened: the keys held go where focus is
+                self.type_ahead.release()
 
     async def open_session(
         self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
@@ -478,17 +461,21 @@ class ParagentsApp(App[None]):
         """Open a new session in the runtime and show its panel, focused (/new, ctrl+n); ``lane``:
         ``lane``/``base`` for a session in its own git worktree (/new --lane). With ``lanes: ask``
         and another session writing in the checkout, the focused panel asks first (and this returns)."""
-        if "lane" not in lane and lane_hooks.ask_lane(self, name, model=model, workdir=workdir, **lane):
-            return
-        end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
+        self.type_ahead.begin()
         try:
-            view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
-        except Exception:
-            end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
-            raise
-        end_setup(False, "")
-        await self.add_panel(view)
-        self.update_header()
+            if "lane" not in lane and lane_hooks.ask_lane(self, name, model=model, workdir=workdir, **lane):
+                return
+            end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
+            try:
+                view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+            except Exception:
+                end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
+                raise
+            end_setup(False, "")
+            await self.add_panel(view)
+            self.update_header()
+        finally:
+            self.type_ahead.release()  # what was typed meanwhile goes to the new panel's prompt
 
     async def close_session(self, sid: str) -> None:
         """Close ``sid`` in the runtime (cancels its turn; it stays in /sessions) and drop its panel."""
@@ -548,189 +535,6 @@ class ParagentsApp(App[None]):
         self.update_header()
         if view.read_only:  # held by another live process
             self.notify(view.read_only, severity="warning", timeout=12)
-
-    # --- key actions ---------------------------------------------------------------------------
-    def action_new_session(self) -> None:
-        """Open a new session with default name/model/workdir (ctrl+n)."""
-        self.start_command(self.active_sid, SlashCommand("new"))
-
-    def action_close_session(self) -> None:
-        """Close the focused session (ctrl+w)."""
-        if self.active_sid is not None:
-            self.start_command(self.active_sid, SlashCommand("close"))
-
-    def action_focus_offset(self, offset: int) -> None:
-        """Focus the next (+1) or previous (-1) panel, wrapping around."""
-        sids = list(self.panels)
-        if not sids:
-            return
-        index = sids.index(self.active_sid) if self.active_sid in sids else 0
-        self.focus_panel(sids[(index + offset) % len(sids)])
-
-    def action_scroll_transcript(self, direction: int) -> None:
-        """Scroll the focused panel's transcript one page up (-1) or down (+1) while the prompt box
-        keeps focus (PageUp/PageDown); scrolling up stops following new output until the bottom is
-        reached again."""
-        panel = self.active_panel
-        if panel is None:
-            return
-        transcript = panel.transcript
-        if direction < 0:
-            if transcript.max_scroll_y <= 0:
-                return  # it fits its panel: nothing to scroll, and it keeps following what comes
-            transcript.release_anchor()
-            transcript.scroll_page_up(animate=False)
-        else:
-            transcript.scroll_page_down(animate=False)
-
-    def action_follow_transcript(self) -> None:
-        """End: jump to the bottom of the focused transcript and follow new output again, even while
-        the prompt box has focus. When it already follows, End goes on to the prompt box (cursor to
-        the end, accept a completion)."""
-        panel = self.active_panel
-        if panel is None or panel.transcript.following:
-            raise SkipAction()
-        panel.transcript.follow()
-
-    def action_zoom(self) -> None:
-        """Show the focused panel alone (alt+z); alt+z again shows every panel. alt+number and
-        alt+arrows move the zoom to another panel."""
-        screen = self.screen
-        if isinstance(screen.maximized, SessionPanel):
-            screen.minimize()
-        elif (panel := self.active_panel) is not None:
-            screen.maximized = panel
-            self.focus_panel(panel.session_id)
-
-    def action_focus_number(self, number: int) -> None:
-        """Focus panel ``number`` (1-based), if it exists."""
-        sids = list(self.panels)
-        if 1 <= number <= len(sids):
-            self.focus_panel(sids[number - 1])
-
-    async def action_cycle_mode(self) -> None:
-        """Cycle the focused session's permission mode: default -> acceptEdits -> plan -> default
-        (shift+tab, as in Claude Code; dontAsk and bypassPermissions only through /mode)."""
-        sid = self.active_sid
-        if sid is None or sid not in self.runtime.sessions:
-            return
-        order = ["default", "acceptEdits", "plan"]
-        current = self.runtime.sessions[sid].mode
-        nxt = order[(order.index(current) + 1) % len(order)] if current in order else "default"
-        await self.runtime.set_mode(sid, nxt)
-        self.sync_panel(sid)
-        self.notify(f"Permission mode: {nxt}", timeout=2)
-
-    def action_inbox(self) -> None:
-        """Show every pending approval and conflict, oldest first (F2, /inbox)."""
-        from paragents.ui import fanout_hooks
-
-        extra = lambda: [  # noqa: E731
-            *budget_hooks.budget_items(self),
-            *lane_hooks.lane_items(self),
-            *self.remote_asks.items(),
-        ]
-        screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(self)),
-            self.clock,
-            self.panels,
-            lambda event: fanout_hooks.allow_for_group(self, event),
-        )
-        self.push_screen(screen, self._after_pick)
-        self._refresh_remote(screen)
-        screen.set_interval(REMOTE_REFRESH, lambda: self._refresh_remote(screen))
-
-    @work(group="remote-asks", exclusive=True, exit_on_error=False)
-    async def _refresh_remote(self, screen: InboxScreen) -> None:
-        """Re-read the asks other processes wait on; reload the open inbox when they changed (a store
-        that cannot be read now is tried again at the next refresh)."""
-        local = {key for panel in self.panels.values() for key in (*panel.pending, *panel.conflicts)}
-        try:
-            changed = await self.remote_asks.refresh(local)
-        except Exception:
-            return
-        if changed and screen.is_attached:
-            await screen.reload()
-
-    def action_overview(self) -> None:
-        """Show one row per session, like top (F3, /overview)."""
-        rows = OverviewScreen(
-            lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(self).seconds),
-            lambda: budget_hooks.overview_notes(self),
-            self.runtime.lane_overview,
-            lambda: self.runtime.mcp_report().summary,
-        )
-        self.push_screen(rows, self._after_pick)
-
-    def _after_pick(self, sid: str | None) -> None:
-        self.update_header()
-        if sid:
-            self.focus_panel(sid)
-
-    def action_focus_ask(self) -> None:
-        """Move focus to the focused panel's approval/conflict bar, to the next one, or back to the
-        prompt (ctrl+g): the only key way to a bar, whose answer keys work only then."""
-        panel = self.active_panel
-        if panel is None or not panel.toggle_bar_focus():
-            self.notify("Nothing in this session waits for an answer.", timeout=2)
-
-    def action_cancel_turn(self) -> None:
-        """Cancel the focused session's running turn (Esc)."""
-        if self.active_sid is not None and not self.runtime.cancel(self.active_sid):
-            self.notify("Nothing is running in this session.", timeout=2)
-
-    async def action_quit(self, force: bool = False) -> None:
-        """Shut the runtime down (running turns are cancelled, sessions stay open for next time), exit.
-        From here on core events are dropped: what they report is saved, and the panels go away.
-
-        Prompts still queued (not started) do not run: they are kept and come back into their prompt
-        boxes next time (as does unsent text, saved here). While any exist, the first quit only warns
-        and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits. ``force`` (SIGTERM,
-        SIGHUP: the terminal is going away) quits at once."""
-        if self._quitting:
-            return
-        waiting = [(v.name, len(v.queue)) for v in self.runtime.sessions.values() if v.queue]
-        now = self.clock()
-        if waiting and not force and now > self._quit_confirm_until:
-            self._quit_confirm_until = now + QUIT_CONFIRM_S
-            self.runtime.hold_new_turns(True)  # what the warning says stays queued is not sent meanwhile
-            self.set_timer(QUIT_CONFIRM_S, self._quit_not_confirmed)
-            count = sum(n for _, n in waiting)
-            names = ", ".join(clean(name) for name, _ in waiting)
-            self.notify(
-                f"{count} queued prompt{'s' if count != 1 else ''} not sent yet ({names}): "
-                f"{'they' if count != 1 else 'it'} will be back in the prompt box next time, not sent. "
-                "Press ctrl+q (or /quit) again to quit.",
-                severity="warning",
-                timeout=QUIT_CONFIRM_S,
-                markup=False,
-            )
-            return
-        self._quitting = True
-        self._ticker.stop()
-        await self.save_drafts()
-        await self.shutdown_runtime()
-        self.exit()
-
-    def _quit_not_confirmed(self) -> None:
-        """The quit was not confirmed in time: queued prompts may start again."""
-        if not self._quitting and not self._runtime_closed:
-            self.runtime.hold_new_turns(False)
-
-    async def shutdown_runtime(self) -> None:
-        """Call ``runtime.shutdown()`` once."""
-        if not self._runtime_closed:
-            self._runtime_closed = True
-            await self.runtime.shutdown()
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Hide the main-screen keys while another screen (setup, sessions, ...) is on top."""
-        if action in MAIN_SCREEN_ACTIONS and len(self.screen_stack) > 1:
-            return False
-        if action == "focus_ask":  # in the footer only while the focused panel has something to answer
-            panel = self.active_panel
-            return panel is not None and bool(panel.pending or panel.conflicts or panel.extra_bars)
-        return True
 
     # --- command palette -----------------------------------------------------------------------
     def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:

@@ -11,10 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from paragents import events as ev
-from paragents.limits import Spend, format_tokens, format_usd
+from paragents.limits import Budget, BudgetError, Spend, format_tokens, format_usd, parse_budget
 from paragents.models import SessionState
 from paragents.notify import Notifier
 from paragents.ui.commands import SlashCommand
+from paragents.ui.widgets.session_panel import format_tokens as short_tokens
 
 
 def budget_label(runtime: Any, sid: str) -> str:
@@ -164,7 +165,7 @@ def today_text(app: Any) -> str:
     shown = (
         spend.money()
         if spend.usd is not None
-        else ("~" if spend.estimated else "") + (f"{format_tokens(spend.tokens)} tok")
+        else ("~" if spend.estimated else "") + (f"{short_tokens(spend.tokens)} tok")
     )
     text = f"today {shown}"
     used = spend.percents(cap, now.today_seconds)
@@ -229,8 +230,31 @@ async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
     level = "session"
     if words[0] in ("session", "project", "group"):
         level, words = words[0], words[1:]
-    now = rt.set_budget(sid, level, " ".join(words))
-    app.notify(f"{level} budget: {now.describe()}", markup=False)
+    text = " ".join(words)
+    before = rt.budgets.caps(sid).get("project_day" if level == "project" else level)
+    now = rt.set_budget(sid, level, text)
+    app.notify(f"{level} budget: {now.describe()}{kept_note(before, text, level)}", markup=False)
+
+
+def kept_note(before: Budget | None, text: str, level: str) -> str:
+    """Say which caps of ``before`` a ``/budget LEVEL text`` left in force (it sets only the kinds it
+    names): " (the 500k tokens cap still holds: /budget session off clears every cap)"; "" when none."""
+    try:
+        given = parse_budget(text)
+    except BudgetError:
+        return ""  # "off" and friends: nothing kept
+    if before is None:
+        return ""
+    kept = [
+        Budget.model_construct(**{kind: getattr(before, kind)}).describe()
+        for kind in ("usd", "tokens", "seconds")
+        if getattr(before, kind) is not None and getattr(given, kind) is None
+    ]
+    if not kept:
+        return ""
+    caps = " and ".join(kept)
+    verb = "still hold" if len(kept) > 1 else "still holds"
+    return f" (the {caps} cap{'s' if len(kept) > 1 else ''} {verb}: /budget {level} off clears every cap)"
 
 
 def install_notifier(app: Any) -> Notifier | None:

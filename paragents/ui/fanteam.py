@@ -1,5 +1,6 @@
 """The TUI side of /review and /split (wt/fanteam): run them as the slash command's worker, open a
-panel for each worker session, show the report or ask for the plan's approval.
+panel for each worker session while it works, show the report or ask for the plan's approval, then
+close the worker panels (the sessions stay in /sessions and in the run's evidence).
 
 They use :mod:`paragents.fanout`, which drives the :class:`~paragents.sessions.Runtime` itself (the
 app's ``runtime``) rather than ``SessionsAPI`` alone."""
@@ -21,11 +22,28 @@ def _runtime(app: AppAPI) -> Runtime:
     return cast("Runtime", app.runtime)
 
 
-def _panel_opener(app: AppAPI) -> Any:
+def _panel_opener(app: AppAPI, opened_ids: list[str]) -> Any:
     def opened(view: SessionView) -> None:
+        opened_ids.append(view.id)
         app.run_worker(app.add_panel(view, focus=False), group="commands")
 
     return opened
+
+
+async def _close_workers(app: AppAPI, opened_ids: list[str], what: str) -> None:
+    """Close the panels of the worker sessions a run opened (they stay in /sessions), and say so."""
+    closed = 0
+    for sid in opened_ids:
+        if sid in app.panels:
+            try:
+                await app.close_session(sid)
+            except Exception as exc:  # the store is busy: the panel stays, and the user is told
+                app.show_error(exc)
+                continue
+            closed += 1
+    if closed:
+        plural = "s" if closed != 1 else ""
+        app.notify(f"Closed the {closed} {what} session{plural} (they stay in /sessions).", timeout=6)
 
 
 async def _ask(app: AppAPI, screen: Any) -> Any:
@@ -77,12 +95,15 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
         base = lane.base_commit if lane is not None else "HEAD"
     app.notify(f"Review of git diff {base} by {', '.join(names) or 'every specialist'} started.")
     request = ReviewRequest(names or None, base=base, workdir=workdir, patch=patch, keep_sessions=True)
+    opened: list[str] = []
     try:
-        report = await review(rt, request, _panel_opener(app))
+        report = await review(rt, request, _panel_opener(app, opened))
     except ReviewError as exc:
         app.notify(str(exc), title="Review", severity="error", timeout=15)
+        await _close_workers(app, opened, "specialist")
         return
     apply = bool(await _ask(app, ReviewScreen(report)))
+    await _close_workers(app, opened, "specialist")  # the report holds what they found
     if report.patch is None:
         return
     if not apply:
@@ -130,11 +151,14 @@ async def run_split(app: AppAPI, sid: str, prompt: str) -> None:
         return bool(await _ask(app, PlanScreen(order.describe(plan))))
 
     app.notify("Planning the split…")
+    opened: list[str] = []
     try:
-        result = await split(rt, prompt, approve, on_open=_panel_opener(app), keep_sessions=True)
+        result = await split(rt, prompt, approve, on_open=_panel_opener(app, opened), keep_sessions=True)
     except SplitError as exc:
         app.notify(str(exc), title="Split", severity="error", timeout=20)
+        await _close_workers(app, opened, "planner and subtask")
         return
+    await _close_workers(app, opened, "planner and subtask")  # their work is in the lanes
     if result is None:
         app.notify("Split cancelled: nothing was created.")
         return

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from paragents import events as ev
+from paragents.ui.messages import LaneChoice
 
 
 def lane_items(app: Any) -> list[Any]:
@@ -78,7 +79,8 @@ def begin_setup(app: Any, sid: str | None) -> Callable[[bool, str], None]:
 def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
     """``lanes: ask``: when another open session writes in the shared checkout, show the lane question
     in the focused panel (:class:`~paragents.ui.widgets.lane_ask_bar.LaneAskBar`) and return True; its
-    answer opens the session in a lane, in the shared checkout, or not at all. False: open it now."""
+    answer (:func:`lane_answered`) opens the session in a lane, in the shared checkout, or not at all.
+    False: open it now."""
     from paragents.ui.widgets.lane_ask_bar import LaneAskBar
 
     question = getattr(app.runtime, "lane_question", None)
@@ -86,18 +88,27 @@ def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
     panel = app.active_panel
     if not writers or panel is None:
         return False
-
-    async def decide(choice: str) -> None:
-        if choice == "cancel":
-            panel.prompt_box.input.focus()
-            return
-        app.run_worker(_open(app, name, choice == "lane", options), group="new-session")
-
     for old in panel.query(LaneAskBar):
         old.remove()
-    panel.mount(LaneAskBar(name, writers, decide), before=panel.prompt_box)
+    panel.mount(LaneAskBar(panel.session_id, name, writers, options), before=panel.prompt_box)
     app.refresh_bindings()
     return True
+
+
+async def lane_answered(app: Any, choice: LaneChoice) -> None:
+    """The lane question was answered: remove its bar, then open the session in a lane or in the
+    shared checkout (or not: cancel)."""
+    from paragents.ui.widgets.lane_ask_bar import LaneAskBar
+
+    panel = app.panels.get(choice.session_id)
+    if panel is not None:
+        await panel.query(LaneAskBar).remove()
+        app.refresh_bindings()
+    if choice.choice == "cancel":
+        return
+    app.run_worker(
+        _open(app, choice.name, choice.choice == "lane", dict(choice.options)), group="new-session"
+    )
 
 
 async def _open(app: Any, name: str | None, lane: bool, options: dict[str, Any]) -> None:

@@ -2,17 +2,34 @@
 
 A core event reaches the UI only as :class:`AgentEvent`, posted by the runtime sink the app installs;
 the app routes it to the panel of ``event.session_id``. Panels never call the runtime: they post
-:class:`PromptSubmitted`, :class:`CommandRequested`, :class:`QueueEditRequested` or
-:class:`ApprovalAnswered` and the app makes the call.
+:class:`PromptSubmitted`, :class:`CommandRequested`, :class:`QueueEditRequested` or :class:`Answer`
+and the app makes the call.
+
+Every bar that answers something (an approval, a conflict, a budget or loop-guard pause, the lane
+question, a predicted lane conflict, a stale agent session) posts the one :class:`Answer` message,
+whose ``choice`` is one of the typed choices below; ``paragents.ui.answers.handle`` is the one place
+that acts on it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 from textual.message import Message
 
-from paragents.events import ApprovalAnswer, Event, ReasoningDelta, TextDelta
+from paragents.events import (
+    ApprovalAnswer,
+    BudgetPaused,
+    ConflictAnswer,
+    ConflictDetected,
+    Event,
+    PermissionRequested,
+    PredictedConflict,
+    ReasoningDelta,
+    TextDelta,
+)
 from paragents.ui.commands import SlashCommand
 
 
@@ -96,17 +113,87 @@ class QueueEditRequested(Message):
         """New text, or None to remove the prompt."""
 
 
-class ApprovalAnswered(Message):
-    """The user answered the permission ask ``request_id`` with ``answer`` and ``payload``.
+class QueueReleaseRequested(Message):
+    """Send the held queued prompt ``prompt_id`` (one still queued when paragents stopped)."""
 
-    ``payload`` is the list of rules (list[str]) for allow_always, the note (str) for
-    reject_with_note, else None."""
-
-    def __init__(self, request_id: str, answer: ApprovalAnswer, payload: Any = None) -> None:
+    def __init__(self, session_id: str, prompt_id: str) -> None:
         super().__init__()
-        self.request_id = request_id
-        """Id of the PermissionRequested event answered."""
-        self.answer = answer
-        """One of allow_once, allow_session, allow_always, reject_once, reject_with_note."""
-        self.payload = payload
-        """Edited rules, note text, or None."""
+        self.session_id = session_id
+        self.prompt_id = prompt_id
+
+
+@dataclass(frozen=True)
+class ApprovalChoice:
+    """The permission ask ``ask`` answered with ``answer``; ``payload`` is the list of rules for
+    allow_always, the note for reject_with_note, else None."""
+
+    ask: PermissionRequested
+    answer: ApprovalAnswer
+    payload: list[str] | str | None = None
+
+
+@dataclass(frozen=True)
+class ConflictChoice:
+    """The held call ``conflict`` answered with ``answer`` (one of its ``choices``)."""
+
+    conflict: ConflictDetected
+    answer: ConflictAnswer
+
+
+BudgetAction = Literal["raise", "one_more", "stop"]
+
+
+@dataclass(frozen=True)
+class BudgetChoice:
+    """The budget or loop-guard pause ``pause`` answered: raise the cap to ``value``, allow one more
+    request (the loop guard's "go on"), or stop the turn."""
+
+    pause: BudgetPaused
+    action: BudgetAction
+    value: str = ""
+
+
+LaneAnswer = Literal["lane", "share", "cancel"]
+
+
+@dataclass(frozen=True)
+class LaneChoice:
+    """The lane question (``lanes: ask``) answered for the new session ``name`` asked from panel
+    ``session_id``; ``options`` are the rest of what was asked for (model, workdir, base)."""
+
+    session_id: str
+    choice: LaneAnswer
+    name: str | None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+PredictionAction = Literal["sides", "adapt_a", "adapt_b", "dismiss"]
+
+
+@dataclass(frozen=True)
+class PredictionChoice:
+    """An action on the predicted lane conflict ``prediction``: show both sides, ask lane a or b to
+    adapt, or dismiss it."""
+
+    prediction: PredictedConflict
+    action: PredictionAction
+
+
+@dataclass(frozen=True)
+class AgentNewChoice:
+    """Start a new external agent session in session ``session_id`` (its agent cannot continue)."""
+
+    session_id: str
+
+
+AnswerChoice = ApprovalChoice | ConflictChoice | BudgetChoice | LaneChoice | PredictionChoice | AgentNewChoice
+"""What a bar can answer."""
+
+
+class Answer(Message):
+    """A bar's answer, typed by its ``choice``; the app acts on it (``paragents.ui.answers``)."""
+
+    def __init__(self, choice: AnswerChoice) -> None:
+        super().__init__()
+        self.choice = choice
+        """What was answered, and how."""

@@ -12,11 +12,16 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from paragents.ui.gc_tuning import freeze_startup_objects
+from paragents.ui.text import shorten
 from paragents.ui.widgets.session_panel import SessionPanel
 
 if TYPE_CHECKING:
     from paragents.ui.app_api import AppAPI
 
+NOTES_APART = 2
+"""Up to this many notes of the start (recovery, take-overs) are a toast each; more are one digest."""
+NOTE_CHARS = 160
+"""A note in the digest is cut to this many characters (``paragents sessions`` has the details)."""
 FILL_STEP_SECONDS = 0.04
 """Pause between two transcript-filling steps: a frame (and any key) between them."""
 
@@ -31,8 +36,13 @@ async def start(app: AppAPI) -> None:
         await app.open_session()
     elif not app.panels:
         await app.show_empty_hint()
-    for note in app.runtime.notes:
-        app.notify(note, title="paragents", timeout=10)
+    notes = list(app.runtime.notes)
+    if len(notes) > NOTES_APART:  # one toast, not a stack of them over the panels
+        lines = [f"• {shorten(note, NOTE_CHARS)}" for note in notes]
+        app.notify("\n".join(lines), title=f"paragents: {len(notes)} notes from the start", timeout=20)
+    else:
+        for note in notes:
+            app.notify(note, title="paragents", timeout=10)
     if app.active_sid is None and app.panels:
         app.focus_panel(next(iter(app.panels)))
     app.ready = True

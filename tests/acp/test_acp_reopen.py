@@ -76,7 +76,7 @@ async def test_without_session_load_the_transcript_is_read_only_and_a_prompt_wai
 
 async def test_a_held_prompt_waits_in_the_queue_and_a_quit_keeps_it(aenv: AcpEnv, tmp_path: Path) -> None:
     """The prompt waits in the session's queue (visible, editable, removable), not in a turn: a quit
-    meanwhile keeps it, and it comes back into the prompt box next time, not sent."""
+    meanwhile keeps it, and it comes back into the queue next time, held (not sent)."""
     log = tmp_path / "agent.log"
     await first_run(aenv, log)
     again, view = await restored(aenv, log)
@@ -92,7 +92,8 @@ async def test_a_held_prompt_waits_in_the_queue_and_a_quit_keeps_it(aenv: AcpEnv
     aenv.sink.events.clear()
     third, view = await restored(aenv, log)
     drafts = aenv.sink.of(ev.DraftRestored, view.id)
-    assert [d.text for d in drafts] == ["say never [b]lost[/b]"] and not view.queue
+    assert [(d.text, d.queued) for d in drafts] == [("", 1)]  # no draft; one prompt back in the queue
+    assert [(q.text, q.held) for q in view.queue] == [("say never [b]lost[/b]", True)]  # held, not sent
     await third.shutdown()
     assert "prompt say never [b]lost[/b]" not in calls(log)
 

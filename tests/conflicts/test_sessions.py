@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from paragents import events as ev
 from paragents.models import SessionState
@@ -173,9 +174,16 @@ async def test_stale_edit_after_another_session_changed_the_file(cenv: ConflictE
     conflict = cenv.sink.of(ev.ConflictDetected, a.id)[0]
     assert conflict.kind == "stale_read" and conflict.choices[0] == "reread"
     assert conflict.diff is not None and "-alpha" in conflict.diff and "+ALPHA" in conflict.diff
+    # who changed it, and when: b's write, after a read the file
+    assert conflict.holder == "b" and conflict.others == ()
+    wrote = cenv.sink.of(ev.ToolCallFinished, b.id)[0]
+    assert wrote.status == "ok" and conflict.since <= time.time()
+    row = await rt.store.get_approval(conflict.conflict_id)
+    assert row is not None and "changed by b" in row.reason
     assert notes.read_text() == "ALPHA\nbeta\n"  # a's stale edit did not run
     sent = [r for r in cenv.server.requests if r.session == "a"][-1].body_json["messages"][-1]
     assert "changed on disk" in sent["content"] and "ALPHA\nbeta" in sent["content"]
+    assert "session 'b' wrote it" in sent["content"]
     await rt.shutdown()
 
 
@@ -201,6 +209,7 @@ async def test_stale_edit_run_anyway_after_the_user_edited_the_file(cenv: Confli
     await rt.wait_idle(a.id)
     assert cenv.sink.of(ev.ConflictDetected, a.id)[0].diff is not None
     assert "+gamma" in (cenv.sink.of(ev.ConflictDetected, a.id)[0].diff or "")
+    assert cenv.sink.of(ev.ConflictDetected, a.id)[0].holder == ""  # no session here changed it
     assert notes.read_text() == "alpha\nBETA\ngamma\n"
     await rt.shutdown()
 

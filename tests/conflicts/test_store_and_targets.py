@@ -102,3 +102,33 @@ def test_stale_diff_is_unified_and_bounded() -> None:
     assert "deleted" in make_diff("a\n", None, "f.txt")
     big = make_diff("x\n" * 10, "y\n" * 20000, "f.txt")
     assert big.endswith("characters]\n") and len(big) < 9000
+
+
+async def test_a_stale_read_names_the_session_that_wrote_the_file_and_the_others_that_read_it(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+
+    from paragents.conflicts.reads import ReadTracker
+
+    f = tmp_path / "config.py"
+
+    def put(text: str) -> str:
+        f.write_text(text)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    tracker = ReadTracker()
+    tracker.saw("web", f, put("a\n"), "read")
+    tracker.saw("docs", f, put("a\n"), "read")
+    tracker.saw("api", f, put("b\n"), "write")
+    stale = await tracker.stale("web", str(f))
+    assert stale is not None
+    write = tracker.changed_by("web", stale)
+    assert write is not None and write.session_id == "api" and write.at >= stale.seen.at
+    assert tracker.others("web", str(f)) == ["docs", "api"]
+    tracker.saw("web", f, put("c\n"), "read")  # web read it after api's write; the user edits it now
+    put("d\n")
+    later = await tracker.stale("web", str(f))
+    assert later is not None and tracker.changed_by("web", later) is None  # not by a session here
+    tracker.forget("api")
+    assert tracker.others("web", str(f)) == ["docs"]

@@ -43,6 +43,18 @@ def test_budget_strings_parse_and_bad_ones_say_how_to_write_them() -> None:
             parse_budget(bad)
 
 
+def test_a_huge_budget_is_refused_in_one_line_and_caps_print_as_integers() -> None:
+    with pytest.raises(BudgetError) as huge:
+        parse_budget("99999999999999999999999999k")
+    said = str(huge.value)
+    assert "too large" in said and "at most 1000000M tokens" in said and "e+" not in said
+    with pytest.raises(BudgetError, match="money cap is at most"):
+        parse_budget("1e9usd".replace("1e9", "1" + "0" * 9))
+    assert parse_budget("1000000000k").describe() == "1000000M tokens"
+    assert parse_budget("2000000").describe() == "2M tokens"
+    assert parse_budget("1500k").describe() == "1.5M tokens"
+
+
 async def test_small_cap_pauses_after_the_nth_request_and_raise_resumes(env: Env) -> None:
     """$0.025 cap, $0.01 per request: the third request fits (0.02 + its estimate), the fourth does not
     and is never sent; the session is in state BUDGET with an inbox-ready pause; raising resumes it."""

@@ -1,11 +1,13 @@
 """Queued prompts are kept in the store as the queue changes (a crash keeps them), survive closing
-their session, and come back as the prompt box's draft (not run) when it is opened again."""
+their session, and come back as separate queued prompts, held (not run until released), with the
+draft alone back in the prompt box when it is opened again."""
 
 from __future__ import annotations
 
 import asyncio
 
 from paragents import events as ev
+from paragents.llm.replay_script import ScriptedResponse
 from paragents.store import Store
 from tests.engine.conftest import Env
 from tests.scripted import gated
@@ -40,9 +42,25 @@ async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_n
 
     again = await rt.reopen_session(view.id)
     (restored,) = env.sink.of(ev.DraftRestored, view.id)
-    assert restored.text == "second [b]x[/b]\n\nhalf typed" and restored.queued == 1
-    assert again.draft == restored.text and not again.queue
+    assert restored.text == "half typed" and restored.queued == 1  # the draft alone
+    assert again.draft == "half typed"
+    assert [(q.text, q.held) for q in again.queue] == [("second [b]x[/b]", True)]  # its own prompt, held
     assert any("1 prompt still queued" in n.text for n in env.sink.of(ev.Notice, view.id))
-    assert await stored(env, view.id) == ("second [b]x[/b]\n\nhalf typed", [])
+    await rt.drafts.flushed()
+    assert await stored(env, view.id) == ("half typed", ["second [b]x[/b]"])  # a crash keeps both
     assert len(env.server.requests) == requests  # nothing ran by itself
+
+    # a new prompt runs while the held one waits; /lanes-like text typed after it is its own prompt
+    env.server.add(
+        [ScriptedResponse.from_message("fresh answer"), ScriptedResponse.from_message("now the old one")],
+        session="a",
+    )
+    rt.submit(again.id, "fresh")
+    await rt.wait_idle(again.id)
+    assert [q.text for q in again.queue] == ["second [b]x[/b]"]
+    assert env.server.requests[-1].body_json["messages"][-1]["content"] == "fresh"
+    assert rt.release_queued(again.id)
+    await rt.wait_idle(again.id)
+    assert not again.queue
+    assert env.server.requests[-1].body_json["messages"][-1]["content"] == "second [b]x[/b]"
     await rt.shutdown()

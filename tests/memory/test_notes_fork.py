@@ -99,3 +99,34 @@ def test_memory_commands_parse() -> None:
     assert "needs the note text" in getattr(parse_command("/remember --project"), "message", "")
     assert parse_command("/fork try-b") == SlashCommand("fork", "try-b")
     assert parse_command("/memory") == SlashCommand("memory")
+
+
+async def test_fork_mid_turn_copies_the_finished_exchanges_only(env: Env) -> None:
+    import asyncio
+
+    from paragents import events as ev
+    from tests.scripted import gated
+
+    rt = await env.runtime(default_context_window=32768)
+    view = await rt.new_session("a")
+    env.server.add(say("answer q0"), session="a")
+    rt.submit(view.id, "q0")
+    await rt.wait_idle(view.id)
+    gate = asyncio.Event()
+    env.server.add(gated("a slow answer", gate), session="a")
+    rt.submit(view.id, "q1 still running")
+    await env.sink.wait_for(lambda: bool(env.sink.of(ev.TextDelta, view.id)))
+    fork = await rt.fork(view.id)  # mid-turn: q1 has no reply yet
+    gate.set()
+    await rt.wait_idle(view.id)
+    env.server.add(say("forked answer"), session="a-fork")
+    rt.submit(fork.id, "q2 in the fork")
+    await rt.wait_idle(fork.id)
+    body = turn_requests(env.server)[-1]
+    assert_valid_request(body)
+    roles = [m["role"] for m in body["messages"][1:]]
+    assert roles == ["user", "assistant", "user"], roles  # never two user messages in a row
+    assert [m["content"] for m in body["messages"][1:]] == ["q0", "answer q0", "q2 in the fork"]
+    notes = [n.text for n in env.sink.of(ev.Notice, fork.id)]
+    assert any("its running turn was not" in n for n in notes), notes
+    await rt.shutdown()

@@ -158,6 +158,16 @@ PINNED = [
         [],
     ),
     (
+        "Edit",
+        '{"path":".git/config"}',
+        "dontAsk",
+        "deny",
+        None,
+        "mode",
+        "dontAsk mode: this would ask, so it is denied (protected path: {root}/.git/config is inside .git/ (repository internals); changing it always asks)",  # noqa: E501
+        [],
+    ),
+    (
         "mcp__fs__write",
         '{"path":"a.txt"}',
         "plan",

@@ -124,6 +124,7 @@ def test_ahk_quoted_exact_bash_rule_matches_the_command(project: Path) -> None:
     assert bash(quoted, 'echo "hello world"', project).decision == "allow"
     assert bash(quoted, "echo 'hello world'", project).decision == "allow"
     assert bash(quoted, 'echo "hello world" && rm x', project).decision == "ask"
+    assert bash(quoted, "sleep 1", project).decision == "ask"  # a quoted rule matches its words only
 
 
 def test_kludex_deny_rules_and_dont_ask_mode_apply(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -205,3 +206,25 @@ def test_a_root_anchored_rule_naming_a_system_directory_is_warned_about_once(pro
     assert policy.decide("Edit", {"path": str(project / "etc" / "x")}, cwd=project).decision == "deny"
     (project / "etc").mkdir()  # the project has its own etc/: the rule means it
     assert not [n for n in Policy.load(project).notes if "did you mean" in n]
+
+
+def test_a_root_anchored_rule_is_warned_about_by_its_first_directory(project: Path) -> None:
+    write_rules(project / "permissions.json", deny=["Edit(/usr/no-such-dir/x)"])
+    warned = [n for n in Policy.load(project).notes if "did you mean" in n]
+    assert len(warned) == 1 and "`Edit(//usr/no-such-dir/x)` for /usr?" in warned[0], warned
+
+
+def test_the_claude_user_settings_are_read_from_home_by_default(project: Path) -> None:
+    user = Path.home() / ".claude" / "settings.json"
+    user.parent.mkdir(parents=True)
+    user.write_text(json.dumps({"permissions": {"deny": ["Bash(make *)"]}}))
+    got = bash(Policy.load(project), "make x", project)
+    assert (got.decision, got.scope, got.source) == ("deny", "claude-user", str(user))
+
+
+def test_a_reloaded_policy_keeps_its_command_line_rules_and_files(project: Path, tmp_path: Path) -> None:
+    given = tmp_path / "given.json"
+    given.write_text(json.dumps({"permissions": {"deny": ["Bash(make *)"]}}))
+    policy = Policy.load(project, cli_rules={"deny": ["Bash(rm *)"]}, settings_files=[given]).reload()
+    assert bash(policy, "rm x", project).rule == "Bash(rm *)"
+    assert bash(policy, "make", project).rule == "Bash(make *)"

@@ -190,9 +190,12 @@ def test_path_anchors(project: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: 
                 "Edit(./gen/*.py)",
                 "Read(//etc/shadow)",
                 "Edit(*.lock)",
+                "Read(./top.txt)",
             ]
         },
     )
+    assert read(policy, "top.txt", project).decision == "deny"
+    assert read(policy, "sub/top.txt", project).decision == "allow"  # ./ anchors it: no other depth
     assert read(policy, "~/.ssh/id_rsa", project).decision == "deny"
     assert edit(policy, project / "build" / "x", sub).decision == "deny"
     assert edit(policy, "gen/a.py", sub).decision == "deny"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from paragents.permissions.shell import MAX_COMMAND_CHARS, parse_command, write_targets
+from paragents.permissions.shell import MAX_COMMAND_CHARS, parse_command
+from paragents.permissions.targets import write_targets
 
 
 def effective(command: str) -> list[str]:

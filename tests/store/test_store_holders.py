@@ -84,6 +84,40 @@ async def test_a_holder_whose_heartbeat_is_stale_is_taken_over(store: Store, ses
     assert previous is not None and previous.pid == other
 
 
+async def test_a_holder_whose_process_is_a_zombie_is_gone(
+    store: Store, session: SessionRecord, holder_child: subprocess.Popen[str]
+) -> None:
+    """Killed and not reaped (its parent, this test, does not wait for it, as PID 1 does not in a
+    container without ``--init``): the pid still exists, in state Z, and holds nothing."""
+    holder_child.kill()
+    deadline = time.monotonic() + HANG_GUARD_S
+    stat = Path(f"/proc/{holder_child.pid}/stat")
+    while stat.read_text().rpartition(")")[2].split()[0] != "Z":  # a bounded wait for the kill
+        assert time.monotonic() < deadline, "the killed child never became a zombie"
+        time.sleep(0.01)
+    assert connection.pid_alive(holder_child.pid) is False
+    previous = await store.acquire_session(session.id)
+    assert previous is not None and previous.pid == holder_child.pid
+
+
+async def test_a_holder_pid_reused_by_another_process_is_gone(store: Store, session: SessionRecord) -> None:
+    """The recorded start time of the holder's process differs from the start time of the process
+    now using that pid: the holder is gone (a reused pid), though the pid is alive."""
+    other = os.getppid()  # a live process that is not this one
+    await store.acquire_session(session.id, pid=other)
+    held = await store.get_holder(session.id)
+    assert held is not None and held.proc_start == connection.process_start(other) is not None
+    with pytest.raises(SessionHeld):  # the same process: still held
+        await store.acquire_session(session.id)
+    raw = sqlite3.connect(store.path, isolation_level=None)
+    raw.execute("UPDATE session_holders SET proc_start = proc_start - 1 WHERE session_id = ?", (session.id,))
+    raw.close()
+    previous = await store.acquire_session(session.id)
+    assert previous is not None and previous.pid == other
+    mine = await store.get_holder(session.id)
+    assert mine is not None and mine.proc_start == connection.process_start(os.getpid())
+
+
 async def test_every_history_write_bumps_the_revision_and_a_stale_write_is_refused(
     store: Store, session: SessionRecord
 ) -> None:

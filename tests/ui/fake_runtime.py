@@ -278,6 +278,9 @@ class FakeRuntime:
     def remove_queued(self, sid: str, prompt_id: str) -> bool:
         return False
 
+    def release_queued(self, sid: str, prompt_id: str | None = None) -> bool:
+        return False
+
     def cancel(self, sid: str) -> bool:
         self.cancelled.append(sid)
         return True

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from textual.widgets import Input
-
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
@@ -94,8 +92,9 @@ async def test_budget_pause_has_an_inbox_row_and_raising_it_there_resumes(
         assert item.kind == "budget"
         assert item.summary == "s1 reached 10k of 12k: raise to … / allow one more request / stop"
         bar = screen.query_one(BudgetBar)
-        bar.query_one("#budget-value", Input).value = "100k"
-        await pilot.click("#budget-raise")
+        await pilot.press(*"5usd")  # typed before arming: goes nowhere, answers nothing
+        assert not bar.armed and panel.state is SessionState.BUDGET and isinstance(app.screen, InboxScreen)
+        await pilot.press("ctrl+g", "r", *"100k", "enter")  # the inbox says ctrl+g answers with keys
         await wait_until(pilot, lambda: panel.state is SessionState.IDLE, "the resumed turn to finish")
         assert len(replay.requests) == 2
         await app.shutdown_runtime()

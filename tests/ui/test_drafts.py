@@ -1,5 +1,6 @@
-"""Nothing typed is lost by quitting: a prompt box's unsent text and the prompts still queued come
-back into the prompt box next time (not sent), with a real Runtime and its store."""
+"""Nothing typed is lost by quitting: a prompt box's unsent text comes back into the prompt box and the
+prompts still queued come back into the queue one by one, held (not sent), with a real Runtime and its
+store."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.store import Store
 from paragents.ui.app import make_app
+from paragents.ui.widgets.prompt_input import QueuedItem
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
@@ -23,7 +25,7 @@ def notices(panel: Any) -> list[str]:
     return [e.text for e in panel.transcript.records if isinstance(e, TextEntry) and e.kind != "user"]
 
 
-async def test_unsent_text_and_queued_prompts_come_back_into_the_prompt_box_not_sent(
+async def test_unsent_text_comes_back_alone_and_queued_prompts_come_back_as_held_queued_prompts(
     make_runtime: Any, replay: ReplayServer
 ) -> None:
     gate = asyncio.Event()
@@ -49,20 +51,30 @@ async def test_unsent_text_and_queued_prompts_come_back_into_the_prompt_box_not_
         (panel,) = await started(pilot, again)
         box = panel.prompt_box.input
         await wait_until(pilot, lambda: bool(box.value), "the draft back in the prompt box")
-        assert box.value == "queued one\n\nqueued two\n\nhalf typed"
-        await wait_until(pilot, lambda: any("back in the prompt box" in n for n in notices(panel)), "notice")
+        assert box.value == "half typed"  # the draft alone
+        await wait_until(pilot, lambda: any("back in the queue" in n for n in notices(panel)), "notice")
         assert any(n.startswith("2 prompts still queued") for n in notices(panel)), notices(panel)
-        assert not again.runtime.sessions[panel.session_id].queue  # nothing runs by itself
-        assert len(replay.requests) == sent
-        # sent now: the box is empty and stays empty next time
-        replay.add(ScriptedResponse.from_message("done"), session="s1")
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: box.value == "", "the box emptied by sending")
-        await wait_until(pilot, lambda: panel.prompt_box.unsaved_draft() is None, "the draft saved")
-        await again.runtime.wait_idle()
+        view = again.runtime.sessions[panel.session_id]
+        assert [(q.text, q.held) for q in view.queue] == [("queued one", True), ("queued two", True)]
+        await wait_until(pilot, lambda: len(panel.prompt_box.query(QueuedItem)) == 2, "two queued items")
+        assert all(item.held for item in panel.prompt_box.query(QueuedItem))
+        assert len(replay.requests) == sent  # nothing runs by itself
+        # a command typed now is a command (not appended to the old prompts and sent to the model)
+        box.value = ""
+        await pilot.press(*"/mute", "enter")
+        await pilot.pause()
+        assert len(replay.requests) == sent and len(view.queue) == 2
+        # the first one's "send" button starts it alone
+        replay.add(ScriptedResponse.from_message("done one"), session="s1")
+        first = panel.prompt_box.query(QueuedItem).first()
+        await pilot.click(first.query_one(".send"))
+        await wait_until(pilot, lambda: len(replay.requests) == sent + 1, "the first one sent")
+        assert replay.requests[-1].body_json["messages"][-1]["content"] == "queued one"
+        await again.runtime.wait_idle(panel.session_id)
+        assert [(q.text, q.held) for q in view.queue] == [("queued two", True)]
         await pilot.press("ctrl+q")
     async with await Store.open(again.runtime.store.path) as store:
-        assert await store.get_draft(panel.session_id) == ("", [])
+        assert await store.get_draft(panel.session_id) == ("", ["queued two"])
 
 
 async def test_a_draft_is_saved_once_typing_pauses_so_a_crash_keeps_it(

@@ -1,6 +1,6 @@
 """Pilot test of /review and /decide in the app: /review opens a read-only panel per specialist and
-ends in the report screen listing the merged finding once; /decide reaches the next request's system
-prompt of another session."""
+ends in the report screen listing the merged finding once (closing the specialists' panels after);
+/decide reaches the next request's system prompt of another session."""
 
 from __future__ import annotations
 
@@ -45,6 +45,10 @@ async def test_review_shows_the_merged_report(
         ]
         await pilot.press("escape")
         await wait_until(pilot, lambda: not isinstance(app.screen, ReviewScreen), "the report closed")
+        # done: the specialists' panels close (their sessions stay in /sessions)
+        await wait_until(pilot, lambda: len(app.panels) == 1, "the specialist panels closed")
+        stored = [s.name for s in await runtime.store.list_sessions(runtime.project_dir)]
+        assert sum(name.startswith("review-") for name in stored) == 2
         await app.shutdown_runtime()
 
 

@@ -127,3 +127,19 @@ async def test_ascii_glyphs_setting_draws_the_chrome_in_ascii(
         assert "+ list_dir" in screen and "> result:" in screen
         assert not any(glyph in screen for glyph in all_glyphs(UNICODE) if not glyph.isascii())
         await app.shutdown_runtime()
+
+
+def test_the_approval_bars_will_fail_line_uses_the_glyph_set_not_the_emoji_prone_warning_sign() -> None:
+    from rich.text import Text
+
+    from paragents.models import CallPreview
+    from paragents.ui.glyphs import glyphs
+    from paragents.ui.widgets.approval_bar import preview_body
+
+    for preview in (
+        CallPreview("command", "make", "", "/p", problem="no such directory"),
+        CallPreview("diff", "--- a\n+++ b\n", "", "", problem="the file changed"),
+    ):
+        body: Any = preview_body(preview)
+        text = body.plain if isinstance(body, Text) else str(list(body.renderables)[-1])
+        assert "\u26a0" not in text and glyphs().warn in text

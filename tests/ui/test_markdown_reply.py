@@ -87,3 +87,51 @@ def test_angle_brackets_and_html_stay_visible_and_single_newlines_break_lines() 
         assert kept in plain, kept
     lines = [line.strip() for line in plain.split("\n")]
     assert "Line one" in lines and "Line two" in lines  # not joined into "Line one Line two"
+
+
+async def test_a_theme_switch_repaints_finished_and_streaming_replies_in_the_new_colours() -> None:
+    """The painted rows are cached: a dark → light switch must not keep the dark ones."""
+    from paragents.events import TextDelta
+    from paragents.ui.widgets.live_reply import LiveReply
+    from paragents.ui.widgets.session_panel import SessionPanel
+    from tests.ui.test_widgets import PanelApp
+
+    app = PanelApp([{"role": "assistant", "content": SOURCE}])
+    async with app.run_test(size=(80, 40)) as pilot:
+        app.theme = "textual-dark"
+        panel = app.query_one(SessionPanel)
+        await panel.apply(TextDelta("s1", "streaming words\n"))
+        panel.flush()
+        await pilot.pause()
+        reply, live = app.query_one(MarkdownReply), app.query_one(LiveReply)
+
+        def background(widget: MarkdownReply | LiveReply) -> object:
+            return next(s.style.bgcolor for s in widget.render_line(0) if s.style is not None)
+
+        dark = background(reply), background(live)
+        app.theme = "textual-light"
+        await pilot.pause()
+        light = background(reply), background(live)
+        assert light[0] != dark[0] and light[1] != dark[1]
+        assert light[0] == reply.rich_style.bgcolor and light[1] == live.rich_style.bgcolor
+
+
+async def test_a_long_reply_not_placed_for_a_moment_still_renders_once_placed() -> None:
+    """A paint while the reply has no region (width 0: Textual briefly finds none under load) neither
+    caches an empty row nor asks for a rendering at width 0 (which cancelled the pending one)."""
+    from paragents.ui.widgets.markdown_reply import OFF_LOOP_CHARS
+    from tests.ui.conftest import wait_until
+
+    long_source = "word " * (OFF_LOOP_CHARS // 4)
+
+    class LongApp(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MarkdownReply(long_source)
+
+    app = LongApp()
+    async with app.run_test(size=(80, 40)) as pilot:
+        reply = app.query_one(MarkdownReply)
+        await pilot.pause()
+        assert reply._shown_rows(0) is not None and reply._wanted != 0  # no rendering asked at width 0
+        await wait_until(pilot, lambda: not reply.pending, "the rendering")
+        assert reply.render_line(0).text.strip().startswith("word")

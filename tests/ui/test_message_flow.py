@@ -15,7 +15,7 @@ from paragents.models import SessionState, ToolCall
 from paragents.ui.app import make_app
 from paragents.ui.command_runner import HANDLERS, SESSION_COMMANDS
 from paragents.ui.commands import COMMANDS, SlashCommand
-from paragents.ui.messages import AgentEvent, ApprovalAnswered, CommandRequested, PromptSubmitted
+from paragents.ui.messages import AgentEvent, Answer, ApprovalChoice, CommandRequested, PromptSubmitted
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
@@ -111,5 +111,6 @@ async def test_an_approval_answered_by_key_resolves_the_ask(tmp_path: Path) -> N
         await wait_until(pilot, lambda: bool(panel.pending), "the ask")
         await pilot.press(FOCUS_KEY, "y")
         await wait_until(pilot, reply.done, "the answer")
-        answers = [(m.request_id, m.answer) for m in handled(seen, ApprovalAnswered)]
+        choices = [m.choice for m in handled(seen, Answer)]
+        answers = [(c.ask.request_id, c.answer) for c in choices if isinstance(c, ApprovalChoice)]
         assert answers == [("r1", "allow_once")] and reply.result() == ("allow_once", None)

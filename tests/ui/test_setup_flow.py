@@ -206,3 +206,101 @@ async def test_with_no_model_the_empty_screen_takes_commands_and_refuses_prompts
         await pilot.press(*"/setup", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
         await app.shutdown_runtime()
+
+
+async def click_again(pilot: Any, screen: Any, selector: str) -> None:
+    """Click a button clicked a moment ago: a Textual button ignores clicks while it still shows
+    the last one (its ``-active`` effect, 0.2 s), which a fast machine reaches before it ends."""
+    button = screen.query_one(selector)
+    await wait_until(pilot, lambda: not button.has_class("-active"), f"{selector} to take clicks again")
+    await pilot.click(selector)
+
+
+async def _setup_with(app: Any, pilot: Any, replay: ReplayServer, model: str) -> Any:
+    await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
+    screen = app.screen
+    screen.query_one("#base-url", Input).value = replay.base_url
+    screen.query_one("#model-input", Input).value = model
+    await pilot.click("#test")
+    await wait_until(pilot, lambda: status_text(app).startswith(("✓", "✗")), "the connection result")
+    return screen
+
+
+async def test_setup_reads_the_context_window_llama_cpp_runs_with_from_props(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    replay.props = {"default_generation_settings": {"n_ctx": 32768}, "total_slots": 1}
+    runtime = await make_runtime()
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _setup_with(app, pilot, replay, "m")
+        assert "Context window: 32768 tokens (from the server's /props (n_ctx))" in status_text(app)
+        assert screen.query_one("#context-window", Input).value == "32768"
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SetupScreen), "saved")
+        data = json.loads(paths.user_runtime_config_path().read_text())
+        assert data["models"]["m"]["context_window"] == 32768
+        await wait_until(pilot, lambda: runtime.config.model_settings("m").context_window == 32768, "reload")
+        await app.shutdown_runtime()
+
+
+async def test_setup_reads_vllms_max_model_len_and_asks_when_the_server_does_not_say(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    from paragents.llm.replay_script import ScriptedResponse
+
+    listed = {"object": "list", "data": [{"id": "m", "object": "model", "max_model_len": 131072}]}
+    for _ in range(3):  # the test lists the models, then reads their windows
+        replay.add_models_response(
+            ScriptedResponse(headers={"Content-Type": "application/json"}, reads=[json.dumps(listed)])
+        )
+    runtime = await make_runtime()
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await _setup_with(app, pilot, replay, "m")
+        assert "Context window: 131072 tokens (from the server's /models)" in status_text(app)
+        assert screen.query_one("#context-window", Input).value == "131072"
+        # a server that says nothing (no context field, no /props): setup asks for it
+        await click_again(pilot, screen, "#test")
+        await wait_until(pilot, lambda: "does not say" in status_text(app), "the question")
+        assert "type it below" in status_text(app)
+        field = screen.query_one("#context-window", Input)
+        field.value = ""
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: "Type the model's context window" in status_text(app), "refused")
+        assert isinstance(app.screen, SetupScreen)
+        field.value = "16384"
+        await click_again(pilot, screen, "#save")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SetupScreen), "saved")
+        data = json.loads(paths.user_runtime_config_path().read_text())
+        assert data["models"]["m"]["context_window"] == 16384
+        await app.shutdown_runtime()
+
+
+async def test_save_without_a_test_reads_the_context_window_from_the_server_first(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    """Saved without Test connection and with the field as it started (8,192 by default), the window
+    the server says is saved, not the default; a window the user typed is kept as typed."""
+    replay.props = {"default_generation_settings": {"n_ctx": 32768}, "total_slots": 1}
+    runtime = await make_runtime()
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
+        screen = app.screen
+        assert screen.query_one("#context-window", Input).value == "8192"
+        screen.query_one("#base-url", Input).value = replay.base_url
+        screen.query_one("#model-input", Input).value = "m"
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SetupScreen), "saved")
+        data = json.loads(paths.user_runtime_config_path().read_text())
+        assert data["models"]["m"]["context_window"] == 32768
+        await pilot.press(*"/setup", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "setup again")
+        screen = app.screen
+        screen.query_one("#context-window", Input).value = "4096"  # typed: the user's word wins
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SetupScreen), "saved again")
+        data = json.loads(paths.user_runtime_config_path().read_text())
+        assert data["models"]["m"]["context_window"] == 4096
+        await app.shutdown_runtime()

@@ -13,6 +13,7 @@ from textual.app import App
 DEMO_MODULES = (
     "paragents.ui.widgets.approval_bar",
     "paragents.ui.widgets.conflict_bar",
+    "paragents.ui.widgets.budget_bar",
     "paragents.ui.widgets.session_panel",
     "paragents.ui.widgets.markdown_reply",
     "paragents.ui.widgets.tool_call",

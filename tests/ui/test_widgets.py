@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,13 +20,18 @@ from paragents.events import (
 )
 from paragents.models import ToolCall
 from paragents.sessions import SessionView
+from paragents.ui import answers
+from paragents.ui.app_api import AppAPI
+from paragents.ui.messages import Answer
+from paragents.ui.widgets import live_reply as live_reply_module
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar, parse_rules
+from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
-from paragents.ui.widgets.transcript import AssistantEntry, LiveReply, TextEntry, Transcript
+from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, Transcript
 from tests.ui.conftest import SIZE
 
 
@@ -44,6 +49,7 @@ class PanelApp(App[None]):
     def compose(self) -> ComposeResult:
         panel = SessionPanel(view(messages=self.messages), 1)
         panel.add_class("-active")
+        self.panels = {panel.session_id: panel}
         yield panel
 
     def on_mount(self) -> None:
@@ -51,6 +57,10 @@ class PanelApp(App[None]):
 
     def action_focus_ask(self) -> None:
         self.query_one(SessionPanel).toggle_bar_focus()
+
+    async def on_answer(self, message: Answer) -> None:
+        """A bar's answer: what the real app does (paragents.ui.answers)."""
+        await answers.handle(cast(AppAPI, self), message.choice)
 
 
 async def test_transcript_keeps_at_most_max_mounted_entries(monkeypatch: Any) -> None:
@@ -86,7 +96,7 @@ async def test_stream_shows_plain_live_text_then_one_markdown() -> None:
         assert panel.flush() is True and panel.flush() is False
         await pilot.pause()
         live = panel.query_one(LiveReply)
-        assert "[bold]x[/bold]" in str(live.render()) and "\x1b" not in str(live.render())
+        assert "[bold]x[/bold]" in live.rows_text() and "\x1b" not in live.rows_text()
         assert not panel.query(MarkdownReply)
         await panel.apply(MessageAdded("s1", {"role": "assistant", "content": "# Title\nsome text"}))
         await pilot.pause()
@@ -204,7 +214,7 @@ async def test_tool_call_block_states_and_diff() -> None:
         assert "Turn failed [auth]: HTTP 401" in notice.text
 
 
-async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_in_steps() -> None:
+async def test_live_reply_keeps_every_row_of_a_long_reply_and_grows_in_steps() -> None:
     app = PanelApp()
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
@@ -213,27 +223,23 @@ async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_i
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
-        limit, step = live._limit()
-        assert (
-            limit == transcript_module.LIVE_SCREENS * t.size.height
-            and step >= transcript_module.LIVE_GROW_ROWS
-        )
+        step = live._step()
+        assert step >= live_reply_module.LIVE_GROW_ROWS
         first_height = live.outer_size.height
-        assert first_height == step and live.hidden_rows == 0
+        assert first_height == step
         heights = {first_height}
-        for i in range(1, 3 * limit, 3):
+        last = 3 * t.size.height
+        for i in range(1, last, 3):
             for j in range(i, i + 3):
                 await panel.apply(TextDelta("s1", f"line {j}\n"))
             panel.flush()
             await pilot.pause()
             heights.add(live.outer_size.height)
-        shown = str(live.render())
-        # every height is a whole number of steps (or the limit); never more rows than the limit
-        assert all(h % step == 0 or h == limit for h in heights) and max(heights) == limit
-        last = max(range(1, 3 * limit, 3)) + 2
-        assert f"line {last}" in shown and "line 0\n" not in shown
-        assert shown.startswith("… earlier rows show when the reply completes") and live.hidden_rows > 0
-        assert len(shown.split("\n")) <= limit
+        # every height is a whole number of steps; every row is there, in order
+        assert all(h % step == 0 for h in heights) and max(heights) >= live.row_count
+        rows = live.rows_text().split("\n")
+        assert rows[0] == "line 0" and rows[-1] == f"line {max(range(1, last, 3)) + 2}"
+        assert len(rows) == live.row_count > 2 * t.size.height
         # the whole reply is kept and shown once it completes
         full = t.streamed_text
         await panel.apply(MessageAdded("s1", {"role": "assistant", "content": full}))
@@ -243,7 +249,7 @@ async def test_live_reply_shows_only_the_newest_rows_of_a_long_reply_and_grows_i
         assert not panel.query(LiveReply) and reply.content == full
 
 
-async def test_live_reply_keeps_the_tail_of_one_huge_line() -> None:
+async def test_live_reply_of_one_huge_line_keeps_every_row_and_wraps_only_what_is_new() -> None:
     app = PanelApp()
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
@@ -251,7 +257,10 @@ async def test_live_reply_keeps_the_tail_of_one_huge_line() -> None:
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
-        shown = str(live.render())
-        limit, _ = live._limit()
-        assert shown.endswith("THE-END") and len(shown.split("\n")) <= limit
-        assert len(shown) < 200_000 // 10
+        width = live.size.width
+        assert live.rows_text().endswith("THE-END") and live.rows_text().count("a") == 200_000
+        # the open line was cut at row boundaries: only its last rows are wrapped again
+        assert len(live._tail) <= 2 and len(live._rows) >= 200_000 // width - 2
+        await panel.apply(TextDelta("s1", "b" * 10))
+        panel.flush()
+        assert live.rows_text().endswith("THE-END" + "b" * 10) and len(live._tail) <= 2

@@ -6,8 +6,9 @@ The list shows age, session, kind and the call; the selected item's own bar (the
 under it. As in a panel, its answer keys work only after the deliberate act aimed at it: ctrl+g
 (the bar's key line says so) or a click on the bar or its buttons. Opening the inbox, moving the
 selection or answering the previous item never arms a bar, so typing "say hi" here answers nothing.
-``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. Answers resolve
-the event's Future directly; the panels update from the resulting events. An approval's preview is
+``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. A bar's answer
+goes up as :class:`~paragents.ui.messages.Answer` to the app (``paragents.ui.answers``), which
+resolves it and reloads this screen; the panels update from the resulting events. An approval's preview is
 bounded: a line under the list says plainly how much it leaves out, and ctrl+o opens the whole call
 (:class:`WholeCallScreen`).
 """
@@ -29,7 +30,6 @@ from textual.widgets import Footer, Static
 from paragents.events import (
     BudgetPaused,
     ConflictDetected,
-    ConflictResolved,
     PermissionRequested,
     PredictedConflict,
     QuestionAsked,
@@ -37,12 +37,12 @@ from paragents.events import (
 from paragents.permissions.destructive import call_destructive
 from paragents.serve.shown import not_shown, size_of, whole_call
 from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import ApprovalAnswered
+from paragents.ui.messages import Answer, ApprovalChoice, ConflictChoice
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
-from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, age_text, resolve
+from paragents.ui.widgets.conflict_bar import ConflictBar, age_text, stale_summary
 from paragents.ui.widgets.prediction_bar import PredictionBar
 
 if TYPE_CHECKING:
@@ -89,9 +89,8 @@ def collect_items(
         for con in panel.conflicts.values():
             if not con.reply.done():
                 since = asked.get(con.conflict_id)
-                items.append(
-                    InboxItem(con.conflict_id, sid, panel.name_, "conflict", con.summary, since, con)
-                )
+                summary = con.summary + stale_summary(con)
+                items.append(InboxItem(con.conflict_id, sid, panel.name_, "conflict", summary, since, con))
     items.extend(extra)
     order = {key: i for i, key in enumerate(i.key for i in items)}
     items.sort(key=lambda i: (i.since if i.since is not None else math.inf, order[i.key]))
@@ -180,7 +179,7 @@ class InboxScreen(Screen[str | None]):
         Binding("down", "move(1)", "Next", priority=True),
         Binding("enter", "open", "Go to session"),
         Binding(FOCUS_KEY, "arm_bar", "Answer with keys", priority=True),
-        Binding("ctrl+a", "allow_group", "Allow for the fan-out", priority=True, show=False),
+        Binding("ctrl+a", "allow_group", "Allow for the whole fan-out", priority=True),
         Binding("ctrl+o", "whole_call", "Whole call", priority=True),
     ]
 
@@ -190,10 +189,13 @@ class InboxScreen(Screen[str | None]):
         clock: Callable[[], float],
         panels: Mapping[str, SessionPanel] | None = None,
         allow_group: Callable[[PermissionRequested], Awaitable[str]] | None = None,
+        lane_open: Callable[[str], bool] = lambda lane: False,
     ) -> None:
         super().__init__()
         self.allow_group = allow_group
         """Answers a fan-out sibling's ask for its whole group (ctrl+a); None: not offered."""
+        self.lane_open = lane_open
+        """Whether an open session works in a lane (a predicted conflict can ask it to adapt)."""
         self.items_source = items
         self.panels: Mapping[str, SessionPanel] = panels if panels is not None else {}
         """The app's panels by session id: a conflict answered here is shown answered in its panel."""
@@ -248,6 +250,7 @@ class InboxScreen(Screen[str | None]):
         self.query_one("#inbox-title", Static).update(inbox_title(len(self.items)))
         self.query_one("#inbox-list", Static).update(self._list_text())
         self.query_one("#inbox-empty", Static).display = not self.items
+        self.refresh_bindings()
         await self._show_bar(arm)
 
     async def _show_bar(self, arm: bool) -> None:
@@ -274,9 +277,9 @@ class InboxScreen(Screen[str | None]):
         if isinstance(event, QuestionAsked):
             bar = QuestionNote(event)
         elif isinstance(event, PredictedConflict):
-            bar = PredictionBar(event, self.app.runtime)  # type: ignore[attr-defined]
+            bar = PredictionBar(event, adapt_a=self.lane_open(event.a), adapt_b=self.lane_open(event.b))
         elif isinstance(event, BudgetPaused):
-            bar = BudgetBar(event, item.session_id, self.app.runtime)  # type: ignore[attr-defined]
+            bar = BudgetBar(event)
         elif isinstance(event, PermissionRequested):
             bar = ApprovalBar(event)
         else:
@@ -293,7 +296,15 @@ class InboxScreen(Screen[str | None]):
         index = keys.index(self.selected) if self.selected in keys else 0
         self.selected = keys[(index + step) % len(keys)]
         self.query_one("#inbox-list", Static).update(self._list_text())
+        self.refresh_bindings()
         await self._show_bar(False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """ctrl+a (allow for the whole fan-out) is in the footer only while a fan-out ask is selected."""
+        if action == "allow_group":
+            item = next((i for i in self.items if i.key == self.selected), None)
+            return item is not None and bool(item.group) and self.allow_group is not None
+        return True
 
     async def action_allow_group(self) -> None:
         """ctrl+a: allow the selected fan-out ask's suggested rules for every sibling of its group."""
@@ -327,26 +338,6 @@ class InboxScreen(Screen[str | None]):
         """Close the inbox."""
         self.dismiss(None)
 
-    async def on_approval_answered(self, message: ApprovalAnswered) -> None:
-        """Resolve the approval's Future with ``(answer, payload)``, as the panel does."""
-        message.stop()
-        item = next((i for i in self.items if i.key == message.request_id), None)
-        if item is not None and isinstance(item.event, PermissionRequested) and not item.event.reply.done():
-            item.event.reply.set_result((message.answer, message.payload))
-        await self.reload()
-
-    async def on_conflict_answered(self, message: ConflictAnswered) -> None:
-        """Resolve the conflict's Future with the answer."""
-        message.stop()
-        item = next((i for i in self.items if i.key == message.conflict_id), None)
-        if item is not None and isinstance(item.event, ConflictDetected):
-            resolve(item.event, message.answer)
-            # "wait" emits nothing until the call runs: tell the panel its bar was answered here
-            panel = self.panels.get(item.session_id)
-            if panel is not None:
-                await panel.apply(ConflictResolved(item.session_id, item.key, message.answer, "user"))
-        await self.reload()
-
 
 class Demo(App[None]):
     """The inbox with an approval and a conflict of two sessions, at a fixed clock."""
@@ -378,6 +369,16 @@ class Demo(App[None]):
                 lambda: [i for i, e in zip(items, asks, strict=True) if not e.reply.done()], lambda: self.NOW
             )
         )
+
+    async def on_answer(self, message: Answer) -> None:
+        """What the app does (paragents.ui.answers), for the two kinds shown here."""
+        choice = message.choice
+        if isinstance(choice, ApprovalChoice) and not choice.ask.reply.done():
+            choice.ask.reply.set_result((choice.answer, choice.payload))
+        elif isinstance(choice, ConflictChoice) and not choice.conflict.reply.done():
+            choice.conflict.reply.set_result(choice.answer)
+        if isinstance(self.screen, InboxScreen):
+            await self.screen.reload()
 
 
 if __name__ == "__main__":

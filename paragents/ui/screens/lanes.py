@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, ClassVar
 
@@ -22,6 +23,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
+from paragents.ui.glyphs import glyphs
 from paragents.ui.screens.lane_merge import ConfirmScreen, MergeScreen, Outcome
 from paragents.ui.text import clean
 
@@ -67,6 +69,8 @@ class LanesScreen(ModalScreen[None]):
         self.index = 0
         self.log_lane: str | None = None
         """The lane whose verify output the log holds (shown only while that lane is selected)."""
+        self.verifying: tuple[str, float] | None = None
+        """The lane whose verify runs now and when it started (``time.monotonic``), else None."""
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -112,6 +116,8 @@ class LanesScreen(ModalScreen[None]):
         if review.problem:
             return Group(head, Text(clean(review.problem), style="yellow"))
         lines = [verify_text(review)]
+        if self.verifying is not None and self.verifying[0] == review.name:
+            lines.insert(0, self._running_text())
         lines.append(Text(f"{len(review.commits)} commit(s) not on the target yet:", style="bold"))
         lines += [Text("  " + clean(c)) for c in review.commits] or [Text("  none")]
         lines.append(Text(f"\n{len(review.files)} file(s) changed against the base:", style="bold"))
@@ -144,18 +150,49 @@ class LanesScreen(ModalScreen[None]):
         self.log_lane = review.name
         log.add_class("shown")
         log.write_line(f"verify in lane {review.name}:")
+        self.verifying = (review.name, time.monotonic())
+        ticker = self.set_interval(1.0, self._tick)
+        self._tick()
         try:
             record = await self.actions.verify(review.name, log.write_line)
         except Exception as exc:
             if type(exc).__name__ not in READABLE:
                 raise
             log.write_line(str(exc))
+            log.border_title = f"verify in lane {clean(review.name)} could not run"
             return
+        finally:
+            ticker.stop()
+            self.verifying = None
+            self._show()
         log.write_line(f"exit {record.exit_code} on tree {record.tree[:12]} (commit {record.commit[:12]})")
+        log.border_title = f"verify in lane {clean(review.name)}: exit {record.exit_code}"
         for i, r in enumerate(self.reviews):
             if r.name == review.name:
                 self.reviews[i] = dataclasses.replace(r, verify=record)
         self._show()
+
+    def _running_text(self) -> Text:
+        """The line saying a verify runs now in the selected lane, and for how long."""
+        command = getattr(self.actions, "verify_command", "") or "the verify command"
+        started = self.verifying[1] if self.verifying else time.monotonic()
+        text = Text(
+            f"{glyphs().status.get('running', '*')} verify running: `{clean(command)}`", style="bold yellow"
+        )
+        text.append(f" for {int(time.monotonic() - started)}s (its output is below)\n", style="yellow")
+        return text
+
+    def _tick(self) -> None:
+        """Say, once a second while a verify runs, that it runs and for how long (a command that
+        prints nothing for a minute otherwise looks like nothing happens)."""
+        if self.verifying is None:
+            return
+        name, started = self.verifying
+        log = self.query_one("#verify-log", Log)
+        log.border_title = f"verify running in lane {clean(name)} · {int(time.monotonic() - started)}s"
+        review = self.review
+        if review is not None and review.name == name:
+            self._show()
 
     @work(exclusive=True, group="lane-action")
     async def action_merge(self, strategy: str) -> None:

@@ -2,7 +2,9 @@
 
 Fields: base URL; model (a Select filled from ``GET {base_url}/models`` once the server answered, a
 free-text Input until then); API key (password Input, never shown again once typed) or the name of the
-environment variable holding it; a "the model can call tools" switch (off writes ``"tools": false``
+environment variable holding it; the model's context window (tokens): read from the server when it
+says (``/models`` entries' context fields such as vLLM's ``max_model_len``, else llama.cpp's
+``/props`` ``n_ctx``), else typed; a "the model can call tools" switch (off writes ``"tools": false``
 for that model, for models or servers that answer tool specs with an empty reply). "Test connection"
 says plainly what worked or failed and preselects the model when the server lists exactly one; "Save"
 refuses an empty model, writes the user config with :func:`paragents.config.save_user_config` (mode
@@ -68,6 +70,14 @@ class SetupScreen(Screen[bool]):
         self.first_run = first_run
         self.models: list[str] = []
         """Model ids the server listed at the last successful test (empty before)."""
+        self.windows: dict[str, int] = {}
+        """Context windows the server said at the last test, by model ("": for every model)."""
+        self.windows_source = ""
+        """Where the server said them ("the server's /props (n_ctx)")."""
+        self.asked_windows = False
+        """Whether the server was asked for its context windows (Test connection, or Save before it)."""
+        self.shown_window = str(self.config.model_settings().context_window)
+        """The context window the field started with (the config's, 8,192 by default)."""
 
     def compose(self) -> ComposeResult:
         cfg = self.config
@@ -93,6 +103,13 @@ class SetupScreen(Screen[bool]):
             )
             yield Label("…or the environment variable holding it")
             yield OrderedInput(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
+            yield Label("Context window of the model (tokens)")
+            yield OrderedInput(
+                self.shown_window,
+                placeholder="e.g. 32768 (Test connection reads it when the server says)",
+                id="context-window",
+                restrict=r"[0-9]*",
+            )
             yield Checkbox(
                 "The model can call tools (untick when it answers with empty replies)",
                 cfg.model_settings().tools,
@@ -140,6 +157,7 @@ class SetupScreen(Screen[bool]):
         status.update(text)
         status.set_class(kind == "ok", "-ok")
         status.set_class(kind == "error", "-error")
+        status.scroll_visible(animate=False)  # under the fold in a short terminal: bring it up
 
     # --- actions -------------------------------------------------------------------------------
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -155,6 +173,23 @@ class SetupScreen(Screen[bool]):
         if isinstance(event.value, str):
             self.query_one("#model-input", Input).value = event.value
             self.query_one("#tools", Checkbox).value = self.config.model_settings(event.value).tools
+            self._show_window(event.value)
+
+    def _show_window(self, model: str) -> None:
+        """Put ``model``'s context window in its field: what the server said, else the config's."""
+        said = self.windows.get(model, self.windows.get(""))
+        window = said if said is not None else self.config.model_settings(model).context_window
+        self.query_one("#context-window", Input).value = str(window)
+
+    def window_note(self) -> str:
+        """What setup knows of the chosen model's context window (added to the status line)."""
+        said = self.windows.get(self.model, self.windows.get(""))
+        if said is not None:
+            return f" Context window: {said} tokens (from {self.windows_source})."
+        return (
+            " The server does not say the model's context window: check it and type it below "
+            f"(now {self._value('context-window') or '?'} tokens)."
+        )
 
     @work(exclusive=True, group="setup-test")
     async def test_connection(self) -> None:
@@ -179,6 +214,8 @@ class SetupScreen(Screen[bool]):
                 models = await client.list_models()
             except Exception:
                 models = []
+            self.windows, self.windows_source = await client.context_windows() if ok or models else ({}, "")
+            self.asked_windows = True
         finally:
             await client.aclose()
         if models:
@@ -193,20 +230,55 @@ class SetupScreen(Screen[bool]):
                 select.value = models[0]
                 self.query_one("#model-input", Input).value = models[0]
             self.add_class("-models")
+        if ok or models:
+            if self.model and (self.model in self.windows or "" in self.windows):
+                self._show_window(self.model)
+            sentence += self.window_note()
         self._status(("✓ " if ok else "✗ ") + sentence, "ok" if ok else "error")
 
-    def action_save(self) -> None:
-        """Validate and write the user config (0600), then dismiss with True."""
+    @work(exclusive=True, group="setup-save")
+    async def action_save(self) -> None:
+        """Validate and write the user config (0600), then dismiss with True. Saved without a test and
+        with the context window as it started, the window is first read from the server when it says
+        (else the config's default would be saved as if the user had typed it)."""
+        if self.model and not self.asked_windows and self._value("context-window") == self.shown_window:
+            await self._ask_windows()
+        self._save()
+
+    async def _ask_windows(self) -> None:
+        """Ask the server in the base URL field for its context windows; show the chosen model's."""
+        from paragents.llm import ChatClient
+
+        try:
+            RuntimeConfig.model_validate({"base_url": self._value("base-url")})
+        except Exception:
+            return  # the save below names what is wrong
+        self._status(f"Reading the model's context window from {self._value('base-url')} …")
+        client = ChatClient(self._value("base-url"), self._api_key())
+        try:
+            self.windows, self.windows_source = await client.context_windows()
+        finally:
+            await client.aclose()
+        self.asked_windows = True
+        if self.model in self.windows or "" in self.windows:
+            self._show_window(self.model)
+
+    def _save(self) -> None:
         if not self.model:
             self._status(
                 "Choose a model first: type its name, or press Test connection to list them.", "error"
             )
             self.query_one("#model-select" if self.has_class("-models") else "#model-input").focus()
             return
+        window = int(self._value("context-window") or 0)
+        if window <= 0:
+            self._status("Type the model's context window in tokens (e.g. 32768).", "error")
+            self.query_one("#context-window").focus()
+            return
         data = _existing_user_config()
         data["base_url"] = self._value("base-url")
         data["model"] = self.model
-        self._set_tools(data, self.query_one("#tools", Checkbox).value)
+        self._set_model_entry(data, self.query_one("#tools", Checkbox).value, window)
         env_name = self._value("api-key-env")
         typed = self._value("api-key")
         if typed:
@@ -225,16 +297,21 @@ class SetupScreen(Screen[bool]):
         self.notify(f"Saved {path}")
         self.dismiss(True)
 
-    def _set_tools(self, data: dict[str, Any], tools: bool) -> None:
-        """Record the tools switch for the chosen model in ``data`` (an entry of ``models``)."""
+    def _set_model_entry(self, data: dict[str, Any], tools: bool, window: int) -> None:
+        """Record the tools switch and the context window of the chosen model in ``data`` (its entry of
+        ``models``); nothing is written when both are what the config already gives it."""
         models = dict(data.get("models") or {})
         entry = dict(models.get(self.model) or {})
-        current = entry.get("tools", True) if self.model in models else data.get("tools", True)
-        if current == tools:
-            return  # already so (a model not listed follows the top-level "tools", true by default)
-        if not entry:
-            default_window = data.get("default_context_window", self.config.default_context_window)
-            entry["context_window"] = default_window
+        listed = self.model in models
+        current_tools = entry.get("tools", True) if listed else data.get("tools", True)
+        current_window = (
+            entry.get("context_window", self.config.default_context_window)
+            if listed
+            else data.get("default_context_window", self.config.default_context_window)
+        )
+        if current_tools == tools and current_window == window:
+            return  # already so (a model not listed follows the top-level settings)
+        entry["context_window"] = window
         entry["tools"] = tools
         models[self.model] = entry
         data["models"] = models

@@ -14,8 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
-from paragents.ui.commands import SlashCommand
-from paragents.ui.messages import CommandRequested
+from paragents.ui.messages import AgentNewChoice, Answer
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 NEW = "agent-new"
@@ -45,13 +44,13 @@ class AgentStaleBar(AnswerBar):
         yield answer_buttons([(NEW, "Start a new agent session")])
 
     def action_start_new(self) -> None:
-        """Ask once for a new agent session (``/agent new``); the core's event removes the bar (or, when
-        it could not start, shows a new one)."""
+        """Ask once for a new agent session (the app runs ``/agent new``); the core's event removes the
+        bar (or, when it could not start, shows a new one)."""
         if self._done:
             return
         self._done = True
         self.answered()
-        self.post_message(CommandRequested(self.sid, SlashCommand("agent", "new")))
+        self.post_message(Answer(AgentNewChoice(self.sid)))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -7,7 +7,8 @@ ask, in a scrollable preview of bounded height that folds away. Answers are only
 here (ctrl+g or a click). Keys then: ``y`` allow once, ``s`` allow for this session, ``a`` always
 allow (shows the exact rules it will store in an editable Input; Enter saves, Esc goes back), ``n``
 deny, ``d`` deny with a note (Input; Enter sends). The bar posts
-:class:`paragents.ui.messages.ApprovalAnswered`; the panel resolves the ask's Future. Rule syntax is
+:class:`paragents.ui.messages.Answer` (an :class:`~paragents.ui.messages.ApprovalChoice`); the app
+resolves the ask's Future (``paragents.ui.answers``). Rule syntax is
 Claude Code's (``Bash(npm test *)``, ``Edit(src/**)``).
 """
 
@@ -30,9 +31,9 @@ from paragents.events import PermissionRequested
 from paragents.models import CallPreview
 from paragents.permissions.destructive import call_destructive
 from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import ApprovalAnswered
+from paragents.ui.messages import Answer, ApprovalChoice
 from paragents.ui.text import clean, shorten
-from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
+from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons, focus_now
 from paragents.ui.widgets.ordered_input import OrderedInput
 
 KEY_HELP = "y allow once · s allow this session · a always allow… · n deny · d deny with note…"
@@ -109,7 +110,7 @@ def preview_body(preview: CallPreview) -> RenderableType:
         if preview.omitted:
             extra.append(f"… {preview.omitted} more lines")
         if preview.problem:
-            extra.append(f"\n⚠ {clean(preview.problem)}", style="bold red")
+            extra.append(f"\n{glyphs().warn} {clean(preview.problem)}", style="bold red")
         return Group(body, extra)
     text = Text(overflow="fold")
     if preview.kind == "command":
@@ -124,7 +125,7 @@ def preview_body(preview: CallPreview) -> RenderableType:
     if preview.omitted:
         text.append(f"\n… {preview.omitted} more lines", style="dim")
     if preview.problem:
-        text.append(f"\n⚠ will fail: {clean(preview.problem)}", style="bold red")
+        text.append(f"\n{glyphs().warn} will fail: {clean(preview.problem)}", style="bold red")
     return text
 
 
@@ -170,7 +171,7 @@ class ApprovalBar(AnswerBar):
         text.append(summary)
         if req.reason:
             text.append("\n  why: ", style="dim")
-            text.append(shorten(req.reason, 200), style="dim")
+            text.append(shorten(req.reason, 800), style="dim")  # whole: it may say what "always" keeps
         danger = call_destructive(req.call.name, req.call.arguments)
         if danger:  # the one classifier (permissions/destructive.py), as the phone page's second tap
             text.append("\n  destructive: ", style="bold red")
@@ -225,20 +226,20 @@ class ApprovalBar(AnswerBar):
 
     def action_answer(self, answer: str) -> None:
         """Answer without payload (allow_once, allow_session, reject_once)."""
-        self.post_message(ApprovalAnswered(self.request.request_id, answer, None))  # type: ignore[arg-type]
+        self.post_message(Answer(ApprovalChoice(self.request, answer)))  # type: ignore[arg-type]
         self.answered()
 
     def action_always(self) -> None:
         """Show the editable rules Input for "always allow"."""
         self.set_class(False, "-note")
         self.set_class(True, "-rules")
-        self.query_one("#rules", Input).focus()
+        focus_now(self.query_one("#rules", Input))
 
     def action_note(self) -> None:
         """Show the note Input for "deny with note"."""
         self.set_class(False, "-rules")
         self.set_class(True, "-note")
-        self.query_one("#note", Input).focus()
+        focus_now(self.query_one("#note", Input))
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """A click on a button answers (the two with an Input arm the bar and open it)."""
@@ -261,11 +262,11 @@ class ApprovalBar(AnswerBar):
             if not rules:
                 self.notify("Type at least one rule, or press Esc and choose another answer.")
                 return
-            self.post_message(ApprovalAnswered(self.request.request_id, "allow_always", rules))
+            self.post_message(Answer(ApprovalChoice(self.request, "allow_always", rules)))
             self.answered()
         elif event.input.id == "note":
             note = event.value.strip()
-            self.post_message(ApprovalAnswered(self.request.request_id, "reject_with_note", note))
+            self.post_message(Answer(ApprovalChoice(self.request, "reject_with_note", note)))
             self.answered()
 
     def close_inputs(self) -> bool:
@@ -273,7 +274,7 @@ class ApprovalBar(AnswerBar):
         if self.has_class("-rules") or self.has_class("-note"):
             self.set_class(False, "-rules")
             self.set_class(False, "-note")
-            self.focus()
+            focus_now(self)  # now: an answer key typed right after Esc reaches the bar
             return True
         return False
 
@@ -317,8 +318,10 @@ class Demo(App[None]):
         )
         yield Static("", id="out")
 
-    def on_approval_answered(self, msg: ApprovalAnswered) -> None:
-        self.query_one("#out", Static).update(f"answered {msg.answer} {msg.payload!r}")
+    def on_answer(self, msg: Answer) -> None:
+        choice = msg.choice
+        assert isinstance(choice, ApprovalChoice)
+        self.query_one("#out", Static).update(f"answered {choice.answer} {choice.payload!r}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ event's choices as buttons. Answers are only given deliberately
 (:mod:`paragents.ui.widgets.answer_bar`): a click on a button, or a key once the user moved focus
 here (ctrl+g or a click): ``w`` wait (the call runs by itself once the holder releases), ``r`` run
 anyway, ``s`` skip (the model is told why), ``e`` re-read first (stale reads: the model gets the new
-content). It posts :class:`ConflictAnswered`; the panel (or the inbox) resolves the event's Future.
+content). It posts :class:`~paragents.ui.messages.Answer` (a
+:class:`~paragents.ui.messages.ConflictChoice`); the app resolves the event's Future.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.message import Message
 from textual.widgets import Button, Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
 from paragents.ui.glyphs import glyphs
+from paragents.ui.messages import Answer, ConflictChoice
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
@@ -35,17 +36,6 @@ CHOICE_KEYS: dict[str, tuple[str, str]] = {
 """Answer -> (key, label) shown in the bar, in the order of the event's ``choices``."""
 MAX_DIFF_LINES = 12
 """Lines of a stale-read diff shown in the bar (the rest is summarised)."""
-
-
-class ConflictAnswered(Message):
-    """The user answered conflict ``conflict_id`` with ``answer`` (wait/run_anyway/skip/reread)."""
-
-    def __init__(self, conflict_id: str, answer: ConflictAnswer) -> None:
-        super().__init__()
-        self.conflict_id = conflict_id
-        """Id carried by the ConflictDetected event."""
-        self.answer = answer
-        """One of the event's ``choices``."""
 
 
 def age_text(seconds: float) -> str:
@@ -68,8 +58,7 @@ def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> 
     path = clean(event.path.removeprefix("resource:"))
     age = age_text(now - event.since)
     if event.kind == "stale_read":
-        text.append(f"{path} changed on disk since this session read it", style="bold")
-        text.append(f" ({age} ago)", style="dim")
+        text.append_text(stale_text(event, path, age))
     else:
         text.append(clean(event.holder or "another session"), style="bold")
         text.append(" ")
@@ -77,6 +66,31 @@ def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> 
     if with_diff:
         text.append_text(diff_text(event))
     return text
+
+
+def stale_text(event: ConflictDetected, path: str, age: str) -> Text:
+    """Who changed the file a stale read is about and when ("api wrote src/config.py 40s ago, after
+    this session read it"), or that no session here did; and which other sessions read it too."""
+    text = Text()
+    if event.holder:
+        text.append(clean(event.holder), style="bold")
+        text.append(f" wrote {path} {age} ago, after this session read it")
+    else:
+        text.append(f"{path} changed on disk since this session read it", style="bold")
+        text.append(f" ({age} ago; not by a session of this paragents)", style="dim")
+    if event.others:
+        names = ", ".join(shorten(clean(name), 40) for name in event.others[:5])
+        more = f" and {len(event.others) - 5} more" if len(event.others) > 5 else ""
+        text.append(f"\n  also read by {names}{more}", style="dim")
+    return text
+
+
+def stale_summary(event: ConflictDetected) -> str:
+    """The inbox line's addition for a stale read: "(api wrote src/config.py)"; "" otherwise."""
+    if event.kind != "stale_read":
+        return ""
+    name = event.path.rsplit("/", 1)[-1]
+    return f" ({event.holder} wrote {name})" if event.holder else f" ({name} changed on disk)"
 
 
 def diff_text(event: ConflictDetected) -> Text:
@@ -136,7 +150,7 @@ def keys_help(event: ConflictDetected) -> str:
 
 
 class ConflictBar(AnswerBar):
-    """Shows ``conflict`` and turns a click or a key into a :class:`ConflictAnswered`. ``clock``
+    """Shows ``conflict`` and turns a click or a key into an :class:`Answer`. ``clock``
     returns the time now (Unix seconds); by default the app's ``clock`` (tests fix it), else
     ``time.time``."""
 
@@ -185,7 +199,7 @@ class ConflictBar(AnswerBar):
     def action_answer(self, answer: str) -> None:
         """Post the answer when the conflict offers it (other keys do nothing)."""
         if answer in self.conflict.choices:
-            self.post_message(ConflictAnswered(self.conflict.conflict_id, answer))
+            self.post_message(Answer(ConflictChoice(self.conflict, answer)))
             self.answered()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
@@ -204,7 +218,7 @@ def resolve(conflict: ConflictDetected, answer: ConflictAnswer) -> bool:
 
 class Demo(App[None]):
     """The conflict bar's states: a call held by another session's reservation, and a stale read
-    (the file changed on disk since this session read it), at a fixed clock."""
+    (api changed the file on disk since this session read it; docs read it too), at a fixed clock."""
 
     NOW = 1_800_000_000.0
 
@@ -221,15 +235,16 @@ class Demo(App[None]):
             "edit_file src/app.py", self.NOW - 95, None, ("wait", "run_anyway", "skip"), loop.create_future(),
         )  # fmt: skip
         stale = ConflictDetected(
-            "s3", "k2", call, "edit_file src/app.py", "stale_read", "/work/project/src/app.py", "", "",
-            self.NOW - 30, diff, ("reread", "run_anyway", "skip"), loop.create_future(),
+            "s3", "k2", call, "edit_file src/app.py", "stale_read", "/work/project/src/app.py", "api", "",
+            self.NOW - 30, diff, ("reread", "run_anyway", "skip"), loop.create_future(), ("docs",),
         )  # fmt: skip
         yield ConflictBar(held, clock=lambda: self.NOW)
         yield ConflictBar(stale, clock=lambda: self.NOW)
         yield Static("", id="out")
 
-    def on_conflict_answered(self, msg: ConflictAnswered) -> None:
-        self.query_one("#out", Static).update(f"answered {msg.answer}")
+    def on_answer(self, msg: Answer) -> None:
+        assert isinstance(msg.choice, ConflictChoice)
+        self.query_one("#out", Static).update(f"answered {msg.choice.answer}")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
-from typing import Any, ClassVar
+from collections.abc import Iterator, Sequence
+from typing import Any, ClassVar, overload
 
 from rich.segment import Segment
 from rich.text import Text
@@ -30,6 +30,8 @@ from textual.geometry import Size
 from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
+
+from paragents.ui.text import clean
 
 CODE_THEME = "monokai"
 """Pygments style of highlighted code fences."""
@@ -141,22 +143,43 @@ def fallback_rows(source: str, exc: Exception) -> list[Text]:
     ]
 
 
-def placeholder_rows(source: str) -> list[Text]:
-    """The rows shown while a long reply renders: a note, then the source text as it is (dim)."""
-    size = f"{len(source) / 1000:.0f} KB" if len(source) >= 1000 else f"{len(source)} characters"
-    rows = [Text(f"⋯ rendering this reply ({size}); its text meanwhile:", style="dim italic", end="")]
-    rows.extend(
-        Text(line[:PLACEHOLDER_LINE_CHARS].expandtabs(4), style="dim", no_wrap=True, end="")
-        for line in source.split("\n")
-    )
-    return rows
+class PlaceholderRows(Sequence[Text]):
+    """The rows shown while a long reply renders: a note, then the source text as it is (dim, cleaned),
+    one row per source line. Rows are built when painted (a 400 KB reply has ~10,000 lines: building
+    them all took part of the first frame)."""
+
+    def __init__(self, source: str) -> None:
+        self.lines = source.split("\n")
+        size = f"{len(source) / 1000:.0f} KB" if len(source) >= 1000 else f"{len(source)} characters"
+        self.note = Text(f"⋯ rendering this reply ({size}); its text meanwhile:", style="dim italic", end="")
+
+    def __len__(self) -> int:
+        return len(self.lines) + 1
+
+    @overload
+    def __getitem__(self, index: int) -> Text: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Text]: ...
+    def __getitem__(self, index: int | slice) -> Text | Sequence[Text]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if index == 0:
+            return self.note
+        line = clean(self.lines[index - 1][:PLACEHOLDER_LINE_CHARS])
+        return Text(line, style="dim", no_wrap=True, end="")
 
 
 class MarkdownReply(Widget):
     """One completed reply (``source``: Markdown text), rendered once per width by
     :func:`render_rows`; its height is its number of rendered rows. A long reply (see
-    :data:`OFF_LOOP_CHARS`) shows :func:`placeholder_rows` until its rendering, made in steps, is
-    ready; after a resize it keeps showing the previous rendering until the new one is ready."""
+    :data:`OFF_LOOP_CHARS`) shows :class:`PlaceholderRows` until its rendering, made in steps, is
+    ready; after a resize it keeps showing the previous rendering until the new one is ready.
+
+    ``source`` may hold escape sequences and control characters (a model's text): a short reply is
+    cleaned (:func:`~paragents.ui.text.clean`) at once, a long one in the rendering's thread (its
+    placeholder cleans the rows it paints), so opening it costs what opening a short one does."""
 
     DEFAULT_CSS = """
     MarkdownReply { height: auto; padding: 0 1; }
@@ -164,11 +187,12 @@ class MarkdownReply(Widget):
 
     def __init__(self, source: str) -> None:
         super().__init__()
-        self.source = source
-        """The Markdown text shown."""
+        self.source = clean(source) if len(source) < OFF_LOOP_CHARS else source
+        """The Markdown text shown (a long one is cleaned when its rendering starts)."""
+        self._cleaned = len(source) < OFF_LOOP_CHARS
         self._rows: list[Text] | None = None
         self._rows_width = 0
-        self._placeholder: list[Text] | None = None
+        self._placeholder: PlaceholderRows | None = None
         self._strips: dict[int, Strip] = {}
         self._strips_width = 0
         self._wanted = 0
@@ -186,6 +210,8 @@ class MarkdownReply(Widget):
         return Text("\n", no_wrap=True, overflow="crop").join(self._rows_now(width))
 
     def _rows_now(self, width: int) -> list[Text]:
+        if not self._cleaned:
+            self.source, self._cleaned = clean(self.source), True
         if self._rows is None or self._rows_width != width:
             try:
                 rows = render_rows(self.source, width, self.app.console)
@@ -200,18 +226,19 @@ class MarkdownReply(Widget):
         self._placeholder = None
         self._strips.clear()
 
-    def _shown_rows(self, width: int) -> list[Text]:
+    def _shown_rows(self, width: int) -> Sequence[Text]:
         """The rows to show at ``width``: rendered now (short reply), ready, or the placeholder /
         the previous width's rows while they render in steps (long reply)."""
         if self._rows is not None and self._rows_width == width:
             return self._rows
         if len(self.source) < OFF_LOOP_CHARS:
             return self._rows_now(width)
-        self._want(width)
+        if width > 0:  # 0: not placed (Textual briefly finds no region for it): nothing to render for
+            self._want(width)
         if self._rows is not None:
             return self._rows
         if self._placeholder is None:
-            self._placeholder = placeholder_rows(self.source)
+            self._placeholder = PlaceholderRows(self.source)
         return self._placeholder
 
     def _want(self, width: int) -> None:
@@ -236,6 +263,9 @@ class MarkdownReply(Widget):
         self.run_worker(self._render_in_steps(width), group="render", exclusive=True, exit_on_error=False)
 
     async def _render_in_steps(self, width: int) -> None:
+        if not self._cleaned:
+            self.source = await asyncio.to_thread(clean, self.source)
+            self._cleaned = True
         if self._parsed is None:
             self._parsed = await asyncio.to_thread(_parse, self.source)
         rows: list[Text] = []
@@ -265,6 +295,8 @@ class MarkdownReply(Widget):
     def render_line(self, y: int) -> Strip:
         """Row ``y`` of the reply (painted once, then cached), with the text selection shown."""
         width = self.size.width
+        if width <= 0:  # not placed right now: paint nothing, cache nothing, ask for no rendering
+            return Strip.blank(0)
         rows = self._shown_rows(width)
         if self._strips_width != width:
             self._strips.clear()
@@ -291,6 +323,11 @@ class MarkdownReply(Widget):
                     self._strips.clear()
                 self._strips[y] = strip
         return strip
+
+    def notify_style_update(self) -> None:
+        """The theme or styles changed: paint the rows again with the new colours."""
+        super().notify_style_update()
+        self._strips.clear()
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         """The selected part of the reply's rendered text."""

@@ -3,11 +3,12 @@
 sides (a read-only screen with both lanes' diffs of the files), ask one lane's agent to adapt (a
 queued prompt naming the files and quoting the other side's change, as ``/lane adapt``), dismiss
 (hidden until the prediction changes). Like the other bars its keys work only once armed (ctrl+g or
-a click); its buttons act on a click. It calls the runtime itself (``runtime`` is the app's)."""
+a click); its buttons act on a click. It posts :class:`~paragents.ui.messages.Answer` (a
+:class:`~paragents.ui.messages.PredictionChoice`); the app acts on it."""
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -15,6 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
 from paragents.events import PredictedConflict
+from paragents.ui.messages import Answer, PredictionChoice
 from paragents.ui.text import clean
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
@@ -24,11 +26,6 @@ def prediction_summary(conflict: PredictedConflict) -> str:
     against its base branch "api conflicts with its base main in calc.py (api has not merged yet)"."""
     pending = f"{conflict.a} has not merged yet" if conflict.against_base else "neither has merged yet"
     return f"{conflict.describe()} ({pending})"
-
-
-def lane_sessions(runtime: Any, lane: str) -> list[str]:
-    """Ids of the open sessions working in ``lane``."""
-    return [sid for sid, view in getattr(runtime, "sessions", {}).items() if view.lane == lane]
 
 
 class PredictionBar(AnswerBar):
@@ -47,17 +44,22 @@ class PredictionBar(AnswerBar):
     ]
     ANSWER_ACTIONS = frozenset({"act"})
 
-    def __init__(self, prediction: PredictedConflict, runtime: Any) -> None:
+    def __init__(
+        self, prediction: PredictedConflict, *, adapt_a: bool = False, adapt_b: bool = False
+    ) -> None:
+        """``adapt_a`` / ``adapt_b``: whether an open session works in lane a / b (it can be asked to
+        adapt)."""
         super().__init__(classes="prediction-bar")
         self.prediction = prediction
-        self.runtime = runtime
+        self.adapt_a = adapt_a
+        self.adapt_b = adapt_b and not prediction.against_base
 
     def _choices(self) -> list[tuple[str, str]]:
         p = self.prediction
         choices = [("sides", "Show both sides")]
-        if lane_sessions(self.runtime, p.a):
+        if self.adapt_a:
             choices.append(("adapt_a", f"Ask {p.a} to adapt"))
-        if not p.against_base and lane_sessions(self.runtime, p.b):
+        if self.adapt_b:
             choices.append(("adapt_b", f"Ask {p.b} to adapt"))
         choices.append(("dismiss", "Dismiss"))
         return choices
@@ -75,28 +77,13 @@ class PredictionBar(AnswerBar):
         offered = not parameters or parameters[0] in dict(self._choices())
         return action != "act" or (offered and self.armed)
 
-    async def action_act(self, choice: str) -> None:
-        """Run one action: show both sides, ask a lane to adapt, or dismiss."""
-        p = self.prediction
+    def action_act(self, choice: str) -> None:
+        """Ask for one action: show both sides, ask a lane to adapt, or dismiss."""
         if choice not in dict(self._choices()):
             return
-        try:
-            if choice == "sides":
-                from paragents.ui.screens.prediction import SidesScreen
+        self.post_message(Answer(PredictionChoice(self.prediction, choice)))  # type: ignore[arg-type]
 
-                sides = await self.runtime.lane_conflict_sides(p.key)
-                self.app.push_screen(SidesScreen(prediction_summary(p), sides))
-            elif choice in ("adapt_a", "adapt_b"):
-                lane, other = (p.a, p.b) if choice == "adapt_a" else (p.b, p.a)
-                sid = lane_sessions(self.runtime, lane)[0]
-                await self.runtime.adapt_lane(sid, other)
-                self.app.notify(f"Asked {lane}'s agent to adapt to {other}'s change (queued).", markup=False)
-            elif choice == "dismiss":
-                self.runtime.dismiss_lane_conflict(p.key)
-        except Exception as exc:  # SessionError: the prediction went away meanwhile
-            self.app.notify(clean(str(exc)), severity="error", markup=False)
-
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
+    def on_button_pressed(self, event: Button.Pressed) -> None:
         """A click on a button acts."""
         event.stop()
-        await self.action_act(event.button.id or "")
+        self.action_act(event.button.id or "")

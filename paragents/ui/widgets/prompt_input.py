@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
@@ -21,7 +22,13 @@ from paragents import events as ev
 from paragents.ui.agent_commands import PARAGENTS_NAMES, agent_command, agent_matches, agent_prompt
 from paragents.ui.commands import CommandError, complete, is_command, parse_command
 from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import CommandRequested, DraftChanged, PromptSubmitted, QueueEditRequested
+from paragents.ui.messages import (
+    CommandRequested,
+    DraftChanged,
+    PromptSubmitted,
+    QueueEditRequested,
+    QueueReleaseRequested,
+)
 from paragents.ui.text import clean, plain, shorten
 from paragents.ui.widgets.prompt_area import PromptArea
 
@@ -46,35 +53,58 @@ def command_error(text: str) -> str | None:
     return None
 
 
+NARROW_QUEUED = 48
+"""Below this width a queued prompt's buttons go under its text (beside it, at 80 columns with two
+panels, the text wrapped to one word a row)."""
+
+
 class QueuedItem(Horizontal):
-    """One queued prompt: its text, an edit button and a remove button."""
+    """One queued prompt: its text, an edit button and a remove button; a ``held`` one (still queued
+    when paragents stopped, back not sent) also a send button that lets it start."""
 
     DEFAULT_CSS = """
     QueuedItem { height: auto; }
     QueuedItem > .queued-text { width: 1fr; height: auto; color: $text-muted; }
-    QueuedItem > Button { min-width: 6; height: 1; margin: 0 0 0 1; }
+    QueuedItem > .queued-buttons { width: auto; height: 1; }
+    QueuedItem Button { min-width: 6; height: 1; margin: 0 0 0 1; }
     QueuedItem > PromptArea { width: 1fr; }
+    QueuedItem.-narrow { layout: vertical; }
+    QueuedItem.-narrow > .queued-buttons { width: 1fr; }
     """
 
-    def __init__(self, session_id: str, prompt_id: str, text: str, position: int) -> None:
+    def __init__(
+        self, session_id: str, prompt_id: str, text: str, position: int, *, held: bool = False
+    ) -> None:
         super().__init__()
         self.session_id = session_id
         self.prompt_id = prompt_id
         """Id of the queued prompt (from Runtime.submit / QueueChanged)."""
         self.text = text
         self.position = position
+        self.held = held
+        """Waits to be sent (queued when paragents stopped)."""
 
     def compose(self) -> ComposeResult:
         label = Text(f"{glyphs().queued} {self.position + 1}. ", style="bold")
+        if self.held:
+            label.append("held, from last time: ", style="yellow")
         label.append(shorten(self.text, 200))
         yield Static(label, classes="queued-text")
-        yield Button("edit", compact=True, classes="edit")
-        yield Button(plain(glyphs().remove), compact=True, classes="remove", tooltip="remove from queue")
+        with Horizontal(classes="queued-buttons"):
+            if self.held:
+                yield Button("send", compact=True, classes="send", tooltip="start this prompt in its turn")
+            yield Button("edit", compact=True, classes="edit")
+            yield Button(plain(glyphs().remove), compact=True, classes="remove", tooltip="remove from queue")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.width < NARROW_QUEUED, "-narrow")
 
     async def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
         if event.button.has_class("remove"):
             self.post_message(QueueEditRequested(self.session_id, self.prompt_id, None))
+        elif event.button.has_class("send"):
+            self.post_message(QueueReleaseRequested(self.session_id, self.prompt_id))
         elif event.button.has_class("edit"):
             await self.query_one(".queued-text").remove()
             editor = PromptArea(self.text, classes="queued-edit")
@@ -100,15 +130,21 @@ class QueueList(Vertical):
         self.session_id = session_id
         self.prompts: tuple[tuple[str, str], ...] = ()
         """Current queue as (prompt_id, text) pairs, oldest first."""
+        self.held: tuple[str, ...] = ()
+        """Ids of the queued prompts held (not sent until released)."""
 
-    async def set_queue(self, prompts: tuple[tuple[str, str], ...]) -> None:
-        """Show ``prompts`` ((prompt_id, text) pairs), replacing the previous list."""
-        if prompts == self.prompts:
+    async def set_queue(self, prompts: tuple[tuple[str, str], ...], held: tuple[str, ...] = ()) -> None:
+        """Show ``prompts`` ((prompt_id, text) pairs; the ids in ``held`` wait to be sent), replacing
+        the previous list."""
+        if prompts == self.prompts and held == self.held:
             return
-        self.prompts = prompts
+        self.prompts, self.held = prompts, held
         await self.remove_children()
         await self.mount_all(
-            [QueuedItem(self.session_id, pid, text, i) for i, (pid, text) in enumerate(prompts)]
+            [
+                QueuedItem(self.session_id, pid, text, i, held=pid in held)
+                for i, (pid, text) in enumerate(prompts)
+            ]
         )
         self.set_class(bool(prompts), "-nonempty")
 
@@ -288,9 +324,9 @@ class PromptBox(Vertical):
         else:
             self.post_message(PromptSubmitted(self.session_id, event.text))
 
-    async def set_queue(self, prompts: tuple[tuple[str, str], ...]) -> None:
-        """Show the session's queued prompts ((prompt_id, text) pairs)."""
-        await self.query_one(QueueList).set_queue(prompts)
+    async def set_queue(self, prompts: tuple[tuple[str, str], ...], held: tuple[str, ...] = ()) -> None:
+        """Show the session's queued prompts ((prompt_id, text) pairs; ``held``: ids not sent yet)."""
+        await self.query_one(QueueList).set_queue(prompts, held)
 
 
 class Demo(App[None]):

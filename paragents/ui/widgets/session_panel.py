@@ -26,9 +26,12 @@ from paragents.events import (
     AgentControlsChanged,
     AgentSessionStale,
     AwaitingReply,
+    BudgetPaused,
+    BudgetResolved,
     Compacted,
     ConflictDetected,
     ConflictResolved,
+    ConversationLoaded,
     DraftRestored,
     Event,
     LaneAttached,
@@ -56,13 +59,13 @@ from paragents.models import SessionState, Usage
 from paragents.sessions import SessionView
 from paragents.sessions.acp import MODEL_PREFIX
 from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import ApprovalAnswered
 from paragents.ui.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
-from paragents.ui.widgets.conflict_bar import ConflictAnswered, ConflictBar, resolve
+from paragents.ui.widgets.budget_bar import BudgetBar, pause_title
+from paragents.ui.widgets.conflict_bar import ConflictBar
 from paragents.ui.widgets.prompt_input import PromptBox
-from paragents.ui.widgets.transcript import Transcript
+from paragents.ui.widgets.transcript import Transcript, live_summary
 
 STATE_STYLES = {
     SessionState.IDLE: "green",
@@ -96,6 +99,7 @@ class SessionPanel(Vertical):
     SessionPanel.-active > .panel-title { background: $accent 30%; }
     SessionPanel > #approval-slot { height: auto; max-height: 55%; overflow-y: auto; }
     SessionPanel > #conflict-slot { height: auto; max-height: 45%; overflow-y: auto; }
+    SessionPanel > #budget-slot { height: auto; max-height: 45%; overflow-y: auto; }
     """
 
     def __init__(self, view: SessionView, number: int, *, defer_history: bool = False) -> None:
@@ -113,11 +117,20 @@ class SessionPanel(Vertical):
         self.context_tokens: int = view.context_tokens
         self.context_window: int = view.context_window
         self.queue: tuple[tuple[str, str], ...] = tuple((q.id, q.text) for q in view.queue)
+        self.queue_held: tuple[str, ...] = tuple(q.id for q in view.queue if q.held)
+        """Ids of the queued prompts held (still queued when paragents stopped; not sent yet)."""
         self.pending: dict[str, PermissionRequested] = dict(view.pending)
         """Unanswered asks by request_id, oldest first."""
         self.conflicts: dict[str, ConflictDetected] = dict(view.conflicts)
         """Unanswered conflicts by conflict_id, oldest first (paragents.conflicts)."""
+        pause = getattr(view, "budget_pause", None)
+        self.budget_pause: BudgetPaused | None = (
+            pause if pause is not None and not pause.reply.done() else None
+        )
+        """The budget or loop-guard pause waiting for an answer (its bar shows), or None."""
         self.waiting_on: str | None = view.waiting_on
+        self.queued_because = ""
+        """Why the session's prompt waits for its turn (state QUEUED), as the core said."""
         self.lane: str | None = view.lane
         """The lane (git worktree) the session works in, or None."""
         self.lane_conflicts: tuple[PredictedConflict, ...] = view.lane_conflicts
@@ -151,6 +164,7 @@ class SessionPanel(Vertical):
         yield self.transcript
         yield Vertical(id="approval-slot")
         yield Vertical(id="conflict-slot")
+        yield Vertical(id="budget-slot")
         yield self.prompt_box
 
     async def on_mount(self) -> None:
@@ -159,10 +173,11 @@ class SessionPanel(Vertical):
             self.transcript.load_history(self._history, notes=self._notes)
             self.prompt_box.remember(self._history)
         self._history = []
-        await self.prompt_box.set_queue(self.queue)
+        await self.prompt_box.set_queue(self.queue, self.queue_held)
         self.prompt_box.restore_draft(self._draft)
         await self._show_next_ask()
         await self._show_conflict()
+        await self._show_budget()
         await self._show_agent_stale()
 
     def show_history(self, messages: list[Any], notes: Sequence[tuple[int, str, str]] = ()) -> None:
@@ -195,6 +210,10 @@ class SessionPanel(Vertical):
             text.append(f"waiting on {shorten(self.waiting_on, 40)}", style=STATE_STYLES[self.state])
         elif waited is not None and self.state is SessionState.RUNNING:
             text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
+        elif self.state is SessionState.QUEUED and self.queued_because:
+            text.append(f"queued: {shorten(self.queued_because, 80)}", style=STATE_STYLES[self.state])
+        elif self.state is SessionState.BUDGET and self.budget_pause is not None:
+            text.append(pause_title(self.budget_pause), style=STATE_STYLES[self.state])
         else:
             text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
         if self.agent_controls is not None and self.agent_controls.mode:  # an ACP agent's own mode
@@ -205,7 +224,8 @@ class SessionPanel(Vertical):
             said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
             text.append(f"{sep}{glyphs().warn} {said}{more}", style="bold red")
         text.append(f"{sep}{clean(self.mode)}")
-        text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
+        if self.usage.total_tokens or self.agent_controls is None:  # an agent that reports none: no "0 tok"
+            text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
             text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
@@ -213,8 +233,8 @@ class SessionPanel(Vertical):
             text.append(f"{sep}{budget}", style="bold red" if self.state is SessionState.BUDGET else "")
         if self.queue:
             text.append(f"{sep}{len(self.queue)} queued", style="yellow")
-        if self.pending or self.conflicts:
-            asks = len(self.pending) + len(self.conflicts)
+        asks = len(self.pending) + len(self.conflicts) + (self.budget_pause is not None)
+        if asks:
             text.append(f"{sep}{glyphs().warn} {asks} needs you", style="bold yellow")
         return text
 
@@ -256,10 +276,10 @@ class SessionPanel(Vertical):
         """True when streamed text waits for :meth:`flush`."""
         return self.transcript.dirty
 
-    async def apply_queue(self, prompts: tuple[tuple[str, str], ...]) -> None:
-        """Show ``prompts`` ((prompt_id, text) pairs) as the session's queue."""
-        self.queue = prompts
-        await self.prompt_box.set_queue(prompts)
+    async def apply_queue(self, prompts: tuple[tuple[str, str], ...], held: tuple[str, ...] = ()) -> None:
+        """Show ``prompts`` ((prompt_id, text) pairs; ``held``: ids not sent yet) as the session's queue."""
+        self.queue, self.queue_held = prompts, held
+        await self.prompt_box.set_queue(prompts, held)
         self.refresh_title()
 
     async def clear_transcript(self) -> None:
@@ -282,12 +302,19 @@ class SessionPanel(Vertical):
         elif isinstance(event, SessionStateChanged):
             self.state = SessionState(event.state)
             self.waiting_on = event.waiting_on if self.state is SessionState.WAITING else None
+            self.queued_because = event.detail if self.state is SessionState.QUEUED else ""
         elif isinstance(event, ConflictDetected):
             self.conflicts[event.conflict_id] = event
             await self._show_conflict()
         elif isinstance(event, ConflictResolved):
             self.conflicts.pop(event.conflict_id, None)
             await self._show_conflict()
+        elif isinstance(event, BudgetPaused):
+            self.budget_pause = event
+            await self._show_budget()
+        elif isinstance(event, BudgetResolved):
+            self.budget_pause = None
+            await self._show_budget()
         elif isinstance(event, LaneConflictsChanged):
             self.lane, self.lane_conflicts = event.lane, event.conflicts
         elif isinstance(event, LaneAttached):
@@ -299,12 +326,12 @@ class SessionPanel(Vertical):
             if event.message.get("role") != "user":
                 t.add_message(event.message)
         elif isinstance(event, ToolCallStarted):
-            t.tool_status(event.call, "running", event.summary + (" · sandboxed" if event.sandboxed else ""))
+            t.tool_status(event.call, "running", live_summary(event.summary, event.sandboxed))
         elif isinstance(event, ToolCallFinished):
             t.tool_finished(event.call, event.status, event.output, event.diff)
         elif isinstance(event, PermissionRequested):
             self.pending[event.request_id] = event
-            t.tool_status(event.call, "asking", event.summary + (" · sandboxed" if event.sandboxed else ""))
+            t.tool_status(event.call, "asking", live_summary(event.summary, event.sandboxed))
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
             self.pending.pop(event.request_id, None)
@@ -312,11 +339,13 @@ class SessionPanel(Vertical):
         elif isinstance(event, DraftRestored):
             self.prompt_box.restore_draft(event.text)
         elif isinstance(event, QueueChanged):
-            self.queue = tuple(event.prompts)
-            await self.prompt_box.set_queue(self.queue)
+            self.queue, self.queue_held = tuple(event.prompts), tuple(event.held)
+            await self.prompt_box.set_queue(self.queue, self.queue_held)
         elif isinstance(event, UsageUpdated):
             self.usage = event.total
             self.context_tokens, self.context_window = event.context_tokens, event.context_window
+        elif isinstance(event, ConversationLoaded) and event.context_tokens is not None:
+            self.context_tokens = event.context_tokens  # a fork's copied history (before its first turn)
         elif isinstance(event, StreamRetry):
             pass  # the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         elif isinstance(event, TurnFinished):
@@ -332,6 +361,9 @@ class SessionPanel(Vertical):
             await self._show_next_ask()
             self.conflicts = {k: v for k, v in self.conflicts.items() if not v.reply.done()}
             await self._show_conflict()
+            if self.budget_pause is not None and self.budget_pause.reply.done():
+                self.budget_pause = None
+                await self._show_budget()
         elif isinstance(event, Notice):
             t.add_notice(event.text, event.level)
             # the core's own word on a cancel ("cancelled: the partial reply was kept") is the one notice
@@ -370,9 +402,10 @@ class SessionPanel(Vertical):
     # --- approvals -----------------------------------------------------------------------------
     @property
     def bars(self) -> list[AnswerBar]:
-        """The bars waiting for an answer in this panel: the approval bar, the conflict bar, then
-        others mounted in the panel itself (the lane question)."""
-        return [bar for bar in (self.approval_bar, self.conflict_bar) if bar is not None] + self.extra_bars
+        """The bars waiting for an answer in this panel: the approval bar, the conflict bar, the
+        budget (or loop-guard) bar, then others mounted in the panel itself (the lane question)."""
+        slots = (self.approval_bar, self.conflict_bar, self.budget_bar)
+        return [bar for bar in slots if bar is not None] + self.extra_bars
 
     @property
     def extra_bars(self) -> list[AnswerBar]:
@@ -447,21 +480,38 @@ class SessionPanel(Vertical):
             self.prompt_box.input.focus()
         self.refresh_title()
 
-    async def on_conflict_answered(self, message: ConflictAnswered) -> None:
-        """Resolve the conflict's Future with the answer and show the next conflict, if any."""
-        message.stop()
-        conflict = self.conflicts.pop(message.conflict_id, None)
-        if conflict is not None:
-            resolve(conflict, message.answer)
+    async def conflict_answered(self, conflict_id: str) -> None:
+        """The conflict ``conflict_id`` was answered (here or in the inbox): show the next one."""
+        self.conflicts.pop(conflict_id, None)
         await self._show_conflict()
 
-    async def on_approval_answered(self, message: ApprovalAnswered) -> None:
-        """Resolve the ask's Future with ``(answer, payload)`` and show the next ask, if any."""
-        message.stop()
-        request = self.pending.pop(message.request_id, None)
-        if request is not None and not request.reply.done():
-            request.reply.set_result((message.answer, message.payload))
+    async def ask_answered(self, request_id: str) -> None:
+        """The ask ``request_id`` was answered (here or in the inbox): show the next one, if any."""
+        self.pending.pop(request_id, None)
         await self._show_next_ask()
+
+    @property
+    def budget_bar(self) -> BudgetBar | None:
+        """The budget (or loop-guard) bar shown now, or None."""
+        bars = self.query(BudgetBar)
+        return bars.first() if bars else None
+
+    async def _show_budget(self) -> None:
+        """Show the bar of the budget or loop-guard pause waiting for an answer (or remove it)."""
+        if not self.is_mounted:
+            return
+        current = self.budget_bar
+        pause = self.budget_pause
+        if current is not None and pause is not None and current.pause is pause:
+            return
+        had_focus = current is not None and current.has_focus_within
+        slot = self.query_one("#budget-slot", Vertical)
+        await slot.remove_children()
+        if pause is not None:
+            await slot.mount(BudgetBar(pause))
+        if had_focus:
+            self.prompt_box.input.focus()
+        self.refresh_title()
 
 
 class Demo(App[None]):

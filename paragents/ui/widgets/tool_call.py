@@ -60,6 +60,24 @@ def summarize_arguments(raw: str, limit: int = 80) -> str:
     return shorten(" ".join(parts), limit)
 
 
+ENDS_USEFUL = ("error", "denied", "interrupted", "cancelled", "skipped")
+"""Statuses whose result says what matters at its end (the last line of a traceback or a message)."""
+TITLE_CHARS = 1000
+"""Characters of a result in its one-line title (the row cuts it at the panel's width)."""
+
+
+def result_line(output: str, status: str) -> str:
+    """The collapsed result's one line: its lines joined, or for a failure of several lines its last
+    (the useful end of an error) after "…"; as long as the panel is wide (the title row cuts it with an
+    ellipsis)."""
+    lines = [line.strip() for line in clean(output).split("\n") if line.strip()]
+    if not lines:
+        return ""
+    if status in ENDS_USEFUL and len(lines) > 1:
+        return shorten(f"… {lines[-1]}", TITLE_CHARS)
+    return shorten(" ".join(lines), TITLE_CHARS)
+
+
 def undrawable(source: str, exc: BaseException) -> Static:
     """Return ``source`` as plain text under a note saying it could not be drawn (``exc``): the
     fallback for a transcript entry whose widget failed to build."""
@@ -77,6 +95,7 @@ class ToolCallBlock(Vertical):
     ToolCallBlock Collapsible { padding: 0; margin: 0; border: none; }
     ToolCallBlock Collapsible Contents { padding: 0 0 0 2; }
     ToolCallBlock .tool-result { height: auto; max-height: 30; overflow-y: auto; }
+    ToolCallBlock CollapsibleTitle { width: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, entry: ToolEntry) -> None:
@@ -120,7 +139,7 @@ class ToolCallBlock(Vertical):
             body = safe_text(output[:MAX_OUTPUT_CHARS] if extra > 0 else output)
             if extra > 0:
                 body.append(f"\n{glyphs().ellipsis} {extra} more chars", style="dim italic")
-            title = plain(f"result: {shorten(output, 60) or '(empty)'}")
+            title = plain(f"result: {result_line(output, entry.status) or '(empty)'}")
         g = glyphs()
         return Collapsible(
             Static(body, classes="tool-result"),

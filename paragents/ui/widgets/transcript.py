@@ -1,10 +1,10 @@
 """A session's transcript: prompts, replies, thoughts, tool calls and notices, bounded in size.
 
 Streaming design (see shared/docs/STREAMING.md §5): the in-flight reply is buffered here and shown
-in a cheap :class:`LiveReply` (a ``Static`` holding plain ``rich.text.Text``: the newest rows, at most
-``LIVE_SCREENS`` transcript heights, in a height that grows in steps), repainted only when the owner
-calls :meth:`Transcript.flush` (the app's ticker: 25 Hz for the focused panel, 12.5 Hz staggered for
-the others). When the message completes it is replaced by one ``MarkdownReply`` rendered once. At
+in a cheap :class:`LiveReply` (plain ``rich.text.Text`` rows wrapped incrementally, painted through
+Textual's line API, in a height that grows in steps), repainted only when the owner calls
+:meth:`Transcript.flush` (the app's ticker: 25 Hz for the focused panel, 12.5 Hz staggered for the
+others). When the message completes it is replaced by one ``MarkdownReply`` rendered once. At
 most ``MAX_MOUNTED`` entries are mounted; older ones stay as light records and come back through the
 "show earlier" button.
 """
@@ -24,7 +24,8 @@ from textual.widgets import Button, Collapsible, Static
 
 from paragents.models import Message, ToolCall
 from paragents.ui.glyphs import glyphs
-from paragents.ui.text import clean, plain, safe_text, tail
+from paragents.ui.text import plain, safe_text
+from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry, summarize_arguments, undrawable
 
@@ -32,16 +33,6 @@ MAX_MOUNTED = 200
 """Most transcript entries mounted at once; older ones are unmounted (records kept)."""
 EARLIER_STEP = 50
 """How many older entries one press of "show earlier" mounts."""
-LIVE_SCREENS = 2
-"""The in-flight reply shows at most this many transcript heights of rows (the newest); the whole
-reply shows once it completes."""
-LIVE_MIN_ROWS = 8
-"""The in-flight reply may always use at least this many rows (tiny panels)."""
-LIVE_GROW_ROWS = 4
-"""The in-flight reply's height grows in steps of a third of the transcript height, at least this many
-rows (each step is one screen-wide layout pass)."""
-LIVE_REASONING_CHARS = 600
-"""Characters of in-flight reasoning shown while it streams."""
 RESTORE_MOUNTED = 10
 """Entries mounted when a stored conversation is loaded (restore/reopen); "show earlier" mounts more.
 Kept small (five exchanges fill a panel) so startup with many persisted sessions stays fast
@@ -50,7 +41,35 @@ FOLLOW_ROWS = 2
 """Scrolling back down to within this many rows of the bottom resumes following new output."""
 
 
+SHOWN_PROMPT_LINES = 40
+"""A prompt or notice longer than this many lines shows its first ones and says how many more."""
+SHOWN_PROMPT_CHARS = 8_000
+"""... or than this many characters (a pasted 500 KB prompt wrapped to 25,000 rows of a narrow panel
+took ~1 GB and stalled the app)."""
+
+
+def head_of(text: str) -> tuple[str, str]:
+    """``text`` cut to :data:`SHOWN_PROMPT_LINES` lines and :data:`SHOWN_PROMPT_CHARS` characters, and
+    what was left out ("2,960 more lines"), "" when nothing was."""
+    lines = text.split("\n")
+    if len(lines) <= SHOWN_PROMPT_LINES and len(text) <= SHOWN_PROMPT_CHARS:
+        return text, ""
+    head = "\n".join(lines[:SHOWN_PROMPT_LINES])[:SHOWN_PROMPT_CHARS]
+    left_lines = len(lines) - head.count("\n") - 1
+    if left_lines > 0:
+        return head, f"{left_lines:,} more line{'s' if left_lines != 1 else ''}"
+    return head, f"{len(text) - len(head):,} more characters"
+
+
 OPEN_STATUSES = ("pending", "asking", "running")
+
+
+def live_summary(summary: str, sandboxed: bool | None = None) -> str:
+    """A tool call's row text as the panel shows it while it runs: its summary, " · sandboxed" when
+    it runs in the sandbox."""
+    return summary + (" · sandboxed" if sandboxed else "")
+
+
 """Tool-call statuses of a call that has not finished (its row may still change)."""
 
 
@@ -121,74 +140,7 @@ class AssistantBlock(Vertical):
                 expanded_symbol=g.expanded,
             )
         if self.entry.content.strip():
-            yield MarkdownReply(clean(self.entry.content))
-
-
-class LiveReply(Static):
-    """The reply being streamed, shown as plain text; replaced by Markdown when it completes.
-
-    Its height only changes in steps of a third of the transcript height (at least
-    :data:`LIVE_GROW_ROWS` rows) and stops at :data:`LIVE_SCREENS` transcript heights; past that it
-    shows the newest rows only, under a dim note. A repaint
-    therefore wraps and renders O(panel) characters, and a screen-wide layout pass (tens of ms
-    with eight panels; docs/performance.md) happens a few times per reply instead of once per new
-    row."""
-
-    DEFAULT_CSS = """
-    LiveReply { height: auto; padding: 0 1; margin: 0 0 1 0; }
-    """
-
-    def __init__(self) -> None:
-        super().__init__("")
-        self._height = 0
-        self.hidden_rows = 0
-        """More than 0 when part of the in-flight reply is above the shown rows (about how many rows)."""
-
-    def _limit(self) -> tuple[int, int]:
-        """``(most rows shown, height step)``: LIVE_SCREENS transcript heights (at least LIVE_MIN_ROWS),
-        growing by a third of a transcript height (at least LIVE_GROW_ROWS)."""
-        parent = self.parent
-        height = parent.size.height if isinstance(parent, Widget) else 0
-        return max(LIVE_SCREENS * height, LIVE_MIN_ROWS), max(height // 3, LIVE_GROW_ROWS)
-
-    def show(self, content: str, reasoning: str) -> None:
-        """Render the tail of ``content`` (and a short tail of ``reasoning``) without Markdown parsing.
-
-        Wraps at most ``limit × width`` characters (``limit`` from :meth:`_limit`) and keeps the last
-        ``limit`` rows; asks for a layout pass only when the height step changes (else a repaint)."""
-        width = max(self.size.width or self.parent_width(), 10)
-        limit, step = self._limit()
-        budget = limit * width
-        text = Text()
-        if reasoning:
-            shown, _ = tail(reasoning, min(LIVE_REASONING_CHARS, budget))
-            text.append("thinking… ", style="bold dim")
-            text.append(clean(shown), style="dim italic")
-            if content:
-                text.append("\n\n")
-        if content:
-            shown, _ = tail(content, budget)
-            text.append(clean(shown))
-        lines = text.wrap(self.app.console, width, overflow="fold")
-        hidden = max(len(lines) - limit, 0) + (1 if len(content) > budget else 0)
-        if hidden:
-            kept = list(lines)[-(limit - 1) :]
-            note = Text("… earlier rows show when the reply completes", style="dim")
-            rows = [note, *kept]
-        else:
-            rows = list(lines)
-        self.hidden_rows = hidden
-        height = min(-(-max(len(rows), 1) // step) * step, limit)
-        if height != self._height:
-            self._height = height
-            self.styles.height = height
-        self.update(Text("\n").join(rows), layout=False)
-
-    def parent_width(self) -> int:
-        """This widget's content width in cells before its first layout (the transcript's width less
-        its right padding and this widget's side padding); 0 when not mounted."""
-        parent = self.parent
-        return parent.size.width - 3 if isinstance(parent, Widget) else 0
+            yield MarkdownReply(self.entry.content)  # it cleans the text (a long one off the loop)
 
 
 class Transcript(VerticalScroll):
@@ -314,12 +266,14 @@ class Transcript(VerticalScroll):
                 content = streamed
             if content.strip() or reasoning.strip():
                 self._add(AssistantEntry(content, reasoning))
+            shown = message.get("tool_rows") or {}  # how each call was shown live (restored)
             for raw in message.get("tool_calls") or []:
                 try:
                     call = ToolCall.from_openai(raw)
                 except (KeyError, TypeError):
                     continue
-                self._tool_entry(call, summarize_arguments(call.arguments))
+                row = shown.get(call.id) if isinstance(shown, dict) else None
+                self._tool_entry(call, live_summary(*row) if row else summarize_arguments(call.arguments))
         elif role == "tool":
             entry = self._tools.get(str(message.get("tool_call_id")))
             if entry is not None and entry.status in OPEN_STATUSES:
@@ -428,12 +382,17 @@ class Transcript(VerticalScroll):
         if isinstance(entry, AssistantEntry):
             return AssistantBlock(entry)
         style = NOTICE_STYLES.get(entry.kind, "")
+        shown, more = head_of(entry.text)
         if entry.kind == "user":
             text = Text(f"{glyphs().prompt} ", style="bold")
-            text.append_text(safe_text(entry.text))
+            text.append_text(safe_text(shown))
             widget: Static = UserPrompt(text)
         else:
-            widget = NoticeLine(safe_text(entry.text, style))
+            text = safe_text(shown, style)
+            widget = NoticeLine(text)
+        if more:
+            sent = " (the whole prompt was sent)" if entry.kind == "user" else ""
+            text.append(f"\n{glyphs().ellipsis} {more}{sent}", style="dim italic")
         entry.widget = widget
         return widget
 

@@ -1,0 +1,83 @@
+"""The one place that acts on a bar's answer (:class:`~paragents.ui.messages.Answer`).
+
+Every bar (approval, conflict, budget and loop guard, the lane question, a predicted lane conflict, a
+stale agent session), in a panel or in the inbox, posts an ``Answer`` with a typed choice; the app
+hands it to :func:`handle`, which resolves the ask's Future or calls the runtime, then lets the panel
+show its next bar and the inbox re-read its items. Bars hold no runtime and no callback."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from paragents.ui import lane_hooks
+from paragents.ui.commands import SlashCommand
+from paragents.ui.messages import (
+    AgentNewChoice,
+    AnswerChoice,
+    ApprovalChoice,
+    BudgetChoice,
+    ConflictChoice,
+    LaneChoice,
+    PredictionChoice,
+)
+from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.screens.prediction import SidesScreen
+from paragents.ui.text import clean
+from paragents.ui.widgets.conflict_bar import resolve
+from paragents.ui.widgets.prediction_bar import prediction_summary
+
+if TYPE_CHECKING:
+    from paragents.ui.app_api import AppAPI
+
+
+async def handle(app: AppAPI, choice: AnswerChoice) -> None:
+    """Act on one answer; a refused one (a budget value that does not parse, a prediction gone
+    meanwhile) is one error toast."""
+    try:
+        await _act(app, choice)
+    except Exception as exc:  # SessionError and friends carry a readable message
+        app.notify(clean(str(exc)), severity="error", timeout=8)
+    screen = app.screen
+    if isinstance(screen, InboxScreen) and not isinstance(choice, LaneChoice | AgentNewChoice):
+        await screen.reload(arm=isinstance(choice, PredictionChoice))
+
+
+async def _act(app: AppAPI, choice: AnswerChoice) -> None:
+    match choice:
+        case ApprovalChoice(ask=ask, answer=answer, payload=payload):
+            if not ask.reply.done():
+                ask.reply.set_result((answer, payload))
+            panel = app.panels.get(ask.session_id)
+            if panel is not None:
+                await panel.ask_answered(ask.request_id)
+        case ConflictChoice(conflict=conflict, answer=answer):
+            resolve(conflict, answer)
+            panel = app.panels.get(conflict.session_id)
+            if panel is not None:  # "wait" emits nothing until the call runs: the bar goes now
+                await panel.conflict_answered(conflict.conflict_id)
+        case BudgetChoice(pause=pause, action=action, value=value):
+            sid = pause.session_id
+            if action == "raise":
+                level = "project" if pause.level == "project_day" else pause.level
+                app.runtime.set_budget(
+                    sid, level if level in ("session", "project", "group") else "session", value
+                )
+            elif action == "one_more":
+                app.runtime.allow_one_more(sid)
+            else:
+                app.runtime.stop_paused(sid)
+        case LaneChoice():
+            await lane_hooks.lane_answered(app, choice)
+        case PredictionChoice(prediction=p, action=action):
+            if action == "sides":
+                sides = await app.runtime.lane_conflict_sides(p.key)
+                app.show_screen(SidesScreen(prediction_summary(p), sides))
+            elif action in ("adapt_a", "adapt_b"):
+                lane, other = (p.a, p.b) if action == "adapt_a" else (p.b, p.a)
+                sid = next(sid for sid, view in app.runtime.sessions.items() if view.lane == lane)
+                await app.runtime.adapt_lane(sid, other)
+                app.notify(f"Asked {lane}'s agent to adapt to {other}'s change (queued).")
+            else:
+                app.runtime.dismiss_lane_conflict(p.key)
+        case AgentNewChoice(session_id=sid):
+            app.start_command(sid, SlashCommand("agent", "new"))
