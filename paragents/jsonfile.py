@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from paragents import treefiles
+
 
 class JsonFileError(ValueError):
     """A JSON file cannot be read or is not valid JSON; ``str(err)`` names the file (and the line and
@@ -38,10 +40,14 @@ class JsonFileMissing(JsonFileError):
     """The file does not exist."""
 
 
-def read_text(path: Path) -> str:
+def read_text(path: Path, *, tree: Path | None = None) -> str:
     """Return the UTF-8 text of ``path``. Raises :class:`JsonFileMissing` when it does not exist and
-    :class:`JsonFileError` when it cannot be read (a directory, no permission, not UTF-8)."""
+    :class:`JsonFileError` when it cannot be read (a directory, no permission, not UTF-8). ``tree``: the
+    file is in that tree a session can write (the project): read it only as a regular file, never
+    through a symbolic link, a FIFO or a device (:mod:`paragents.treefiles`)."""
     try:
+        if tree is not None:
+            return treefiles.read_text(path, root=tree)
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise JsonFileMissing(str(path), "no such file", "no such file") from None
@@ -63,6 +69,6 @@ def loads(text: str, where: str) -> Any:
         raise JsonFileError(where, problem, exc.msg, exc.lineno, exc.colno) from None
 
 
-def load(path: Path) -> Any:
+def load(path: Path, *, tree: Path | None = None) -> Any:
     """Read and parse the JSON file ``path`` (see :func:`read_text` and :func:`loads` for the errors)."""
-    return loads(read_text(path), str(path))
+    return loads(read_text(path, tree=tree), str(path))

@@ -25,7 +25,7 @@ one, since the hash alone is easy to compute. paragents itself records the files
 "always" answer) with :func:`record_written`. ``.mcp.json`` servers are asked one by one when a
 session first needs one (``paragents.mcp.project``) and remembered here too, by the hash of their entry.
 
-Nothing here imports anything of paragents but :mod:`paragents.paths`."""
+Nothing here imports anything of paragents but :mod:`paragents.paths` and :mod:`paragents.treefiles`."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ from typing import Any
 
 import json5
 
-from paragents import paths
+from paragents import paths, treefiles
 
 TRUST_FILE = "trusted-projects.json"
 SETUP_FILES = (
@@ -119,10 +119,16 @@ def _shown(value: Any, name: str = "") -> str:
     return text if len(text) <= 300 else text[:299] + "…"
 
 
-def _read(path: Path) -> Any:
-    """The file's data (JSON or TOML), its text when it is neither, None when absent."""
+def _read(path: Path, rel: str) -> Any:
+    """The file's data (JSON or TOML), its text when it is neither, None when absent. Read only as a
+    regular file of its tree (paragents.treefiles): anything else (a symbolic link a command left, to
+    ``.env`` or ``~/.ssh/id_rsa``; a FIFO) is never read, shown nor trusted through; it reads as a
+    one-line note that needs trust (the loaders refuse the file too)."""
+    tree = Path(str(path)[: -len(rel)]) if str(path).endswith("/" + rel) else None
     try:
-        text = path.read_text(encoding="utf-8")
+        text = treefiles.read_text(path, root=tree)
+    except treefiles.NotRegularFile as exc:
+        return f"(not read: {exc.strerror})"
     except (OSError, UnicodeDecodeError):
         return None
     try:
@@ -233,7 +239,7 @@ def setup_posture(data: Any) -> dict[str, Any]:
 def file_posture(project_dir: Path, rel: str, path: Path | None = None) -> PostureItem | None:
     """The posture of one file of the project (None when absent or when it sets nothing that needs
     trust); ``path``: read that copy of it instead (a lane's checkout of the file)."""
-    data = _read(path if path is not None else project_dir / rel)
+    data = _read(path if path is not None else project_dir / rel, rel)
     if data is None:
         return None
     if rel == CONFIG_FILE:

@@ -36,6 +36,7 @@ from acp.schema import (
 )
 
 from paragents import events as ev
+from paragents import treefiles
 from paragents.acp.agent_env import unsafe_names
 from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
 from paragents.agent.approval import ApprovalContext, ApprovalStore, approve
@@ -281,7 +282,7 @@ class AcpClient:
         call = ToolCall(f"fs-{uuid.uuid4().hex[:8]}", "read_file", json.dumps(args))
         asked = await self._authorize("read_file", args, call, f"read {path}", str(target))
         try:
-            data = await asyncio.to_thread(target.read_bytes)
+            data = await asyncio.to_thread(treefiles.read_bytes, target)  # never a FIFO nor through a link
         except OSError as exc:
             if asked:
                 agent.emit(ev.ToolCallFinished(sid, call, "error", f"cannot read {target}: {exc}"))

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
+
+from paragents import treefiles
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md")
 MAX_INSTRUCTION_CHARS = 20_000
@@ -64,14 +65,12 @@ def load_instructions(project_dir: Path, workdir: Path) -> list[InstructionFile]
 
 def _read_regular(path: Path) -> str | None:
     """The text of ``path`` when it is a regular file (never through a symbolic link, never a FIFO or
-    device), at most MAX_INSTRUCTION_CHARS * 4 bytes read; None otherwise."""
+    device: paragents.treefiles), at most MAX_INSTRUCTION_CHARS * 4 bytes read; None otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = treefiles.open_regular(path)
     except OSError:
         return None
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            return None
         try:
             data = f.read(MAX_INSTRUCTION_CHARS * 4 + 1)
         except OSError:

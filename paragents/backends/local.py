@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from paragents import treefiles
 from paragents.backends.base import (
     BackendError,
     BackendKind,
@@ -203,9 +204,13 @@ class LocalBackend:
             raise FileProblem(f"cannot read {path} in lane {self.spec.name}: it does not exist", "missing")
         if target.is_dir():
             raise FileProblem(f"cannot read {path} in lane {self.spec.name}: it is a directory", "directory")
-        try:
-            with target.open("rb") as fh:
+        try:  # a FIFO a command left would block this read (and the event loop) forever: treefiles
+            with os.fdopen(treefiles.open_regular(target), "rb") as fh:
                 data = fh.read(limit + 1)
+        except treefiles.NotRegularFile as exc:
+            raise FileProblem(
+                f"cannot read {path} in lane {self.spec.name}: {exc.strerror}", "other"
+            ) from exc
         except OSError as exc:
             raise BackendError(f"cannot read {path} in lane {self.spec.name}: {exc.strerror}") from exc
         if len(data) > limit:
@@ -282,7 +287,7 @@ class LocalBackend:
                 target = self._path(f"{lane_relative(path)}/{lane_relative(name)}")
                 if target.is_symlink() or not target.is_file():
                     continue
-                data = target.read_bytes()
+                data = treefiles.read_bytes(target, limit=limit)
             except (OSError, BackendError):
                 continue
             if total + len(data) > limit:

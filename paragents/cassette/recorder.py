@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
+from paragents import treefiles
 from paragents.cassette.session_logs import call_args
 
 _PATH_TOOLS = {"read_file", "write_file", "edit_file", "list_dir", "glob", "grep"}
@@ -215,14 +216,17 @@ class CassetteRecorder:
 
     def _capture_file(self, path: Path, root: Path) -> None:
         rel = path.relative_to(root).as_posix()
-        if rel in self._seen_paths or not path.is_file():
-            self._seen_paths.add(rel)
+        if rel in self._seen_paths or not treefiles.is_regular(path):
+            self._seen_paths.add(rel)  # a link (to ~/.ssh/id_rsa) is never copied into the cassette
             return
         self._seen_paths.add(rel)
         if len(self.workspace) >= self.max_files:
             return
         try:
-            data = path.read_bytes()
+            data = treefiles.read_bytes(path, limit=self.max_file_bytes, root=root)
+        except treefiles.NotRegularFile:
+            self.notes.append(f"{rel} was too large or not a regular file and was not captured")
+            return
         except OSError:
             return
         if len(data) > self.max_file_bytes or b"\0" in data:
@@ -236,7 +240,7 @@ class CassetteRecorder:
         for rel in ("permissions.json", ".paragents/permissions.local.json"):
             path = project_dir / rel
             try:
-                data = json.loads(path.read_text("utf-8"))
+                data = json.loads(treefiles.read_text(path, root=project_dir))
             except (OSError, ValueError):
                 continue
             block = data.get("permissions", data) if isinstance(data, dict) else {}
@@ -275,7 +279,7 @@ class CassetteRecorder:
             files: dict[str, str | None] = {}
             for rel in sorted(self._written):
                 path = self.project_dir / rel
-                files[rel] = path.read_text("utf-8", "replace") if path.is_file() else None
+                files[rel] = _text_or_none(path, self.project_dir)
             next(iter(expect.values()))["files"] = files
         cassette: dict[str, Any] = {
             "version": 1,
@@ -307,3 +311,11 @@ class CassetteRecorder:
         p.write_text(json.dumps(self.to_cassette(), indent=2, ensure_ascii=False) + "\n", "utf-8")
         os.chmod(p, 0o600)
         return p
+
+
+def _text_or_none(path: Path, root: Path) -> str | None:
+    """A written file's text for the cassette's expectations; None when absent or not a regular file."""
+    try:
+        return treefiles.read_bytes(path, root=root).decode("utf-8", "replace")
+    except OSError:
+        return None

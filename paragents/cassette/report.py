@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from paragents import treefiles
+
 _SKIP_DIRS = {".paragents", ".git", "__pycache__"}
 
 
@@ -23,17 +25,20 @@ def _normalise_obj(value: Any, norm: Any) -> Any:
 
 
 def snapshot_files(root: Path, *, skip: set[str] | None = None) -> dict[str, str]:
-    """Return ``{relative posix path: text}`` of every file under ``root`` (bytes decoded as UTF-8
-    with replacement), skipping ``.paragents``, ``.git``, ``__pycache__`` and the paths in ``skip``."""
+    """Return ``{relative posix path: text}`` of every regular file under ``root`` (bytes decoded as
+    UTF-8 with replacement), skipping ``.paragents``, ``.git``, ``__pycache__`` and the paths in ``skip``."""
     out: dict[str, str] = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root)
-        if any(part in _SKIP_DIRS for part in rel.parts) or not path.is_file():
-            continue
+        if any(part in _SKIP_DIRS for part in rel.parts) or not treefiles.is_regular(path):
+            continue  # a link the session left (to ~/.ssh/id_rsa) is never read (paragents.treefiles)
         key = rel.as_posix()
         if skip and key in skip:
             continue
-        out[key] = path.read_bytes().decode("utf-8", "replace")
+        try:
+            out[key] = treefiles.read_bytes(path, root=root).decode("utf-8", "replace")
+        except OSError:
+            continue
     return out
 
 

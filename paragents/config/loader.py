@@ -65,12 +65,14 @@ def _format_validation(path: str, err: ValidationError) -> str:
     return "\n".join(parts)
 
 
-def read_config_file(path: Path) -> dict[str, Any]:
-    """Read one config file as a dict, validating it on its own.
+def read_config_file(path: Path, tree: Path | None = None) -> dict[str, Any]:
+    """Read one config file as a dict, validating it on its own; ``tree``: the file is in that tree a
+    session can write (the project): read only as a regular file (paragents.treefiles), so a symbolic
+    link to another file never puts that file's values into an error message.
 
     Raises ConfigError naming the file (and line for JSON syntax errors, field for bad values)."""
     try:
-        data = jsonfile.load(path)
+        data = jsonfile.load(path, tree=tree)
     except jsonfile.JsonFileError as exc:
         raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
@@ -97,8 +99,8 @@ def config_files(project_dir: Path) -> list[Path]:
     if user.is_file():
         found.append(user)
     project = project_dir / CONFIG_FILENAME
-    if project.is_file() and project.resolve() != user.resolve():
-        found.append(project)
+    if (project.is_file() or project.is_symlink()) and project.resolve() != user.resolve():
+        found.append(project)  # a link (read_config_file refuses it) is named, never silently skipped
     return found
 
 
@@ -117,7 +119,10 @@ def load_config(
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
     files = config_files(project_dir)
-    read = [(path, read_config_file(path)) for path in files]
+    read = [
+        (path, read_config_file(path, None if path == paths.user_runtime_config_path() else project_dir))
+        for path in files
+    ]
     require_trusted_files(project_dir, (CONFIG_FILENAME, *SETUP_FILES))
     for path, data in read:
         for key, value in data.items():

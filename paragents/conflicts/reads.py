@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import difflib
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from paragents import treefiles
 
 MAX_SNAPSHOT_BYTES = 256 * 1024
 """Files up to this size (bytes) have their text kept to diff against; larger ones only their hash."""
@@ -47,20 +50,31 @@ class Stale:
 
 
 def _snapshot(path: Path) -> tuple[str, str | None] | None:
-    """Return (sha256 hex, text or None) of the file now, or None when it does not exist/cannot be read."""
+    """Return (sha256 hex, text or None) of the file now, or None when it does not exist, cannot be
+    read or is no longer a regular file: ``path`` is resolved, so a symbolic link there now (to
+    ``~/.ssh/id_rsa``) or a FIFO is what a command put in its place; it is never read (the diff of a
+    stale read goes to the model; a FIFO would block the read forever: paragents.treefiles)."""
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
+        fd = treefiles.open_regular(path)
     except OSError:
         return None
-    digest = hashlib.sha256(data).hexdigest()
+    digest = hashlib.sha256()
+    kept = bytearray()
+    with os.fdopen(fd, "rb") as f:
+        try:
+            while chunk := f.read(1024 * 1024):
+                digest.update(chunk)
+                if len(kept) <= MAX_SNAPSHOT_BYTES:
+                    kept += chunk
+        except OSError:
+            return None
+    data = bytes(kept)
     if len(data) > MAX_SNAPSHOT_BYTES or b"\x00" in data[:8192]:
-        return digest, None
+        return digest.hexdigest(), None
     try:
-        return digest, data.decode("utf-8")
+        return digest.hexdigest(), data.decode("utf-8")
     except UnicodeDecodeError:
-        return digest, None
+        return digest.hexdigest(), None
 
 
 def make_diff(before: str | None, after: str | None, name: str) -> str:

@@ -56,6 +56,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from paragents import treefiles
 from paragents.lanes.contained import LaneSandbox, run_in_lane
 from paragents.tools.shell import command_env
 
@@ -161,7 +162,7 @@ def link_mode(cache: Path, lane: Path) -> str:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(treefiles.read_text(path))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -171,7 +172,7 @@ def python_request(lane: Path, pyproject: dict[str, Any]) -> str | None:
     """The Python the lane asks for, as data: ``.python-version`` when it holds a version (a path or a
     program name there is ignored), else ``project.requires-python`` when it is a valid specifier."""
     with contextlib.suppress(OSError, UnicodeDecodeError):
-        for line in (lane / ".python-version").read_text(encoding="utf-8").splitlines():
+        for line in treefiles.read_text(lane / ".python-version").splitlines():
             text = line.strip()
             if text and not text.startswith("#"):
                 return text if _VERSION.match(text) else None
@@ -322,7 +323,7 @@ def foreign_paths(venv: Path, lane: Path) -> list[str]:
     for site in venv.glob("lib/python*/site-packages"):
         for pth in [*site.glob("*.pth"), *site.glob("__editable__*finder.py")]:
             with contextlib.suppress(OSError, UnicodeDecodeError):
-                text = pth.read_text(encoding="utf-8")
+                text = treefiles.read_text(pth)
                 for match in re.findall(r"(/[^\s'\"]+)", text) if pth.suffix == ".py" else text.splitlines():
                     path = match.strip()
                     if not path.startswith("/") or path.startswith("import "):
@@ -337,7 +338,7 @@ def _npm_lock_is_registry_only(lock: Path) -> str | None:
     """Why the host step must not install ``lock`` (a package from a path, a link, git or anything
     but a registry URL: npm would read or run it on the host), or None."""
     try:
-        data = json.loads(lock.read_text(encoding="utf-8"))
+        data = json.loads(treefiles.read_text(lock))
     except (OSError, ValueError):
         return "package-lock.json cannot be read"
     packages = data.get("packages") if isinstance(data, dict) else None

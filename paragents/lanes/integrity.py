@@ -18,7 +18,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from paragents import paths
+from paragents import paths, treefiles
 from paragents.lanes.errors import LaneError
 
 BRANCH_PREFIX = "paragents/"
@@ -48,8 +48,9 @@ def lane_dir_of(cwd: Path) -> Path | None:
 
 
 def _read(path: Path) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read(4096).strip()
+    """The first 4096 bytes of a pointer file, as text: a regular file only (a FIFO a command put in
+    place of the lane's ``.git`` would block the host forever: paragents.treefiles)."""
+    return treefiles.read_head(path, 4096).decode("utf-8").strip()
 
 
 def _problem(lane: Path, head: bool = True) -> tuple[str | None, bool, dict[str, str]]:

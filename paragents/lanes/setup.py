@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import stat
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,12 +27,15 @@ from typing import Any
 
 import pathspec
 
-from paragents import trust
+from paragents import treefiles, trust
 from paragents.config import LaneSettings
 from paragents.lanes.contained import LaneSandbox, run_commands
 from paragents.lanes.envs import build_environments
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
+
+LOCKFILE_LIMIT = 256 * 1024 * 1024
+"""The largest lockfile hashed (256 MiB; a larger one reads as absent)."""
 
 LOCKFILES: tuple[str, ...] = (
     "uv.lock", "poetry.lock", "package-lock.json", "pnpm-lock.yaml", "yarn.lock",
@@ -83,16 +88,16 @@ def find_setup(root: Path, lane: Path, port: int) -> SetupSpec:
     )
     for rel in candidates:
         path = lane / rel
-        if not path.is_file():
+        if not (path.is_file() or path.is_symlink()):
             path = root / rel
-            if not path.is_file():
+            if not (path.is_file() or path.is_symlink()):
                 continue
         try:  # the commands it runs are the user's to accept, as they are now (paragents.trust)
             trust.require_copy_trusted(root, rel, path)
         except trust.UntrustedError as exc:
             raise LaneError(f"lane setup not run: {exc}") from None
         try:
-            text = path.read_text(encoding="utf-8")
+            text = treefiles.read_text(path, root=path.parents[len(Path(rel).parts) - 1])
             data = tomllib.loads(text) if rel.endswith(".toml") else json.loads(text)
             return _spec(rel, data, root, lane, port)
         except (OSError, ValueError, tomllib.TOMLDecodeError, AttributeError) as exc:
@@ -127,9 +132,10 @@ def _spec(rel: str, data: Any, root: Path, lane: Path, port: int) -> SetupSpec:
 
 
 def file_hash(path: Path) -> str | None:
-    """SHA-256 of a file's bytes, or None when it does not exist."""
+    """SHA-256 of a file's bytes, or None when it does not exist or is not a regular file (a FIFO a
+    command named ``uv.lock`` would block the read forever: paragents.treefiles)."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(treefiles.read_bytes(path, limit=LOCKFILE_LIMIT)).hexdigest()
     except OSError:
         return None
 
@@ -144,9 +150,11 @@ async def copy_included(root: Path, lane: Path) -> list[str]:
     """Copy the main checkout's ignored files named by ``.worktreeinclude`` into the lane; return
     the relative paths copied (files already in the lane are left alone)."""
     include = root / ".worktreeinclude"
-    if not include.is_file():
-        return []
-    spec = pathspec.GitIgnoreSpec.from_lines(include.read_text(encoding="utf-8").splitlines())
+    try:
+        text = treefiles.read_text(include)
+    except (OSError, UnicodeDecodeError):
+        return []  # absent, or not a regular file (a link, a FIFO): nothing is copied
+    spec = pathspec.GitIgnoreSpec.from_lines(text.splitlines())
     listed = await git(
         "ls-files",
         "-z",
@@ -162,12 +170,38 @@ async def copy_included(root: Path, lane: Path) -> list[str]:
         if top in (".venv", "node_modules") or not spec.match_file(rel):
             continue
         target = lane / rel
-        if target.exists():
+        if os.path.lexists(target):
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / rel, target, follow_symlinks=False)
+        if not _copy_regular(root, rel, lane):
+            continue
         copied.append(rel)
     return copied
+
+
+def _copy_regular(root: Path, rel: str, lane: Path) -> bool:
+    """Copy the regular file ``root/rel`` to ``lane/rel``; False (nothing copied) when it is not one (a
+    symbolic link to ``~/.ssh/id_rsa`` or to paragents' state, a FIFO, a device: paragents.treefiles)
+    or when a folder on the way in the lane is not a folder of the lane (a link out of it)."""
+    try:
+        fd = treefiles.open_regular(root / rel, root=root)
+    except (OSError, ValueError):
+        return False
+    with os.fdopen(fd, "rb") as src:
+        st = os.fstat(fd)
+        target = lane / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        real_lane = os.path.realpath(lane)
+        if os.path.commonpath([os.path.realpath(target.parent), real_lane]) != real_lane:
+            return False
+        try:
+            out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return False
+        with os.fdopen(out, "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        os.chmod(target, stat.S_IMODE(st.st_mode))
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    return True
 
 
 async def run_setup(

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from paragents import jsonfile, trust
+from paragents import jsonfile, treefiles, trust
 from paragents.config import McpServerSettings, McpSettings
 
 MCP_JSON = ".mcp.json"
@@ -84,11 +84,11 @@ def expanded(entry: ServerEntry, env: Mapping[str, str]) -> McpServerSettings:
     )
 
 
-def _raw_settings(files: Sequence[Path]) -> list[dict[str, Any]]:
+def _raw_settings(files: Sequence[Path], root: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
     out = []
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(_read_settings(path, root))
         except (OSError, ValueError):
             continue  # the permission loader reports unreadable files
         if isinstance(data, dict):
@@ -108,13 +108,13 @@ def project_trust(
     trusted this very entry before (its hash, kept in the user's state: paragents.trust); else unknown
     (asked when a session first needs it). A project's own files cannot trust its servers: the model
     could write them."""
-    root = os.path.realpath(project_dir) if project_dir is not None else None
-    raw = _raw_settings(settings_files)
+    root = (os.path.realpath(project_dir), os.path.abspath(project_dir)) if project_dir is not None else None
+    raw = _raw_settings(settings_files, root)
     if any(name in (d.get("disabledMcpjsonServers") or []) for d in raw):
         return "refused"
     outside = [
         d
-        for path, d in zip(settings_files, _raw_settings_each(settings_files), strict=True)
+        for path, d in zip(settings_files, _raw_settings_each(settings_files, root), strict=True)
         if d is not None and (root is None or not _inside(path, root))
     ]
     if any(d.get("enableAllProjectMcpServers") is True for d in outside):
@@ -127,21 +127,40 @@ def project_trust(
     return "unknown"
 
 
-def _raw_settings_each(files: Sequence[Path]) -> list[dict[str, Any] | None]:
+def _raw_settings_each(
+    files: Sequence[Path], root: tuple[str, ...] | None = None
+) -> list[dict[str, Any] | None]:
     """Each file's data (None when unreadable or not an object), in order."""
     out: list[dict[str, Any] | None] = []
     for path in files:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(_read_settings(path, root))
         except (OSError, ValueError):
             data = None
         out.append(data if isinstance(data, dict) else None)
     return out
 
 
-def _inside(path: Path, root: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root or real.startswith(root.rstrip("/") + "/")
+def _read_settings(path: Path, roots: tuple[str, ...] | None) -> str:
+    """A settings file's text; a file of the project (``roots``: its real and its given path) only as a
+    regular file, never through a symbolic link (paragents.treefiles): a command could link
+    ``.claude/settings.json`` to a file outside the project that turns every project server on."""
+    named = os.path.abspath(path)
+    for root in roots or ():
+        if _under(named, root):
+            return treefiles.read_text(Path(named), root=Path(root))
+    return path.read_text(encoding="utf-8")
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _inside(path: Path, roots: tuple[str, ...]) -> bool:
+    """Whether ``path`` is in the project: where it points (its real path) or where it is named (a
+    link in the project pointing outside is still the project's file)."""
+    real, named = os.path.realpath(path), os.path.abspath(path)
+    return any(_under(p, root) for p in (real, named) for root in roots)
 
 
 def _entry(settings: McpServerSettings) -> dict[str, Any]:
@@ -154,7 +173,7 @@ def read_mcp_json(path: Path, problems: list[str] | None = None) -> dict[str, Mc
     naming the file (and the server and field) for bad JSON, a bad shape or a bad entry; with
     ``problems`` given, a bad entry is added there instead and the file's other servers still load."""
     try:
-        data = jsonfile.load(path)
+        data = jsonfile.load(path, tree=path.parent)  # never through a link a command left (treefiles)
     except jsonfile.JsonFileMissing:
         return {}
     except jsonfile.JsonFileError as exc:

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from paragents import paths, trust
+from paragents import paths, treefiles, trust
 from paragents.permissions import host_paths, mcp_paths, resolve
 from paragents.permissions.cwd import check_cwd
 from paragents.permissions.decision import Decision, PermissionMode, RuleKind, RuleRow, parse_mode
@@ -153,7 +153,11 @@ class Policy:
         else:
             sources.append((project_dir / PROJECT_FILE, "project"))
             sources.append((paths.user_permissions_path(), "user"))
-        files = [loaded for path, scope in sources if (loaded := load_file(path, scope)) is not None]
+        files = [
+            loaded
+            for path, scope in sources
+            if (loaded := load_file(path, scope, _tree(project_dir, path, scope))) is not None
+        ]
         if settings_files is None:
             files.extend(_claude_files(project_dir, files))
         rank = {scope: i for i, scope in enumerate(SCOPE_ORDER)}
@@ -310,17 +314,20 @@ class Policy:
         except trust.UntrustedError as exc:
             changed = ", ".join(item.rel for item in exc.items)
             raise PolicyError(f"{changed} changed outside paragents; {path} not saved: {exc}") from None
-        loaded = load_file(path, "local")
-        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if loaded else {}
+        loaded = load_file(path, "local", self.project_dir)
+        data: dict[str, Any] = json.loads(treefiles.read_text(path, root=self.project_dir)) if loaded else {}
         block = data.setdefault("permissions", {})
         existing: list[str] = block.setdefault(kind, [])
         existing.extend(rule for rule in rules if rule not in existing)
         paths.ensure_dir(path.parent)
         ignore = path.parent / ".gitignore"
-        if not ignore.exists():
+        if not ignore.exists() and not ignore.is_symlink():  # a dangling link: not written through
             ignore.write_text("permissions.local.json\n", encoding="utf-8")
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        tmp.unlink(missing_ok=True)  # never write through a link a command left in the project
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(json.dumps(data, indent=2) + "\n")
         os.replace(tmp, path)
         trust.record_written(self.project_dir, str(LOCAL_FILE))  # the user's own answer
         fresh = self.reload()
@@ -359,6 +366,18 @@ def _mcp_path_parts(
     return parts
 
 
+def _tree(project_dir: Path, path: Path, scope: str) -> Path | None:
+    """The project, when ``path`` is one of its own files (read only as a regular file, see
+    paragents.treefiles): every scope but the managed and the user's (a --settings file is the
+    user's choice of path, wherever it is)."""
+    return (
+        project_dir
+        if scope in ("local", "claude-local", "claude-project")
+        or (scope == "project" and path == project_dir / PROJECT_FILE)
+        else None
+    )
+
+
 def _claude_files(project_dir: Path, files: list[LoadedFile]) -> list[LoadedFile]:
     """Claude Code's settings files as scopes of their own (``claude-local``, ``claude-project``,
     ``claude-user``), except those a paragents file turns off with ``"claudeSettings": false``."""
@@ -371,7 +390,9 @@ def _claude_files(project_dir: Path, files: list[LoadedFile]) -> list[LoadedFile
         (project_dir / CLAUDE_PROJECT_FILE, "claude-project"),
         (claude_user_settings_path(), "claude-user"),
     )
-    found = [load_file(path, scope) for path, scope in sources if scope not in off]
+    found = [
+        load_file(path, scope, _tree(project_dir, path, scope)) for path, scope in sources if scope not in off
+    ]
     return [loaded for loaded in found if loaded is not None]
 
 

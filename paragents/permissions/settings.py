@@ -184,14 +184,16 @@ def parse_rules(
     return tuple(out)
 
 
-def load_file(path: Path, scope: str) -> LoadedFile | None:
-    """Read and validate one permission file; None when it does not exist.
+def load_file(path: Path, scope: str, tree: Path | None = None) -> LoadedFile | None:
+    """Read and validate one permission file; None when it does not exist. ``tree``: the file is in
+    that tree a session can write (the project): read only as a regular file (never through a
+    symbolic link, a FIFO or a device: a link to another file would load that file's rules).
 
     Raises PolicyError for unreadable files, bad JSON, misspelt rule keys and malformed rules; in
     Claude Code's own files (scopes ``claude-*``) a malformed rule is skipped with a note instead
     (a file written for another program must not stop paragents)."""
     try:
-        text = jsonfile.read_text(path)
+        text = jsonfile.read_text(path, tree=tree)
     except jsonfile.JsonFileMissing:
         return None
     except jsonfile.JsonFileError as err:

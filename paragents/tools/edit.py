@@ -14,10 +14,14 @@ import secrets
 from pathlib import Path
 from typing import Any, ClassVar
 
+from paragents import treefiles
 from paragents.models import CallPreview
 from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult, bounded_lines
 from paragents.tools.fsutil import looks_binary, resolve_path, sha256_bytes
 from paragents.tools.output import cap_middle, strip_ansi
+
+EDIT_LIMIT = 256 * 1024 * 1024
+"""The largest file the edit tools read before changing it (256 MiB)."""
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -120,7 +124,7 @@ class WriteFile(Tool):
             text, omitted = bounded_lines(content)
             return CallPreview("content", text, f"new file {path}: {size}", omitted=omitted)
         try:
-            old = path.read_bytes()
+            old = treefiles.read_bytes(path, limit=EDIT_LIMIT)  # never a FIFO, nor through a link
         except OSError as exc:
             return CallPreview("note", detail=str(path), problem=f"cannot read it: {exc.strerror or exc}")
         if looks_binary(old[:8192]):
@@ -151,7 +155,7 @@ class WriteFile(Tool):
         old_bytes = b"" if created else None
         if old_bytes is None:
             try:
-                old_bytes = path.read_bytes()
+                old_bytes = treefiles.read_bytes(path, limit=EDIT_LIMIT)  # never a FIFO, nor a link
             except OSError as exc:
                 return _error(f"cannot read the existing {raw}: {exc.strerror or exc}"), None
         data = content.encode("utf-8")
@@ -242,7 +246,7 @@ class EditFile(Tool):
         if path.is_dir():
             return f"{raw} is a directory; give a file path"
         try:
-            data = path.read_bytes()
+            data = treefiles.read_bytes(path, limit=EDIT_LIMIT)  # never a FIFO, nor through a link
         except OSError as exc:
             return f"cannot read {raw}: {exc.strerror or exc}"
         if looks_binary(data[:8192]):

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, TypeVar
 
 from wcmatch import glob as wcglob
 
+from paragents import treefiles
 from paragents.tools.base import Tool, ToolContext, ToolFamily, ToolResult
 from paragents.tools.fsutil import SNIFF_BYTES, display, file_is_binary, looks_binary, resolve_path, walk
 from paragents.tools.output import cap_tail, decode, strip_ansi
@@ -166,7 +167,9 @@ class ReadFile(Tool):
         last_byte = b""
         budget = max(max_chars - 120, 1)
         try:
-            with path.open("rb") as fh:
+            # a regular file only, opened without following a link: a FIFO blocks forever, and a link
+            # put there after the permission check (on the resolved path) is not what was allowed
+            with os.fdopen(treefiles.open_regular(path), "rb") as fh:
                 sample = fh.read(SNIFF_BYTES)
                 if looks_binary(sample):
                     size = path.stat().st_size

@@ -21,7 +21,7 @@ import hashlib
 import os
 from collections.abc import AsyncIterator
 
-from paragents import paths
+from paragents import paths, treefiles
 
 
 def lock_path(common: str) -> str:
@@ -55,8 +55,7 @@ def worktree_branches(common: str) -> set[str]:
     with contextlib.suppress(OSError):
         for entry in os.scandir(os.path.join(common, "worktrees")):
             with contextlib.suppress(OSError, UnicodeDecodeError):
-                with open(os.path.join(entry.path, "HEAD"), encoding="utf-8") as f:
-                    head = f.read(4096).strip()
+                head = treefiles.read_head(os.path.join(entry.path, "HEAD"), 4096).decode("utf-8").strip()
                 if head.startswith("ref: refs/heads/"):
                     found.add(head[5:].strip())
     return found

@@ -40,6 +40,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from paragents import treefiles
 from paragents.tools.git_objects import SHARED, prepare_store
 from paragents.tools.sandbox_hide import is_under
 
@@ -72,8 +73,9 @@ class GitState:
 
 
 def _read(path: str) -> str:
-    with open(path, encoding="utf-8") as f:
-        return f.read(4096).strip()
+    """The first 4096 bytes of a git pointer file as text; a regular file only (a command can make
+    ``.git`` a FIFO in a folder it creates, which would block the host here: paragents.treefiles)."""
+    return treefiles.read_head(path, 4096).decode("utf-8").strip()
 
 
 def _is_gitdir(path: str) -> bool:

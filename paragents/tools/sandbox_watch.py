@@ -34,7 +34,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from paragents import trust
+from paragents import treefiles, trust
 from paragents.protected import PROTECTED_DIRS, PROTECTED_FILES
 from paragents.tools.git_config import neutral_value
 from paragents.tools.git_exec import run_git
@@ -78,14 +78,18 @@ def read_ref(common: str, ref: str) -> str | None:
     """The value of ``ref`` in the git directory ``common`` as stored (an object id, or ``ref: X``
     for a symbolic ref), read from its file or ``packed-refs`` without running git; None if absent."""
     try:
-        with open(os.path.join(common, ref), encoding="utf-8", errors="replace") as f:
-            return f.read(4096).strip() or None
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        head = treefiles.read_head(os.path.join(common, ref), 4096)  # never a FIFO (a writable ref dir)
+        return head.decode("utf-8", "replace").strip() or None
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, treefiles.NotRegularFile):
         pass
     except OSError:
         return None
-    with contextlib.suppress(OSError), open(os.path.join(common, "packed-refs"), errors="replace") as f:
-        for line in f:
+    with (
+        contextlib.suppress(OSError),
+        os.fdopen(treefiles.open_regular(Path(common, "packed-refs")), "rb") as fb,
+    ):
+        for raw in fb:
+            line = raw.decode("utf-8", "replace")
             oid, _, name = line.strip().partition(" ")
             if name == ref:
                 return oid
@@ -188,8 +192,7 @@ class Watch:
             if now is None or now == self.seen.get(path):
                 continue
             with contextlib.suppress(OSError):
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    lines = f.read(1 << 20).splitlines()
+                lines = treefiles.read_head(path, 1 << 20).decode("utf-8", "replace").splitlines()
                 if any(line.split(None, 1)[:1] in (["exec"], ["x"]) for line in lines):
                     self._quarantine(os.path.dirname(path), "holds `exec` lines a later --continue would run")
 
