@@ -19,11 +19,18 @@ from paragents.config import ConfigError
 from paragents.permissions import Decision, Policy, PolicyError, parse_mode, tool_family
 from paragents.permissions.destructive import destructive_reason
 from paragents.permissions.policy import KNOWN_TOOLS
+from paragents.terminal_text import strip_controls
 
 ACP_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 """ACP tool kinds ``--tool acp:KIND`` takes (the agent's permission request is checked as a session does)."""
 
 FAMILIES = ("Bash", "Read", "Edit")
+
+
+def _say(text: str, **kwargs: Any) -> None:
+    """Print a line that may hold a command, a path or a rule given on the command line or found in a
+    settings file: escape sequences and control characters removed (they would reach the terminal)."""
+    print(strip_controls(text), **kwargs)
 
 
 def _fail(message: str) -> int:
@@ -131,7 +138,7 @@ def _check(args: argparse.Namespace) -> int:
         f"acp_{acp_kind}" if acp_kind else tool, arguments, destructive_hint=args.destructive
     )
     for note in policy.notes:
-        print(f"note: {note}", file=sys.stderr)
+        _say(f"note: {note}", file=sys.stderr)
     if args.json:
         print(
             json.dumps(
@@ -139,19 +146,19 @@ def _check(args: argparse.Namespace) -> int:
             )
         )
         return 0
-    print(f"decision: {decision.decision}")
-    print(f"reason:   {decision.reason}")
-    print(f"rule:     {decision.rule or '-'}")
-    print(f"scope:    {decision.scope or '-'}{f' ({decision.source})' if decision.source else ''}")
-    print(f"mode:     {mode.value}")
+    _say(f"decision: {decision.decision}")
+    _say(f"reason:   {decision.reason}")
+    _say(f"rule:     {decision.rule or '-'}")
+    _say(f"scope:    {decision.scope or '-'}{f' ({decision.source})' if decision.source else ''}")
+    _say(f"mode:     {mode.value}")
     if destructive:
-        print(f"destructive: {destructive}")
+        _say(f"destructive: {destructive}")
     if len(decision.subcommands) > 1 or tool in ("Bash", "run_command"):
-        print("parts:")
+        _say("parts:")
         for sub in decision.subcommands:
-            print(f"  {sub.decision:5}  {sub.command}  ({sub.reason})")
+            _say(f"  {sub.decision:5}  {sub.command}  ({sub.reason})")
     if decision.suggested_rules:
-        print(f"always allow would add: {', '.join(decision.suggested_rules)}")
+        _say(f"always allow would add: {', '.join(decision.suggested_rules)}")
     return 0
 
 
@@ -163,12 +170,12 @@ def _show(args: argparse.Namespace) -> int:
         return _fail(str(err))
     rows = policy.rules_table()
     for note in policy.notes:
-        print(f"note: {note}")
-    print(f"default mode: {policy.default_mode.value}")
+        _say(f"note: {note}")
+    _say(f"default mode: {policy.default_mode.value}")
     if not rows:
-        print("no rules: reads inside the project run; edits and commands ask")
+        _say("no rules: reads inside the project run; edits and commands ask")
     for row in rows:
-        print(f"{row.kind:5}  {row.rule}  [{row.scope}: {row.source_path or 'command line'}]")
+        _say(f"{row.kind:5}  {row.rule}  [{row.scope}: {row.source_path or 'command line'}]")
     return 0
 
 

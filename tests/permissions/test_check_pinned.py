@@ -214,3 +214,15 @@ def test_check_json_is_pinned(
     expected = (decision, rule, scope, source, reason.format(root=root), rules, mode or "default")
     assert (got["decision"], got["rule"], got["scope"], got["source"], got["reason"],
             got["suggested_rules"], got["mode"]) == expected  # fmt: skip
+
+
+def test_check_prints_no_escape_sequence_taken_from_its_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A command given to `permissions check` (pasted from a log, a model's call) may hold escape
+    sequences: the text report shows the command without them (found by a fresh user)."""
+    given = json.dumps({"command": "echo \x1b[31mred\x1b[0m \x1b]52;c;Y2xpcA==\x07 \x07done"})
+    assert main(["check", "--cwd", str(tmp_path), "--tool", "Bash", "--input", given]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out
+    assert "echo red" in out and "done" in out
