@@ -22,6 +22,7 @@ import os
 import re
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -177,27 +178,21 @@ async def _read_file(tool: ReadFile, args: dict[str, Any], ctx: ToolContext) -> 
 
 
 async def _write_file(tool: WriteFile, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    found = locate(ctx, args["path"])
-    if isinstance(found, str):
-        return _error(found)
-    local, rel = found
-    assert ctx.execution is not None
-    with tempfile.TemporaryDirectory(prefix="paragents-remote-") as tmp:
-        copy = Path(tmp) / "file"
-        await _fetch(ctx.execution, rel, copy)
-        result, digest = await asyncio.to_thread(
-            tool._write, copy, args["path"], args["content"], ctx.max_output_chars
-        )
-        if result.written_paths:
-            await ctx.execution.write(rel, copy.read_bytes())
-            result.written_paths = [local]
-    if digest is not None and ctx.on_write is not None:
-        ctx.on_write(local, digest)
-    return result
+    return await _change_file(
+        ctx, args["path"], lambda copy: tool._write(copy, args["path"], args["content"], ctx.max_output_chars)
+    )
 
 
 async def _edit_file(tool: EditFile, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    found = locate(ctx, args["path"])
+    return await _change_file(ctx, args["path"], lambda copy: tool._edit(copy, args, ctx.max_output_chars))
+
+
+async def _change_file(
+    ctx: ToolContext, raw: str, change: Callable[[Path], tuple[ToolResult, str | None]]
+) -> ToolResult:
+    """Fetch the lane's file into a private copy, let the local tool ``change`` it (in a thread), and
+    send it back when it was written: one round trip each way, whatever the tool."""
+    found = locate(ctx, raw)
     if isinstance(found, str):
         return _error(found)
     local, rel = found
@@ -205,7 +200,7 @@ async def _edit_file(tool: EditFile, args: dict[str, Any], ctx: ToolContext) -> 
     with tempfile.TemporaryDirectory(prefix="paragents-remote-") as tmp:
         copy = Path(tmp) / "file"
         await _fetch(ctx.execution, rel, copy)
-        result, digest = await asyncio.to_thread(tool._edit, copy, args, ctx.max_output_chars)
+        result, digest = await asyncio.to_thread(change, copy)
         if result.written_paths:
             await ctx.execution.write(rel, copy.read_bytes())
             result.written_paths = [local]
