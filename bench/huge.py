@@ -112,7 +112,7 @@ def _watch_typing(typed: dict[str, float], latencies: list[float]) -> contextlib
 async def run(source: str) -> dict[str, Any]:
     from textual import events
 
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
     from paragents.ui.app import make_app
     from paragents.ui.widgets import markdown_reply
     from paragents.ui.widgets.markdown_reply import MarkdownReply
@@ -178,7 +178,7 @@ async def run_reopen(closed: dict[str, str]) -> dict[str, Any]:
     """Start the app again (the huge session closed) and open the two stored sessions of ``closed``
     as ``/sessions`` does, the 2-message one first; report both times and their ratio."""
     from paragents import paths
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
     from paragents.store import Store
     from paragents.ui.app import make_app
 

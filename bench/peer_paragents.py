@@ -29,7 +29,7 @@ AGENT = Path(__file__).with_name("acp_stream_agent.py")
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
 
     root = bench_root()
     chunks = reply_chunks(args.tokens)
@@ -49,7 +49,7 @@ async def _measure(runtime: Any, args: argparse.Namespace, chunks: list[str]) ->
     from paragents.ui.widgets.session_panel import SessionPanel
     from paragents.ui.widgets.transcript import AssistantBlock
 
-    sid = (await runtime.new_agent_session("bench", "peer")).id
+    sid = (await runtime.lifecycle.new_agent_session("bench", "peer")).id
     app = make_app(runtime, tune_gc=True)  # as the CLI does
     applied = [0]
     handed = [0]

@@ -48,7 +48,7 @@ async def seed(sessions: int, messages: int, closed: bool, prefix: str) -> None:
 
 
 async def _runtime(url: str) -> Any:
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
 
     overrides = {"base_url": url, "model": "m", "max_retries": 0}
     return await Runtime.create(bench_root() / "project", cli_overrides=overrides)
@@ -99,7 +99,7 @@ async def reopen(name: str, url: str) -> dict[str, Any]:
     from paragents.ui.app import make_app
 
     runtime = await _runtime(url)
-    rec = await runtime.find_session(name)
+    rec = await runtime.lifecycle.find_session(name)
     app = make_app(runtime, tune_gc=True)  # as the CLI does
     shown = asyncio.Event()
     target: list[Any] = []

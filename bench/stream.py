@@ -109,7 +109,7 @@ def markdown_rendered(block: Any) -> bool:
 async def run_app(args: argparse.Namespace) -> dict[str, Any]:
     """The real app: N sessions, one prompt each, all streaming at once."""
     from paragents.events import MessageAdded, TextDelta, TurnFinished
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
     from paragents.ui.app import make_app
     from paragents.ui.widgets.session_panel import SessionPanel
     from paragents.ui.widgets.transcript import AssistantBlock
@@ -117,7 +117,7 @@ async def run_app(args: argparse.Namespace) -> dict[str, Any]:
     root = bench_root()
     overrides = {"base_url": args.url, "model": "m", "max_retries": 0, "max_parallel_turns": max(args.n, 4)}
     runtime = await Runtime.create(root / "project", cli_overrides=overrides, db_path=root / "state" / "b.db")
-    sids = [(await runtime.new_session(f"p{i + 1}")).id for i in range(args.n)]
+    sids = [(await runtime.lifecycle.new_session(f"p{i + 1}")).id for i in range(args.n)]
     app = make_app(runtime, tune_gc=True)  # as the CLI does
     probe = FrameProbe(app, lambda sid: sid in app.panels and _visible(app, app.panels[sid]))
     received: dict[str, list[str]] = defaultdict(list)

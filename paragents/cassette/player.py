@@ -228,14 +228,14 @@ class Player:
     async def _create_sessions(self, runtime: Any) -> None:
         for spec in self.cassette.sessions:
             workdir = self.workspace / spec.dir if spec.dir else None
-            view = await runtime.new_session(spec.name, model=spec.model, workdir=workdir, mode=spec.mode)
+            view = await runtime.lifecycle.new_session(spec.name, model=spec.model, workdir=workdir, mode=spec.mode)
             self.ids[spec.name] = view.id
             self.journal.names[view.id] = spec.name
 
     async def _restart(self) -> Any:
         await self.runtime.shutdown()
         runtime = await self._new_runtime()
-        views = {v.name: v for v in await runtime.restore()}
+        views = {v.name: v for v in await runtime.opening.restore()}
         for spec in self.cassette.sessions:
             if spec.name not in views:
                 self.errors.append(f"restart: session {spec.name} was not restored from the store")

@@ -90,7 +90,7 @@ class ParagentsAgent:
         from paragents.sessions import SessionError
 
         try:
-            view = await self.runtime.new_session(None, workdir=Path(cwd), open_panel=False)
+            view = await self.runtime.lifecycle.new_session(None, workdir=Path(cwd), open_panel=False)
         except SessionError as exc:
             raise RequestError.invalid_params({"error": str(exc)}) from None
         return NewSessionResponse(session_id=view.id)
@@ -120,7 +120,7 @@ class ParagentsAgent:
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         self._know(session_id)
-        await self.runtime.set_mode(session_id, mode_id)
+        await self.runtime.controls.set_mode(session_id, mode_id)
 
     def _know(self, session_id: str) -> None:
         """The client knows ``session_id`` now: send what was held back for it, in order."""

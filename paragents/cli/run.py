@@ -219,11 +219,11 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
     the most recently used run session (a new one when there is none). Raises SessionError."""
     from paragents.sessions import SessionError
 
-    records = [r for r in await runtime.list_sessions() if RUN_SESSION.match(r.name)]
+    records = [r for r in await runtime.lifecycle.list_sessions() if RUN_SESSION.match(r.name)]
     if getattr(args, "continue_", False):
         if records:
             latest = max(records, key=lambda r: (r.updated_at, r.created_at))
-            view, _created = await runtime.attach_session(
+            view, _created = await runtime.lifecycle.attach_session(
                 latest.name,
                 model=args.model,
                 workdir=project_dir,
@@ -235,7 +235,7 @@ async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console)
     number = max((int(r.name[4:] or 0) for r in records), default=0) + 1
     for attempt in range(5):  # another run may take the same number at the same moment
         try:
-            return await runtime.new_session(
+            return await runtime.lifecycle.new_session(
                 f"run-{number + attempt}",
                 model=args.model,
                 workdir=project_dir,
@@ -320,10 +320,10 @@ async def run_headless(args: Any) -> int:
         try:
             take_over = bool(getattr(args, "take_over", False))
             agent = getattr(args, "agent", None)
-            if agent and (not args.session or await runtime.find_session(args.session) is None):
-                runs = [r for r in await runtime.list_sessions() if RUN_SESSION.match(r.name)]
+            if agent and (not args.session or await runtime.lifecycle.find_session(args.session) is None):
+                runs = [r for r in await runtime.lifecycle.list_sessions() if RUN_SESSION.match(r.name)]
                 number = max((int(r.name[4:] or 0) for r in runs), default=0) + 1
-                view = await runtime.new_agent_session(
+                view = await runtime.lifecycle.new_agent_session(
                     agent,
                     args.session or f"run-{number}",
                     workdir=project_dir,
@@ -334,7 +334,7 @@ async def run_headless(args: Any) -> int:
                     mode=args.mode,
                 )
             elif args.session:
-                view, _created = await runtime.attach_session(
+                view, _created = await runtime.lifecycle.attach_session(
                     args.session,
                     model=args.model,
                     workdir=project_dir,
@@ -362,7 +362,7 @@ async def run_headless(args: Any) -> int:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, lambda: runtime.cancel(view.id))
         if max_budget is not None:
-            runtime.set_budget(view.id, "session", max_budget)
+            runtime.budgets.set_budget(view.id, "session", max_budget)
         runtime.submit(view.id, args.prompt)
         await runtime.wait_idle(view.id)
         result = view.last_result

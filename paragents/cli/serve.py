@@ -149,7 +149,7 @@ async def _serve(args: argparse.Namespace) -> int:
 
         extend = tui_extension(project_dir, extra=_tab_arguments(args))
     try:
-        await runtime.restore()
+        await runtime.opening.restore()
         running = await start(runtime, options, extend)
     except (ServeRefused, OSError) as exc:
         print(f"paragents serve: {exc}", file=sys.stderr)

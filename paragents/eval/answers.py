@@ -268,9 +268,9 @@ class Answerer:
                 return
             verdict = Verdict("deny", "the eval's answer script leaves this to a person, and none is here")
         if verdict.answer == "allow":
-            await self.rt.answer_approval(event.request_id, "allow_once", answered_by=by)
+            await self.rt.approvals.answer_approval(event.request_id, "allow_once", answered_by=by)
         else:
-            await self.rt.answer_approval(
+            await self.rt.approvals.answer_approval(
                 event.request_id, "reject_with_note", answered_by=by, note=verdict.note
             )
 

@@ -158,7 +158,7 @@ class LocalBackend:
     async def _open(self, rt: SessionsAPI, opening: Opening, on: str | None = None) -> TrialLane:
         try:
             if opening.agent is not None:
-                view = await rt.new_agent_session(
+                view = await rt.lifecycle.new_agent_session(
                     opening.agent,
                     opening.name,
                     open_panel=opening.open_panel,
@@ -166,7 +166,7 @@ class LocalBackend:
                     base=opening.base,
                 )
             else:
-                view = await rt.new_session(
+                view = await rt.lifecycle.new_session(
                     opening.name,
                     model=opening.model,
                     mode=opening.mode,
@@ -204,7 +204,7 @@ class LocalBackend:
 
     async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
         with contextlib.suppress(SessionError, StoreError, KeyError):
-            await rt.close_session(lane.session_id)
+            await rt.lifecycle.close_session(lane.session_id)
         async with self._git:
             with contextlib.suppress(LaneError, StoreError, OSError):
                 if lane.path.is_dir():

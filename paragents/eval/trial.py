@@ -208,13 +208,13 @@ async def _open(ctx: TrialContext, spec: TrialSpec) -> list[TrialLane]:
             lanes.append(lane)
             ctx.answerer.lanes[lane.session_id] = lane.path
             if ctx.max_budget:
-                ctx.rt.set_budget(lane.session_id, "session", ctx.max_budget)
+                ctx.rt.budgets.set_budget(lane.session_id, "session", ctx.max_budget)
             if group_id is not None:
                 await store.fanout.add_candidate(
                     group_id, idx, session_id=lane.session_id, session_name=name, model=target.name,
                     lane=lane.lane.name, lane_path=lane.lane.path, branch=lane.lane.branch,
                 )  # fmt: skip
-                ctx.rt.join_group(lane.session_id, group_id)
+                ctx.rt.budgets.join_group(lane.session_id, group_id)
     except BaseException:
         for lane in lanes:
             ctx.answerer.lanes.pop(lane.session_id, None)

@@ -11,24 +11,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from paragents.agent import Agent
 from paragents.config import SessionProfile
 from paragents.fanout.answers import InvalidAnswer, parse_answer, retry_prompt
 from paragents.models import TurnStatus
-from paragents.sessions import Runtime, SessionView
+from paragents.sessions.api import SessionsAPI
 from paragents.sessions.names import unique_name
-from paragents.tools.registry import ToolRegistry
+from paragents.sessions.view import SessionError, SessionView
 
 M = TypeVar("M", bound=BaseModel)
-
-
-def worker_agent(rt: Runtime, view: SessionView) -> Agent:
-    """The agent of worker session ``view``: paragents' own (a worker is opened with a model, never an
-    external agent), whose tools and system prompt the fan-out shapes."""
-    agent = rt.agents[view.id]
-    if not isinstance(agent, Agent):
-        raise WorkerFailed(view.name, "the worker session is not run by paragents' own agent")
-    return agent
 
 
 class WorkerFailed(Exception):
@@ -59,7 +49,7 @@ def schema_instructions(schema: dict[str, Any]) -> str:
 
 
 async def open_worker(
-    rt: Runtime,
+    rt: SessionsAPI,
     base_name: str,
     profile: SessionProfile | None,
     *,
@@ -74,28 +64,24 @@ async def open_worker(
     model, its system prompt (plus the schema's instructions), only its allowed tools, plan mode when
     read-only (else ``mode``, default the session default). ``on_open`` is told of the view (the TUI
     adds a panel)."""
-    taken = {s.name for s in await rt.list_sessions()} | {v.name for v in rt.sessions.values()}
+    taken = {s.name for s in await rt.lifecycle.list_sessions()} | {v.name for v in rt.sessions.values()}
     name = unique_name(base_name, taken)
     mode = "plan" if profile is not None and profile.read_only else mode
     model = profile.model if profile is not None else None
-    view = await rt.new_session(name, model=model, workdir=workdir, mode=mode, lane=lane, base=base)
-    agent = worker_agent(rt, view)
-    if profile is not None:
-        agent.calls.tools = ToolRegistry(
-            t for n in profile.allowed_tools if (t := rt.tools.get(n)) is not None
-        )
+    view = await rt.lifecycle.new_session(name, model=model, workdir=workdir, mode=mode, lane=lane, base=base)
     extra = [
         p for p in ((profile.system_prompt if profile else ""), schema and schema_instructions(schema)) if p
     ]
-    if extra:
-        plain = agent.system_prompt
-        agent.system_prompt = lambda: "\n\n".join([plain(), *extra])
+    try:
+        rt.controls.use_tools(view.id, profile.allowed_tools if profile is not None else None, extra)
+    except SessionError as exc:  # a worker is opened with a model, never an external agent
+        raise WorkerFailed(view.name, str(exc)) from None
     if on_open is not None:
         on_open(view)
     return view
 
 
-async def run_turn(rt: Runtime, view: SessionView, prompt: str) -> str | None:
+async def run_turn(rt: SessionsAPI, view: SessionView, prompt: str) -> str | None:
     """Submit ``prompt`` to the worker and wait for its turn; return its last reply. Raises
     :class:`WorkerFailed` when the turn did not complete."""
     rt.submit(view.id, prompt)
@@ -107,7 +93,7 @@ async def run_turn(rt: Runtime, view: SessionView, prompt: str) -> str | None:
     return last_reply(view)
 
 
-async def ask_json(rt: Runtime, view: SessionView, prompt: str, model: type[M]) -> M:
+async def ask_json(rt: SessionsAPI, view: SessionView, prompt: str, model: type[M]) -> M:
     """Ask the worker ``prompt`` and return its answer validated as ``model``; an invalid answer is
     retried once (saying what was wrong), then :class:`WorkerFailed` names the reason."""
     schema = model.model_json_schema()
@@ -122,8 +108,8 @@ async def ask_json(rt: Runtime, view: SessionView, prompt: str, model: type[M]) 
             raise WorkerFailed(view.name, f"invalid answer after one retry: {second}") from None
 
 
-async def close_workers(rt: Runtime, views: Sequence[SessionView]) -> None:
+async def close_workers(rt: SessionsAPI, views: Sequence[SessionView]) -> None:
     """Close the worker sessions (they stay in the store and ``/sessions``)."""
     for view in views:
         if view.id in rt.sessions:
-            await rt.close_session(view.id)
+            await rt.lifecycle.close_session(view.id)

@@ -28,6 +28,7 @@ from paragents.fanout.errors import (
     FanoutError,
 )
 from paragents.fanout.evidence import CandidateView, candidate_view, evidence_order, select_hunks
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.judge import latest_answer
 from paragents.lanes import LaneError
 from paragents.lanes.bring_back import LaneState, MergePlan, lane_state, plan_merge
@@ -38,7 +39,6 @@ from paragents.lanes.review import LaneReview
 from paragents.store import GroupRecord, StoreError
 
 if TYPE_CHECKING:
-    from paragents.sessions.api import SessionsAPI
     from paragents.store.fanout import FanoutRepo
 
 
@@ -159,20 +159,21 @@ async def _stash_left_overs(path: Path) -> str | None:
     )
 
 
-async def prepare_apply(rt: SessionsAPI, group_id: str, which: str | int) -> tuple[LaneReview, MergePlan]:
+async def prepare_apply(host: FanoutHost, group_id: str, which: str | int) -> tuple[LaneReview, MergePlan]:
     """What landing candidate ``which`` will do, for the merge dialog: the review of its lane (bound
     to its state now) and the squash plan (the git commands, merge-tree's answer, the verify result on
     exactly this tree). Files the verify command left behind are stashed in the lane first.
     FanoutError (exit 5) when the candidate left no patch."""
-    cmp = await compare(rt.store.fanout, group_id)
+    rt = host.rt
+    cmp = await compare(host.store.fanout, group_id)
     cand = cmp.find(which)
     if not cand.has_patch or cand.record.lane is None:
         raise FanoutError(f"candidate {cand.name} left no patch to apply", EXIT_NO_PATCH)
     await _stash_left_overs(Path(cand.record.lane_path or "."))
     try:
-        repo, lane = await find_lane(rt.store.lanes, rt.project_dir, cand.record.lane)
+        repo, lane = await find_lane(host.store.lanes, rt.project_dir, cand.record.lane)
         state = await lane_state(repo, lane)
-        plan = await plan_merge(rt.store, rt.project_dir, lane.name, "squash", state, cmp.group.verify)
+        plan = await plan_merge(host.store, rt.project_dir, lane.name, "squash", state, cmp.group.verify)
     except LaneError as exc:
         raise FanoutError(f"cannot land {cand.name}: {exc}", EXIT_RUNTIME) from None
     review = LaneReview(
@@ -188,7 +189,7 @@ async def prepare_apply(rt: SessionsAPI, group_id: str, which: str | int) -> tup
 
 
 async def apply_candidate(
-    rt: SessionsAPI,
+    host: FanoutHost,
     group_id: str,
     which: str | int,
     *,
@@ -201,15 +202,16 @@ async def apply_candidate(
     ``override``); record it as the group's choice. ``reviewed``: the state the dialog showed (the
     merge is refused when the lane moved since). FanoutError: exit 5 when it has no patch, 6 when the
     merge would conflict, also 5 when verify has not passed (and no override)."""
-    cmp = await compare(rt.store.fanout, group_id)
+    rt = host.rt
+    cmp = await compare(host.store.fanout, group_id)
     cand = cmp.find(which)
     if reviewed is None:
-        review, _plan = await prepare_apply(rt, group_id, which)
+        review, _plan = await prepare_apply(host, group_id, which)
         reviewed = review.state
     assert reviewed is not None and cand.record.lane is not None
     try:
         result = await merge_lane(
-            rt.store,
+            host.store,
             rt.project_dir,
             cand.record.lane,
             "squash",
@@ -229,7 +231,7 @@ async def apply_candidate(
     }
     if override:
         entry["override"] = True
-    await _choice(rt.store.fanout, cmp.group, entry, state="applied")
+    await _choice(host.store.fanout, cmp.group, entry, state="applied")
     return result
 
 
@@ -238,36 +240,37 @@ class CandidateLanding:
     of the Lanes screen, except that a merge lands through :func:`apply_candidate` (and so is
     recorded as the group's choice)."""
 
-    def __init__(self, rt: SessionsAPI, group_id: str, candidate: str) -> None:
-        self.rt = rt
+    def __init__(self, host: FanoutHost, group_id: str, candidate: str) -> None:
+        self.host = host
+        self.rt = host.rt
         self.group_id = group_id
         self.candidate = candidate
 
     async def draft(self, lane: str, strategy: str) -> tuple[str, str]:
-        drafted: tuple[str, str] = await self.rt.lane_actions().draft(lane, strategy)
+        drafted: tuple[str, str] = await self.rt.lanes.lane_actions().draft(lane, strategy)
         return drafted
 
     async def resolve(self, lane: str, files: tuple[str, ...]) -> str:
-        queued: str = await self.rt.lane_actions().resolve(lane, files)
+        queued: str = await self.rt.lanes.lane_actions().resolve(lane, files)
         return queued
 
     async def merge(
         self, lane: str, strategy: str, reviewed: LaneState, message: str, *, override: bool = False
     ) -> MergeResult:
         result = await apply_candidate(
-            self.rt, self.group_id, self.candidate, message=message, reviewed=reviewed, override=override
+            self.host, self.group_id, self.candidate, message=message, reviewed=reviewed, override=override
         )
-        await self.rt.lane_actions().landed()  # its predictions clear now, not at the next timer round
+        await self.rt.lanes.lane_actions().landed()  # its predictions clear now, not at the next timer round
         return result
 
 
 async def graft_hunks(
-    rt: SessionsAPI, group_id: str, onto: str | int, source: str | int, keys: set[str]
+    host: FanoutHost, group_id: str, onto: str | int, source: str | int, keys: set[str]
 ) -> str:
     """Apply the selected hunks (:attr:`Hunk.key`) of candidate ``source`` in candidate ``onto``'s lane,
     checked with ``git apply --check`` first, and commit them there; return what was done.
     FanoutError (exit 6) when they do not apply; nothing is changed then."""
-    cmp = await compare(rt.store.fanout, group_id)
+    cmp = await compare(host.store.fanout, group_id)
     target, donor = cmp.find(onto), cmp.find(source)
     if target.record.lane_path is None or not Path(target.record.lane_path).is_dir():
         raise FanoutError(f"the lane of {target.name} is gone", EXIT_RUNTIME)
@@ -293,22 +296,23 @@ async def graft_hunks(
     if not done.ok:
         await git("commit", "-q", "--no-verify", "-m", message, cwd=lane, env=IDENTITY)
     entry = {"action": "graft", "candidate": target.name, "from": donor.name, "hunks": sorted(keys)}
-    await _choice(rt.store.fanout, cmp.group, entry)
+    await _choice(host.store.fanout, cmp.group, entry)
     lane_name = target.record.lane
     return f"{count} hunk(s) of {donor.name} committed in lane {lane_name}; apply {target.name} to land them"
 
 
-async def discard_all(rt: SessionsAPI, group_id: str) -> list[GcDecision]:
+async def discard_all(host: FanoutHost, group_id: str) -> list[GcDecision]:
     """Close the group's siblings and remove their lanes under ``lanes gc`` rules, bundling any
     unmerged work first (nothing lost); record it as the group's choice; return gc's decisions."""
-    cmp = await compare(rt.store.fanout, group_id)
+    rt = host.rt
+    cmp = await compare(host.store.fanout, group_id)
     for c in cmp.candidates:
         sid = c.record.session_id
         if sid is not None and sid in rt.sessions:
-            await rt.close_session(sid)
+            await rt.lifecycle.close_session(sid)
     names = [c.record.lane for c in cmp.candidates if c.record.lane]
     try:
-        decisions = await gc(rt.store, rt.project_dir, apply=True, force=True, names=names)
+        decisions = await gc(host.store, rt.project_dir, apply=True, force=True, names=names)
     except (LaneError, StoreError) as exc:
         raise FanoutError(f"discarding the lanes failed: {exc}") from None
     entry = {
@@ -317,5 +321,5 @@ async def discard_all(rt: SessionsAPI, group_id: str) -> list[GcDecision]:
         "bundles": [d.bundle for d in decisions if d.bundle],
     }
     state = "applied" if applied_candidate(cmp.group) else "discarded"
-    await _choice(rt.store.fanout, cmp.group, entry, state=state)
+    await _choice(host.store.fanout, cmp.group, entry, state=state)
     return decisions

@@ -23,6 +23,8 @@ from paragents import events as ev
 from paragents.agent.tokens import cost_usd
 from paragents.fanout.errors import EXIT_CONFIG, FanoutError
 from paragents.fanout.evidence import commit_work, overlaps, patch_of
+from paragents.fanout.host import FanoutHost
+from paragents.fanout.judge import JudgeFailed, judge_group
 from paragents.fanout.request import FanoutRequest, check_request
 from paragents.fanout.verify import run_verify
 from paragents.lanes import LaneError, lane_env, resolve_base, toplevel
@@ -64,7 +66,7 @@ class Sibling:
 class FanoutGroup:
     """A running (or finished) group; see the module docstring."""
 
-    rt: SessionsAPI
+    host: FanoutHost
     id: str
     name: str
     request: FanoutRequest
@@ -88,18 +90,22 @@ class FanoutGroup:
     _task: asyncio.Task[None] | None = None
 
     @property
+    def rt(self) -> SessionsAPI:
+        """The session API the group drives."""
+        return self.host.rt
+
+    @property
     def session_ids(self) -> set[str]:
         return {s.session_id for s in self.siblings}
 
     def start(self) -> None:
         """Watch the siblings' asks and follow them to the end (a task on the running loop)."""
-        self.rt.observers.append(self.observe)
+        self.rt.observe(self.observe)
         self._task = asyncio.get_running_loop().create_task(self.follow(), name=f"fan-out {self.name}")
 
     async def stop(self) -> None:
         """Stop following (the app quits); the sessions and lanes stay."""
-        with contextlib.suppress(ValueError):
-            self.rt.observers.remove(self.observe)
+        self.rt.unobserve(self.observe)
         if self._task is not None and not self._task.done():
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -123,12 +129,12 @@ class FanoutGroup:
         Returns how many waiting asks this unblocked. SessionError for a malformed rule."""
         for sib in self.siblings:
             if sib.session_id in self.rt.sessions:
-                await self.rt.add_session_rules(sib.session_id, rules)
+                await self.rt.approvals.add_session_rules(sib.session_id, rules)
         self.rules.extend(r for r in rules if r not in self.rules)
-        group = await self.rt.store.fanout.get_group(self.id)
+        group = await self.host.store.fanout.get_group(self.id)
         settings = dict(group.settings) if group else {}
         settings["rules"] = list(self.rules)
-        await self.rt.store.fanout.update_group(self.id, settings=settings)
+        await self.host.store.fanout.update_group(self.id, settings=settings)
         answered = 0
         for event in list(self.pending.values()):
             view = self.rt.sessions.get(event.session_id)
@@ -138,12 +144,8 @@ class FanoutGroup:
                 args = json.loads(event.call.arguments or "{}")
             except json.JSONDecodeError:
                 continue
-            decision = self.rt.policy.decide(
-                event.call.name,
-                args if isinstance(args, dict) else {},
-                cwd=view.workdir,
-                mode=view.mode,
-                session_rules=tuple(view.session_rules),
+            decision = self.rt.approvals.decide(
+                event.session_id, event.call.name, args if isinstance(args, dict) else {}
             )
             if decision.decision == "allow":
                 event.reply.set_result(ev.PermissionAnswer("allow_once"))
@@ -159,8 +161,7 @@ class FanoutGroup:
             self.error = f"the fan-out stopped following its sessions: {exc}"
         finally:
             self.done.set()
-            with contextlib.suppress(ValueError):
-                self.rt.observers.remove(self.observe)
+            self.rt.unobserve(self.observe)
         for listener in self.on_finished:
             listener(self)
 
@@ -171,23 +172,27 @@ class FanoutGroup:
             found = await overlaps(self.repo, self.base_commit, heads)
         except LaneError:
             found = {}
-        store = self.rt.store
+        store = self.host.store
         group = await store.fanout.get_group(self.id)
         for cand in group.candidates if group else ():
             if cand.idx in found:
                 evidence = {**cand.evidence, "overlaps": {str(k): v for k, v in found[cand.idx].items()}}
                 await store.fanout.update_candidate(self.id, cand.idx, evidence=evidence)
         if self.request.judge:
-            from paragents.fanout.judge import JudgeFailed, judge_group
-
             try:
-                await judge_group(self.rt, self.id, self.request.judge_model)
+                await judge_group(
+                    self.host.store.fanout,
+                    self.host.chat(),
+                    self.rt.config,
+                    self.id,
+                    self.request.judge_model,
+                )
             except JudgeFailed as exc:
                 self.judge_error = str(exc)
         await store.fanout.update_group(self.id, state="finished", finished=True)
 
     async def _follow_one(self, sib: Sibling) -> None:
-        store = self.rt.store
+        store = self.host.store
         with contextlib.suppress(KeyError):  # closed before it finished
             await self.rt.wait_idle(sib.session_id)
         view = self.rt.sessions.get(sib.session_id)
@@ -208,10 +213,10 @@ class FanoutGroup:
         evidence["cost"] = None if any(c is None for c in costs) else round(sum(c or 0.0 for c in costs), 6)
         patch = ""
         try:
-            await self.rt.refresh_lane(sib.lane)  # a container/Pod lane's work comes here first
+            await self.rt.lanes.refresh_lane(sib.lane)  # a container/Pod lane's work comes here first
             lane_path = Path(sib.lane.path)
             sib.head = await commit_work(lane_path, f"fan-out {self.name}: candidate {sib.name}")
-            await self.rt.refresh_lane(sib.lane)  # and the commit made here goes to it
+            await self.rt.lanes.refresh_lane(sib.lane)  # and the commit made here goes to it
             patch, files = await patch_of(self.repo, self.base_commit, sib.head)
             evidence["files"] = files
             evidence["head"] = sib.head
@@ -235,11 +240,11 @@ class FanoutGroup:
         commit (so landing it from the compare screen is refused when it failed or is stale)."""
         path = Path(sib.lane.path)
         rt = self.rt
-        sandbox = rt.lane_sandbox(sib.lane)
+        sandbox = rt.lanes.lane_sandbox(sib.lane)
         assert self.request.verify is not None and sib.head is not None
         result = await run_verify(self.request.verify, path, lane_env(sib.lane), self.verify_timeout, sandbox)
         tree = await git("rev-parse", f"{sib.head}^{{tree}}", cwd=path, check=False)
-        await rt.store.lane_verify.record(
+        await self.host.store.lane_verify.record(
             sib.lane.id,
             command=self.request.verify,
             commit=sib.head,
@@ -259,9 +264,9 @@ def denied_by(output: str) -> str:
     return "the user"
 
 
-async def _free_slug(rt: SessionsAPI, repo: Path, slug: str, n: int) -> str:
-    taken = {rec.name for rec in await rt.list_sessions()}
-    lanes = {lane.name for lane in await rt.store.lanes.all(str(repo))}
+async def _free_slug(host: FanoutHost, repo: Path, slug: str, n: int) -> str:
+    taken = {rec.name for rec in await host.rt.lifecycle.list_sessions()}
+    lanes = {lane.name for lane in await host.store.lanes.all(str(repo))}
     base, k = slug, 1
     while any(f"{slug}-{i}" in taken or f"{slug}-{i}" in lanes for i in range(1, n + 1)):
         k += 1
@@ -269,10 +274,11 @@ async def _free_slug(rt: SessionsAPI, repo: Path, slug: str, n: int) -> str:
     return slug
 
 
-async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: bool = True) -> FanoutGroup:
+async def start_best_of(host: FanoutHost, request: FanoutRequest, *, open_panel: bool = True) -> FanoutGroup:
     """Open the group's N siblings (sessions ``<slug>-1..N`` in lanes from one base commit), give each
     the prompt and start following them. Raises FanoutError: exit 2 for a bad request or no git
     repository (with a commit on a branch); 1 when a sibling could not be opened (none is left open)."""
+    rt = host.rt
     config = rt.config
     check_request(request, config)
     try:
@@ -280,9 +286,9 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
         base = await resolve_base(repo, "head")
     except LaneError as exc:
         raise FanoutError(f"a fan-out works in lanes (git worktrees): {exc}", EXIT_CONFIG) from None
-    slug = await _free_slug(rt, repo, slugify(request.prompt), request.n)
+    slug = await _free_slug(host, repo, slugify(request.prompt), request.n)
     group_id = uuid.uuid4().hex[:12]
-    store = rt.store
+    store = host.store
     settings: dict[str, Any] = {
         "n": request.n,
         "models": list(request.models),
@@ -306,7 +312,7 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
         for idx in range(1, request.n + 1):
             name = f"{slug}-{idx}"
             model = request.model_for(idx, config.model)
-            view = await rt.new_session(
+            view = await rt.lifecycle.new_session(
                 name, model=model, mode=request.mode, lane=name, base=base.ref, open_panel=open_panel,
                 on=request.on,
             )  # fmt: skip
@@ -326,14 +332,14 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
                 lane_path=lane.path,
                 branch=lane.branch,
             )
-            rt.join_group(view.id, group_id)
+            rt.budgets.join_group(view.id, group_id)
     except (SessionError, FanoutError, StoreError, LaneError) as exc:
-        await _undo(rt, repo, siblings)
+        await _undo(host, repo, siblings)
         await store.fanout.update_group(group_id, state="failed", finished=True)
         code = exc.exit_code if isinstance(exc, FanoutError) else 1
         raise FanoutError(f"the fan-out could not open its sessions: {exc}", code) from None
     group = FanoutGroup(
-        rt, group_id, slug, request, repo, base.ref, base.commit, siblings, config.fanout.verify_timeout
+        host, group_id, slug, request, repo, base.ref, base.commit, siblings, config.fanout.verify_timeout
     )
     group.start()
     for sib in siblings:
@@ -341,10 +347,10 @@ async def start_best_of(rt: SessionsAPI, request: FanoutRequest, *, open_panel: 
     return group
 
 
-async def _undo(rt: SessionsAPI, repo: Path, siblings: list[Sibling]) -> None:
+async def _undo(host: FanoutHost, repo: Path, siblings: list[Sibling]) -> None:
     """Close the siblings opened so far and remove their lanes (they hold no work yet)."""
     for sib in siblings:
         with contextlib.suppress(SessionError, StoreError):
-            await rt.close_session(sib.session_id)
+            await host.rt.lifecycle.close_session(sib.session_id)
         with contextlib.suppress(LaneError, StoreError):
-            await remove_lane(rt.store.lanes, repo, sib.lane, force=True)
+            await remove_lane(host.store.lanes, repo, sib.lane, force=True)

@@ -14,6 +14,7 @@ from paragents.fanout.compare import Comparison, compare
 from paragents.fanout.errors import EXIT_JUDGE, EXIT_NO_PATCH, EXIT_OK, EXIT_PATCH, EXIT_WORKER
 from paragents.fanout.evidence import CandidateView
 from paragents.fanout.group import FanoutGroup, start_best_of
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import FanoutRequest
 from paragents.lanes.git import git
 from paragents.lanes.predict import merge_conflicts
@@ -52,15 +53,14 @@ async def patch_applies(rt: SessionsAPI, cmp: Comparison, cand: CandidateView) -
     return list(await merge_conflicts(rt.project_dir, tip.out.strip(), str(head)))
 
 
-async def run_fanout(rt: SessionsAPI, request: FanoutRequest) -> Outcome:
+async def run_fanout(host: FanoutHost, request: FanoutRequest) -> Outcome:
     """Run the group to its end and map its evidence to an exit code: 3 the judge's answer could not
     be parsed; 5 no candidate left a patch that passed verify; 6 the chosen patch no longer merges onto
     its target; 4 a worker failed (the others' evidence is still given); else 0."""
-    if refuse_asks not in rt.observers:
-        rt.observers.append(refuse_asks)
-    group = await start_best_of(rt, request, open_panel=False)
+    host.rt.observe(refuse_asks)
+    group = await start_best_of(host, request, open_panel=False)
     await group.done.wait()
-    return await outcome_of(rt, group)
+    return await outcome_of(host, group)
 
 
 def _denials(cmp: Comparison) -> str:
@@ -77,9 +77,10 @@ def _denials(cmp: Comparison) -> str:
     return "; denied: " + "; ".join(parts) + hint
 
 
-async def outcome_of(rt: SessionsAPI, group: FanoutGroup) -> Outcome:
+async def outcome_of(host: FanoutHost, group: FanoutGroup) -> Outcome:
     """The exit code a finished group's evidence maps to (see :func:`run_fanout`)."""
-    cmp = await compare(rt.store.fanout, group.id)
+    rt = host.rt
+    cmp = await compare(host.store.fanout, group.id)
     chosen = cmp.best()
     if group.judge_error:
         return Outcome(cmp, chosen, EXIT_JUDGE, group.judge_error)

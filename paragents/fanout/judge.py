@@ -17,7 +17,9 @@ from paragents.fanout.evidence import CandidateView, candidate_view
 from paragents.llm.errors import LLMError
 
 if TYPE_CHECKING:
-    from paragents.sessions.api import SessionsAPI
+    from paragents.config import RuntimeConfig
+    from paragents.llm import ChatClient
+    from paragents.store.fanout import FanoutRepo
 
 DIFF_LIMIT = 12000
 """Characters of each candidate's diff sent to the judge."""
@@ -89,16 +91,18 @@ def judge_prompt(prompt: str, cands: list[CandidateView]) -> str:
     return "\n".join(parts)
 
 
-async def judge_group(rt: SessionsAPI, group_id: str, model: str | None = None) -> JudgeAnswer:
-    """Ask the judge about group ``group_id``'s candidates; store every attempt; return the answer.
-    Raises JudgeFailed after two invalid answers (or when the request fails)."""
-    store = rt.store
-    group = await store.fanout.get_group(group_id)
+async def judge_group(
+    fanout: FanoutRepo, client: ChatClient, config: RuntimeConfig, group_id: str, model: str | None = None
+) -> JudgeAnswer:
+    """Ask the judge (one request with ``client``) about group ``group_id``'s candidates; store every
+    attempt in ``fanout``; return the answer. Raises JudgeFailed after two invalid answers (or when the
+    request fails)."""
+    group = await fanout.get_group(group_id)
     if group is None:
         raise JudgeFailed(f"no fan-out group {group_id}")
     cands = [candidate_view(c) for c in group.candidates]
     names = [c.name for c in cands]
-    model = model or rt.config.fanout.judge_model or rt.config.model
+    model = model or config.fanout.judge_model or config.model
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": RUBRIC},
         {"role": "user", "content": judge_prompt(group.prompt, cands)},
@@ -106,20 +110,18 @@ async def judge_group(rt: SessionsAPI, group_id: str, model: str | None = None) 
     error = ""
     for attempt in (1, 2):
         try:
-            reply = await rt.client.stream_chat(
+            reply = await client.stream_chat(
                 model=model, messages=messages, tools=None, session_label=f"{group.name}-judge"
             )
         except LLMError as exc:
-            await store.fanout.add_judge_answer(
-                group_id, {"attempt": attempt, "model": model, "error": str(exc)}
-            )
+            await fanout.add_judge_answer(group_id, {"attempt": attempt, "model": model, "error": str(exc)})
             raise JudgeFailed(f"judge failed: the request failed: {exc}") from None
         text = reply.content or ""
         try:
             answer = parse_answer(text, names)
         except ValueError as exc:
             error = _short(exc)
-            await store.fanout.add_judge_answer(
+            await fanout.add_judge_answer(
                 group_id, {"attempt": attempt, "model": model, "raw": text, "error": error}
             )
             messages += [
@@ -131,7 +133,7 @@ async def judge_group(rt: SessionsAPI, group_id: str, model: str | None = None) 
                 },
             ]
             continue
-        await store.fanout.add_judge_answer(
+        await fanout.add_judge_answer(
             group_id, {"attempt": attempt, "model": model, "raw": text, "answer": answer.model_dump()}
         )
         return answer

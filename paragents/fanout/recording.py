@@ -23,7 +23,8 @@ from paragents.lanes.git import git
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from paragents.sessions import Runtime, SessionView
+    from paragents.fanout.host import FanoutHost
+    from paragents.sessions.view import SessionView
     from paragents.store.fanout import FanoutRepo
 
 
@@ -61,11 +62,11 @@ async def open_group(
 
 
 async def add_member(
-    rt: Runtime, group_id: str, idx: int, view: SessionView, evidence: dict[str, Any] | None = None
+    host: FanoutHost, group_id: str, idx: int, view: SessionView, evidence: dict[str, Any] | None = None
 ) -> None:
     """Record the worker session ``view`` as candidate ``idx`` of the group (with its lane, if any)."""
-    lane = await rt.store.lanes.of_session(view.id) if view.lane else None
-    await rt.store.fanout.add_candidate(
+    lane = await host.store.lanes.of_session(view.id) if view.lane else None
+    await host.store.fanout.add_candidate(
         group_id,
         idx,
         session_id=view.id,
@@ -76,7 +77,7 @@ async def add_member(
         branch=lane.branch if lane else None,
     )
     if evidence:
-        await rt.store.fanout.update_candidate(group_id, idx, evidence=evidence)
+        await host.store.fanout.update_candidate(group_id, idx, evidence=evidence)
 
 
 async def merge_settings(fanout: FanoutRepo, group_id: str, **values: Any) -> None:

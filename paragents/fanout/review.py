@@ -15,13 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from paragents.config import SessionProfile
-from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn, worker_agent
+from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.recording import add_member, finish_group, open_group, resolve_commit
 from paragents.fanout.report import FindingsAnswer, ReviewReport, merge_findings
 from paragents.fanout.specialists import choose
 from paragents.lanes import LaneError
 from paragents.lanes.git import git
-from paragents.sessions import Runtime, SessionView
+from paragents.sessions.api import SessionsAPI
+from paragents.sessions.view import SessionError, SessionView
 
 MAX_DIFF_CHARS = 60_000
 """Longest diff put into a specialist's prompt (a longer one is cut, and the prompt says so)."""
@@ -77,11 +79,12 @@ def review_prompt(diff: str, base: str) -> str:
 
 
 async def run_review(
-    rt: Runtime, request: ReviewRequest, on_open: Callable[[SessionView], Any] | None = None
+    host: FanoutHost, request: ReviewRequest, on_open: Callable[[SessionView], Any] | None = None
 ) -> ReviewReport:
     """Run the review (see the module docstring) and return the merged report. Raises ReviewError:
     unknown specialist (2), nothing to review (5), every specialist failed (3 when they answered
     unusable JSON, 4 otherwise). A failed specialist among others is listed in ``report.failed``."""
+    rt = host.rt
     try:
         chosen = choose(request.specialists, rt.config)
     except ValueError as exc:
@@ -92,7 +95,7 @@ async def run_review(
         raise ReviewError(f"nothing to review: git diff {request.base} is empty in {workdir}", 5)
     names = list(chosen)
     group_id = await open_group(
-        rt.store.fanout,
+        host.store.fanout,
         kind="review",
         project_dir=rt.project_dir,
         name="review-" + "-".join(names)[:50],
@@ -108,26 +111,26 @@ async def run_review(
     )
     views: list[SessionView] = []
     try:
-        report = await _review(rt, request, chosen, diff, workdir, group_id, views, on_open)
+        report = await _review(host, request, chosen, diff, workdir, group_id, views, on_open)
     except ReviewError as exc:
-        await finish_group(rt.store.fanout, group_id, "failed", error=str(exc), exit_code=exc.code)
+        await finish_group(host.store.fanout, group_id, "failed", error=str(exc), exit_code=exc.code)
         raise
     except Exception as exc:
         await finish_group(
-            rt.store.fanout, group_id, "failed", error=f"{type(exc).__name__}: {exc}", exit_code=1
+            host.store.fanout, group_id, "failed", error=f"{type(exc).__name__}: {exc}", exit_code=1
         )
         raise
     finally:
         if not request.keep_sessions:
             await close_workers(rt, views)
     await finish_group(
-        rt.store.fanout, group_id, "done", report=report.model_dump(mode="json", exclude={"group_id"})
+        host.store.fanout, group_id, "done", report=report.model_dump(mode="json", exclude={"group_id"})
     )
     return report
 
 
 async def _review(
-    rt: Runtime,
+    host: FanoutHost,
     request: ReviewRequest,
     chosen: dict[str, SessionProfile],
     diff: str,
@@ -138,13 +141,14 @@ async def _review(
 ) -> ReviewReport:
     """Ask the specialists (each recorded as a candidate of the group with its answer or failure)
     and merge their findings."""
+    rt = host.rt
     for idx, (name, profile) in enumerate(chosen.items(), 1):
         schema = FindingsAnswer.model_json_schema()
         view = await open_worker(
             rt, f"review-{name}", profile, schema=schema, workdir=workdir, on_open=on_open
         )
         views.append(view)
-        await add_member(rt, group_id, idx, view, {"specialist": name})
+        await add_member(host, group_id, idx, view, {"specialist": name})
     prompt = review_prompt(diff, request.base)
     outcomes = await asyncio.gather(
         *(ask_json(rt, view, prompt, FindingsAnswer) for view in views), return_exceptions=True
@@ -155,14 +159,14 @@ async def _review(
         if isinstance(outcome, WorkerFailed):
             failed[name] = str(outcome)
             evidence: dict[str, Any] = {"specialist": name, "error": str(outcome)}
-            await rt.store.fanout.update_candidate(group_id, idx, state="failed", evidence=evidence)
+            await host.store.fanout.update_candidate(group_id, idx, state="failed", evidence=evidence)
         elif isinstance(outcome, BaseException):
             raise outcome
         else:
             answers[name] = list(outcome.findings)
             found = [f.model_dump(mode="json") for f in outcome.findings]
             evidence = {"specialist": name, "findings": found}
-            await rt.store.fanout.update_candidate(group_id, idx, state="done", evidence=evidence)
+            await host.store.fanout.update_candidate(group_id, idx, state="done", evidence=evidence)
     if not answers:
         unparsable = all("invalid answer" in reason for reason in failed.values())
         detail = "; ".join(f"specialist {n} failed: {r}" for n, r in failed.items())
@@ -175,7 +179,7 @@ async def _review(
         group_id=group_id,
     )
     if request.patch:
-        report = await _with_patch(rt, report, workdir, views, on_open)
+        report = await _with_patch(host, report, workdir, views, on_open)
     return report
 
 
@@ -205,7 +209,7 @@ async def check_patch(workdir: Path, patch: str) -> str | None:
 
 
 async def _with_patch(
-    rt: Runtime,
+    host: FanoutHost,
     report: ReviewReport,
     workdir: Path,
     views: list[SessionView],
@@ -214,24 +218,27 @@ async def _with_patch(
     """One patch request for the report's findings; the patch is kept only when it applies."""
     if not report.findings:
         return report.model_copy(update={"patch_error": "no findings to fix"})
-    view = await open_worker(rt, "review-patch", None, workdir=workdir, on_open=on_open)
+    view = await open_worker(host.rt, "review-patch", None, workdir=workdir, on_open=on_open)
     views.append(view)
     idx = len(views)
     if report.group_id is not None:
-        await add_member(rt, report.group_id, idx, view, {"role": "patch"})
-    report = await _ask_patch(rt, report, workdir, view)
+        await add_member(host, report.group_id, idx, view, {"role": "patch"})
+    report = await _ask_patch(host.rt, report, workdir, view)
     if report.group_id is not None:
         state = "done" if report.patch is not None else "failed"
         evidence = {"role": "patch", **({"error": report.patch_error} if report.patch_error else {})}
-        await rt.store.fanout.update_candidate(
+        await host.store.fanout.update_candidate(
             report.group_id, idx, state=state, evidence=evidence, patch=report.patch
         )
     return report
 
 
-async def _ask_patch(rt: Runtime, report: ReviewReport, workdir: Path, view: SessionView) -> ReviewReport:
+async def _ask_patch(rt: SessionsAPI, report: ReviewReport, workdir: Path, view: SessionView) -> ReviewReport:
     """Ask ``view`` (no tools) for the patch; keep it only when ``git apply --check`` accepts it."""
-    worker_agent(rt, view).calls.tools = type(rt.tools)()  # the patch is written as text, nothing runs
+    try:
+        rt.controls.use_tools(view.id, [])  # the patch is written as text, nothing runs
+    except SessionError as exc:
+        raise WorkerFailed(view.name, str(exc)) from None
     findings = "\n".join(report.lines()[1:])
     prompt = (
         "Write one unified diff (as `git diff` prints it, paths a/ and b/ from the repository root) that "

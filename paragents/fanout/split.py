@@ -9,7 +9,6 @@ single diff. Nothing here imports Textual."""
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -22,9 +21,10 @@ from paragents.config import SessionProfile
 from paragents.conflicts import paths_overlap
 from paragents.fanout.asking import WorkerFailed, ask_json, close_workers, open_worker, run_turn
 from paragents.fanout.group import slugify
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.recording import add_member, finish_group, merge_settings, open_group, record_choice
 from paragents.lanes import LaneError, create_lane, git, unique_lane_name
-from paragents.sessions import Runtime, SessionView
+from paragents.sessions.view import SessionView
 from paragents.store import LaneRecord
 
 PLANNER = SessionProfile(
@@ -198,7 +198,7 @@ Approve = Callable[[Plan, Schedule], Awaitable[bool]]
 
 
 async def ask_plan(
-    rt: Runtime,
+    host: FanoutHost,
     prompt: str,
     on_open: Callable[[SessionView], Any] | None = None,
     *,
@@ -207,6 +207,7 @@ async def ask_plan(
     """Ask the planner for a plan (retried once when invalid). Raises SplitError (3) for an unusable
     answer, (1) when the planner's turn failed. The planner session is closed afterwards unless
     ``keep_sessions`` (the TUI keeps its panel)."""
+    rt = host.rt
     view = await open_worker(rt, "planner", PLANNER, schema=Plan.model_json_schema(), on_open=on_open)
     try:
         return await ask_json(rt, view, f"Split this task into subtasks:\n\n{prompt}", Plan)
@@ -219,14 +220,14 @@ async def ask_plan(
 
 
 async def plan_split(
-    rt: Runtime,
+    host: FanoutHost,
     prompt: str,
     on_open: Callable[[SessionView], Any] | None = None,
     *,
     keep_sessions: bool = False,
 ) -> tuple[Plan, Schedule]:
     """:func:`ask_plan`, then schedule the plan (SplitError (3) for a cycle)."""
-    plan = await ask_plan(rt, prompt, on_open, keep_sessions=keep_sessions)
+    plan = await ask_plan(host, prompt, on_open, keep_sessions=keep_sessions)
     return plan, schedule(plan)
 
 
@@ -240,7 +241,7 @@ def schedule_doc(order: Schedule) -> dict[str, Any]:
 
 
 async def run_split(
-    rt: Runtime,
+    host: FanoutHost,
     prompt: str,
     approve: Approve,
     *,
@@ -253,7 +254,8 @@ async def run_split(
     into a new integration lane (see the module docstring) and return the result. ``mode`` is the
     permission mode of the subtask sessions (None: the default, so their writes ask). The run is kept
     as a fan-out group of kind ``split`` (:mod:`paragents.fanout.recording`), refused or failed too."""
-    fanout = rt.store.fanout
+    rt = host.rt
+    fanout = host.store.fanout
     group_id = await open_group(
         fanout,
         kind="split",
@@ -265,7 +267,7 @@ async def run_split(
         settings={},
     )
     try:
-        plan = await ask_plan(rt, prompt, on_open, keep_sessions=keep_sessions)
+        plan = await ask_plan(host, prompt, on_open, keep_sessions=keep_sessions)
         await merge_settings(fanout, group_id, plan=plan.model_dump(mode="json"))
         order = schedule(plan)
     except SplitError as exc:
@@ -279,7 +281,7 @@ async def run_split(
         return None
     try:
         result = await execute(
-            rt, plan, order, base=base, mode=mode, on_open=on_open, keep_sessions=keep_sessions,
+            host, plan, order, base=base, mode=mode, on_open=on_open, keep_sessions=keep_sessions,
             group_id=group_id,
         )  # fmt: skip
     except Exception as exc:
@@ -304,7 +306,7 @@ _SLUG = re.compile(r"[^a-z0-9-]+")
 
 
 async def execute(
-    rt: Runtime,
+    host: FanoutHost,
     plan: Plan,
     order: Schedule,
     *,
@@ -318,9 +320,12 @@ async def execute(
     own lane based on the integration branch as it is then; its declared paths are reserved; its work
     is committed and merged into the integration lane. A failed subtask skips those that wait on it.
     With ``group_id``, each subtask is recorded as candidate (its number in the plan) of that group."""
+    rt = host.rt
     try:
-        name = await unique_lane_name(rt.store.lanes, rt.project_dir, "split")
-        made = await create_lane(rt.store, rt.project_dir, name, base, settings=rt.config.lanes, setup=False)
+        name = await unique_lane_name(host.store.lanes, rt.project_dir, "split")
+        made = await create_lane(
+            host.store, rt.project_dir, name, base, settings=rt.config.lanes, setup=False
+        )
     except LaneError as exc:
         raise SplitError(f"cannot open the integration lane: {exc}", 1) from exc
     integration = made.lane
@@ -343,10 +348,12 @@ async def execute(
             if blocked:
                 outcome = SubtaskResult(tid, "skipped", detail=f"waits on {', '.join(blocked)}")
             else:
-                outcome = await _run_subtask(rt, task, integration, merge_lock, views, mode, on_open, member)
+                outcome = await _run_subtask(
+                    host, task, integration, merge_lock, views, mode, on_open, member
+                )
             result.results.append(outcome)
             if member is not None:
-                await _record_subtask(rt, member, task, outcome)
+                await _record_subtask(host, member, task, outcome)
         finally:
             finished[tid].set()
 
@@ -362,7 +369,7 @@ async def execute(
 
 
 async def _run_subtask(
-    rt: Runtime,
+    host: FanoutHost,
     task: Subtask,
     integration: LaneRecord,
     merge_lock: asyncio.Lock,
@@ -371,6 +378,7 @@ async def _run_subtask(
     on_open: Callable[[SessionView], Any] | None,
     member: tuple[str, int] | None = None,
 ) -> SubtaskResult:
+    rt = host.rt
     session_name = _SLUG.sub("-", f"{integration.name}-{task.id}".lower())[:40]
     try:
         view = await open_worker(
@@ -380,18 +388,17 @@ async def _run_subtask(
         return SubtaskResult(task.id, "failed", detail=str(exc))
     views.append(view)
     if member is not None:
-        await add_member(rt, member[0], member[1], view, _subtask_evidence(task))
-    lane = await rt.store.lanes.of_session(view.id)
+        await add_member(host, member[0], member[1], view, _subtask_evidence(task))
+    lane = await host.store.lanes.of_session(view.id)
     workdir = view.workdir
-    for path in task.paths:  # the declared paths are this subtask's while it runs
-        target = str((workdir / path.strip().lstrip("./")).resolve())
-        await rt.store.reservations.add(view.id, target, "write", reason=f"split {task.id}", pid=os.getpid())
+    targets = [str((workdir / path.strip().lstrip("./")).resolve()) for path in task.paths]
+    await rt.reservations.reserve(view.id, targets, f"split {task.id}")  # this subtask's while it runs
     try:
         await run_turn(rt, view, task.prompt)
     except WorkerFailed as exc:
         return SubtaskResult(task.id, "failed", view.name, lane.name if lane else "", str(exc))
     finally:
-        await rt.conflicts.release(view.id)
+        await rt.reservations.release(view.id)
     lane_name = lane.name if lane else ""
     await git("add", "-A", cwd=workdir)
     if not (await git("status", "--porcelain", cwd=workdir)).out.strip():
@@ -428,14 +435,14 @@ def _subtask_evidence(task: Subtask, outcome: SubtaskResult | None = None) -> di
 
 
 async def _record_subtask(
-    rt: Runtime, member: tuple[str, int], task: Subtask, outcome: SubtaskResult
+    host: FanoutHost, member: tuple[str, int], task: Subtask, outcome: SubtaskResult
 ) -> None:
     """Store a subtask's outcome on its candidate (one without a session is added here)."""
     group_id, idx = member
     if not outcome.session:
-        await rt.store.fanout.add_candidate(
+        await host.store.fanout.add_candidate(
             group_id, idx, session_id=None, session_name=task.id, model="",
             lane=None, lane_path=None, branch=None,
         )  # fmt: skip
     evidence = _subtask_evidence(task, outcome)
-    await rt.store.fanout.update_candidate(group_id, idx, state=outcome.status, evidence=evidence)
+    await host.store.fanout.update_candidate(group_id, idx, state=outcome.status, evidence=evidence)

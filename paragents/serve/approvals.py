@@ -245,7 +245,7 @@ class Approvals:
                 f"ask {request_id} is of the project {project}; this credential answers asks of "
                 f"{', '.join(projects) or 'no project'} only",
             )
-        result = await self.runtime.answer_approval(request_id, answer, answered_by=by, note=note)
+        result = await self.runtime.approvals.answer_approval(request_id, answer, answered_by=by, note=note)
         if result.accepted:
             sid = result.approval.session_id if result.approval is not None else ""
             return {"id": request_id, "session_id": sid, "answer": answer, "by": by}

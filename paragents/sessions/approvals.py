@@ -1,6 +1,8 @@
-"""Approvals of the session layer: answering one in-process (:func:`answer_approval`, what the TUI's
-``/serve`` API calls), listing the pending ones, and what a restart does with the rows a crash left
-pending (:func:`resume_orphans`, :func:`close_orphan_conflicts`). Nothing here imports Textual.
+"""The approvals facet of the session layer (:class:`Approvals`): answering an ask in-process (what the
+TUI, ``/serve``'s API and the eval's answerer call), listing the pending ones, the permission rules
+(/permissions, a session's own rules, what they decide for a call), and what a restart does with the
+rows a crash left pending (:func:`resume_orphans`, :func:`close_orphan_conflicts`). Nothing here
+imports Textual.
 
 After a crash, a pending approval row whose process is gone is, when its session is opened again:
 
@@ -18,36 +20,126 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
 from paragents import events as ev
+from paragents.permissions.decision import Decision, RuleRow
+from paragents.permissions.settings import PolicyError, parse_rules
+from paragents.sessions.answerer import Answerer, http_check
 from paragents.sessions.core import SessionsCore
-from paragents.sessions.view import SessionView
-
-if TYPE_CHECKING:
-    from paragents.store import AnswerResult, ApprovalRecord
+from paragents.sessions.view import SessionError, SessionView
+from paragents.store import AnswerResult, ApprovalRecord
 
 RESUME_PROMPT = "(continued after a restart) {summary}"
 """The turn's prompt text of a turn continued for a pending approval (what the turns table shows)."""
 
 
-async def answer_approval(
-    core: SessionsCore,
-    approval_id: str,
-    answer: str,
-    answered_by: str = "user",
-    note: str | None = None,
-    rules: Sequence[str] | None = None,
-) -> AnswerResult:
-    """Answer a pending approval or conflict through the runtime's own store: the waiting turn of this
-    process wakes at once (one of another process within the store's poll interval). See
-    ``store.approvals.answer`` for the answers and the refusals."""
-    return await core.store.approvals.answer(approval_id, answer, answered_by, note, rules=rules)
+@dataclass(frozen=True)
+class RulesReport:
+    """The effective permission rules for ``/permissions``: in the order they are checked (deny, ask,
+    allow) with where each came from, and the default permission mode."""
+
+    rows: list[RuleRow]
+    default_mode: str
 
 
-async def pending_approvals(core: SessionsCore, *, all_projects: bool = False) -> list[ApprovalRecord]:
-    """The pending rows of this project (every project's with ``all_projects``), oldest first."""
-    return await core.store.approvals.find(project_dir=None if all_projects else core.project_dir)
+class Approvals(Protocol):
+    """Asks and permission rules as clients use them (``runtime.approvals``)."""
+
+    async def answer_approval(
+        self,
+        approval_id: str,
+        answer: str,
+        answered_by: str = "user",
+        note: str | None = None,
+        rules: Sequence[str] | None = None,
+    ) -> AnswerResult:
+        """Answer a pending approval or conflict once (a later answer is refused, naming the first);
+        the turn waiting on it continues at once."""
+        ...
+
+    async def pending_approvals(
+        self, *, all_projects: bool = False, project_dir: Path | None = None
+    ) -> list[ApprovalRecord]: ...
+    async def get_approval(self, approval_id: str) -> ApprovalRecord | None: ...
+    async def project_of(self, approval_id: str) -> Path | None: ...
+    async def http_answerer(self, server: tuple[str, int], client: tuple[str, int], by: str) -> Answerer: ...
+    async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]: ...
+    def rules_report(self) -> RulesReport: ...
+    def decide(self, sid: str, tool: str, arguments: dict[str, Any]) -> Decision: ...
+
+
+class ApprovalCommands:
+    """The :class:`Approvals` facet of the sessions of one project."""
+
+    def __init__(self, core: SessionsCore) -> None:
+        self.core = core
+
+    async def answer_approval(
+        self,
+        approval_id: str,
+        answer: str,
+        answered_by: str = "user",
+        note: str | None = None,
+        rules: Sequence[str] | None = None,
+    ) -> AnswerResult:
+        """Answer a pending approval or conflict through the runtime's own store: the waiting turn of
+        this process wakes at once (one of another process within the store's poll interval). See
+        ``store.approvals.answer`` for the answers and the refusals."""
+        return await self.core.store.approvals.answer(approval_id, answer, answered_by, note, rules=rules)
+
+    async def pending_approvals(
+        self, *, all_projects: bool = False, project_dir: Path | None = None
+    ) -> list[ApprovalRecord]:
+        """The pending rows of this project (of ``project_dir``; of every project with
+        ``all_projects``), oldest first."""
+        where = None if all_projects else (project_dir or self.core.project_dir)
+        return await self.core.store.approvals.find(project_dir=where)
+
+    async def get_approval(self, approval_id: str) -> ApprovalRecord | None:
+        """The approval or conflict row ``approval_id`` (any state; None: no such row)."""
+        return await self.core.store.approvals.get(approval_id)
+
+    async def project_of(self, approval_id: str) -> Path | None:
+        """The project directory of the ask ``approval_id`` (None: no such ask or session)."""
+        row = await self.core.store.approvals.get(approval_id)
+        record = await self.core.store.sessions.get(row.session_id) if row is not None else None
+        return Path(record.project_dir) if record is not None else None
+
+    async def http_answerer(self, server: tuple[str, int], client: tuple[str, int], by: str) -> Answerer:
+        """Who answers through the HTTP API from ``client`` to ``server`` and whether it may
+        (:func:`paragents.sessions.answerer.http_check`)."""
+        return await http_check(self.core.store.approvals, server, client, by)
+
+    async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]:
+        """Add allow rules for this session (as "allow for this session" does; a fan-out answers for
+        every sibling with it); return the session's rules now. SessionError for a malformed rule."""
+        core = self.core
+        view = core.view(sid)
+        try:
+            parse_rules(list(rules), "allow", "session", None, "session rule")
+        except PolicyError as exc:
+            raise SessionError(str(exc)) from None
+        now = [*view.session_rules, *(r for r in rules if r not in view.session_rules)]
+        core.emit(ev.SessionRulesChanged(sid, tuple(now)))
+        await core.store.sessions.update(sid, session_rules=now)
+        return now
+
+    def rules_report(self) -> RulesReport:
+        """The effective rules and the default mode (``/permissions``)."""
+        policy = self.core.policy
+        return RulesReport(policy.rules_table(), policy.default_mode.value)
+
+    def decide(self, sid: str, tool: str, arguments: dict[str, Any]) -> Decision:
+        """What the rules decide now for session ``sid``'s call of ``tool`` with ``arguments`` (its
+        working directory, mode and session rules): a waiting ask the user's new rules allow, the write
+        targets of a call. The policy is pure: nothing is asked or recorded."""
+        view = self.core.view(sid)
+        return self.core.policy.decide(
+            tool, arguments, cwd=view.workdir, mode=view.mode, session_rules=tuple(view.session_rules)
+        )
 
 
 async def close_orphan_conflicts(core: SessionsCore) -> list[str]:

@@ -53,12 +53,28 @@ class _Core(Protocol):
     def view(self, sid: str) -> SessionView: ...
 
 
+class Budgets(Protocol):
+    """Budgets as clients use them (``runtime.budgets``): set or raise a cap, answer a budget or
+    loop-guard pause, the caps in force and what was spent."""
+
+    def set_budget(self, sid: str, level: str, text: str) -> Budget: ...
+    def raise_budget(self, sid: str, text: str) -> Budget: ...
+    def join_group(self, sid: str, group_id: str) -> None: ...
+    def allow_one_more(self, sid: str) -> bool: ...
+    def stop_paused(self, sid: str) -> bool: ...
+    def caps(self, sid: str) -> dict[str, Budget | None]: ...
+    def project_cap(self) -> Budget | None: ...
+    async def today(self, now: float) -> tuple[Spend, float]: ...
+    async def session_seconds(self, sid: str) -> float: ...
+
+
 BUDGET_LEVELS = ("session", "project", "group")
 """Levels ``/budget`` accepts ("project" is the per-day project cap)."""
 
 
 class BudgetCommands:
-    """Budgets of one runtime: the caps per session, ``/budget`` and the pause answers."""
+    """Budgets of one runtime (the :class:`Budgets` facet): the caps per session, ``/budget`` and the
+    pause answers."""
 
     def __init__(self, core: _Core) -> None:
         self.core = core
@@ -215,6 +231,10 @@ class BudgetCommands:
             ):
                 self._answer(other.id, "retry")
         return now or budget
+
+    def raise_budget(self, sid: str, text: str) -> Budget:
+        """Raise the session's own cap to ``text`` (e.g. ``"5usd"``) and resume it when paused."""
+        return self.set_budget(sid, "session", text)
 
     def allow_one_more(self, sid: str) -> bool:
         """Let a paused session send its held request once; False when it is not paused."""

@@ -12,7 +12,7 @@ import logging
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from paragents import events as ev
 from paragents.acp.held import WAITING_ON, held_note
@@ -20,11 +20,18 @@ from paragents.agent.context import build_system_prompt, load_instructions
 from paragents.agent.protocol import SessionAgent
 from paragents.config import LoadedConfig, RuntimeConfig
 from paragents.conflicts import ConflictChecker
+from paragents.mcp import McpPool
 from paragents.models import SessionState, ToolCall, TurnResult, TurnStatus, Usage
 from paragents.scheduler import PromptHeld, QueuedPrompt, Scheduler
+from paragents.sessions.budgets import BudgetCommands
+from paragents.sessions.decisions import TeamTalk
+from paragents.sessions.drafts import SessionDrafts
 from paragents.sessions.notes import NoteBook, note_line
 from paragents.sessions.remote_lanes import RemoteLanes
+from paragents.sessions.tool_rows import ToolRowKeeper
 from paragents.sessions.view import SessionError, SessionView
+from paragents.store import StoreError
+from paragents.tools.registry import default_registry
 
 if TYPE_CHECKING:
     from paragents.llm import ChatClient
@@ -40,8 +47,6 @@ class SessionsCore:
     def __init__(
         self, project_dir: Path, loaded: LoadedConfig, store: Store, policy: Policy, client: ChatClient
     ) -> None:
-        from paragents.tools.registry import default_registry
-
         self.project_dir = project_dir
         self.loaded = loaded
         self.store = store
@@ -64,31 +69,27 @@ class SessionsCore:
         """Extra sinks that see every event before the sink (recorders, replay); they must not block."""
         self.recorder: Any = None
         self.lane_watcher: Any = None
+        """The lanes' conflict predictor (paragents.sessions.lanes.LaneWatcher) once a lane is open."""
         self.remote = RemoteLanes(self)
         """The lanes of this process that run in a container or a Pod (docs/remote.md)."""
-        """The lanes' conflict predictor (paragents.sessions.lanes.LaneWatcher) once a lane is open."""
         self.lane_setup_output: Callable[[str, str], None] | None = None
         """Gets (lane name, line) of a new lane's setup output while it runs (the TUI streams it)."""
         self.cli_overrides: dict[str, Any] = {}
         """Config values given on the command line; they stay on top when the config is reloaded."""
         self.env: Mapping[str, str] | None = None
         """The environment the config was read with (None: ``os.environ``)."""
-        from paragents.sessions.drafts import SessionDrafts
-
         self.holding_new_turns = False
-        """See :meth:`hold_new_turns`."""
+        """While True, queued prompts do not start (``prompts.hold_new_turns``: a quit is confirmed)."""
 
         self.drafts = SessionDrafts(store.drafts, self.emit, self._requeue_held)
-        from paragents.sessions.tool_rows import ToolRowKeeper
-
+        """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.tool_rows = ToolRowKeeper(
             store.tool_rows, lambda sid: getattr(self.agents.get(sid), "STORES_AFTER_CALLS", False) is True
         )
         """Keeps how each tool call was shown while it ran, for restored transcripts."""
         self.observers.append(self.tool_rows.observe)
-        """Unsent drafts and queued prompts kept across quits and crashes (sessions/drafts.py)."""
         self.scheduler = Scheduler(
-            loaded.config.max_parallel_turns, self._run_prompt, self._queue_changed, self._held
+            loaded.config.max_parallel_turns, self._run_prompt, self.queue_changed, self._held
         )
         self.turn_done: dict[str, asyncio.Event] = {}
         self.unloaded: list[str] = []
@@ -107,17 +108,13 @@ class SessionsCore:
             resources=loaded.config.resources,
         )
         """The preflight conflict checker shared by every session's agent (paragents.conflicts)."""
-        from paragents.sessions.budgets import BudgetCommands
-
         self.budgets = BudgetCommands(self)
         """Budget caps per session, ``/budget`` and the answers to a pause (sessions/budgets.py)."""
-        from paragents.mcp import McpPool
-
-        self.mcp = McpPool(project_dir, loaded.config.mcp, [f.path for f in getattr(policy, "files", [])])
+        self.mcp_pool = McpPool(
+            project_dir, loaded.config.mcp, [f.path for f in getattr(policy, "files", [])]
+        )
         """The MCP servers of the project, shared by its sessions (paragents.mcp, docs/mcp.md)."""
-        self.notes.extend(self.mcp.problems)
-        from paragents.sessions.decisions import TeamTalk
-
+        self.notes.extend(self.mcp_pool.problems)
         self.team = TeamTalk(self)
         """Project decisions and notes between sessions (sessions/decisions.py; wt/fanteam)."""
 
@@ -141,13 +138,28 @@ class SessionsCore:
             view.apply(event)
             if isinstance(event, ev.AgentSessionStale) and event.reason is None:
                 self.scheduler.pump()  # its queued prompts may start now
-                self._queue_changed(event.session_id)
+                self.queue_changed(event.session_id)
         for observer in self.observers:
             observer(event)
         if self._sink is None:
             self._buffer.append(event)
         else:
             self._sink(event)
+
+    def observe(self, sink: ev.EventSink) -> None:
+        """Let ``sink`` see every event before the sink (a recorder, a fan-out group, the API server);
+        observing twice is observing once. It must not block."""
+        if sink not in self.observers:
+            self.observers.append(sink)
+
+    def unobserve(self, sink: ev.EventSink) -> None:
+        """Stop passing events to ``sink`` (nothing when it does not observe)."""
+        if sink in self.observers:
+            self.observers.remove(sink)
+
+    def notice(self, sid: str, text: str, level: Literal["info", "warning", "error"] = "info") -> None:
+        """Show ``text`` as a notice in session ``sid``'s transcript (a ``Notice`` event)."""
+        self.emit(ev.Notice(sid, text, level))
 
     # -- lookups --------------------------------------------------------------------------------------
     def view(self, sid: str) -> SessionView:
@@ -183,32 +195,6 @@ class SessionsCore:
             self.emit(ev.Notice(sid, held_note(text), "warning"))
         return self.scheduler.submit(sid, text).id
 
-    def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
-        """Change a queued prompt that has not started; False when it already started or is gone."""
-        return self.scheduler.edit(sid, prompt_id, text)
-
-    async def save_draft(self, sid: str, text: str) -> None:
-        """Keep ``text`` as the session's unsent draft (it comes back into the prompt box next time)."""
-        view = self.sessions.get(sid)
-        if view is not None:
-            await self.drafts.save(view, text)
-
-    def remove_queued(self, sid: str, prompt_id: str) -> bool:
-        """Remove a queued prompt that has not started; False when it already started or is gone."""
-        return self.scheduler.remove(sid, prompt_id)
-
-    def release_queued(self, sid: str, prompt_id: str | None = None) -> bool:
-        """Let a held queued prompt (every held one when ``prompt_id`` is None) start in its turn: one
-        still queued when paragents stopped, back in the queue not sent. False when none was held."""
-        view = self.view(sid)
-        if view.read_only:
-            raise SessionError(view.read_only)
-        self.turn_done[sid].clear()
-        released = self.scheduler.release(sid, prompt_id)
-        if not released:
-            self._queue_changed(sid)  # nothing held: the wait for it is over
-        return released
-
     def _requeue_held(self, sid: str, text: str) -> None:
         """Put a prompt still queued when paragents stopped back into the queue, held (not sent)."""
         self.scheduler.submit(sid, text, held=True)
@@ -225,7 +211,7 @@ class SessionsCore:
             await self.turn_done[sid].wait()
 
     def _held(self, sid: str) -> bool:
-        """A session whose prompts wait in its queue: every session while :meth:`hold_new_turns` is on
+        """A session whose prompts wait in its queue: every session while ``holding_new_turns`` is on
         (a quit being confirmed), or one whose external agent cannot continue the stored conversation
         until the user starts a new agent session (``AgentSessionStale``)."""
         return self.holding_new_turns or self._waits_for_agent(sid)
@@ -235,14 +221,7 @@ class SessionsCore:
         view = self.sessions.get(sid)
         return view is not None and view.agent_stale is not None
 
-    def hold_new_turns(self, hold: bool) -> None:
-        """While ``hold``, queued prompts do not start (running turns go on): the TUI holds them while
-        it asks to confirm a quit, so what it said stays queued is not sent meanwhile."""
-        self.holding_new_turns = hold
-        if not hold:
-            self.scheduler.pump()
-
-    def _queue_changed(self, sid: str) -> None:
+    def queue_changed(self, sid: str) -> None:
         view = self.sessions.get(sid)
         if view is None:
             return
@@ -277,8 +256,6 @@ class SessionsCore:
         """Run one queued prompt (the scheduler's task): never raises but CancelledError, so no turn
         task ends with an exception nobody retrieves; a store that cannot be written fails the turn
         with ``error_kind`` "store" (the agent reports it, or this does when it fails before)."""
-        from paragents.store import StoreError
-
         await self.loaded_event.wait()  # a prompt typed while restored sessions load waits for them
         agent = self.agents.get(sid)
         view = self.sessions.get(sid)

@@ -123,21 +123,3 @@ class SessionHolds:
             core.scheduler.cancel(sid)
             core.emit(ev.Notice(sid, reason, "error"))
         return lost
-
-    async def take_over(self, sid: str) -> SessionView:
-        """Take the session over from the process holding it (the user confirmed): this process
-        becomes its writer and reloads its history (what the other process wrote is kept)."""
-        core = self.core
-        view = core.view(sid)
-        if not view.read_only:
-            return view
-        await core.loaded_event.wait()
-        await self.hold(view, take_over=True)
-        state = SessionState.IDLE if view.state in BUSY_STATES else view.state
-        agent = core.agents.get(sid)
-        if agent is not None:
-            await agent.record.sync()
-        note = core.notes[-1] if core.notes else f"session {view.name!r} taken over"
-        core.emit(ev.SessionStateChanged(sid, state, "taken over"))
-        core.emit(ev.Notice(sid, note, "warning"))
-        return view

@@ -14,8 +14,6 @@ from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
 from paragents.lanes.contained import LaneSandbox
 from paragents.lanes.gc import remove_lane
-from paragents.lanes.git import git
-from paragents.lanes.overview import lane_rows
 from paragents.lanes.predict import Conflict, Predictor, Snapshot
 from paragents.lanes.thread import LoopThread
 from paragents.sessions.core import SessionsCore
@@ -45,19 +43,16 @@ def attach_event(session_id: str, lane: LaneRecord, notes: tuple[str, ...] = ())
     return ev.LaneAttached(session_id, lane.name, lane.path, tuple(lane_env(lane).items()), notes)
 
 
+def inside(project: Path, repo: str) -> bool:
+    """True when the repository ``repo`` is ``project`` or holds it."""
+    return project == Path(repo) or Path(repo) in project.parents
+
+
 def wants_auto_lane(core: SessionsCore) -> bool:
     """With ``lanes: auto``: True when another open session already writes in the shared checkout."""
     if core.config.lanes.mode != "auto":
         return False
     return any(view.lane is None and view.read_only is None for view in core.sessions.values())
-
-
-def lane_question(core: SessionsCore) -> list[str]:
-    """With ``lanes: ask``: the names of the open sessions that write in the shared checkout (the user
-    is asked whether a new session opens in a lane when there are any); [] otherwise."""
-    if core.config.lanes.mode != "ask":
-        return []
-    return [view.name for view in core.sessions.values() if view.lane is None and view.read_only is None]
 
 
 async def make_lane(
@@ -164,7 +159,7 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
     for lane in await core.store.lanes.all():
         view = wanted.get(lane.session_id or "")
         if view is None:
-            if startup and lane.session_id not in core.sessions and _inside(core.project_dir, lane.repo):
+            if startup and lane.session_id not in core.sessions and inside(core.project_dir, lane.repo):
                 leftover.append(lane.name)
             continue
         view.apply(attach_event(view.id, lane))
@@ -183,143 +178,6 @@ async def attach_restored(core: SessionsCore, views: list[SessionView], *, start
             f"{len(leftover)} lane(s) left from earlier sessions: {', '.join(leftover)} "
             "(`paragents lanes list` shows them; `paragents lanes gc` removes those whose work landed)"
         )
-
-
-async def lane_overview(core: SessionsCore) -> list[str]:
-    """One line per lane of this project for the overview: name, branch, ports, and the open session
-    working in it, or "leftover" (no open session: `lanes gc` says whether it can go), or "worktree
-    gone". Reads the store only (no git)."""
-    try:
-        lanes = [lane for lane in await core.store.lanes.all() if _inside(core.project_dir, lane.repo)]
-    except StoreError:
-        return []
-    names = {sid: view.name for sid, view in core.sessions.items()}
-    places = await core.remote.usage()
-    lines = []
-    for lane in lanes:
-        ports = f"ports {lane.port_base}-{lane.port_base + lane.port_count - 1}"
-        holder = names.get(lane.session_id or "")
-        who = f"session {holder}" if holder else "leftover: no open session (`paragents lanes gc`)"
-        if not Path(lane.path).is_dir():
-            who += ", worktree gone"
-        setup = f", setup {lane.setup_state}" if lane.setup_state != "ready" else ""
-        place = places.get((lane.repo, lane.name)) or (
-            "local" if not lane.remote else f"{lane.backend} (not open)"
-        )
-        lines.append(f"{lane.name:16} {lane.branch:24} {ports}  {who}{setup}  [{place}]")
-    return lines
-
-
-def _inside(project: Path, repo: str) -> bool:
-    return project == Path(repo) or Path(repo) in project.parents
-
-
-ADAPT_DIFF_LIMIT = 8000
-"""Characters of the other side's diff put into an "adapt" prompt."""
-
-
-async def adapt_prompt(core: SessionsCore, sid: str, other: str | None = None) -> str:
-    """The prompt that asks a lane session's agent to adapt to the conflicts predicted for its lane
-    (only the one with lane or base branch ``other`` when given): the files, the other lane's (or the
-    base branch's) change to them. SessionError when the session is not in a lane or no conflict is
-    predicted for it."""
-    view = core.view(sid)
-    if view.lane is None:
-        raise SessionError("this session works in the shared checkout, not in a lane")
-    watcher = watch_lanes(core, Path((await core.store.lanes.of_session(sid) or _no_lane(sid)).repo))
-    conflicts = [c for c in await watcher.run_round() if view.lane in (c.a, c.b)]
-    if other is not None:
-        conflicts = [c for c in conflicts if other in (c.a, c.b)]
-    if not conflicts:
-        raise SessionError(f"no conflict is predicted for lane {view.lane} right now")
-    parts = [f"Your lane {view.lane} is predicted to conflict with other work before either is merged."]
-    for conflict in conflicts:
-        other = conflict.b if conflict.a == view.lane else conflict.a
-        theirs = await _their_change(core, watcher, conflict, other)
-        where = f"its base branch {conflict.b}" if conflict.against_base else f"lane {other}"
-        parts.append(
-            f"\nConflicting file(s) with {where}: {', '.join(conflict.files)}. Their change to them:\n"
-            f"```diff\n{theirs[:ADAPT_DIFF_LIMIT]}\n```"
-        )
-    parts.append(
-        "\nAdapt your change to these files so that it keeps both intents and merges cleanly with "
-        "theirs; do not undo their change. Say briefly what you changed."
-    )
-    return "\n".join(parts)
-
-
-def _no_lane(sid: str) -> LaneRecord:
-    raise SessionError(f"session {sid} has no lane record")
-
-
-async def _their_change(core: SessionsCore, watcher: LaneWatcher, conflict: Conflict, other: str) -> str:
-    if conflict.against_base:
-        mine = await core.store.lanes.get(str(watcher.repo), conflict.a)
-        if mine is None:
-            return ""
-        old, new = mine.base_commit, conflict.b
-    else:
-        lane = await core.store.lanes.get(str(watcher.repo), other)
-        if lane is None:
-            return ""
-        old, new = lane.base_commit, (await watcher.snapshot(lane)).commit
-    out = await git("diff", "--no-color", old, new, "--", *conflict.files, cwd=watcher.repo, check=False)
-    return out.out.strip()
-
-
-async def conflict_sides(core: SessionsCore, key: str) -> list[tuple[str, str]]:
-    """Both sides of the predicted conflict ``key``: (title, diff of the conflicting files against
-    the lane's base) for each lane, or the base branch's change since the lane's base commit."""
-    watcher: LaneWatcher | None = core.lane_watcher
-    conflict = next((c for c in watcher.current if watcher.key(c) == key), None) if watcher else None
-    if watcher is None or conflict is None:
-        raise SessionError("this conflict is no longer predicted")
-    sides = []
-    for name in (conflict.a, conflict.b):
-        if conflict.against_base and name == conflict.b:
-            title = f"base branch {name} (since lane {conflict.a} was made)"
-            sides.append((title, await _their_change(core, watcher, conflict, name)))
-            continue
-        lane = await core.store.lanes.get(str(watcher.repo), name)
-        if lane is None:
-            sides.append((f"lane {name}", "(this lane is gone)"))
-            continue
-        snap = await watcher.snapshot(lane)
-        out = await git(
-            "diff", "--no-color", lane.base_commit, snap.commit, "--", *conflict.files,
-            cwd=watcher.repo, check=False,
-        )  # fmt: skip
-        sides.append((f"lane {name} ({lane.branch}, working tree)", out.out.strip() or "(no change)"))
-    return sides
-
-
-async def lane_gc(core: SessionsCore) -> str:
-    """``/lane gc``: remove the lanes whose work landed (never with force); say why others stay."""
-    from paragents.lanes.gc import gc
-
-    try:
-        decisions = await gc(core.store, core.project_dir, apply=True)
-    except (LaneError, StoreError) as exc:
-        return f"lanes: {exc}"
-    lines = [f"{d.action} {d.lane}" + (f": {'; '.join(d.reasons)}" if d.reasons else "") for d in decisions]
-    return "\n".join(lines) or "no lanes in this repository"
-
-
-async def lane_report(core: SessionsCore, sid: str) -> str:
-    """Plain text for ``/lane``: this session's lane, then every lane of the repository."""
-    view = core.view(sid)
-    try:
-        rows = await lane_rows(core.store.lanes, core.project_dir)
-    except LaneError as exc:
-        return f"lanes: {exc}"
-    head = (
-        f"this session works in lane {view.lane}"
-        if view.lane
-        else "this session works in the shared checkout"
-    )
-    if not rows:
-        return head + "\nno lanes in this repository (/new --lane opens a session in one)"
-    return "\n".join([head, *(row["line"] for row in rows)])
 
 
 PREDICT_INTERVAL = 20.0

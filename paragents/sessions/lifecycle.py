@@ -1,40 +1,84 @@
-"""A session's life: new, reopen, attach (headless), close, rename, model, mode, sandbox, clear and
-fork, and the project's session list. Every change of a view goes through an event. Nothing here
-imports Textual."""
+"""The lifecycle facet of the session layer (:class:`Lifecycle`): a session's life (new, with an
+external agent, reopen, attach for a headless run, close, clear, fork, take over) and the project's
+session list. Every change of a view goes through an event. Nothing here imports Textual."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 from paragents import events as ev
 from paragents.agent.compaction import load_compaction
 from paragents.models import Message, SessionState
-from paragents.permissions import PermissionMode
 from paragents.sessions import acp as acp_sessions
 from paragents.sessions import lanes
+from paragents.sessions.controls import SessionControls, check_mode
 from paragents.sessions.core import SessionsCore
+from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.names import MAX_NAME, check_name, next_number_name, unique_name
 from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
-
-SANDBOX_MODES = ("off", "auto", "required")
-MODE_NAMES = tuple(m.value for m in PermissionMode)
+from paragents.store import SessionRecord
 
 
-def check_mode(mode: str) -> str:
-    """Return ``mode`` when it is a permission mode. Raises SessionError listing the modes."""
-    if mode not in MODE_NAMES:
-        raise SessionError(f"unknown mode {mode!r}; use one of {', '.join(MODE_NAMES)}")
-    return mode
+class Lifecycle(Protocol):
+    """A session's life as clients drive it (``runtime.lifecycle``)."""
+
+    async def new_session(
+        self,
+        name: str | None = None,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        on: str | None = None,
+    ) -> SessionView: ...
+    async def new_agent_session(
+        self,
+        agent: str,
+        name: str | None = None,
+        *,
+        workdir: Path | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        start: bool = True,
+        mode: str | None = None,
+    ) -> SessionView: ...
+    async def start_new_agent_session(self, sid: str) -> None: ...
+    async def close_session(self, sid: str) -> None: ...
+    async def reopen_session(self, sid: str) -> SessionView: ...
+    async def attach_session(
+        self,
+        name: str,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        take_over: bool = False,
+        lane: str | bool | None = None,
+        on: str | None = None,
+    ) -> tuple[SessionView, bool]: ...
+    async def clear_session(self, sid: str) -> None: ...
+    async def fork(self, sid: str, name: str | None = None) -> SessionView: ...
+    async def take_over(self, sid: str) -> SessionView: ...
+    async def list_sessions(self) -> list[SessionRecord]: ...
+    async def find_session(self, name: str) -> SessionRecord | None: ...
 
 
 class SessionLifecycle:
-    """The lifecycle commands of the sessions of one project (see the module docstring)."""
+    """The :class:`Lifecycle` facet of the sessions of one project (see the module docstring)."""
 
-    def __init__(self, core: SessionsCore, opening: SessionOpening) -> None:
+    def __init__(
+        self, core: SessionsCore, opening: SessionOpening, holds: SessionHolds, controls: SessionControls
+    ) -> None:
         self.core = core
         self.opening = opening
+        self.holds = holds
+        self.controls = controls
 
     async def _taken(self) -> set[str]:
         return {r.name for r in await self.core.store.sessions.all(self.core.project_dir)}
@@ -129,7 +173,7 @@ class SessionLifecycle:
         core.turn_done.pop(sid, None)
         await core.conflicts.release(sid)
         core.conflicts.forget(sid)
-        core.mcp.release(sid)
+        core.mcp_pool.release(sid)
 
     async def reopen_session(self, sid: str) -> SessionView:
         """Open a persisted session again (no-op when open); return its view. Raises SessionError."""
@@ -171,62 +215,10 @@ class SessionLifecycle:
             core.notes.append(f"session {name!r}: taken over from {previous.describe()} ({why})")
         view = core.sessions.get(rec.id) or await self.opening.open_view(rec)
         if model and model != view.model:
-            await self.set_model(view.id, model)
+            await self.controls.set_model(view.id, model)
         if mode and mode != view.mode:
-            await self.set_mode(view.id, mode)
+            await self.controls.set_mode(view.id, mode)
         return view, False
-
-    async def rename_session(self, sid: str, name: str) -> None:
-        """Rename a session. Raises SessionError on a bad or taken name."""
-        core = self.core
-        view = core.view(sid)
-        check_name(name)
-        try:
-            await core.store.sessions.update(sid, name=name)
-        except Exception as exc:
-            raise SessionError(str(exc)) from exc
-        core.emit(ev.SessionRenamed(sid, name))
-        core.emit(ev.SessionStateChanged(sid, view.state, f"renamed to {name}"))
-
-    async def set_model(self, sid: str, model: str) -> None:
-        """Use ``model`` for the session's next requests. Raises SessionError for an ``acp:NAME``
-        model (that names an external agent, which a model session cannot become)."""
-        core = self.core
-        view = core.view(sid)
-        if model.startswith(acp_sessions.MODEL_PREFIX) and acp_sessions.agent_of(core, sid) is None:
-            raise SessionError(f"{model} names an external agent: open one with /new --agent {model[4:]}")
-        await core.store.sessions.update(sid, model=model)
-        core.emit(ev.ModelChanged(sid, model, core.context_window(model)))
-        core.emit(ev.SessionStateChanged(sid, view.state, f"model {model}"))
-
-    async def set_mode(self, sid: str, mode: str) -> None:
-        """Set the session's permission mode. Raises SessionError for an unknown mode."""
-        core = self.core
-        check_mode(mode)
-        view = core.view(sid)
-        await core.store.sessions.update(sid, mode=mode)
-        core.emit(ev.ModeChanged(sid, mode))
-        core.emit(ev.SessionStateChanged(sid, view.state, f"mode {mode}"))
-
-    def set_sandbox(self, sid: str, mode: str) -> None:
-        """Set the session's sandbox mode (off/auto/required) until it is closed. Raises SessionError
-        for an unknown mode."""
-        if mode not in SANDBOX_MODES:
-            raise SessionError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
-        view = self.core.view(sid)
-        self.core.emit(ev.SandboxChanged(sid, mode))
-        self.core.emit(ev.SessionStateChanged(sid, view.state, f"sandbox {mode}"))
-
-    def sandbox_report(self, sid: str) -> str:
-        """Return the lines ``/sandbox`` shows for the session (mode, state, network, paths)."""
-        from paragents.tools.sandbox import check, describe
-
-        view = self.core.view(sid)
-        agent = self.core.agents.get(sid)
-        if agent is None:
-            raise SessionError(f"session {view.name!r} is still loading; try again in a moment")
-        sandbox = agent.calls.sandbox_config()
-        return describe(sandbox, check(sandbox), view.workdir)
 
     async def clear_session(self, sid: str) -> None:
         """Start a new conversation in the session (the old one stays in the store's history)."""
@@ -246,11 +238,60 @@ class SessionLifecycle:
         if acp_sessions.agent_of(core, sid) is not None:  # the agent forgets too: a new agent session
             await acp_sessions.start_new_remote(core, sid)
 
-    async def list_sessions(self) -> list[Any]:
+    async def new_agent_session(
+        self,
+        agent: str,
+        name: str | None = None,
+        *,
+        workdir: Path | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        start: bool = True,
+        mode: str | None = None,
+    ) -> SessionView:
+        """A session run by the external ACP agent ``agent`` (see paragents.sessions.acp); ``mode``
+        is the permission mode its requests are decided in (default: the settings' defaultMode)."""
+        return await acp_sessions.new_agent_session(
+            self.core,
+            self,
+            agent,
+            name,
+            workdir=workdir,
+            open_panel=open_panel,
+            lane=lane,
+            base=base,
+            start=start,
+            mode=mode,
+        )
+
+    async def start_new_agent_session(self, sid: str) -> None:
+        """``/agent new``: a new external agent session in ``sid`` (see paragents.sessions.acp)."""
+        await acp_sessions.start_new_remote(self.core, sid)
+
+    async def take_over(self, sid: str) -> SessionView:
+        """Take the session over from the process holding it (the user confirmed): this process
+        becomes its writer and reloads its history (what the other process wrote is kept)."""
+        core = self.core
+        view = core.view(sid)
+        if not view.read_only:
+            return view
+        await core.loaded_event.wait()
+        await self.holds.hold(view, take_over=True)
+        state = SessionState.IDLE if view.state in BUSY_STATES else view.state
+        agent = core.agents.get(sid)
+        if agent is not None:
+            await agent.record.sync()
+        note = core.notes[-1] if core.notes else f"session {view.name!r} taken over"
+        core.emit(ev.SessionStateChanged(sid, state, "taken over"))
+        core.emit(ev.Notice(sid, note, "warning"))
+        return view
+
+    async def list_sessions(self) -> list[SessionRecord]:
         """Return every persisted session of the project (store ``SessionRecord``s)."""
         return list(await self.core.store.sessions.all(self.core.project_dir))
 
-    async def find_session(self, name: str) -> Any:
+    async def find_session(self, name: str) -> SessionRecord | None:
         """Return the persisted session named ``name`` in this project, or None."""
         return await self.core.store.sessions.find(self.core.project_dir, name)
 

@@ -1,9 +1,10 @@
-"""Memory and context commands: notes (/remember and the ``remember`` tool), /memory and /compact.
+"""The memory facet of the session layer (:class:`Memory`): notes (/remember and the ``remember``
+tool), /memory, /compact, and the project's decisions every session sees (/decide, /decisions).
 Nothing here imports Textual."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from paragents.agent.compaction import CompactionOutcome
 from paragents.agent.context import load_instructions
@@ -11,21 +12,28 @@ from paragents.sessions.core import SessionsCore
 from paragents.sessions.mcp import mcp_tokens
 from paragents.sessions.notes import MemoryReport
 from paragents.sessions.view import SessionError
+from paragents.store import DecisionRecord, NoteRecord
+from paragents.tools.remember import Remember
 
-if TYPE_CHECKING:
-    from paragents.store import NoteRecord
+
+class Memory(Protocol):
+    """What a session remembers, as clients use it (``runtime.memory``)."""
+
+    async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome: ...
+    async def remember(self, sid: str, text: str, project: bool = False) -> NoteRecord: ...
+    async def memory(self, sid: str) -> MemoryReport: ...
+    async def decide(self, sid: str, text: str) -> DecisionRecord: ...
+    async def decisions(self, search: str | None = None) -> list[DecisionRecord]: ...
 
 
 class MemoryCommands:
-    """The memory/context commands of the sessions of one project (see the module docstring)."""
+    """The :class:`Memory` facet of the sessions of one project (see the module docstring)."""
 
     def __init__(self, core: SessionsCore) -> None:
         self.core = core
         self._register_tools()
 
     def _register_tools(self) -> None:
-        from paragents.tools.remember import Remember
-
         core = self.core
 
         async def save(sid: str, text: str) -> str:
@@ -77,3 +85,11 @@ class MemoryCommands:
             compaction=f"{state.covered} messages summarised in requests" if state else None,
             mcp_tokens=mcp_tokens(core, sid),
         )
+
+    async def decide(self, sid: str, text: str) -> DecisionRecord:
+        """``/decide TEXT``: record a project-wide decision every session sees in its system prompt."""
+        return await self.core.team.decide(text, f"user@{self.core.view(sid).name}")
+
+    async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
+        """``/decisions [search]``: the project's decisions, oldest first."""
+        return await self.core.team.decisions(search)

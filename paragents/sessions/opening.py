@@ -1,13 +1,13 @@
 """Opening sessions: a session's view from its record, its conversation and agent, and the two-phase
-restore of the sessions open last time (the TUI shows panels before histories). Nothing here imports
-Textual."""
+restore of the sessions open last time (the TUI shows panels before histories), which clients drive
+through the opening facet (:class:`Opening`). Nothing here imports Textual."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from paragents import events as ev
 from paragents.agent import Agent
@@ -44,8 +44,18 @@ def turn_notes(stored: list[Any], turns: list[Any], before: int = 0) -> tuple[tu
     return tuple(sorted(notes))
 
 
+class Opening(Protocol):
+    """Restoring the sessions open last time, as clients drive it (``runtime.opening``)."""
+
+    async def restore(self) -> list[SessionView]: ...
+    async def restore_views(self) -> list[SessionView]: ...
+    async def load_restored(self) -> list[SessionView]: ...
+    async def wait_loaded(self) -> None: ...
+
+
 class SessionOpening:
-    """Registers views, loads their conversations and builds their agents (see the module docstring)."""
+    """Registers views, loads their conversations and builds their agents (see the module docstring);
+    the :class:`Opening` facet."""
 
     def __init__(self, core: SessionsCore, holds: SessionHolds) -> None:
         self.core = core
@@ -120,7 +130,7 @@ class SessionOpening:
             on_read=core.conflicts.read_hook(sid),
             on_write=core.conflicts.write_hook(sid),
             budget=core.budgets.meter(sid),
-            mcp=core.mcp.for_session(sid),
+            mcp=core.mcp_pool.for_session(sid),
             execution=lambda: core.remote.facet(sid),
         )
         core.agents[sid] = agent

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.conflicts.conftest import ConflictSink
 from tests.patience import HANG_GUARD_S
 

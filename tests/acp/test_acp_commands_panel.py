@@ -10,7 +10,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import AssistantEntry

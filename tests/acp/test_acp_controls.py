@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from paragents import events as ev
 from paragents.acp.controls import MAX_COMMANDS, MAX_TEXT
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.agent_commands import agent_command, agent_matches, agent_prompt
 from paragents.ui.commands import SlashCommand, parse_command
 from tests.acp.conftest import AcpEnv
@@ -42,7 +42,7 @@ async def test_the_agents_commands_reach_its_view_as_plain_capped_text(aenv: Acp
     pairs = [["init", "make AGENTS.md"], ["[b]x[/b]", "[red]boom[/red]"], ["bad\x1bname", "no"], *many]
     rt = await aenv.runtime(FAKE_ACP_COMMANDS=json.dumps(pairs))
     sid = await started(aenv, rt)
-    other = await rt.new_session("mine")
+    other = await rt.lifecycle.new_session("mine")
     view = rt.sessions[sid]
     await until(lambda: view.agent_controls is not None and bool(view.agent_controls.commands), "commands")
     controls = view.agent_controls
@@ -60,14 +60,14 @@ async def test_mode_lists_and_switches_the_agents_modes_not_paragents_permission
     sid = await started(aenv, rt)
     view = rt.sessions[sid]
     assert view.agent_controls is not None and view.agent_controls.mode == "Code"
-    await rt.agent_mode(sid, None)
+    await rt.controls.agent_mode(sid, None)
     listing = notices(aenv, sid)[-1]
     assert "fake's modes" in listing and " * code (Code)" in listing and "plan (Plan): plans only" in listing
-    await rt.agent_mode(sid, "plan")
+    await rt.controls.agent_mode(sid, "plan")
     assert view.agent_controls.mode == "Plan"
     assert notices(aenv, sid)[-1] in ("agent mode: plan", "fake's mode is now Plan")
     assert view.mode == "default"  # paragents' permission mode did not change
-    await rt.agent_mode(sid, "yolo")
+    await rt.controls.agent_mode(sid, "yolo")
     assert "fake has no mode 'yolo'; its modes: ask, code, plan" in notices(aenv, sid)[-1]
     assert not [e for e in aenv.sink.of(ev.Notice, sid) if e.level == "error"]
     await rt.shutdown()
@@ -77,7 +77,7 @@ async def test_an_agent_without_modes_gets_one_note(aenv: AcpEnv) -> None:
     rt = await aenv.runtime()
     sid = await started(aenv, rt)
     before = len(notices(aenv, sid))
-    await rt.agent_mode(sid, "plan")
+    await rt.controls.agent_mode(sid, "plan")
     said = notices(aenv, sid)[before:]
     assert len(said) == 1 and said[0].startswith("fake does not offer modes")
     assert "/permissions mode MODE" in said[0]
@@ -89,9 +89,9 @@ async def test_set_mode_method_not_found_is_one_note(aenv: AcpEnv) -> None:
     rt = await aenv.runtime(FAKE_ACP_MODES="broken")
     sid = await started(aenv, rt)
     before = len(notices(aenv, sid))
-    await rt.agent_mode(sid, "plan")
+    await rt.controls.agent_mode(sid, "plan")
     assert notices(aenv, sid)[before:] == ["fake does not support switching modes (session/set_mode)"]
-    await rt.agent_mode(sid, "ask")  # known now: not asked again
+    await rt.controls.agent_mode(sid, "ask")  # known now: not asked again
     assert notices(aenv, sid)[-1].startswith("fake does not offer modes")
     await rt.shutdown()
 
@@ -101,15 +101,15 @@ async def test_model_lists_and_switches_through_the_model_config_option(aenv: Ac
     sid = await started(aenv, rt)
     view = rt.sessions[sid]
     assert view.agent_controls is not None and view.agent_controls.model == "Small"
-    await rt.agent_model(sid, None)
+    await rt.controls.agent_model(sid, None)
     listing = notices(aenv, sid)[-1]
     assert " * small (Small)" in listing and "large (Large)" in listing
     assert "Thought level: Low (low, high)" in listing
-    await rt.agent_model(sid, "large")
+    await rt.controls.agent_model(sid, "large")
     assert view.agent_controls.model == "Large"
     assert notices(aenv, sid)[-1] == "fake's model is now Large"
     assert view.model == "acp:fake"  # paragents' own model setting is not touched
-    await rt.agent_model(sid, "huge")
+    await rt.controls.agent_model(sid, "huge")
     assert "fake has no model 'huge'; its models: small, large" in notices(aenv, sid)[-1]
     await rt.shutdown()
 
@@ -118,7 +118,7 @@ async def test_an_agent_without_a_model_option_gets_one_note(aenv: AcpEnv) -> No
     rt = await aenv.runtime()
     sid = await started(aenv, rt)
     before = len(notices(aenv, sid))
-    await rt.agent_model(sid, "large")
+    await rt.controls.agent_model(sid, "large")
     assert notices(aenv, sid)[before:] == ["fake does not offer a choice of model"]
     await rt.shutdown()
 

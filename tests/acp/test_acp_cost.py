@@ -43,7 +43,7 @@ async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overv
     assert sum(int(u["total_tokens"]) for u in usage) == 1500  # type: ignore[call-overload]  # the agent's tokens, not priced again
     assert view.spend.usd == pytest.approx(0.07) and view.usage.total_tokens == 1500
     assert budget_label(rt, view.id) == "$0.07"
-    rt.set_budget(view.id, "session", "1usd")
+    rt.budgets.set_budget(view.id, "session", "1usd")
     assert budget_label(rt, view.id) == "$0.07 of $1.00 (7%)"
     panel = SimpleNamespace(
         number=1, name_="q", state=SessionState.IDLE, waiting_on=None, model=view.model, queue=(),
@@ -54,7 +54,7 @@ async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overv
     await rt.shutdown()
 
     again = await aenv.runtime()  # after a restart the stored spend is the session's
-    [restored] = await again.restore()
+    [restored] = await again.opening.restore()
     assert restored.spend.usd == pytest.approx(0.07)
     await again.shutdown()
 
@@ -67,14 +67,14 @@ async def test_a_session_cap_in_usd_pauses_the_next_prompt_before_it_reaches_the
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "cost 0.06\nsay first")
     await idle(rt, view.id)
-    rt.set_budget(view.id, "session", "0.05usd")
+    rt.budgets.set_budget(view.id, "session", "0.05usd")
     rt.submit(view.id, "say second")
     sink = aenv.sink
     await sink.wait_for(lambda: bool(sink.of(ev.BudgetPaused, view.id)), HANG_GUARD_S)
     [pause] = sink.of(ev.BudgetPaused, view.id)
     assert (pause.level, pause.kind) == ("session", "usd") and "$0.06 of $0.05" in pause.reason
     assert view.state is SessionState.BUDGET
-    assert rt.stop_paused(view.id)
+    assert rt.budgets.stop_paused(view.id)
     await idle(rt, view.id)
     result = view.last_result
     assert result is not None and result.error_kind == "budget" and "not sent" in (result.error or "")
@@ -88,7 +88,7 @@ async def test_a_usage_update_crossing_the_cap_mid_turn_cancels_the_turn(
     log = tmp_path / "agent.log"
     rt = await aenv.runtime(FAKE_ACP_LOG=str(log))
     view = await aenv.session(rt, "q")
-    rt.set_budget(view.id, "session", "0.05usd")
+    rt.budgets.set_budget(view.id, "session", "0.05usd")
     rt.submit(view.id, "cost 0.03\ncost 0.08\nwait")
     await idle(rt, view.id)
     result = view.last_result
@@ -104,7 +104,7 @@ async def test_another_currency_is_shown_and_not_counted_in_usd(aenv: AcpEnv, tm
     log = tmp_path / "agent.log"
     rt = await aenv.runtime(FAKE_ACP_LOG=str(log))
     view = await aenv.session(rt, "q")
-    rt.set_budget(view.id, "session", "0.01usd")
+    rt.budgets.set_budget(view.id, "session", "0.01usd")
     rt.submit(view.id, "cost 1.5 EUR\ntokens 100 50\nsay one")
     await idle(rt, view.id)
     rt.submit(view.id, "cost 2.25 EUR\nsay two")
@@ -126,7 +126,7 @@ async def test_a_new_agent_session_counts_its_cost_from_zero(aenv: AcpEnv) -> No
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "cost 0.05\nsay one")
     await idle(rt, view.id)
-    await rt.start_new_agent_session(view.id)  # /agent new: the new session's cost starts at 0
+    await rt.lifecycle.start_new_agent_session(view.id)  # /agent new: the new session's cost starts at 0
     rt.submit(view.id, "cost 0.01\nsay two")
     await idle(rt, view.id)
     assert await usd_spent(rt, view.id) == pytest.approx(0.06)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import ParagentsApp, make_app
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, ToolEntry

@@ -18,7 +18,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import idle
 from tests.conflicts.conftest import ConflictSink
@@ -80,7 +80,7 @@ async def test_qwen_code_writes_a_file_through_paragents(tmp_path: Path) -> None
         sink = ConflictSink()
         rt.set_sink(sink)
         try:
-            view = await rt.new_agent_session("qwen", "q")
+            view = await rt.lifecycle.new_agent_session("qwen", "q")
             acp = agent_of(rt, view.id)
             assert acp is not None
             acp.link.init_timeout = 120  # node and Qwen Code start slowly on a busy machine

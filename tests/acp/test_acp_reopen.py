@@ -12,7 +12,8 @@ import pytest
 
 from paragents import events as ev
 from paragents.models import SessionState
-from paragents.sessions import Runtime, SessionError
+from paragents.sessions import SessionError
+from paragents.sessions.runtime import Runtime
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_sessions import notices, texts
@@ -40,7 +41,7 @@ async def first_run(aenv: AcpEnv, log: Path, **env: str) -> str:
 
 async def restored(aenv: AcpEnv, log: Path, **env: str) -> tuple[Runtime, Any]:
     again = await aenv.runtime(None, FAKE_ACP_LOG=str(log), **env)
-    [view] = await again.restore()
+    [view] = await again.opening.restore()
     return again, view
 
 
@@ -63,7 +64,7 @@ async def test_without_session_load_the_transcript_is_read_only_and_a_prompt_wai
     assert view.state is SessionState.WAITING and view.waiting_on == "a new agent session"
     assert calls(log)[2:] == []  # nothing reached the agent: no session/load, no session/new, no prompt
 
-    await again.start_new_agent_session(view.id)
+    await again.lifecycle.start_new_agent_session(view.id)
     await idle(again, view.id)
     assert calls(log)[2:] == ["new_session", "prompt say second"]
     assert texts(sink, view.id) == "second"
@@ -198,8 +199,8 @@ async def test_a_session_reopened_from_the_list_is_read_only_for_such_an_agent_t
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
-    await rt.close_session(view.id)
-    reopened = await rt.reopen_session(view.id)  # /sessions, Enter
+    await rt.lifecycle.close_session(view.id)
+    reopened = await rt.lifecycle.reopen_session(view.id)  # /sessions, Enter
     await aenv.sink.wait_for(lambda: reopened.agent_stale is not None, HANG_GUARD_S)
     assert calls(log) == ["new_session", "prompt say first answer"]  # no new agent session by itself
     await rt.shutdown()
@@ -213,13 +214,13 @@ async def test_clear_starts_a_new_agent_session_and_fork_is_refused(aenv: AcpEnv
     view = await aenv.session(rt, "q")
     rt.submit(view.id, "say first")
     await idle(rt, view.id)
-    await rt.clear_session(view.id)
+    await rt.lifecycle.clear_session(view.id)
     rt.submit(view.id, "say after the clear")
     await idle(rt, view.id)
     assert calls(log) == ["new_session", "prompt say first", "new_session", "prompt say after the clear"]
     with pytest.raises(SessionError, match="/new --agent fake"):
-        await rt.fork(view.id)
+        await rt.lifecycle.fork(view.id)
     with pytest.raises(SessionError, match="external agent"):
-        other = await rt.new_session("plain")
-        await rt.set_model(other.id, "acp:fake")
+        other = await rt.lifecycle.new_session("plain")
+        await rt.controls.set_model(other.id, "acp:fake")
     await rt.shutdown()

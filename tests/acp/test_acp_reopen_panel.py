@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
@@ -28,7 +28,7 @@ async def test_the_read_only_bar_starts_a_new_agent_session_and_the_waiting_prom
     cfg = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "agents": {"fake": agent}}
     db = tmp_path / "db.sqlite"
     rt = await Runtime.create(project, cli_overrides=cfg, db_path=db)
-    view = await rt.new_agent_session("fake", "helper")
+    view = await rt.lifecycle.new_agent_session("fake", "helper")
     rt.submit(view.id, "say first answer")
     await idle(rt, view.id)
     await rt.shutdown()

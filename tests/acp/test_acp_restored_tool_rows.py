@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.tool_call import ToolEntry
 from tests.acp.conftest import FAKE_AGENT, idle

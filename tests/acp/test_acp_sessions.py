@@ -206,7 +206,7 @@ async def test_a_missing_program_names_its_install_command(aenv: AcpEnv) -> None
         find_program(resolve_agent("qwen", {}), {"PATH": str(aenv.project)})
     rt = await aenv.runtime()
     with pytest.raises(SessionError, match="unknown agent 'nope'; known agents: qwen, opencode"):
-        await rt.new_agent_session("nope")
+        await rt.lifecycle.new_agent_session("nope")
     assert rt.sessions == {}
     await rt.shutdown()
 
@@ -222,7 +222,7 @@ async def test_a_restored_session_reloads_the_agents_session_when_it_can(aenv: A
 
     aenv.sink.events.clear()
     again = await aenv.runtime(FAKE_ACP_LOAD="1")
-    [restored] = await again.restore()
+    [restored] = await again.opening.restore()
     assert [m.get("content") for m in restored.messages] == ["say first answer", "first answer"]
     agent = agent_of(again, restored.id)
     assert agent is not None and agent.link.remote_id == remote

@@ -20,7 +20,8 @@ from paragents.lanes.gc import gc
 from paragents.lanes.repo import project_hash
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.models import SessionState
-from paragents.sessions import Runtime, SessionError
+from paragents.sessions import SessionError
+from paragents.sessions.runtime import Runtime
 from tests.backends.dockerproxy import EngineProxy
 from tests.backends.engine import Engine, git
 from tests.engine.conftest import Collector
@@ -64,7 +65,7 @@ async def test_a_container_lanes_tool_calls_run_in_its_container(
 ) -> None:
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
-        view = await rt.new_session("api", lane=True, on="container")
+        view = await rt.lifecycle.new_session("api", lane=True, on="container")
         lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None and lane.backend == "container" and view.lane_where is not None
         assert view.lane_where.startswith("container paragents-") and "container" in view.lane_notes[0]
@@ -103,7 +104,7 @@ async def test_prediction_over_container_lanes_and_gc_after_fetch(
 ) -> None:
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
-        views = [await rt.new_session(n, lane=True, on="container") for n in ("one", "two")]
+        views = [await rt.lifecycle.new_session(n, lane=True, on="container") for n in ("one", "two")]
         sink.answers.extend([PermissionAnswer("allow_once")] * 8)
         for view, body in zip(views, ("a + b", "b + a"), strict=True):
             new = f"def add(a, b):\n    return {body}\n"
@@ -117,7 +118,7 @@ async def test_prediction_over_container_lanes_and_gc_after_fetch(
         await sink.wait_for(lambda: any(e.conflicts for e in sink.of(ev.LaneConflictsChanged, views[0].id)))
         # gc keeps both (open sessions, uncommitted work); closed and with --force it bundles, then removes
         for view in views:
-            await rt.close_session(view.id)
+            await rt.lifecycle.close_session(view.id)
         kept = await gc(rt.store, lane_repo, apply=True)
         assert all(d.action == "keep" and d.holds_work for d in kept)
         mine = f"label=dev.paragents.repo={project_hash(lane_repo)}"
@@ -140,7 +141,7 @@ async def test_a_lost_engine_pauses_the_session_and_it_resumes(
     await proxy.open()
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine, host=proxy.host)
     try:
-        view = await rt.new_session("api", lane=True, on="container")
+        view = await rt.lifecycle.new_session("api", lane=True, on="container")
         remote = rt.remote.get(await rt.store.lanes.of_session(view.id))  # type: ignore[arg-type]
         assert remote is not None
         remote.probe_first = remote.probe_max = 0.2
@@ -187,9 +188,9 @@ async def test_on_needs_a_lane_and_a_known_backend(
     rt, _ = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
         with pytest.raises(SessionError, match="give --lane too"):
-            await rt.new_session("x", on="container")
+            await rt.lifecycle.new_session("x", on="container")
         with pytest.raises(SessionError, match="use local, container"):
-            await rt.new_session("x", lane=True, on="mainframe")
+            await rt.lifecycle.new_session("x", lane=True, on="mainframe")
         assert await rt.store.lanes.all() == []
     finally:
         await rt.shutdown()
@@ -202,7 +203,7 @@ async def test_a_lanes_dev_server_answers_on_its_forwarded_port(
 
     rt, sink = await runtime(server, lane_repo, tmp_path / "db.sqlite", docker_engine)
     try:
-        view = await rt.new_session("web", lane=True, on="container")
+        view = await rt.lifecycle.new_session("web", lane=True, on="container")
         lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None
         forwards = rt.remote.forwards[(lane.repo, lane.name)]
@@ -235,14 +236,14 @@ async def test_after_a_restart_with_the_engine_away_the_lane_pauses_never_runs_h
     await proxy.open()
     db = tmp_path / "db.sqlite"
     rt, _ = await runtime(server, lane_repo, db, docker_engine, host=proxy.host)
-    view = await rt.new_session("api", lane=True, on="container")
+    view = await rt.lifecycle.new_session("api", lane=True, on="container")
     lane = await rt.store.lanes.of_session(view.id)
     assert lane is not None
     await rt.shutdown()
     await proxy.close()  # the engine does not answer when paragents starts again
     again, sink = await runtime(server, lane_repo, db, docker_engine, host=proxy.host)
     try:
-        [restored] = await again.restore()
+        [restored] = await again.opening.restore()
         assert restored.lane == "api" and restored.lane_where is not None
         sink.answers.extend([PermissionAnswer("allow_once")] * 4)
         server.add(call("run_command", command="echo made > where.txt && hostname"), session="api")

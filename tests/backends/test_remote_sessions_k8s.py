@@ -17,7 +17,7 @@ from paragents import events as ev
 from paragents.events import PermissionAnswer
 from paragents.lanes.gc import gc
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.backends.engine import git
 from tests.backends.kube_server import LoopbackApiServer
 from tests.engine.conftest import Collector
@@ -52,7 +52,7 @@ async def test_a_pod_lanes_session_works_there_and_gc_fetches_before_deleting(
         sink = Collector()
         rt.set_sink(sink)
         try:
-            view = await rt.new_session("gpu", lane=True, on="k8s")
+            view = await rt.lifecycle.new_session("gpu", lane=True, on="k8s")
             assert view.lane_where is not None and view.lane_where.startswith("pod lanes/paragents-")
             sink.answers.extend([PermissionAnswer("allow_once")] * 6)
             server.add(call("write_file", "c1", path="model.py", content="W = 3\n"), session="gpu")
@@ -69,7 +69,7 @@ async def test_a_pod_lanes_session_works_there_and_gc_fetches_before_deleting(
             assert not (Path(lane.path) / "model.py").exists()  # only in the Pod until a round
             await rt.lane_watcher.run_round()
             assert (Path(lane.path) / "model.py").read_text() == "W = 3\n"
-            await rt.close_session(view.id)
+            await rt.lifecycle.close_session(view.id)
             [kept] = await gc(rt.store, lane_repo, apply=True)
             assert kept.action == "keep" and kept.holds_work and api.pods
             [done] = await gc(rt.store, lane_repo, apply=True, force=True)

@@ -17,7 +17,7 @@ from paragents.cassette import play_cassette, report_ok, validate_cassette
 from paragents.cassette.recorder import CassetteRecorder
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.patience import HANG_GUARD_S
 
 KEY = "sk-test-RECORDSECRET-0123456789"
@@ -83,8 +83,8 @@ async def test_recorded_multi_session_run_replays_to_the_same_state(
                 event.reply.set_result(PermissionAnswer("allow_once"))
 
         runtime.set_sink(sink)
-        a = await runtime.new_session("a")
-        b = await runtime.new_session("b")
+        a = await runtime.lifecycle.new_session("a")
+        b = await runtime.lifecycle.new_session("b")
         runtime.submit(a.id, "rewrite the notes")
         runtime.submit(b.id, "say hello")
         await runtime.wait_idle()

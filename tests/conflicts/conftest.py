@@ -14,7 +14,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Collector
 
 
@@ -72,7 +72,7 @@ class ConflictEnv:
         return rt
 
     async def session(self, rt: Runtime, name: str) -> Any:
-        view = await rt.new_session(name)
+        view = await rt.lifecycle.new_session(name)
         self.sink.names[view.id] = name
         return view
 

@@ -32,7 +32,7 @@ async def test_a_conflict_answered_from_another_connection_skips_the_call(cenv: 
     rt.submit(b.id, "write B")
     await cenv.sink.wait_for(lambda: bool(cenv.sink.of(ev.ConflictDetected, b.id)))
     (held,) = cenv.sink.of(ev.ConflictDetected, b.id)
-    (row,) = await rt.pending_approvals()
+    (row,) = await rt.approvals.pending_approvals()
     assert (row.id, row.kind, row.choices) == (held.conflict_id, "conflict", held.choices)
     other = await Store.open(cenv.db)  # another connection: only the poll of the row can see it
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.patience import HANG_GUARD_S
 
 

@@ -26,7 +26,7 @@ def call(name: str, args: dict | str, id: str = "call_1") -> dict:
 
 async def test_text_reply_is_streamed_stored_and_counted(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         reply("Hello **there**", usage={"prompt_tokens": 30, "completion_tokens": 4, "total_tokens": 34}),
         session="a",
@@ -50,7 +50,7 @@ async def test_read_tool_runs_and_reasoning_goes_back_with_the_call(env: Env) ->
     """A4-t1 follow-up: the next request carries reasoning_content next to tool_calls, then the result."""
     (env.project / "notes.md").write_text("hello")
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     fixture = json.loads((shared_fixtures_dir() / "sse" / "A4-t1.json").read_text())
     env.server.add_fixture(fixture, session="a")
     env.server.add(reply("It says hello."), session="a")
@@ -68,7 +68,7 @@ async def test_read_tool_runs_and_reasoning_goes_back_with_the_call(env: Env) ->
 async def test_truncated_arguments_are_never_run_and_the_loop_goes_on(env: Env) -> None:
     """A9-t1: write_file with cut-off JSON gets an error tool message; the file is not written."""
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add_fixture(
         json.loads((shared_fixtures_dir() / "sse" / "A9-t1.json").read_text()), session="a"
     )
@@ -85,7 +85,7 @@ async def test_truncated_arguments_are_never_run_and_the_loop_goes_on(env: Env) 
 
 async def test_unknown_tool_and_bad_argument_types_go_back_to_the_model(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         reply(tool_calls=[call("get_weather", {"city": "Oslo"}, "c1"), call("read_file", {"path": 5}, "c2")]),
         session="a",
@@ -102,7 +102,7 @@ async def test_unknown_tool_and_bad_argument_types_go_back_to_the_model(env: Env
 
 async def test_write_asks_and_allow_once_writes_the_file(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.sink.answers.append(PermissionAnswer("allow_once"))
     env.server.add(reply(tool_calls=[call("write_file", {"path": "x.txt", "content": "hi\n"})]), session="a")
     env.server.add(reply("written"), session="a")
@@ -119,7 +119,7 @@ async def test_write_asks_and_allow_once_writes_the_file(env: Env) -> None:
 
 async def test_deny_with_note_reaches_the_model_and_nothing_is_written(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.sink.answers.append(PermissionAnswer("reject_with_note", note="use y.txt instead"))
     env.server.add(reply(tool_calls=[call("write_file", {"path": "x.txt", "content": "hi"})]), session="a")
     env.server.add(reply("ok"), session="a")
@@ -133,7 +133,7 @@ async def test_deny_with_note_reaches_the_model_and_nothing_is_written(env: Env)
 
 async def test_allow_for_session_stops_asking_in_that_session_only(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.sink.answers.append(PermissionAnswer("allow_session"))
     cmd = {"command": "echo one"}
     env.server.add(reply(tool_calls=[call("run_command", cmd, "c1")]), session="a")
@@ -152,7 +152,7 @@ async def test_allow_for_session_stops_asking_in_that_session_only(env: Env) -> 
 
 async def test_stream_breaking_midway_keeps_partial_text_marked_and_out_of_history(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         ScriptedResponse(reads=['data: {"choices":[{"index":0,"delta":{"content":"Partial ans"}}]}\n\n']),
         session="a",
@@ -176,7 +176,7 @@ async def test_stream_breaking_midway_keeps_partial_text_marked_and_out_of_histo
 
 async def test_cancel_mid_stream_ends_the_turn_cancelled_and_keeps_partial(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         ScriptedResponse(
             reads=['data: {"choices":[{"index":0,"delta":{"content":"Working on"}}]}\n\n'], hang=True
@@ -198,7 +198,7 @@ async def test_cancel_mid_stream_ends_the_turn_cancelled_and_keeps_partial(env: 
 
 async def test_cancel_while_waiting_for_approval_answers_the_call(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(reply(tool_calls=[call("run_command", {"command": "touch z"})]), session="a")
     rt.submit(s.id, "touch")
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.PermissionRequested, s.id)))
@@ -214,9 +214,9 @@ async def test_cancel_while_waiting_for_approval_answers_the_call(env: Env) -> N
 
 async def test_two_sessions_stream_concurrently_and_the_cap_queues_a_third(env: Env) -> None:
     rt = await env.runtime(max_parallel_turns=2)
-    a = await rt.new_session("a")
-    b = await rt.new_session("b")
-    c = await rt.new_session("c")
+    a = await rt.lifecycle.new_session("a")
+    b = await rt.lifecycle.new_session("b")
+    c = await rt.lifecycle.new_session("c")
     gate = asyncio.Event()
 
     async def hold(_i: int) -> None:
@@ -258,7 +258,7 @@ async def _noop() -> None:
 async def _one_stored_turn(env: Env) -> None:
     """A session "keep" with one completed turn ("first" -> "first answer"), left open in the store."""
     rt = await env.runtime()
-    s = await rt.new_session("keep")
+    s = await rt.lifecycle.new_session("keep")
     env.server.add(reply("first answer"), session="keep")
     rt.submit(s.id, "first")
     await rt.wait_idle(s.id)
@@ -268,7 +268,7 @@ async def _one_stored_turn(env: Env) -> None:
 async def test_restart_restores_open_sessions_and_continues_the_history(env: Env) -> None:
     await _one_stored_turn(env)
     rt2 = await env.runtime()
-    views = await rt2.restore()
+    views = await rt2.opening.restore()
     assert [v.name for v in views] == ["keep"]
     v = views[0]
     assert [m["content"] for m in v.messages] == ["first", "first answer"]
@@ -283,12 +283,12 @@ async def test_restart_restores_open_sessions_and_continues_the_history(env: Env
 async def test_a_prompt_submitted_before_restored_history_loads_waits_for_it(env: Env) -> None:
     await _one_stored_turn(env)
     rt2 = await env.runtime()
-    views = await rt2.restore_views()  # the TUI's first half: panels before messages
+    views = await rt2.opening.restore_views()  # the TUI's first half: panels before messages
     v = views[0]
     assert v.name == "keep" and v.messages == [] and v.id not in rt2.agents
     env.server.add(reply("second answer"), session="keep")
     rt2.submit(v.id, "second")  # typed into the panel before the history was read
-    loaded = await rt2.load_restored()
+    loaded = await rt2.opening.load_restored()
     assert loaded == [v]
     await rt2.wait_idle(v.id)
     sent = env.server.requests[-1].body_json["messages"]
@@ -299,11 +299,11 @@ async def test_a_prompt_submitted_before_restored_history_loads_waits_for_it(env
 
 async def test_clear_starts_a_new_conversation_and_keeps_the_old(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(reply("one"), session="a")
     rt.submit(s.id, "q")
     await rt.wait_idle(s.id)
-    await rt.clear_session(s.id)
+    await rt.lifecycle.clear_session(s.id)
     assert s.messages == []
     env.server.add(reply("two"), session="a")
     rt.submit(s.id, "q2")
@@ -317,7 +317,7 @@ async def test_clear_starts_a_new_conversation_and_keeps_the_old(env: Env) -> No
 async def test_agents_md_is_in_the_system_prompt(env: Env) -> None:
     (env.project / "AGENTS.md").write_text("Always answer in French.")
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(reply("Bonjour"), session="a")
     rt.submit(s.id, "hi")
     await rt.wait_idle(s.id)
@@ -333,7 +333,7 @@ def test_fixture_dir_is_present() -> None:
 
 async def test_a_prompt_far_over_the_context_window_is_refused_locally(env: Env) -> None:
     rt = await env.runtime(models={"m": {"context_window": 2000}})
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     rt.submit(s.id, "word " * 20000)
     await rt.wait_idle(s.id)
     assert s.last_result is not None and s.last_result.status == "failed"
@@ -348,7 +348,7 @@ async def test_a_prompt_far_over_the_context_window_is_refused_locally(env: Env)
 async def test_an_edit_ask_carries_the_diff_computed_without_running_it(env: Env) -> None:
     (env.project / "app.py").write_text("def f():\n    return 1\n")
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     edit = {"path": "app.py", "old_string": "return 1", "new_string": "return 2"}
     env.server.add(reply(tool_calls=[call("edit_file", edit)]), session="a")
     env.server.add(reply("edited"), session="a")
@@ -368,7 +368,7 @@ async def test_a_command_ask_carries_the_command_its_cwd_and_the_matching_rule(e
     (env.project / "permissions.json").write_text(json.dumps({"permissions": {"ask": ["Bash(rm *)"]}}))
     (env.project / "build").mkdir()
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     cmd = {"command": "rm -rf out && echo gone", "cwd": "build"}
     env.server.add(reply(tool_calls=[call("run_command", cmd)]), session="a")
     env.server.add(reply("ok"), session="a")
@@ -389,7 +389,7 @@ async def test_a_session_with_a_non_ascii_name_runs_its_turn(env: Env, name: str
     """Session names may hold any letters and emoji; the name travels in an HTTP header (ASCII only),
     so it is percent-encoded there, and the turn completes (it failed with UnicodeEncodeError)."""
     rt = await env.runtime()
-    s = await rt.new_session(name)
+    s = await rt.lifecycle.new_session(name)
     env.server.add(reply("hello"), session=name)  # routed by the decoded header
     rt.submit(s.id, "hi")
     await rt.wait_idle(s.id)
@@ -402,7 +402,7 @@ async def test_an_internal_error_fails_the_turn_row_and_the_session_state(env: E
     """A bug that escapes the turn loop ends the turn as failed (store row and panel state), never a
     session that shows "running" forever."""
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     agent = rt.agents[s.id]
 
     async def broken(prompt: str) -> None:

@@ -30,7 +30,7 @@ def command_call(command: str, id: str = "c1") -> ScriptedResponse:
 @needs_bwrap
 async def test_auto_allow_runs_a_sandboxed_command_without_asking(env: Env) -> None:
     rt = await env.runtime(sandbox={"mode": "required", "autoAllow": True})
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(command_call("echo hi > made.txt"), session="a")
     env.server.add(ScriptedResponse.from_message(content="done"), session="a")
     rt.submit(s.id, "go")
@@ -47,7 +47,7 @@ async def test_auto_allow_runs_a_sandboxed_command_without_asking(env: Env) -> N
 @needs_bwrap
 async def test_without_auto_allow_the_ask_says_the_command_will_be_sandboxed(env: Env) -> None:
     rt = await env.runtime(sandbox="auto")
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.sink.answers.append(PermissionAnswer("allow_once"))
     env.server.add(command_call("true"), session="a")
     env.server.add(ScriptedResponse.from_message(content="done"), session="a")
@@ -59,7 +59,7 @@ async def test_without_auto_allow_the_ask_says_the_command_will_be_sandboxed(env
 
 async def test_required_without_bwrap_refuses_without_asking(env: Env) -> None:
     rt = await env.runtime(sandbox={"mode": "required", "bwrap": MISSING})
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(command_call("touch ran"), session="a")
     env.server.add(ScriptedResponse.from_message(content="ok"), session="a")
     rt.submit(s.id, "go")
@@ -73,7 +73,7 @@ async def test_required_without_bwrap_refuses_without_asking(env: Env) -> None:
 
 async def test_auto_without_bwrap_warns_once_and_runs_unconfined(env: Env) -> None:
     rt = await env.runtime(sandbox={"mode": "auto", "bwrap": MISSING})
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.sink.answers.extend([PermissionAnswer("allow_once"), PermissionAnswer("allow_once")])
     env.server.add(command_call("touch one", "c1"), session="a")
     env.server.add(command_call("touch two", "c2"), session="a")
@@ -89,10 +89,10 @@ async def test_auto_without_bwrap_warns_once_and_runs_unconfined(env: Env) -> No
 
 async def test_set_sandbox_switches_the_session_and_the_report_says_so(env: Env) -> None:
     rt = await env.runtime(sandbox={"mode": "required", "bwrap": MISSING})
-    s = await rt.new_session("a")
-    assert "sandbox mode required" in rt.sandbox_report(s.id) and "install" in rt.sandbox_report(s.id)
-    rt.set_sandbox(s.id, "off")
-    assert rt.sandbox_report(s.id).startswith("sandbox mode off: commands run unconfined")
+    s = await rt.lifecycle.new_session("a")
+    assert "sandbox mode required" in rt.controls.sandbox_report(s.id) and "install" in rt.controls.sandbox_report(s.id)
+    rt.controls.set_sandbox(s.id, "off")
+    assert rt.controls.sandbox_report(s.id).startswith("sandbox mode off: commands run unconfined")
     with pytest.raises(SessionError, match="unknown sandbox mode"):
-        rt.set_sandbox(s.id, "sometimes")
+        rt.controls.set_sandbox(s.id, "sometimes")
     await rt.shutdown()

@@ -35,7 +35,7 @@ def command(cmd: str, id: str) -> ScriptedResponse:
 
 async def test_money_is_priced_per_request_at_the_model_used_and_kept_across_a_restart(env: Env) -> None:
     rt = await env.runtime(models=PRICES)
-    s = await rt.new_session("api")
+    s = await rt.lifecycle.new_session("api")
     env.server.add(done(usage={**BIG, "cached_tokens": 4000}), session="api")
     rt.submit(s.id, "one")
     await rt.wait_idle(s.id)
@@ -47,39 +47,39 @@ async def test_money_is_priced_per_request_at_the_model_used_and_kept_across_a_r
         1000,
         False,
     )
-    await rt.set_model(s.id, "m2")  # 100x dearer: what was spent does not change
+    await rt.controls.set_model(s.id, "m2")  # 100x dearer: what was spent does not change
     assert abs((s.spend.usd or 0) - 0.0064) < 1e-9
     meter = rt.budgets.meters[s.id]
     assert abs(((await meter.spent("session")).usd or 0) - 0.0064) < 1e-9
     await rt.shutdown()
     again = await env.runtime(models=PRICES)
-    (view,) = await again.restore()
+    (view,) = await again.opening.restore()
     assert abs((view.spend.usd or 0) - 0.0064) < 1e-9 and view.spend.cached == 4000
     await again.shutdown()
 
 
 async def test_budget_session_and_project_are_stored_and_survive_a_restart(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("api")
-    rt.set_budget(s.id, "session", "0.5usd")
-    rt.set_budget(s.id, "project", "21k")
+    s = await rt.lifecycle.new_session("api")
+    rt.budgets.set_budget(s.id, "session", "0.5usd")
+    rt.budgets.set_budget(s.id, "project", "21k")
     await rt.shutdown()
     again = await env.runtime()
-    (view,) = await again.restore()
+    (view,) = await again.opening.restore()
     assert view.budget == Budget(usd=0.5)
     assert again.budgets.caps(view.id)["project_day"] == Budget(tokens=21_000)
-    again.set_budget(view.id, "session", "off")
-    again.set_budget(view.id, "project", "off")
+    again.budgets.set_budget(view.id, "session", "off")
+    again.budgets.set_budget(view.id, "project", "off")
     await again.shutdown()
     third = await env.runtime()
-    (view,) = await third.restore()
+    (view,) = await third.opening.restore()
     assert view.budget is None and third.budgets.caps(view.id)["project_day"] is None
     await third.shutdown()
 
 
 async def test_wall_clock_caps_count_stored_turns_across_restarts_and_per_project_day(env: Env) -> None:
     rt = await env.runtime()
-    a = await rt.new_session("a")
+    a = await rt.lifecycle.new_session("a")
     env.server.add(done(), session="a")
     rt.submit(a.id, "one")
     await rt.wait_idle(a.id)
@@ -88,16 +88,16 @@ async def test_wall_clock_caps_count_stored_turns_across_restarts_and_per_projec
     await rt.store.turns.finish(turn.id, "completed", run_seconds=100.0)  # as if it ran 100 s
     await rt.shutdown()
     again = await env.runtime(budgets={"session": "90s"})  # a restart: the 100 s still count
-    (view,) = await again.restore()
+    (view,) = await again.opening.restore()
     again.submit(view.id, "two")
     await env.sink.wait_for(lambda: view.state is SessionState.BUDGET)
     assert view.budget_pause is not None and view.budget_pause.kind == "seconds"
     assert view.budget_pause.spent == "2m"
-    again.stop_paused(view.id)
+    again.budgets.stop_paused(view.id)
     await again.wait_idle(view.id)
     await again.shutdown()
     third = await env.runtime(budgets={"project_day": "1m"})  # the project's other session is held too
-    b = await third.new_session("b")
+    b = await third.lifecycle.new_session("b")
     third.submit(b.id, "three")
     await env.sink.wait_for(lambda: b.state is SessionState.BUDGET)
     assert b.budget_pause is not None and (b.budget_pause.level, b.budget_pause.kind) == (
@@ -105,7 +105,7 @@ async def test_wall_clock_caps_count_stored_turns_across_restarts_and_per_projec
         "seconds",
     )
     assert len(env.server.requests) == 1
-    third.stop_paused(b.id)
+    third.budgets.stop_paused(b.id)
     await third.wait_idle(b.id)
     await third.shutdown()
 
@@ -120,7 +120,7 @@ class FakeClock:
 
 async def test_the_meter_counts_the_running_turn_with_a_fake_clock_and_excludes_pauses(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     clock = FakeClock()
     meter = BudgetMeter(
         budgets=rt.store.budgets,
@@ -148,21 +148,21 @@ async def test_a_command_that_changes_files_is_not_idle_and_one_that_does_not_is
     guard = {"identical_calls": 0, "idle_requests": 2}
     (env.project / "f").write_text("same\n")
     rt = await env.runtime(loop_guard=guard, sandbox="off")
-    s = await rt.new_session("busy")
-    await rt.set_mode(s.id, "bypassPermissions")
+    s = await rt.lifecycle.new_session("busy")
+    await rt.controls.set_mode(s.id, "bypassPermissions")
     writes = "date +%s%N >> log; echo ok"  # the same output each time, but the tree changes
     env.server.add([command(writes, f"w{i}") for i in range(4)] + [done()], session="busy")
     rt.submit(s.id, "go")
     await env.sink.wait_for(lambda: s.last_result is not None or s.state is SessionState.BUDGET)
     assert env.sink.of(ev.BudgetPaused, s.id) == []  # without the tree check: paused as idle
     assert s.last_result is not None and s.last_result.status == "completed"
-    idle = await rt.new_session("idle")
-    await rt.set_mode(idle.id, "bypassPermissions")
+    idle = await rt.lifecycle.new_session("idle")
+    await rt.controls.set_mode(idle.id, "bypassPermissions")
     env.server.add([command("cat f", f"r{i}") for i in range(4)] + [done()], session="idle")
     rt.submit(idle.id, "go")
     await env.sink.wait_for(lambda: idle.state is SessionState.BUDGET)
     assert idle.budget_pause is not None and idle.budget_pause.kind == "idle_requests"
-    rt.stop_paused(idle.id)
+    rt.budgets.stop_paused(idle.id)
     await rt.wait_idle(idle.id)
     await rt.shutdown()
 
@@ -183,7 +183,7 @@ def test_question_heuristic() -> None:
 
 async def test_a_turn_ending_with_a_question_needs_the_user_until_a_prompt_is_sent(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("api")
+    s = await rt.lifecycle.new_session("api")
     env.server.add([done("Tests pass.\n\nShall I push the branch?"), done("Pushed.")], session="api")
     rt.submit(s.id, "fix it")
     await rt.wait_idle(s.id)
@@ -219,7 +219,7 @@ async def test_rows_without_a_stored_cost_are_priced_at_their_own_model(env: Env
     from paragents.models import Usage
 
     rt = await env.runtime(models=PRICES)
-    s = await rt.new_session("api")  # its model is m ($1/M); the old row was served by m2 ($100/M)
+    s = await rt.lifecycle.new_session("api")  # its model is m ($1/M); the old row was served by m2 ($100/M)
     await rt.store.turns.add_usage(s.id, None, "m2", Usage(1000, 0, 1000), estimated=True)  # no cost stored
     await rt.store.turns.add_usage(s.id, None, "m", Usage(1000, 0, 1000), cost_usd=0.5)  # a stored cost wins
     spend = priced(rt.config, await rt.store.budgets.spend_rows(session_id=s.id))

@@ -62,7 +62,7 @@ async def test_small_cap_pauses_after_the_nth_request_and_raise_resumes(env: Env
     (env.project / "b").mkdir()
     (env.project / "c").mkdir()
     rt = await env.runtime(models=PRICED, budgets={"session": "0.025usd"})
-    s = await rt.new_session("api")
+    s = await rt.lifecycle.new_session("api")
     env.server.add([read("a", "c1"), read("b", "c2"), read("c", "c3"), done()], session="api")
     rt.submit(s.id, "look around")
     rt.submit(s.id, "queued behind the pause")
@@ -75,7 +75,7 @@ async def test_small_cap_pauses_after_the_nth_request_and_raise_resumes(env: Env
     assert [p.text for p in s.queue] == ["queued behind the pause"]  # the queue holds
     assert len(env.server.requests) == 3  # request 4 was never sent
     env.server.add(done("second"), session="api")
-    rt.raise_budget(s.id, "1usd")
+    rt.budgets.raise_budget(s.id, "1usd")
     await rt.wait_idle(s.id)
     assert len(env.server.requests) == 5
     assert s.last_result is not None and s.last_result.status == "completed"
@@ -86,7 +86,7 @@ async def test_small_cap_pauses_after_the_nth_request_and_raise_resumes(env: Env
 
 async def test_token_cap_and_allow_one_more_then_stop(env: Env) -> None:
     rt = await env.runtime(budgets={"session": "12k"})
-    s = await rt.new_session("api")
+    s = await rt.lifecycle.new_session("api")
     (env.project / "a").mkdir()
     (env.project / "b").mkdir()
     env.server.add([read("a", "c1"), read("b", "c2"), done()], session="api")
@@ -94,10 +94,10 @@ async def test_token_cap_and_allow_one_more_then_stop(env: Env) -> None:
     await env.sink.wait_for(lambda: s.state is SessionState.BUDGET)
     assert len(env.server.requests) == 1
     assert s.budget_pause is not None and s.budget_pause.kind == "tokens"
-    assert rt.allow_one_more(s.id)
+    assert rt.budgets.allow_one_more(s.id)
     await env.sink.wait_for(lambda: len(env.sink.of(ev.BudgetPaused, s.id)) == 2)
     assert len(env.server.requests) == 2
-    assert rt.stop_paused(s.id)
+    assert rt.budgets.stop_paused(s.id)
     await rt.wait_idle(s.id)
     assert s.last_result is not None and s.last_result.error_kind == "budget"
     assert s.state is SessionState.FAILED and len(env.server.requests) == 2
@@ -107,7 +107,7 @@ async def test_token_cap_and_allow_one_more_then_stop(env: Env) -> None:
 
 async def test_usd_budget_without_prices_warns_once_and_falls_back_to_tokens(env: Env) -> None:
     rt = await env.runtime(budgets={"session": "0.01usd, 12k"})
-    s = await rt.new_session("api")
+    s = await rt.lifecycle.new_session("api")
     (env.project / "a").mkdir()
     env.server.add([read("a"), done()], session="api")
     rt.submit(s.id, "go")
@@ -115,28 +115,28 @@ async def test_usd_budget_without_prices_warns_once_and_falls_back_to_tokens(env
     assert s.budget_pause is not None and s.budget_pause.kind == "tokens"
     warnings = [n.text for n in env.sink.of(ev.Notice, s.id) if "has no prices" in n.text]
     assert len(warnings) == 1 and "token cap" in warnings[0]
-    rt.stop_paused(s.id)
+    rt.budgets.stop_paused(s.id)
     await rt.wait_idle(s.id)
     await rt.shutdown()
 
 
 async def test_project_day_cap_holds_across_two_runtimes_on_one_database(env: Env) -> None:
     first = await env.runtime()
-    a = await first.new_session("a")
+    a = await first.lifecycle.new_session("a")
     env.server.add([done(), done()], session="a")
     first.submit(a.id, "one")
     first.submit(a.id, "two")
     await first.wait_idle(a.id)
     assert len(env.server.requests) == 2
     second = await env.runtime(budgets={"project_day": "21k"})
-    b = await second.new_session("b")
+    b = await second.lifecycle.new_session("b")
     env.server.add(done(), session="b")
     second.submit(b.id, "three")
     await env.sink.wait_for(lambda: b.state is SessionState.BUDGET)
     assert b.budget_pause is not None and b.budget_pause.level == "project_day"
     assert "20k" in b.budget_pause.spent or b.budget_pause.spent == "20000"
     assert len(env.server.requests) == 2  # what the other runtime spent counted: nothing was sent
-    second.set_budget(b.id, "project", "100k")
+    second.budgets.set_budget(b.id, "project", "100k")
     await second.wait_idle(b.id)
     assert len(env.server.requests) == 3
     await second.shutdown()
@@ -146,7 +146,7 @@ async def test_project_day_cap_holds_across_two_runtimes_on_one_database(env: En
 async def test_loop_guard_trips_on_the_third_identical_call(env: Env) -> None:
     (env.project / "a").mkdir()
     rt = await env.runtime()
-    s = await rt.new_session("loop")
+    s = await rt.lifecycle.new_session("loop")
     env.server.add([read("a", "c1"), read("a", "c2"), read("a", "c3"), done()], session="loop")
     rt.submit(s.id, "go")
     await env.sink.wait_for(lambda: s.state is SessionState.BUDGET)
@@ -154,9 +154,9 @@ async def test_loop_guard_trips_on_the_third_identical_call(env: Env) -> None:
     pause = s.budget_pause
     assert pause is not None and pause.level == "loop" and pause.kind == "identical_calls"
     assert "3 identical list_dir calls" in pause.reason
-    rt.set_budget(s.id, "session", "5usd")  # raising a cap does not answer the loop guard
+    rt.budgets.set_budget(s.id, "session", "5usd")  # raising a cap does not answer the loop guard
     assert s.state is SessionState.BUDGET and s.budget_pause is pause
-    rt.stop_paused(s.id)
+    rt.budgets.stop_paused(s.id)
     await rt.wait_idle(s.id)
     assert s.last_result is not None and s.last_result.error_kind == "loop"
     assert len(env.server.requests) == 3
@@ -167,7 +167,7 @@ async def test_loop_guard_does_not_trip_on_three_different_reads(env: Env) -> No
     for name in "abc":
         (env.project / name).mkdir()
     rt = await env.runtime()
-    s = await rt.new_session("work")
+    s = await rt.lifecycle.new_session("work")
     env.server.add([read("a", "c1"), read("b", "c2"), read("c", "c3"), done()], session="work")
     rt.submit(s.id, "go")
     await rt.wait_idle(s.id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from paragents.cli.parser import MODE_CHOICES
 from paragents.permissions import PermissionMode
-from paragents.sessions.lifecycle import MODE_NAMES
+from paragents.sessions.controls import MODE_NAMES
 from paragents.ui.commands import PERMISSION_MODES
 
 

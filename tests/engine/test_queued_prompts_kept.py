@@ -21,7 +21,7 @@ async def stored(env: Env, sid: str) -> tuple[str, list[str]]:
 
 async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_not_run(env: Env) -> None:
     rt = await env.runtime()
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     gate = asyncio.Event()
     env.server.add(gated("a long answer", gate, at=2), session="a")
     rt.submit(view.id, "first")
@@ -30,17 +30,17 @@ async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_n
     third = rt.submit(view.id, "third")
     await rt.drafts.flushed()
     assert await stored(env, view.id) == ("", ["second [b]x[/b]", "third"])
-    assert rt.remove_queued(view.id, third)
+    assert rt.prompts.remove_queued(view.id, third)
     await rt.drafts.flushed()
     assert await stored(env, view.id) == ("", ["second [b]x[/b]"])
 
-    await rt.save_draft(view.id, "half typed")
-    await rt.close_session(view.id)  # the turn is cancelled; the queued prompt stays kept
+    await rt.prompts.save_draft(view.id, "half typed")
+    await rt.lifecycle.close_session(view.id)  # the turn is cancelled; the queued prompt stays kept
     gate.set()
     assert await stored(env, view.id) == ("half typed", ["second [b]x[/b]"])
     requests = len(env.server.requests)
 
-    again = await rt.reopen_session(view.id)
+    again = await rt.lifecycle.reopen_session(view.id)
     (restored,) = env.sink.of(ev.DraftRestored, view.id)
     assert restored.text == "half typed" and restored.queued == 1  # the draft alone
     assert again.draft == "half typed"
@@ -59,7 +59,7 @@ async def test_queued_prompts_are_kept_as_they_change_and_come_back_as_a_draft_n
     await rt.wait_idle(again.id)
     assert [q.text for q in again.queue] == ["second [b]x[/b]"]
     assert env.server.requests[-1].body_json["messages"][-1]["content"] == "fresh"
-    assert rt.release_queued(again.id)
+    assert rt.prompts.release_queued(again.id)
     await rt.wait_idle(again.id)
     assert not again.queue
     assert env.server.requests[-1].body_json["messages"][-1]["content"] == "second [b]x[/b]"

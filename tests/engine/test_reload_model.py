@@ -7,7 +7,7 @@ import json
 
 from paragents import events as ev
 from paragents import paths
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Env
 
 
@@ -17,11 +17,11 @@ async def test_sessions_on_the_old_default_follow_a_new_default_model(env: Env) 
     config.write_text(json.dumps({"base_url": env.server.base_url, "model": "m"}))
     rt = await Runtime.create(env.project, cli_overrides={"max_retries": 0}, db_path=env.db)
     rt.set_sink(env.sink)
-    on_default = await rt.new_session("a")
-    own = await rt.new_session("b")
-    await rt.set_model(own.id, "other")
+    on_default = await rt.lifecycle.new_session("a")
+    own = await rt.lifecycle.new_session("b")
+    await rt.controls.set_model(own.id, "other")
     config.write_text(json.dumps({"base_url": env.server.base_url, "model": "n"}))
-    await rt.reload_config()
+    await rt.settings.reload_config()
     assert on_default.model == "n" and own.model == "other"
     assert (await rt.store.sessions.get(on_default.id)).model == "n"  # type: ignore[union-attr]
     notes = [n.text for n in env.sink.of(ev.Notice, on_default.id)]

@@ -13,7 +13,7 @@ from tests.scripted import gated
 
 async def test_restored_notes_say_failed_cancelled_and_interrupted_after_their_turns(env: Env) -> None:
     rt = await env.runtime()
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     env.server.add(ScriptedResponse.from_message("fine"), session="a")
     rt.submit(view.id, "one")  # completes: no note
     await rt.wait_idle(view.id)
@@ -33,7 +33,7 @@ async def test_restored_notes_say_failed_cancelled_and_interrupted_after_their_t
     await rt.shutdown()
 
     again = await env.runtime()
-    (restored,) = await again.restore()
+    (restored,) = await again.opening.restore()
     prompts = [i for i, m in enumerate(restored.messages) if m.get("role") == "user"]
     texts = {text: (n, level) for n, text, level in restored.history_notes}
     failed = next(t for t in texts if t.startswith("Turn failed: "))

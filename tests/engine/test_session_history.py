@@ -15,7 +15,8 @@ import pytest
 from paragents import events as ev
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
-from paragents.sessions import Runtime, SessionError
+from paragents.sessions import SessionError
+from paragents.sessions.runtime import Runtime
 from paragents.store import INTERRUPTED_RESULT
 from tests.engine.conftest import Env
 from tests.faults.tally import record
@@ -55,7 +56,7 @@ async def deny_rm_runtime(env: Env) -> Runtime:
 
 async def test_a_stale_copy_reloads_before_it_appends_and_nothing_is_lost_or_reordered(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(reply("first answer"), session="a")
     rt.submit(s.id, "q1")
     await rt.wait_idle(s.id)
@@ -81,7 +82,7 @@ async def test_a_stale_copy_reloads_before_it_appends_and_nothing_is_lost_or_reo
 
 async def test_a_write_refused_mid_turn_fails_the_turn_as_store_and_keeps_the_other_writes(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         reply(tool_calls=[call("write_file", {"path": "f.txt", "content": "x"}, "c1")]), session="a"
     )
@@ -112,7 +113,7 @@ async def test_a_write_refused_mid_turn_fails_the_turn_as_store_and_keeps_the_ot
 async def test_restored_tool_results_show_ok_error_denied_cancelled_and_interrupted(env: Env) -> None:
     (env.project / "here.txt").write_text("present")
     rt = await deny_rm_runtime(env)
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         reply(
             tool_calls=[
@@ -138,7 +139,7 @@ async def test_restored_tool_results_show_ok_error_denied_cancelled_and_interrup
     await rt.shutdown()  # a process that stopped with the call unanswered
 
     again = await deny_rm_runtime(env)
-    (view,) = await again.restore()
+    (view,) = await again.opening.restore()
     outcomes = {m["tool_call_id"]: m["outcome"] for m in view.messages if m["role"] == "tool"}
     expected = {
         "c_ok": "ok", "c_err": "error", "c_deny": "denied", "c_cancel": "cancelled", "c_crash": "interrupted",
@@ -157,7 +158,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
     env: Env,
 ) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     await rt.shutdown()
     holder = subprocess.Popen(
         [sys.executable, str(WRITER.with_name("store_child_holder.py")), str(env.db), s.id],
@@ -167,7 +168,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         tui = await env.runtime()
-        (view,) = await tui.restore()
+        (view,) = await tui.opening.restore()
         assert (
             view.read_only and f"held by pid {holder.pid}" in view.read_only and "/takeover" in view.read_only
         )
@@ -175,7 +176,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
         assert any(f"held by pid {holder.pid}" in n.text for n in env.sink.of(ev.Notice, view.id))
         with pytest.raises(SessionError, match="read-only"):
             tui.submit(view.id, "refused")
-        await tui.take_over(view.id)  # the user confirmed
+        await tui.lifecycle.take_over(view.id)  # the user confirmed
         assert view.read_only is None
         holder_row = await tui.store.holders.get(view.id)
         assert holder_row is not None and holder_row.pid == os.getpid()
@@ -186,7 +187,7 @@ async def test_a_session_held_by_a_live_process_opens_read_only_until_the_user_t
 
         # another process takes it back: the next heartbeat makes it read-only here again
         await tui.store.holders.acquire(view.id, take_over=True, pid=holder.pid)
-        assert await tui.check_holds() == [view.id]
+        assert await tui.holding.check_holds() == [view.id]
         assert view.read_only and "taken over by another process" in view.read_only
         await tui.shutdown()
     finally:
@@ -199,7 +200,7 @@ async def test_a_fork_keeps_the_outcome_of_each_tool_result(env: Env) -> None:
     shows and stores the source's outcomes, also after a restart. Found by a fresh-user test."""
     (env.project / "here.txt").write_text("present")
     rt = await deny_rm_runtime(env)
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         reply(
             tool_calls=[
@@ -212,12 +213,12 @@ async def test_a_fork_keeps_the_outcome_of_each_tool_result(env: Env) -> None:
     env.server.add(reply("done"), session="a")
     rt.submit(s.id, "two calls")
     await rt.wait_idle(s.id)
-    fork = await rt.fork(s.id, "b")
+    fork = await rt.lifecycle.fork(s.id, "b")
     shown = {m["tool_call_id"]: m.get("outcome") for m in fork.messages if m["role"] == "tool"}
     assert shown == {"c_ok": "ok", "c_deny": "denied"}
     await rt.shutdown()
     again = await deny_rm_runtime(env)
-    views = {v.name: v for v in await again.restore()}
+    views = {v.name: v for v in await again.opening.restore()}
     stored = {m["tool_call_id"]: m["outcome"] for m in views["b"].messages if m["role"] == "tool"}
     assert stored == {"c_ok": "ok", "c_deny": "denied"}
     await again.shutdown()

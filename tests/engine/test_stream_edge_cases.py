@@ -33,7 +33,7 @@ def assistant_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 async def test_call_whose_name_never_arrives_fails_the_turn_and_is_never_sent_back(env: Env) -> None:
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         sse(
             {"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me look."}}]},
@@ -66,7 +66,7 @@ async def test_call_whose_name_never_arrives_fails_the_turn_and_is_never_sent_ba
 async def test_whitespace_only_arguments_are_stored_and_sent_as_empty_object(env: Env) -> None:
     (env.project / "a.txt").write_text("x")
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         sse(
             tool_delta({"index": 0, "id": "call_W", "type": "function", "function": {"name": "list_dir"}}),
@@ -93,7 +93,7 @@ async def test_whitespace_only_arguments_are_stored_and_sent_as_empty_object(env
 async def test_empty_fragment_without_id_or_name_is_dropped(env: Env) -> None:
     """A stray ``{"index": 1}`` fragment is not a call: the turn goes on with the real one only."""
     rt = await env.runtime()
-    s = await rt.new_session("a")
+    s = await rt.lifecycle.new_session("a")
     env.server.add(
         sse(
             tool_delta({"index": 0, "id": "call_R", "function": {"name": "list_dir", "arguments": "{}"}}),
@@ -115,7 +115,7 @@ async def test_a_turn_cancelled_while_retrying_a_failed_request_counts_no_tokens
     """The endpoint answers 500 (nothing scripted): the request never produced a reply, so cancelling
     during the retry's backoff must not count an estimate of its tokens as spent."""
     rt = await env.runtime(max_retries=3)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     rt.submit(view.id, "hello " * 200)
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.StreamRetry, view.id)))
     rt.cancel(view.id)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import GIT_ENV, commit_all, sh
 

@@ -162,7 +162,7 @@ async def test_a_group_budget_pauses_every_sibling_and_raising_it_resumes_all(
         paused = sink.of(ev.BudgetPaused)
         assert {p.session_id for p in paused} == group.session_ids
         assert {p.level for p in paused} == {"group"}
-        rt.set_budget(group.siblings[0].session_id, "group", "100k")  # raises the group's cap: both go on
+        rt.budgets.set_budget(group.siblings[0].session_id, "group", "100k")  # raises the group's cap: both go on
         await group.done.wait()
         stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and all(c.state == "finished" for c in stored.candidates)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import empty_repo, git_identity, repo
 

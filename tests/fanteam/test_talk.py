@@ -26,8 +26,8 @@ async def test_message_session_asks_then_arrives_as_context_at_the_next_turn(
     server: ReplayServer, runtime: MakeRuntime, tmp_path: Path
 ) -> None:
     rt, sink = await runtime(tmp_path)
-    api = await rt.new_session("api")
-    web = await rt.new_session("web")
+    api = await rt.lifecycle.new_session("api")
+    web = await rt.lifecycle.new_session("web")
     args = json.dumps({"name": "web", "text": "I renamed fetch_user to load_user"})
     server.add(reply(tool_calls=[{"id": "c1", "name": "message_session", "arguments": args}]), session="api")
     server.add(reply("sent"), session="api")
@@ -63,8 +63,8 @@ async def test_a_note_cannot_fake_the_end_of_the_notes_block(
     """Issue 28 item 8: a note's text (model-written) is quoted, one line per note, so it cannot close
     the notes block and pass the rest as the user's own words in the receiver's prompt."""
     rt, sink = await runtime(tmp_path)
-    api = await rt.new_session("api")
-    web = await rt.new_session("web")
+    api = await rt.lifecycle.new_session("api")
+    web = await rt.lifecycle.new_session("web")
     args = json.dumps({"name": "web", "text": FAKE_END})
     server.add(reply(tool_calls=[{"id": "c1", "name": "message_session", "arguments": args}]), session="api")
     server.add(reply("sent"), session="api")
@@ -91,9 +91,9 @@ async def test_message_session_rules_name_the_receiver(
     (tmp_path / ".paragents" / "permissions.local.json").write_text(json.dumps(rules))
     trusted(tmp_path)
     rt, sink = await runtime(tmp_path)
-    api = await rt.new_session("api")
-    web = await rt.new_session("web")
-    db = await rt.new_session("db1")
+    api = await rt.lifecycle.new_session("api")
+    web = await rt.lifecycle.new_session("web")
+    db = await rt.lifecycle.new_session("db1")
     calls = [
         {"id": "c1", "name": "message_session", "arguments": json.dumps({"name": "web", "text": "hi"})},
         {"id": "c2", "name": "message_session", "arguments": json.dumps({"name": "db1", "text": "hello"})},
@@ -111,25 +111,25 @@ async def test_decide_shows_in_every_sessions_next_system_prompt(
     server: ReplayServer, runtime: MakeRuntime, tmp_path: Path
 ) -> None:
     rt, _sink = await runtime(tmp_path)
-    api = await rt.new_session("api")
-    web = await rt.new_session("web")
-    await rt.decide(api.id, "Use pydantic v2 models for every config")
+    api = await rt.lifecycle.new_session("api")
+    web = await rt.lifecycle.new_session("web")
+    await rt.memory.decide(api.id, "Use pydantic v2 models for every config")
     server.add(reply("ok"), session="web")
     rt.submit(web.id, "hello")
     await rt.wait_idle(web.id)
     [request] = server.requests
     system = _system(request.body_json)
     assert "Project decisions" in system and "Use pydantic v2 models for every config (user@api" in system
-    assert [d.text for d in await rt.decisions("PYDANTIC")] == ["Use pydantic v2 models for every config"]
-    assert await rt.decisions("nothing like it") == []
+    assert [d.text for d in await rt.memory.decisions("PYDANTIC")] == ["Use pydantic v2 models for every config"]
+    assert await rt.memory.decisions("nothing like it") == []
 
 
 async def test_a_note_to_an_unknown_or_the_same_session_is_refused(
     runtime: MakeRuntime, tmp_path: Path
 ) -> None:
     rt, _ = await runtime(tmp_path)
-    api = await rt.new_session("api")
-    await rt.new_session("web")
+    api = await rt.lifecycle.new_session("api")
+    await rt.lifecycle.new_session("web")
     with pytest.raises(ValueError, match=r"no open session named 'nope' \(open: web\)"):
         await rt.team.send(api.id, "nope", "hi")
     with pytest.raises(ValueError, match="cannot send a note to itself"):

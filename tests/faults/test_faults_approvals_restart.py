@@ -15,7 +15,7 @@ import pytest
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.models import user_message
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.store import Store
 from paragents.ui.app import make_app
 from paragents.ui.widgets.approval_bar import ApprovalBar
@@ -82,12 +82,12 @@ async def test_the_restart_shows_the_pending_ask_again_and_an_answer_continues_t
         bar = panel.query_one(ApprovalBar)
         assert bar.request.request_id == ask and bar.request.call.name == "write_file"
         assert not (project / "out.txt").exists()
-        result = await rt.answer_approval(ask, "allow_once", "phone")
+        result = await rt.approvals.answer_approval(ask, "allow_once", "phone")
         assert result.accepted
         view = rt.sessions[panel.session_id]
         await wait_until(pilot, lambda: view.last_result is not None, "the continued turn ends")
         await wait_until(pilot, lambda: not panel.query(ApprovalBar), "the bar goes away")
-        refused = await rt.answer_approval(ask, "reject_once", "tui")
+        refused = await rt.approvals.answer_approval(ask, "reject_once", "tui")
         assert refused.status == "already_answered" and "allow_once by phone" in refused.message
         await app.shutdown_runtime()
     assert (project / "out.txt").read_text() == "hi\n"
@@ -106,11 +106,11 @@ async def test_a_pending_ask_whose_turn_cannot_continue_is_closed_with_a_note(
     ask = await crashed_store(db, project, moved_on=True)
     rt = await Runtime.create(project, cli_overrides={"base_url": replay.base_url, "model": "m"}, db_path=db)
     try:
-        await rt.restore()
+        await rt.opening.restore()
         row = await rt.store.approvals.get(ask)
         assert row is not None and row.state == "closed"
         assert row.note is not None and "went on with another turn" in row.note
-        assert await rt.pending_approvals() == []
+        assert await rt.approvals.pending_approvals() == []
         assert not any(view.pending for view in rt.sessions.values())
     finally:
         await rt.shutdown()

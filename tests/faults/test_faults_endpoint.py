@@ -24,7 +24,7 @@ from paragents.agent import Agent
 from paragents.llm import ChatClient
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.models import SessionState
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.faults.tally import record
 from tests.faults.validity import request_problems
 
@@ -319,8 +319,8 @@ async def test_fault_fails_one_session_visibly_while_another_completes(
     recovered = False
     lost = 0
     try:
-        victim = await rt.new_session("victim")
-        by = await rt.new_session("bystander")
+        victim = await rt.lifecycle.new_session("victim")
+        by = await rt.lifecycle.new_session("bystander")
         agent = rt.agents[victim.id]
         assert isinstance(agent, Agent)  # paragents' own: its chat client is swapped below
 
@@ -424,7 +424,7 @@ async def test_cancel_stops_a_retry_wait_at_once(replay: ReplayServer, tmp_path:
     rt.set_sink(sink)
     recovered = False
     try:
-        view = await rt.new_session("victim")
+        view = await rt.lifecycle.new_session("victim")
         replay.add(json_error(429, "slow down", {"Retry-After": "600"}), session="victim")
         rt.submit(view.id, "go")
         await sink.wait_for(lambda: bool(sink.of(ev.StreamRetry, view.id)))

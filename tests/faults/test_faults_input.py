@@ -16,7 +16,7 @@ import pytest
 from paragents import events as ev
 from paragents.cli import main
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.faults.tally import record
 from tests.faults.validity import request_problems
 from tests.trusting import trusted
@@ -160,7 +160,7 @@ async def test_malformed_tool_arguments_become_error_results(replay: ReplayServe
     rt, events = await runtime(replay, tmp_path)
     try:
         (rt.project_dir / "notes.txt").write_text("notes\n")
-        view = await rt.new_session("s", mode="bypassPermissions")
+        view = await rt.lifecycle.new_session("s", mode="bypassPermissions")
         calls = [
             {"id": f"bad{i}", "name": name, "arguments": args} for i, (_, name, args) in enumerate(BAD_CALLS)
         ]
@@ -199,7 +199,7 @@ async def test_large_tool_output_and_files_are_capped_with_a_note(
         (project / "many").mkdir()
         for n in range(3000):
             (project / "many" / f"file-with-a-long-name-{n:05}.txt").touch()
-        view = await rt.new_session("s", mode="bypassPermissions")
+        view = await rt.lifecycle.new_session("s", mode="bypassPermissions")
         calls = [
             {"id": "big", "name": "read_file", "arguments": json.dumps({"path": "big.txt"})},
             {"id": "one", "name": "read_file", "arguments": json.dumps({"path": "oneline.txt"})},

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from tests.faults.tally import record
 from tests.patience import HANG_GUARD_S

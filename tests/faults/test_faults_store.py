@@ -43,7 +43,7 @@ async def test_store_locked_mid_turn_fails_the_turn_as_store_and_leaves_no_runni
     recovered = False
     try:
         rt = await env.runtime()
-        s = await rt.new_session("victim")
+        s = await rt.lifecycle.new_session("victim")
         locker = sqlite3.connect(Path(env.db), isolation_level=None)
 
         async def lock_now(i: int) -> None:

@@ -11,7 +11,7 @@ import pytest
 from textual import events
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.transcript import AssistantBlock
 from tests.faults.tally import record

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from paragents.llm.replay import ReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from tests.lanes.conftest import commit_all, sh
 from tests.ui import conftest as ui_fixtures

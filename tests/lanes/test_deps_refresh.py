@@ -16,7 +16,7 @@ from paragents.lanes import create_lane
 from paragents.lanes.deps import refresh_dependencies
 from paragents.lanes.overview import stale_dependencies
 from paragents.llm.replay import ReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.store import Store
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all
@@ -79,7 +79,7 @@ async def test_the_lane_watcher_runs_it_and_tells_the_lanes_session(
     sink = Collector()
     rt.set_sink(sink)
     try:
-        view = await rt.new_session("api", lane=True)
+        view = await rt.lifecycle.new_session("api", lane=True)
         (Path(view.workdir) / "uv.lock").write_text("version = 2\n")
         await rt.lane_watcher.run_round()
         await sink.wait_for(

@@ -16,7 +16,7 @@ from paragents.conflicts.targets import call_targets
 from paragents.events import PermissionAnswer
 from paragents.lanes.gc import remove_lane
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Collector
 
 
@@ -73,8 +73,8 @@ async def test_binding_another_lanes_port_names_its_holder(
     sink = Collector()
     rt.set_sink(sink)
     try:
-        api = await rt.new_session("api", lane=True)
-        other = await rt.new_session("other")
+        api = await rt.lifecycle.new_session("api", lane=True)
+        other = await rt.lifecycle.new_session("other")
         lane = await rt.store.lanes.of_session(api.id)
         assert lane is not None
         held = [r for r in await rt.store.reservations.all() if r.kind == "port"]
@@ -99,11 +99,11 @@ async def test_binding_another_lanes_port_names_its_holder(
         assert f"port {lane.port_base + 3} belongs to session 'api'" in result.output
 
         ports = f"ports {lane.port_base}-{lane.port_base + 9}"
-        [line] = await rt.lane_overview()
+        [line] = await rt.lanes.lane_overview()
         assert line.startswith("api") and f"{ports}  session api" in line
-        await rt.close_session(api.id)  # a leftover lane keeps its ports, and the overview shows it
+        await rt.lifecycle.close_session(api.id)  # a leftover lane keeps its ports, and the overview shows it
         assert len([r for r in await rt.store.reservations.all() if r.kind == "port"]) == 10
-        [line] = await rt.lane_overview()
+        [line] = await rt.lanes.lane_overview()
         assert f"{ports}  leftover: no open session" in line
         await remove_lane(rt.store.lanes, repo, lane, force=True)
         assert not [r for r in await rt.store.reservations.all() if r.kind == "port"]

@@ -16,7 +16,7 @@ from paragents.lanes import create_lane
 from paragents.lanes.predict import Predictor
 from paragents.llm.replay import ReplayServer
 from paragents.models import ToolCall
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.sessions.lanes import local_only
 from paragents.store import LaneRecord, Store
 from tests.lanes.conftest import commit_all
@@ -104,7 +104,7 @@ async def test_a_read_only_call_schedules_no_round(
     cfg = {"base_url": server.base_url, "model": "m", "max_retries": 0}
     rt = await Runtime.create(base_repo, cli_overrides=cfg, db_path=tmp_path / "db.sqlite")
     try:
-        view = await rt.new_session("api", lane=True)
+        view = await rt.lifecycle.new_session("api", lane=True)
         watcher = rt.lane_watcher
         assert watcher is not None
         watcher.observe(ev.ToolCallFinished(view.id, ToolCall("c1", name, "{}"), "ok", "text"))

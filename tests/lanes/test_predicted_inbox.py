@@ -61,7 +61,7 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
         views = {v.name: v for v in runtime.sessions.values() if v.lane}
         runtime.lane_watcher.debounce = 0
         for name, body in (("api", "return 'api'"), ("web", "return 'web'")):
-            await runtime.set_mode(views[name].id, "acceptEdits")
+            await runtime.controls.set_mode(views[name].id, "acceptEdits")
             _write(replay, name, body)
             runtime.submit(views[name].id, "change hello")
             await runtime.wait_idle(views[name].id)

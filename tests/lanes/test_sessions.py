@@ -13,7 +13,8 @@ from paragents import events as ev
 from paragents.cli import main
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
-from paragents.sessions import Runtime, SessionError
+from paragents.sessions import SessionError
+from paragents.sessions.runtime import Runtime
 from paragents.ui.commands import SlashCommand, parse_command
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all, sh
@@ -44,7 +45,7 @@ async def test_session_in_a_lane_works_there_with_its_ports(
 ) -> None:
     rt, sink = await _runtime(server, repo, tmp_path / "db.sqlite")
     try:
-        view = await rt.new_session("api", lane=True)
+        view = await rt.lifecycle.new_session("api", lane=True)
         lane = await rt.store.lanes.of_session(view.id)
         assert lane is not None and lane.name == "api"
         assert view.workdir == Path(lane.path) == view.sandbox_root and view.lane == "api"
@@ -58,7 +59,7 @@ async def test_session_in_a_lane_works_there_with_its_ports(
         await rt.wait_idle(view.id)
         assert (Path(lane.path) / "port.txt").read_text().split() == [str(lane.port_base)] * 2
         assert not (repo / "port.txt").exists()
-        report = await rt.lane_report(view.id)
+        report = await rt.lanes.lane_report(view.id)
         assert report.startswith("this session works in lane api") and f"ports {lane.port_base}-" in report
     finally:
         await rt.shutdown()
@@ -67,12 +68,12 @@ async def test_session_in_a_lane_works_there_with_its_ports(
 async def test_lanes_survive_a_restart(server: ReplayServer, repo: Path, tmp_path: Path) -> None:
     db = tmp_path / "db.sqlite"
     rt, _ = await _runtime(server, repo, db)
-    view = await rt.new_session("web", lane=True)
+    view = await rt.lifecycle.new_session("web", lane=True)
     path = view.workdir
     await rt.shutdown()
     again, _ = await _runtime(server, repo, db)
     try:
-        [restored] = await again.restore()
+        [restored] = await again.opening.restore()
         assert restored.lane == "web" and restored.sandbox_root == path and restored.workdir == path
         record = await again.store.lanes.of_session(restored.id)
         assert record is not None and restored.lane_env["PORT"] == str(record.port_base)
@@ -86,8 +87,8 @@ async def test_a_lane_that_cannot_be_made_creates_no_session(
     rt, _ = await _runtime(server, empty_repo, tmp_path / "db.sqlite")
     try:
         with pytest.raises(SessionError, match="git commit --allow-empty -m init"):
-            await rt.new_session("x", lane=True)
-        assert await rt.list_sessions() == [] and await rt.store.lanes.all() == []
+            await rt.lifecycle.new_session("x", lane=True)
+        assert await rt.lifecycle.list_sessions() == [] and await rt.store.lanes.all() == []
     finally:
         await rt.shutdown()
 
@@ -97,8 +98,8 @@ async def test_auto_mode_gives_the_second_writer_a_lane(
 ) -> None:
     rt, _ = await _runtime(server, repo, tmp_path / "db.sqlite", lanes="auto")
     try:
-        first = await rt.new_session("one")
-        second = await rt.new_session("two", base="main")
+        first = await rt.lifecycle.new_session("one")
+        second = await rt.lifecycle.new_session("two", base="main")
         assert first.lane is None and first.workdir == repo
         assert second.lane == "two" and second.workdir != repo
     finally:
@@ -154,8 +155,8 @@ async def test_two_lane_sessions_editing_one_function_get_a_predicted_conflict(
 ) -> None:
     rt, sink = await _runtime(server, repo, tmp_path / "db.sqlite")
     try:
-        api = await rt.new_session("api", lane=True)
-        web = await rt.new_session("web", lane=True)
+        api = await rt.lifecycle.new_session("api", lane=True)
+        web = await rt.lifecycle.new_session("web", lane=True)
         rt.lane_watcher.debounce = 0
         for view, body in ((api, "return 'api'"), (web, "return 'web'")):
             sink.answers.append(PermissionAnswer("allow_once"))
@@ -184,12 +185,12 @@ async def test_startup_names_lanes_left_from_closed_sessions(
 ) -> None:
     db = tmp_path / "db.sqlite"
     rt, _ = await _runtime(server, repo, db)
-    view = await rt.new_session("old", lane=True)
-    await rt.close_session(view.id)
+    view = await rt.lifecycle.new_session("old", lane=True)
+    await rt.lifecycle.close_session(view.id)
     await rt.shutdown()
     again, _ = await _runtime(server, repo, db)
     try:
-        await again.restore()
+        await again.opening.restore()
         assert any(note.startswith("1 lane(s) left from earlier sessions: old") for note in again.notes)
     finally:
         await again.shutdown()
@@ -202,8 +203,8 @@ async def test_auto_mode_outside_git_falls_back_to_the_shared_checkout(
     project.mkdir()
     rt, _ = await _runtime(server, project, tmp_path / "db.sqlite", lanes="auto")
     try:
-        await rt.new_session("one")
-        second = await rt.new_session("two")
+        await rt.lifecycle.new_session("one")
+        second = await rt.lifecycle.new_session("two")
         assert second.lane is None and second.workdir == project
         assert any(
             "two shares the checkout" in note and "not inside a git repository" in note for note in rt.notes
@@ -217,10 +218,10 @@ async def test_lane_gc_command_removes_landed_lanes_and_keeps_open_ones(
 ) -> None:
     rt, _ = await _runtime(server, repo, tmp_path / "db.sqlite")
     try:
-        done = await rt.new_session("done", lane=True)
-        await rt.new_session("open", lane=True)
-        await rt.close_session(done.id)
-        text = await rt.lane_gc()
+        done = await rt.lifecycle.new_session("done", lane=True)
+        await rt.lifecycle.new_session("open", lane=True)
+        await rt.lifecycle.close_session(done.id)
+        text = await rt.lanes.lane_gc()
         assert "removed done" in text and "keep open: its session is open in paragents" in text
         assert parsed("/lane gc").arg == "gc"
     finally:
@@ -232,14 +233,14 @@ async def test_adapt_queues_a_prompt_naming_the_files_and_the_other_lanes_change
 ) -> None:
     rt, _ = await _runtime(server, repo, tmp_path / "db.sqlite")
     try:
-        api = await rt.new_session("api", lane=True)
-        web = await rt.new_session("web", lane=True)
+        api = await rt.lifecycle.new_session("api", lane=True)
+        web = await rt.lifecycle.new_session("web", lane=True)
         (api.workdir / "app.py").write_text("def hello():\n    return 'api'\n")
         (web.workdir / "app.py").write_text("def hello():\n    return 'web'\n")
         with pytest.raises(SessionError, match="shared checkout"):
-            await rt.adapt_lane((await rt.new_session("plain")).id)
+            await rt.lanes.adapt_lane((await rt.lifecycle.new_session("plain")).id)
         server.add(reply("adapted"), session="api")
-        await rt.adapt_lane(api.id)
+        await rt.lanes.adapt_lane(api.id)
         await rt.wait_idle(api.id)
         prompt = server.requests[-1].body_json["messages"][-1]["content"]
         assert "Conflicting file(s) with lane web: app.py" in prompt

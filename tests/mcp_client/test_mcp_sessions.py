@@ -14,7 +14,7 @@ from typing import Any
 from paragents import events as ev
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.mcp_client.conftest import DEMO, Env, demo_stdio
 from tests.patience import HANG_GUARD_S
 
@@ -47,8 +47,8 @@ def tool_results(env: Env, sid: str) -> list[tuple[str, str]]:
 
 async def test_two_sessions_share_one_server_process(env: Env) -> None:
     rt = await runtime(env)
-    a = await rt.new_session("a")
-    b = await rt.new_session("b")
+    a = await rt.lifecycle.new_session("a")
+    b = await rt.lifecycle.new_session("b")
     for name in ("a", "b"):
         env.server.add([call("add", {"a": 2, "b": 3}), call("pid", {}, "c2"), done()], session=name)
     env.sink.answers = [
@@ -64,7 +64,7 @@ async def test_two_sessions_share_one_server_process(env: Env) -> None:
     assert row.pid == int(pid_a) and set(row.users) == {a.id, b.id} and row.state == "running"
     asks = env.sink.of(ev.PermissionRequested)
     assert [r.call.name for r in asks] == ["mcp__demo__pid", "mcp__demo__pid"]
-    report = rt.mcp_report(a.id)  # /mcp
+    report = rt.mcp.mcp_report(a.id)  # /mcp
     top = report.rows[0]
     assert top[0].startswith("demo (user, stdio, shared)") and top[1] == "running" and top[2] == pid_a
     assert top[5] == "a, b" and top[3].endswith("MB") and top[6].endswith("%)")
@@ -73,7 +73,7 @@ async def test_two_sessions_share_one_server_process(env: Env) -> None:
         report.summary[0].startswith(f"MCP demo: running, pid {pid_a}")
         and "used by a, b" in report.summary[0]
     )
-    memory = await rt.memory(a.id)  # /memory counts the schemas' tokens
+    memory = await rt.memory.memory(a.id)  # /memory counts the schemas' tokens
     assert memory.mcp_tokens["demo"] == int(top[6].split()[0])
     assert any(k == "mcp tools" and w == "demo" for k, w, _t in memory.rows())
     await rt.shutdown()
@@ -84,19 +84,19 @@ async def test_mcp_offers_to_disable_unused_tools_of_a_costly_server(env: Env) -
     rt = await env.runtime(
         mcp={"servers": {"demo": demo_stdio()}, "context_share": 0.05}, models={"m": {"context_window": 6000}}
     )
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add([call("add", {"a": 1, "b": 1}), done()], session="s")
     await turn(rt, s.id)
     assert tool_results(env, s.id) == [("ok", "2")]
-    [offer] = [n for n in rt.mcp_report(s.id).notes if "disabledTools" in n]
+    [offer] = [n for n in rt.mcp.mcp_report(s.id).notes if "disabledTools" in n]
     assert "'demo' tool schemas cost" in offer and '"echo"' in offer and '"add"' not in offer  # add was used
     await rt.shutdown()
 
 
 async def test_scope_session_gives_each_session_its_own_process(env: Env) -> None:
     rt = await runtime(env, scope="session")
-    a = await rt.new_session("a")
-    b = await rt.new_session("b")
+    a = await rt.lifecycle.new_session("a")
+    b = await rt.lifecycle.new_session("b")
     for name in ("a", "b"):
         env.server.add([call("pid", {}), done()], session=name)
     env.sink.answers = [PermissionAnswer("allow_once"), PermissionAnswer("allow_once")]
@@ -106,7 +106,7 @@ async def test_scope_session_gives_each_session_its_own_process(env: Env) -> Non
     rows = rt.mcp.status()
     assert sorted(r.users for r in rows) == sorted([(a.id,), (b.id,)])
     own = rt.mcp.handles[("demo", a.id)]
-    await rt.close_session(a.id)  # its own server stops with it
+    await rt.lifecycle.close_session(a.id)  # its own server stops with it
     await own.stop()  # joins the stop the close started
     assert not _alive(int(tool_results(env, a.id)[0][1]))
     assert [r.users for r in rt.mcp.status()] == [(b.id,)]
@@ -115,7 +115,7 @@ async def test_scope_session_gives_each_session_its_own_process(env: Env) -> Non
 
 async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: Env) -> None:
     rt = await runtime(env)
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add([call("echo", {"text": "hello"}), done()], session="s")
     env.sink.answers = [PermissionAnswer("reject_once")]
     await turn(rt, s.id)
@@ -129,7 +129,7 @@ async def test_an_unlisted_tool_asks_with_server_description_and_arguments(env: 
 
 async def test_disabled_tools_are_not_in_the_request_body(env: Env) -> None:
     rt = await runtime(env, disabledTools=["echo", "w*"])
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add(done(), session="s")
     await turn(rt, s.id)
     body = env.server.requests[-1].body_json
@@ -142,7 +142,7 @@ async def test_disabled_tools_are_not_in_the_request_body(env: Env) -> None:
 
 async def test_tool_timeout_is_a_tool_error_and_the_turn_goes_on(env: Env) -> None:
     rt = await runtime(env, toolTimeout=1)
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add([call("slow", {"seconds": 60}), done("after")], session="s")
     env.sink.answers = [PermissionAnswer("allow_once")]
     await turn(rt, s.id)
@@ -154,7 +154,7 @@ async def test_tool_timeout_is_a_tool_error_and_the_turn_goes_on(env: Env) -> No
 
 async def test_a_killed_server_is_restarted_and_the_next_call_works(env: Env) -> None:
     rt = await runtime(env)
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add([call("add", {"a": 1, "b": 1}), done()], session="s")
     await turn(rt, s.id)
     [row] = rt.mcp.status()
@@ -167,14 +167,14 @@ async def test_a_killed_server_is_restarted_and_the_next_call_works(env: Env) ->
     [after] = rt.mcp.status()
     assert after.pid not in (None, row.pid) and after.restarts == 1
     assert after.last_error is not None and "demo" in after.last_error
-    top = rt.mcp_report(s.id).rows[0]  # /mcp shows the new process and why the old one went
+    top = rt.mcp.mcp_report(s.id).rows[0]  # /mcp shows the new process and why the old one went
     assert top[2] == str(after.pid) and top[7] == "last error: MCP server 'demo' exited with code -9"
     await rt.shutdown()
 
 
 async def test_a_crash_mid_call_is_a_tool_error_never_a_hang(env: Env) -> None:
     rt = await runtime(env)
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add([call("crash", {}), call("add", {"a": 1, "b": 2}, "c2"), done()], session="s")
     env.sink.answers = [PermissionAnswer("allow_once")]
     await turn(rt, s.id)
@@ -189,7 +189,7 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
         json.dumps({"mcpServers": {"demo": demo_stdio()}}), encoding="utf-8"
     )
     rt = await env.runtime()
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add([call("add", {"a": 1, "b": 2}), done()], session="s")
     seen: list[tuple[str, int]] = []
 
@@ -217,7 +217,7 @@ async def test_a_missing_command_and_a_silent_server_give_one_message_each(env: 
         "mute": demo_stdio(args=[str(DEMO), "hang"], startupTimeout=1),
     }
     rt = await env.runtime(mcp={"servers": servers})
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add(done(), session="s")
     await turn(rt, s.id)
     notes = [n.text for n in env.sink.of(ev.Notice, s.id)]
@@ -233,7 +233,7 @@ async def test_an_invalid_mcp_json_is_one_message_naming_the_file(env: Env) -> N
     (env.project / ".mcp.json").write_text("{not json", encoding="utf-8")
     rt = await env.runtime()
     assert any(".mcp.json" in n and "not valid JSON" in n for n in rt.notes)
-    s = await rt.new_session("s")
+    s = await rt.lifecycle.new_session("s")
     env.server.add(done(), session="s")
     await turn(rt, s.id)
     assert s.last_result is not None and s.last_result.status == "completed"

@@ -10,7 +10,7 @@ from paragents import events as ev
 from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut, valid_cuts
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
 from tests.patience import HANG_GUARD_S
 
@@ -45,10 +45,10 @@ def answer(text: str) -> dict:
 
 async def test_summary_replaces_the_oldest_messages_in_requests_only(env: Env) -> None:
     rt = await env.runtime(default_context_window=32768)  # room to keep the last two turns
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     await turns(rt, env, view.id, ["q0 build the parser", "q1", "q2"])
     env.server.add(say("SUMMARY-1: parser task, nothing decided yet"), session="a/compact")
-    outcome = await rt.compact(view.id, "focus on the parser")
+    outcome = await rt.memory.compact(view.id, "focus on the parser")
     assert outcome.ok and outcome.replaced == 2
 
     summary_request = env.server.requests[3]
@@ -116,7 +116,7 @@ def test_no_cut_after_start_means_nothing_to_compact() -> None:
 
 async def test_compaction_asked_during_a_tool_call_waits_for_the_results(env: Env) -> None:
     rt = await env.runtime()
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     await turns(rt, env, view.id, ["q0", "q1"])
     args = json.dumps({"path": "out.txt", "content": "hi"})
     env.server.add(
@@ -129,7 +129,7 @@ async def test_compaction_asked_during_a_tool_call_waits_for_the_results(env: En
     env.server.add(say("SUMMARY-W"), session="a/compact")
     rt.submit(view.id, "write the file")
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.PermissionRequested, view.id)))
-    task = asyncio.create_task(rt.compact(view.id))
+    task = asyncio.create_task(rt.memory.compact(view.id))
     await until(lambda: bool(rt.agents[view.id].compactions.waiters))
     assert not task.done()
     assert not any(is_summary_request(r) for r in env.server.requests)  # nothing sent mid-call
@@ -155,15 +155,15 @@ async def test_compaction_asked_during_a_tool_call_waits_for_the_results(env: En
 
 async def test_a_failing_compaction_changes_nothing(env: Env) -> None:
     rt = await env.runtime()
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     await turns(rt, env, view.id, ["q0", "q1", "q2"])
     env.server.add(
         ScriptedResponse(status=500, reads=['{"error": {"message": "model crashed"}}']), session="a/compact"
     )
     env.server.add(say("word " * 4000), session="a/compact")  # far over the summary limit
 
-    first = await rt.compact(view.id)
-    second = await rt.compact(view.id)
+    first = await rt.memory.compact(view.id)
+    second = await rt.memory.compact(view.id)
     assert not first.ok and "summary request failed" in first.message
     assert not second.ok and "too long" in second.message
     notices = [n.text for n in env.sink.of(ev.Notice, view.id) if n.level == "error"]
@@ -188,14 +188,14 @@ async def test_a_failing_compaction_changes_nothing(env: Env) -> None:
 
 async def test_next_request_after_restart_and_crash_is_valid(env: Env) -> None:
     rt = await env.runtime(default_context_window=32768)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     await turns(rt, env, view.id, ["q0 the task", "q1", "q2"])
     env.server.add(say("SUMMARY-R"), session="a/compact")
-    assert (await rt.compact(view.id)).ok
+    assert (await rt.memory.compact(view.id)).ok
     await rt.shutdown()
 
     rt2 = await env.runtime(default_context_window=32768)
-    (view2,) = await rt2.restore()
+    (view2,) = await rt2.opening.restore()
     assert rt2.agents[view2.id].record.compaction is not None
     await turns(rt2, env, view2.id, ["q3"])
     body = turn_requests(env.server)[-1]
@@ -212,7 +212,7 @@ async def test_next_request_after_restart_and_crash_is_valid(env: Env) -> None:
     await rt2.store.close()
 
     rt3 = await env.runtime(default_context_window=32768)
-    (view3,) = await rt3.restore()
+    (view3,) = await rt3.opening.restore()
     await turns(rt3, env, view3.id, ["q4"])
     body = turn_requests(env.server)[-1]
     assert_valid_request(body)

@@ -26,9 +26,9 @@ async def test_two_hundred_turns_in_a_small_window(env: Env) -> None:
     (env.project / "frob.py").write_text("print('frob')\n")
     rt = await env.runtime(models={"m": {"context_window": WINDOW}})
     rt.tools = ToolRegistry([ListDir()])  # a small tool set: the specs alone must not fill the window
-    view = await rt.new_session("a")
-    await rt.remember(view.id, "NOTE-S: tests live in tests/frob")
-    await rt.remember(view.id, "NOTE-P: never change the CLI flags", project=True)
+    view = await rt.lifecycle.new_session("a")
+    await rt.memory.remember(view.id, "NOTE-S: tests live in tests/frob")
+    await rt.memory.remember(view.id, "NOTE-P: never change the CLI flags", project=True)
     for _ in range(80):
         env.server.add(
             ScriptedResponse.from_message(content="Task: port the frobnicator. Done: steps so far."),

@@ -18,14 +18,14 @@ def say(text: str) -> ScriptedResponse:
 async def test_notes_reach_the_system_prompt_and_survive_a_restart(env: Env) -> None:
     (env.project / "AGENTS.md").write_text("Use tabs.\n")
     rt = await env.runtime()
-    a = await rt.new_session("a")
-    b = await rt.new_session("b")
-    await rt.remember(a.id, "only for a")
-    await rt.remember(a.id, "shared decision", project=True)
+    a = await rt.lifecycle.new_session("a")
+    b = await rt.lifecycle.new_session("b")
+    await rt.memory.remember(a.id, "only for a")
+    await rt.memory.remember(a.id, "shared decision", project=True)
     await rt.shutdown()
 
     rt2 = await env.runtime()
-    views = {v.name: v for v in await rt2.restore()}
+    views = {v.name: v for v in await rt2.opening.restore()}
     env.server.add(say("ok"), session="a")
     env.server.add(say("ok"), session="b")
     rt2.submit(views["a"].id, "hi")
@@ -37,7 +37,7 @@ async def test_notes_reach_the_system_prompt_and_survive_a_restart(env: Env) -> 
     assert "only for a" not in by_session["b"] and "shared decision" in by_session["b"]
     assert "user@a" in by_session["b"]  # who wrote the project note
 
-    report = await rt2.memory(views["a"].id)
+    report = await rt2.memory.memory(views["a"].id)
     kinds = [row[0] for row in report.rows()]
     assert kinds == ["instructions", "session note", "project note"]
     assert report.rows()[0][1] == str(env.project / "AGENTS.md")
@@ -47,7 +47,7 @@ async def test_notes_reach_the_system_prompt_and_survive_a_restart(env: Env) -> 
 
 async def test_remember_tool_asks_then_stores_a_session_note(env: Env) -> None:
     rt = await env.runtime()
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     args = json.dumps({"text": "the API lives in api/"})
     env.server.add(
         [
@@ -59,7 +59,7 @@ async def test_remember_tool_asks_then_stores_a_session_note(env: Env) -> None:
     env.sink.answers.append(PermissionAnswer("allow_once"))
     rt.submit(view.id, "remember where the API is")
     await rt.wait_idle(view.id)
-    report = await rt.memory(view.id)
+    report = await rt.memory.memory(view.id)
     assert [(n.text, n.author) for n in report.session_notes] == [("the API lives in api/", "agent@a")]
     second = env.server.requests[-1].body_json
     assert "the API lives in api/" in second["messages"][0]["content"]
@@ -69,16 +69,16 @@ async def test_remember_tool_asks_then_stores_a_session_note(env: Env) -> None:
 
 async def test_fork_copies_history_and_compaction(env: Env) -> None:
     rt = await env.runtime(default_context_window=32768)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     for prompt in ("q0", "q1", "q2"):
         env.server.add(say(f"answer {prompt}"), session="a")
         rt.submit(view.id, prompt)
         await rt.wait_idle(view.id)
     env.server.add(say("SUMMARY-F"), session="a/compact")
-    assert (await rt.compact(view.id)).ok
-    await rt.remember(view.id, "fork me too")
+    assert (await rt.memory.compact(view.id)).ok
+    await rt.memory.remember(view.id, "fork me too")
 
-    fork = await rt.fork(view.id)
+    fork = await rt.lifecycle.fork(view.id)
     assert fork.name == "a-fork" and fork.id != view.id
     assert rt.agents[fork.id].record.history == rt.agents[view.id].record.history
     env.server.add(say("forked answer"), session="a-fork")
@@ -109,7 +109,7 @@ async def test_fork_mid_turn_copies_the_finished_exchanges_only(env: Env) -> Non
     from tests.scripted import gated
 
     rt = await env.runtime(default_context_window=32768)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     env.server.add(say("answer q0"), session="a")
     rt.submit(view.id, "q0")
     await rt.wait_idle(view.id)
@@ -117,7 +117,7 @@ async def test_fork_mid_turn_copies_the_finished_exchanges_only(env: Env) -> Non
     env.server.add(gated("a slow answer", gate), session="a")
     rt.submit(view.id, "q1 still running")
     await env.sink.wait_for(lambda: bool(env.sink.of(ev.TextDelta, view.id)))
-    fork = await rt.fork(view.id)  # mid-turn: q1 has no reply yet
+    fork = await rt.lifecycle.fork(view.id)  # mid-turn: q1 has no reply yet
     gate.set()
     await rt.wait_idle(view.id)
     env.server.add(say("forked answer"), session="a-fork")

@@ -20,7 +20,7 @@ from paragents.cli.permissions import main
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.permissions import Policy
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.trusting import trusted
 
 AGENT_TOOL = {"Bash": "run_command", "Read": "read_file", "Edit": "write_file"}
@@ -50,7 +50,7 @@ async def session_decision(server: ReplayServer, project: Path, db: Path, check:
     rt = await Runtime.create(trusted(project), cli_overrides=cfg, db_path=db)  # the user's own rules
     rt.set_sink(_rejecting_sink)
     try:
-        view = await rt.new_session("agree", mode=check.mode, open_panel=False)
+        view = await rt.lifecycle.new_session("agree", mode=check.mode, open_panel=False)
         rt.submit(view.id, "go")
         await asyncio.wait_for(rt.wait_idle(view.id), 60)
         rows = [r for r in await rt.store.audit.recent(view.id) if r["tool"] == check.tool]

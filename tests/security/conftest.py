@@ -33,7 +33,8 @@ import pytest
 from paragents import events as ev
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime, SessionView
+from paragents.sessions import SessionView
+from paragents.sessions.runtime import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
 
 GIT_IDENTITY = {

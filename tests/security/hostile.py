@@ -20,7 +20,7 @@ from paragents import events as ev
 from paragents import paths
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
 from tests.patience import HANG_GUARD_S
 
@@ -94,7 +94,7 @@ class Hostile:
     ) -> str:
         """Open a session (in ``mode``), let the model make ``calls`` one per reply, then stop; return
         the session id once the turn is over."""
-        s = await rt.new_session("mallory", mode=mode)
+        s = await rt.lifecycle.new_session("mallory", mode=mode)
         replies = [tool_call(name, args, f"c{i}") for i, (name, args) in enumerate(calls)]
         self.server.add([*replies, ScriptedResponse.from_message(content="done")], session="mallory")
         rt.submit(s.id, "go")

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.patience import HANG_GUARD_S
 from tests.security.hostile import Refuser, needs_bwrap
 
@@ -41,9 +41,9 @@ class AcpAttack:
 
     async def run(self, rt: Runtime, *requests: dict[str, Any], mode: str | None = None) -> str:
         """Open an agent session, send the requests as one prompt; return what the agent said."""
-        view = await rt.new_agent_session("hostile", "mallory")
+        view = await rt.lifecycle.new_agent_session("hostile", "mallory")
         if mode:
-            await rt.set_mode(view.id, mode)
+            await rt.controls.set_mode(view.id, mode)
         rt.submit(view.id, "\n".join(json.dumps(r) for r in requests))
         await asyncio.wait_for(rt.wait_idle(view.id), HANG_GUARD_S)
         return "".join(e.text for e in self.sink.of(ev.TextDelta, view.id))

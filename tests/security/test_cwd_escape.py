@@ -45,7 +45,7 @@ async def test_cwd_trick_asks_in_accept_edits_and_bypass_too(hostile: Hostile) -
     before = config.read_text()
     rt = await hostile.runtime(sandbox="off")
     for mode in ("acceptEdits", "bypassPermissions"):
-        s = await rt.new_session(f"m-{mode}", mode=mode)
+        s = await rt.lifecycle.new_session(f"m-{mode}", mode=mode)
         attack = tool_call("run_command", {"command": f"printf '{HOOK}' >> config", "cwd": ".git"})
         hostile.server.add([attack, ScriptedResponse.from_message(content="done")], session=f"m-{mode}")
         rt.submit(s.id, "go")

@@ -62,7 +62,7 @@ async def test_a_write_into_a_hard_linked_venv_reaches_no_other_environment(
     repo = git_repo(host.root / "project", {"app.py": "print('hi')\n", ".gitignore": ".venv/\n"})
     cache, other = linked_env(host, repo)
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(view, write)
     assert cache.read_text() == ORIGINAL and other.read_text() == ORIGINAL, out
     assert cache.stat().st_nlink == 3  # still shared: nothing was replaced either
@@ -75,7 +75,7 @@ async def test_a_venv_of_its_own_copies_stays_writable(host: Host, hostile: Host
     package.mkdir(parents=True)
     (package / "__init__.py").write_text(ORIGINAL)
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(view, f"echo 'Y = 2' >> {SITE}/rich/__init__.py && echo wrote")
     assert "wrote" in out[0] and (package / "__init__.py").read_text() == ORIGINAL + "Y = 2\n"
 
@@ -91,7 +91,7 @@ async def test_paragents_own_environment_is_never_writable(
     (own / "lib" / "site.py").write_text(ORIGINAL)
     monkeypatch.setattr(sys, "prefix", str(own))
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(
         view, "echo 'import os' >> paragents-env/lib/site.py; touch paragents-env/new; true"
     )

@@ -58,7 +58,7 @@ async def test_credentials_in_the_home_are_hidden_and_toolchains_are_not(
     tool.chmod(0o755)
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, sandbox={"mode": "required", "autoAllow": True})
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     reads = " ; ".join(f"cat ~/{rel}" for rel in CREDENTIALS)
     out = await hostile.attack(
         view, f"{reads}; ls -a ~; true", f"{tool} && echo x > ~/scratch && cat ~/scratch"
@@ -84,7 +84,7 @@ async def test_git_gets_the_identity_but_not_the_rest_of_the_gitconfig(
         monkeypatch.delenv(name)
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, sandbox={"mode": "required", "autoAllow": True})
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(
         view,
         "cat ~/.gitconfig; git config --list; echo y > y.txt && git add -A && git commit -qm y && echo ok",
@@ -104,6 +104,6 @@ async def test_home_visible_shows_what_the_user_adds(host: Host, hostile: Hostil
     repo = git_repo(host.root / "project")
     sandbox = {"mode": "required", "autoAllow": True, "homeVisible": ["~/.config/mytool"]}
     rt = await hostile.open(repo, sandbox=sandbox)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(view, "cat ~/.config/mytool/settings; cat ~/.m2/settings.xml; true")
     assert "visible-setting" in out[0] and planted[".m2/settings.xml"] not in out[0], out[0]

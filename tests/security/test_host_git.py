@@ -43,7 +43,7 @@ async def test_fsmonitor_written_by_a_command_never_runs_on_the_host(
 ) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **sandbox_for(mode))
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     if how == "git config":
         write = 'git config core.fsmonitor "$PWD/evil.sh"'
     else:
@@ -63,14 +63,14 @@ async def test_hooks_a_command_installs_never_run_when_paragents_makes_a_lane(
 ) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **sandbox_for(mode))
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     hooks = (
         f"mkdir -p h && {host.evil_script('hookspath', 'h/post-checkout')} "
         '&& git config core.hooksPath "$PWD/h"; '
         f"{host.evil_script('hooks', '.git/hooks/post-checkout')}"
     )
     out = await hostile.attack(view, hooks)
-    await rt.new_session("b", lane=True)  # git worktree add: post-checkout
+    await rt.lifecycle.new_session("b", lane=True)  # git worktree add: post-checkout
     assert host.evidence() == {}, out
     if mode != "off":
         assert git_config(repo, "core.hooksPath") == "" and not (repo / ".git/hooks/post-checkout").exists()
@@ -90,9 +90,9 @@ async def test_diff_programs_never_run_when_lanes_are_reviewed(
 ) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, sandbox="off")
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(view, f"{host.evil_script('diff')} && {setup} && echo more >> app.py")
-    [review] = await rt.lane_reviews()  # git diff base..snapshot
+    [review] = await rt.lanes.lane_reviews()  # git diff base..snapshot
     assert host.evidence() == {}, out
     assert "+more" in review.patch  # the plain diff, not a program's rendering
 
@@ -100,8 +100,8 @@ async def test_diff_programs_never_run_when_lanes_are_reviewed(
 async def test_a_clean_filter_never_runs_in_a_prediction_round(host: Host, hostile: Hostile) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, sandbox="off")
-    view = await rt.new_session("api", lane=True)
-    await rt.new_session("web", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
+    await rt.lifecycle.new_session("web", lane=True)
     attack = (
         f'{host.evil_script("clean")} && git config filter.evil.clean "$PWD/evil.sh" '
         "&& git config filter.evil.required true && echo '* filter=evil' > .gitattributes && echo x >> app.py"
@@ -118,7 +118,7 @@ async def test_a_lane_whose_git_file_was_replaced_is_never_used_by_host_git(
 ) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **sandbox_for(mode))
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     lane = view.workdir
     attack = (
         f"{host.evil_script('replaced')} && rm -f .git && git init -q "
@@ -128,7 +128,7 @@ async def test_a_lane_whose_git_file_was_replaced_is_never_used_by_host_git(
     out = await hostile.attack(view, attack, "echo more >> app.py")
     await rt.lane_watcher.run_round()
     try:
-        said = " ".join(review.problem or "" for review in await rt.lane_reviews())
+        said = " ".join(review.problem or "" for review in await rt.lanes.lane_reviews())
     except SessionError as exc:
         said = str(exc)
     assert host.evidence() == {}, out
@@ -150,7 +150,7 @@ async def test_a_repository_ssh_command_never_runs_when_paragents_pushes(
     (bin_dir / "gh").chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{__import__('os').environ['PATH']}")
     rt = await hostile.open(repo, sandbox="off")
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     attack = (
         f"{host.evil_script('ssh', filter=False)} && git add evil.sh && git commit -qm tool "
         '&& git config core.sshCommand "$PWD/evil.sh" && git remote add origin ssh://git@127.0.0.1:9/x.git'

@@ -46,7 +46,7 @@ async def test_a_committed_npmrc_never_makes_the_host_write_outside_the_lane(
     )
     require_bwrap()  # the sandbox step runs sandboxed: what reaches the folder is the host step's
     rt = await hostile.open(repo, sandbox={"mode": "required"})
-    view = await rt.new_session("nl", lane=True)
+    view = await rt.lifecycle.new_session("nl", lane=True)
     assert (view.workdir / ".npmrc").is_file()  # the lane itself keeps it (its sandbox reads it)
     assert not logs.exists() and not cache.exists(), list(host.evidence_dir.iterdir())
 
@@ -79,7 +79,7 @@ async def test_a_lockfile_naming_a_folder_of_the_host_is_not_installed_on_the_ho
     )
     require_bwrap()  # the sandbox step cannot see the user's home
     rt = await hostile.open(repo, sandbox={"mode": "required"})
-    view = await rt.new_session("nl", lane=True)
+    view = await rt.lifecycle.new_session("nl", lane=True)
     copied = [
         str(p) for p in view.workdir.rglob(".env") if host.secrets["model"] in p.read_text(errors="replace")
     ]
@@ -117,7 +117,7 @@ async def test_registry_packages_still_come_from_the_users_npm_cache(host: Host,
     )
     require_bwrap()
     rt = await hostile.open(repo, sandbox={"mode": "required"})
-    view = await rt.new_session("nl", lane=True)
+    view = await rt.lifecycle.new_session("nl", lane=True)
     assert (view.workdir / "node_modules" / "padder" / "index.js").read_text() == "module.exports = 1\n"
     assert not list(view.workdir.parent.glob(".nl.npm-*"))  # the scratch folder is gone
 
@@ -139,5 +139,5 @@ async def test_uv_settings_of_the_repository_are_not_read_by_the_host_step(
     subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
     subprocess.run(["git", "commit", "-qm", "lock"], cwd=repo, check=True)
     rt = await hostile.open(repo, sandbox={"mode": "off"})
-    await rt.new_session("ul", lane=True)
+    await rt.lifecycle.new_session("ul", lane=True)
     assert not outside.exists(), sys.executable

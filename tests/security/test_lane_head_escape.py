@@ -25,7 +25,7 @@ from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
 from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Collector
 from tests.security.conftest import Host, Hostile, git_repo, require_bwrap
 
@@ -122,7 +122,7 @@ async def test_lanes_merge_commit_writes_only_the_lanes_branch(
     init = git(repo, "rev-parse", "main")
     subprocess.run([*CLI, "trust", "--yes", "--dir", str(repo)], check=True, capture_output=True)
     rt = await hostile.open(repo, sandbox=sandbox(mode))
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     if how == "HEAD":
         attack = REDIRECT.replace('"pwned main"', '"unreviewed"')
     else:

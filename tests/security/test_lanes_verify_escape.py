@@ -26,7 +26,7 @@ from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
 from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import GIT_ENV, commit_all, sh

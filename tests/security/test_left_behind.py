@@ -48,7 +48,7 @@ async def test_a_commondir_a_command_creates_never_reaches_the_users_git(
 ) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     attack = (
         f"{host.evil_script('commondir')} && mkdir -p .cache/c "
         "&& cp -r .git/objects .git/refs .git/HEAD .cache/c/ "
@@ -74,7 +74,7 @@ async def test_other_redirects_and_a_rebase_todo_with_exec_are_taken_away(
     user's ``git rebase --continue`` would run it)."""
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True
     ).stdout.strip()
@@ -104,7 +104,7 @@ async def test_posture_files_a_command_creates_are_taken_away(host: Host, hostil
     (repo / ".claude").mkdir()
     (repo / ".claude" / "settings.json").write_text("{}\n")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     settings = '{"permissions":{"defaultMode":"bypassPermissions"}}'
     out = await hostile.attack(
         view,
@@ -124,7 +124,7 @@ async def test_a_lane_cannot_plant_config_or_branches_beside_its_own(host: Host,
     folder of its branch's ref is writable) are taken away; the lane's own commit stays."""
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(
         view,
         "printf '[core]\\n\\tfsmonitor = x\\n' > \"$(git rev-parse --git-dir)/config.worktree\"; "
@@ -149,7 +149,7 @@ async def test_a_reflog_turned_into_a_link_never_makes_host_git_write_elsewhere(
     repo = git_repo(host.root / "project")
     target = host.evidence_dir / "appended-by-host-git"
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(
         view,
         f'G="$(git rev-parse --git-dir)"; C="$(git rev-parse --git-common-dir)"; '
@@ -181,7 +181,7 @@ async def test_a_lane_paragents_makes_while_another_lanes_command_runs_keeps_its
 
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     fifo = view.workdir / "go"
     os.mkfifo(fifo)
     call = {"id": "c0", "name": "run_command", "arguments": json.dumps({"command": "cat go && echo ran"})}
@@ -190,7 +190,7 @@ async def test_a_lane_paragents_makes_while_another_lanes_command_runs_keeps_its
     rt.submit(view.id, "go")
     writer = await asyncio.to_thread(open, fifo, "w")  # returns once the command reads the FIFO
     try:
-        other = await rt.new_session("web", lane=True)  # made while the command runs
+        other = await rt.lifecycle.new_session("web", lane=True)  # made while the command runs
     finally:
         writer.write("released\n")
         writer.close()

@@ -54,7 +54,7 @@ def git(repo: Path, *args: str) -> str:
 async def test_a_lane_cannot_replace_an_object_of_main(host: Host, hostile: Hostile) -> None:
     repo = git_repo(host.root / "project", {"app.py": "print('hi')\n", "replace.py": REPLACE})
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("ol", lane=True)
+    view = await rt.lifecycle.new_session("ol", lane=True)
     out = await hostile.attack(view, "python3 replace.py")
     assert "refused in" in out[0] and "do not match their names" in out[0], out[0]
     assert git(repo, "show", "main:app.py") == "print('hi')"
@@ -62,7 +62,7 @@ async def test_a_lane_cannot_replace_an_object_of_main(host: Host, hostile: Host
         "hash-path mismatch"
         not in subprocess.run(["git", "fsck"], cwd=repo, capture_output=True, text=True).stderr
     )
-    later = await rt.new_session("ol2", lane=True)  # a lane made afterwards checks out the real content
+    later = await rt.lifecycle.new_session("ol2", lane=True)  # a lane made afterwards checks out the real content
     assert (later.workdir / "app.py").read_text() == "print('hi')\n"
 
 
@@ -71,7 +71,7 @@ async def test_a_commit_made_of_a_forged_object_is_put_back(host: Host, hostile:
     refused, so the commit cannot be completed, and the lane's branch goes back where it was."""
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     before = git(repo, "rev-parse", "paragents/api")
     forged = "ab" * 20
     attack = (
@@ -95,7 +95,7 @@ async def test_an_honest_commit_comes_home_and_the_private_store_empties(
 ) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(
         view, "echo two > two.txt && git add -A && git commit -qm two && git log --oneline -1"
     )

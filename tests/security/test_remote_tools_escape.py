@@ -41,7 +41,7 @@ async def open_lane(hostile: Hostile, host: Host, docker_engine: Engine) -> Sess
     rt = await hostile.open(
         project, lanes={"image": docker_engine.image, "container": {"host": docker_engine.host}}
     )
-    return await rt.new_session("evil", lane=True, on="container")
+    return await rt.lifecycle.new_session("evil", lane=True, on="container")
 
 
 @pytest.fixture
@@ -164,7 +164,7 @@ async def test_a_planted_hook_or_lockfile_never_runs_on_the_host(
     await asyncio.gather(*list(watcher._deps_tasks), return_exceptions=True)  # an install it started
     lane = await rt.store.lanes.of_session(view.id)
     assert lane is not None
-    await rt.refresh_lane(lane)
+    await rt.lanes.refresh_lane(lane)
     assert (view.workdir / "uv.lock").is_file()  # the lockfile came here ...
     assert lane.id not in watcher._deps_seen and not (view.workdir / ".venv").exists()  # ... no install
     assert (view.workdir / ".git").is_file()  # the worktree's own .git file, never the lane's

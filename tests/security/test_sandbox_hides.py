@@ -35,7 +35,7 @@ def leaked(host: Host, outputs: list[str]) -> list[str]:
 async def test_paragents_files_and_the_ssh_key_are_hidden(host: Host, hostile: Hostile) -> None:
     project = git_repo(host.root / "project")
     rt = await hostile.open(project, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     await rt.store.notes.add(project, "secret-note-in-the-store", author="user")  # a row of the shared store
     out = await hostile.attack(
         view,
@@ -51,7 +51,7 @@ async def test_paragents_files_and_the_ssh_key_are_hidden(host: Host, hostile: H
 async def test_a_symlink_or_proc_self_root_reaches_only_the_hidden_view(host: Host, hostile: Hostile) -> None:
     project = git_repo(host.root / "project")
     rt = await hostile.open(project, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(
         view,
         f"ln -s {host.home}/.ssh/id_rsa key && cat key",
@@ -94,7 +94,7 @@ def host_socket(host: Host) -> Iterator[Path]:
 async def test_a_host_unix_socket_is_unreachable(host: Host, hostile: Hostile, host_socket: Path) -> None:
     project = git_repo(host.root / "project")
     rt = await hostile.open(project, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     connect = "import socket; s = socket.socket(socket.AF_UNIX); "
     connect += f"s.connect({str(host_socket)!r}); print('connected')"
     out = await hostile.attack(view, f'{PYTHON} -c "{connect}"')
@@ -104,7 +104,7 @@ async def test_a_host_unix_socket_is_unreachable(host: Host, hostile: Hostile, h
 async def test_no_nested_user_namespace(host: Host, hostile: Hostile) -> None:
     project = git_repo(host.root / "project")
     rt = await hostile.open(project, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(view, "unshare --user true && echo NESTED-USERNS")
     assert "NESTED-USERNS" not in out[0], out
 
@@ -125,7 +125,7 @@ async def test_secrets_in_the_environment_never_reach_a_command(
         monkeypatch.setenv(name, value)
     project = git_repo(host.root / "project")
     rt = await hostile.open(project, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(view, "env; cat /proc/self/environ /proc/1/environ | tr '\\0' '\\n'")
     found = [name for name, value in planted.items() if value in out[0]]
     found += [name for name, value in host.secrets.items() if value in out[0]]

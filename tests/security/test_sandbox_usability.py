@@ -33,7 +33,7 @@ def git(repo: Path, *args: str) -> str:
 async def test_an_agent_commits_in_its_lane_without_an_ask(host: Host, hostile: Hostile) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(
         view,
         WORK,
@@ -50,7 +50,7 @@ async def test_an_agent_commits_in_its_lane_without_an_ask(host: Host, hostile: 
 async def test_an_agent_commits_in_a_plain_repository(host: Host, hostile: Hostile) -> None:
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(
         view, WORK, "mv .git g2; echo x > .git/hooks/post-commit; git config a.b c; true"
     )
@@ -71,7 +71,7 @@ async def test_uv_run_works_offline_with_a_cold_private_cache(host: Host, hostil
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "tests")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     import sys
 
     subprocess.run(
@@ -99,7 +99,7 @@ async def test_uv_run_pytest_in_a_lane_with_the_home_hidden(host: Host, hostile:
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "tests")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     subprocess.run(
         ["uv", "sync", "--offline", "-q", "--python", sys.executable], cwd=view.workdir, check=True
     )
@@ -125,7 +125,7 @@ async def test_npm_test_runs_in_a_lane(host: Host, hostile: Hostile) -> None:
     package = '{"name": "calc", "version": "1.0.0", "scripts": {"test": "node test.js"}}\n'
     repo = git_repo(host.root / "project", {"package.json": package, "test.js": "console.log('node-ok')\n"})
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("api", lane=True)
+    view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(view, "npm test 2>&1")
     assert "node-ok" in out[0] and "exit code 0" in out[0], out[0]
 
@@ -141,7 +141,7 @@ async def test_a_plain_repository_commit_has_the_users_identity_from_the_hidden_
         monkeypatch.delenv(name)
     repo = git_repo(host.root / "project")
     rt = await hostile.open(repo, **SANDBOX)
-    view = await rt.new_session("a")
+    view = await rt.lifecycle.new_session("a")
     out = await hostile.attack(view, WORK)
     assert "add calc" in out[0], out[0]
     assert git(repo, "log", "-1", "--format=%an <%ae>") == "t <t@example.com>"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from paragents.events import PermissionAnswer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.security.hostile import Hostile, hostile
 
 __all__ = ["hostile"]

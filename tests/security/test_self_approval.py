@@ -21,7 +21,7 @@ from paragents import events as ev
 from paragents import paths
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.store import ApprovalRecord, Store
 from tests.patience import HANG_GUARD_S
 from tests.security.hostile import Hostile, hostile, needs_bwrap, tool_call
@@ -54,7 +54,7 @@ async def victim_waiting(hostile: Hostile, rt: Runtime) -> ev.PermissionRequeste
     hostile.sink.answer = lambda req: (
         None if req.summary.startswith("run_command touch") else PermissionAnswer("reject_once")
     )
-    victim = await rt.new_session("victim")
+    victim = await rt.lifecycle.new_session("victim")
     marker = hostile.project / "victim-ran"
     hostile.server.add(
         [
@@ -73,7 +73,7 @@ async def finish(hostile: Hostile, rt: Runtime, ask: ev.PermissionRequested) -> 
     row = await rt.store.approvals.get(ask.request_id)
     assert row is not None
     if row.state == "pending":
-        await rt.answer_approval(ask.request_id, "reject_once", "test user")
+        await rt.approvals.answer_approval(ask.request_id, "reject_once", "test user")
     await asyncio.wait_for(rt.wait_idle(ask.session_id), HANG_GUARD_S)
     await rt.shutdown()
     return row

@@ -20,7 +20,7 @@ from paragents.serve.auth import AuthConfig
 from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.limits import Limits
 from paragents.serve.server import ServeThread
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.patience import HANG_GUARD_S
 
 KEY = "sk-test-0123456789abcdef0123456789abcdef"
@@ -79,7 +79,7 @@ class Served:
 
     async def pending_write(self, name: str = "a", path: str = "x.txt") -> tuple[str, str]:
         """Open session ``name``, make it ask to write ``path``; return (session id, request id)."""
-        view = await self.runtime.new_session(name)
+        view = await self.runtime.lifecycle.new_session(name)
         self.replay.add(reply(tool_calls=[write_call(path, "from the phone\n")]), session=name)
         self.replay.add(reply("written"), session=name)
         self.runtime.submit(view.id, f"write {path}")

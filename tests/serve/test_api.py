@@ -85,7 +85,7 @@ async def test_foreign_origin_and_foreign_host_are_refused(served: Served) -> No
 
 
 async def test_bad_bodies_unknown_and_closed_sessions(served: Served) -> None:
-    view = await served.runtime.new_session("a")
+    view = await served.runtime.lifecycle.new_session("a")
     not_json = await served.client.post(
         f"/sessions/{view.id}/prompt", headers={**H, "Content-Type": "application/json"}, content=b"{nope"
     )
@@ -94,18 +94,18 @@ async def test_bad_bodies_unknown_and_closed_sessions(served: Served) -> None:
     assert wrong_type.status_code == 415
     unknown = await served.client.post("/sessions/nope/prompt", headers=H, json={"text": "hi"})
     assert unknown.status_code == 404 and "no session" in error_of(unknown)
-    await served.runtime.close_session(view.id)
+    await served.runtime.lifecycle.close_session(view.id)
     closed = await served.client.post(f"/sessions/{view.id}/prompt", headers=H, json={"text": "hi"})
     assert closed.status_code == 409 and "closed" in error_of(closed)
     assert (await served.client.get(f"/sessions/{view.id}", headers=H)).status_code == 409
 
 
 async def test_cancel_answers_for_open_unknown_and_closed_sessions(served: Served) -> None:
-    view = await served.runtime.new_session("a")
+    view = await served.runtime.lifecycle.new_session("a")
     idle = await served.client.post(f"/sessions/{view.id}/cancel", headers=H)
     assert idle.status_code == 200 and idle.json() == {"cancelled": False}
     assert (await served.client.post("/sessions/nope/cancel", headers=H)).status_code == 404
-    await served.runtime.close_session(view.id)
+    await served.runtime.lifecycle.close_session(view.id)
     assert (await served.client.post(f"/sessions/{view.id}/cancel", headers=H)).status_code == 409
 
 
@@ -163,7 +163,7 @@ async def test_events_stream_session_changes(served: Served) -> None:
     async with served.client.stream("GET", "/events", headers=H) as stream:
         lines = stream.aiter_lines()
         assert await anext(lines) == ": connected"
-        view = await served.runtime.new_session("a")
+        view = await served.runtime.lifecycle.new_session("a")
         served.replay.add(__import__("tests.serve.conftest", fromlist=["reply"]).reply("hi"), session="a")
         served.runtime.submit(view.id, "hello")
         async with asyncio.timeout(20):
@@ -226,7 +226,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
 ) -> None:
     """A pending row of another process (e.g. `paragents run --wait-approvals`) is in GET /inbox and
     POST /inbox/{id}/answer writes its answer to the store (first answer wins, a second is refused)."""
-    view = await served.runtime.new_session("other")
+    view = await served.runtime.lifecycle.new_session("other")
     other = subprocess.Popen(["sleep", "300"])  # a live process that is neither this one nor a parent
     await served.runtime.store.approvals.add(
         "remote-ask-1",
@@ -252,7 +252,7 @@ async def test_an_ask_another_process_waits_on_is_listed_and_answered_once_throu
 
 async def test_deeply_nested_json_is_a_400_not_a_500(served: Served) -> None:
     """Issue 28 item 7: 100 000 nested arrays made json.loads raise RecursionError (a 500)."""
-    view = await served.runtime.new_session("a")
+    view = await served.runtime.lifecycle.new_session("a")
     for body in (
         b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
         b'{"text": ' + b"[" * 40 + b"]" * 40 + b"}",

@@ -70,7 +70,7 @@ async def test_a_destructive_command_needs_a_second_tap(served: Served) -> None:
     from selenium.webdriver.common.by import By
 
     (served.project / "old.txt").write_text("x")
-    view = await served.runtime.new_session("rm")
+    view = await served.runtime.lifecycle.new_session("rm")
     call = {"id": "c1", "name": "run_command", "arguments": json.dumps({"command": "rm -f old.txt"})}
     served.replay.add(reply(tool_calls=[call]), session="rm")
     served.replay.add(reply("removed"), session="rm")

@@ -20,7 +20,7 @@ LONG_FILE = "".join(f"line {n}\n" for n in range(1, 401)) + "LAST LINE\n"
 
 
 async def pending_call(served: Served, name: str, call: dict[str, str]) -> tuple[str, str]:
-    view = await served.runtime.new_session(name)
+    view = await served.runtime.lifecycle.new_session(name)
     served.replay.add(reply(tool_calls=[call]), session=name)
     served.replay.add(reply("stopped"), session=name)
     served.runtime.submit(view.id, "go")
@@ -68,7 +68,7 @@ async def test_a_long_file_write_says_how_much_is_cut_and_opens_the_whole_call(s
 async def test_an_ask_of_another_process_shows_its_whole_command_and_never_claims_nothing_is_cut(
     served: Served,
 ) -> None:
-    view = await served.runtime.new_session("other")
+    view = await served.runtime.lifecycle.new_session("other")
     for rid, call, preview in (
         ("row-cmd", command_call(LONG_COMMAND), "\n".join(LONG_COMMAND.splitlines()[:300])),
         ("row-file", write_call("big.txt", LONG_FILE), LONG_FILE[:300]),

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from paragents.llm.replay import ReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from tests.patience import HANG_GUARD_S
 
 SIZE = (160, 45)

@@ -39,7 +39,7 @@ from paragents.events import (
     PermissionRequested,
     PermissionResolved,
 )
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import ParagentsApp, make_app
 from paragents.ui.commands import is_command
 from paragents.ui.screens.inbox import InboxScreen

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.screens.inbox import InboxScreen, QuestionNote
 from paragents.ui.screens.overview import OverviewScreen

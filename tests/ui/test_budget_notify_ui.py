@@ -77,7 +77,7 @@ async def test_budget_pause_has_an_inbox_row_and_raising_it_there_resumes(
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         (panel,) = await started(pilot, app)
-        runtime.set_budget(panel.session_id, "session", "12k")
+        runtime.budgets.set_budget(panel.session_id, "session", "12k")
         runtime.submit(panel.session_id, "look")
         await wait_until(pilot, lambda: panel.state is SessionState.BUDGET, "the budget pause")
         assert len(replay.requests) == 1

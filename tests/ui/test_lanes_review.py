@@ -15,7 +15,7 @@ import pytest
 from textual.widgets import Button, Checkbox, Static, TextArea
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.screens.lane_merge import MergeScreen
 from paragents.ui.screens.lanes import LanesScreen

@@ -114,15 +114,15 @@ async def test_mcp_right_after_adding_mcp_json_says_reload_reads_it(make_runtime
     import json
 
     runtime = await make_runtime()
-    view = await runtime.new_session("a")
-    assert any("No MCP servers" in n for n in runtime.mcp_report(view.id).notes)
+    view = await runtime.lifecycle.new_session("a")
+    assert any("No MCP servers" in n for n in runtime.mcp.mcp_report(view.id).notes)
     servers = {"mcpServers": {"db": {"command": "uvx", "args": ["some-db-server"]}}}
     (runtime.project_dir / ".mcp.json").write_text(json.dumps(servers))
-    notes = runtime.mcp_report(view.id).notes
+    notes = runtime.mcp.mcp_report(view.id).notes
     assert not any("No MCP servers" in n for n in notes)
     assert any(".mcp.json was added or changed" in n and "/reload" in n for n in notes), notes
-    await runtime.reload_config()
-    notes = runtime.mcp_report(view.id).notes
+    await runtime.settings.reload_config()
+    notes = runtime.mcp.mcp_report(view.id).notes
     assert not any("added or changed" in n or "No MCP servers" in n for n in notes), notes
     assert "db" in runtime.mcp.entries
     await runtime.shutdown()

@@ -34,7 +34,7 @@ async def test_a_budget_pause_shows_its_bar_in_the_panel_and_answers_only_after_
     app = make_app(runtime)
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         (panel,) = await started(pilot, app)
-        runtime.set_budget(panel.session_id, "session", "12k")
+        runtime.budgets.set_budget(panel.session_id, "session", "12k")
         runtime.submit(panel.session_id, "look")
         await wait_until(pilot, lambda: panel.budget_bar is not None, "the budget bar in the panel")
         bar = panel.budget_bar

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from paragents.llm.replay import ReplayServer
-from paragents.sessions import Runtime
+from paragents.sessions.runtime import Runtime
 from paragents.store import Store
 from paragents.ui.app import make_app
 from paragents.ui.screens.inbox import InboxScreen

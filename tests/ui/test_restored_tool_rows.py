@@ -37,7 +37,7 @@ async def test_restored_tool_rows_read_as_the_live_ones(make_runtime: Any, repla
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         (panel,) = await started(pilot, app)
-        await runtime.set_mode(panel.session_id, "bypassPermissions")
+        await runtime.controls.set_mode(panel.session_id, "bypassPermissions")
         runtime.submit(panel.session_id, "run it")
         await runtime.wait_idle(panel.session_id)
         await wait_until(pilot, lambda: len(rows(panel)) == 2 and rows(panel)[-1][2] == "ok", "both rows")

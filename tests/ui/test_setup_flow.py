@@ -93,7 +93,7 @@ async def test_shift_tab_cycles_the_permission_mode_of_the_focused_session(make_
 async def test_true_first_run_without_a_model_opens_setup_then_the_first_session(
     tmp_path: Any, replay: ReplayServer
 ) -> None:
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
 
     project = tmp_path / "fresh"
     project.mkdir()
@@ -117,7 +117,7 @@ async def test_true_first_run_without_a_model_opens_setup_then_the_first_session
 
 async def fresh_runtime(tmp_path: Any) -> Any:
     """A runtime of a project with no config file at all (model "")."""
-    from paragents.sessions import Runtime
+    from paragents.sessions.runtime import Runtime
 
     project = tmp_path / "fresh"
     project.mkdir(exist_ok=True)

@@ -19,7 +19,7 @@ def messages(app: Any) -> list[str]:
 async def test_sessions_taken_over_from_one_dead_process_are_one_toast(make_runtime: Any) -> None:
     runtime = await make_runtime()
     names = [f"s{i}" for i in range(9)]
-    views = [await runtime.new_session(name) for name in names]
+    views = [await runtime.lifecycle.new_session(name) for name in names]
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()  # reaped: its pid names no process
     for view in views:
