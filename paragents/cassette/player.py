@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.cassette.answers import AnswerBook, describe_ask, permission_reply
@@ -29,6 +29,10 @@ from paragents.cassette.report import build_report
 from paragents.cassette.session_logs import SessionLogs, call_args
 from paragents.llm import ChatClient
 from paragents.llm.replay import ReplayServer, ScriptedResponse
+from paragents.sessions import open_sessions
+
+if TYPE_CHECKING:
+    from paragents.store.messages import MessagesRepo
 
 _LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d+")
 
@@ -84,6 +88,8 @@ class Player:
         self.workspace = self.root / "workspace"
         self.journal = SessionLogs(self._normalise)
         self.runtime: Any = None
+        self.messages: MessagesRepo | None = None
+        """The store's messages of the last runtime (the report reads what each session kept)."""
         self.server: ReplayServer | None = None
         self.ids: dict[str, str] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -191,8 +197,6 @@ class Player:
 
     # -- runtime ---------------------------------------------------------------------------------------
     async def _new_runtime(self) -> Any:
-        from paragents.sessions import Runtime
-
         assert self.server is not None
         c = self.cassette
         overrides: dict[str, Any] = {
@@ -214,21 +218,26 @@ class Player:
             max_retry_wait=0.05,
             retry_base_delay=0.001,
         )
-        runtime = await Runtime.create(
+        opened = await open_sessions(
             self.workspace,
             cli_overrides=overrides,
             db_path=self.root / "state" / "paragents.db",
             env={},
             client=client,
         )
-        runtime.observers.extend([self.journal, self._observe])
+        runtime = opened.api
+        runtime.observe(self.journal)
+        runtime.observe(self._observe)
         self.runtime = runtime
+        self.messages = opened.store.messages
         return runtime
 
     async def _create_sessions(self, runtime: Any) -> None:
         for spec in self.cassette.sessions:
             workdir = self.workspace / spec.dir if spec.dir else None
-            view = await runtime.lifecycle.new_session(spec.name, model=spec.model, workdir=workdir, mode=spec.mode)
+            view = await runtime.lifecycle.new_session(
+                spec.name, model=spec.model, workdir=workdir, mode=spec.mode
+            )
             self.ids[spec.name] = view.id
             self.journal.names[view.id] = spec.name
 
@@ -298,7 +307,7 @@ class Player:
                     try:
                         await asyncio.wait_for(self.run_phase(runtime, phase), self.timeout)
                     except TimeoutError:
-                        busy = [n for n, sid in self.ids.items() if runtime.scheduler.is_running(sid)]
+                        busy = [n for n, sid in self.ids.items() if runtime.prompts.is_running(sid)]
                         self.errors.append(
                             f"replay timed out after {self.timeout:g} s in phase {phase}; still busy: "
                             f"{', '.join(busy) or '(none)'}"
@@ -313,7 +322,7 @@ class Player:
                         )
                 for a in self.book.unused():
                     self.warnings.append(f"{a.where} ({a.answer}) was not used")
-                report = await build_report(self, runtime) if self.wants_report else {}
+                report = await build_report(self, runtime, self.messages) if self.wants_report else {}
             finally:
                 for task in list(self._tasks):
                     task.cancel()

@@ -64,7 +64,7 @@ class CassetteRecorder:
         """Called by ``Runtime.create``: observe its events and note the project, key and permissions."""
         self.runtime = runtime
         self.project_dir = Path(runtime.project_dir)
-        runtime.observers.append(self.observe)
+        runtime.observe(self.observe)
         for name in ("PARAGENTS_API_KEY", "OPENAI_API_KEY"):
             if os.environ.get(name):
                 self._secrets.add(os.environ[name])

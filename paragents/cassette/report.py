@@ -7,9 +7,12 @@ from __future__ import annotations
 import difflib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paragents import treefiles
+
+if TYPE_CHECKING:
+    from paragents.store.messages import MessagesRepo
 
 _SKIP_DIRS = {".paragents", ".git", "__pycache__"}
 
@@ -62,9 +65,10 @@ def files_changed(before: dict[str, str], after: dict[str, str]) -> list[dict[st
     return out
 
 
-async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
+async def build_report(player: Any, runtime: Any, messages_repo: MessagesRepo | None) -> dict[str, Any]:
     """Build the report dict from a finished :class:`~paragents.cassette.player.Player` and its last
-    runtime (read before shutdown; messages come from the store, incomplete replies included).
+    runtime (read before shutdown; messages come from its store's ``messages_repo``, incomplete replies
+    included).
     Keys: ``cassette``, ``sessions`` (cassette order), ``files`` (final content of changed files),
     ``files_changed``, ``replay_errors``, ``warnings``, ``expect``."""
     cassette = player.cassette
@@ -83,8 +87,8 @@ async def build_report(player: Any, runtime: Any) -> dict[str, Any]:
                 )
                 break
         messages: list[dict[str, Any]] = []
-        if view is not None:
-            for stored in await runtime.store.messages.load(view.id):
+        if view is not None and messages_repo is not None:
+            for stored in await messages_repo.load(view.id):
                 msg = dict(stored.message)
                 if not stored.complete:
                     msg["incomplete"] = True

@@ -38,7 +38,7 @@ from acp.schema import (
 )
 
 from paragents import events as ev
-from paragents.sessions import Runtime
+from paragents.sessions import SessionsAPI
 
 OPTIONS = (
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -53,7 +53,7 @@ KINDS |= {"write_file": "edit", "edit_file": "edit", "run_command": "execute"}
 class ParagentsAgent:
     """The agent side (see the module docstring) over one Runtime."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: SessionsAPI) -> None:
         self.runtime = runtime
         self.conn: Any = None
         self._out: asyncio.Queue[Any] = asyncio.Queue()
@@ -279,10 +279,12 @@ async def serve(args: argparse.Namespace) -> int:
     prog = "paragents acp"
     try:
         project_dir = project_dir_of(args, prog)
-        runtime = await open_runtime(args, project_dir, prog=prog, require_config=True, require_model=True)
+        opened = await open_runtime(
+            args, project_dir, prog=prog, require_config=True, require_model=True, unattended_wait=300.0
+        )
     except OpenFailed as exc:
         return exc.code
-    runtime.conflicts.unattended_wait = runtime.conflicts.unattended_wait or 300.0
+    runtime = opened.api
     try:
         await run_agent(ParagentsAgent(runtime))  # type: ignore[arg-type]
     finally:

@@ -88,14 +88,16 @@ async def _fanout(args: argparse.Namespace) -> int:
     from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
     from paragents.fanout.errors import FanoutError
     from paragents.fanout.headless import run_fanout
+    from paragents.fanout.host import FanoutHost
     from paragents.fanout.request import FanoutRequest
 
     prog = "paragents fanout"
     try:
         project = project_dir_of(args, prog)
-        rt = await open_runtime(args, project, prog=prog, require_config=True, require_model=True)
+        opened = await open_runtime(args, project, prog=prog, require_config=True, require_model=True)
     except OpenFailed as exc:
         return exc.code
+    rt = opened.api
     rt.set_sink(lambda event: None)  # nothing streams to the terminal; asks: headless.refuse_asks
     models = tuple(m.strip() for m in (args.models or "").split(",") if m.strip())
     request = FanoutRequest(
@@ -103,7 +105,7 @@ async def _fanout(args: argparse.Namespace) -> int:
         on=getattr(args, "on", None),
     )  # fmt: skip
     try:
-        outcome = await run_fanout(rt, request)
+        outcome = await run_fanout(FanoutHost.of(opened), request)
     except FanoutError as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return exc.exit_code

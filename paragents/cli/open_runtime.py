@@ -1,4 +1,4 @@
-"""Open the Runtime for a command line run: one place for the project directory check, the CLI
+"""Open the session layer for a command line run: one place for the project directory check, the CLI
 overrides, config and policy errors, their messages and exit code (the TUI and ``paragents run``)."""
 
 from __future__ import annotations
@@ -7,12 +7,11 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from paragents.cli.exit_codes import EXIT_CONFIG
-
-if TYPE_CHECKING:
-    from paragents.sessions import Runtime
+from paragents.config import ConfigError, has_config
+from paragents.sessions import Opened, open_sessions
 
 
 class OpenFailed(Exception):
@@ -52,14 +51,14 @@ async def open_runtime(
     require_config: bool = False,
     require_model: bool = False,
     keyless_ok: bool = False,
-) -> Runtime:
-    """Create the Runtime for ``project_dir`` with the CLI's ``--endpoint``/``--model``/``--no-tools``
-    overrides and rules. Config and policy errors (an unreadable policy: fail closed) print one line and
-    raise :class:`OpenFailed` with exit code 2; so do a missing ``runtime_config.json`` (and neither
-    ``--endpoint`` nor ``PARAGENTS_BASE_URL``) when ``require_config`` and a missing model (neither
-    in a file, ``PARAGENTS_MODEL`` nor ``--model``) when ``require_model``."""
-    from paragents.config import ConfigError, has_config
-    from paragents.sessions import Runtime
+    unattended_wait: float | None = None,
+) -> Opened:
+    """Open the session layer of ``project_dir`` (:func:`paragents.sessions.open_sessions`) with the
+    CLI's ``--endpoint``/``--model``/``--no-tools`` overrides and rules. Config and policy errors (an
+    unreadable policy: fail closed) print one line and raise :class:`OpenFailed` with exit code 2; so
+    do a missing ``runtime_config.json`` (and neither ``--endpoint`` nor ``PARAGENTS_BASE_URL``) when
+    ``require_config`` and a missing model (neither in a file, ``PARAGENTS_MODEL`` nor ``--model``)
+    when ``require_model``. ``unattended_wait``: see ``Runtime.create``."""
 
     if require_config and not has_config(project_dir) and not endpoint_given(args):
         raise fail(
@@ -73,14 +72,18 @@ async def open_runtime(
         overrides["tools"] = False
     overrides.update(extra_overrides or {})
     try:
-        runtime = await Runtime.create(
-            project_dir, cli_overrides=overrides, cli_rules=args.cli_rules, keyless_ok=keyless_ok
+        opened = await open_sessions(
+            project_dir,
+            cli_overrides=overrides,
+            cli_rules=args.cli_rules,
+            keyless_ok=keyless_ok,
+            unattended_wait=unattended_wait,
         )
     except ConfigError as exc:
         raise fail(prog, f"config error: {exc}") from exc
     except Exception as exc:  # PolicyError and friends: refuse to start, with the message
         raise fail(prog, str(exc)) from exc
-    if require_model and not runtime.config.model:
-        await runtime.shutdown()
+    if require_model and not opened.api.config.model:
+        await opened.api.shutdown()
         raise fail(prog, "no model configured: pass --model NAME (or set PARAGENTS_MODEL) or run /setup")
-    return runtime
+    return opened

@@ -21,9 +21,12 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paragents.cli.exit_codes import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK
+
+if TYPE_CHECKING:
+    from paragents.fanout.host import FanoutHost
 
 EXIT_UNPARSABLE = 3
 EXIT_WORKER = 4
@@ -81,12 +84,13 @@ def _refuse_asks(event: Any) -> None:
         event.reply.set_result(ev.PermissionAnswer("reject_once", note="no terminal to ask", headless=True))
 
 
-async def _open(args: argparse.Namespace, prog: str) -> Any:
+async def _open(args: argparse.Namespace, prog: str) -> FanoutHost:
     from paragents.cli.open_runtime import open_runtime, project_dir_of
+    from paragents.fanout.host import FanoutHost
 
-    rt = await open_runtime(args, project_dir_of(args, prog), prog=prog, require_model=True)
-    rt.set_sink(_refuse_asks)
-    return rt
+    opened = await open_runtime(args, project_dir_of(args, prog), prog=prog, require_model=True)
+    opened.api.set_sink(_refuse_asks)
+    return FanoutHost.of(opened)
 
 
 def fanout_review(args: argparse.Namespace) -> int:
@@ -103,11 +107,11 @@ async def _review(args: argparse.Namespace) -> int:
     from paragents.fanout.review import ReviewError, ReviewRequest, run_review
     from paragents.fanout.specialists import parse_list
 
-    rt = await _open(args, "paragents review")
+    host = await _open(args, "paragents review")
     want_patch = bool(getattr(args, "patch", False)) or args.output == "patch"
     request = ReviewRequest(parse_list(args.review), base=args.base or "HEAD", patch=want_patch)
     try:
-        report = await run_review(rt, request)
+        report = await run_review(host, request)
     except ReviewError as exc:
         if args.output == "json":
             print(json.dumps({"error": str(exc), "exit_code": exc.code}))
@@ -117,7 +121,7 @@ async def _review(args: argparse.Namespace) -> int:
         print(f"paragents review: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     finally:
-        await rt.shutdown()
+        await host.rt.shutdown()
     code = EXIT_WORKER if report.failed else EXIT_OK
     if report.group_id:
         print(f"paragents review: evidence kept: paragents runs show {report.group_id}", file=sys.stderr)
@@ -150,7 +154,7 @@ def fanout_split(args: argparse.Namespace) -> int:
 async def _split(args: argparse.Namespace) -> int:
     from paragents.fanout.split import Plan, Schedule, SplitError, run_split
 
-    rt = await _open(args, "paragents split")
+    host = await _open(args, "paragents split")
 
     async def approve(plan: Plan, order: Schedule) -> bool:
         for line in order.describe(plan):
@@ -164,7 +168,7 @@ async def _split(args: argparse.Namespace) -> int:
         return answer.strip().lower() in ("y", "yes")
 
     try:
-        result = await run_split(rt, args.prompt, approve, base=args.base or "head", mode=args.mode)
+        result = await run_split(host, args.prompt, approve, base=args.base or "head", mode=args.mode)
     except SplitError as exc:
         print(f"paragents split: {exc}", file=sys.stderr)
         return exc.code
@@ -172,7 +176,7 @@ async def _split(args: argparse.Namespace) -> int:
         print(f"paragents split: {type(exc).__name__}: {exc}", file=sys.stderr)
         return EXIT_FAILURE
     finally:
-        await rt.shutdown()
+        await host.rt.shutdown()
     if result is None:
         return EXIT_CONFIG
     code = EXIT_WORKER if result.failed else EXIT_OK

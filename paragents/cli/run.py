@@ -297,11 +297,12 @@ async def run_headless(args: Any) -> int:
     try:
         project_dir = project_dir_of(args, prog)
         extra = {"max_tool_rounds": args.max_turns} if args.max_turns is not None else None
-        runtime = await open_runtime(
+        opened = await open_runtime(
             args, project_dir, prog=prog, extra_overrides=extra, require_config=True, require_model=True
         )
     except OpenFailed as exc:
         return exc.code
+    runtime = opened.api
     sink = HeadlessSink(
         console, json_mode=args.json, interactive=sys.stdin.isatty() and not args.json, err=err
     )
@@ -312,9 +313,9 @@ async def run_headless(args: Any) -> int:
     usage = Usage()
     name = args.session or "run"
     notes = runtime.notes
-    if getattr(args, "lane", None) and hasattr(runtime, "lane_setup_output"):  # a lane's setup, live
-        runtime.lane_setup_output = lambda lane, line: err.print(
-            f"[{lane} setup] {strip_controls(line)}", markup=False
+    if getattr(args, "lane", None):  # a lane's setup, live
+        runtime.lanes.watch_setup(
+            lambda lane, line: err.print(f"[{lane} setup] {strip_controls(line)}", markup=False)
         )
     try:
         try:

@@ -133,9 +133,10 @@ async def _serve(args: argparse.Namespace) -> int:
         return 2
     try:
         project_dir = project_dir_of(args, "paragents serve")
-        runtime = await open_runtime(args, project_dir, prog="paragents serve")
+        opened = await open_runtime(args, project_dir, prog="paragents serve")
     except OpenFailed as exc:
         return exc.code
+    runtime = opened.api
 
     def sink(event: ev.Event) -> None:
         if isinstance(event, ev.PermissionRequested):
@@ -150,7 +151,7 @@ async def _serve(args: argparse.Namespace) -> int:
         extend = tui_extension(project_dir, extra=_tab_arguments(args))
     try:
         await runtime.opening.restore()
-        running = await start(runtime, options, extend)
+        running = await start(runtime, opened.store.api_access, options, extend)
     except (ServeRefused, OSError) as exc:
         print(f"paragents serve: {exc}", file=sys.stderr)
         await runtime.shutdown()
@@ -160,7 +161,7 @@ async def _serve(args: argparse.Namespace) -> int:
     if args.tui:
         print(f"the whole app: {running.url}/tui/ (a paired browser)", flush=True)
     if args.pair:
-        print_pairing(await new_pairing(runtime.store.api_access, running.url), PAIRING_TTL)
+        print_pairing(await new_pairing(opened.store.api_access, running.url), PAIRING_TTL)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -24,13 +24,13 @@ def run_tui(args: argparse.Namespace) -> int:
 
     async def main_async() -> int:
         try:
-            runtime = await open_runtime(args, project_dir, prog="paragents", keyless_ok=True)
+            opened = await open_runtime(args, project_dir, prog="paragents", keyless_ok=True)
         except OpenFailed as exc:
             return exc.code
         from paragents.ui.app import make_app
 
         # an api_key_env that is not set: the app starts with /setup open (its note says why)
-        app = make_app(runtime, first_run=first_run or bool(runtime.key_problem), tune_gc=True)
+        app = make_app(opened, first_run=first_run or bool(opened.api.settings.key_problem), tune_gc=True)
         from paragents.ui.signals import quit_on_signals
 
         remove_signals = quit_on_signals(app)

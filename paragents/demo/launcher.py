@@ -89,8 +89,7 @@ class DemoPlayer(Player):
     def _say(self, session_id: str, text: str) -> None:
         """Show ``text`` in the session's transcript (after the event being observed reached the app)
         and as a toast: a conflict or approval bar can leave a small panel no room for the transcript."""
-        notice = ev.Notice(session_id, text, "warning")
-        asyncio.get_running_loop().call_soon(self.runtime.emit, notice)
+        asyncio.get_running_loop().call_soon(self.runtime.notice, session_id, text, "warning")
         if self.app is not None:
             name = self.journal.names.get(session_id, "")
             timeout = max(self.auto_answer_after, 8.0)

@@ -35,6 +35,7 @@ from paragents.permissions.destructive import command_destructive
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
+    from paragents.store.session_events import SessionEventsRepo
 
 AnswerKind = Literal["allow", "deny", "ask", "allow-safe"]
 ANSWERED_BY = "eval:"
@@ -205,8 +206,12 @@ class Answerer:
     ask pending for a person when ``interactive`` (the TUI), else refuses it saying nobody could be
     asked. ``lanes`` maps session id -> lane path (set by the runner when a trial opens)."""
 
-    def __init__(self, rt: SessionsAPI, policy: AnswerPolicy, *, interactive: bool = False) -> None:
+    def __init__(
+        self, rt: SessionsAPI, events: SessionEventsRepo, policy: AnswerPolicy, *, interactive: bool = False
+    ) -> None:
         self.rt = rt
+        self.events = events
+        """Where a budget pause's answer is recorded (the store's session events)."""
         self.policy = policy
         self.interactive = interactive
         self.lanes: dict[str, Path] = {}
@@ -241,9 +246,7 @@ class Answerer:
         unknown = False
         if view is not None and (event.call.name in FILE_TOOLS or event.call.name in COMMAND_TOOLS):
             try:
-                decision = self.rt.policy.decide(
-                    event.call.name, args, cwd=Path(view.workdir), mode=view.mode, sandboxed=False
-                )
+                decision = self.rt.approvals.decide(event.session_id, event.call.name, args)
                 targets, unknown = decision.write_targets, decision.targets_unknown
             except ValueError:
                 unknown = True
@@ -255,9 +258,7 @@ class Answerer:
         try:
             await self._answer_one(event)
         except (StoreError, ValueError) as exc:  # the ask stays pending: the trial runs into its timeout
-            self.rt.emit(
-                ev.Notice(event.session_id, f"the eval's answer policy could not answer: {exc}", "error")
-            )
+            self.rt.notice(event.session_id, f"the eval's answer policy could not answer: {exc}", "error")
 
     async def _answer_one(self, event: ev.PermissionRequested) -> None:
         verdict = self.policy.decide(self.ask_of(event))
@@ -277,6 +278,6 @@ class Answerer:
     async def _pause(self, event: ev.BudgetPaused) -> None:
         answer = self.policy.budget_answer
         data = {"level": event.level, "kind": event.kind, "reason": event.reason, "answer": answer}
-        await self.rt.store.events.record(event.session_id, "budget_pause", data)
+        await self.events.record(event.session_id, "budget_pause", data)
         if not event.reply.done():
             event.reply.set_result(answer)

@@ -27,6 +27,7 @@ from paragents.store import LaneRecord, StoreError
 if TYPE_CHECKING:
     from paragents.backends.lane import RemoteLane
     from paragents.sessions.api import SessionsAPI
+    from paragents.store.lanes import LanesRepo
 
 BACKENDS = ("local", "container", "k8s")
 """The names ``--on`` accepts."""
@@ -108,8 +109,9 @@ class TrialBackend(Protocol):
         """Run ``command`` in ``lane``'s sandbox with the lane at ``task.workdir`` and ``mounts``."""
         ...
 
-    async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
-        """Close the session and remove its lane (its diff was kept as evidence)."""
+    async def discard(self, rt: SessionsAPI, lanes: LanesRepo, repo: Path, lane: TrialLane) -> None:
+        """Close the session and remove its lane (its diff was kept as evidence; its row goes from
+        ``lanes``)."""
         ...
 
     async def finish(self, repo: Path) -> None:
@@ -175,7 +177,7 @@ class LocalBackend:
                     base=opening.base,
                     on=on,
                 )
-            lane = await rt.store.lanes.of_session(view.id)
+            lane = await rt.lanes.lane_of(view.id)
         except (SessionError, LaneError, StoreError) as exc:
             raise EvalError(f"trial {opening.name} could not open its lane: {exc}", 1) from None
         if lane is None:
@@ -202,7 +204,7 @@ class LocalBackend:
             network=network,
         )
 
-    async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
+    async def discard(self, rt: SessionsAPI, lanes: LanesRepo, repo: Path, lane: TrialLane) -> None:
         with contextlib.suppress(SessionError, StoreError, KeyError):
             await rt.lifecycle.close_session(lane.session_id)
         async with self._git:
@@ -211,7 +213,7 @@ class LocalBackend:
                     await git("worktree", "remove", "--force", lane.path, cwd=repo)
                 else:
                     await git("worktree", "prune", cwd=repo)
-                await rt.store.lanes.delete(lane.lane.id)
+                await lanes.delete(lane.lane.id)
             self._branches.append(lane.lane.branch)
 
     async def finish(self, repo: Path) -> None:

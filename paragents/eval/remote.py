@@ -32,7 +32,7 @@ import shutil
 import tarfile
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from paragents.backends.base import BackendError, FileProblem, Placement
 from paragents.config import LaneSettings
@@ -44,7 +44,7 @@ from paragents.eval.tasks import Task, TaskSet
 if TYPE_CHECKING:
     from paragents.backends.lane import RemoteLane
     from paragents.sessions.api import SessionsAPI
-    from paragents.sessions.remote_lanes import RemoteLanes
+    from paragents.store.lanes import LanesRepo
 
 MAX_LOGS_BYTES = 32 * 1024 * 1024
 """At most this much of a trial's ``/logs`` comes back; past it only the reward files do."""
@@ -81,15 +81,14 @@ class PlacedBackend(LocalBackend):
         placement = self.placements.get(opening.task_id)
         if placement is None or opening.agent is not None:
             return await super().open(rt, opening)
-        remote = remote_lanes(rt)
-        remote.place(opening.name, placement)
+        rt.lanes.place_lane(opening.name, placement)
         try:
             async with self._git:  # git worktree add, one lane at a time (see LocalBackend)
                 opened = await self._open(rt, opening, on=self.on)
         except BaseException:
-            remote.place(opening.name, None)
+            rt.lanes.place_lane(opening.name, None)
             raise
-        place = remote.get(opened.lane)
+        place = rt.lanes.remote_lane(opened.lane)
         if place is None:
             raise EvalError(f"trial {opening.name}: its lane on {self.on} is not open")
         return TrialLane(opened.session_id, opened.name, opened.lane, place)
@@ -200,16 +199,16 @@ class PlacedBackend(LocalBackend):
         if data is not None:
             write_tree(data, mount.source, strip=".")
 
-    async def discard(self, rt: SessionsAPI, repo: Path, lane: TrialLane) -> None:
+    async def discard(self, rt: SessionsAPI, lanes: LanesRepo, repo: Path, lane: TrialLane) -> None:
         if lane.place is not None:
             with contextlib.suppress(BackendError):
                 await lane.place.backend.destroy(force=True)
-            remote_lanes(rt).place(lane.name, None)
+            rt.lanes.place_lane(lane.name, None)
             from paragents.backends.mirror import mirror_dir
 
             with contextlib.suppress(OSError):
                 shutil.rmtree(mirror_dir(lane.path))
-        await super().discard(rt, repo, lane)
+        await super().discard(rt, lanes, repo, lane)
 
     async def finish(self, repo: Path) -> None:
         await super().finish(repo)
@@ -222,14 +221,6 @@ class PlacedBackend(LocalBackend):
         with contextlib.suppress(EvalError):  # what a stopped run left (each trial removes its own)
             async with EngineImages(self.lanes.container) as engine:
                 await engine.sweep(REPO_LABEL, project_hash(repo))
-
-
-def remote_lanes(rt: SessionsAPI) -> RemoteLanes:
-    """The runtime's lanes on containers and Pods (a :class:`~paragents.sessions.Runtime` has them)."""
-    found = getattr(rt, "remote", None)
-    if found is None:
-        raise EvalError("this runtime cannot open lanes on a container or a Pod")
-    return cast("RemoteLanes", found)
 
 
 def _uid_gid(user: str) -> tuple[int, int]:

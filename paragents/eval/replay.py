@@ -143,7 +143,7 @@ class StallWatch:
                     if waiting is not None:
                         waiting.set()
 
-        rt.observers.append(observe)
+        rt.observe(observe)
 
     async def stalled(self, name: str) -> None:
         """Return once session ``name``'s cut-off reply has been replayed (never, for one without)."""

@@ -29,7 +29,8 @@ from paragents.eval.workspace import branch_of, prepare_repo
 
 if TYPE_CHECKING:
     from paragents.cassette.recorder import CassetteRecorder
-    from paragents.sessions import Runtime
+    from paragents.sessions.api import SessionsAPI
+    from paragents.store import Store
 
 
 @dataclass
@@ -96,7 +97,9 @@ class TargetRun:
     """A target's runtime, answerer and recorder for the duration of the run."""
 
     target: Target
-    rt: Runtime
+    rt: SessionsAPI
+    store: Store
+    """The store the runtime runs on (the trials' lanes, evidence and fan-out groups)."""
     answerer: Answerer
     recorder: CassetteRecorder | None
 
@@ -199,7 +202,7 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
         endpoint = options.endpoints.get(target.label) or Endpoint("http://127.0.0.1:9/v1")
         recorder = CassetteRecorder() if target.kind == "model" else None
         try:
-            rt = await open_target_runtime(
+            opened = await open_target_runtime(
                 target,
                 repo=repo,
                 db=out / "state" / f"{target.tag}.db",
@@ -219,13 +222,14 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
             for run in runs.values():
                 await run.rt.shutdown()
             raise EvalError(f"target {target.label}: {exc}") from None
+        rt = opened.api
         if not options.open_panel:  # headless: events go to the observers only (the TUI sets its sink)
             rt.set_sink(lambda event: None)
-        answerer = Answerer(rt, options.policy, interactive=options.interactive)
-        rt.observers.append(answerer)
+        answerer = Answerer(rt, opened.store.events, options.policy, interactive=options.interactive)
+        rt.observe(answerer)
         if options.attach is not None:
             options.attach(rt)
-        runs[target.label] = TargetRun(target, rt, answerer, recorder)
+        runs[target.label] = TargetRun(target, rt, opened.store, answerer, recorder)
     return runs
 
 
@@ -277,6 +281,7 @@ async def _run_all(
     contexts = {
         label: TrialContext(
             rt=run.rt,
+            store=run.store,
             backend=backend,
             answerer=run.answerer,
             repo=repo,

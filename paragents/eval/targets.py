@@ -21,7 +21,7 @@ from paragents.eval.errors import EvalError
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm.recording import Recorder
-    from paragents.sessions import Runtime
+    from paragents.sessions import Opened
 
 REDACTED = "<redacted>"
 
@@ -145,12 +145,12 @@ async def open_target_runtime(
     recorder: Recorder | None,
     retry_base_delay: float | None = None,
     lanes: dict[str, Any] | None = None,
-) -> Runtime:
+) -> Opened:
     """Open the runtime of ``target`` over ``repo`` (see the module docstring); ``agents`` is the agents
     table with its secrets (else the shaping's); ``lanes`` the lane settings of a container or Pod run.
     Raises ConfigError or PolicyError like ``Runtime.create``."""
     from paragents.llm import ChatClient
-    from paragents.sessions import Runtime
+    from paragents.sessions import open_sessions
 
     overrides: dict[str, Any] = {k: v for k, v in shaping.items() if k != "agents"}
     if agents or shaping.get("agents"):
@@ -172,7 +172,7 @@ async def open_target_runtime(
         recorder=recorder.on_response if recorder is not None else None,
         **extra,
     )
-    return await Runtime.create(
+    return await open_sessions(
         repo,
         cli_overrides=overrides,
         db_path=db,

@@ -38,6 +38,7 @@ from paragents.store import StoreError
 if TYPE_CHECKING:
     from paragents.cassette.recorder import CassetteRecorder
     from paragents.sessions.api import SessionsAPI
+    from paragents.store import Store
 
 CANCEL_WAIT = 30.0
 """Seconds to wait for a turn cancelled at the agent's timeout to end."""
@@ -63,6 +64,7 @@ class TrialContext:
     repository, the run's output directory, the options and (when recording) the target's recorder."""
 
     rt: SessionsAPI
+    store: Store
     backend: TrialBackend
     answerer: Answerer
     repo: Path
@@ -165,7 +167,7 @@ async def run_trial(ctx: TrialContext, spec: TrialSpec) -> TrialResult:
     finally:
         for lane in lanes:
             ctx.answerer.lanes.pop(lane.session_id, None)
-            await ctx.backend.discard(ctx.rt, ctx.repo, lane)
+            await ctx.backend.discard(ctx.rt, ctx.store.lanes, ctx.repo, lane)
 
 
 def _state(ctx: TrialContext, name: str, text: str) -> None:
@@ -179,7 +181,7 @@ async def _open(ctx: TrialContext, spec: TrialSpec) -> list[TrialLane]:
     target = spec.target
     lanes: list[TrialLane] = []
     group_id = uuid.uuid4().hex[:12] if spec.fanout > 1 else None
-    store = ctx.rt.store
+    store = ctx.store
     if group_id is not None:
         await store.fanout.create_group(
             group_id=group_id,
@@ -218,7 +220,7 @@ async def _open(ctx: TrialContext, spec: TrialSpec) -> list[TrialLane]:
     except BaseException:
         for lane in lanes:
             ctx.answerer.lanes.pop(lane.session_id, None)
-            await ctx.backend.discard(ctx.rt, ctx.repo, lane)
+            await ctx.backend.discard(ctx.rt, ctx.store.lanes, ctx.repo, lane)
         raise
     _state(ctx, spec.name, "working")
     return lanes
@@ -277,8 +279,8 @@ async def _choose(
             view = ctx.rt.sessions.get(lane.session_id)
             result = view.last_result if view is not None else None
             failed = result is None or result.status is not TurnStatus.COMPLETED
-            usage = await usage_of(ctx.rt.store, ctx.rt.config, lane.session_id)
-            await ctx.rt.store.fanout.update_candidate(
+            usage = await usage_of(ctx.store, ctx.rt.config, lane.session_id)
+            await ctx.store.fanout.update_candidate(
                 group_id,
                 idx,
                 state="failed" if failed else "finished",
@@ -289,9 +291,9 @@ async def _choose(
     if spec.fanout == 1:
         return (1 if patches.get(1) is not None else None), patches
     group_id = ctx.groups[spec.name]
-    cmp = await compare(ctx.rt.store.fanout, group_id)
+    cmp = await compare(ctx.store.fanout, group_id)
     best = cmp.best()
-    await ctx.rt.store.fanout.update_group(group_id, state="finished", finished=True)
+    await ctx.store.fanout.update_group(group_id, state="finished", finished=True)
     return (best.record.idx if best is not None else None), patches
 
 
@@ -299,8 +301,8 @@ async def _figures(ctx: TrialContext, lanes: list[TrialLane]) -> tuple[Usage, Bu
     """Usage and burden summed over the trial's sessions (from the store)."""
     usage, burden = Usage(), Burden()
     for lane in lanes:
-        usage = usage + await usage_of(ctx.rt.store, ctx.rt.config, lane.session_id)
-        burden = burden + await burden_of(ctx.rt.store, lane.session_id)
+        usage = usage + await usage_of(ctx.store, ctx.rt.config, lane.session_id)
+        burden = burden + await burden_of(ctx.store, lane.session_id)
     return usage, burden
 
 

@@ -28,8 +28,7 @@ class RecordedRuntime(Protocol):
     @property
     def config(self) -> Any: ...
 
-    @property
-    def observers(self) -> list[ev.EventSink]: ...
+    def observe(self, sink: ev.EventSink) -> None: ...
 
 
 class Recorder(Protocol):

@@ -169,7 +169,7 @@ class Approvals:
             items.extend(self._local_items())
         shown = {i["id"] for i in items}
         for project in projects:
-            for row in await self.runtime.store.approvals.find(project_dir=Path(project)):
+            for row in await self.runtime.approvals.pending_approvals(project_dir=Path(project)):
                 if row.id not in shown and row.kind == "approval":
                     items.append(row_json(row))  # an ask another process waits on
                     shown.add(row.id)
@@ -204,7 +204,7 @@ class Approvals:
             req = view.pending.get(request_id)
             if req is not None and norm_dir(self.runtime.project_dir) in projects:
                 return self._whole_json(request_id, req.call.name, req.call.arguments)
-        row = await self.runtime.store.approvals.get(request_id)
+        row = await self.runtime.approvals.get_approval(request_id)
         if row is None or row.state != "pending" or row.kind != "approval":
             raise ApiError(404, f"no pending ask with id {request_id}")
         project = await self.project_of(request_id)
@@ -227,9 +227,8 @@ class Approvals:
 
     async def project_of(self, request_id: str) -> str | None:
         """The project directory of the ask ``request_id`` (None: no such ask or session)."""
-        row = await self.runtime.store.approvals.get(request_id)
-        record = await self.runtime.store.sessions.get(row.session_id) if row is not None else None
-        return norm_dir(record.project_dir) if record is not None else None
+        project = await self.runtime.approvals.project_of(request_id)
+        return norm_dir(project) if project is not None else None
 
     async def answer(
         self, request_id: str, answer: str, note: str | None, by: str, projects: tuple[str, ...]

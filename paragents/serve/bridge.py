@@ -9,7 +9,6 @@ change when approvals move into the store)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -19,6 +18,7 @@ from paragents.serve.approvals import WEB_ANSWERS, ApiError, Approvals
 from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
+    from paragents.serve.pairing import AccessLog
     from paragents.sessions.api import SessionsAPI
     from paragents.sessions.view import SessionView
 
@@ -65,26 +65,28 @@ def last_lines(view: SessionView, count: int = 3) -> list[str]:
 
 class RuntimeBridge:
     """Everything the HTTP server asks of the Runtime ``runtime`` living on ``loop`` (default: the
-    running loop of the caller of the constructor). ``clock`` gives Unix seconds."""
+    running loop of the caller of the constructor), and of its ``access`` log (the store's
+    ``api_access``, given by the composition root). ``clock`` gives Unix seconds."""
 
     def __init__(
         self,
         runtime: SessionsAPI,
+        access: AccessLog,
         loop: asyncio.AbstractEventLoop | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.runtime = runtime
+        self.access = access
         self.loop = loop or asyncio.get_running_loop()
         self.clock = clock
         self.approvals = Approvals(runtime, clock)
         """Pending approvals: listing and answering them (the seam to the store-backed approvals)."""
         self._listeners: list[Callable[[dict[str, Any]], None]] = []
-        runtime.observers.append(self._observe)
+        runtime.observe(self._observe)
 
     def close(self) -> None:
         """Stop observing the Runtime (idempotent; call it on the Runtime's loop or after it ended)."""
-        with contextlib.suppress(ValueError):
-            self.runtime.observers.remove(self._observe)
+        self.runtime.unobserve(self._observe)
 
     # -- hopping to the Runtime's loop ------------------------------------------------------------------
     async def call(self, work: Callable[[], Awaitable[T]]) -> T:
@@ -168,7 +170,7 @@ class RuntimeBridge:
         return found
 
     async def _raise_missing(self, sid: str) -> None:
-        records = await self.call(self.runtime.list_sessions)
+        records = await self.call(self.runtime.lifecycle.list_sessions)
         if any(r.id == sid for r in records):
             raise ApiError(409, f"session {sid} is closed (reopen it in paragents first)")
         raise ApiError(404, f"no session with id {sid}")
@@ -220,9 +222,9 @@ class RuntimeBridge:
     # -- the store ----------------------------------------------------------------------------------------
     async def record_access(self, **row: Any) -> None:
         """Add one row to the API access log (``store.api_access.record``)."""
-        await self.call(lambda: self.runtime.store.api_access.record(**row))
+        await self.call(lambda: self.access.record(**row))
 
     async def use_pairing_code(self, code_hash: str, at: float) -> str:
         """Consume a one-time pairing code (``store.api_access.use_pairing_code``): ok, unknown, used
         or expired."""
-        return await self.call(lambda: self.runtime.store.api_access.use_pairing_code(code_hash, at=at))
+        return await self.call(lambda: self.access.use_pairing_code(code_hash, at=at))

@@ -23,6 +23,7 @@ from paragents.serve.pairing import browser_secret, claim_info, info_path
 from paragents.serve.server import ServeRefused, ServeThread, check_bind
 
 if TYPE_CHECKING:
+    from paragents.serve.pairing import AccessLog
     from paragents.sessions.api import SessionsAPI
 
 KEY_ENV = "PARAGENTS_SERVE_KEY"
@@ -143,13 +144,15 @@ def auth_from(
 
 async def start(
     runtime: SessionsAPI,
+    access: AccessLog,
     options: ServeOptions,
     extend: Callable[[web.Application, ServeThread], Awaitable[None]] | None = None,
 ) -> Running:
-    """Start the API for ``runtime`` (call on the Runtime's loop). Raises ServeRefused or OSError."""
+    """Start the API for ``runtime`` (call on the Runtime's loop), logging requests to ``access`` (the
+    store's ``api_access``). Raises ServeRefused or OSError."""
     auth, generated = auth_from(options, project=runtime.project_dir)
-    await runtime.store.api_access.prune(time.time() - ACCESS_LOG_DAYS * 86400)
-    bridge = RuntimeBridge(runtime)
+    await access.prune(time.time() - ACCESS_LOG_DAYS * 86400)
+    bridge = RuntimeBridge(runtime, access)
     thread = ServeThread(
         bridge,
         auth,

@@ -25,6 +25,25 @@ class PairingCodes(Protocol):
     async def add_pairing_code(self, code_hash: str, *, created_at: float, expires_at: float) -> None: ...
 
 
+class AccessLog(PairingCodes, Protocol):
+    """The API server's own records: the access log and the pairing codes (the store's ``api_access``
+    repository, handed to the server by the composition root)."""
+
+    async def record(
+        self,
+        *,
+        remote: str,
+        method: str,
+        path: str,
+        status: int,
+        principal: str = "",
+        note: str = "",
+        at: float | None = None,
+    ) -> None: ...
+    async def prune(self, before: float) -> int: ...
+    async def use_pairing_code(self, code_hash: str, *, at: float) -> str: ...
+
+
 def _private_file(path: Path, data: bytes) -> None:
     paths.ensure_dir(path.parent)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -15,7 +15,7 @@ from paragents.serve.app import PRINCIPAL, STATE, VERDICT, ServeState
 from paragents.serve.approvals import ApiError
 from paragents.serve.auth import SESSION_HEADER, browser_token_id, code_hash, sign_browser_token
 from paragents.serve.openapi import openapi_document
-from paragents.sessions.answerer import Answerer, http_check
+from paragents.sessions.answerer import Answerer
 
 PAGE_SIZE = 50
 MAX_PAGE = 500
@@ -154,7 +154,7 @@ async def _answerer(request: web.Request, by: str) -> Answerer:
     if not (isinstance(server, tuple) and isinstance(client, tuple)):
         return Answerer(f"{by} (client {request.remote or 'unknown'})")
     bridge = _state(request).bridge
-    return await bridge.call(lambda: http_check(bridge.runtime.store.approvals, server[:2], client[:2], by))
+    return await bridge.call(lambda: bridge.runtime.approvals.http_answerer(server[:2], client[:2], by))
 
 
 async def events(request: web.Request) -> web.StreamResponse:
