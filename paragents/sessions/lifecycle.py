@@ -18,7 +18,7 @@ from paragents.sessions.holds import BUSY_STATES, SessionHolds
 from paragents.sessions.names import MAX_NAME, check_name, next_number_name, unique_name
 from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
-from paragents.store import SessionRecord
+from paragents.store.records import SessionRecord
 
 
 class Lifecycle(Protocol):
