@@ -33,7 +33,7 @@ class AcpEnv:
         return rt
 
     async def session(self, rt: Runtime, name: str, agent: str = "fake") -> Any:
-        view = await rt.new_agent_session(agent, name)
+        view = await rt.lifecycle.new_agent_session(agent, name)
         self.sink.names[view.id] = name
         return view
 

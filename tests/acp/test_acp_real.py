@@ -18,8 +18,8 @@ import pytest
 
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions.runtime import Runtime
 from paragents.sessions.acp import agent_of
+from paragents.sessions.runtime import Runtime
 from tests.acp.conftest import idle
 from tests.conflicts.conftest import ConflictSink
 

@@ -13,8 +13,8 @@ import pytest
 from paragents import events as ev
 from paragents.models import SessionState
 from paragents.sessions import SessionError
-from paragents.sessions.runtime import Runtime
 from paragents.sessions.acp import agent_of
+from paragents.sessions.runtime import Runtime
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_sessions import notices, texts
 from tests.patience import HANG_GUARD_S

@@ -90,7 +90,9 @@ async def test_auto_without_bwrap_warns_once_and_runs_unconfined(env: Env) -> No
 async def test_set_sandbox_switches_the_session_and_the_report_says_so(env: Env) -> None:
     rt = await env.runtime(sandbox={"mode": "required", "bwrap": MISSING})
     s = await rt.lifecycle.new_session("a")
-    assert "sandbox mode required" in rt.controls.sandbox_report(s.id) and "install" in rt.controls.sandbox_report(s.id)
+    assert "sandbox mode required" in rt.controls.sandbox_report(
+        s.id
+    ) and "install" in rt.controls.sandbox_report(s.id)
     rt.controls.set_sandbox(s.id, "off")
     assert rt.controls.sandbox_report(s.id).startswith("sandbox mode off: commands run unconfined")
     with pytest.raises(SessionError, match="unknown sandbox mode"):

@@ -12,8 +12,10 @@ from paragents.events import PermissionAnswer
 from paragents.fanout.compare import apply_candidate, compare, discard_all, graft_hunks
 from paragents.fanout.errors import EXIT_CONFIG, FanoutError
 from paragents.fanout.group import start_best_of
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import FanoutRequest, parse_fanout
 from paragents.llm.replay import ReplayServer
+from paragents.sessions.factory import opened
 from tests.fanout.conftest import PROMPT, SLUG, VERIFY, call, make_runtime, reply, script_candidates
 from tests.lanes.conftest import commit_all, sh
 
@@ -25,7 +27,9 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
     sink.answers.extend([PermissionAnswer("allow_once")] * 6)
     try:
-        group = await start_best_of(rt, FanoutRequest(3, PROMPT, verify=VERIFY), open_panel=False)
+        group = await start_best_of(
+            FanoutHost.of(opened(rt)), FanoutRequest(3, PROMPT, verify=VERIFY), open_panel=False
+        )
         assert [s.name for s in group.siblings] == [f"{SLUG}-{i}" for i in (1, 2, 3)]
         await group.done.wait()
         cmp = await compare(rt.store.fanout, group.id)
@@ -40,14 +44,14 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
         assert (repo / "app.py").read_text() == "def add(a, b):\n    return a - b\n"
         assert sh(repo, "status", "--porcelain") == ""
         # apply the best through the lanes merge flow
-        result = await apply_candidate(rt, group.id, cmp.candidates[0].name)
+        result = await apply_candidate(FanoutHost.of(opened(rt)), group.id, cmp.candidates[0].name)
         assert result.commit and sh(repo, "rev-parse", "main") == result.commit
         assert "a + b" in sh(repo, "show", "main:app.py")
         stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and stored.state == "applied" and stored.choice is not None
         assert stored.choice["apply"]["candidate"] == f"{SLUG}-3"
         # discard the rest: lanes gc rules, unmerged work bundled first
-        decisions = await discard_all(rt, group.id)
+        decisions = await discard_all(FanoutHost.of(opened(rt)), group.id)
         assert {d.lane: d.action for d in decisions} == {f"{SLUG}-{i}": "removed" for i in (1, 2, 3)}
         bundled = {d.lane for d in decisions if d.bundle}
         assert bundled == {f"{SLUG}-1", f"{SLUG}-2"}  # the applied lane's work had landed
@@ -72,7 +76,7 @@ async def test_a_grafted_hunk_applies_in_the_chosen_lane(
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
     sink.answers.extend([PermissionAnswer("allow_once")] * 4)
     try:
-        group = await start_best_of(rt, FanoutRequest(2, "add docs"), open_panel=False)
+        group = await start_best_of(FanoutHost.of(opened(rt)), FanoutRequest(2, "add docs"), open_panel=False)
         await group.done.wait()
         firsts = [next(r for r in server.requests if r.session == f"add-docs-{i}") for i in (1, 2)]
         for request in firsts:  # same prompt, same project instructions (from each lane's checkout)
@@ -81,13 +85,13 @@ async def test_a_grafted_hunk_applies_in_the_chosen_lane(
         cmp = await compare(rt.store.fanout, group.id)
         donor = cmp.find("add-docs-2")
         [hunk] = donor.hunks
-        text = await graft_hunks(rt, group.id, "add-docs-1", "add-docs-2", {hunk.key})
+        text = await graft_hunks(FanoutHost.of(opened(rt)), group.id, "add-docs-1", "add-docs-2", {hunk.key})
         assert "1 hunk(s) of add-docs-2" in text
         lane = Path(cmp.find("add-docs-1").record.lane_path or "")
         assert (lane / "NOTES.md").read_text() == "add adds\n"
         assert sh(lane, "status", "--porcelain") == ""
         with pytest.raises(FanoutError) as info:  # the same hunk again no longer applies
-            await graft_hunks(rt, group.id, "add-docs-1", "add-docs-2", {hunk.key})
+            await graft_hunks(FanoutHost.of(opened(rt)), group.id, "add-docs-1", "add-docs-2", {hunk.key})
         assert info.value.exit_code == 6
     finally:
         await rt.shutdown()
@@ -100,7 +104,7 @@ async def test_a_childs_approval_is_unblocked_when_answered_for_the_group(
         server.add([call("run_command", command="echo hi > out.txt"), reply("ok")], session=f"run-echo-{i}")
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
     try:
-        group = await start_best_of(rt, FanoutRequest(2, "run echo"), open_panel=False)
+        group = await start_best_of(FanoutHost.of(opened(rt)), FanoutRequest(2, "run echo"), open_panel=False)
         await sink.wait_for(lambda: len(group.pending) == 2)
         for sid in group.session_ids:
             assert rt.sessions[sid].state.value == "waiting"
@@ -125,7 +129,7 @@ async def test_bad_requests_have_one_readable_message(
             (FanoutRequest(2, "x", models=("nope",)), "unknown model 'nope'"),
         ):
             with pytest.raises(FanoutError, match=words) as info:
-                await start_best_of(rt, request, open_panel=False)
+                await start_best_of(FanoutHost.of(opened(rt)), request, open_panel=False)
             assert info.value.exit_code == EXIT_CONFIG
         assert rt.sessions == {} and await rt.store.fanout.list_groups() == []
     finally:
@@ -135,7 +139,7 @@ async def test_bad_requests_have_one_readable_message(
     rt, _ = await make_runtime(server, plain, tmp_path / "db2.sqlite")
     try:
         with pytest.raises(FanoutError, match="not inside a git repository") as info:
-            await start_best_of(rt, FanoutRequest(2, "x"), open_panel=False)
+            await start_best_of(FanoutHost.of(opened(rt)), FanoutRequest(2, "x"), open_panel=False)
         assert info.value.exit_code == EXIT_CONFIG
     finally:
         await rt.shutdown()
@@ -157,12 +161,14 @@ async def test_a_group_budget_pauses_every_sibling_and_raising_it_resumes_all(
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite", budgets={"group": "6k"})
     sink.answers.extend([PermissionAnswer("allow_once")] * 2)
     try:
-        group = await start_best_of(rt, FanoutRequest(2, "read app"), open_panel=False)
+        group = await start_best_of(FanoutHost.of(opened(rt)), FanoutRequest(2, "read app"), open_panel=False)
         await sink.wait_for(lambda: len(sink.of(ev.BudgetPaused)) == 2)
         paused = sink.of(ev.BudgetPaused)
         assert {p.session_id for p in paused} == group.session_ids
         assert {p.level for p in paused} == {"group"}
-        rt.budgets.set_budget(group.siblings[0].session_id, "group", "100k")  # raises the group's cap: both go on
+        rt.budgets.set_budget(
+            group.siblings[0].session_id, "group", "100k"
+        )  # raises the group's cap: both go on
         await group.done.wait()
         stored = await rt.store.fanout.get_group(group.id)
         assert stored is not None and all(c.state == "finished" for c in stored.candidates)
@@ -196,7 +202,9 @@ async def test_a_candidate_that_deletes_the_tests_is_flagged_and_ranked_after_on
     rt, sink = await make_runtime(server, repo, tmp_path / "db.sqlite")
     sink.answers.extend([PermissionAnswer("allow_once")] * 2)
     try:
-        group = await start_best_of(rt, FanoutRequest(2, "make tests pass", verify="true"), open_panel=False)
+        group = await start_best_of(
+            FanoutHost.of(opened(rt)), FanoutRequest(2, "make tests pass", verify="true"), open_panel=False
+        )
         await group.done.wait()
         cmp = await compare(rt.store.fanout, group.id)
         assert [c.name for c in cmp.candidates] == ["make-tests-pass-2", "make-tests-pass-1"]

@@ -16,8 +16,10 @@ from paragents.events import PermissionAnswer
 from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
 from paragents.fanout.headless import outcome_of
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ThreadedReplayServer
+from paragents.sessions.factory import opened
 from tests.fanout.conftest import BROKEN, PROMPT, SLUG, VERIFY, call, make_runtime, reply, script_candidates
 from tests.lanes.conftest import commit_all, sh
 
@@ -126,11 +128,11 @@ async def test_a_patch_that_no_longer_applies_exits_6(
     rt, sink = await make_runtime(threaded, repo, tmp_path / "db.sqlite")  # type: ignore[arg-type]
     sink.answers.append(PermissionAnswer("allow_once"))
     try:
-        group = await start_best_of(rt, FanoutRequest(1, PROMPT), open_panel=False)
+        group = await start_best_of(FanoutHost.of(opened(rt)), FanoutRequest(1, PROMPT), open_panel=False)
         await group.done.wait()
         (repo / "app.py").write_text("def add(a, b):\n    return b + a\n")  # main moves meanwhile
         commit_all(repo, "other fix")
-        outcome = await outcome_of(rt, group)
+        outcome = await outcome_of(FanoutHost.of(opened(rt)), group)
         assert outcome.code == 6 and "app.py" in outcome.reason
         assert (await compare(rt.store.fanout, group.id)).best() is not None
     finally:

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.report import Finding, merge_findings
 from paragents.fanout.review import ReviewError, ReviewRequest, run_review
 from paragents.llm.replay import ReplayServer
+from paragents.sessions.factory import opened as handed_out
 from tests.fanteam.conftest import MakeRuntime, reply
 
 SQL = {
@@ -49,7 +51,9 @@ async def test_two_specialists_identical_finding_is_one_finding_listing_both(
     server.add(reply(f"```json\n{findings(test_finding, untested)}\n```"), session="review-test")
     opened: list[tuple[str, str]] = []
     report = await run_review(
-        rt, ReviewRequest(["security", "test"]), lambda v: opened.append((v.name, v.mode))
+        FanoutHost.of(handed_out(rt)),
+        ReviewRequest(["security", "test"]),
+        lambda v: opened.append((v.name, v.mode)),
     )
     assert opened == [("review-security", "plan"), ("review-test", "plan")]  # read-only: plan mode
     assert rt.sessions == {}  # closed once they answered (they stay in the store)
@@ -70,7 +74,7 @@ async def test_invalid_answer_is_retried_once_then_the_specialist_failed(
     rt, _ = await runtime(changed)
     server.add([reply("I think it looks fine overall."), reply(findings(SQL))], session="review-security")
     server.add([reply("no JSON here"), reply('{"findings": [{"file": "app.py"}]}')], session="review-test")
-    report = await run_review(rt, ReviewRequest(["security", "test"]))
+    report = await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["security", "test"]))
     assert [f.title for f in report.findings] == [SQL["title"]]
     assert report.specialists == ("security",)
     assert report.failed["test"].startswith(
@@ -91,7 +95,7 @@ async def test_every_specialist_unparsable_is_exit_3_and_nothing_guessed(
     rt, _ = await runtime(changed)
     server.add([reply("prose"), reply("more prose")], session="review-code")
     with pytest.raises(ReviewError, match="specialist code failed") as err:
-        await run_review(rt, ReviewRequest(["code"]))
+        await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["code"]))
     assert err.value.code == 3
 
 
@@ -102,13 +106,13 @@ async def test_no_diff_and_unknown_specialist_are_clear(
     plain.mkdir()
     rt, _ = await runtime(repo)
     with pytest.raises(ReviewError, match=r"^nothing to review: .*plain is not in a git repository$") as bare:
-        await run_review(rt, ReviewRequest(["code"], workdir=plain))
+        await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["code"], workdir=plain))
     assert bare.value.code == 2
     with pytest.raises(ReviewError, match="nothing to review") as empty:
-        await run_review(rt, ReviewRequest(["code"]))
+        await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["code"]))
     assert empty.value.code == 5
     with pytest.raises(ReviewError, match="unknown specialist nope: choose from arch") as unknown:
-        await run_review(rt, ReviewRequest(["nope"]))
+        await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["nope"]))
     assert unknown.value.code == 2
 
 
@@ -120,11 +124,11 @@ async def test_patch_is_offered_only_when_git_apply_check_passes(
     good = f"```diff\n{diff}```"
     server.add(reply(findings(SQL)), session="review-security")
     server.add(reply(good), session="review-patch")
-    report = await run_review(rt, ReviewRequest(["security"], patch=True))
+    report = await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["security"], patch=True))
     assert report.patch is not None and report.patch.startswith("diff --git a/README")
     server.add(reply(findings(SQL)), session="review-security-2")  # names stay unique in the store
     server.add(reply(good.replace("-readme", "-not there")), session="review-patch-2")
-    bad = await run_review(rt, ReviewRequest(["security"], patch=True))
+    bad = await run_review(FanoutHost.of(handed_out(rt)), ReviewRequest(["security"], patch=True))
     assert bad.patch is None and bad.patch_error is not None and "does not apply" in bad.patch_error
     assert (changed / "README").read_text() == "readme\n"  # checked, never applied
 

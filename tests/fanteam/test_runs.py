@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from paragents.cli import main
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.recording import record_choice
 from paragents.fanout.review import ReviewError, ReviewRequest, run_review
 from paragents.fanout.split import Plan, Schedule, run_split
 from paragents.llm.replay import ReplayServer, ThreadedReplayServer
+from paragents.sessions.factory import opened
 from tests.fanteam.conftest import MakeRuntime, reply
 from tests.fanteam.test_review import SQL, findings
 
@@ -70,7 +72,7 @@ async def test_the_users_answer_to_the_patch_is_the_review_groups_choice(
 ) -> None:
     rt, _ = await runtime(changed)
     server.add(reply(findings(SQL)), session="review-security")
-    report = await run_review(rt, ReviewRequest(["security"]))
+    report = await run_review(FanoutHost.of(opened(rt)), ReviewRequest(["security"]))
     assert report.group_id is not None
     await record_choice(rt.store.fanout, report.group_id, "apply patch", state="applied", applied=True)
     group = await rt.store.fanout.get_group(report.group_id)
@@ -84,7 +86,7 @@ async def test_a_review_that_failed_is_kept_failed_with_the_reason(
     rt, _ = await runtime(changed)
     server.add([reply("prose"), reply("prose")], session="review-security")
     with pytest.raises(ReviewError):
-        await run_review(rt, ReviewRequest(["security"]))
+        await run_review(FanoutHost.of(opened(rt)), ReviewRequest(["security"]))
     [group] = await rt.store.fanout.list_groups()
     assert group.kind == "review" and group.state == "failed" and group.finished_at is not None
     assert group.settings["exit_code"] == 3 and "invalid answer" in group.settings["error"]
@@ -142,7 +144,7 @@ async def test_a_refused_plan_is_kept_with_the_refusal(
     async def no(plan: Plan, order: Schedule) -> bool:
         return False
 
-    assert await run_split(rt, "build it", no) is None
+    assert await run_split(FanoutHost.of(opened(rt)), "build it", no) is None
     [group] = await rt.store.fanout.list_groups()
     assert group.kind == "split" and group.state == "refused" and group.candidates == ()
     assert group.settings["plan"] == plan | {"subtasks": [plan["subtasks"][0] | {"depends_on": []}]}

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from paragents.events import PermissionAnswer
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.split import Plan, Schedule, SplitError, run_split, schedule
 from paragents.llm.replay import ReplayServer
+from paragents.sessions.factory import opened
 from tests.fanteam.conftest import MakeRuntime, reply
 from tests.lanes.conftest import sh
 
@@ -53,7 +55,7 @@ async def test_a_cycle_is_refused_naming_it_and_nothing_runs(
         return True
 
     with pytest.raises(SplitError, match=r"cycle api -> db -> ui -> api \(each depends on the next\)") as err:
-        await run_split(rt, "build it", approve)
+        await run_split(FanoutHost.of(opened(rt)), "build it", approve)
     assert err.value.code == 3 and asked == []
     assert await rt.store.lanes.all() == [] and len(server.requests) == 1
 
@@ -67,7 +69,7 @@ async def test_invalid_plan_is_retried_once_then_planner_failed(
     with pytest.raises(
         SplitError, match=r"planner failed: invalid answer after one retry.*unknown subtask zzz"
     ) as err:
-        await run_split(rt, "build it", yes)
+        await run_split(FanoutHost.of(opened(rt)), "build it", yes)
     assert err.value.code == 3 and len(server.requests) == 2
 
 
@@ -93,7 +95,7 @@ async def test_overlapping_subtasks_run_in_sequence_into_one_integration_lane(
     server.add([reply(tool_calls=[write("w2", "app.py", second)]), reply("b done")], session="split-1-b")
     server.add([reply(tool_calls=[write("w3", "docs/x.md", "# x\n")]), reply("c done")], session="split-1-c")
     sink.answers.extend([PermissionAnswer("allow_once")] * 3)
-    result = await run_split(rt, "build it", yes)
+    result = await run_split(FanoutHost.of(opened(rt)), "build it", yes)
     assert result is not None and result.integration is not None
     assert result.schedule.overlaps == (("a", "b"),)
     assert {r.id: r.status for r in result.results} == {"a": "merged", "b": "merged", "c": "merged"}

@@ -120,7 +120,9 @@ async def test_decide_shows_in_every_sessions_next_system_prompt(
     [request] = server.requests
     system = _system(request.body_json)
     assert "Project decisions" in system and "Use pydantic v2 models for every config (user@api" in system
-    assert [d.text for d in await rt.memory.decisions("PYDANTIC")] == ["Use pydantic v2 models for every config"]
+    assert [d.text for d in await rt.memory.decisions("PYDANTIC")] == [
+        "Use pydantic v2 models for every config"
+    ]
     assert await rt.memory.decisions("nothing like it") == []
 
 

@@ -16,8 +16,8 @@ from paragents.lanes import create_lane
 from paragents.lanes.predict import Predictor
 from paragents.llm.replay import ReplayServer
 from paragents.models import ToolCall
-from paragents.sessions.runtime import Runtime
 from paragents.sessions.lanes import local_only
+from paragents.sessions.runtime import Runtime
 from paragents.store import LaneRecord, Store
 from tests.lanes.conftest import commit_all
 

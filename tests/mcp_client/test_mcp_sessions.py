@@ -60,7 +60,7 @@ async def test_two_sessions_share_one_server_process(env: Env) -> None:
     assert results_a[0] == ("ok", "5") and results_b[0] == ("ok", "5")  # readOnlyHint: no ask
     pid_a, pid_b = results_a[1][1], results_b[1][1]
     assert pid_a == pid_b  # one server process served both sessions
-    [row] = rt.mcp.status()
+    [row] = rt.mcp_pool.status()
     assert row.pid == int(pid_a) and set(row.users) == {a.id, b.id} and row.state == "running"
     asks = env.sink.of(ev.PermissionRequested)
     assert [r.call.name for r in asks] == ["mcp__demo__pid", "mcp__demo__pid"]
@@ -103,13 +103,13 @@ async def test_scope_session_gives_each_session_its_own_process(env: Env) -> Non
     await asyncio.gather(turn(rt, a.id), turn(rt, b.id))
     pids = {tool_results(env, sid)[0][1] for sid in (a.id, b.id)}
     assert len(pids) == 2
-    rows = rt.mcp.status()
+    rows = rt.mcp_pool.status()
     assert sorted(r.users for r in rows) == sorted([(a.id,), (b.id,)])
-    own = rt.mcp.handles[("demo", a.id)]
+    own = rt.mcp_pool.handles[("demo", a.id)]
     await rt.lifecycle.close_session(a.id)  # its own server stops with it
     await own.stop()  # joins the stop the close started
     assert not _alive(int(tool_results(env, a.id)[0][1]))
-    assert [r.users for r in rt.mcp.status()] == [(b.id,)]
+    assert [r.users for r in rt.mcp_pool.status()] == [(b.id,)]
     await rt.shutdown()
 
 
@@ -157,14 +157,14 @@ async def test_a_killed_server_is_restarted_and_the_next_call_works(env: Env) ->
     s = await rt.lifecycle.new_session("s")
     env.server.add([call("add", {"a": 1, "b": 1}), done()], session="s")
     await turn(rt, s.id)
-    [row] = rt.mcp.status()
+    [row] = rt.mcp_pool.status()
     assert row.pid is not None
     os.kill(row.pid, signal.SIGKILL)
     await asyncio.to_thread(wait_exited, row.pid)  # gone before the next call (else it is mid-call)
     env.server.add([call("add", {"a": 20, "b": 22}, "c2"), done()], session="s")
     await turn(rt, s.id)
     assert tool_results(env, s.id)[-1] == ("ok", "42")
-    [after] = rt.mcp.status()
+    [after] = rt.mcp_pool.status()
     assert after.pid not in (None, row.pid) and after.restarts == 1
     assert after.last_error is not None and "demo" in after.last_error
     top = rt.mcp.mcp_report(s.id).rows[0]  # /mcp shows the new process and why the old one went
@@ -195,7 +195,7 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
 
     def answer(event: ev.Event) -> None:
         if isinstance(event, ev.PermissionRequested):
-            seen.append((event.call.name, len(rt.mcp.handles)))
+            seen.append((event.call.name, len(rt.mcp_pool.handles)))
             event.reply.set_result(PermissionAnswer("allow_always"))
 
     rt.observers.append(answer)
@@ -205,9 +205,9 @@ async def test_an_untrusted_project_server_asks_before_it_starts(env: Env) -> No
     assert ask.preview is not None and str(DEMO) in ask.preview.text
     assert tool_results(env, s.id) == [("ok", "MCP server 'demo' may start"), ("ok", "3")]
     assert not (env.project / ".paragents" / "permissions.local.json").exists()  # kept outside the project
-    assert rt.mcp.entries["demo"].trust == "unknown"  # until the entries are read again:
-    await rt.mcp.reconfigure(rt.config.mcp)
-    assert rt.mcp.entries["demo"].trust == "trusted"
+    assert rt.mcp_pool.entries["demo"].trust == "unknown"  # until the entries are read again:
+    await rt.mcp_pool.reconfigure(rt.config.mcp)
+    assert rt.mcp_pool.entries["demo"].trust == "trusted"
     await rt.shutdown()
 
 
@@ -224,7 +224,7 @@ async def test_a_missing_command_and_a_silent_server_give_one_message_each(env: 
     assert any("'ghost'" in n and "not found" in n for n in notes)
     assert any("'mute'" in n and "startupTimeout" in n for n in notes)
     assert s.last_result is not None and s.last_result.status == "completed"
-    states = {r.name: r.state for r in rt.mcp.status()}
+    states = {r.name: r.state for r in rt.mcp_pool.status()}
     assert states == {"ghost": "failed", "mute": "failed"}
     await rt.shutdown()
 

@@ -23,8 +23,10 @@ import pytest
 from paragents.events import PermissionAnswer
 from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ScriptedResponse
+from paragents.sessions.factory import opened
 from paragents.sessions.runtime import Runtime
 from tests.engine.conftest import Collector
 from tests.security.conftest import Host, Hostile, git_repo, require_bwrap
@@ -76,7 +78,7 @@ async def test_a_fanout_candidate_pointing_its_head_at_main_never_lands_there(
     rt.set_sink(sink)
     sink.answers.extend([PermissionAnswer("allow_once")] * 8)
     try:
-        group = await start_best_of(rt, FanoutRequest(2, "fix it"), open_panel=False)
+        group = await start_best_of(FanoutHost.of(opened(rt)), FanoutRequest(2, "fix it"), open_panel=False)
         await group.done.wait()
         cmp = await compare(rt.store.fanout, group.id)
         hostile_candidate, honest = cmp.find(1), cmp.find(2)

@@ -24,8 +24,10 @@ import pytest
 from paragents.events import PermissionAnswer
 from paragents.fanout.compare import compare
 from paragents.fanout.group import start_best_of
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ReplayServer, ScriptedResponse
+from paragents.sessions.factory import opened
 from paragents.sessions.runtime import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
 from tests.engine.conftest import Collector
@@ -121,7 +123,9 @@ async def test_a_conftest_written_by_a_candidate_cannot_write_outside_its_lane(
     rt.set_sink(sink)
     sink.answers.extend([PermissionAnswer("allow_once")] * 8)
     try:
-        group = await start_best_of(rt, FanoutRequest(2, "fix add", verify=VERIFY), open_panel=False)
+        group = await start_best_of(
+            FanoutHost.of(opened(rt)), FanoutRequest(2, "fix add", verify=VERIFY), open_panel=False
+        )
         await group.done.wait()
         cmp = await compare(rt.store.fanout, group.id)
         hostile = cmp.find(1)

@@ -62,7 +62,9 @@ async def test_a_lane_cannot_replace_an_object_of_main(host: Host, hostile: Host
         "hash-path mismatch"
         not in subprocess.run(["git", "fsck"], cwd=repo, capture_output=True, text=True).stderr
     )
-    later = await rt.lifecycle.new_session("ol2", lane=True)  # a lane made afterwards checks out the real content
+    later = await rt.lifecycle.new_session(
+        "ol2", lane=True
+    )  # a lane made afterwards checks out the real content
     assert (later.workdir / "app.py").read_text() == "print('hi')\n"
 
 

@@ -197,7 +197,7 @@ async def test_a_sessions_command_with_the_key_cannot_answer_over_http(
     (hostile.project / "post.py").write_text(POST)
     (hostile.project / "key.txt").write_text(key)  # however it leaked
     rt = await hostile.runtime({"allow": [f"Bash({PY} *)"]}, sandbox=sandbox)
-    bridge = RuntimeBridge(rt)
+    bridge = RuntimeBridge(rt, rt.store.api_access)
     auth = AuthConfig(api_key=key, browser_secret=b"c" * 32, project=str(rt.project_dir))
     server = ServeThread(bridge, auth, "127.0.0.1", 0)
     await asyncio.to_thread(server.start)

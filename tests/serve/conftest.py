@@ -115,7 +115,7 @@ async def served(tmp_path: Path, limits: Limits) -> AsyncIterator[Served]:
         runtime = await Runtime.create(project, cli_overrides=cfg, db_path=paths.db_path())
         sink = Sink()
         runtime.set_sink(sink)
-        bridge = RuntimeBridge(runtime, clock=clock)
+        bridge = RuntimeBridge(runtime, runtime.store.api_access, clock=clock)
         server = ServeThread(bridge, auth_config(), "127.0.0.1", 0, limits=limits, clock=clock)
         await asyncio.to_thread(server.start)
         async with httpx.AsyncClient(base_url=server.url, timeout=HANG_GUARD_S) as client:

@@ -202,7 +202,7 @@ async def test_openapi_lists_every_endpoint(served: Served) -> None:
 
 
 async def test_non_loopback_bind_refused_without_auth(served: Served) -> None:
-    bridge = RuntimeBridge(served.runtime)
+    bridge = RuntimeBridge(served.runtime, served.runtime.store.api_access)
     try:
         with pytest.raises(ServeRefused, match="without authentication"):
             ServeThread(bridge, AuthConfig(browser_secret=b"c" * 32), "0.0.0.0", 0)
@@ -213,7 +213,7 @@ async def test_non_loopback_bind_refused_without_auth(served: Served) -> None:
 
 async def test_a_port_out_of_range_is_refused_before_binding(served: Served) -> None:
     """`paragents serve --port 99999` printed a traceback and hung (OverflowError in the server thread)."""
-    bridge = RuntimeBridge(served.runtime)
+    bridge = RuntimeBridge(served.runtime, served.runtime.store.api_access)
     try:
         with pytest.raises(ServeRefused, match="0-65535"):
             ServeThread(bridge, AuthConfig(api_key=KEY), "127.0.0.1", 99999)

@@ -33,7 +33,7 @@ def wait(driver: Any, condition: Any, timeout: float = HANG_GUARD_S) -> Any:
 
 @pytest.fixture
 async def tui_url(served: Served) -> AsyncIterator[str]:
-    bridge = RuntimeBridge(served.runtime, clock=served.clock)
+    bridge = RuntimeBridge(served.runtime, served.runtime.store.api_access, clock=served.clock)
     thread = ServeThread(
         bridge, auth_config(), "127.0.0.1", 0, clock=served.clock, extend=tui_extension(served.project)
     )

@@ -92,7 +92,7 @@ async def test_session_names_may_contain_emoji(make_runtime: Any) -> None:
         await type_line(pilot, panel, "/rename 🚀api")
         await wait_until(pilot, lambda: panel.name_ == "🚀api", "the emoji name")
         assert "🚀api" in title(panel)
-        assert (await runtime.find_session("🚀api")) is not None
+        assert (await runtime.lifecycle.find_session("🚀api")) is not None
         await type_line(pilot, panel, "/rename a/b")
         await wait_until(pilot, lambda: any("bad session name" in n for n in notices(app)), "the error")
         assert panel.name_ == "🚀api"

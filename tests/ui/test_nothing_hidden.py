@@ -124,5 +124,5 @@ async def test_mcp_right_after_adding_mcp_json_says_reload_reads_it(make_runtime
     await runtime.settings.reload_config()
     notes = runtime.mcp.mcp_report(view.id).notes
     assert not any("added or changed" in n or "No MCP servers" in n for n in notes), notes
-    assert "db" in runtime.mcp.entries
+    assert "db" in runtime.mcp_pool.entries
     await runtime.shutdown()
