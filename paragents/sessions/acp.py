@@ -17,6 +17,7 @@ from paragents.acp.launch import AcpLaunchError, AgentUnavailable, find_program,
 from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
+    # start-up time: the ACP SDK (seconds to import) loads only for a session an external agent runs
     from paragents.acp.agent import AcpAgent
     from paragents.sessions.core import SessionsCore
     from paragents.sessions.view import SessionView

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol
 from paragents import events as ev
 from paragents.sessions.view import SessionView
 from paragents.store import StoreError
+from paragents.tools.message_session import MessageSession
 
 if TYPE_CHECKING:
     from paragents.store.decisions import DecisionsRepo
@@ -82,8 +83,6 @@ class TeamTalk:
     """Decisions and notes between the sessions of one project (see the module docstring)."""
 
     def __init__(self, core: _Core) -> None:
-        from paragents.tools.message_session import MessageSession
-
         self.core = core
         self._decisions: list[DecisionRecord] = []
         if "message_session" not in core.tools:

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from paragents import events as ev
+from paragents.store.records import StoreError
 
 if TYPE_CHECKING:
     from paragents.sessions.view import SessionView
@@ -47,8 +48,6 @@ class SessionDrafts:
             self._task = asyncio.get_running_loop().create_task(self._flush())
 
     async def _flush(self) -> None:
-        from paragents.store.records import StoreError
-
         while self._pending:
             sid = next(iter(self._pending))
             prompts = self._pending.pop(sid)
@@ -79,8 +78,6 @@ class SessionDrafts:
         """Put the session's queued prompts back into its queue, each on its own and held (not sent),
         and its saved draft back into the prompt box (``DraftRestored``), alone. Nothing happens for
         a session another process holds (its draft is that process's)."""
-        from paragents.store.records import StoreError
-
         self._frozen.discard(view.id)
         if view.read_only:
             return

@@ -12,6 +12,8 @@ from paragents import events as ev
 from paragents.models import SessionState
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.view import SessionView
+from paragents.store import SessionHeld, StoreError
+from paragents.store.holders import HEARTBEAT_INTERVAL
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +37,6 @@ class SessionHolds:
         """Make this process the session's one writer (see ``store.holders.acquire``). When another
         live process holds it, the view becomes read-only (``view.read_only`` says why and how to
         take over) and False is returned. A holder that is gone is taken over with a note."""
-        from paragents.store import SessionHeld
-
         core = self.core
         try:
             previous = await core.store.holders.acquire(view.id, take_over=take_over)
@@ -86,9 +86,6 @@ class SessionHolds:
             self._heartbeat = asyncio.get_running_loop().create_task(self._beat(), name="session-holds")
 
     async def _beat(self) -> None:
-        from paragents.store import StoreError
-        from paragents.store.holders import HEARTBEAT_INTERVAL
-
         while True:
             await asyncio.sleep(HEARTBEAT_INTERVAL)
             try:

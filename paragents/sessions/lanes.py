@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeVar
 from paragents import events as ev
 from paragents.lanes import CreatedLane, LaneError, create_lane, lane_env
 from paragents.lanes.contained import LaneSandbox
+from paragents.lanes.deps import changed_lockfiles, refresh_dependencies
 from paragents.lanes.gc import remove_lane
 from paragents.lanes.predict import Conflict, Predictor, Snapshot
 from paragents.lanes.thread import LoopThread
@@ -99,6 +100,7 @@ def _backend_kind(core: SessionsCore, on: str | None) -> str:
     """The backend ``--on`` names (the config's ``lanes.backend`` without it); SessionError otherwise."""
     if on is None:
         return core.config.lanes.backend
+    # start-up time: the backends load only once a lane runs in a container or a Pod
     from paragents.backends.places import backend_kind
 
     try:
@@ -319,8 +321,6 @@ class LaneWatcher:
     def _check_dependencies(self, lanes: list[LaneRecord]) -> None:
         """A lockfile that changed in a lane whose dependency folder is linked: run (or offer) the
         install once per lockfile state, in the background (see :mod:`paragents.lanes.deps`)."""
-        from paragents.lanes.deps import changed_lockfiles
-
         for lane in lanes:
             if lane.remote or not Path(lane.path).is_dir():  # a container's installs run in it
                 continue
@@ -333,8 +333,6 @@ class LaneWatcher:
             task.add_done_callback(self._deps_tasks.discard)
 
     async def _refresh(self, lane: LaneRecord) -> None:
-        from paragents.lanes.deps import refresh_dependencies
-
         try:
             sandbox = lane_sandbox(self.core, lane.path)
             done = await self._off_loop(

@@ -19,7 +19,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from paragents import events as ev
+from paragents.lanes.contained import LaneSandbox, run_commands
+from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError
+from paragents.lanes.places import places_for, use_places
+from paragents.lanes.setup import find_setup
 from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord
 
@@ -83,8 +87,8 @@ class RemoteLanes:
         """Make the lane commands (gc, merge, discard) reach remote lanes through this process."""
         if self._installed:
             return
+        # start-up time: the backends load only once a lane runs in a container or a Pod
         from paragents.backends.places import BackendPlaces
-        from paragents.lanes.places import use_places
 
         use_places(
             BackendPlaces(lambda: self.core.config.lanes, lambda repo, name: self.lanes.get((repo, name)))
@@ -117,6 +121,7 @@ class RemoteLanes:
         if not create:
             self._reach_later(record)
             return
+        # start-up time: the backends load only once a lane runs in a container or a Pod
         from paragents.backends.base import BackendError
         from paragents.backends.lane import RemoteLane
         from paragents.backends.places import backend_of
@@ -147,6 +152,7 @@ class RemoteLanes:
 
     async def _reach(self, pending: _Pending) -> None:
         """Open a lane found after a restart (see :meth:`open`), retrying with growing pauses."""
+        # start-up time: the backends load only once a lane runs in a container or a Pod
         from paragents.backends.base import BackendError
         from paragents.backends.lane import PROBE_MAX, RemoteLane
         from paragents.backends.places import backend_of
@@ -185,10 +191,6 @@ class RemoteLanes:
     async def setup(self, record: LaneRecord, on_output: Callable[[str], None] | None) -> list[str]:
         """Run the repository's lane setup commands (``.paragents/worktree.toml`` ...) in the new
         lane's place, then bring its files here; return notes. LaneError when a command fails."""
-        from paragents.lanes.contained import run_commands
-        from paragents.lanes.create import lane_env
-        from paragents.lanes.setup import find_setup
-
         notes = []
         spec = find_setup(Path(record.repo), Path(record.path), record.port_base)
         if (Path(record.repo) / ".worktreeinclude").is_file():
@@ -221,7 +223,6 @@ class RemoteLanes:
         local lane: nothing). SessionError when its place does not answer."""
         if not record.remote:
             return
-        from paragents.lanes.places import places_for
 
         self.install()
         try:
@@ -231,13 +232,9 @@ class RemoteLanes:
 
     def sandbox(self, record: LaneRecord) -> Any:
         """The lane sandbox of paragents' own commands in ``record`` (its runner: the container/Pod)."""
-        from paragents.lanes.contained import LaneSandbox
-
         return LaneSandbox(runner=self.runner(record))
 
     def runner(self, record: LaneRecord) -> LaneRunner:
-        from paragents.lanes.places import places_for
-
         self.install()
         return places_for(record).runner(record)
 
@@ -249,6 +246,7 @@ class RemoteLanes:
         view = self.core.sessions.get(sid)
         if view is None or view.lane is None or view.lane_where is None:
             return None
+        # start-up time: the backends load only once a lane runs in a container or a Pod
         from paragents.backends.facet import LaneExecution, UnopenedExecution
 
         for (_, name), lane in self.lanes.items():
@@ -341,6 +339,7 @@ class RemoteLanes:
 
     async def usage(self) -> dict[tuple[str, str], str]:
         """(repository, lane) -> "where · state · cpu · mem" for the overview."""
+        # start-up time: the backends load only once a lane runs in a container or a Pod
         from paragents.backends.base import BackendError
 
         async def one(lane: RemoteLane) -> str:
@@ -357,6 +356,7 @@ class RemoteLanes:
         return dict(zip(keys, found, strict=True))
 
     async def _forward(self, record: LaneRecord, lane: RemoteLane) -> None:
+        # start-up time: the backends load only once a lane runs in a container or a Pod
         from paragents.backends.forward import PortForwards
 
         forwards = PortForwards(lane, list(record.ports))
@@ -394,6 +394,4 @@ class RemoteLanes:
             with contextlib.suppress(Exception):
                 await self._close(key)
         if self._installed:
-            from paragents.lanes.places import use_places
-
             use_places(None)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.models import Message
+from paragents.store.records import StoreError
 
 if TYPE_CHECKING:
     from paragents.store.tool_rows import KeptRow, ToolRowsRepo
@@ -43,8 +44,6 @@ class ToolRowKeeper:
                 self._task = asyncio.get_running_loop().create_task(self._flush())
 
     async def _flush(self) -> None:
-        from paragents.store.records import StoreError
-
         while self._pending:
             sid, call_id, summary, sandboxed, later = self._pending.pop(0)
             try:
