@@ -1,28 +1,37 @@
-"""A deterministic in-memory stand-in for ``paragents.sessions.Runtime`` (UI and snapshot tests).
+"""A deterministic in-memory stand-in for the session layer (UI and snapshot tests).
 
-:class:`FakeRuntime` implements :class:`paragents.sessions.SessionsAPI` (mypy checks it below); its
-views are real ``SessionView``s (:func:`make_view`). Events are fed by the test with
-:meth:`FakeRuntime.emit`. No network, no database, fixed ids (s1, s2, ...), so screenshots are stable."""
+:class:`FakeRuntime` implements :class:`paragents.sessions.SessionsAPI` (mypy checks it below) from
+small facet fakes, one per facet the UI uses; its views are real ``SessionView``s (:func:`make_view`).
+Events are fed by the test with :meth:`FakeRuntime.emit`. No network, no database, fixed ids (s1,
+s2, ...), so screenshots are stable."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from paragents.agent.compaction import CompactionOutcome
 from paragents.config import LoadedConfig, RuntimeConfig, load_config
-from paragents.events import ApprovalAnswer, Event, EventSink, PermissionAnswer
-from paragents.limits import Budget, parse_budget
+from paragents.events import ApprovalAnswer, Event, EventSink, Notice, PermissionAnswer
+from paragents.lanes.contained import LaneSandbox
+from paragents.limits import Budget, Spend, parse_budget
 from paragents.permissions import Policy
 from paragents.sessions import SessionsAPI, SessionView
+from paragents.sessions.approvals import RulesReport
 from paragents.sessions.mcp import McpReport
 from paragents.sessions.notes import MemoryReport
 from paragents.sessions.view import SessionError
+from paragents.store.records import AnswerResult
 
 if TYPE_CHECKING:
-    from paragents.scheduler import Scheduler
-    from paragents.store import AnswerResult, ApprovalRecord, DecisionRecord, NoteRecord, SessionRecord, Store
+    from paragents.backends.base import Placement
+    from paragents.backends.lane import RemoteLane
+    from paragents.lanes.review import LaneReview
+    from paragents.permissions.decision import Decision
+    from paragents.sessions.answerer import Answerer
+    from paragents.sessions.lane_actions import LaneActions
+    from paragents.store.records import ApprovalRecord, DecisionRecord, LaneRecord, NoteRecord, SessionRecord
 
 
 def make_view(sid: str, name: str, model: str = "qwen2.5-coder", **fields: Any) -> SessionView:
@@ -33,64 +42,71 @@ def make_view(sid: str, name: str, model: str = "qwen2.5-coder", **fields: Any) 
 
 
 class FakeRuntime:
-    """Facade double: ``views`` are returned by :meth:`restore`; submitted prompts land in ``submitted``.
-    What a UI test never needs (store, scheduler) raises."""
+    """Facade double: ``views`` are returned by ``opening.restore()``; submitted prompts land in
+    ``submitted``, cancels in ``cancelled``. What a UI test never needs (store, scheduler) is absent."""
 
     def __init__(self, views: list[SessionView], project_dir: Path) -> None:
         self.project_dir = project_dir
-        self.loaded: LoadedConfig = load_config(
-            project_dir, {"base_url": "http://127.0.0.1:8080/v1", "model": "qwen2.5-coder"}
-        )
+        loaded = load_config(project_dir, {"base_url": "http://127.0.0.1:8080/v1", "model": "qwen2.5-coder"})
         self.sessions: dict[str, SessionView] = {}
-        self._restore = views
         self.notes: list[str] = []
-        self.observers: list[EventSink] = []
         self.sink: EventSink | None = None
         self.submitted: list[tuple[str, str]] = []
         self.cancelled: list[str] = []
-        self.drafts: dict[str, str] = {}
-        self.holding = False
-        """Drafts the UI saved (``save_draft``), by session id."""
-        self.policy = Policy.load(project_dir, settings_files=[])
-        self.conflicts: Any = None
-        """Set by a test that shows held reservations (anything with ``held(sid)``)."""
+        self.lifecycle = _Lifecycle(self)
+        self.opening = _Opening(self, views)
+        self.controls = _Controls(self)
+        self.prompts = _Prompts()
+        self.lanes = _Lanes()
+        self.budgets = _Budgets()
+        self.approvals = _Approvals(self, Policy.load(project_dir, settings_files=[]))
+        self.memory = _Memory()
+        self.mcp = _Mcp()
+        self.settings = _Settings(loaded)
+        self.reservations = _Reservations()
 
     @property
     def config(self) -> RuntimeConfig:
-        return self.loaded.config
-
-    @property
-    def store(self) -> Store:
-        raise NotImplementedError("FakeRuntime has no store")
-
-    @property
-    def scheduler(self) -> Scheduler:
-        raise NotImplementedError("FakeRuntime has no scheduler")
+        return self.settings.loaded.config
 
     def set_sink(self, sink: EventSink) -> None:
         self.sink = sink
 
+    def observe(self, sink: EventSink) -> None:
+        pass
+
+    def unobserve(self, sink: EventSink) -> None:
+        pass
+
     def emit(self, event: Event) -> None:
+        """Apply ``event`` to its view and pass it to the app's sink (what the Runtime does)."""
         view = self.sessions.get(event.session_id)
         if view is not None:
             view.apply(event)
         assert self.sink is not None
         self.sink(event)
 
-    # sessions
-    async def restore(self) -> list[SessionView]:
-        for v in self._restore:
-            self.sessions[v.id] = v
-        return list(self._restore)
+    def notice(self, sid: str, text: str, level: Literal["info", "warning", "error"] = "info") -> None:
+        self.emit(Notice(sid, text, level))
 
-    async def restore_views(self) -> list[SessionView]:
-        return await self.restore()
+    def submit(self, sid: str, text: str) -> str:
+        self.submitted.append((sid, text))
+        return f"p{len(self.submitted)}"
 
-    async def load_restored(self) -> list[SessionView]:
-        return list(self._restore)
+    def cancel(self, sid: str) -> bool:
+        self.cancelled.append(sid)
+        return True
 
-    async def wait_loaded(self) -> None:
+    async def wait_idle(self, sid: str | None = None) -> None:
         pass
+
+    async def shutdown(self) -> None:
+        pass
+
+
+class _Lifecycle:
+    def __init__(self, rt: FakeRuntime) -> None:
+        self.rt = rt
 
     async def new_session(
         self,
@@ -104,9 +120,9 @@ class FakeRuntime:
         base: str | None = None,
         on: str | None = None,
     ) -> SessionView:
-        n = len(self.sessions) + 1
+        n = len(self.rt.sessions) + 1
         view = make_view(f"s{n}", name or f"s{n}", model or "qwen2.5-coder", mode=mode or "default")
-        self.sessions[view.id] = view
+        self.rt.sessions[view.id] = view
         return view
 
     async def new_agent_session(
@@ -127,10 +143,10 @@ class FakeRuntime:
         raise SessionError("this session is not run by an external agent")
 
     async def close_session(self, sid: str) -> None:
-        self.sessions.pop(sid, None)
+        self.rt.sessions.pop(sid, None)
 
     async def reopen_session(self, sid: str) -> SessionView:
-        return self.sessions[sid]
+        return self.rt.sessions[sid]
 
     async def attach_session(
         self,
@@ -145,94 +161,60 @@ class FakeRuntime:
     ) -> tuple[SessionView, bool]:
         return await self.new_session(name, model=model, workdir=workdir, mode=mode), True
 
-    async def lane_report(self, sid: str) -> str:
-        return "no lane (this fake has no git)"
+    async def clear_session(self, sid: str) -> None:
+        self.rt.sessions[sid].messages.clear()
 
-    async def lane_reviews(self) -> list[Any]:
+    async def fork(self, sid: str, name: str | None = None) -> SessionView:
+        return await self.new_session(name)
+
+    async def take_over(self, sid: str) -> SessionView:
+        return self.rt.sessions[sid]
+
+    async def list_sessions(self) -> list[SessionRecord]:
         return []
 
-    async def lane_gc(self) -> str:
-        return "no lanes"
-
-    def lane_actions(self) -> Any:
-        return _NoLanes()
-
-    async def adapt_lane(self, sid: str, other: str | None = None) -> str:
-        return "no lane"
-
-    def lane_question(self) -> list[str]:
-        return []
-
-    async def lane_overview(self) -> list[str]:
-        return []
-
-    def lane_sandbox(self, lane: Any) -> Any:
-        from paragents.lanes.contained import LaneSandbox
-
-        return LaneSandbox()
-
-    async def refresh_lane(self, lane: Any) -> None:
+    async def find_session(self, name: str) -> SessionRecord | None:
         return None
 
-    def dismiss_lane_conflict(self, key: str) -> bool:
-        return False
 
-    async def lane_conflict_sides(self, key: str) -> list[tuple[str, str]]:
-        return []
+class _Opening:
+    def __init__(self, rt: FakeRuntime, views: list[SessionView]) -> None:
+        self.rt = rt
+        self.views = views
 
-    def set_budget(self, sid: str, level: str, text: str) -> Budget:
-        return parse_budget(text) if text else Budget()
+    async def restore(self) -> list[SessionView]:
+        for v in self.views:
+            self.rt.sessions[v.id] = v
+        return list(self.views)
 
-    def raise_budget(self, sid: str, text: str) -> Budget:
-        return self.set_budget(sid, "session", text)
+    async def restore_views(self) -> list[SessionView]:
+        return await self.restore()
 
-    def allow_one_more(self, sid: str) -> bool:
-        return False
+    async def load_restored(self) -> list[SessionView]:
+        return list(self.views)
 
-    client: Any = None  # fan-out's judge: never asked here
-
-    def join_group(self, sid: str, group_id: str) -> None:
+    async def wait_loaded(self) -> None:
         pass
 
-    async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]:
-        view = self.sessions[sid]
-        view.session_rules = [*view.session_rules, *(r for r in rules if r not in view.session_rules)]
-        return view.session_rules
 
-    def stop_paused(self, sid: str) -> bool:
-        return False
-
-    async def answer_approval(
-        self,
-        approval_id: str,
-        answer: str,
-        answered_by: str = "user",
-        note: str | None = None,
-        rules: Sequence[str] | None = None,
-    ) -> AnswerResult:
-        from paragents.store import AnswerResult
-
-        for view in self.sessions.values():
-            ask = view.pending.get(approval_id)
-            if ask is not None and not ask.reply.done():
-                kind = cast("ApprovalAnswer", answer)
-                rejects = kind in ("reject_once", "reject_with_note")
-                always = tuple(rules or ()) if kind == "allow_always" else ()
-                ask.reply.set_result(PermissionAnswer(kind, note=note if rejects else None, rules=always))
-                return AnswerResult("accepted", f"approval {approval_id}: answered {answer}")
-        return AnswerResult("unknown", f"no approval with id {approval_id!r}")
-
-    async def pending_approvals(self, *, all_projects: bool = False) -> list[ApprovalRecord]:
-        return []
+class _Controls:
+    def __init__(self, rt: FakeRuntime) -> None:
+        self.rt = rt
 
     async def rename_session(self, sid: str, name: str) -> None:
-        self.sessions[sid].name = name
+        self.rt.sessions[sid].name = name
 
     async def set_model(self, sid: str, model: str) -> None:
-        self.sessions[sid].model = model
+        self.rt.sessions[sid].model = model
 
     async def set_mode(self, sid: str, mode: str) -> None:
-        self.sessions[sid].mode = mode
+        self.rt.sessions[sid].mode = mode
+
+    def set_sandbox(self, sid: str, mode: str) -> None:
+        self.rt.sessions[sid].sandbox_mode = mode
+
+    def sandbox_report(self, sid: str) -> str:
+        return f"sandbox: {self.rt.sessions[sid].sandbox_mode or 'auto'}"
 
     def runs_agent(self, sid: str) -> bool:
         return False
@@ -243,37 +225,15 @@ class FakeRuntime:
     async def agent_model(self, sid: str, model: str | None) -> None:
         pass
 
-    def set_sandbox(self, sid: str, mode: str) -> None:
-        self.sessions[sid].sandbox_mode = mode
+    def use_tools(self, sid: str, tools: Sequence[str] | None, instructions: Sequence[str] = ()) -> None:
+        pass
 
-    def sandbox_report(self, sid: str) -> str:
-        return f"sandbox: {self.sessions[sid].sandbox_mode or 'auto'}"
 
-    async def clear_session(self, sid: str) -> None:
-        self.sessions[sid].messages.clear()
-
-    async def fork(self, sid: str, name: str | None = None) -> SessionView:
-        return await self.new_session(name)
-
-    async def take_over(self, sid: str) -> SessionView:
-        return self.sessions[sid]
-
-    async def list_sessions(self) -> list[SessionRecord]:
-        return []
-
-    async def find_session(self, name: str) -> SessionRecord | None:
-        return None
-
-    # prompts
-    def submit(self, sid: str, text: str) -> str:
-        self.submitted.append((sid, text))
-        return f"p{len(self.submitted)}"
-
-    def hold_new_turns(self, hold: bool) -> None:
-        self.holding = hold
-
-    async def save_draft(self, sid: str, text: str) -> None:
-        self.drafts[sid] = text
+class _Prompts:
+    def __init__(self) -> None:
+        self.drafts: dict[str, str] = {}
+        """Drafts the UI saved (``save_draft``), by session id."""
+        self.holding = False
 
     def edit_queued(self, sid: str, prompt_id: str, text: str) -> bool:
         return False
@@ -284,14 +244,152 @@ class FakeRuntime:
     def release_queued(self, sid: str, prompt_id: str | None = None) -> bool:
         return False
 
-    def cancel(self, sid: str) -> bool:
-        self.cancelled.append(sid)
-        return True
+    def hold_new_turns(self, hold: bool) -> None:
+        self.holding = hold
 
-    async def wait_idle(self, sid: str | None = None) -> None:
+    async def save_draft(self, sid: str, text: str) -> None:
+        self.drafts[sid] = text
+
+    def is_running(self, sid: str) -> bool:
+        return False
+
+
+class _Lanes:
+    """Lanes of a runtime without git: none."""
+
+    async def lane_report(self, sid: str) -> str:
+        return "no lane (this fake has no git)"
+
+    async def lane_reviews(self) -> list[LaneReview]:
+        return []
+
+    async def lane_gc(self) -> str:
+        return "no lanes"
+
+    def lane_actions(self) -> LaneActions:
+        return cast("LaneActions", _NoLanes())
+
+    async def adapt_lane(self, sid: str, other: str | None = None) -> str:
+        return "no lane"
+
+    def lane_question(self) -> list[str]:
+        return []
+
+    async def lane_overview(self) -> list[str]:
+        return []
+
+    def lane_sandbox(self, lane: LaneRecord) -> LaneSandbox:
+        return LaneSandbox()
+
+    async def refresh_lane(self, lane: LaneRecord) -> None:
+        return None
+
+    def dismiss_lane_conflict(self, key: str) -> bool:
+        return False
+
+    async def lane_conflict_sides(self, key: str) -> list[tuple[str, str]]:
+        return []
+
+    async def lane_of(self, sid: str) -> LaneRecord | None:
+        return None
+
+    def watch_setup(self, output: Callable[[str, str], None] | None) -> None:
         pass
 
-    # memory
+    def place_lane(self, name: str, placement: Placement | None) -> None:
+        pass
+
+    def remote_lane(self, lane: LaneRecord) -> RemoteLane | None:
+        return None
+
+
+class _NoLanes:
+    """Lane actions of a runtime without git: no lanes to review."""
+
+    async def reviews(self) -> list[Any]:
+        return []
+
+
+class _Budgets:
+    def set_budget(self, sid: str, level: str, text: str) -> Budget:
+        return parse_budget(text) if text else Budget()
+
+    def raise_budget(self, sid: str, text: str) -> Budget:
+        return self.set_budget(sid, "session", text)
+
+    def join_group(self, sid: str, group_id: str) -> None:
+        pass
+
+    def allow_one_more(self, sid: str) -> bool:
+        return False
+
+    def stop_paused(self, sid: str) -> bool:
+        return False
+
+    def caps(self, sid: str) -> dict[str, Budget | None]:
+        return {"session": None, "project_day": None, "group": None}
+
+    def project_cap(self) -> Budget | None:
+        return None
+
+    async def today(self, now: float) -> tuple[Spend, float]:
+        return Spend(), 0.0
+
+    async def session_seconds(self, sid: str) -> float:
+        return 0.0
+
+
+class _Approvals:
+    def __init__(self, rt: FakeRuntime, policy: Policy) -> None:
+        self.rt = rt
+        self.policy = policy
+
+    async def answer_approval(
+        self,
+        approval_id: str,
+        answer: str,
+        answered_by: str = "user",
+        note: str | None = None,
+        rules: Sequence[str] | None = None,
+    ) -> AnswerResult:
+        for view in self.rt.sessions.values():
+            ask = view.pending.get(approval_id)
+            if ask is not None and not ask.reply.done():
+                kind = cast("ApprovalAnswer", answer)
+                rejects = kind in ("reject_once", "reject_with_note")
+                always = tuple(rules or ()) if kind == "allow_always" else ()
+                ask.reply.set_result(PermissionAnswer(kind, note=note if rejects else None, rules=always))
+                return AnswerResult("accepted", f"approval {approval_id}: answered {answer}")
+        return AnswerResult("unknown", f"no approval with id {approval_id!r}")
+
+    async def pending_approvals(
+        self, *, all_projects: bool = False, project_dir: Path | None = None
+    ) -> list[ApprovalRecord]:
+        return []
+
+    async def get_approval(self, approval_id: str) -> ApprovalRecord | None:
+        return None
+
+    async def project_of(self, approval_id: str) -> Path | None:
+        return None
+
+    async def http_answerer(self, server: tuple[str, int], client: tuple[str, int], by: str) -> Answerer:
+        raise NotImplementedError("FakeRuntime serves no HTTP API")
+
+    async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]:
+        view = self.rt.sessions[sid]
+        view.session_rules = [*view.session_rules, *(r for r in rules if r not in view.session_rules)]
+        return view.session_rules
+
+    def rules_report(self) -> RulesReport:
+        return RulesReport(self.policy.rules_table(), self.policy.default_mode.value)
+
+    def decide(self, sid: str, tool: str, arguments: dict[str, Any]) -> Decision:
+        view = self.rt.sessions[sid]
+        return self.policy.decide(tool, arguments, cwd=view.workdir, mode=view.mode)
+
+
+class _Memory:
     async def compact(self, sid: str, focus: str | None = None) -> CompactionOutcome:
         return CompactionOutcome(False, "nothing to compact")
 
@@ -301,7 +399,16 @@ class FakeRuntime:
     async def memory(self, sid: str) -> MemoryReport:
         return MemoryReport([], [], [], None)
 
-    # MCP: no servers
+    async def decide(self, sid: str, text: str) -> DecisionRecord:
+        raise NotImplementedError("FakeRuntime stores no decisions")
+
+    async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
+        return []
+
+
+class _Mcp:
+    """No MCP servers."""
+
     def mcp_report(self, sid: str | None = None) -> McpReport:
         return McpReport()
 
@@ -311,31 +418,34 @@ class FakeRuntime:
     async def mcp_restart(self, name: str) -> str:
         return f"no MCP server named '{name}'"
 
-    # decisions (wt/fanteam)
-    async def decide(self, sid: str, text: str) -> DecisionRecord:
-        raise NotImplementedError("FakeRuntime stores no decisions")
 
-    async def decisions(self, search: str | None = None) -> list[DecisionRecord]:
-        return []
+class _Settings:
+    def __init__(self, loaded: LoadedConfig) -> None:
+        self.loaded = loaded
+        self.key_problem: str | None = None
 
-    # config and end
     def config_rows(self) -> list[tuple[str, str, str]]:
         return [("base_url", "http://127.0.0.1:8080/v1", "cli"), ("api_key", "(none)", "default")]
 
     async def reload_config(self) -> list[tuple[str, str, str]]:
         return []
 
-    async def shutdown(self) -> None:
+
+class _Reservations:
+    def __init__(self) -> None:
+        self.held: dict[str, int] = {}
+        """Reservations the overview shows per session id (a test sets them)."""
+
+    def held_count(self, sid: str) -> int:
+        return self.held.get(sid, 0)
+
+    async def reserve(self, sid: str, paths: Sequence[str], reason: str) -> None:
+        pass
+
+    async def release(self, sid: str) -> None:
         pass
 
 
 def _check(runtime: FakeRuntime) -> SessionsAPI:
     """mypy: FakeRuntime implements the whole SessionsAPI protocol."""
     return runtime
-
-
-class _NoLanes:
-    """Lane actions of a runtime without git: no lanes to review."""
-
-    async def reviews(self) -> list[Any]:
-        return []
