@@ -58,7 +58,6 @@ class Budgets(Protocol):
     loop-guard pause, the caps in force and what was spent."""
 
     def set_budget(self, sid: str, level: str, text: str) -> Budget: ...
-    def raise_budget(self, sid: str, text: str) -> Budget: ...
     def join_group(self, sid: str, group_id: str) -> None: ...
     def allow_one_more(self, sid: str) -> bool: ...
     def stop_paused(self, sid: str) -> bool: ...
@@ -231,10 +230,6 @@ class BudgetCommands:
             ):
                 self._answer(other.id, "retry")
         return now or budget
-
-    def raise_budget(self, sid: str, text: str) -> Budget:
-        """Raise the session's own cap to ``text`` (e.g. ``"5usd"``) and resume it when paused."""
-        return self.set_budget(sid, "session", text)
 
     def allow_one_more(self, sid: str) -> bool:
         """Let a paused session send its held request once; False when it is not paused."""

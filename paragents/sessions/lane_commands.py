@@ -15,7 +15,6 @@ from paragents.lanes.gc import gc
 from paragents.lanes.git import git
 from paragents.lanes.overview import lane_rows
 from paragents.lanes.predict import Conflict
-from paragents.lanes.review import LaneReview, lane_reviews
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.lane_actions import LaneActions
 from paragents.sessions.lanes import LaneWatcher, inside, lane_sandbox, watch_lanes
@@ -31,7 +30,6 @@ class Lanes(Protocol):
     """The lanes of the project as clients see them (``runtime.lanes``)."""
 
     async def lane_report(self, sid: str) -> str: ...
-    async def lane_reviews(self) -> list[LaneReview]: ...
     async def lane_gc(self) -> str: ...
     def lane_actions(self) -> LaneActions: ...
     async def adapt_lane(self, sid: str, other: str | None = None) -> str: ...
@@ -60,13 +58,6 @@ class LaneCommands:
 
     def __init__(self, core: SessionsCore) -> None:
         self.core = core
-
-    async def lane_reviews(self) -> list[LaneReview]:
-        """Reviews of this project's lanes (:func:`paragents.lanes.review.lane_reviews`)."""
-        try:
-            return list(await lane_reviews(self.core.store, self.core.project_dir))
-        except LaneError as exc:
-            raise SessionError(f"lanes: {exc}") from exc
 
     def lane_actions(self) -> LaneActions:
         """The Lanes review screen's actions."""

@@ -75,7 +75,7 @@ async def test_small_cap_pauses_after_the_nth_request_and_raise_resumes(env: Env
     assert [p.text for p in s.queue] == ["queued behind the pause"]  # the queue holds
     assert len(env.server.requests) == 3  # request 4 was never sent
     env.server.add(done("second"), session="api")
-    rt.budgets.raise_budget(s.id, "1usd")
+    rt.budgets.set_budget(s.id, "session", "1usd")
     await rt.wait_idle(s.id)
     assert len(env.server.requests) == 5
     assert s.last_result is not None and s.last_result.status == "completed"

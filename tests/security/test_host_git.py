@@ -92,7 +92,7 @@ async def test_diff_programs_never_run_when_lanes_are_reviewed(
     rt = await hostile.open(repo, sandbox="off")
     view = await rt.lifecycle.new_session("api", lane=True)
     out = await hostile.attack(view, f"{host.evil_script('diff')} && {setup} && echo more >> app.py")
-    [review] = await rt.lanes.lane_reviews()  # git diff base..snapshot
+    [review] = await rt.lanes.lane_actions().reviews()  # git diff base..snapshot
     assert host.evidence() == {}, out
     assert "+more" in review.patch  # the plain diff, not a program's rendering
 
@@ -128,7 +128,7 @@ async def test_a_lane_whose_git_file_was_replaced_is_never_used_by_host_git(
     out = await hostile.attack(view, attack, "echo more >> app.py")
     await rt.lane_watcher.run_round()
     try:
-        said = " ".join(review.problem or "" for review in await rt.lanes.lane_reviews())
+        said = " ".join(review.problem or "" for review in await rt.lanes.lane_actions().reviews())
     except SessionError as exc:
         said = str(exc)
     assert host.evidence() == {}, out

@@ -27,7 +27,6 @@ from paragents.store.records import AnswerResult
 if TYPE_CHECKING:
     from paragents.backends.base import Placement
     from paragents.backends.lane import RemoteLane
-    from paragents.lanes.review import LaneReview
     from paragents.permissions.decision import Decision
     from paragents.sessions.answerer import Answerer
     from paragents.sessions.lane_actions import LaneActions
@@ -260,9 +259,6 @@ class _Lanes:
     async def lane_report(self, sid: str) -> str:
         return "no lane (this fake has no git)"
 
-    async def lane_reviews(self) -> list[LaneReview]:
-        return []
-
     async def lane_gc(self) -> str:
         return "no lanes"
 
@@ -313,9 +309,6 @@ class _NoLanes:
 class _Budgets:
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
         return parse_budget(text) if text else Budget()
-
-    def raise_budget(self, sid: str, text: str) -> Budget:
-        return self.set_budget(sid, "session", text)
 
     def join_group(self, sid: str, group_id: str) -> None:
         pass
