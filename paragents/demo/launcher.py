@@ -78,7 +78,7 @@ class DemoPlayer(Player):
 
     async def run_app(self, app: Any) -> None:
         """Run the interactive app until the user quits (tests drive it with Pilot instead)."""
-        from paragents.ui.signals import quit_on_signals
+        from paragents.ui.core.signals import quit_on_signals
 
         remove_signals = quit_on_signals(app)
         try:

@@ -1,6 +1,6 @@
 """Slash commands typed in a panel's prompt box (or picked in the palette), run for the app.
 
-``ui/commands.py`` parses a line into a :class:`~paragents.ui.commands.SlashCommand`; here
+``ui/core/commands.py`` parses a line into a :class:`~paragents.ui.core.commands.SlashCommand`; here
 :data:`HANDLERS` maps each command name to the coroutine that runs it. Handlers call the Runtime facade
 (``app.runtime``, a ``SessionsAPI``) and the app's public methods. :func:`run_command` looks the
 handler up, refuses session commands without an open session, and turns every readable error
@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from paragents.config import ConfigError, describe_changes
-from paragents.ui import serve_hooks
-from paragents.ui.budget_hooks import run_budget_command
-from paragents.ui.commands import SlashCommand
+from paragents.ui.budgets.hooks import run_budget_command
+from paragents.ui.core.commands import SlashCommand
 from paragents.ui.screens.info import (
     TableScreen,
     config_screen,
@@ -25,6 +24,7 @@ from paragents.ui.screens.info import (
 )
 from paragents.ui.screens.sessions import SessionsScreen
 from paragents.ui.screens.setup import SetupScreen
+from paragents.ui.serve import hooks as serve_hooks
 
 if TYPE_CHECKING:
     from paragents.ui.app_api import AppAPI
@@ -74,7 +74,7 @@ async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def lanes(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    from paragents.ui.screens.lanes import LanesScreen
+    from paragents.ui.lanes.screen import LanesScreen
 
     actions = app.runtime.lane_actions()
     app.show_screen(LanesScreen(await actions.reviews(), actions, app.close_session))
@@ -213,13 +213,13 @@ async def decisions(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def review(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    from paragents.ui.fanteam import run_review
+    from paragents.ui.fanout.team import run_review
 
     await run_review(app, sid, command.arg)
 
 
 async def split(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    from paragents.ui.fanteam import run_split
+    from paragents.ui.fanout.team import run_split
 
     await run_split(app, sid, command.arg or "")
 
@@ -235,7 +235,7 @@ async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def fanout(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    from paragents.ui.fanout_hooks import run_fanout_command
+    from paragents.ui.fanout.hooks import run_fanout_command
 
     await run_fanout_command(app, sid, command)
 

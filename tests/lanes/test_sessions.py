@@ -14,7 +14,7 @@ from paragents.cli import main
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime, SessionError
-from paragents.ui.commands import SlashCommand, parse_command
+from paragents.ui.core.commands import SlashCommand, parse_command
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all, sh
 

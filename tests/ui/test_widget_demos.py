@@ -21,14 +21,14 @@ DEMO_MODULES = (
     "paragents.ui.widgets.prompt_input",
     "paragents.ui.widgets.empty_hint",
     "paragents.ui.widgets.ordered_input",
-    "paragents.ui.screens.inbox",
+    "paragents.ui.inbox.screen",
     "paragents.ui.screens.overview",
     "paragents.ui.screens.setup",
     "paragents.ui.screens.sessions",
     "paragents.ui.screens.info",
-    "paragents.ui.screens.lanes",
-    "paragents.ui.screens.pair",
-    "paragents.ui.screens.compare",
+    "paragents.ui.lanes.screen",
+    "paragents.ui.serve.pair",
+    "paragents.ui.fanout.compare",
 )
 DEMO_SIZE = (120, 32)
 

@@ -13,8 +13,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from paragents.ui.commands import help_rows
-from paragents.ui.text import clean
+from paragents.ui.core.commands import help_rows
+from paragents.ui.core.text import clean
 
 KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+n", "New session"),

@@ -37,7 +37,7 @@ from paragents.events import (
 )
 from paragents.limits import Spend
 from paragents.models import Usage
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
 from paragents.ui.widgets.conflict_bar import age_text
 
 if TYPE_CHECKING:

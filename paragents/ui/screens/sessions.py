@@ -12,7 +12,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
 
 if TYPE_CHECKING:
     from paragents.store.records.sessions import SessionRecord

@@ -26,7 +26,7 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Stat
 
 from paragents import paths
 from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
-from paragents.ui.text import plain
+from paragents.ui.core.text import plain
 from paragents.ui.widgets.ordered_input import OrderedInput
 
 

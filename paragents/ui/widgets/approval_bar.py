@@ -7,7 +7,7 @@ ask, in a scrollable preview of bounded height that folds away. Answers are only
 here (ctrl+g or a click). Keys then: ``y`` allow once, ``s`` allow for this session, ``a`` always
 allow (shows the exact rules it will store in an editable Input; Enter saves, Esc goes back), ``n``
 deny, ``d`` deny with a note (Input; Enter sends). The bar posts
-:class:`paragents.ui.messages.Answer` (an :class:`~paragents.ui.messages.ApprovalChoice`); the app
+:class:`paragents.ui.core.messages.Answer` (an :class:`~paragents.ui.core.messages.ApprovalChoice`); the app
 resolves the ask's Future (``paragents.ui.answers``). Rule syntax is
 Claude Code's (``Bash(npm test *)``, ``Edit(src/**)``).
 """
@@ -30,9 +30,9 @@ from textual.widgets import Button, Collapsible, Input, Static
 from paragents.events import ApprovalAnswer, PermissionAnswer, PermissionRequested
 from paragents.models import CallPreview
 from paragents.permissions.destructive import call_destructive
-from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import Answer, ApprovalChoice
-from paragents.ui.text import clean, shorten
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.messages import Answer, ApprovalChoice
+from paragents.ui.core.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons, focus_now
 from paragents.ui.widgets.ordered_input import OrderedInput
 

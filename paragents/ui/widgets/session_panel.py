@@ -6,7 +6,7 @@ moves to the bar deliberately (the app's ctrl+g, or a click; see ui/widgets/answ
 The panel keeps a copy of the session's displayed state (name, model, state, usage, queue, pending
 asks), seeded from the runtime's ``SessionView`` and updated by :meth:`SessionPanel.apply` with core
 events routed by the app ("attributes down"). It never calls the runtime; user actions go up as
-messages (paragents.ui.messages). Streamed text is only buffered by ``apply``; the app's ticker calls
+messages (paragents.ui.core.messages). Streamed text is only buffered by ``apply``; the app's ticker calls
 :meth:`SessionPanel.flush` to repaint at a bounded rate.
 """
 
@@ -58,8 +58,8 @@ from paragents.events import (
 from paragents.models import SessionState, Usage
 from paragents.sessions import SessionView
 from paragents.sessions.acp import MODEL_PREFIX
-from paragents.ui.glyphs import glyphs
-from paragents.ui.text import clean, shorten
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar, pause_title

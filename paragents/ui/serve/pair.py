@@ -42,7 +42,7 @@ class PairScreen(ModalScreen[None]):
 
 
 class Demo(App[None]):
-    """``python -m paragents.ui.screens.pair``: the screen with a sample link."""
+    """``python -m paragents.ui.serve.pair``: the screen with a sample link."""
 
     def on_mount(self) -> None:
         from paragents.serve.pairing import qr_text

@@ -23,9 +23,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
-from paragents.ui.glyphs import glyphs
-from paragents.ui.screens.lane_merge import ConfirmScreen, MergeScreen, Outcome
-from paragents.ui.text import clean
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.text import clean
+from paragents.ui.lanes.merge import ConfirmScreen, MergeScreen, Outcome
 
 READABLE = ("SessionError", "LaneError", "StoreError")
 
@@ -215,7 +215,7 @@ class LanesScreen(ModalScreen[None]):
         if review.state.clean:
             self.notify(f"Lane {review.name} has no uncommitted files.", markup=False)
             return
-        from paragents.ui.screens.lanes_commit import CommitScreen
+        from paragents.ui.lanes.commit import CommitScreen
 
         await self._after(await self.app.push_screen_wait(CommitScreen(self.actions, review)))
 

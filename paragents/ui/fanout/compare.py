@@ -27,7 +27,7 @@ from textual.widgets import DataTable, Footer, SelectionList, Static
 
 from paragents.fanout.compare import Comparison, applied_candidate, choice_summary
 from paragents.fanout.evidence import CandidateView
-from paragents.ui.text import clean, shorten
+from paragents.ui.core.text import clean, shorten
 
 COLUMNS = (
     "#",
@@ -49,7 +49,7 @@ COLUMNS = (
 class CompareActions:
     """What the screen's keys do: each returns the sentence to show (or raises a readable error).
     ``land`` prepares landing one candidate: (the merge dialog's actions, the lane's review, the
-    squash plan) for :class:`~paragents.ui.screens.lane_merge.MergeScreen`."""
+    squash plan) for :class:`~paragents.ui.lanes.merge.MergeScreen`."""
 
     land: Callable[[str], Awaitable[tuple[Any, Any, Any]]]
     graft: Callable[[str, str, set[str]], Awaitable[str]]
@@ -248,7 +248,7 @@ class CompareScreen(ModalScreen[None]):
 
     async def _land(self, actions: CompareActions, name: str) -> None:
         """Open the merge dialog for candidate ``name``; reload once it landed."""
-        from paragents.ui.screens.lane_merge import MergeScreen
+        from paragents.ui.lanes.merge import MergeScreen
 
         try:
             landing, review, plan = await actions.land(name)
@@ -391,7 +391,7 @@ def demo_comparison() -> Comparison:
 
 
 class Demo(App[None]):
-    """``python -m paragents.ui.screens.compare``: a finished best-of-3 (one breaks the build)."""
+    """``python -m paragents.ui.fanout.compare``: a finished best-of-3 (one breaks the build)."""
 
     def on_mount(self) -> None:
         self.push_screen(CompareScreen(demo_comparison()))

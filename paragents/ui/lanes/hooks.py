@@ -8,13 +8,13 @@ from collections.abc import Callable
 from typing import Any
 
 from paragents import events as ev
-from paragents.ui.messages import LaneChoice
+from paragents.ui.core.messages import LaneChoice
 
 
 def lane_items(app: Any) -> list[Any]:
     """Return one inbox row per predicted lane conflict shown in some panel (tagged "predicted
     conflict"), under the session of its first lane that has a panel."""
-    from paragents.ui.screens.inbox import InboxItem
+    from paragents.ui.inbox.screen import InboxItem
     from paragents.ui.widgets.prediction_bar import prediction_summary
 
     items: dict[str, Any] = {}
@@ -35,7 +35,7 @@ async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
         return
     for conflict in event.conflicts:
         app.activity.asked.setdefault(f"lanepred:{conflict.key}", app.clock())
-    from paragents.ui.screens.inbox import InboxScreen
+    from paragents.ui.inbox.screen import InboxScreen
 
     if isinstance(app.screen, InboxScreen):
         await app.screen.reload()

@@ -11,7 +11,7 @@ import asyncio
 import shlex
 from typing import TYPE_CHECKING, Any, cast
 
-from paragents.ui.screens.fanteam import PlanScreen, ReviewScreen
+from paragents.ui.fanout.team_screens import PlanScreen, ReviewScreen
 
 if TYPE_CHECKING:
     from paragents.sessions import Runtime, SessionView

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paragents.ui.commands import SlashCommand
+from paragents.ui.core.commands import SlashCommand
 
 if TYPE_CHECKING:
     from paragents.serve.launch import Running
@@ -50,7 +50,7 @@ async def serve(app: AppAPI, sid: str, command: SlashCommand) -> None:
 async def pair(app: AppAPI, sid: str, command: SlashCommand) -> None:
     """``/pair``: a one-time link and QR code for a phone (starting the API first when needed)."""
     from paragents.serve.pairing import new_pairing, qr_text
-    from paragents.ui.screens.pair import PairScreen
+    from paragents.ui.serve.pair import PairScreen
 
     if running(app) is None:
         await serve(app, sid, SlashCommand("serve"))
