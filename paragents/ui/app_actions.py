@@ -236,6 +236,8 @@ class UserActions(App[None]):
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
+        # Deferred for start-up time: the fan-out package loads on the first F2, not before the
+        # app's first frame (see command_runner's docstring).
         from paragents.ui.fanout import hooks as fanout_hooks
 
         extra = lambda: [  # noqa: E731

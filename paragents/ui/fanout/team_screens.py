@@ -15,7 +15,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from paragents.fanout.report import ReviewReport
+from paragents.fanout.report import Finding, ReviewReport, merge_findings
 from paragents.ui.core.text import clean
 
 SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
@@ -116,8 +116,6 @@ class Demo(App[None]):
     """``python -m paragents.ui.fanout.team_screens``: a report with a merged finding and a failure."""
 
     def on_mount(self) -> None:
-        from paragents.fanout.report import Finding, merge_findings
-
         finding = {
             "file": "app.py",
             "line": 2,

@@ -34,6 +34,7 @@ from paragents.events import (
     PredictedConflict,
     QuestionAsked,
 )
+from paragents.models import ToolCall
 from paragents.permissions.destructive import call_destructive
 from paragents.serve.shown import not_shown, size_of, whole_call
 from paragents.ui.core.glyphs import glyphs
@@ -346,8 +347,6 @@ class Demo(App[None]):
 
     def on_mount(self) -> None:
         import asyncio
-
-        from paragents.models import ToolCall
 
         loop = asyncio.get_running_loop()
         ask = PermissionRequested(

@@ -28,7 +28,7 @@ from textual.content import Content
 from textual.widgets import Button, Collapsible, Input, Static
 
 from paragents.events import ApprovalAnswer, PermissionAnswer, PermissionRequested
-from paragents.models import CallPreview
+from paragents.models import CallPreview, ToolCall
 from paragents.permissions.destructive import call_destructive
 from paragents.ui.core.glyphs import glyphs
 from paragents.ui.core.messages import Answer, ApprovalChoice
@@ -300,8 +300,6 @@ class Demo(App[None]):
     """The approval bar's states: a write with its preview and a second ask waiting, and a command."""
 
     def compose(self) -> ComposeResult:
-        from paragents.models import ToolCall
-
         loop = asyncio.get_running_loop()
         yield ApprovalBar(
             PermissionRequested(

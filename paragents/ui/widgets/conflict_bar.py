@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
+from paragents.models import ToolCall
 from paragents.ui.core.glyphs import glyphs
 from paragents.ui.core.messages import Answer, ConflictChoice
 from paragents.ui.core.text import clean, shorten
@@ -224,8 +225,6 @@ class Demo(App[None]):
 
     def compose(self) -> ComposeResult:
         import asyncio
-
-        from paragents.models import ToolCall
 
         loop = asyncio.get_running_loop()
         call = ToolCall("c1", "edit_file", '{"path": "src/app.py"}')

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from paragents.models import parse_arguments
 from paragents.ui.core.glyphs import glyphs
 from paragents.ui.core.text import clean, plain, safe_text, shorten
 
@@ -50,8 +51,6 @@ class ToolEntry:
 
 def summarize_arguments(raw: str, limit: int = 80) -> str:
     """Return a one-line summary of a tool call's raw JSON arguments ("path=a.py content=…")."""
-    from paragents.models import parse_arguments
-
     try:
         args = parse_arguments(raw)
     except ValueError:

@@ -471,8 +471,6 @@ class Demo(App[None]):
         yield Transcript()
 
     def on_mount(self) -> None:
-        from paragents.models import ToolCall
-
         t = self.query_one(Transcript)
         t.add_user("Please fix the failing test in [bold]tests/test_x.py[/bold] \x1b[31m(red)\x1b[0m")
         call = ToolCall("c1", "read_file", '{"path": "tests/test_x.py"}')
