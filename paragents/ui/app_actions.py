@@ -24,7 +24,7 @@ from paragents.ui.core.messages import (
 )
 from paragents.ui.core.text import clean
 from paragents.ui.inbox.remote import REFRESH as REMOTE_REFRESH
-from paragents.ui.inbox.screen import InboxScreen, collect_items
+from paragents.ui.inbox.screen import InboxItem, InboxScreen, collect_items
 from paragents.ui.lanes import hooks as lane_hooks
 from paragents.ui.screens.overview import OverviewScreen, collect_rows
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -240,11 +240,9 @@ class UserActions(App[None]):
         # app's first frame (see command_runner's docstring).
         from paragents.ui.fanout import hooks as fanout_hooks
 
-        extra = lambda: [  # noqa: E731
-            *budget_hooks.budget_items(self),
-            *lane_hooks.lane_items(self),
-            *self.remote_asks.items(),
-        ]
+        def extra() -> list[InboxItem]:
+            return [*budget_hooks.budget_items(self), *lane_hooks.lane_items(self), *self.remote_asks.items()]
+
         screen = InboxScreen(
             lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(self)),
             self.clock,
