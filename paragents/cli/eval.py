@@ -66,7 +66,7 @@ def _run(args: argparse.Namespace, prog: str) -> int:
         from paragents.eval.errors import EvalError as _E
 
         try:
-            from paragents.ui.eval_hooks import run_eval_tui
+            from paragents.ui.eval.hooks import run_eval_tui
         except ImportError as exc:  # pragma: no cover - the TUI is always installed
             raise _E(f"--tui: {exc}") from None
         results = run_eval_tui(options)

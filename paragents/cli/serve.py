@@ -146,7 +146,7 @@ async def _serve(args: argparse.Namespace) -> int:
     runtime.set_sink(sink)
     extend = None
     if args.tui:
-        from paragents.ui.tui_web import tui_extension
+        from paragents.ui.serve.tui_web import tui_extension
 
         extend = tui_extension(project_dir, extra=_tab_arguments(args))
     try:

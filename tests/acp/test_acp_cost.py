@@ -13,7 +13,7 @@ import pytest
 from paragents import events as ev
 from paragents.agent.spend import priced
 from paragents.models import SessionState, Usage
-from paragents.ui.budget_hooks import budget_label
+from paragents.ui.budgets.hooks import budget_label
 from paragents.ui.screens.overview import ActivityLog, collect_rows
 from tests.acp.conftest import AcpEnv, idle
 from tests.acp.test_acp_reopen import calls

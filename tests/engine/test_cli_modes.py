@@ -5,7 +5,7 @@ from __future__ import annotations
 from paragents.cli.parser import MODE_CHOICES
 from paragents.permissions import PermissionMode
 from paragents.sessions.controls import MODE_NAMES
-from paragents.ui.commands import PERMISSION_MODES
+from paragents.ui.core.commands import PERMISSION_MODES
 
 
 def test_mode_choices_of_the_cli_and_slash_mode_are_the_permission_modes() -> None:

@@ -7,8 +7,8 @@ from textual.app import App
 from textual.widgets import Static
 
 from paragents.fanout.report import Finding, ReviewReport, merge_findings
-from paragents.ui.fanteam import parse_review_args
-from paragents.ui.screens.fanteam import ReviewScreen
+from paragents.ui.fanout.team import parse_review_args
+from paragents.ui.fanout.team_screens import ReviewScreen
 
 
 def test_review_arguments() -> None:

@@ -15,7 +15,7 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import SessionError
 from paragents.sessions.runtime import Runtime
-from paragents.ui.commands import SlashCommand, parse_command
+from paragents.ui.core.commands import SlashCommand, parse_command
 from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all, sh
 

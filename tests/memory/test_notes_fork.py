@@ -7,7 +7,7 @@ import json
 
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
-from paragents.ui.commands import SlashCommand, parse_command
+from paragents.ui.core.commands import SlashCommand, parse_command
 from tests.memory.conftest import Env, assert_valid_request, turn_requests
 
 

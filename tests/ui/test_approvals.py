@@ -16,7 +16,7 @@ from textual.widgets import Button, Input, Static
 
 from paragents.events import ConflictDetected, PermissionAnswer, PermissionRequested
 from paragents.models import CallPreview, ToolCall
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictBar, describe

@@ -14,7 +14,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxScreen, QuestionNote
+from paragents.ui.inbox.screen import InboxScreen, QuestionNote
 from paragents.ui.screens.overview import OverviewScreen
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_app_sessions import started

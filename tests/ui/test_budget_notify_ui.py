@@ -12,7 +12,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.widgets.budget_bar import BudgetBar
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_app_sessions import started

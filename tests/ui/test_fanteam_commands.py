@@ -12,7 +12,7 @@ from textual.widgets import Static
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.ui.app import make_app
-from paragents.ui.screens.fanteam import ReviewScreen
+from paragents.ui.fanout.team_screens import ReviewScreen
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.test_lane_commands import _git_repo
 

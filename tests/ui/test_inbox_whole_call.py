@@ -16,8 +16,8 @@ from paragents.events import PermissionRequested
 from paragents.models import CallPreview, ToolCall
 from paragents.store import Store
 from paragents.tools.base import bounded_lines
-from paragents.ui.remote_asks import RemoteAsks
-from paragents.ui.screens.inbox import InboxScreen, WholeCallScreen
+from paragents.ui.inbox.remote import RemoteAsks
+from paragents.ui.inbox.screen import InboxScreen, WholeCallScreen
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from tests.serve.test_shown import EVIL, LONG_COMMAND
 from tests.ui.conftest import SIZE

@@ -13,7 +13,7 @@ from textual.widgets import Collapsible
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import ParagentsApp, make_app
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.screens.overview import OverviewScreen
 from paragents.ui.widgets import tool_call as tool_call_module
 from paragents.ui.widgets.markdown_reply import MarkdownReply

@@ -72,7 +72,7 @@ async def test_lanes_review_screen_shows_commits_and_the_diff(
 ) -> None:
     from textual.widgets import OptionList, Static
 
-    from paragents.ui.screens.lanes import LanesScreen
+    from paragents.ui.lanes.screen import LanesScreen
 
     _git_repo(tmp_path / "project")
     runtime = await make_runtime()

@@ -14,7 +14,7 @@ from textual.widgets import Collapsible, Footer, Static
 from paragents.events import PermissionRequested, ToolCallFinished
 from paragents.models import ToolCall
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxItem, InboxScreen
+from paragents.ui.inbox.screen import InboxItem, InboxScreen
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.conftest import wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view

@@ -228,7 +228,7 @@ async def test_editing_a_queued_prompt_keeps_its_lines(tmp_path: Path) -> None:
     from textual.app import App, ComposeResult
     from textual.widgets import Button
 
-    from paragents.ui.messages import QueueEditRequested
+    from paragents.ui.core.messages import QueueEditRequested
     from paragents.ui.widgets.prompt_input import PromptBox, QueuedItem
 
     edits: list[tuple[str, str | None]] = []

@@ -13,7 +13,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.sessions.runtime import Runtime
 from paragents.store import Store
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from tests.ui.conftest import SIZE, wait_until
 

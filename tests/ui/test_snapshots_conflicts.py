@@ -20,7 +20,7 @@ from paragents.events import (
     UsageUpdated,
 )
 from paragents.models import SessionState, ToolCall, Usage
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.screens.overview import OverviewScreen
 from paragents.ui.widgets.conflict_bar import ConflictBar
 from tests.ui.conftest import SIZE

@@ -23,7 +23,7 @@ from paragents.models import ToolCall
 from paragents.sessions import SessionView
 from paragents.ui import answers
 from paragents.ui.app_api import AppAPI
-from paragents.ui.messages import Answer
+from paragents.ui.core.messages import Answer
 from paragents.ui.widgets import live_reply as live_reply_module
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.answer_bar import FOCUS_KEY

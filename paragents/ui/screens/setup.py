@@ -26,7 +26,8 @@ from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Stat
 
 from paragents import paths
 from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
-from paragents.ui.text import plain
+from paragents.llm import ChatClient
+from paragents.ui.core.text import plain
 from paragents.ui.widgets.ordered_input import OrderedInput
 
 
@@ -194,8 +195,6 @@ class SetupScreen(Screen[bool]):
     @work(exclusive=True, group="setup-test")
     async def test_connection(self) -> None:
         """Ask the server for its models and check the chosen one; report in plain words."""
-        from paragents.llm import ChatClient
-
         base_url = self._value("base-url")
         try:
             RuntimeConfig.model_validate({"base_url": base_url})
@@ -247,8 +246,6 @@ class SetupScreen(Screen[bool]):
 
     async def _ask_windows(self) -> None:
         """Ask the server in the base URL field for its context windows; show the chosen model's."""
-        from paragents.llm import ChatClient
-
         try:
             RuntimeConfig.model_validate({"base_url": self._value("base-url")})
         except Exception:

@@ -42,9 +42,11 @@ class PairScreen(ModalScreen[None]):
 
 
 class Demo(App[None]):
-    """``python -m paragents.ui.screens.pair``: the screen with a sample link."""
+    """``python -m paragents.ui.serve.pair``: the screen with a sample link."""
 
     def on_mount(self) -> None:
+        # Deferred for start-up time: the app imports this module at start and serve.pairing pulls
+        # the serve stack (65 modules, ~0.5 s); only this demo needs it here.
         from paragents.serve.pairing import qr_text
 
         link = "http://127.0.0.1:8765/pair/sample-code-not-valid"

@@ -14,7 +14,9 @@ from paragents import events as ev
 from paragents.limits import Budget, BudgetError, Spend, format_tokens, format_usd, parse_budget
 from paragents.models import SessionState
 from paragents.notify import Notifier
-from paragents.ui.commands import SlashCommand
+from paragents.ui.core.commands import SlashCommand
+from paragents.ui.inbox.screen import InboxItem, InboxScreen
+from paragents.ui.widgets.budget_bar import pause_summary
 from paragents.ui.widgets.session_panel import format_tokens as short_tokens
 
 
@@ -41,9 +43,6 @@ def budget_label(runtime: Any, sid: str) -> str:
 
 def budget_items(app: Any) -> list[Any]:
     """Return the inbox rows of sessions held at a budget or the loop guard, or asking a question."""
-    from paragents.ui.screens.inbox import InboxItem
-    from paragents.ui.widgets.budget_bar import pause_summary
-
     items = []
     for sid, panel in app.panels.items():
         view = getattr(app.runtime, "sessions", {}).get(sid)
@@ -310,7 +309,5 @@ async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
         app.activity.asked[f"question:{event.session_id}"] = app.clock()
     if isinstance(event, ev.BudgetPaused | ev.BudgetResolved | ev.QuestionAsked | ev.TurnStarted):
         app.update_header()
-        from paragents.ui.screens.inbox import InboxScreen
-
         if isinstance(app.screen, InboxScreen):
             await app.screen.reload()

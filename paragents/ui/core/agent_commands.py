@@ -10,7 +10,7 @@ modes and models (``paragents.sessions.acp_controls``)."""
 from __future__ import annotations
 
 from paragents import events as ev
-from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.core.commands import COMMANDS, SlashCommand
 
 PARAGENTS_NAMES = frozenset(spec.name for spec in COMMANDS)
 AGENT_ADDRESSED = ("mode", "model")

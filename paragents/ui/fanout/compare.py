@@ -25,9 +25,11 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, SelectionList, Static
 
-from paragents.fanout.compare import Comparison, applied_candidate, choice_summary
+from paragents.fanout.compare import Comparison, applied_candidate, choice_summary, compare_from
 from paragents.fanout.evidence import CandidateView
-from paragents.ui.text import clean, shorten
+from paragents.store.records.fanout import CandidateRecord, GroupRecord
+from paragents.ui.core.text import clean, shorten
+from paragents.ui.lanes.merge import MergeScreen
 
 COLUMNS = (
     "#",
@@ -49,7 +51,7 @@ COLUMNS = (
 class CompareActions:
     """What the screen's keys do: each returns the sentence to show (or raises a readable error).
     ``land`` prepares landing one candidate: (the merge dialog's actions, the lane's review, the
-    squash plan) for :class:`~paragents.ui.screens.lane_merge.MergeScreen`."""
+    squash plan) for :class:`~paragents.ui.lanes.merge.MergeScreen`."""
 
     land: Callable[[str], Awaitable[tuple[Any, Any, Any]]]
     graft: Callable[[str, str, set[str]], Awaitable[str]]
@@ -248,8 +250,6 @@ class CompareScreen(ModalScreen[None]):
 
     async def _land(self, actions: CompareActions, name: str) -> None:
         """Open the merge dialog for candidate ``name``; reload once it landed."""
-        from paragents.ui.screens.lane_merge import MergeScreen
-
         try:
             landing, review, plan = await actions.land(name)
         except Exception as exc:  # a readable refusal (no patch, the lane is gone)
@@ -304,9 +304,6 @@ class CompareScreen(ModalScreen[None]):
 
 def demo_comparison() -> Comparison:
     """A finished best-of-3 as the compare screen shows it (for the Demo and the snapshot test)."""
-    from paragents.fanout.compare import compare_from
-    from paragents.store.records.fanout import CandidateRecord, GroupRecord
-
     head = "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n"
     patch_small = head + "@@ -1,2 +1,2 @@\n def add(a, b):\n-    return a - b\n+    return a + b\n"
     patch_big = head + (
@@ -391,7 +388,7 @@ def demo_comparison() -> Comparison:
 
 
 class Demo(App[None]):
-    """``python -m paragents.ui.screens.compare``: a finished best-of-3 (one breaks the build)."""
+    """``python -m paragents.ui.fanout.compare``: a finished best-of-3 (one breaks the build)."""
 
     def on_mount(self) -> None:
         self.push_screen(CompareScreen(demo_comparison()))

@@ -11,7 +11,15 @@ import asyncio
 import shlex
 from typing import TYPE_CHECKING, Any, cast
 
-from paragents.ui.screens.fanteam import PlanScreen, ReviewScreen
+from paragents.fanout.recording import record_choice
+from paragents.fanout.review import ReviewError, ReviewRequest, check_patch
+from paragents.fanout.review import run_review as review
+from paragents.fanout.specialists import parse_list
+from paragents.fanout.split import Plan, Schedule, SplitError
+from paragents.fanout.split import run_split as split
+from paragents.lanes import LaneError
+from paragents.lanes.git import git
+from paragents.ui.fanout.team_screens import PlanScreen, ReviewScreen
 
 if TYPE_CHECKING:
     from paragents.sessions import Runtime, SessionView
@@ -59,8 +67,6 @@ async def _ask(app: AppAPI, screen: Any) -> Any:
 
 def parse_review_args(arg: str | None) -> tuple[list[str], str | None, bool]:
     """``security,test --base main --patch`` -> (["security", "test"], "main", True)."""
-    from paragents.fanout.specialists import parse_list
-
     words = shlex.split(arg or "")
     base: str | None = None
     patch = False
@@ -83,9 +89,6 @@ def parse_review_args(arg: str | None) -> tuple[list[str], str | None, bool]:
 async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
     """``/review [LIST] [--base REF] [--patch]``: review the session's lane (against its base) or the
     project's ``git diff BASE`` (default HEAD) with read-only specialists; show the merged report."""
-    from paragents.fanout.review import ReviewError, ReviewRequest, check_patch
-    from paragents.fanout.review import run_review as review
-
     rt = _runtime(app)
     names, base, patch = parse_review_args(arg)
     view = rt.view(sid)
@@ -114,9 +117,6 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
         app.notify(f"The patch no longer applies: {problem}", severity="error")
         await _review_choice(rt, report, "apply patch", applied=False, error=problem)
         return
-    from paragents.lanes import LaneError
-    from paragents.lanes.git import git
-
     try:
         applied = await git("apply", "-", cwd=workdir, stdin=report.patch, check=False)
         reason = "" if applied.ok else (applied.err or f"exit {applied.code}")
@@ -132,8 +132,6 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
 
 async def _review_choice(rt: Runtime, report: Any, action: str, **details: Any) -> None:
     """Keep the user's answer to the review's patch in the review's fan-out group."""
-    from paragents.fanout.recording import record_choice
-
     if report.group_id is not None:
         state = "applied" if details.get("applied") else None
         await record_choice(rt.store.fanout, report.group_id, action, state=state, **details)
@@ -142,9 +140,6 @@ async def _review_choice(rt: Runtime, report: Any, action: str, **details: Any) 
 async def run_split(app: AppAPI, sid: str, prompt: str) -> None:
     """``/split PROMPT`` (``/fanout --split`` at merge): plan, show the plan for approval, run the
     subtasks in lanes and collect them into one integration lane (reviewed with /lanes)."""
-    from paragents.fanout.split import Plan, Schedule, SplitError
-    from paragents.fanout.split import run_split as split
-
     rt = _runtime(app)
 
     async def approve(plan: Plan, order: Schedule) -> bool:

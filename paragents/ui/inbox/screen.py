@@ -7,7 +7,7 @@ under it. As in a panel, its answer keys work only after the deliberate act aime
 (the bar's key line says so) or a click on the bar or its buttons. Opening the inbox, moving the
 selection or answering the previous item never arms a bar, so typing "say hi" here answers nothing.
 ``up``/``down`` move the selection, Enter focuses the item's session, Esc closes. A bar's answer
-goes up as :class:`~paragents.ui.messages.Answer` to the app (``paragents.ui.answers``), which
+goes up as :class:`~paragents.ui.core.messages.Answer` to the app (``paragents.ui.answers``), which
 resolves it and reloads this screen; the panels update from the resulting events. An approval's preview is
 bounded: a line under the list says plainly how much it leaves out, and ctrl+o opens the whole call
 (:class:`WholeCallScreen`).
@@ -34,11 +34,12 @@ from paragents.events import (
     PredictedConflict,
     QuestionAsked,
 )
+from paragents.models import ToolCall
 from paragents.permissions.destructive import call_destructive
 from paragents.serve.shown import not_shown, size_of, whole_call
-from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import Answer, ApprovalChoice, ConflictChoice
-from paragents.ui.text import clean, shorten
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.messages import Answer, ApprovalChoice, ConflictChoice
+from paragents.ui.core.text import clean, shorten
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
@@ -346,8 +347,6 @@ class Demo(App[None]):
 
     def on_mount(self) -> None:
         import asyncio
-
-        from paragents.models import ToolCall
 
         loop = asyncio.get_running_loop()
         ask = PermissionRequested(

@@ -17,7 +17,8 @@ from paragents.fanout.compare import (
 from paragents.fanout.errors import FanoutError
 from paragents.fanout.group import FanoutGroup, start_best_of
 from paragents.fanout.request import USAGE, parse_fanout
-from paragents.ui.commands import SlashCommand
+from paragents.ui.core.commands import SlashCommand
+from paragents.ui.fanout.compare import CompareActions, CompareScreen
 
 if TYPE_CHECKING:
     from paragents.ui.app_api import AppAPI
@@ -38,7 +39,7 @@ def group_of(app: Any, sid: str) -> FanoutGroup | None:
 
 
 def group_tags(app: Any) -> dict[str, str]:
-    """Session id -> group name, for the inbox's tags (an eval run's trials too: ui/eval_hooks.py)."""
+    """Session id -> group name, for the inbox's tags (an eval run's trials too: ui/eval/hooks.py)."""
     tags = {sid: g.name for g in groups(app).values() for sid in g.session_ids}
     return {**getattr(app, "eval_tags", {}), **tags}
 
@@ -111,8 +112,6 @@ async def _allow(app: AppAPI, sid: str, rules: list[str]) -> None:
 
 def actions_for(app: AppAPI, group_id: str) -> Any:
     """The compare screen's actions, bound to the runtime (discard closes the panels first)."""
-    from paragents.ui.screens.compare import CompareActions
-
     rt = app.runtime
 
     async def land(name: str) -> tuple[Any, Any, Any]:
@@ -147,8 +146,6 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
 
 async def open_compare(app: AppAPI, group_id: str) -> None:
     """Show the compare screen of group ``group_id``."""
-    from paragents.ui.screens.compare import CompareScreen
-
     group = groups(app).get(group_id)
     if group is not None and not group.done.is_set():
         waiting = [s.name for s in group.siblings if s.state == "running"]

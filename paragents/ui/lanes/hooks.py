@@ -8,15 +8,16 @@ from collections.abc import Callable
 from typing import Any
 
 from paragents import events as ev
-from paragents.ui.messages import LaneChoice
+from paragents.ui.core.messages import LaneChoice
+from paragents.ui.inbox.screen import InboxItem, InboxScreen
+from paragents.ui.widgets.lane_ask_bar import LaneAskBar
+from paragents.ui.widgets.prediction_bar import prediction_summary
+from paragents.ui.widgets.setup_log import SetupLog
 
 
 def lane_items(app: Any) -> list[Any]:
     """Return one inbox row per predicted lane conflict shown in some panel (tagged "predicted
     conflict"), under the session of its first lane that has a panel."""
-    from paragents.ui.screens.inbox import InboxItem
-    from paragents.ui.widgets.prediction_bar import prediction_summary
-
     items: dict[str, Any] = {}
     for sid, panel in app.panels.items():
         for conflict in getattr(panel, "lane_conflicts", ()):
@@ -35,8 +36,6 @@ async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
         return
     for conflict in event.conflicts:
         app.activity.asked.setdefault(f"lanepred:{conflict.key}", app.clock())
-    from paragents.ui.screens.inbox import InboxScreen
-
     if isinstance(app.screen, InboxScreen):
         await app.screen.reload()
 
@@ -45,8 +44,6 @@ def begin_setup(app: Any, sid: str | None) -> Callable[[bool, str], None]:
     """Stream the setup output of a lane made from now on into the panel of ``sid`` (a
     :class:`~paragents.ui.widgets.setup_log.SetupLog` above its prompt); return ``end(failed,
     reason)``, which removes the log (or, failed, keeps it and says why) and stops streaming."""
-    from paragents.ui.widgets.setup_log import SetupLog
-
     runtime = app.runtime
     if sid is None or not hasattr(runtime, "lane_setup_output"):
         return lambda failed, reason: None
@@ -81,8 +78,6 @@ def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
     in the focused panel (:class:`~paragents.ui.widgets.lane_ask_bar.LaneAskBar`) and return True; its
     answer (:func:`lane_answered`) opens the session in a lane, in the shared checkout, or not at all.
     False: open it now."""
-    from paragents.ui.widgets.lane_ask_bar import LaneAskBar
-
     question = getattr(app.runtime, "lane_question", None)
     writers = question() if question is not None else []
     panel = app.active_panel
@@ -98,8 +93,6 @@ def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
 async def lane_answered(app: Any, choice: LaneChoice) -> None:
     """The lane question was answered: remove its bar, then open the session in a lane or in the
     shared checkout (or not: cancel)."""
-    from paragents.ui.widgets.lane_ask_bar import LaneAskBar
-
     panel = app.panels.get(choice.session_id)
     if panel is not None:
         await panel.query(LaneAskBar).remove()

@@ -30,7 +30,7 @@ from paragents.events import (
     ReasoningDelta,
     TextDelta,
 )
-from paragents.ui.commands import SlashCommand
+from paragents.ui.core.commands import SlashCommand
 
 
 class AgentEvent(Message):

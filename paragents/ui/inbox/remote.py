@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from paragents import events as ev
 from paragents.models import CallPreview, ToolCall
 from paragents.serve.shown import command_of
-from paragents.ui.screens.inbox import InboxItem
+from paragents.ui.inbox.screen import InboxItem
 
 if TYPE_CHECKING:
     from paragents.sessions import SessionsAPI

@@ -17,7 +17,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Static, TextArea
 
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
 
 TITLES = {
     "squash": "Squash-merge",

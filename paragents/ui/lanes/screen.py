@@ -23,9 +23,13 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Log, OptionList, Static
 from textual.widgets.option_list import Option
 
-from paragents.ui.glyphs import glyphs
-from paragents.ui.screens.lane_merge import ConfirmScreen, MergeScreen, Outcome
-from paragents.ui.text import clean
+from paragents.lanes.bring_back import LaneState
+from paragents.lanes.review import LaneReview
+from paragents.store.records.lanes import VerifyRecord
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.text import clean
+from paragents.ui.lanes.commit import CommitScreen
+from paragents.ui.lanes.merge import ConfirmScreen, MergeScreen, Outcome
 
 READABLE = ("SessionError", "LaneError", "StoreError")
 
@@ -215,8 +219,6 @@ class LanesScreen(ModalScreen[None]):
         if review.state.clean:
             self.notify(f"Lane {review.name} has no uncommitted files.", markup=False)
             return
-        from paragents.ui.screens.lanes_commit import CommitScreen
-
         await self._after(await self.app.push_screen_wait(CommitScreen(self.actions, review)))
 
     @work(exclusive=True, group="lane-action")
@@ -326,10 +328,6 @@ class Demo(App[None]):
     """The Lanes screen with two lanes: api (verify passed on its commit) and web (never verified)."""
 
     def on_mount(self) -> None:
-        from paragents.lanes.bring_back import LaneState
-        from paragents.lanes.review import LaneReview
-        from paragents.store.records.lanes import VerifyRecord
-
         state = LaneState("a1b2c3d4e5f6a7b8", "tree1", "tree1")
         patch = "diff --git a/app.py b/app.py\n--- a/app.py\n+++ b/app.py\n@@ -1,2 +1,2 @@\n"
         patch += " def hello():\n-    return 1\n+    return 2\n"

@@ -143,7 +143,7 @@ into ``<style>`` elements at run time: style only, scripts stay 'self')."""
 
 
 def _page_text(name: str) -> str:
-    return resources.files("paragents.ui").joinpath("tui_static", name).read_text(encoding="utf-8")
+    return resources.files("paragents.ui.serve").joinpath("tui_static", name).read_text(encoding="utf-8")
 
 
 async def page(request: web.Request) -> web.Response:

@@ -23,7 +23,7 @@ from rich.text import Text
 from textual.content import Content
 
 from paragents.terminal_text import ANSI, CONTROL
-from paragents.ui.glyphs import glyphs
+from paragents.ui.core.glyphs import glyphs
 
 _ANSI = ANSI
 _CONTROL = CONTROL

@@ -2,7 +2,7 @@
 commands paragents runs, and the commit message drafted from the lane's turns in an editable
 TextArea. paragents commits on the user's behalf (the agent may not be able to in its sandbox); the
 commit holds exactly the reviewed tree, so a verify that passed on it still holds. Dismisses with an
-:class:`~paragents.ui.screens.lane_merge.Outcome` (None when cancelled)."""
+:class:`~paragents.ui.lanes.merge.Outcome` (None when cancelled)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
-from paragents.ui.screens.lane_merge import Outcome, command_lines
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
+from paragents.ui.lanes.merge import Outcome, command_lines
 
 READABLE = ("SessionError", "LaneError", "StoreError")
 

@@ -14,9 +14,11 @@ import contextlib
 from typing import Any
 
 from paragents.eval.errors import EvalError
+from paragents.eval.report import write_reports
 from paragents.eval.results import RunResults, TrialResult
 from paragents.eval.runner import EvalSession, Progress, RunOptions
 from paragents.eval.trial import TrialSpec
+from paragents.ui.app import make_app
 
 
 class AppProgress(Progress):
@@ -71,8 +73,6 @@ async def _wait_ready(app: Any) -> None:
 async def follow_in_app(app: Any, session: EvalSession, tag: str) -> RunResults:
     """Once the app is ready, run ``session``'s trials with their panels in ``app``, write the reports
     and say where they are."""
-    from paragents.eval.report import write_reports
-
     run = next(iter(session.runs.values()))
     app.eval_tags = getattr(app, "eval_tags", {})
     await _wait_ready(app)
@@ -89,8 +89,6 @@ def run_eval_tui(options: RunOptions) -> RunResults | None:
         raise EvalError("--tui follows one target at a time: give one --targets entry")
 
     async def main() -> RunResults | None:
-        from paragents.ui.app import make_app
-
         async with EvalSession(options) as session:
             run = next(iter(session.runs.values()))
             app = make_app(run.rt)

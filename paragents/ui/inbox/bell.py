@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from paragents.ui.screens.inbox import notification_sequence
+from paragents.ui.inbox.screen import notification_sequence
 
 if TYPE_CHECKING:
     from textual.app import App

@@ -15,8 +15,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from paragents.fanout.report import ReviewReport
-from paragents.ui.text import clean
+from paragents.fanout.report import Finding, ReviewReport, merge_findings
+from paragents.ui.core.text import clean
 
 SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan", "info": "dim"}
 
@@ -113,11 +113,9 @@ class PlanScreen(ModalScreen[bool]):
 
 
 class Demo(App[None]):
-    """``python -m paragents.ui.screens.fanteam``: a report with a merged finding and a failure."""
+    """``python -m paragents.ui.fanout.team_screens``: a report with a merged finding and a failure."""
 
     def on_mount(self) -> None:
-        from paragents.fanout.report import Finding, merge_findings
-
         finding = {
             "file": "app.py",
             "line": 2,
