@@ -59,25 +59,25 @@ async def _act(app: AppAPI, choice: AnswerChoice) -> None:
             sid = pause.session_id
             if action == "raise":
                 level = "project" if pause.level == "project_day" else pause.level
-                app.runtime.set_budget(
+                app.runtime.budgets.set_budget(
                     sid, level if level in ("session", "project", "group") else "session", value
                 )
             elif action == "one_more":
-                app.runtime.allow_one_more(sid)
+                app.runtime.budgets.allow_one_more(sid)
             else:
-                app.runtime.stop_paused(sid)
+                app.runtime.budgets.stop_paused(sid)
         case LaneChoice():
             await lane_hooks.lane_answered(app, choice)
         case PredictionChoice(prediction=p, action=action):
             if action == "sides":
-                sides = await app.runtime.lane_conflict_sides(p.key)
+                sides = await app.runtime.lanes.lane_conflict_sides(p.key)
                 app.show_screen(SidesScreen(prediction_summary(p), sides))
             elif action in ("adapt_a", "adapt_b"):
                 lane, other = (p.a, p.b) if action == "adapt_a" else (p.b, p.a)
                 sid = next(sid for sid, view in app.runtime.sessions.items() if view.lane == lane)
-                await app.runtime.adapt_lane(sid, other)
+                await app.runtime.lanes.adapt_lane(sid, other)
                 app.notify(f"Asked {lane}'s agent to adapt to {other}'s change (queued).")
             else:
-                app.runtime.dismiss_lane_conflict(p.key)
+                app.runtime.lanes.dismiss_lane_conflict(p.key)
         case AgentNewChoice(session_id=sid):
             app.start_command(sid, SlashCommand("agent", "new"))

@@ -45,7 +45,7 @@ from paragents.events import (
     TurnFinished,
 )
 from paragents.models import SessionState
-from paragents.sessions import SessionsAPI, SessionView
+from paragents.sessions import Opened, SessionsAPI, SessionView
 from paragents.ui import answers, palette, startup
 from paragents.ui.app_actions import DEMO_TYPED_PROMPT as DEMO_TYPED_PROMPT
 from paragents.ui.app_actions import UserActions
@@ -124,11 +124,20 @@ class ParagentsApp(UserActions):
     """A zoomed panel keeps the header ("n need you") and the footer."""
 
     def __init__(
-        self, runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
+        self,
+        runtime: SessionsAPI | Opened,
+        *,
+        first_run: bool = False,
+        demo: bool = False,
+        tune_gc: bool = False,
     ) -> None:
         use_alt_digit_keys()  # alt+1..9 from tmux/xterm (ESC + digit) focus panels, never type "¡"
         use_paste_guard()  # an ESC inside a bracketed paste stays text (it never sends lines as prompts)
         super().__init__()
+        self.opened: Opened | None = runtime if isinstance(runtime, Opened) else None
+        """The session layer with its store and chat client, as the composition root opened it (None: a
+        ``SessionsAPI`` alone, e.g. a test's stand-in: fan-out and /serve then say they need it)."""
+        runtime = runtime.api if isinstance(runtime, Opened) else runtime
         self.runtime: SessionsAPI = runtime
         """The session layer this app drives."""
         self.remote_asks = RemoteAsks(runtime, lambda text: self.notify(text, severity="warning"))
@@ -190,7 +199,9 @@ class ParagentsApp(UserActions):
         self.meter_refresher = budget_hooks.install_meters(self)
         self.screen_change_signal.subscribe(self, self._screen_changed)
         if self.first_run:
-            self.push_screen(SetupScreen(self.runtime.loaded.config, first_run=True), self.setup_closed)
+            self.push_screen(
+                SetupScreen(self.runtime.settings.loaded.config, first_run=True), self.setup_closed
+            )
         self.run_worker(startup.start(self), name="startup", exclusive=True, group="startup")
 
     def _screen_changed(self, screen: Screen[Any]) -> None:
@@ -391,7 +402,7 @@ class ParagentsApp(UserActions):
             and isinstance(event, PermissionRequested | ConflictDetected)
             and event.session_id != self.active_sid
         ):
-            notify = self.runtime.loaded.config.notify
+            notify = self.runtime.settings.loaded.config.notify
             bell.ring(self, panel.name_, enabled=bool(getattr(notify, "enabled", notify)))
 
     def update_header(self) -> None:
@@ -475,7 +486,7 @@ class ParagentsApp(UserActions):
                 return
             end_setup = lane_hooks.begin_setup(self, self.active_sid)  # a lane's setup streams in
             try:
-                view = await self.runtime.new_session(name, model=model, workdir=workdir, **lane)
+                view = await self.runtime.lifecycle.new_session(name, model=model, workdir=workdir, **lane)
             except Exception:
                 end_setup(True, "setup failed: the lane was removed (the output is kept, see the message)")
                 raise
@@ -487,7 +498,7 @@ class ParagentsApp(UserActions):
 
     async def close_session(self, sid: str) -> None:
         """Close ``sid`` in the runtime (cancels its turn; it stays in /sessions) and drop its panel."""
-        await self.runtime.close_session(sid)
+        await self.runtime.lifecycle.close_session(sid)
         await self._remove_panel(sid)
 
     def show_screen(self, screen: Screen[Any], callback: Callable[[Any], None] | None = None) -> None:
@@ -503,7 +514,7 @@ class ParagentsApp(UserActions):
 
     async def _reload_config(self) -> None:
         try:
-            await self.runtime.reload_config()
+            await self.runtime.settings.reload_config()
         except ConfigError as exc:
             self.show_error(exc)
             return
@@ -535,7 +546,7 @@ class ParagentsApp(UserActions):
             self.focus_panel(sid)
             return
         try:
-            view = await self.runtime.reopen_session(sid)
+            view = await self.runtime.lifecycle.reopen_session(sid)
         except Exception as exc:
             self.show_error(exc)
             return
@@ -552,15 +563,18 @@ class ParagentsApp(UserActions):
 
 
 def make_app(
-    runtime: SessionsAPI, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
+    runtime: SessionsAPI | Opened, *, first_run: bool = False, demo: bool = False, tune_gc: bool = False
 ) -> ParagentsApp:
-    """Build the TUI for ``runtime`` (a ``SessionsAPI``: the Runtime); the CLI and the tests call this.
+    """Build the TUI for ``runtime``: the session layer as :func:`paragents.sessions.open_sessions`
+    opened it (the CLI: fan-out and /serve get its store and chat client), or a ``SessionsAPI`` alone
+    (tests, the demo, the eval's view of a target); the CLI and the tests call this.
 
     ``first_run`` (no config file exists yet) shows the setup screen before the main screen;
     ``demo`` says DEMO in the title; ``tune_gc`` (the CLI: the app owns the process) applies
     :func:`~paragents.ui.core.gc_tuning.tune_gc` at mount and ``gc.freeze()`` once started. The app
     shuts the runtime down when the user quits (ctrl+q, /quit)."""
-    use_ascii(runtime.loaded.config.ascii_glyphs)
+    api = runtime.api if isinstance(runtime, Opened) else runtime
+    use_ascii(api.settings.loaded.config.ascii_glyphs)
     return ParagentsApp(runtime, first_run=first_run, demo=demo, tune_gc=tune_gc)
 
 

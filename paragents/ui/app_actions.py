@@ -118,7 +118,7 @@ class UserActions(App[None]):
         if self.demo or self._runtime_closed:
             return
         try:
-            await self.runtime.save_draft(message.session_id, message.text)
+            await self.runtime.prompts.save_draft(message.session_id, message.text)
         except Exception as exc:
             self.notify(f"The unsent draft could not be saved: {exc}", severity="warning", markup=False)
 
@@ -130,14 +130,14 @@ class UserActions(App[None]):
             text = panel.prompt_box.unsaved_draft()
             if text is not None:
                 with contextlib.suppress(Exception):
-                    await self.runtime.save_draft(sid, text)
+                    await self.runtime.prompts.save_draft(sid, text)
 
     def on_queue_edit_requested(self, message: QueueEditRequested) -> None:
         """Edit or remove a queued prompt; says so when it already started."""
         if message.text is None:
-            ok = self.runtime.remove_queued(message.session_id, message.prompt_id)
+            ok = self.runtime.prompts.remove_queued(message.session_id, message.prompt_id)
         else:
-            ok = self.runtime.edit_queued(message.session_id, message.prompt_id, message.text)
+            ok = self.runtime.prompts.edit_queued(message.session_id, message.prompt_id, message.text)
         if not ok:
             self.notify("That prompt already started (or is gone); it can no longer be changed.")
         self._show_queue(message.session_id)
@@ -145,7 +145,7 @@ class UserActions(App[None]):
     def on_queue_release_requested(self, message: QueueReleaseRequested) -> None:
         """Send a held queued prompt (one still queued when paragents stopped)."""
         try:
-            ok = self.runtime.release_queued(message.session_id, message.prompt_id)
+            ok = self.runtime.prompts.release_queued(message.session_id, message.prompt_id)
         except Exception as exc:  # a session held by another process
             self.show_error(exc)
             return
@@ -230,7 +230,7 @@ class UserActions(App[None]):
         order = ["default", "acceptEdits", "plan"]
         current = self.runtime.sessions[sid].mode
         nxt = order[(order.index(current) + 1) % len(order)] if current in order else "default"
-        await self.runtime.set_mode(sid, nxt)
+        await self.runtime.controls.set_mode(sid, nxt)
         self.sync_panel(sid)
         self.notify(f"Permission mode: {nxt}", timeout=2)
 
@@ -243,11 +243,12 @@ class UserActions(App[None]):
         def extra() -> list[InboxItem]:
             return [*budget_hooks.budget_items(self), *lane_hooks.lane_items(self), *self.remote_asks.items()]
 
+        app = cast("AppAPI", self)
         screen = InboxScreen(
-            lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(self)),
+            lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(app)),
             self.clock,
             self.panels,
-            lambda event: fanout_hooks.allow_for_group(cast("AppAPI", self), event),
+            lambda event: fanout_hooks.allow_for_group(app, event),
             lambda lane: any(view.lane == lane for view in self.runtime.sessions.values()),
         )
         self.push_screen(screen, self._after_pick)
@@ -271,8 +272,8 @@ class UserActions(App[None]):
         rows = OverviewScreen(
             lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(self).seconds),
             lambda: budget_hooks.overview_notes(self),
-            self.runtime.lane_overview,
-            lambda: self.runtime.mcp_report().summary,
+            self.runtime.lanes.lane_overview,
+            lambda: self.runtime.mcp.mcp_report().summary,
         )
         self.push_screen(rows, self._after_pick)
 
@@ -309,7 +310,9 @@ class UserActions(App[None]):
         now = self.clock()
         if waiting and not force and now > self._quit_confirm_until:
             self._quit_confirm_until = now + QUIT_CONFIRM_S
-            self.runtime.hold_new_turns(True)  # what the warning says stays queued is not sent meanwhile
+            self.runtime.prompts.hold_new_turns(
+                True
+            )  # what the warning says stays queued is not sent meanwhile
             self.set_timer(QUIT_CONFIRM_S, self._quit_not_confirmed)
             count = sum(n for _, n in waiting)
             names = ", ".join(clean(name) for name, _ in waiting)
@@ -331,7 +334,7 @@ class UserActions(App[None]):
     def _quit_not_confirmed(self) -> None:
         """The quit was not confirmed in time: queued prompts may start again."""
         if not self._quitting and not self._runtime_closed:
-            self.runtime.hold_new_turns(False)
+            self.runtime.prompts.hold_new_turns(False)
 
     async def shutdown_runtime(self) -> None:
         """Call ``runtime.shutdown()`` once."""

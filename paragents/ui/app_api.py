@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from textual.containers import Container
     from textual.screen import Screen
 
-    from paragents.sessions import SessionsAPI, SessionView
+    from paragents.sessions import Opened, SessionsAPI, SessionView
     from paragents.ui.core.commands import SlashCommand
     from paragents.ui.widgets.session_panel import SessionPanel
 
@@ -23,6 +23,8 @@ class AppAPI(Protocol):
     """The public API of the TUI app (see ``ParagentsApp`` for each member's behaviour)."""
 
     runtime: SessionsAPI
+    opened: Opened | None
+    """The session layer with its store and chat client (fan-out, /serve), when the app was given it."""
     panels: dict[str, SessionPanel]
     active_sid: str | None
     ready: bool

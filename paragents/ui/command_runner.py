@@ -66,7 +66,7 @@ async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if "on" in opts:  # where the lane runs (docs/remote.md)
         base["on"] = opts["on"]
     if "agent" in opts:  # an external ACP agent (paragents.sessions.acp)
-        view = await app.runtime.new_agent_session(
+        view = await app.runtime.lifecycle.new_agent_session(
             opts["agent"], command.arg, workdir=workdir, lane=lane.get("lane"), base=opts.get("base")
         )
         await app.add_panel(view)
@@ -81,7 +81,7 @@ async def new(app: AppAPI, sid: str, command: SlashCommand) -> None:
 async def lanes(app: AppAPI, sid: str, command: SlashCommand) -> None:
     from paragents.ui.lanes.screen import LanesScreen  # deferred: start-up time (module docstring)
 
-    actions = app.runtime.lane_actions()
+    actions = app.runtime.lanes.lane_actions()
     app.show_screen(LanesScreen(await actions.reviews(), actions, app.close_session))
 
 
@@ -94,7 +94,7 @@ async def quit_app(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def setup(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    app.show_screen(SetupScreen(app.runtime.loaded.config), app.setup_closed)
+    app.show_screen(SetupScreen(app.runtime.settings.loaded.config), app.setup_closed)
 
 
 async def reload(app: AppAPI, sid: str, command: SlashCommand) -> None:
@@ -102,18 +102,18 @@ async def reload(app: AppAPI, sid: str, command: SlashCommand) -> None:
     is wrong; the running config then stays as it was)."""
     rt = app.runtime
     try:
-        changes = await rt.reload_config()
+        changes = await rt.settings.reload_config()
     except ConfigError as exc:
         app.notify(
             f"Config not reloaded (the old one stays): {exc}", severity="error", timeout=12, markup=False
         )
         return
     app.sync_panels()
-    app.notify(describe_changes(changes, rt.loaded.files), timeout=10, markup=False)
+    app.notify(describe_changes(changes, rt.settings.loaded.files), timeout=10, markup=False)
 
 
 async def show_config(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    app.show_screen(config_screen(app.runtime.config_rows()))
+    app.show_screen(config_screen(app.runtime.settings.config_rows()))
 
 
 async def permissions(app: AppAPI, sid: str, command: SlashCommand) -> None:
@@ -121,10 +121,10 @@ async def permissions(app: AppAPI, sid: str, command: SlashCommand) -> None:
         if not sid or sid not in app.panels:
             app.notify("/permissions mode needs an open session: ctrl+n opens one.", severity="warning")
             return
-        await app.runtime.set_mode(sid, command.options["mode"])
+        await app.runtime.controls.set_mode(sid, command.options["mode"])
         app.sync_panel(sid)
         return
-    app.show_screen(permissions_screen(app.runtime.policy))
+    app.show_screen(permissions_screen(app.runtime.approvals.rules_report()))
 
 
 async def inbox(app: AppAPI, sid: str, command: SlashCommand) -> None:
@@ -136,7 +136,7 @@ async def overview(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def sessions(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    records = await app.runtime.list_sessions()
+    records = await app.runtime.lifecycle.list_sessions()
     app.show_screen(SessionsScreen(records, set(app.panels)), app.session_picked)
 
 
@@ -151,66 +151,66 @@ async def cancel(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def clear(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    await app.runtime.clear_session(sid)
+    await app.runtime.lifecycle.clear_session(sid)
     await app.panels[sid].clear_transcript()
     app.sync_panel(sid)
 
 
 async def rename(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    await app.runtime.rename_session(sid, command.arg or "")
+    await app.runtime.controls.rename_session(sid, command.arg or "")
     app.sync_panel(sid)
 
 
 async def model(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    if app.runtime.runs_agent(sid):  # an external ACP agent: its own models (a note in its panel)
-        await app.runtime.agent_model(sid, command.arg)
+    if app.runtime.controls.runs_agent(sid):  # an external ACP agent: its own models (a note in its panel)
+        await app.runtime.controls.agent_model(sid, command.arg)
         return
-    await app.runtime.set_model(sid, command.arg or "")
+    await app.runtime.controls.set_model(sid, command.arg or "")
     app.sync_panel(sid)
 
 
 async def mode(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    if app.runtime.runs_agent(sid):  # an external ACP agent: its own modes (a note in its panel)
-        await app.runtime.agent_mode(sid, command.arg)
+    if app.runtime.controls.runs_agent(sid):  # an external ACP agent: its own modes (a note in its panel)
+        await app.runtime.controls.agent_mode(sid, command.arg)
         return
-    await app.runtime.set_mode(sid, command.arg or "")
+    await app.runtime.controls.set_mode(sid, command.arg or "")
     app.sync_panel(sid)
 
 
 async def sandbox(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if command.arg:
-        app.runtime.set_sandbox(sid, command.arg)
-    app.notify(app.runtime.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
+        app.runtime.controls.set_sandbox(sid, command.arg)
+    app.notify(app.runtime.controls.sandbox_report(sid), title="Sandbox", markup=False, timeout=12)
 
 
 async def takeover(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    await app.runtime.take_over(sid)
+    await app.runtime.lifecycle.take_over(sid)
 
 
 async def compact(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    outcome = await app.runtime.compact(sid, command.arg)
+    outcome = await app.runtime.memory.compact(sid, command.arg)
     if outcome.ok:
         app.notify(outcome.message)
 
 
 async def remember(app: AppAPI, sid: str, command: SlashCommand) -> None:
     project = bool(command.options.get("project"))
-    await app.runtime.remember(sid, command.arg or "", project=project)
+    await app.runtime.memory.remember(sid, command.arg or "", project=project)
     app.notify("Noted for the whole project." if project else "Noted for this session.")
 
 
 async def memory(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    report = await app.runtime.memory(sid)
+    report = await app.runtime.memory.memory(sid)
     app.show_screen(TableScreen("Memory", ("kind", "from / by", "text"), report.rows()))
 
 
 async def decide(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    await app.runtime.decide(sid, command.arg or "")
+    await app.runtime.memory.decide(sid, command.arg or "")
     app.notify("Decision recorded: every session of the project sees it from its next request.")
 
 
 async def decisions(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    found = await app.runtime.decisions(command.arg)
+    found = await app.runtime.memory.decisions(command.arg)
     rows = [(str(d.id), decision_line(d)) for d in found] or [("", "no decisions yet: /decide TEXT")]
     app.show_screen(TableScreen("Decisions", ("#", "decision"), rows))
 
@@ -230,10 +230,10 @@ async def split(app: AppAPI, sid: str, command: SlashCommand) -> None:
 async def lane(app: AppAPI, sid: str, command: SlashCommand) -> None:
     rt = app.runtime
     if command.arg == "adapt":
-        await rt.adapt_lane(sid)
+        await rt.lanes.adapt_lane(sid)
         app.notify("Asked this lane's agent to adapt to the predicted conflict (queued).")
     else:
-        text = await (rt.lane_gc() if command.arg == "gc" else rt.lane_report(sid))
+        text = await (rt.lanes.lane_gc() if command.arg == "gc" else rt.lanes.lane_report(sid))
         app.notify(text, title="Lanes", markup=False, timeout=15)
 
 
@@ -250,23 +250,25 @@ async def budget(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 async def mcp(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if "prompt" in command.options:  # /mcp__server__prompt ARGS: the prompt's text is sent as a prompt
-        text = await app.runtime.mcp_prompt(sid, command.options["prompt"], command.options.get("args", ""))
+        text = await app.runtime.mcp.mcp_prompt(
+            sid, command.options["prompt"], command.options.get("args", "")
+        )
         app.runtime.submit(sid, text)
         app.sync_panel(sid)
         return
     if command.arg:
-        app.notify(await app.runtime.mcp_restart(command.arg), title="MCP", markup=False)
+        app.notify(await app.runtime.mcp.mcp_restart(command.arg), title="MCP", markup=False)
         return
-    app.show_screen(mcp_screen(app.runtime.mcp_report(sid)))
+    app.show_screen(mcp_screen(app.runtime.mcp.mcp_report(sid)))
 
 
 async def agent(app: AppAPI, sid: str, command: SlashCommand) -> None:
     """``/agent new``: a new external agent session in this panel (paragents.sessions.acp)."""
-    await app.runtime.start_new_agent_session(sid)
+    await app.runtime.lifecycle.start_new_agent_session(sid)
 
 
 async def fork(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    await app.add_panel(await app.runtime.fork(sid, command.arg))
+    await app.add_panel(await app.runtime.lifecycle.fork(sid, command.arg))
 
 
 APP_HANDLERS: dict[str, Handler] = {

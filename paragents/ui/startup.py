@@ -28,7 +28,7 @@ FILL_STEP_SECONDS = 0.04
 
 async def start(app: AppAPI) -> None:
     """Restore the open sessions' panels (records only), or open the first session; then ready."""
-    views = await app.runtime.restore_views()
+    views = await app.runtime.opening.restore_views()
     restored = [SessionPanel(view, number, defer_history=True) for number, view in enumerate(views, 1)]
     if restored:
         await app.mount_panels(restored)
@@ -59,7 +59,7 @@ async def fill_restored(app: AppAPI) -> None:
     """Read the restored sessions' conversations, then mount their transcripts one panel per frame,
     the panels on screen first."""
     try:
-        views = await app.runtime.load_restored()
+        views = await app.runtime.opening.load_restored()
     except Exception as exc:  # StoreError: say so; the panels stay, empty
         app.show_error(exc)
         return

@@ -219,11 +219,11 @@ async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
         )
         return
     if words[0] in ("one-more", "one_more"):
-        if not rt.allow_one_more(sid):
+        if not rt.budgets.allow_one_more(sid):
             app.notify("This session is not paused at a budget.")
         return
     if words[0] == "stop":
-        if not rt.stop_paused(sid):
+        if not rt.budgets.stop_paused(sid):
             app.notify("This session is not paused at a budget.")
         return
     level = "session"
@@ -231,7 +231,7 @@ async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
         level, words = words[0], words[1:]
     text = " ".join(words)
     before = rt.budgets.caps(sid).get("project_day" if level == "project" else level)
-    now = rt.set_budget(sid, level, text)
+    now = rt.budgets.set_budget(sid, level, text)
     app.notify(f"{level} budget: {now.describe()}{kept_note(before, text, level)}", markup=False)
 
 

@@ -11,20 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
 
 from paragents.eval.errors import EvalError
 from paragents.eval.report import write_reports
 from paragents.eval.results import RunResults, TrialResult
 from paragents.eval.runner import EvalSession, Progress, RunOptions
 from paragents.eval.trial import TrialSpec
+from paragents.sessions import SessionsAPI
 from paragents.ui.app import make_app
+from paragents.ui.app_api import AppAPI
+from paragents.ui.fanout.hooks import eval_tags
 
 
 class AppProgress(Progress):
     """Tags each trial's sessions for the inbox and notifies each finished trial."""
 
-    def __init__(self, app: Any, runtime: Any, tag: str) -> None:
+    def __init__(self, app: AppAPI, runtime: SessionsAPI, tag: str) -> None:
         self.app = app
         self.runtime = runtime
         self.tag = tag
@@ -40,19 +42,18 @@ class AppProgress(Progress):
         """A trial's sessions opened ("working"): tag them for the inbox and show their panels."""
         if text != "working" or name in self.sids:
             return
-        tags: dict[str, str] = getattr(self.app, "eval_tags", {})
+        tags = eval_tags(self.app)
         views = [v for v in self.runtime.sessions.values() if v.name == name or v.name.startswith(f"{name}c")]
         self.sids[name] = [v.id for v in views]
         for view in views:
             tags[view.id] = self.tag
             self.app.run_worker(self.app.add_panel(view, focus=False), group="eval")
-        self.app.eval_tags = tags
 
     def finished(self, result: TrialResult) -> None:
         """A trial ended (its sessions are closed; their panels stay, read-only, like a finished
         fan-out's): say how it went."""
         for sid in self.sids.get(result.name, []):
-            self.app.eval_tags.pop(sid, None)
+            eval_tags(self.app).pop(sid, None)
         self.done += 1
         self.resolved += int(result.resolved)
         mark = "error" if result.status == "error" else ("resolved" if result.resolved else "not resolved")
@@ -64,17 +65,16 @@ class AppProgress(Progress):
         )
 
 
-async def _wait_ready(app: Any) -> None:
+async def _wait_ready(app: AppAPI) -> None:
     """Until the app restored its panels (its startup sets ``ready``; no event to await)."""
-    while not getattr(app, "ready", False):
+    while not app.ready:
         await asyncio.sleep(0.05)
 
 
-async def follow_in_app(app: Any, session: EvalSession, tag: str) -> RunResults:
+async def follow_in_app(app: AppAPI, session: EvalSession, tag: str) -> RunResults:
     """Once the app is ready, run ``session``'s trials with their panels in ``app``, write the reports
     and say where they are."""
     run = next(iter(session.runs.values()))
-    app.eval_tags = getattr(app, "eval_tags", {})
     await _wait_ready(app)
     results = await session.run(AppProgress(app, run.rt, tag))
     _md, page = write_reports(results, session.out)

@@ -4,8 +4,10 @@ compare screen opened when every candidate finished (docs/fanout.md)."""
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
+from paragents import events as ev
 from paragents.fanout.compare import (
     CandidateLanding,
     Comparison,
@@ -16,6 +18,7 @@ from paragents.fanout.compare import (
 )
 from paragents.fanout.errors import FanoutError
 from paragents.fanout.group import FanoutGroup, start_best_of
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import USAGE, parse_fanout
 from paragents.ui.core.commands import SlashCommand
 from paragents.ui.fanout.compare import CompareActions, CompareScreen
@@ -24,24 +27,41 @@ if TYPE_CHECKING:
     from paragents.ui.app_api import AppAPI
 
 
-def groups(app: Any) -> dict[str, FanoutGroup]:
-    """The fan-out groups this app started, by id (kept on the app)."""
-    found: dict[str, FanoutGroup] | None = getattr(app, "fanout_groups", None)
-    if found is None:
-        found = {}
-        app.fanout_groups = found
-    return found
+_GROUPS: weakref.WeakKeyDictionary[AppAPI, dict[str, FanoutGroup]] = weakref.WeakKeyDictionary()
+"""The fan-out groups each app started, by id (they go with the app)."""
 
 
-def group_of(app: Any, sid: str) -> FanoutGroup | None:
+_RUN_TAGS: weakref.WeakKeyDictionary[AppAPI, dict[str, str]] = weakref.WeakKeyDictionary()
+"""Session id -> tag of the runs each app follows besides its fan-outs (an eval's trials)."""
+
+
+def eval_tags(app: AppAPI) -> dict[str, str]:
+    """The inbox tags of the sessions of an eval run the app shows (ui/eval/hooks.py keeps them)."""
+    return _RUN_TAGS.setdefault(app, {})
+
+
+def groups(app: AppAPI) -> dict[str, FanoutGroup]:
+    """The fan-out groups this app started, by id."""
+    return _GROUPS.setdefault(app, {})
+
+
+def host_of(app: AppAPI) -> FanoutHost:
+    """What the app's fan-outs run on: its session layer with the store and the chat client.
+    FanoutError when the app was given the session API alone (a stand-in)."""
+    if app.opened is None:
+        raise FanoutError("fan-out needs the session layer's store, which this app was not given")
+    return FanoutHost.of(app.opened)
+
+
+def group_of(app: AppAPI, sid: str) -> FanoutGroup | None:
     """The group session ``sid`` is a sibling of, or None."""
     return next((g for g in groups(app).values() if sid in g.session_ids), None)
 
 
-def group_tags(app: Any) -> dict[str, str]:
+def group_tags(app: AppAPI) -> dict[str, str]:
     """Session id -> group name, for the inbox's tags (an eval run's trials too: ui/eval/hooks.py)."""
     tags = {sid: g.name for g in groups(app).values() for sid in g.session_ids}
-    return {**getattr(app, "eval_tags", {}), **tags}
+    return {**eval_tags(app), **tags}
 
 
 async def run_fanout_command(app: AppAPI, sid: str, command: SlashCommand) -> None:
@@ -59,7 +79,7 @@ async def run_fanout_command(app: AppAPI, sid: str, command: SlashCommand) -> No
         app.notify(str(exc), title="Fan-out", severity="error", timeout=12, markup=False)
 
 
-def _latest(app: Any, sid: str) -> str:
+def _latest(app: AppAPI, sid: str) -> str:
     group = group_of(app, sid) or next(reversed(groups(app).values()), None)
     if group is None:
         raise FanoutError(f"no fan-out in this app yet: {USAGE} (`paragents runs list` shows older ones)")
@@ -68,7 +88,7 @@ def _latest(app: Any, sid: str) -> str:
 
 async def _start(app: AppAPI, text: str) -> None:
     request = parse_fanout(text)
-    group = await start_best_of(app.runtime, request, open_panel=True)
+    group = await start_best_of(host_of(app), request, open_panel=True)
     groups(app)[group.id] = group
     for sib in group.siblings:
         view = app.runtime.sessions.get(sib.session_id)
@@ -110,23 +130,23 @@ async def _allow(app: AppAPI, sid: str, rules: list[str]) -> None:
     )
 
 
-def actions_for(app: AppAPI, group_id: str) -> Any:
-    """The compare screen's actions, bound to the runtime (discard closes the panels first)."""
-    rt = app.runtime
+def actions_for(app: AppAPI, group_id: str) -> CompareActions:
+    """The compare screen's actions, bound to the app's fan-out host (discard closes the panels first)."""
+    host = host_of(app)
 
     async def land(name: str) -> tuple[Any, Any, Any]:
-        review, plan = await prepare_apply(rt, group_id, name)
-        return CandidateLanding(rt, group_id, name), review, plan
+        review, plan = await prepare_apply(host, group_id, name)
+        return CandidateLanding(host, group_id, name), review, plan
 
     async def graft(onto: str, source: str, keys: set[str]) -> str:
-        return await graft_hunks(rt, group_id, onto, source, keys)
+        return await graft_hunks(host, group_id, onto, source, keys)
 
     async def discard() -> str:
-        stored = await rt.store.fanout.get_group(group_id)  # also a group of an earlier run of the app
+        stored = await host.store.fanout.get_group(group_id)  # also a group of an earlier run of the app
         for cand in stored.candidates if stored else ():
             if cand.session_id is not None and cand.session_id in app.panels:
                 await app.close_session(cand.session_id)
-        decisions = await discard_all(rt, group_id)
+        decisions = await discard_all(host, group_id)
         kept = [d for d in decisions if d.action != "removed"]
         bundled = [d for d in decisions if d.bundle]
         text = f"removed {len(decisions) - len(kept)} lane(s)"
@@ -139,7 +159,7 @@ def actions_for(app: AppAPI, group_id: str) -> Any:
         return text
 
     async def reload() -> Comparison:
-        return await compare(rt.store.fanout, group_id)
+        return await compare(host.store.fanout, group_id)
 
     return CompareActions(land, graft, discard, reload)
 
@@ -150,11 +170,11 @@ async def open_compare(app: AppAPI, group_id: str) -> None:
     if group is not None and not group.done.is_set():
         waiting = [s.name for s in group.siblings if s.state == "running"]
         app.notify(f"still running: {', '.join(waiting)}; showing what is known so far", markup=False)
-    cmp = await compare(app.runtime.store.fanout, group_id)
+    cmp = await compare(host_of(app).store.fanout, group_id)
     app.show_screen(CompareScreen(cmp, actions_for(app, cmp.group.id)))
 
 
-async def allow_for_group(app: AppAPI, event: Any) -> str:
+async def allow_for_group(app: AppAPI, event: ev.PermissionRequested) -> str:
     """The inbox's "allow for this fan-out" on one sibling's ask: its suggested rules for the whole
     group; returns the sentence to show."""
     group = group_of(app, event.session_id)

@@ -2,16 +2,19 @@
 panel for each worker session while it works, show the report or ask for the plan's approval, then
 close the worker panels (the sessions stay in /sessions and in the run's evidence).
 
-They use :mod:`paragents.fanout`, which drives the :class:`~paragents.sessions.Runtime` itself (the
-app's ``runtime``) rather than ``SessionsAPI`` alone."""
+They use :mod:`paragents.fanout` on the app's fan-out host (its session API, store and chat client:
+``host_of``)."""
 
 from __future__ import annotations
 
 import asyncio
 import shlex
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from paragents.fanout.host import FanoutHost
 from paragents.fanout.recording import record_choice
+from paragents.fanout.report import ReviewReport
 from paragents.fanout.review import ReviewError, ReviewRequest, check_patch
 from paragents.fanout.review import run_review as review
 from paragents.fanout.specialists import parse_list
@@ -19,18 +22,16 @@ from paragents.fanout.split import Plan, Schedule, SplitError
 from paragents.fanout.split import run_split as split
 from paragents.lanes import LaneError
 from paragents.lanes.git import git
+from paragents.sessions import SessionError
+from paragents.ui.fanout.hooks import host_of
 from paragents.ui.fanout.team_screens import PlanScreen, ReviewScreen
 
 if TYPE_CHECKING:
-    from paragents.sessions import Runtime, SessionView
+    from paragents.sessions import SessionView
     from paragents.ui.app_api import AppAPI
 
 
-def _runtime(app: AppAPI) -> Runtime:
-    return cast("Runtime", app.runtime)
-
-
-def _panel_opener(app: AppAPI, opened_ids: list[str]) -> Any:
+def _panel_opener(app: AppAPI, opened_ids: list[str]) -> Callable[[SessionView], None]:
     def opened(view: SessionView) -> None:
         opened_ids.append(view.id)
         app.run_worker(app.add_panel(view, focus=False), group="commands")
@@ -89,18 +90,20 @@ def parse_review_args(arg: str | None) -> tuple[list[str], str | None, bool]:
 async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
     """``/review [LIST] [--base REF] [--patch]``: review the session's lane (against its base) or the
     project's ``git diff BASE`` (default HEAD) with read-only specialists; show the merged report."""
-    rt = _runtime(app)
+    host = host_of(app)
     names, base, patch = parse_review_args(arg)
-    view = rt.view(sid)
-    workdir = view.workdir if view.lane else rt.project_dir
+    view = host.rt.sessions.get(sid)
+    if view is None:
+        raise SessionError(f"no open session with id {sid}")
+    workdir = view.workdir if view.lane else host.rt.project_dir
     if base is None:
-        lane = await rt.store.lanes.of_session(sid) if view.lane else None
+        lane = await host.rt.lanes.lane_of(sid) if view.lane else None
         base = lane.base_commit if lane is not None else "HEAD"
     app.notify(f"Review of git diff {base} by {', '.join(names) or 'every specialist'} started.")
     request = ReviewRequest(names or None, base=base, workdir=workdir, patch=patch, keep_sessions=True)
     opened: list[str] = []
     try:
-        report = await review(rt, request, _panel_opener(app, opened))
+        report = await review(host, request, _panel_opener(app, opened))
     except ReviewError as exc:
         app.notify(str(exc), title="Review", severity="error", timeout=15)
         await _close_workers(app, opened, "specialist")
@@ -110,12 +113,12 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
     if report.patch is None:
         return
     if not apply:
-        await _review_choice(rt, report, "decline patch", applied=False)
+        await _review_choice(host, report, "decline patch", applied=False)
         return
     problem = await check_patch(workdir, report.patch)
     if problem is not None:
         app.notify(f"The patch no longer applies: {problem}", severity="error")
-        await _review_choice(rt, report, "apply patch", applied=False, error=problem)
+        await _review_choice(host, report, "apply patch", applied=False, error=problem)
         return
     try:
         applied = await git("apply", "-", cwd=workdir, stdin=report.patch, check=False)
@@ -124,23 +127,23 @@ async def run_review(app: AppAPI, sid: str, arg: str | None) -> None:
         reason = str(exc)
     if reason:
         app.notify(f"git apply failed: {reason}", severity="error")
-        await _review_choice(rt, report, "apply patch", applied=False, error=reason.strip())
+        await _review_choice(host, report, "apply patch", applied=False, error=reason.strip())
     else:
         app.notify(f"Patch applied in {workdir}.")
-        await _review_choice(rt, report, "apply patch", applied=True, workdir=str(workdir))
+        await _review_choice(host, report, "apply patch", applied=True, workdir=str(workdir))
 
 
-async def _review_choice(rt: Runtime, report: Any, action: str, **details: Any) -> None:
+async def _review_choice(host: FanoutHost, report: ReviewReport, action: str, **details: Any) -> None:
     """Keep the user's answer to the review's patch in the review's fan-out group."""
     if report.group_id is not None:
         state = "applied" if details.get("applied") else None
-        await record_choice(rt.store.fanout, report.group_id, action, state=state, **details)
+        await record_choice(host.store.fanout, report.group_id, action, state=state, **details)
 
 
 async def run_split(app: AppAPI, sid: str, prompt: str) -> None:
     """``/split PROMPT`` (``/fanout --split`` at merge): plan, show the plan for approval, run the
     subtasks in lanes and collect them into one integration lane (reviewed with /lanes)."""
-    rt = _runtime(app)
+    host = host_of(app)
 
     async def approve(plan: Plan, order: Schedule) -> bool:
         return bool(await _ask(app, PlanScreen(order.describe(plan))))
@@ -148,7 +151,7 @@ async def run_split(app: AppAPI, sid: str, prompt: str) -> None:
     app.notify("Planning the split…")
     opened: list[str] = []
     try:
-        result = await split(rt, prompt, approve, on_open=_panel_opener(app, opened), keep_sessions=True)
+        result = await split(host, prompt, approve, on_open=_panel_opener(app, opened), keep_sessions=True)
     except SplitError as exc:
         app.notify(str(exc), title="Split", severity="error", timeout=20)
         await _close_workers(app, opened, "planner and subtask")

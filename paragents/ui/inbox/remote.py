@@ -56,7 +56,7 @@ class RemoteAsks:
         """Re-read the pending rows (leaving out the ``local`` ids: asks of this process's panels);
         return True when the items changed."""
         shown = set(local)
-        rows = await self.runtime.pending_approvals()
+        rows = await self.runtime.approvals.pending_approvals()
         me = os.getpid()
         live = {r.id: r for r in rows if r.id not in shown and r.pid != me and not r.waiter_gone()}
         changed = False
@@ -111,7 +111,7 @@ class RemoteAsks:
     ) -> None:
         by = f"tui (pid {os.getpid()})"
         try:
-            result = await self.runtime.answer_approval(row.id, answer, by, note, rules)
+            result = await self.runtime.approvals.answer_approval(row.id, answer, by, note, rules)
         except Exception as exc:  # a store that cannot be written: say so, the row stays pending
             self.notify(f"the answer to {row.summary} was not saved: {exc}")
             return

@@ -3,8 +3,8 @@ and /permissions (effective rules, when the runtime's policy exposes ``rules_tab
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
@@ -16,6 +16,10 @@ from textual.widgets import DataTable, Footer, Static
 from paragents.sessions.mcp import COLUMNS
 from paragents.ui.core.commands import help_rows
 from paragents.ui.core.text import clean
+
+if TYPE_CHECKING:
+    from paragents.permissions.decision import RuleRow
+    from paragents.sessions.approvals import RulesReport
 
 KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+n", "New session"),
@@ -109,37 +113,20 @@ RULE_COLUMNS = ("kind", "rule", "scope", "file")
 session) and the file it came from."""
 
 
-def rule_cells(row: object) -> tuple[str, ...]:
-    """Return the /permissions cells of one ``Policy.rules_table()`` row (a ``RuleRow``: kind, rule,
-    scope, source_path; a plain sequence of cells is shown as it is)."""
-    if hasattr(row, "rule") and hasattr(row, "kind"):
-        source = getattr(row, "source_path", None)
-        return (str(row.kind), str(row.rule), str(getattr(row, "scope", "")), str(source or "-"))
-    if isinstance(row, str) or not isinstance(row, Iterable):
-        return (str(row),)
-    return tuple(str(cell) for cell in row)
+def rule_cells(row: RuleRow) -> tuple[str, ...]:
+    """Return the /permissions cells of one effective rule: kind, rule, scope, source file."""
+    return (str(row.kind), str(row.rule), str(row.scope), str(row.source_path or "-"))
 
 
-def permissions_screen(policy: object) -> TableScreen:
-    """Return the /permissions screen: every effective rule from ``policy.rules_table()`` in the
-    order they are checked (deny, ask, allow), with where each came from."""
-    table = getattr(policy, "rules_table", None)
-    if not callable(table):
-        note = "Listing the effective rules is not available (the policy has no rules_table())."
-        return TableScreen("Permission rules", ("",), [], note=note)
-    try:
-        rows = [rule_cells(row) for row in table()]
-    except Exception as exc:  # the policy's own error text is the most useful thing to show
-        return TableScreen("Permission rules", ("",), [], note=f"Could not list the rules: {exc}")
-    width = max((len(r) for r in rows), default=len(RULE_COLUMNS))
-    columns = RULE_COLUMNS if width == len(RULE_COLUMNS) else tuple(f"col{i}" for i in range(width))
-    mode = getattr(policy, "default_mode", None)
+def permissions_screen(report: RulesReport) -> TableScreen:
+    """Return the /permissions screen: every effective rule (``runtime.approvals.rules_report()``) in
+    the order they are checked (deny, ask, allow), with where each came from."""
+    rows = [rule_cells(row) for row in report.rows]
     note = "Checked in this order: the first kind with a matching rule decides."
-    if mode is not None:
-        note += f" Default mode: {getattr(mode, 'value', mode)}."
+    note += f" Default mode: {report.default_mode}."
     if not rows:
         note += " No rules are set: every call gets the mode's default."
-    return TableScreen("Permission rules", columns, rows, note=note)
+    return TableScreen("Permission rules", RULE_COLUMNS, rows, note=note)
 
 
 def mcp_screen(report: object) -> TableScreen:

@@ -173,9 +173,7 @@ def collect_rows(
     """Return one :class:`OverviewRow` per panel of ``panels`` (by session id), in panel order.
     ``seconds``: the wall-clock seconds each session ran turns (for a wall-clock budget's %)."""
     now = activity.clock()
-    conflicts = runtime.conflicts
-    config = runtime.loaded.config
-    budgets = getattr(runtime, "budgets", None)
+    config = runtime.settings.loaded.config
     rows: list[OverviewRow] = []
     for sid, panel in panels.items():
         state = panel.state.value
@@ -187,7 +185,7 @@ def collect_rows(
         spend = (
             view.spend if view is not None and (view.spend.tokens or not panel.usage.total_tokens) else None
         )
-        cap = budgets.caps(sid).get("session") if budgets is not None else None
+        cap = runtime.budgets.caps(sid).get("session")
         budget = spend.percents(cap, (seconds or {}).get(sid, 0.0)) if spend is not None else ""
         last = activity.last.get(sid)
         rows.append(
@@ -201,7 +199,7 @@ def collect_rows(
                 queued=len(panel.queue),
                 asks=sum(not e.reply.done() for e in panel.pending.values())
                 + sum(not e.reply.done() for e in panel.conflicts.values()),
-                held=len(conflicts.held(sid)) if conflicts is not None else 0,
+                held=runtime.reservations.held_count(sid),
                 tokens=panel.usage.total_tokens,
                 cost=session_cost(config, panel.model, panel.usage),
                 idle=None if last is None else now - last,

@@ -3,7 +3,7 @@ its own thread and loop so requests never run on the UI loop; only the Runtime c
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from paragents.ui.core.commands import SlashCommand
 from paragents.ui.serve.pair import PairScreen
@@ -16,7 +16,7 @@ _RUNNING: dict[int, Running] = {}
 """The server started by each app (by ``id(app)``); at most one per app."""
 
 
-def running(app: Any) -> Running | None:
+def running(app: AppAPI) -> Running | None:
     """The API server this app started with /serve, or None."""
     return _RUNNING.get(id(app))
 
@@ -40,9 +40,12 @@ async def serve(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if current is not None:
         app.notify("\n".join(current.lines()), title="API", markup=False, timeout=15)
         return
+    if app.opened is None:
+        app.notify("The API needs the session layer's store, which this app was not given.", markup=False)
+        return
     port = int(command.arg) if command.arg else DEFAULT_PORT
     try:
-        current = await start(app.runtime, ServeOptions(port=port))
+        current = await start(app.runtime, app.opened.store.api_access, ServeOptions(port=port))
     except (ServeRefused, OSError) as exc:
         app.notify(f"The API did not start: {exc}", severity="error", markup=False, timeout=12)
         return
@@ -57,9 +60,9 @@ async def pair(app: AppAPI, sid: str, command: SlashCommand) -> None:
     if running(app) is None:
         await serve(app, sid, SlashCommand("serve"))
     current = running(app)
-    if current is None:
+    if current is None or app.opened is None:
         return
-    link = await new_pairing(app.runtime.store.api_access, current.url)
+    link = await new_pairing(app.opened.store.api_access, current.url)
     note = "The phone must reach this address: use ssh -L or a VPN (docs/serve.md)."
     app.show_screen(PairScreen(qr_text(link), link, note))
 
