@@ -72,7 +72,7 @@ class SessionsCore:
         """The lanes' conflict predictor (paragents.sessions.lanes.LaneWatcher) once a lane is open."""
         self.remote = RemoteLanes(self)
         """The lanes of this process that run in a container or a Pod (docs/remote.md)."""
-        self.lane_setup_output: Callable[[str, str], None] | None = None
+        self.lane_setup_output: Callable[[str, str], object] | None = None
         """Gets (lane name, line) of a new lane's setup output while it runs (the TUI streams it)."""
         self.cli_overrides: dict[str, Any] = {}
         """Config values given on the command line; they stay on top when the config is reloaded."""

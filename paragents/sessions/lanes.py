@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -64,7 +64,12 @@ async def make_lane(
     name = lane if isinstance(lane, str) else (session_name if _LANE_NAME.match(session_name) else None)
     stream = core.lane_setup_output
     label = name or session_name
-    output = (lambda line: stream(label, line)) if stream is not None else None
+    output: Callable[[str], None] | None = None
+    if stream is not None:
+
+        def output(line: str) -> None:
+            stream(label, line)
+
     kind = _backend_kind(core, on)
     try:
         made = await create_lane(

@@ -45,6 +45,7 @@ from paragents.events import (
     TurnFinished,
 )
 from paragents.models import SessionState
+from paragents.notify import Notifier
 from paragents.sessions import Opened, SessionsAPI, SessionView
 from paragents.ui import answers, palette, startup
 from paragents.ui.app_actions import DEMO_TYPED_PROMPT as DEMO_TYPED_PROMPT
@@ -162,6 +163,8 @@ class ParagentsApp(UserActions):
         """Last event, running tool and ask arrival times per session (inbox order, overview)."""
         self.demo = demo
         """True for ``paragents demo``: the title says so on screen."""
+        self.notifier: Notifier | None = None
+        """Notifications of what needs the user (made at mount: ui/budgets/hooks.py)."""
         priority = {
             k.strip()
             for b in self.BINDINGS
@@ -196,7 +199,7 @@ class ParagentsApp(UserActions):
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
         drop_output_when_the_terminal_is_gone(self._driver)  # a closed terminal never hangs the app
         self.notifier = install_notifier(self)  # ui/budgets/hooks.py
-        self.meter_refresher = budget_hooks.install_meters(self)
+        budget_hooks.install_meters(self)
         self.screen_change_signal.subscribe(self, self._screen_changed)
         if self.first_run:
             self.push_screen(

@@ -240,10 +240,11 @@ class UserActions(App[None]):
         # app's first frame (see command_runner's docstring).
         from paragents.ui.fanout import hooks as fanout_hooks
 
-        def extra() -> list[InboxItem]:
-            return [*budget_hooks.budget_items(self), *lane_hooks.lane_items(self), *self.remote_asks.items()]
-
         app = cast("AppAPI", self)
+
+        def extra() -> list[InboxItem]:
+            return [*budget_hooks.budget_items(app), *lane_hooks.lane_items(app), *self.remote_asks.items()]
+
         screen = InboxScreen(
             lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(app)),
             self.clock,
@@ -269,9 +270,10 @@ class UserActions(App[None]):
 
     def action_overview(self) -> None:
         """Show one row per session, like top (F3, /overview)."""
+        app = cast("AppAPI", self)
         rows = OverviewScreen(
-            lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(self).seconds),
-            lambda: budget_hooks.overview_notes(self),
+            lambda: collect_rows(self.panels, self.activity, self.runtime, budget_hooks.meters(app).seconds),
+            lambda: budget_hooks.overview_notes(app),
             self.runtime.lanes.lane_overview,
             lambda: self.runtime.mcp.mcp_report().summary,
         )

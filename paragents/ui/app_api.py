@@ -14,8 +14,10 @@ if TYPE_CHECKING:
     from textual.containers import Container
     from textual.screen import Screen
 
+    from paragents.notify import Notifier
     from paragents.sessions import Opened, SessionsAPI, SessionView
     from paragents.ui.core.commands import SlashCommand
+    from paragents.ui.screens.overview import ActivityLog
     from paragents.ui.widgets.session_panel import SessionPanel
 
 
@@ -29,6 +31,10 @@ class AppAPI(Protocol):
     active_sid: str | None
     ready: bool
     tune_gc: bool
+    demo: bool
+    activity: ActivityLog
+    clock: Callable[[], float]
+    notifier: Notifier | None
 
     @property
     def grid(self) -> Container: ...
@@ -36,10 +42,12 @@ class AppAPI(Protocol):
     def active_panel(self) -> SessionPanel | None: ...
     @property
     def screen(self) -> Screen[Any]: ...
+    @property
+    def screen_stack(self) -> list[Screen[Any]]: ...
 
     # sessions and panels
     async def open_session(
-        self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None
+        self, name: str | None = None, *, model: str | None = None, workdir: Path | None = None, **lane: Any
     ) -> None: ...
     async def add_panel(self, view: SessionView, *, focus: bool = True) -> SessionPanel: ...
     async def mount_panels(self, panels: list[SessionPanel]) -> None: ...
@@ -73,6 +81,17 @@ class AppAPI(Protocol):
 
     # scheduling (Textual's)
     def call_after_refresh(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+    def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
+    def refresh_bindings(self) -> None: ...
+    def set_interval(
+        self,
+        interval: float,
+        callback: Callable[[], Any] | None = None,
+        *,
+        name: str | None = None,
+        repeat: int = 0,
+        pause: bool = False,
+    ) -> Any: ...
     def run_worker(
         self,
         work: Any,

@@ -289,7 +289,7 @@ class _Lanes:
     async def lane_of(self, sid: str) -> LaneRecord | None:
         return None
 
-    def watch_setup(self, output: Callable[[str, str], None] | None) -> None:
+    def watch_setup(self, output: Callable[[str, str], object] | None) -> None:
         pass
 
     def place_lane(self, name: str, placement: Placement | None) -> None:

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import time
+import weakref
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from paragents import events as ev
 from paragents.limits import Budget, BudgetError, Spend, format_tokens, format_usd, parse_budget
@@ -17,19 +18,23 @@ from paragents.notify import Notifier
 from paragents.ui.core.commands import SlashCommand
 from paragents.ui.inbox.screen import InboxItem, InboxScreen
 from paragents.ui.widgets.budget_bar import pause_summary
+from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.session_panel import format_tokens as short_tokens
 
+if TYPE_CHECKING:
+    from paragents.sessions import SessionsAPI, SessionView
+    from paragents.ui.app_api import AppAPI
 
-def budget_label(runtime: Any, sid: str) -> str:
+
+def budget_label(runtime: SessionsAPI, sid: str) -> str:
     """Return the panel title's spend: "$0.03 of $0.05 (60%)" or "12k of 50k tok (24%)", "$0.03"
     when there is no cap, "" when nothing can be said. Money is priced per request at the model that
     served it (``view.spend``); "~" marks figures counted from locally estimated tokens."""
     view = runtime.sessions.get(sid)
-    budgets = getattr(runtime, "budgets", None)
-    if view is None or budgets is None:
+    if view is None:
         return ""
-    cap = budgets.caps(sid).get("session")
-    spend: Spend = getattr(view, "spend", None) or Spend()
+    cap = runtime.budgets.caps(sid).get("session")
+    spend = view.spend
     mark = "~" if spend.estimated else ""
     usd = spend.usd
     if cap is not None and cap.usd is not None and usd is not None:
@@ -41,12 +46,12 @@ def budget_label(runtime: Any, sid: str) -> str:
     return spend.money() if usd else ""
 
 
-def budget_items(app: Any) -> list[Any]:
+def budget_items(app: AppAPI) -> list[InboxItem]:
     """Return the inbox rows of sessions held at a budget or the loop guard, or asking a question."""
     items = []
     for sid, panel in app.panels.items():
-        view = getattr(app.runtime, "sessions", {}).get(sid)
-        pause = getattr(view, "budget_pause", None)
+        view = app.runtime.sessions.get(sid)
+        pause = view.budget_pause if view is not None else None
         if pause is not None and not pause.reply.done():
             since = app.activity.asked.get(f"budget:{sid}")
             items.append(
@@ -68,19 +73,18 @@ def budget_items(app: Any) -> list[Any]:
     return items
 
 
-def asking(view: Any) -> str | None:
+def asking(view: SessionView | None) -> str | None:
     """Return the question an idle session ended its turn with (needs you: question), else None."""
-    question = getattr(view, "question", None)
-    if question and getattr(view, "state", None) is SessionState.IDLE:
-        return str(question)
+    if view is not None and view.question and view.state is SessionState.IDLE:
+        return str(view.question)
     return None
 
 
-def paused_count(app: Any) -> int:
+def paused_count(app: AppAPI) -> int:
     """Return how many open sessions are held at a budget or the loop guard, or ask a question (the
     header counts them with the asks)."""
-    views = getattr(app.runtime, "sessions", {})
-    held = sum(1 for sid in app.panels if getattr(views.get(sid), "budget_pause", None) is not None)
+    views = app.runtime.sessions
+    held = sum(1 for sid in app.panels if (v := views.get(sid)) is not None and v.budget_pause is not None)
     return held + sum(1 for sid in app.panels if asking(views.get(sid)) is not None)
 
 
@@ -99,7 +103,7 @@ class MeterRefresher:
     """Re-reads :class:`Meters` from the store after usage changes (and every
     :data:`METER_SECONDS`), one read at a time, and updates the header."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: AppAPI) -> None:
         self.app = app
         self.meters = Meters()
         self._busy = False
@@ -107,16 +111,14 @@ class MeterRefresher:
 
     def request(self) -> None:
         """Ask for a refresh (a second request while one runs makes it run once more)."""
-        budgets = getattr(self.app.runtime, "budgets", None)
-        if budgets is None or not hasattr(budgets, "today"):
-            return  # a stand-in runtime (UI tests)
         if self._busy:
             self._again = True
             return
         self._busy = True
-        self.app.run_worker(self._run(budgets), group="budget-meters")
+        self.app.run_worker(self._run(), group="budget-meters")
 
-    async def _run(self, budgets: Any) -> None:
+    async def _run(self) -> None:
+        budgets = self.app.runtime.budgets
         try:
             while True:
                 self._again = False
@@ -136,29 +138,36 @@ METER_SECONDS = 15.0
 """How often the meters are re-read without a change of this process's usage (other processes)."""
 
 
-def meters(app: Any) -> Meters:
+_REFRESHERS: weakref.WeakKeyDictionary[AppAPI, MeterRefresher] = weakref.WeakKeyDictionary()
+"""The meters' refresher of each app (it goes with the app)."""
+
+
+def meters(app: AppAPI) -> Meters:
     """Return the app's last read :class:`Meters` (empty before the first read)."""
-    refresher = getattr(app, "meter_refresher", None)
+    refresher = _REFRESHERS.get(app)
     return refresher.meters if refresher is not None else Meters()
 
 
-def install_meters(app: Any) -> MeterRefresher:
+def install_meters(app: AppAPI) -> MeterRefresher:
     """Start the meters' refresher: now, and every :data:`METER_SECONDS`."""
-    refresher = MeterRefresher(app)
+    refresher = _REFRESHERS[app] = MeterRefresher(app)
     app.set_interval(METER_SECONDS, refresher.request)
     refresher.request()
     return refresher
 
 
-def today_text(app: Any) -> str:
-    """Return the header's "today ~$0.42 (42% of $1.00)" (tokens when nothing is priced), "" when the
+def today_text(app: AppAPI) -> str:
+    """Return the header's "today ~$0.42 (42% of $1.00)" (:func:`spend_today`); "" for ``paragents
+    demo`` (scripted, no model to pay)."""
+    if app.demo:
+        return ""
+    return spend_today(meters(app), app.runtime.budgets.project_cap())
+
+
+def spend_today(now: Meters, cap: Budget | None) -> str:
+    """The header's "today ~$0.42 (42% of $1.00)" (tokens when nothing is priced), "" when the
     project spent nothing today and has no per-day cap."""
-    budgets = getattr(app.runtime, "budgets", None)
-    if budgets is None or not hasattr(budgets, "project_cap") or getattr(app, "demo", False):
-        return ""  # no budgets (a stand-in runtime), or `paragents demo` (scripted, no model to pay)
-    now = meters(app)
     spend = now.today
-    cap = budgets.project_cap()
     if not spend.tokens and cap is None:
         return ""
     shown = (
@@ -171,13 +180,13 @@ def today_text(app: Any) -> str:
     return f"{text} ({used})" if used else text
 
 
-def overview_notes(app: Any) -> list[str]:
+def overview_notes(app: AppAPI) -> list[str]:
     """Return the lines under the overview's table: the project today, failed notifications."""
     lines = []
     today = today_text(app)
     if today:
         lines.append(f"project {today}")
-    notifier: Notifier | None = getattr(app, "notifier", None)
+    notifier = app.notifier
     failures = notifier.failures if notifier is not None else []
     if failures:
         lines.append(f"{len(failures)} notification{'s' if len(failures) != 1 else ''} not delivered:")
@@ -185,19 +194,19 @@ def overview_notes(app: Any) -> list[str]:
     return lines
 
 
-def restore_title(app: Any) -> None:
+def restore_title(app: AppAPI) -> None:
     """At exit: give the terminal its own title back (the notifier pushed it)."""
-    notifier: Notifier | None = getattr(app, "notifier", None)
+    notifier = app.notifier
     if notifier is not None:
         notifier.restore_title()
 
 
-async def run_budget_command(app: Any, sid: str, command: SlashCommand) -> None:
+async def run_budget_command(app: AppAPI, sid: str, command: SlashCommand) -> None:
     """``/budget`` (show), ``/budget [session|project] VALUE``, ``/budget one-more``, ``/budget stop``;
     ``/mute`` toggles this session's notifications."""
     rt = app.runtime
     if command.name == "mute":
-        notifier: Notifier | None = getattr(app, "notifier", None)
+        notifier = app.notifier
         if notifier is not None:
             muted = sid not in notifier.muted
             notifier.mute(sid, muted)
@@ -256,7 +265,7 @@ def kept_note(before: Budget | None, text: str, level: str) -> str:
     return f" (the {caps} cap{'s' if len(kept) > 1 else ''} {verb}: /budget {level} off clears every cap)"
 
 
-def install_notifier(app: Any) -> Notifier | None:
+def install_notifier(app: AppAPI) -> Notifier:
     """Build the app's notifier: it sees every core event (a runtime observer), writes through the
     app's driver, never notifies for the focused panel while the app has the screen, and ticks every
     second while something is queued or blocked."""
@@ -267,11 +276,8 @@ def install_notifier(app: Any) -> Notifier | None:
             driver.write(data)
 
     rt = app.runtime
-    settings = getattr(getattr(rt, "config", None), "notify", None)
-    if settings is None or not hasattr(rt, "observers"):
-        return None  # a stand-in runtime (UI tests)
     notifier = Notifier(
-        settings,
+        rt.config.notify,
         env=os.environ,
         write=write,
         is_visible=lambda sid: sid == app.active_sid and app.screen is app.screen_stack[0],
@@ -289,18 +295,18 @@ def install_notifier(app: Any) -> Notifier | None:
             timer.resume()
 
     timer = app.set_interval(1.0, tick, pause=True)
-    rt.observers.append(observe)
+    rt.observe(observe)
     return notifier
 
 
-async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
+async def on_event(app: AppAPI, panel: SessionPanel, event: ev.Event) -> None:
     """After a core event reached ``panel``: refresh its spend label, the meters, and the inbox's
     budget and question rows."""
     if isinstance(event, ev.UsageUpdated | ev.BudgetChanged | ev.BudgetPaused | ev.BudgetResolved):
         panel.budget_label = budget_label(app.runtime, event.session_id)
         panel.refresh_title()
     if isinstance(event, ev.UsageUpdated | ev.TurnFinished):
-        refresher = getattr(app, "meter_refresher", None)
+        refresher = _REFRESHERS.get(app)
         if refresher is not None:
             refresher.request()
     if isinstance(event, ev.BudgetPaused):

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from collections.abc import Callable
 from typing import Any
+
+from textual.app import App
 
 QUIT_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 """Signals that quit the app as ctrl+q does (the terminal closed, ``kill``, ``tmux kill-pane``)."""
 
 
-def quit_on_signals(app: Any) -> Any:
+def quit_on_signals(app: App[Any]) -> Callable[[], None]:
     """Make SIGTERM and SIGHUP quit ``app`` as ctrl+q does, at once (the partial reply is saved, the
     terminal restored); without this they killed the process mid-stream with the terminal still in
     the alternate screen. Returns a function that removes the handlers."""

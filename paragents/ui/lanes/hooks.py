@@ -5,22 +5,26 @@ lane's setup output streamed into the panel it was asked from."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.ui.core.messages import LaneChoice
 from paragents.ui.inbox.screen import InboxItem, InboxScreen
 from paragents.ui.widgets.lane_ask_bar import LaneAskBar
 from paragents.ui.widgets.prediction_bar import prediction_summary
+from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.setup_log import SetupLog
 
+if TYPE_CHECKING:
+    from paragents.ui.app_api import AppAPI
 
-def lane_items(app: Any) -> list[Any]:
+
+def lane_items(app: AppAPI) -> list[InboxItem]:
     """Return one inbox row per predicted lane conflict shown in some panel (tagged "predicted
     conflict"), under the session of its first lane that has a panel."""
-    items: dict[str, Any] = {}
+    items: dict[str, InboxItem] = {}
     for sid, panel in app.panels.items():
-        for conflict in getattr(panel, "lane_conflicts", ()):
+        for conflict in panel.lane_conflicts:
             key = f"lanepred:{conflict.key}"
             if key in items and panel.lane != conflict.a:
                 continue
@@ -30,7 +34,7 @@ def lane_items(app: Any) -> list[Any]:
     return list(items.values())
 
 
-async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
+async def on_event(app: AppAPI, panel: SessionPanel, event: ev.Event) -> None:
     """After a core event reached ``panel``: a change of predicted conflicts refreshes the inbox."""
     if not isinstance(event, ev.LaneConflictsChanged):
         return
@@ -40,12 +44,12 @@ async def on_event(app: Any, panel: Any, event: ev.Event) -> None:
         await app.screen.reload()
 
 
-def begin_setup(app: Any, sid: str | None) -> Callable[[bool, str], None]:
+def begin_setup(app: AppAPI, sid: str | None) -> Callable[[bool, str], None]:
     """Stream the setup output of a lane made from now on into the panel of ``sid`` (a
     :class:`~paragents.ui.widgets.setup_log.SetupLog` above its prompt); return ``end(failed,
     reason)``, which removes the log (or, failed, keeps it and says why) and stops streaming."""
-    runtime = app.runtime
-    if sid is None or not hasattr(runtime, "lane_setup_output"):
+    lanes = app.runtime.lanes
+    if sid is None:
         return lambda failed, reason: None
     logs: list[SetupLog] = []
 
@@ -66,20 +70,19 @@ def begin_setup(app: Any, sid: str | None) -> Callable[[bool, str], None]:
                 await log.remove()
 
     def end(failed: bool, reason: str) -> None:
-        runtime.lane_setup_output = None
+        lanes.watch_setup(None)
         app.call_later(finish, failed, reason)
 
-    runtime.lane_setup_output = lambda lane, line: app.call_later(show, lane, line)
+    lanes.watch_setup(lambda lane, line: app.call_later(show, lane, line))
     return end
 
 
-def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
+def ask_lane(app: AppAPI, name: str | None, **options: Any) -> bool:
     """``lanes: ask``: when another open session writes in the shared checkout, show the lane question
     in the focused panel (:class:`~paragents.ui.widgets.lane_ask_bar.LaneAskBar`) and return True; its
     answer (:func:`lane_answered`) opens the session in a lane, in the shared checkout, or not at all.
     False: open it now."""
-    question = getattr(app.runtime, "lane_question", None)
-    writers = question() if question is not None else []
+    writers = app.runtime.lanes.lane_question()
     panel = app.active_panel
     if not writers or panel is None:
         return False
@@ -90,7 +93,7 @@ def ask_lane(app: Any, name: str | None, **options: Any) -> bool:
     return True
 
 
-async def lane_answered(app: Any, choice: LaneChoice) -> None:
+async def lane_answered(app: AppAPI, choice: LaneChoice) -> None:
     """The lane question was answered: remove its bar, then open the session in a lane or in the
     shared checkout (or not: cancel)."""
     panel = app.panels.get(choice.session_id)
@@ -104,7 +107,7 @@ async def lane_answered(app: Any, choice: LaneChoice) -> None:
     )
 
 
-async def _open(app: Any, name: str | None, lane: bool, options: dict[str, Any]) -> None:
+async def _open(app: AppAPI, name: str | None, lane: bool, options: dict[str, Any]) -> None:
     try:
         await app.open_session(name, lane=lane, **options)
     except Exception as exc:  # SessionError: a name taken meanwhile, a lane that cannot be made

@@ -131,6 +131,8 @@ class SessionPanel(Vertical):
         """The budget or loop-guard pause waiting for an answer (its bar shows), or None."""
         self.waiting_on: str | None = view.waiting_on
         self.queued_because = ""
+        self.budget_label = ""
+        """The title's spend ("$0.03 of $0.05 (60%)"), set by the budget hooks (ui/budgets/hooks.py)."""
         """Why the session's prompt waits for its turn (state QUEUED), as the core said."""
         self.lane: str | None = view.lane
         """The lane (git worktree) the session works in, or None."""
@@ -230,7 +232,7 @@ class SessionPanel(Vertical):
         if self.context_window > 0:
             pct = round(100 * self.context_tokens / self.context_window)
             text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
-        if budget := getattr(self, "budget_label", ""):
+        if budget := self.budget_label:
             text.append(f"{sep}{budget}", style="bold red" if self.state is SessionState.BUDGET else "")
         if self.queue:
             text.append(f"{sep}{len(self.queue)} queued", style="yellow")
