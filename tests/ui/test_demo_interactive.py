@@ -56,7 +56,7 @@ class PilotDemo(DemoPlayer):
             await wait_until(
                 pilot, lambda: any(n.message == DEMO_TYPED_PROMPT for n in app._notifications), "the notice"
             )
-            assert not app.runtime.scheduler.is_running(docs.session_id)
+            assert not app.runtime.prompts.is_running(docs.session_id)
             assert not any(t.startswith("Turn failed") for t in texts(docs))
 
             app.focus_panel(api.session_id)

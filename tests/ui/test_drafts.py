@@ -46,7 +46,8 @@ async def test_unsent_text_comes_back_alone_and_queued_prompts_come_back_as_held
     assert app.return_code == 0
     sent = len(replay.requests)
 
-    again = make_app(await make_runtime())
+    again_rt = await make_runtime()
+    again = make_app(again_rt)
     async with again.run_test(size=SIZE) as pilot:
         (panel,) = await started(pilot, again)
         box = panel.prompt_box.input
@@ -73,21 +74,22 @@ async def test_unsent_text_comes_back_alone_and_queued_prompts_come_back_as_held
         await again.runtime.wait_idle(panel.session_id)
         assert [(q.text, q.held) for q in view.queue] == [("queued two", True)]
         await pilot.press("ctrl+q")
-    async with await Store.open(again.runtime.store.path) as store:
+    async with await Store.open(again_rt.store.path) as store:
         assert await store.drafts.get(panel.session_id) == ("", ["queued two"])
 
 
 async def test_a_draft_is_saved_once_typing_pauses_so_a_crash_keeps_it(
     make_runtime: Any, replay: ReplayServer
 ) -> None:
-    app = make_app(await make_runtime())
+    rt = await make_runtime()
+    app = make_app(rt)
     async with app.run_test(size=SIZE) as pilot:
         (panel,) = await started(pilot, app)
         await pilot.press(*"[b]not[/b] sent yet ")
         panel.prompt_box.input.insert("🙂")  # (Pilot has no key for it: as a paste would)
         await wait_until(pilot, lambda: panel.prompt_box.unsaved_draft() is None, "the draft saved")
         # another process (a restart after a crash) reads it from the store
-        async with await Store.open(app.runtime.store.path) as store:
+        async with await Store.open(rt.store.path) as store:
             assert await store.drafts.get(panel.session_id) == ("[b]not[/b] sent yet 🙂", [])
         await app.shutdown_runtime()
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-from paragents.conflicts import Held
 from paragents.events import (
     ConflictDetected,
     PermissionAnswer,
@@ -139,10 +137,7 @@ def test_inbox(snap_compare: Any, tmp_path: Path) -> None:
 
 def test_overview(snap_compare: Any, tmp_path: Path) -> None:
     app, runtime = fixed_app(tmp_path, ["s1", "s2", "s3"])
-    since = NOW - 120
-    runtime.conflicts = SimpleNamespace(
-        held=lambda sid: [Held("/work/project/src/app.py", "write", "edit", since)] if sid == "s1" else []
-    )
+    runtime.reservations.held = {"s1": 1}  # one held write (src/app.py) in s1
 
     async def before(pilot: Any) -> None:
         await settle(pilot)
