@@ -1,4 +1,4 @@
-"""Replay a cassette through the real engine: a real :class:`~paragents.sessions.Runtime` (store in a
+"""Replay a cassette through the real engine: a real :class:`~paragents.sessions.runtime.Runtime` (store in a
 temp state dir, real tools in a temp workspace, the cassette's permissions as the project's
 ``permissions.json``) against :class:`~paragents.llm.ReplayServer` on 127.0.0.1, which serves each
 session its scripted replies in order (routed by the ``X-Paragents-Session`` header = session name).

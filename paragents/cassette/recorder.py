@@ -1,6 +1,6 @@
 """Record a live run as a cassette (``paragents --record FILE``, ``paragents run --record FILE``).
 
-The recorder is attached by :meth:`paragents.sessions.Runtime.create` (``recorder=`` or
+The recorder is attached by :meth:`paragents.sessions.runtime.Runtime.create` (``recorder=`` or
 ``paragents.sessions.ACTIVE_RECORDER``). It collects:
 
 - each chat-completions response's raw network reads, from the ChatClient's ``recorder`` callback

@@ -2,7 +2,7 @@
 ``model:NAME@URL`` (that model at another OpenAI-compatible endpoint), ``agent:NAME`` (an external ACP
 agent, ``agents.NAME`` or a built-in one), and the runtime each target runs in.
 
-Each target gets its own :class:`~paragents.sessions.Runtime` over the eval's repository, with its
+Each target gets its own :class:`~paragents.sessions.runtime.Runtime` over the eval's repository, with its
 own store (``OUT/state/<n>.db``) and client, so two targets may use two endpoints. The runtime's
 config is the user's config reduced to what shapes a trial (models and their prices, tool rounds,
 timeouts, the loop guard, the sandbox), recorded in the run's manifest so a replay uses the same.

@@ -1,4 +1,4 @@
-"""The Textual UI of paragents: one client of the core (``paragents.sessions.Runtime``).
+"""The Textual UI of paragents: one client of the core (``paragents.sessions.SessionsAPI``).
 
 Only this package imports Textual. Entry point: :func:`paragents.ui.app.make_app`.
 
