@@ -29,7 +29,7 @@ from paragents.cassette.report import build_report
 from paragents.cassette.session_logs import SessionLogs, call_args
 from paragents.llm import ChatClient
 from paragents.llm.replay import ReplayServer, ScriptedResponse
-from paragents.sessions import open_sessions
+from paragents.sessions import Opened, open_sessions
 
 if TYPE_CHECKING:
     from paragents.store.messages import MessagesRepo
@@ -88,6 +88,8 @@ class Player:
         self.workspace = self.root / "workspace"
         self.journal = SessionLogs(self._normalise)
         self.runtime: Any = None
+        self.opened: Opened | None = None
+        """The last runtime's session layer with its store (an app built on it can fan out, serve)."""
         self.messages: MessagesRepo | None = None
         """The store's messages of the last runtime (the report reads what each session kept)."""
         self.server: ReplayServer | None = None
@@ -229,6 +231,7 @@ class Player:
         runtime.observe(self.journal)
         runtime.observe(self._observe)
         self.runtime = runtime
+        self.opened = opened
         self.messages = opened.store.messages
         return runtime
 

@@ -59,7 +59,7 @@ class DemoPlayer(Player):
 
     async def run_phase(self, runtime: Any, phase: int) -> None:
         """Run the app; drive the sessions from a task once the panels exist."""
-        self.app = make_app(runtime, demo=True, tune_gc=self.tune_gc)
+        self.app = make_app(self.opened or runtime, demo=True, tune_gc=self.tune_gc)
 
         async def drive() -> None:
             while not self.app.ready:

@@ -58,7 +58,7 @@ class TuiPlayer(Player):
 
     async def run_phase(self, runtime: Any, phase: int) -> None:
         """Open the app on ``runtime``, wait until its panels exist, drive the phase, settle."""
-        self.app = make_app(runtime, demo=self.demo)
+        self.app = make_app(self.opened or runtime, demo=self.demo)
         async with self.app.run_test(size=SIZE) as pilot:
             self.pilot = pilot
             await self.wait_ui(lambda: bool(self.app.ready))

@@ -29,6 +29,7 @@ from paragents.eval.workspace import branch_of, prepare_repo
 
 if TYPE_CHECKING:
     from paragents.cassette.recorder import CassetteRecorder
+    from paragents.sessions import Opened
     from paragents.sessions.api import SessionsAPI
     from paragents.store import Store
 
@@ -97,11 +98,19 @@ class TargetRun:
     """A target's runtime, answerer and recorder for the duration of the run."""
 
     target: Target
-    rt: SessionsAPI
-    store: Store
-    """The store the runtime runs on (the trials' lanes, evidence and fan-out groups)."""
+    opened: Opened
+    """The target's session layer: its API, and the store it runs on (the trials' lanes, evidence and
+    fan-out groups)."""
     answerer: Answerer
     recorder: CassetteRecorder | None
+
+    @property
+    def rt(self) -> SessionsAPI:
+        return self.opened.api
+
+    @property
+    def store(self) -> Store:
+        return self.opened.store
 
 
 def hidden_rules(tasks: TaskSet) -> list[str]:
@@ -229,7 +238,7 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
         rt.observe(answerer)
         if options.attach is not None:
             options.attach(rt)
-        runs[target.label] = TargetRun(target, rt, opened.store, answerer, recorder)
+        runs[target.label] = TargetRun(target, opened, answerer, recorder)
     return runs
 
 

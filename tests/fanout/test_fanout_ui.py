@@ -10,6 +10,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static, TextArea
 
 from paragents.llm.replay import ReplayServer
+from paragents.sessions.factory import opened
 from paragents.ui.app import make_app
 from paragents.ui.fanout.compare import CompareScreen
 from paragents.ui.inbox.screen import InboxScreen
@@ -25,7 +26,7 @@ async def test_best_of_three_from_the_tui(server: ReplayServer, repo: Path, tmp_
     script.chmod(0o755)
     script_candidates(server)
     runtime, _ = await make_runtime(server, repo, tmp_path / "db.sqlite", max_parallel_turns=3)
-    app = make_app(runtime)
+    app = make_app(opened(runtime))
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.ready and len(app.panels) == 1, "the first panel")
         await pilot.press(*f"/fanout 3 --verify {script} {PROMPT}", "enter")

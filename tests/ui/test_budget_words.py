@@ -34,12 +34,9 @@ async def test_a_money_cap_after_a_token_cap_says_the_token_cap_still_holds(make
 
 
 def test_the_headers_spend_today_reads_like_the_panel_titles() -> None:
-    from types import SimpleNamespace
 
     from paragents.limits import Spend
-    from paragents.ui.budgets.hooks import Meters, today_text
+    from paragents.ui.budgets.hooks import Meters, spend_today
 
-    budgets = SimpleNamespace(today=None, project_cap=lambda: None)
-    refresher = SimpleNamespace(meters=Meters(today=Spend(prompt=9000, completion=871, estimated=True)))
-    app = SimpleNamespace(runtime=SimpleNamespace(budgets=budgets), meter_refresher=refresher, demo=False)
-    assert today_text(app) == "today ~9.9k tok"  # not "~9871 tok" next to titles saying "5.0k tok"
+    meters = Meters(today=Spend(prompt=9000, completion=871, estimated=True))
+    assert spend_today(meters, None) == "today ~9.9k tok"  # not "~9871 tok" next to titles saying "5.0k tok"

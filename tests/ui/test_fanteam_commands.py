@@ -11,6 +11,7 @@ from typing import Any
 from textual.widgets import Static
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
+from paragents.sessions.factory import opened
 from paragents.ui.app import make_app
 from paragents.ui.fanout.team_screens import ReviewScreen
 from tests.ui.conftest import SIZE, wait_until
@@ -31,7 +32,7 @@ async def test_review_shows_the_merged_report(
             session=f"review-{name}",
         )
     runtime = await make_runtime()
-    app = make_app(runtime)
+    app = make_app(opened(runtime))
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.ready and len(app.panels) == 1, "the first panel")
         await pilot.press(*"/review security,code", "enter")
@@ -55,7 +56,7 @@ async def test_review_shows_the_merged_report(
 async def test_decide_reaches_the_next_system_prompt(make_runtime: Any, replay: ReplayServer) -> None:
     replay.add(ScriptedResponse.from_message(content="ok"))
     runtime = await make_runtime()
-    app = make_app(runtime)
+    app = make_app(opened(runtime))
     async with app.run_test(size=SIZE) as pilot:
         await wait_until(pilot, lambda: app.ready and len(app.panels) == 1, "the first panel")
         await pilot.press(*"/decide Tabs are never used", "enter")

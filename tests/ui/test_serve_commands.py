@@ -10,6 +10,7 @@ import httpx
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
+from paragents.sessions.factory import opened
 from paragents.ui.app import make_app
 from paragents.ui.serve.hooks import running
 from paragents.ui.serve.pair import PairScreen
@@ -25,7 +26,7 @@ async def test_serve_answers_a_panels_approval_over_http_and_pair_shows_a_link(
     replay.add(ScriptedResponse.from_message(tool_calls=[call]))
     replay.add(ScriptedResponse.from_message("done"))
     runtime = await make_runtime()
-    app = make_app(runtime)
+    app = make_app(opened(runtime))
     async with app.run_test(size=SIZE) as pilot:
         panel = await first_panel(pilot, app)
         await type_line(pilot, panel, "/serve 0")

@@ -91,7 +91,7 @@ def run_eval_tui(options: RunOptions) -> RunResults | None:
     async def main() -> RunResults | None:
         async with EvalSession(options) as session:
             run = next(iter(session.runs.values()))
-            app = make_app(run.rt)
+            app = make_app(run.opened)
             task = asyncio.get_running_loop().create_task(
                 follow_in_app(app, session, f"eval {options.tasks.name}")
             )

@@ -20,6 +20,7 @@ from paragents.fanout.errors import FanoutError
 from paragents.fanout.group import FanoutGroup, start_best_of
 from paragents.fanout.host import FanoutHost
 from paragents.fanout.request import USAGE, parse_fanout
+from paragents.sessions import SessionError
 from paragents.ui.core.commands import SlashCommand
 from paragents.ui.fanout.compare import CompareActions, CompareScreen
 
@@ -47,9 +48,9 @@ def groups(app: AppAPI) -> dict[str, FanoutGroup]:
 
 def host_of(app: AppAPI) -> FanoutHost:
     """What the app's fan-outs run on: its session layer with the store and the chat client.
-    FanoutError when the app was given the session API alone (a stand-in)."""
+    SessionError when the app was given the session API alone (a stand-in)."""
     if app.opened is None:
-        raise FanoutError("fan-out needs the session layer's store, which this app was not given")
+        raise SessionError("fan-out needs the session layer's store, which this app was not given")
     return FanoutHost.of(app.opened)
 
 
