@@ -3,7 +3,7 @@
 This is the seam to the approvals engine: every ask is a row of the store's ``approvals`` table.
 ``items`` lists this process's asks (from the sessions' views, with their previews) and the pending
 rows of other processes of the project (``paragents run --wait-approvals``, another TUI, a ``serve
---tui`` tab); ``answer`` goes through ``runtime.answer_approval``: the first answer wins, from any
+--tui`` tab); ``answer`` goes through ``runtime.approvals.answer_approval``: the first answer wins, from any
 process, and a second one is refused naming the first. Both methods run on the Runtime's loop
 (:class:`~paragents.serve.bridge.RuntimeBridge` calls them there). Nothing here imports Textual."""
 

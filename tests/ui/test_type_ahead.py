@@ -14,7 +14,7 @@ from tests.ui.test_app_sessions import started
 async def test_keys_typed_while_a_new_session_opens_go_to_its_prompt(make_runtime: Any) -> None:
     runtime = await make_runtime()
     opened = asyncio.Event()
-    real_new = runtime.new_session
+    real_new = runtime.lifecycle.new_session
 
     async def slow_new(*args: Any, **kwargs: Any) -> Any:
         await opened.wait()  # a loaded machine: the session is not there yet when typing goes on
@@ -23,7 +23,7 @@ async def test_keys_typed_while_a_new_session_opens_go_to_its_prompt(make_runtim
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         (first,) = await started(pilot, app)
-        runtime.new_session = slow_new
+        runtime.lifecycle.new_session = slow_new
         await pilot.press("ctrl+n", *"for the new one", "ctrl+j", *"second line")
         await pilot.pause()
         assert first.prompt_box.input.value == ""  # nothing lands in the old panel
@@ -49,7 +49,7 @@ async def test_a_refused_new_gives_the_held_keys_back_to_the_prompt(make_runtime
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         (first,) = await started(pilot, app)
-        runtime.new_session = refused
+        runtime.lifecycle.new_session = refused
         await pilot.press("ctrl+n", *"still here")
         await wait_until(pilot, lambda: first.prompt_box.input.value == "still here", "the keys back")
         assert len(app.panels) == 1

@@ -1,7 +1,7 @@
 """Asks another process waits on, in this TUI's inbox (f2): rows of the store's ``approvals`` table
 of this project that no panel here shows (a ``paragents run --wait-approvals`` in another terminal,
 another TUI). Each becomes an inbox item with the same bar as a local ask; its answer goes to the row
-through ``runtime.answer_approval`` (first answer wins; a refusal is shown as a toast). The list is
+through ``runtime.approvals.answer_approval`` (first answer wins; a refusal is shown as a toast). The list is
 re-read when the inbox opens and every :data:`REFRESH` seconds while it is open."""
 
 from __future__ import annotations
