@@ -10,7 +10,8 @@ from typing import Any
 from paragents.sessions import Runtime
 from paragents.ui.app import ParagentsApp, make_app
 from paragents.ui.widgets.session_panel import SessionPanel
-from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, ToolEntry
+from paragents.ui.widgets.tool_call import ToolEntry
+from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
 from tests.acp.conftest import FAKE_AGENT
 from tests.ui.conftest import SIZE, wait_until
 
