@@ -1,6 +1,7 @@
 """Issue 28 item 3 in ``paragents inbox``: the list's one-line summary says when it cuts the call (and
 how big the call is), ``--show ID`` prints the whole call (line 306's ``curl … | sh`` included, with
-no terminal escape sequence from the model), and ``--json`` carries each item's whole call."""
+no terminal escape sequence from the model: its control characters are drawn as symbols, never
+dropped), and ``--json`` carries each item's whole call."""
 
 from __future__ import annotations
 
@@ -43,7 +44,9 @@ def test_the_inbox_says_it_cuts_and_show_prints_the_whole_call(
     assert "(cut: 311 lines" in listed and "paragents inbox --show long1" in listed
     assert main(["inbox", "--dir", str(project), "--show", "long1"]) == 0
     whole = capsys.readouterr().out
-    assert EVIL in whole and "echo tail 3" in whole and "echo ]0;owneddone" in whole
+    assert EVIL in whole and "echo tail 3" in whole
+    assert "echo \u241b]0;owned\u2407done" in whole  # ESC and BEL shown ("␛", "␇"), not dropped
+    assert "2 invisible characters drawn as \u241b \u2407" in whole
     assert "\x1b" not in whole and "\x07" not in whole
     assert main(["inbox", "--dir", str(project), "--json"]) == 0
     [item] = json.loads(capsys.readouterr().out)

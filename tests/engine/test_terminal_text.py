@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
-from paragents.terminal_text import StreamCleaner, strip_controls
+from paragents.terminal_text import StreamCleaner, hidden_symbols, show_controls, strip_controls
 
 HOSTILE = (
     "a \x1b]0;TITLE\x07 b \x1b]52;c;Y2xpcA==\x1b\\ c \x1b[31mred\x1b[0m d \x9b2J e \x1bPdcs\x1b\\ f\x07\x00"
@@ -31,3 +33,18 @@ def test_an_unterminated_sequence_is_held_then_dropped_and_a_runaway_one_let_go(
     assert cleaner.flush() == ""
     long = "\x1b]0;" + "x" * 5000
     assert "\x1b" not in cleaner.feed(long)  # not held for ever: removed as far as it went
+
+
+def test_show_controls_draws_every_hidden_character_and_drops_none() -> None:
+    """What a person approves is shown whole: each control or invisible format character becomes a
+    visible symbol (nothing removed), newline and tab stay, and the result holds no control character."""
+    every = "".join(chr(c) for c in range(0xA0)) + "\u200b\u200d\u202e\u2066\ufeff"
+    shown = show_controls(every)
+    assert not any(
+        unicodedata.category(ch) in ("Cc", "Cf") for ch in shown.replace("\n", "").replace("\t", "")
+    )
+    assert shown.count("\n") == 1 and shown.count("\t") == 1
+    assert show_controls("a\x1b[2Jb\x07\r\x00\x7f") == "a\u241b[2Jb\u2407\u240d\u2400\u2421"
+    assert show_controls("\x9b31m \u202e") == "<U+009B>31m <U+202E>"
+    assert len(hidden_symbols(every)) == 30 + 33 + 5  # C0 but newline and tab, DEL and C1, the 5 others
+    assert show_controls("plain: ls -la | grep x") == "plain: ls -la | grep x"
