@@ -10,8 +10,8 @@ import pytest
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
-from tests.engine.conftest import Collector
 from tests.lanes.conftest import empty_repo, git_identity, repo
+from tests.runtime_env import Collector
 
 __all__ = ["empty_repo", "git_identity", "repo"]
 

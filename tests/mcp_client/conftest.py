@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.engine.conftest import Collector, Env, env  # noqa: F401  (the fixture, reused)
 from tests.patience import HANG_GUARD_S
+from tests.runtime_env import Collector, Env, env  # noqa: F401  (the fixture, reused)
 
 DEMO = Path(__file__).with_name("demo_server.py")
 

@@ -1,5 +1,5 @@
-"""Memory/compaction fixtures: a real Runtime against a loopback ReplayServer, an event collector,
-and a checker of what the server received."""
+"""Agent fixtures: a real Runtime against a loopback ReplayServer and an event collector
+(tests/runtime_env.py), and checkers of what the server received (compaction, valid requests)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from paragents.agent.compaction import SUMMARY_PROMPT
 from paragents.llm.replay import ReceivedRequest, ReplayServer
 
-# The same Runtime/ReplayServer fixtures as the engine tests (one definition, shared).
-from tests.engine.conftest import Collector, Env, env  # noqa: F401
+# The shared Runtime/ReplayServer fixture (one definition, tests/runtime_env.py).
+from tests.runtime_env import Collector, Env, env  # noqa: F401
 
 
 def is_summary_request(request: ReceivedRequest) -> bool:

@@ -7,7 +7,7 @@ import asyncio
 
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import user_message
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 from tests.scripted import gated
 
 

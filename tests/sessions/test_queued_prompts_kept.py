@@ -9,7 +9,7 @@ import asyncio
 from paragents import events as ev
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.store import Store
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 from tests.scripted import gated
 
 

@@ -3,7 +3,7 @@
 Run by hand against a live OpenAI-compatible server (the repo's local model:
 ``../shared/tools/local-model start`` serves SmolLM2-135M at http://127.0.0.1:8080/v1):
 
-    uv run python tests/memory/data/record_usage.py http://127.0.0.1:8080/v1 smollm2
+    uv run python tests/agent/data/record_usage.py http://127.0.0.1:8080/v1 smollm2
 
 Each conversation below is sent as one NON-streamed chat completion with ``max_tokens: 1`` (the
 stock llama.cpp server reports ``usage`` only on non-streamed replies); the server's ``usage`` is

@@ -17,9 +17,9 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime, SessionError
 from paragents.store import INTERRUPTED_RESULT
-from tests.engine.conftest import Env
 from tests.faults.tally import record
 from tests.patience import HANG_GUARD_S
+from tests.runtime_env import Env
 
 WRITER = Path(__file__).resolve().parents[1] / "store" / "store_child_writer.py"
 

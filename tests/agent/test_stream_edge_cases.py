@@ -8,7 +8,7 @@ from typing import Any
 
 from paragents import events as ev
 from paragents.llm.replay import ScriptedResponse
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 
 
 def sse(*chunks: dict[str, Any], done: bool = True) -> ScriptedResponse:

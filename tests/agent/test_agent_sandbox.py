@@ -13,7 +13,7 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import SessionError
 from paragents.tools.sandbox import SandboxConfig, check
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 
 MISSING = "/nonexistent/bin/bwrap"
 needs_bwrap = pytest.mark.skipif(

@@ -15,7 +15,7 @@ from paragents.config import RuntimeConfig
 from paragents.limits import Budget
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import AssembledReply, SessionState, ToolCall
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 
 BIG = {"prompt_tokens": 9000, "completion_tokens": 1000, "total_tokens": 10000}
 PRICES = {

@@ -8,7 +8,7 @@ import json
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.ui.commands import SlashCommand, parse_command
-from tests.memory.conftest import Env, assert_valid_request, turn_requests
+from tests.agent.conftest import Env, assert_valid_request, turn_requests
 
 
 def say(text: str) -> ScriptedResponse:

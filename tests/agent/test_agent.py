@@ -13,7 +13,7 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import SessionState
 from tests.conftest import shared_fixtures_dir
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 
 
 def reply(content: str = "", **kw: object) -> ScriptedResponse:

@@ -8,7 +8,7 @@ import json
 from paragents import events as ev
 from paragents import paths
 from paragents.sessions import Runtime
-from tests.engine.conftest import Env
+from tests.runtime_env import Env
 
 
 async def test_sessions_on_the_old_default_follow_a_new_default_model(env: Env) -> None:

@@ -11,7 +11,7 @@ from paragents.agent.tokens import estimate_messages_tokens
 from paragents.llm.replay import ScriptedResponse
 from paragents.tools.files import ListDir
 from paragents.tools.registry import ToolRegistry
-from tests.memory.conftest import Env, assert_valid_request, turn_requests
+from tests.agent.conftest import Env, assert_valid_request, turn_requests
 
 WINDOW = 2000
 TURNS = 200

@@ -1,4 +1,5 @@
-"""Engine fixtures: a real Runtime (store, policy, tools, client) against a loopback ReplayServer."""
+"""A real Runtime (store, policy, tools, client) against a loopback ReplayServer: the ``env`` fixture
+(re-exported by the conftest of each folder whose tests take it) and the :class:`Collector` sink."""
 
 from __future__ import annotations
 

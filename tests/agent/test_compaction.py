@@ -11,7 +11,7 @@ from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
-from tests.memory.conftest import Env, assert_valid_request, is_summary_request, turn_requests
+from tests.agent.conftest import Env, assert_valid_request, is_summary_request, turn_requests
 from tests.patience import HANG_GUARD_S
 
 
