@@ -30,7 +30,7 @@ async def http_demo(name: str = "web") -> AsyncIterator[str]:
     """Serve the demo server over Streamable HTTP in this process; yield its URL."""
     import uvicorn
 
-    from tests.mcp_client.demo_server import build
+    from tests.mcp.demo_server import build
 
     app = build(name).streamable_http_app()
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

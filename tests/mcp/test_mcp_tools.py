@@ -36,7 +36,7 @@ async def test_http_server_tools_are_offered_and_called(tmp_path: Path, http_url
 async def test_calls_are_serialised_unless_the_server_is_declared_concurrent(tmp_path: Path) -> None:
     import asyncio
 
-    from tests.mcp_client.conftest import http_demo
+    from tests.mcp.conftest import http_demo
     from tests.patience import HANG_GUARD_S
 
     # each call waits for the other to run beside it: at once when concurrent (however slow the

@@ -15,7 +15,7 @@ from paragents import events as ev
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
-from tests.mcp_client.conftest import DEMO, Env, demo_stdio
+from tests.mcp.conftest import DEMO, Env, demo_stdio
 from tests.patience import HANG_GUARD_S
 
 TIMEOUT = HANG_GUARD_S
