@@ -1,4 +1,4 @@
-"""Every cassette under tests/cassettes/ replayed through the real engine, plus determinism, bad
+"""Every cassette under tests/cassette/ replayed through the real engine, plus determinism, bad
 cassettes, expect failures, the CLI (one real subprocess) and the record -> replay round trip."""
 
 from __future__ import annotations

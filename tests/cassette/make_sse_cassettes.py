@@ -1,5 +1,5 @@
-"""Regenerate tests/cassettes/sse/*.json: one cassette per shared SSE fixture (run from the repo root:
-``uv run python tests/cassettes/make_sse_cassettes.py``). Each plays the fixture's raw reads as the
+"""Regenerate tests/cassette/sse/*.json: one cassette per shared SSE fixture (run from the repo root:
+``uv run python tests/cassette/make_sse_cassettes.py``). Each plays the fixture's raw reads as the
 first reply of a session; when the fixture carries tool calls a short follow-up reply ends the turn."""
 
 from __future__ import annotations
