@@ -1,10 +1,12 @@
-"""A real Runtime (store, policy, tools, client) against a loopback ReplayServer: the ``env`` fixture
-(re-exported by the conftest of each folder whose tests take it) and the :class:`Collector` sink."""
+"""A real Runtime (store, policy, tools, client) against a loopback ReplayServer, two ways: the ``env``
+fixture (one project and database; ``await env.runtime(**config)``) and the ``server`` + ``runtime``
+fixtures (``await runtime(project, **config)`` -> (Runtime, Collector), every one shut down after),
+with the :class:`Collector` sink. The conftest of each folder whose tests take them re-exports them."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 
 from paragents import events as ev
-from paragents.llm.replay import ReplayServer
+from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from tests.patience import HANG_GUARD_S
 
@@ -63,3 +65,35 @@ async def env(tmp_path: Path) -> AsyncIterator[Env]:
     project.mkdir()
     async with ReplayServer(models=["m"]) as server:
         yield Env(server=server, project=project, db=tmp_path / "state" / "paragents.db", sink=Collector())
+
+
+MakeRuntime = Callable[..., Awaitable[tuple[Runtime, Collector]]]
+
+
+def reply(content: str = "", **kw: object) -> ScriptedResponse:
+    """One scripted assistant reply (text and/or ``tool_calls``)."""
+    return ScriptedResponse.from_message(content=content, **kw)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[ReplayServer]:
+    async with ReplayServer(models=["m"]) as replay:
+        yield replay
+
+
+@pytest.fixture
+async def runtime(server: ReplayServer, tmp_path: Path) -> AsyncIterator[MakeRuntime]:
+    """``await runtime(project, **config)`` -> (Runtime, Collector); every one is shut down after."""
+    made: list[Runtime] = []
+
+    async def make(project: Path, **overrides: object) -> tuple[Runtime, Collector]:
+        cfg = {"base_url": server.base_url, "model": "m", "max_retries": 0, "sandbox": "off", **overrides}
+        rt = await Runtime.create(project, cli_overrides=cfg, db_path=tmp_path / "db.sqlite")
+        sink = Collector()
+        rt.set_sink(sink)
+        made.append(rt)
+        return rt, sink
+
+    yield make
+    for rt in made:
+        await rt.shutdown()

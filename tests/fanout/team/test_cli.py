@@ -10,8 +10,8 @@ import pytest
 
 from paragents.cli import main
 from paragents.llm.replay import ThreadedReplayServer
-from tests.fanteam.conftest import reply
-from tests.fanteam.test_review import SQL, findings
+from tests.fanout.team.test_review import SQL, findings
+from tests.runtime_env import reply
 
 
 @pytest.fixture

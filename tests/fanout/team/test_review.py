@@ -12,7 +12,7 @@ import pytest
 from paragents.fanout.report import Finding, merge_findings
 from paragents.fanout.review import ReviewError, ReviewRequest, run_review
 from paragents.llm.replay import ReplayServer
-from tests.fanteam.conftest import MakeRuntime, reply
+from tests.runtime_env import MakeRuntime, reply
 
 SQL = {
     "file": "app.py",

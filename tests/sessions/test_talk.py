@@ -12,7 +12,7 @@ from paragents import events as ev
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer
 from paragents.sessions.decisions import NOTES_END, NOTES_HEADER
-from tests.fanteam.conftest import MakeRuntime, reply
+from tests.runtime_env import MakeRuntime, reply
 from tests.trusting import trusted
 
 

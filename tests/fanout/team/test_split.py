@@ -12,8 +12,8 @@ import pytest
 from paragents.events import PermissionAnswer
 from paragents.fanout.split import Plan, Schedule, SplitError, run_split, schedule
 from paragents.llm.replay import ReplayServer
-from tests.fanteam.conftest import MakeRuntime, reply
 from tests.lanes.conftest import sh
+from tests.runtime_env import MakeRuntime, reply
 
 
 def task(tid: str, paths: list[str], deps: list[str] | None = None) -> dict[str, object]:
