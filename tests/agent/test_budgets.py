@@ -13,7 +13,7 @@ from paragents.cli.exit_codes import EXIT_BUDGET, exit_code_for
 from paragents.limits import Budget, BudgetError, parse_budget
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.models import SessionState
-from tests.cli.test_headless import run_json
+from tests.cli.headless import run_json
 from tests.runtime_env import Env
 
 BIG = {"prompt_tokens": 9000, "completion_tokens": 1000, "total_tokens": 10000}
@@ -189,7 +189,7 @@ def test_headless_max_budget_exits_7_with_error_kind_budget(tmp_path: Path) -> N
 
 def test_headless_bad_max_budget_is_a_usage_error(tmp_path: Path) -> None:
     with ThreadedReplayServer(models=["m"]) as server:
-        from tests.cli.test_headless import paragents
+        from tests.cli.headless import paragents
 
         proc = paragents(
             "run", "--endpoint", server.base_url, "--model", "m", "--max-budget=-2usd", "hi", cwd=tmp_path

@@ -13,7 +13,7 @@ import pytest
 from paragents import paths
 from paragents.cli import main
 from paragents.store import Store
-from tests.serve.test_shown import EVIL, LONG_COMMAND
+from tests.serve.calls import EVIL, LONG_COMMAND
 
 COMMAND = LONG_COMMAND + "\necho \x1b]0;owned\x07done"
 

@@ -4,44 +4,19 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
-from tests.patience import HANG_GUARD_S
+from tests.cli.headless import paragents, run_json
 
 
 @pytest.fixture
 def server() -> Iterator[ThreadedReplayServer]:
     with ThreadedReplayServer(models=["m"]) as srv:
         yield srv
-
-
-def paragents(
-    *args: str, cwd: Path, stdin: str | None = None, extra_env: dict | None = None
-) -> subprocess.CompletedProcess:
-    env = {**os.environ, **(extra_env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "paragents.cli", *args],
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=HANG_GUARD_S,
-    )
-
-
-def run_json(server: ThreadedReplayServer, cwd: Path, *extra: str, prompt: str = "hi") -> tuple[int, dict]:
-    proc = paragents(
-        "run", "--endpoint", server.base_url, "--model", "m", "--json", *extra, prompt, cwd=cwd, stdin=""
-    )
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc.returncode, json.loads(proc.stdout)
 
 
 def test_run_json_completes_and_is_persisted(server: ThreadedReplayServer, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from paragents.config import McpSettings
 from paragents.mcp import McpPool, SessionMcp
 from paragents.tools.base import ToolContext
 from tests.mcp.conftest import demo_stdio
-from tests.mcp.test_mcp_sessions import _alive, wait_exited
+from tests.mcp.processes import _alive, wait_exited
 from tests.patience import HANG_GUARD_S
 
 

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
 from tests.mcp.conftest import DEMO, Env, demo_stdio
+from tests.mcp.processes import _alive, wait_exited
 from tests.patience import HANG_GUARD_S
 
 TIMEOUT = HANG_GUARD_S
@@ -238,20 +238,6 @@ async def test_an_invalid_mcp_json_is_one_message_naming_the_file(env: Env) -> N
     await turn(rt, s.id)
     assert s.last_result is not None and s.last_result.status == "completed"
     await rt.shutdown()
-
-
-def wait_exited(pid: int) -> None:
-    """Block until our child ``pid`` has exited (the kernel tells; it is left for asyncio to reap)."""
-    with contextlib.suppress(ChildProcessError):  # asyncio reaped it already
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text()
 
 
 async def test_a_10_mb_result_over_stdio_is_capped(tmp_path: Path) -> None:

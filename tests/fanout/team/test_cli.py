@@ -10,7 +10,7 @@ import pytest
 
 from paragents.cli import main
 from paragents.llm.replay import ThreadedReplayServer
-from tests.fanout.team.test_review import SQL, findings
+from tests.fanout.team.findings import SQL, findings
 from tests.runtime_env import reply
 
 

@@ -4,7 +4,6 @@ patch is offered only when ``git apply --check`` accepts it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -12,19 +11,8 @@ import pytest
 from paragents.fanout.report import Finding, merge_findings
 from paragents.fanout.review import ReviewError, ReviewRequest, run_review
 from paragents.llm.replay import ReplayServer
+from tests.fanout.team.findings import SQL, findings
 from tests.runtime_env import MakeRuntime, reply
-
-SQL = {
-    "file": "app.py",
-    "line": 2,
-    "severity": "high",
-    "title": "SQL query built from user input",
-    "evidence": 'f"SELECT * FROM users WHERE name = {name}"',
-}
-
-
-def findings(*items: dict[str, object]) -> str:
-    return json.dumps({"findings": list(items)})
 
 
 @pytest.fixture

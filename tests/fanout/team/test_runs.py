@@ -15,7 +15,7 @@ from paragents.fanout.recording import record_choice
 from paragents.fanout.review import ReviewError, ReviewRequest, run_review
 from paragents.fanout.split import Plan, Schedule, run_split
 from paragents.llm.replay import ReplayServer, ThreadedReplayServer
-from tests.fanout.team.test_review import SQL, findings
+from tests.fanout.team.findings import SQL, findings
 from tests.runtime_env import MakeRuntime, reply
 
 DIFF = "diff --git a/README b/README\n--- a/README\n+++ b/README\n@@ -1 +1 @@\n-readme\n+read me\n"
