@@ -18,8 +18,10 @@ from typing import Any, TypeVar
 
 from paragents.backends.base import BackendError, BackendUnreachable, FileProblem
 from paragents.backends.lane import RemoteLane
+from paragents.models import CallPreview
 from paragents.tools.execution import CommandRun, Entry, ExecutionError
 from paragents.tools.remote import preview_remote, run_remote
+from paragents.tools.result import ToolResult
 
 T = TypeVar("T")
 
@@ -55,10 +57,10 @@ class LaneExecution:
     async def wait_answering(self) -> None:
         await self.lane.wait_ready()
 
-    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> ToolResult:
         return await run_remote(tool, args, ctx)
 
-    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> CallPreview | None:
         return await preview_remote(tool, args, ctx)
 
     async def _do(self, op: Callable[[], Awaitable[T]]) -> T:
@@ -187,10 +189,10 @@ class UnopenedExecution:
     def _refuse(self) -> ExecutionError:
         return ExecutionError(self._why(), "unreachable")
 
-    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> ToolResult:
         return await run_remote(tool, args, ctx)
 
-    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> CallPreview | None:
         return await preview_remote(tool, args, ctx)
 
     async def run(self, command: str, **_: Any) -> CommandRun:

@@ -74,7 +74,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
         return f"{error.message}"
     if validator == "oneOf":
         return 'expected a prompt string, {"prompt": str, "after"?: str} or {"restart": true}'
-    return error.message
+    return str(error.message)
 
 
 def _best_error(errors: list[jsonschema.ValidationError]) -> jsonschema.ValidationError:

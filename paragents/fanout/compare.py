@@ -33,7 +33,8 @@ from paragents.lanes import LaneError
 from paragents.lanes.bring_back import LaneState, MergePlan, lane_state, plan_merge
 from paragents.lanes.gc import GcDecision, gc
 from paragents.lanes.git import IDENTITY, git
-from paragents.lanes.merge import MergeResult, find_lane, merge_lane
+from paragents.lanes.merge import find_lane, merge_lane
+from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.review import LaneReview
 from paragents.store import GroupRecord, StoreError
 

@@ -129,7 +129,9 @@ def find_cycle(plan: Plan) -> list[str] | None:
 
 
 def _repo_paths_overlap(a: str, b: str) -> bool:
-    norm = lambda p: "/" + p.strip().lstrip("./").rstrip("/")  # noqa: E731
+    def norm(p: str) -> str:
+        return "/" + p.strip().lstrip("./").rstrip("/")
+
     return paths_overlap(norm(a), norm(b))
 
 

@@ -20,7 +20,8 @@ from paragents.lanes.places import fetch_if_remote, places_for
 from paragents.lanes.predict import snapshot_tree
 from paragents.lanes.repo import project_hash, recovery_dir, toplevel
 from paragents.lanes.status import LaneStatus, lane_status
-from paragents.store.holders import STALE_AFTER, HoldersRepo, holder_gone, this_host
+from paragents.store.connection import this_host
+from paragents.store.holders import STALE_AFTER, HoldersRepo, holder_gone
 from paragents.store.lanes import LanesRepo
 from paragents.store.records import LaneRecord
 from paragents.store.sessions import SessionsRepo

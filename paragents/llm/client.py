@@ -258,7 +258,7 @@ class ChatClient:
                 error.args = (error.message,)
                 raise error
             return error.retry_after
-        backoff = self.retry_base_delay * (2**retries)
+        backoff = self.retry_base_delay * (2.0**retries)
         return min(self.max_retry_wait, backoff * (1 + random.uniform(0, 0.25)))
 
     async def _attempt(

@@ -11,7 +11,7 @@ import fnmatch
 import json
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from mcp import types
 
@@ -133,7 +133,7 @@ def make_tool(handle: ServerHandle, tool: types.Tool) -> McpTool:
         "read_only": read_only,
         "destructive": destructive,
     }
-    cls = type("McpTool", (McpTool,), attrs)
+    cls = cast("type[McpTool]", type("McpTool", (McpTool,), attrs))  # a subclass made at run time
     return cls(handle)
 
 

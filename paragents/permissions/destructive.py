@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from paragents.permissions import known_commands as known
-from paragents.permissions.shell import ParsedCommand, parse_command
+from paragents.permissions.parsed import ParsedCommand
+from paragents.permissions.shell import parse_command
 
 _DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "wipefs", "srm", "truncate"})
 _GIT_FORCE = frozenset(

@@ -169,7 +169,7 @@ def specifier_matches(rule: Rule, tool: str, arguments: Mapping[str, Any]) -> bo
 
 
 @lru_cache(maxsize=4096)
-def _spec(pattern: str) -> pathspec.PathSpec:
+def _spec(pattern: str) -> pathspec.PathSpec[pathspec.Pattern]:
     return pathspec.PathSpec.from_lines("gitignore", [pattern])
 
 

@@ -10,7 +10,7 @@ import contextlib
 import functools
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents import events as ev
 from paragents.acp.launch import AcpLaunchError, AgentUnavailable, find_program, resolve_agent
@@ -25,9 +25,26 @@ MODEL_PREFIX = "acp:"
 """A session run by agent NAME shows ``acp:NAME`` as its model."""
 
 
+class SessionMaker(Protocol):
+    """What :func:`new_agent_session` needs of ``SessionLifecycle`` (which imports this module)."""
+
+    async def new_session(
+        self,
+        name: str | None = None,
+        *,
+        model: str | None = None,
+        workdir: Path | None = None,
+        mode: str | None = None,
+        open_panel: bool = True,
+        lane: str | bool | None = None,
+        base: str | None = None,
+        on: str | None = None,
+    ) -> SessionView: ...
+
+
 async def new_agent_session(
     core: SessionsCore,
-    lifecycle: Any,  # SessionLifecycle (which imports this module)
+    lifecycle: SessionMaker,
     agent: str,
     name: str | None = None,
     *,

@@ -24,13 +24,13 @@ from paragents.lanes.bring_back import (
 from paragents.lanes.commit import commit_lane
 from paragents.lanes.gc import GcDecision, gc
 from paragents.lanes.git import git
-from paragents.lanes.merge import MergeResult, find_lane, merge_lane
+from paragents.lanes.merge import find_lane, merge_lane
+from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.message import LaneWork, draft_message, recent
 from paragents.lanes.review import LaneReview, lane_reviews
 from paragents.sessions.lanes import lane_sandbox
 from paragents.sessions.view import SessionError
-from paragents.store import LaneRecord
-from paragents.store.lane_verify import VerifyRecord
+from paragents.store import LaneRecord, VerifyRecord
 
 if TYPE_CHECKING:
     from paragents.sessions.core import SessionsCore

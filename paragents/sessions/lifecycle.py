@@ -5,7 +5,6 @@ imports Textual."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from paragents import events as ev
 from paragents.agent.compaction import load_compaction
@@ -17,6 +16,7 @@ from paragents.sessions.core import SessionsCore
 from paragents.sessions.names import MAX_NAME, check_name, next_number_name, unique_name
 from paragents.sessions.opening import SessionOpening
 from paragents.sessions.view import SessionError, SessionView
+from paragents.store.records import SessionRecord
 
 SANDBOX_MODES = ("off", "auto", "required")
 MODE_NAMES = tuple(m.value for m in PermissionMode)
@@ -246,11 +246,11 @@ class SessionLifecycle:
         if acp_sessions.agent_of(core, sid) is not None:  # the agent forgets too: a new agent session
             await acp_sessions.start_new_remote(core, sid)
 
-    async def list_sessions(self) -> list[Any]:
+    async def list_sessions(self) -> list[SessionRecord]:
         """Return every persisted session of the project (store ``SessionRecord``s)."""
         return list(await self.core.store.sessions.all(self.core.project_dir))
 
-    async def find_session(self, name: str) -> Any:
+    async def find_session(self, name: str) -> SessionRecord | None:
         """Return the persisted session named ``name`` in this project, or None."""
         return await self.core.store.sessions.find(self.core.project_dir, name)
 

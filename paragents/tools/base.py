@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from paragents.models import CallPreview
 from paragents.tools.output import shorten
+from paragents.tools.result import ToolResult as ToolResult  # re-exported: part of the tool contract
 
 if TYPE_CHECKING:
     from paragents.tools.execution import Execution
@@ -69,24 +70,6 @@ class ToolContext:
     execution: Execution | None = None
     """Where the calls run when not on this machine (a lane in a container or Pod:
     paragents.tools.execution); None runs them here. ``workdir`` then stands for the lane's files."""
-
-
-@dataclass
-class ToolResult:
-    """The outcome of one tool call.
-
-    - ``content``: plain text sent back to the model as the ``role: tool`` message content.
-    - ``is_error``: True when the call failed (bad path, non-zero exit, timeout...).
-    - ``diff``: unified diff of a file change (edit tools), else None; for the UI.
-    - ``written_paths``: resolved paths the call wrote.
-    - ``meta``: tool-specific facts for the UI/store (e.g. ``exit_code``, ``timed_out``, ``lines``).
-    """
-
-    content: str
-    is_error: bool = False
-    diff: str | None = None
-    written_paths: list[Path] = field(default_factory=list)
-    meta: dict[str, Any] = field(default_factory=dict)
 
 
 class ToolArgumentError(ValueError):

@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
+from paragents.models import CallPreview
+from paragents.tools.result import ToolResult
+
 Reason = Literal["missing", "directory", "other", "unreachable", "error"]
 
 
@@ -66,12 +69,12 @@ class Execution(Protocol):
     """Where a session's tool calls run (see the module docstring). Every method raises
     :class:`ExecutionError`; none raises anything else but ``CancelledError``."""
 
-    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+    async def preview_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> CallPreview | None:
         """The ``CallPreview`` of the call (or None), computed from the lane's files:
         :func:`paragents.tools.remote.preview_remote`."""
         ...
 
-    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> Any:
+    async def run_tool(self, tool: Any, args: dict[str, Any], ctx: Any) -> ToolResult:
         """Do the ``tool``'s call (a :class:`~paragents.tools.base.Tool`, its validated ``args``, its
         ``ToolContext``) here and return its ``ToolResult``: :func:`paragents.tools.remote.run_remote`
         (the tools call this, so they never import the module that imports them)."""

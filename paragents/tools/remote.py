@@ -22,7 +22,7 @@ import os
 import re
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -404,7 +404,7 @@ async def _run_command(tool: RunCommand, args: dict[str, Any], ctx: ToolContext)
     return result
 
 
-_RUNNERS: dict[str, Any] = {
+_RUNNERS: dict[str, Callable[[Any, dict[str, Any], ToolContext], Awaitable[ToolResult]]] = {
     "read_file": _read_file,
     "write_file": _write_file,
     "edit_file": _edit_file,

@@ -18,7 +18,7 @@ from paragents.ui import budget_hooks, lane_hooks
 from paragents.ui.commands import SlashCommand
 from paragents.ui.messages import DraftChanged, PromptSubmitted, QueueEditRequested, QueueReleaseRequested
 from paragents.ui.remote_asks import REFRESH as REMOTE_REFRESH
-from paragents.ui.screens.inbox import InboxScreen, collect_items
+from paragents.ui.screens.inbox import InboxItem, InboxScreen, collect_items
 from paragents.ui.screens.overview import OverviewScreen, collect_rows
 from paragents.ui.text import clean
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -232,11 +232,9 @@ class UserActions(App[None]):
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
         from paragents.ui import fanout_hooks
 
-        extra = lambda: [  # noqa: E731
-            *budget_hooks.budget_items(self),
-            *lane_hooks.lane_items(self),
-            *self.remote_asks.items(),
-        ]
+        def extra() -> list[InboxItem]:
+            return [*budget_hooks.budget_items(self), *lane_hooks.lane_items(self), *self.remote_asks.items()]
+
         screen = InboxScreen(
             lambda: collect_items(self.panels, self.activity, extra(), fanout_hooks.group_tags(self)),
             self.clock,

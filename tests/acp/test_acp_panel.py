@@ -8,7 +8,8 @@ from pathlib import Path
 
 from paragents.sessions import Runtime
 from paragents.ui.app import ParagentsApp, make_app
-from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, ToolEntry
+from paragents.ui.widgets.tool_call import ToolEntry
+from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
 from tests.acp.conftest import FAKE_AGENT
 from tests.acp.helpers import type_line
 from tests.ui.conftest import SIZE, wait_until

@@ -14,6 +14,7 @@ import pytest
 from paragents.backends import bundle
 from paragents.backends.base import BackendError, LaneSpec
 from paragents.lanes.git import GitResult
+from paragents.lanes.git import git as real_git
 
 SNAP_ENV = {
     "GIT_AUTHOR_NAME": "paragents",
@@ -58,7 +59,7 @@ def lane(tmp_path: Path) -> tuple[LaneSpec, bytes]:
 
 def first_fetch_fails(monkeypatch: pytest.MonkeyPatch, err: str) -> list[int]:
     """Answer the first ``git fetch`` with ``err`` (exit 128); count the fetches."""
-    real = bundle.git
+    real = real_git  # what bundle.py imported
     fetches: list[int] = []
 
     async def git(*args: Any, **kwargs: Any) -> GitResult:

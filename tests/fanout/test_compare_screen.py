@@ -15,7 +15,7 @@ from paragents.fanout.errors import FanoutError
 from paragents.lanes.bring_back import LaneState, MergePlan
 from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.review import LaneReview
-from paragents.store.lane_verify import VerifyRecord
+from paragents.store.records import VerifyRecord
 from paragents.ui.screens.compare import CompareActions, CompareScreen, demo_comparison
 from paragents.ui.screens.lane_merge import MergeScreen
 

@@ -74,7 +74,7 @@ async def test_write_file_failure_leaves_old_content_and_no_temp(
     def broken_replace(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(edit_mod.os, "replace", broken_replace)
+    monkeypatch.setattr(os, "replace", broken_replace)  # the os module edit.py writes through
     result = await call("write_file", {"path": "keep.txt", "content": "new\n"})
     assert result.is_error and "cannot write keep.txt: No space left on device" in result.content
     assert target.read_text() == "original\n"

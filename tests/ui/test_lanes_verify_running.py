@@ -14,7 +14,7 @@ from textual.widgets import Log, Static
 import paragents.ui.screens.lanes as lanes_screen
 from paragents.lanes.bring_back import LaneState
 from paragents.lanes.review import LaneReview
-from paragents.store.lane_verify import VerifyRecord
+from paragents.store.records import VerifyRecord
 from paragents.ui.screens.lanes import LanesScreen
 from tests.ui.conftest import wait_until
 from tests.ui.helpers import _shown

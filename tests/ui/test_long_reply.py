@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from paragents.ui import text
 from paragents.ui.app import make_app
 from paragents.ui.widgets import markdown_reply
 from paragents.ui.widgets.markdown_reply import OFF_LOOP_CHARS, MarkdownReply
@@ -97,7 +98,7 @@ async def test_a_huge_stored_reply_costs_its_first_frame_what_a_short_one_does(
     view = make_view("s1", "big")
     view.messages = [{"role": "user", "content": "explain"}, {"role": "assistant", "content": source}]
     gate = threading.Event()
-    parse, clean = markdown_reply._parse, markdown_reply.clean
+    parse, clean = markdown_reply._parse, text.clean  # markdown_reply imported text.clean
     on_loop: list[int] = []
     built: set[int] = set()
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, overload
 
 from rich.segment import Segment
 from rich.text import Text
@@ -32,6 +32,10 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from paragents.ui.text import clean
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 CODE_THEME = "monokai"
 """Pygments style of highlighted code fences."""
@@ -51,7 +55,7 @@ STRIP_CACHE_ROWS = 2_000
 
 
 _MARKDOWN_CLASS: Any = None
-_PARSER: Any = None
+_PARSER: MarkdownIt | None = None
 
 
 def _markdown_class() -> Any:
@@ -78,7 +82,7 @@ def _markdown_class() -> Any:
     return _MARKDOWN_CLASS
 
 
-def _parse(source: str) -> list[Any]:
+def _parse(source: str) -> list[Token]:
     """markdown-it tokens of ``source`` as a chat reply wants them (CommonMark + tables and
     strikethrough, as rich parses): HTML is not interpreted, so ``<branch>``, ``Vec<String>`` or
     ``<details>`` stay visible as text (rich drops HTML tokens); a single newline inside a paragraph
