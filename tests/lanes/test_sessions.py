@@ -15,8 +15,8 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime, SessionError
 from paragents.ui.core.commands import SlashCommand, parse_command
-from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all, sh
+from tests.runtime_env import Collector
 
 
 def reply(content: str = "", **kw: object) -> ScriptedResponse:

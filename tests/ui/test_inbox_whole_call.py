@@ -19,10 +19,10 @@ from paragents.tools.base import bounded_lines
 from paragents.ui.inbox.remote import RemoteAsks
 from paragents.ui.inbox.screen import InboxScreen, WholeCallScreen
 from paragents.ui.widgets.approval_bar import ApprovalBar
-from tests.serve.test_shown import EVIL, LONG_COMMAND
+from tests.serve.calls import EVIL, LONG_COMMAND
+from tests.ui.bars import bar_text, plain
 from tests.ui.conftest import SIZE
-from tests.ui.test_approvals import bar_text, plain
-from tests.ui.test_snapshots import app_with, feed, settle
+from tests.ui.snapshot_app import app_with, feed, settle
 
 
 async def test_a_cut_command_says_how_much_is_not_shown_and_ctrl_o_shows_it_whole(tmp_path: Path) -> None:
