@@ -24,7 +24,7 @@ from paragents.sessions import SessionError
 from paragents.sessions.runtime import Runtime
 from tests.backends.dockerproxy import EngineProxy
 from tests.backends.engine import Engine, git
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 
 
 def reply(content: str = "", **kw: object) -> ScriptedResponse:

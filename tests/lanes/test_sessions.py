@@ -16,8 +16,8 @@ from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayS
 from paragents.sessions import SessionError
 from paragents.sessions.runtime import Runtime
 from paragents.ui.core.commands import SlashCommand, parse_command
-from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all, sh
+from tests.runtime_env import Collector
 
 
 def reply(content: str = "", **kw: object) -> ScriptedResponse:

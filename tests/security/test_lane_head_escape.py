@@ -28,7 +28,7 @@ from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions.factory import opened
 from paragents.sessions.runtime import Runtime
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 from tests.security.conftest import Host, Hostile, git_repo, require_bwrap
 
 MODES = ["required", "off"]

@@ -20,7 +20,7 @@ from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
 from tests.trusting import trusted
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import replies, started
+from tests.ui.helpers import replies, started
 
 
 def notices(panel: Any) -> list[str]:

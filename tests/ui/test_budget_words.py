@@ -7,7 +7,7 @@ from typing import Any
 
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 
 async def type_command(pilot: Any, text: str) -> None:

@@ -22,7 +22,7 @@ from paragents.ui.core import glyphs as glyphs_module
 from paragents.ui.core.glyphs import ASCII, UNICODE, Glyphs
 from paragents.ui.core.text import clean
 from tests.ui.conftest import wait_until
-from tests.ui.test_app_sessions import replies, started
+from tests.ui.helpers import replies, started
 
 AMBIGUOUS = list(AMBIGUOUS_EASTASIAN.values())[-1]
 EMOJI_CAPABLE = list(VS16_NARROW_TO_WIDE.values())[-1]

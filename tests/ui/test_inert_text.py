@@ -20,7 +20,7 @@ from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry
 from tests.ui.conftest import wait_until
-from tests.ui.test_app_sessions import replies, started
+from tests.ui.helpers import replies, started
 
 BIG = (220, 70)
 """A screen wide enough for every hostile string to show uncut."""

@@ -21,7 +21,7 @@ from paragents.ui.lanes.merge import MergeScreen
 from paragents.ui.lanes.screen import LanesScreen
 from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_lane_commands import _git_repo, _shown, _toasts, has_lane
+from tests.ui.helpers import _git_repo, _shown, _toasts, has_lane
 
 ENV = {
     "GIT_AUTHOR_NAME": "t",

@@ -17,7 +17,7 @@ from paragents.lanes.review import LaneReview
 from paragents.store.records import VerifyRecord
 from paragents.ui.lanes.screen import LanesScreen
 from tests.ui.conftest import wait_until
-from tests.ui.test_lane_commands import _shown
+from tests.ui.helpers import _shown
 
 
 class HeldVerify:

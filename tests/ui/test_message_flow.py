@@ -24,7 +24,7 @@ from paragents.ui.core.messages import AgentEvent, Answer, ApprovalChoice, Comma
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
-from tests.ui.test_prompt_box import started
+from tests.ui.prompt_input import started
 
 M = TypeVar("M", bound=Message)
 

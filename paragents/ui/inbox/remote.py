@@ -9,11 +9,14 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.models import CallPreview, ToolCall
-from paragents.serve.shown import command_of
+from paragents.serve.shown import arguments_of, command_of
+from paragents.tools.shell import RunCommand
 from paragents.ui.inbox.screen import InboxItem
 
 if TYPE_CHECKING:
@@ -31,6 +34,22 @@ def _row_answer(result: ev.PermissionAnswer | str) -> tuple[str, str | None, lis
         return str(result), None, None
     note = (result.note or "") if result.kind == "reject_with_note" else None
     return result.kind, note, list(result.rules) or None
+
+
+def command_preview(row: ApprovalRecord, command: str) -> CallPreview:
+    """A command row's preview: the command whole (the row keeps the call whole) and the directory it
+    runs in, worked out as the asking process did (:meth:`RunCommand.preview` over the session's
+    working directory and the call's ``cwd``), so a usable directory is named and a bad ``cwd`` says
+    why the command will fail."""
+    if not row.session_workdir:  # the session's row names none (never for a real session)
+        return CallPreview("command", command, problem="the session's working directory is not recorded")
+    try:
+        shown = RunCommand().preview(
+            arguments_of(str(row.call.get("arguments") or "")), Path(row.session_workdir)
+        )
+    except (TypeError, ValueError, KeyError, OSError):  # arguments the schema would refuse (a bad timeout)
+        return CallPreview("command", command, problem="the call's arguments are not valid")
+    return replace(shown, text=command, omitted=0)
 
 
 def _reply_of(item: InboxItem) -> asyncio.Future[Any]:
@@ -80,7 +99,7 @@ class RemoteAsks:
             reply: asyncio.Future[Any] = loop.create_future()
             command = command_of(row.tool, call.arguments)  # the row keeps the call whole
             preview = (
-                CallPreview("command", text=command)
+                command_preview(row, command)
                 if command is not None
                 else CallPreview(
                     "note", text=row.preview, detail="as the asking process kept it (may be cut)"

@@ -37,6 +37,7 @@ from paragents.events import (
 from paragents.models import ToolCall
 from paragents.permissions.destructive import call_destructive
 from paragents.serve.shown import not_shown, size_of, whole_call
+from paragents.terminal_text import show_controls
 from paragents.ui.core.glyphs import glyphs
 from paragents.ui.core.messages import Answer, ApprovalChoice, ConflictChoice
 from paragents.ui.core.text import clean, shorten
@@ -156,7 +157,7 @@ class WholeCallScreen(ModalScreen[None]):
         whole = whole_call(self.request.call.name, self.request.call.arguments)
         head = Text(f"{clean(self.request.summary)}  ({size_of(whole)}; Esc closes)\n", style="bold")
         with VerticalScroll():
-            yield Static(head + Text(clean(whole)), id="whole-call")
+            yield Static(head + Text(clean(show_controls(whole))), id="whole-call")  # ESC as "␛"
         yield Footer()
 
     def action_close(self) -> None:

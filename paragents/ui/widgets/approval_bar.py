@@ -30,6 +30,7 @@ from textual.widgets import Button, Collapsible, Input, Static
 from paragents.events import ApprovalAnswer, PermissionAnswer, PermissionRequested
 from paragents.models import CallPreview, ToolCall
 from paragents.permissions.destructive import call_destructive
+from paragents.terminal_text import show_controls
 from paragents.ui.core.glyphs import glyphs
 from paragents.ui.core.messages import Answer, ApprovalChoice
 from paragents.ui.core.text import clean, shorten
@@ -115,7 +116,7 @@ def preview_body(preview: CallPreview) -> RenderableType:
     text = Text(overflow="fold")
     if preview.kind == "command":
         text.append("$ ", style="dim")
-        text.append(clean(preview.text), style="bold")
+        text.append(clean(show_controls(preview.text)), style="bold")  # ESC as "␛": what runs
         text.append("\n  in ", style="dim")
         text.append(clean(preview.cwd) or "(the session's directory is not usable)")
     elif preview.text:
