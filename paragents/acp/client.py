@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from paragents.agent.calls import ToolCalls
     from paragents.agent.session import SessionReader
     from paragents.conflicts import ConflictChecker
-    from paragents.permissions import Decision, Policy
+    from paragents.permissions import Policy
 
 FORBIDDEN = -32001
 """JSON-RPC error code of a refused file or terminal request (policy, conflict)."""

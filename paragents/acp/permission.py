@@ -22,7 +22,7 @@ from paragents.permissions import Decision
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from paragents.permissions import Decision, Policy
+    from paragents.permissions import Policy
 
 _PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "absolutePath", "notebook_path", "dir_path")
 _COMMAND_KEYS = ("command", "cmd")

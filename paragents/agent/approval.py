@@ -23,7 +23,7 @@ from paragents.store import StoreError
 from paragents.store.records.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:
-    from paragents.permissions import Decision, Policy
+    from paragents.permissions import Policy
     from paragents.store.approvals import ApprovalsRepo
     from paragents.store.audit import AuditRepo
     from paragents.store.records import ApprovalRecord
