@@ -23,12 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from paragents import events as ev
+from paragents import trust
 from paragents.cassette.answers import AnswerBook, describe_ask, permission_reply
 from paragents.cassette.model import Cassette, Reply
 from paragents.cassette.report import build_report
 from paragents.cassette.session_logs import SessionLogs, call_args
 from paragents.llm import ChatClient
 from paragents.llm.replay import ReplayServer, ScriptedResponse
+from paragents.sessions import Runtime
 
 _LOOPBACK = re.compile(r"http://127\.0\.0\.1:\d+")
 
@@ -121,7 +123,6 @@ class Player:
         for spec in self.cassette.sessions:
             if spec.dir:
                 (self.workspace / spec.dir).mkdir(parents=True, exist_ok=True)
-        from paragents import trust
 
         # the scratch workspace is the cassette the user chose to play: its files are trusted, in the
         # replay's own state dir (paragents.trust)
@@ -191,8 +192,6 @@ class Player:
 
     # -- runtime ---------------------------------------------------------------------------------------
     async def _new_runtime(self) -> Any:
-        from paragents.sessions import Runtime
-
         assert self.server is not None
         c = self.cassette
         overrides: dict[str, Any] = {
