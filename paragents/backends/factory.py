@@ -45,9 +45,7 @@ async def open_backend(
                 f"{wanted.source} builds its image from a Dockerfile, which a cluster cannot pull: "
                 "push the image to a registry the cluster reaches and set lanes.image to it"
             )
-        from paragents.backends.kubernetes import (
-            KubernetesBackend,  # deferred: kr8s loads only for a Pod lane
-        )
+        from paragents.backends.kubernetes import KubernetesBackend  # deferred: kr8s, only for a Pod lane
 
         return KubernetesBackend(spec, kubernetes or KubernetesSettings(), wanted.image, placement=place)
     raise BackendError(f"unknown lanes.backend {kind!r}: use local, container or kubernetes")

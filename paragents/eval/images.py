@@ -148,7 +148,7 @@ class EngineImages:
         # deferred: aiodocker loads only when a run talks to the Docker engine
         from aiodocker.exceptions import DockerError
 
-        from paragents.backends.container import UNREACHABLE_ERRORS
+        from paragents.backends.container import UNREACHABLE_ERRORS  # deferred: aiodocker, as above
 
         try:
             yield
