@@ -58,6 +58,7 @@ async def open_runtime(
     raise :class:`OpenFailed` with exit code 2; so do a missing ``runtime_config.json`` (and neither
     ``--endpoint`` nor ``PARAGENTS_BASE_URL``) when ``require_config`` and a missing model (neither
     in a file, ``PARAGENTS_MODEL`` nor ``--model``) when ``require_model``."""
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.config import ConfigError, has_config
     from paragents.sessions import Runtime
 
