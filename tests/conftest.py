@@ -77,7 +77,19 @@ def stop_load(procs: list[subprocess.Popen[bytes]]) -> None:
     procs.clear()
 
 
+SDK_NAMED = ("acp", "mcp")
+"""Test folders named like an SDK paragents imports. pytest (importmode "prepend") puts ``tests/`` on
+``sys.path`` for the test folders that are packages (tests/lanes, tests/security ...): an
+``__init__.py`` in tests/mcp would make ``import mcp`` load the test folder instead of the SDK. Without
+one the folder is at most a namespace portion, and a namespace portion never wins over an installed
+package (tests/README.md)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    for name in SDK_NAMED:
+        marker = Path(__file__).parent / name / "__init__.py"
+        if marker.exists():
+            raise pytest.UsageError(f"{marker}: remove it; tests/{name} would shadow the {name} SDK")
     count = config.getoption("--load", 0)
     if count < 0:
         raise pytest.UsageError("--load takes a number of busy processes (0 or more)")

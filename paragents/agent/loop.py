@@ -63,6 +63,13 @@ when the model's window is configured (``models.NAME.context_window``); the esti
 some tokenizers, so only clear overflows are stopped locally, and unknown windows are left to the server."""
 WRITE_TOOLS = frozenset({"write_file", "edit_file"})
 """Tools whose successful call changed a file (the loop guard's "no change" test)."""
+UNFINISHED_NOTE = (
+    "the server ended this reply without saying it was finished (no finish_reason): it may be cut "
+    "short. A server that runs one request at a time cuts the running reply when another request "
+    "arrives (llama.cpp's Python server: start it with --interrupt_requests False to queue them)"
+)
+"""The notice for a reply that ended with ``[DONE]`` but no finish_reason (kept as it is: some servers
+never send one; the llama-cpp-python server sends this when it interrupts a reply)."""
 
 
 def _partial_message(text: str, reasoning: str) -> Message | None:
@@ -216,6 +223,8 @@ class Agent:
                 partial = _Partial()  # accounted: a cancel from here on has no stream to keep
                 if not reply.tool_calls and not reply.content:
                     self.emit(ev.Notice(self.session.id, self._empty_reply_note(), "warning"))
+                elif reply.finish_reason is None:
+                    self.emit(ev.Notice(self.session.id, UNFINISHED_NOTE, "warning"))
                 if not reply.tool_calls:
                     return await record.finish(TurnStatus.COMPLETED, question=question_of(reply))
                 pending_calls = list(reply.tool_calls)

@@ -12,7 +12,7 @@ over-counting quotes there costs nothing. Each message adds :data:`MESSAGE_OVERH
 (chat framing ``<|im_start|>role ... <|im_end|>``), each request :data:`REQUEST_OVERHEAD_TOKENS`.
 
 The constants were fitted to real ``usage`` numbers recorded from SmolLM2 on llama.cpp
-(``tests/memory/data/usage_calibration.json``, recorded by ``record_usage.py`` next to it); the
+(``tests/agent/data/usage_calibration.json``, recorded by ``record_usage.py`` next to it); the
 test there checks every recorded conversation is within 10 %.
 """
 

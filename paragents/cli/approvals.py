@@ -128,7 +128,8 @@ async def _answered(args: argparse.Namespace, approvals: ApprovalsRepo, project:
 
 async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
     # deferred: start-up (`paragents --help` imports this module)
-    from paragents.serve.shown import printable, size_of, whole_call
+    from paragents.serve.shown import plural, printable, size_of, whole_call
+    from paragents.terminal_text import hidden_symbols, show_controls
 
     project = None if args.all else Path(args.dir or ".").expanduser().resolve()
     if args.answered:
@@ -140,7 +141,14 @@ async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
             print(f"paragents inbox: no single pending item with id {args.show!r}", file=sys.stderr)
             return 2
         whole = whole_call(found[0].tool, str(found[0].call.get("arguments") or ""))
-        print(printable(f"{found[0].summary}\n({found[0].tool}, {size_of(whole)}; whole:)\n{whole}"))
+        hidden = hidden_symbols(whole)  # drawn as symbols, never dropped: what is approved is what runs
+        drawn = ""
+        if hidden:
+            drawn = (
+                f"; {plural(len(hidden), 'invisible character')} drawn as {' '.join(dict.fromkeys(hidden))}"
+            )
+        print(printable(f"{found[0].summary}\n({found[0].tool}, {size_of(whole)}{drawn}; whole:)"))
+        print(show_controls(whole))
         return 0
     if args.json:  # with each item's whole call (the preview may be cut)
         print(json.dumps([r.to_json() | {"call": r.call} for r in rows], indent=2, ensure_ascii=False))

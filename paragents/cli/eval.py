@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace, prog: str) -> int:
     options = build_options(args)
     if args.tui:
         try:
-            from paragents.ui.eval_hooks import run_eval_tui  # deferred: Textual, only for --tui
+            from paragents.ui.eval.hooks import run_eval_tui  # deferred: Textual, only for --tui
         except ImportError as exc:  # pragma: no cover - the TUI is always installed
             raise EvalError(f"--tui: {exc}") from None
         results = run_eval_tui(options)

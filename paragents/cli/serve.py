@@ -149,7 +149,7 @@ async def _serve(args: argparse.Namespace) -> int:
     extend = None
     if args.tui:
         # deferred: start-up (`paragents --help` imports this module)
-        from paragents.ui.tui_web import tui_extension
+        from paragents.ui.serve.tui_web import tui_extension
 
         extend = tui_extension(project_dir, extra=_tab_arguments(args))
     try:

@@ -33,14 +33,14 @@ def run_tui(args: argparse.Namespace) -> int:
 
         # an api_key_env that is not set: the app starts with /setup open (its note says why)
         app = make_app(runtime, first_run=first_run or bool(runtime.key_problem), tune_gc=True)
-        from paragents.ui.signals import quit_on_signals  # deferred: as make_app
+        from paragents.ui.core.signals import quit_on_signals  # deferred: as make_app
 
         remove_signals = quit_on_signals(app)
         try:
             await app.run_async()
         finally:
             remove_signals()
-            from paragents.ui.serve_hooks import stop_all  # deferred: as make_app
+            from paragents.ui.serve.hooks import stop_all  # deferred: as make_app
 
             await stop_all()  # /serve's API, before the runtime it serves
             await app.shutdown_runtime()

@@ -44,7 +44,9 @@ class RuntimeConfig(BaseModel):
     read_timeout: float = Field(
         120.0, gt=0, description="Seconds to wait for the first byte and between stream chunks."
     )
-    max_retries: int = Field(3, ge=0, le=10, description="Retries on connect errors, 429 and 5xx.")
+    max_retries: int = Field(
+        3, ge=0, le=10, description="Retries on connect errors, 429, 5xx and a request the server dropped."
+    )
     max_retry_wait: float = Field(
         60.0, ge=0, description="Longest wait (seconds) honoured from Retry-After; longer is reported."
     )

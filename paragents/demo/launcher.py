@@ -19,6 +19,8 @@ from typing import Any
 from paragents import events as ev
 from paragents.cassette import Cassette, validate_cassette
 from paragents.cassette.player import Player
+from paragents.ui.app import make_app
+from paragents.ui.core.signals import quit_on_signals
 
 AUTO_ANSWER_AFTER = 8.0
 """Seconds an approval (after the first) or a conflict stays on screen before the demo answers it."""
@@ -57,8 +59,6 @@ class DemoPlayer(Player):
 
     async def run_phase(self, runtime: Any, phase: int) -> None:
         """Run the app; drive the sessions from a task once the panels exist."""
-        from paragents.ui.app import make_app
-
         self.app = make_app(runtime, demo=True, tune_gc=self.tune_gc)
 
         async def drive() -> None:
@@ -78,8 +78,6 @@ class DemoPlayer(Player):
 
     async def run_app(self, app: Any) -> None:
         """Run the interactive app until the user quits (tests drive it with Pilot instead)."""
-        from paragents.ui.signals import quit_on_signals
-
         remove_signals = quit_on_signals(app)
         try:
             await app.run_async()

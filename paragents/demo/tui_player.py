@@ -1,8 +1,7 @@
 """Play a cassette through the real Textual app, headless (``paragents replay --tui``, the demo
 snapshot tests): ``make_app(runtime)`` + ``app.run_test()``; approvals are answered by pressing the
 approval bar's keys with Pilot (ctrl+g, then y / s / a / n / d), as a user would. Conflicts are
-answered through their Future (the conflict UI belongs to another module). UI imports stay inside
-functions."""
+answered through their Future (the conflict UI belongs to another module)."""
 
 from __future__ import annotations
 
@@ -14,6 +13,8 @@ from typing import Any
 from paragents import events as ev
 from paragents.cassette.model import Cassette
 from paragents.cassette.player import Player
+from paragents.ui.app import make_app
+from paragents.ui.widgets.answer_bar import FOCUS_KEY
 
 SIZE = (160, 45)
 """Terminal size (columns, rows) of the headless app."""
@@ -57,8 +58,6 @@ class TuiPlayer(Player):
 
     async def run_phase(self, runtime: Any, phase: int) -> None:
         """Open the app on ``runtime``, wait until its panels exist, drive the phase, settle."""
-        from paragents.ui.app import make_app
-
         self.app = make_app(runtime, demo=self.demo)
         async with self.app.run_test(size=SIZE) as pilot:
             self.pilot = pilot
@@ -81,8 +80,6 @@ class TuiPlayer(Player):
         self._spawn(self._press(event, reply))
 
     async def _press(self, event: ev.PermissionRequested, reply: ev.PermissionAnswer) -> None:
-        from paragents.ui.widgets.answer_bar import FOCUS_KEY
-
         answer = reply.kind
         async with self._keys:
             try:

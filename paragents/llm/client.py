@@ -75,7 +75,9 @@ class ChatClient:
     - ``api_key``: sent as ``Authorization: Bearer``; None sends no Authorization header.
     - ``connect_timeout`` / ``read_timeout``: seconds for the TCP/TLS connect and for the first byte
       and each gap between stream chunks.
-    - ``max_retries``: retries on connect errors, 429 and 500/502/503/504 (not after any delta).
+    - ``max_retries``: retries on connect errors, 429, 500/502/503/504 and a stream the server
+      dropped (it ended, or the connection closed, with no text and no finish_reason), never after
+      any delta.
     - ``max_retry_wait``: longest single wait in seconds, from Retry-After or backoff; a longer
       Retry-After is reported as LLMError(kind="rate_limit", retry_after=...) instead of slept.
     - ``retry_base_delay``: first backoff in seconds (doubled per retry, plus up to 25 % jitter).
@@ -312,6 +314,8 @@ class ChatClient:
             )
             if not started[0] and isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout):
                 raise _Retry(error, "connection failed") from None
+            if assembler.empty and isinstance(exc, httpx.RemoteProtocolError | httpx.ReadError):
+                raise _Retry(error, "the server closed the connection without a reply") from None
             raise error from None
 
     async def _read_reply(
@@ -381,7 +385,23 @@ class ChatClient:
             ) from None
         if not reads or not any(reads):
             raise self._empty(where, response.status_code)
+        if assembler.finish_reason is None and assembler.empty:  # nothing came: not a reply
+            raise _Retry(self._dropped(where, response.status_code), "the server dropped the request")
         return assembler.finish(done)
+
+    @staticmethod
+    def _dropped(where: str, status: int) -> LLMError:
+        """A stream that ended (``[DONE]``, or its end) with nothing in it and no finish_reason: the
+        server gave the request up. llama.cpp's Python server (``llama_cpp.server``: one request at
+        a time) ends the running request so when another arrives; it is retried like a 503."""
+        return LLMError(
+            "server",
+            f"{where} ended the stream with no reply and no finish_reason: the server dropped the "
+            "request. A server that runs one request at a time does this when another request "
+            "arrives (llama.cpp's Python server: start it with --interrupt_requests False to queue "
+            "them); run fewer sessions at once against it",
+            status=status,
+        )
 
     @staticmethod
     def _empty(where: str, status: int) -> LLMError:

@@ -228,6 +228,11 @@ class StreamAssembler:
         return sorted(self._calls, key=lambda c: (c.index, c.arrival))
 
     @property
+    def empty(self) -> bool:
+        """True while no text, reasoning or tool call has arrived."""
+        return not (self._content or self._reasoning or self._calls)
+
+    @property
     def finish_reason(self) -> str | None:
         """The last non-null ``finish_reason`` received so far."""
         return self._finish_reason

@@ -132,12 +132,15 @@ class SessionHolds:
         if not view.read_only:
             return view
         await core.loaded_event.wait()
+        before = len(core.notes)
         await self.hold(view, take_over=True)
         state = SessionState.IDLE if view.state in BUSY_STATES else view.state
         agent = core.agents.get(sid)
         if agent is not None:
             await agent.record.sync()
-        note = core.notes[-1] if core.notes else f"session {view.name!r} taken over"
+        # the note this take-over made, never an older one (core.notes keeps the start's notes too)
+        made = core.notes[before:]
+        note = made[-1] if made else f"session {view.name!r}: taken over (no other process held it any more)"
         core.emit(ev.SessionStateChanged(sid, state, "taken over"))
         core.emit(ev.Notice(sid, note, "warning"))
         return view

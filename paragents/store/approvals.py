@@ -32,11 +32,14 @@ POLL_INTERVAL = 0.25
 """Seconds between re-reads of a pending row by the waiting process (answers from other processes
 arrive within this, plus the time the answering process's write takes)."""
 
-_SELECT = "SELECT a.*, s.name AS session_name FROM approvals a JOIN sessions s ON s.id = a.session_id"
+_SELECT = (
+    "SELECT a.*, s.name AS session_name, s.workdir AS session_workdir"
+    " FROM approvals a JOIN sessions s ON s.id = a.session_id"
+)
 
 
 def _approval(row: sqlite3.Row) -> ApprovalRecord:
-    """Read a ``SELECT a.*, s.name AS session_name`` row."""
+    """Read a ``SELECT a.*, s.name AS session_name, s.workdir AS session_workdir`` row."""
     return from_row(
         ApprovalRecord,
         row,
@@ -44,6 +47,7 @@ def _approval(row: sqlite3.Row) -> ApprovalRecord:
         rules=Json(default=(), into=tuple),
         choices=Json(default=(), into=tuple),
         session_name=row["session_name"] or "",
+        session_workdir=row["session_workdir"] or "",
     )
 
 

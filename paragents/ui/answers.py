@@ -1,4 +1,4 @@
-"""The one place that acts on a bar's answer (:class:`~paragents.ui.messages.Answer`).
+"""The one place that acts on a bar's answer (:class:`~paragents.ui.core.messages.Answer`).
 
 Every bar (approval, conflict, budget and loop guard, the lane question, a predicted lane conflict, a
 stale agent session), in a panel or in the inbox, posts an ``Answer`` with a typed choice; the app
@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from paragents.ui import lane_hooks
-from paragents.ui.commands import SlashCommand
-from paragents.ui.messages import (
+from paragents.ui.core.commands import SlashCommand
+from paragents.ui.core.messages import (
     AgentNewChoice,
     AnswerChoice,
     ApprovalChoice,
@@ -20,9 +19,10 @@ from paragents.ui.messages import (
     LaneChoice,
     PredictionChoice,
 )
-from paragents.ui.screens.inbox import InboxScreen
-from paragents.ui.screens.prediction import SidesScreen
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
+from paragents.ui.inbox.screen import InboxScreen
+from paragents.ui.lanes import hooks as lane_hooks
+from paragents.ui.lanes.prediction import SidesScreen
 from paragents.ui.widgets.conflict_bar import resolve
 from paragents.ui.widgets.prediction_bar import prediction_summary
 

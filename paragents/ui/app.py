@@ -2,7 +2,7 @@
 
 Build it with :func:`make_app` (the CLI and the tests use the same factory). The app is one client of
 the core: it calls the ``Runtime`` facade (paragents.sessions) and receives every core event through
-the runtime's sink, which posts an :class:`~paragents.ui.messages.AgentEvent`; the app routes each
+the runtime's sink, which posts an :class:`~paragents.ui.core.messages.AgentEvent`; the app routes each
 event to the panel of ``event.session_id``. Background work never touches widgets.
 
 Layout: 1 panel fills the screen, 2 split it side by side, 3-4 form a 2x2 grid, 5 and more keep the
@@ -11,9 +11,11 @@ a panel). Streamed deltas of a session that wait in the message queue are joined
 (:meth:`ParagentsApp._sink`).
 
 This module keeps routing, focus and layout. Elsewhere: startup and the restored transcripts
-(``startup.py``), slash commands (``commands.py`` parses, ``command_runner.py`` runs), the palette's
-entries (``palette.py``), the repaint ticker (``ticker.py``), the bell (``bell.py``), GC tuning
-(``gc_tuning.py``).
+(``startup.py``), slash commands (``core/commands.py`` parses, ``command_runner.py`` runs), the
+palette's entries (``palette.py``), the repaint ticker (``core/ticker.py``), the bell
+(``inbox/bell.py``), GC tuning (``core/gc_tuning.py``); each feature's glue in its own package
+(``budgets/``, ``lanes/``, ``fanout/``, ``serve/``, ``eval/``, ``inbox/``: the package layout is in
+``paragents/ui/__init__.py``).
 """
 
 from __future__ import annotations
@@ -44,29 +46,32 @@ from paragents.events import (
 )
 from paragents.models import SessionState
 from paragents.sessions import SessionsAPI, SessionView
-from paragents.ui import answers, bell, budget_hooks, lane_hooks, palette, startup
+from paragents.ui import answers, palette, startup
 from paragents.ui.app_actions import DEMO_TYPED_PROMPT as DEMO_TYPED_PROMPT
 from paragents.ui.app_actions import UserActions
 from paragents.ui.app_api import AppAPI
-from paragents.ui.budget_hooks import install_notifier
+from paragents.ui.budgets import hooks as budget_hooks
+from paragents.ui.budgets.hooks import install_notifier
 from paragents.ui.command_runner import run_command
-from paragents.ui.commands import SlashCommand
-from paragents.ui.gc_tuning import tune_gc
-from paragents.ui.glyphs import glyphs, use_ascii
-from paragents.ui.keys import use_alt_digit_keys, use_paste_guard
-from paragents.ui.messages import (
+from paragents.ui.core.commands import SlashCommand
+from paragents.ui.core.gc_tuning import tune_gc
+from paragents.ui.core.glyphs import glyphs, use_ascii
+from paragents.ui.core.keys import use_alt_digit_keys, use_paste_guard
+from paragents.ui.core.messages import (
     AgentEvent,
     Answer,
     CommandRequested,
 )
-from paragents.ui.remote_asks import RemoteAsks
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.core.terminal_gone import drop_output_when_the_terminal_is_gone
+from paragents.ui.core.text import clean
+from paragents.ui.core.ticker import RepaintTicker
+from paragents.ui.core.type_ahead import TypeAhead
+from paragents.ui.inbox import bell
+from paragents.ui.inbox.remote import RemoteAsks
+from paragents.ui.inbox.screen import InboxScreen
+from paragents.ui.lanes import hooks as lane_hooks
 from paragents.ui.screens.overview import ActivityLog
 from paragents.ui.screens.setup import SetupScreen
-from paragents.ui.terminal_gone import drop_output_when_the_terminal_is_gone
-from paragents.ui.text import clean
-from paragents.ui.ticker import RepaintTicker
-from paragents.ui.type_ahead import TypeAhead
 from paragents.ui.widgets.answer_bar import FOCUS_KEY, focus_now
 from paragents.ui.widgets.empty_hint import EmptyHint
 from paragents.ui.widgets.session_panel import SessionPanel
@@ -127,7 +132,7 @@ class ParagentsApp(UserActions):
         self.runtime: SessionsAPI = runtime
         """The session layer this app drives."""
         self.remote_asks = RemoteAsks(runtime, lambda text: self.notify(text, severity="warning"))
-        """Asks other processes wait on, shown in the inbox too (ui/remote_asks.py)."""
+        """Asks other processes wait on, shown in the inbox too (ui/inbox/remote.py)."""
         self.first_run = first_run
         self.panels: dict[str, SessionPanel] = {}
         """Open panels by session id, in panel order."""
@@ -155,7 +160,7 @@ class ParagentsApp(UserActions):
             for k in b.key.split(",")
         }
         self.type_ahead = TypeAhead(self, priority)
-        """Keys typed while a new panel opens, handed to it (ui/type_ahead.py)."""
+        """Keys typed while a new panel opens, handed to it (ui/core/type_ahead.py)."""
         self.tune_gc = tune_gc
         """True when this app owns the process (the CLI): it tunes and, once started, freezes the GC."""
         if demo:
@@ -181,7 +186,7 @@ class ParagentsApp(UserActions):
         self.runtime.set_sink(self._sink)
         self._ticker = RepaintTicker(self, self.panels, lambda: self.active_sid, lambda: self.grid.region)
         drop_output_when_the_terminal_is_gone(self._driver)  # a closed terminal never hangs the app
-        self.notifier = install_notifier(self)  # ui/budget_hooks.py
+        self.notifier = install_notifier(self)  # ui/budgets/hooks.py
         self.meter_refresher = budget_hooks.install_meters(self)
         self.screen_change_signal.subscribe(self, self._screen_changed)
         if self.first_run:
@@ -553,7 +558,7 @@ def make_app(
 
     ``first_run`` (no config file exists yet) shows the setup screen before the main screen;
     ``demo`` says DEMO in the title; ``tune_gc`` (the CLI: the app owns the process) applies
-    :func:`~paragents.ui.gc_tuning.tune_gc` at mount and ``gc.freeze()`` once started. The app
+    :func:`~paragents.ui.core.gc_tuning.tune_gc` at mount and ``gc.freeze()`` once started. The app
     shuts the runtime down when the user quits (ctrl+q, /quit)."""
     use_ascii(runtime.loaded.config.ascii_glyphs)
     return ParagentsApp(runtime, first_run=first_run, demo=demo, tune_gc=tune_gc)

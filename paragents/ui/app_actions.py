@@ -14,22 +14,28 @@ from textual import work
 from textual.actions import SkipAction
 from textual.app import App
 
-from paragents.ui import budget_hooks, lane_hooks
-from paragents.ui.commands import SlashCommand
-from paragents.ui.messages import DraftChanged, PromptSubmitted, QueueEditRequested, QueueReleaseRequested
-from paragents.ui.remote_asks import REFRESH as REMOTE_REFRESH
-from paragents.ui.screens.inbox import InboxItem, InboxScreen, collect_items
+from paragents.ui.budgets import hooks as budget_hooks
+from paragents.ui.core.commands import SlashCommand
+from paragents.ui.core.messages import (
+    DraftChanged,
+    PromptSubmitted,
+    QueueEditRequested,
+    QueueReleaseRequested,
+)
+from paragents.ui.core.text import clean
+from paragents.ui.inbox.remote import REFRESH as REMOTE_REFRESH
+from paragents.ui.inbox.screen import InboxItem, InboxScreen, collect_items
+from paragents.ui.lanes import hooks as lane_hooks
 from paragents.ui.screens.overview import OverviewScreen, collect_rows
-from paragents.ui.text import clean
 from paragents.ui.widgets.session_panel import SessionPanel
 
 if TYPE_CHECKING:
     from paragents.sessions import SessionsAPI
     from paragents.ui.app_api import AppAPI
-    from paragents.ui.remote_asks import RemoteAsks
+    from paragents.ui.core.ticker import RepaintTicker
+    from paragents.ui.core.type_ahead import TypeAhead
+    from paragents.ui.inbox.remote import RemoteAsks
     from paragents.ui.screens.overview import ActivityLog
-    from paragents.ui.ticker import RepaintTicker
-    from paragents.ui.type_ahead import TypeAhead
 
 MAIN_SCREEN_ACTIONS = {
     "new_session",
@@ -230,7 +236,9 @@ class UserActions(App[None]):
 
     def action_inbox(self) -> None:
         """Show every pending approval and conflict, oldest first (F2, /inbox)."""
-        from paragents.ui import fanout_hooks
+        # Deferred for start-up time: the fan-out package loads on the first F2, not before the
+        # app's first frame (see command_runner's docstring).
+        from paragents.ui.fanout import hooks as fanout_hooks
 
         def extra() -> list[InboxItem]:
             return [*budget_hooks.budget_items(self), *lane_hooks.lane_items(self), *self.remote_asks.items()]

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from textual.screen import Screen
 
     from paragents.sessions import SessionsAPI, SessionView
-    from paragents.ui.commands import SlashCommand
+    from paragents.ui.core.commands import SlashCommand
     from paragents.ui.widgets.session_panel import SessionPanel
 
 

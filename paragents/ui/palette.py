@@ -1,4 +1,4 @@
-"""The command palette's slash-command entries (ctrl+p): one per command of ``ui/commands.py``.
+"""The command palette's slash-command entries (ctrl+p): one per command of ``ui/core/commands.py``.
 
 Commands that need an argument are not run from the palette: they pre-fill the focused prompt box."""
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from textual.app import SystemCommand
 
-from paragents.ui.commands import COMMANDS, SlashCommand
+from paragents.ui.core.commands import COMMANDS, SlashCommand
 
 if TYPE_CHECKING:
     from paragents.ui.app_api import AppAPI

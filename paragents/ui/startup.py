@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from paragents.ui.gc_tuning import freeze_startup_objects
-from paragents.ui.text import shorten
+from paragents.ui.core.gc_tuning import freeze_startup_objects
+from paragents.ui.core.text import shorten
 from paragents.ui.widgets.session_panel import SessionPanel
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from paragents import events as ev
 from paragents.acp.controls import MAX_COMMANDS, MAX_TEXT
 from paragents.sessions import Runtime
-from paragents.ui.agent_commands import agent_command, agent_matches, agent_prompt
-from paragents.ui.commands import SlashCommand, parse_command
+from paragents.ui.core.agent_commands import agent_command, agent_matches, agent_prompt
+from paragents.ui.core.commands import SlashCommand, parse_command
 from tests.acp.conftest import AcpEnv
 from tests.patience import HANG_GUARD_S
 

@@ -13,11 +13,10 @@ import pytest
 from paragents import events as ev
 from paragents.agent.spend import priced
 from paragents.models import SessionState, Usage
-from paragents.ui.budget_hooks import budget_label
+from paragents.ui.budgets.hooks import budget_label
 from paragents.ui.screens.overview import ActivityLog, collect_rows
 from tests.acp.conftest import AcpEnv, idle
-from tests.acp.test_acp_reopen import calls
-from tests.acp.test_acp_sessions import notices
+from tests.acp.helpers import calls, notices
 from tests.patience import HANG_GUARD_S
 
 

@@ -8,7 +8,7 @@ from acp.schema import PermissionOption, ToolCallLocation, ToolCallUpdate
 from paragents.acp.launch import resolve_agent
 from paragents.acp.permission import map_call, pick_option
 from paragents.config import AgentCommand
-from paragents.ui.commands import SlashCommand, parse_command
+from paragents.ui.core.commands import SlashCommand, parse_command
 
 
 def test_execute_maps_to_bash_and_edits_to_each_location() -> None:

@@ -5,21 +5,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 from paragents.sessions import Runtime
 from paragents.ui.app import ParagentsApp, make_app
-from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
 from tests.acp.conftest import FAKE_AGENT
+from tests.acp.helpers import type_line
 from tests.ui.conftest import SIZE, wait_until
-
-
-async def type_line(pilot: Any, panel: SessionPanel, line: str) -> None:
-    panel.prompt_box.input.focus()
-    panel.prompt_box.input.value = line
-    await pilot.press("enter")
 
 
 def notices(app: ParagentsApp) -> list[str]:

@@ -15,14 +15,9 @@ from paragents.models import SessionState
 from paragents.sessions import Runtime, SessionError
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
-from tests.acp.test_acp_sessions import notices, texts
+from tests.acp.helpers import calls, notices, texts
 from tests.patience import HANG_GUARD_S
 from tests.trusting import trusted_config
-
-
-def calls(log: Path) -> list[str]:
-    """The requests the fake agent got (FAKE_ACP_LOG), one per line."""
-    return log.read_text().splitlines() if log.exists() else []
 
 
 async def first_run(aenv: AcpEnv, log: Path, **env: str) -> str:

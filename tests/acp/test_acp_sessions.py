@@ -11,15 +11,8 @@ from paragents.events import PermissionAnswer
 from paragents.models import SessionState
 from paragents.sessions.acp import agent_of
 from tests.acp.conftest import AcpEnv, idle
+from tests.acp.helpers import notices, texts
 from tests.patience import HANG_GUARD_S
-
-
-def texts(sink: ev.EventSink, sid: str) -> str:
-    return "".join(e.text for e in sink.of(ev.TextDelta, sid))  # type: ignore[attr-defined]
-
-
-def notices(sink: ev.EventSink, sid: str) -> list[str]:
-    return [e.text for e in sink.of(ev.Notice, sid)]  # type: ignore[attr-defined]
 
 
 async def test_updates_become_session_events_and_the_transcript_is_stored(aenv: AcpEnv) -> None:

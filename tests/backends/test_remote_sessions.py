@@ -23,7 +23,7 @@ from paragents.models import SessionState
 from paragents.sessions import Runtime, SessionError
 from tests.backends.dockerproxy import EngineProxy
 from tests.backends.engine import Engine, git
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 
 
 def reply(content: str = "", **kw: object) -> ScriptedResponse:

@@ -20,7 +20,7 @@ from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from tests.backends.engine import git
 from tests.backends.kube_server import LoopbackApiServer
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 
 pytestmark = pytest.mark.skipif(
     shutil.which("bwrap") is None, reason="the loopback server runs pods with bwrap"

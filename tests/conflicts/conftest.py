@@ -15,7 +15,7 @@ import pytest
 from paragents import events as ev
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 
 
 @dataclass

@@ -11,8 +11,8 @@ from paragents.eval.answers import load_policy
 from paragents.eval.runner import EvalSession
 from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
-from paragents.ui.eval_hooks import follow_in_app
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.eval.hooks import follow_in_app
+from paragents.ui.inbox.screen import InboxScreen
 from tests.eval.conftest import needs_bwrap, sample, scripted_options
 from tests.ui.conftest import SIZE, wait_until
 

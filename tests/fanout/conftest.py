@@ -13,8 +13,8 @@ import pytest
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
-from tests.engine.conftest import Collector
 from tests.lanes.conftest import GIT_ENV, commit_all, sh
+from tests.runtime_env import Collector
 
 PROMPT = "fix the add function"
 SLUG = "fix-the-add-function"

@@ -16,8 +16,8 @@ from paragents.lanes.bring_back import LaneState, MergePlan
 from paragents.lanes.merge_result import MergeResult
 from paragents.lanes.review import LaneReview
 from paragents.store.records import VerifyRecord
-from paragents.ui.screens.compare import CompareActions, CompareScreen, demo_comparison
-from paragents.ui.screens.lane_merge import MergeScreen
+from paragents.ui.fanout.compare import CompareActions, CompareScreen, demo_comparison
+from paragents.ui.lanes.merge import MergeScreen
 
 VERIFY = "uv run pytest -q"
 

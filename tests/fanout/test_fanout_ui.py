@@ -11,9 +11,9 @@ from textual.widgets import DataTable, Static, TextArea
 
 from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
-from paragents.ui.screens.compare import CompareScreen
-from paragents.ui.screens.inbox import InboxScreen
-from paragents.ui.screens.lane_merge import MergeScreen
+from paragents.ui.fanout.compare import CompareScreen
+from paragents.ui.inbox.screen import InboxScreen
+from paragents.ui.lanes.merge import MergeScreen
 from tests.fanout.conftest import PROMPT, SLUG, VERIFY, make_runtime, script_candidates
 from tests.lanes.conftest import sh
 from tests.ui.conftest import SIZE, wait_until

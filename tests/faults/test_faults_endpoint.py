@@ -292,7 +292,7 @@ FAULTS = [
         status="completed",
         reply=BIG,
         # A window big enough for the 10 MB history: the next request is sent, not refused locally
-        # (tests/engine/test_agent.py covers the local refusal of requests far over the window).
+        # (tests/agent/test_agent.py covers the local refusal of requests far over the window).
         overrides={"default_context_window": 20_000_000},
     ),
 ]

@@ -18,8 +18,8 @@ import pytest
 from paragents import events as ev
 from paragents.llm.replay import ScriptedResponse
 from paragents.store import connection
-from tests.engine.conftest import Env, env  # noqa: F401 (fixture)
 from tests.faults.tally import record
+from tests.runtime_env import Env, env  # noqa: F401 (fixture)
 
 BUDGET = 0.6
 """The busy budget the test sets (two tries of 300 ms), in seconds."""

@@ -18,8 +18,8 @@ from paragents.lanes.overview import stale_dependencies
 from paragents.llm.replay import ReplayServer
 from paragents.sessions import Runtime
 from paragents.store import Store
-from tests.engine.conftest import Collector
 from tests.lanes.conftest import commit_all
+from tests.runtime_env import Collector
 
 INSTALL = (
     'install = "echo installing for $PARAGENTS_LANE; mkdir -p .venv && touch .venv/own; '

@@ -17,7 +17,7 @@ from paragents.events import PermissionAnswer
 from paragents.lanes.gc import remove_lane
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,8 @@ def _write(server: ReplayServer, session: str, body: str) -> None:
 async def test_inbox_shows_the_predicted_conflict_before_either_merges(
     make_runtime: Any, replay: ReplayServer, tmp_path: Path
 ) -> None:
-    from paragents.ui.screens.inbox import InboxScreen
-    from paragents.ui.screens.prediction import SidesScreen
+    from paragents.ui.inbox.screen import InboxScreen
+    from paragents.ui.lanes.prediction import SidesScreen
     from paragents.ui.widgets.prediction_bar import PredictionBar
 
     project = tmp_path / "project"

@@ -14,9 +14,9 @@ from paragents.cli import main
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ReplayServer, ScriptedResponse, ThreadedReplayServer
 from paragents.sessions import Runtime, SessionError
-from paragents.ui.commands import SlashCommand, parse_command
-from tests.engine.conftest import Collector
+from paragents.ui.core.commands import SlashCommand, parse_command
 from tests.lanes.conftest import commit_all, sh
+from tests.runtime_env import Collector
 
 
 def reply(content: str = "", **kw: object) -> ScriptedResponse:

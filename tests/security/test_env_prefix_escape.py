@@ -11,8 +11,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tests.security.acp_attack import AcpAttack, acp, term
 from tests.security.hostile import Hostile, hostile, needs_bwrap
-from tests.security.test_acp_terminal_escape import AcpAttack, acp, term
 
 __all__ = ["acp", "hostile"]
 

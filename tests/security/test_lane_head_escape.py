@@ -26,7 +26,7 @@ from paragents.fanout.group import start_best_of
 from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions import Runtime
-from tests.engine.conftest import Collector
+from tests.runtime_env import Collector
 from tests.security.conftest import Host, Hostile, git_repo, require_bwrap
 
 MODES = ["required", "off"]

@@ -28,8 +28,8 @@ from paragents.fanout.request import FanoutRequest
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.tools.sandbox import SandboxConfig, check
-from tests.engine.conftest import Collector
 from tests.lanes.conftest import GIT_ENV, commit_all, sh
+from tests.runtime_env import Collector
 
 SECRET = "sk-lanes-escape-0123456789"
 VERIFY = f"PYTHONDONTWRITEBYTECODE=1 {sys.executable} -m pytest -q -p no:cacheprovider"

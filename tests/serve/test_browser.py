@@ -104,8 +104,8 @@ async def test_the_page_shows_line_306_of_a_long_command_and_opens_a_cut_preview
     ``curl … | sh`` included; a long file write says how much it leaves out and opens it all."""
     from selenium.webdriver.common.by import By
 
+    from tests.serve.calls import EVIL, LONG_COMMAND, LONG_FILE, command_call, pending_call
     from tests.serve.conftest import write_call
-    from tests.serve.test_shown import EVIL, LONG_COMMAND, LONG_FILE, command_call, pending_call
 
     _, long_rid = await pending_call(served, "long", command_call(LONG_COMMAND))
     _, file_rid = await pending_call(served, "write", write_call("big.txt", LONG_FILE))

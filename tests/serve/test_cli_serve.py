@@ -10,17 +10,8 @@ import subprocess
 import sys
 import time
 
+from tests.serve.cli_process import paragents
 from tests.serve.conftest import Served
-
-
-def paragents(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "paragents.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
 
 
 async def test_paragents_pair_from_another_process_makes_a_one_time_link(served: Served) -> None:

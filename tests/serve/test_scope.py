@@ -17,8 +17,8 @@ import pytest
 from paragents.serve.auth import SESSION_HEADER, sign_browser_token
 from paragents.serve.launch import JWT_SECRET_ENV, ServeOptions, auth_from
 from paragents.serve.server import ServeRefused
+from tests.serve.cli_process import paragents
 from tests.serve.conftest import JWT_SECRET, KEY, Served
-from tests.serve.test_cli_serve import paragents
 
 H = {"Authorization": f"Bearer {KEY}"}
 

@@ -19,7 +19,7 @@ from paragents.serve.bridge import RuntimeBridge
 from paragents.serve.pairing import new_pairing
 from paragents.serve.routes import SECURITY_HEADERS
 from paragents.serve.server import ServeThread
-from paragents.ui.tui_web import tui_extension
+from paragents.ui.serve.tui_web import tui_extension
 from tests.patience import HANG_GUARD_S
 from tests.serve.chromium import OFFLINE, needs_chromium, phone_browser
 from tests.serve.conftest import Served, auth_config

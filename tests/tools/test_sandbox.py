@@ -21,7 +21,7 @@ from paragents.tools import ToolContext
 from paragents.tools.sandbox import SandboxConfig, bwrap_argv, check, hidden_paths, userns_flags
 from paragents.tools.sandbox_git import git_state
 from paragents.tools.sandbox_hide import host_sockets, secret_paths
-from paragents.ui.commands import CommandError, SlashCommand, parse_command
+from paragents.ui.core.commands import CommandError, SlashCommand, parse_command
 from tests.tools.conftest import Call
 from tests.trusting import trusted
 

@@ -41,8 +41,8 @@ from paragents.events import (
 )
 from paragents.sessions import Runtime
 from paragents.ui.app import ParagentsApp, make_app
-from paragents.ui.commands import is_command
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.core.commands import is_command
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import ConflictBar

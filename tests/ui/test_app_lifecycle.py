@@ -14,13 +14,13 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
 from paragents.ui.app import make_app
+from paragents.ui.core.signals import quit_on_signals
 from paragents.ui.screens.info import TableScreen
-from paragents.ui.signals import quit_on_signals
 from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
 from tests.trusting import trusted
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import replies, started
+from tests.ui.helpers import replies, started
 
 
 def notices(panel: Any) -> list[str]:

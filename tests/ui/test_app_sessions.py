@@ -12,38 +12,20 @@ from textual.widgets import Button
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
-from paragents.ui.app import ParagentsApp, make_app
+from paragents.ui.app import make_app
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.prompt_input import QueuedItem
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
-from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
+from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
 from tests.ui.conftest import SIZE, wait_until
-
-
-def replies(panel: SessionPanel) -> list[str]:
-    return [e.content for e in panel.transcript.records if isinstance(e, AssistantEntry)]
+from tests.ui.helpers import replies, started
 
 
 def prompts(panel: SessionPanel) -> list[str]:
     return [e.text for e in panel.transcript.records if isinstance(e, TextEntry) and e.kind == "user"]
-
-
-async def started(pilot: Any, app: ParagentsApp, count: int = 1) -> list[SessionPanel]:
-    """Wait for ``count`` panels with their restored history shown (it fills after the panels)."""
-
-    def done() -> bool:
-        panels = app.panels.values()
-        return (
-            app.ready
-            and len(panels) == count
-            and all(p.history_shown and not p.transcript.restore_pending for p in panels)
-        )
-
-    await wait_until(pilot, done, f"{count} panel(s) with their history")
-    return list(app.panels.values())
 
 
 async def test_two_sessions_stream_concurrently(make_runtime: Any, replay: ReplayServer) -> None:

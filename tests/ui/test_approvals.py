@@ -7,43 +7,22 @@ the diff / content / command + cwd and the rule as inert text."""
 from __future__ import annotations
 
 import asyncio
-import io
 from pathlib import Path
-from typing import Any
 
-from rich.console import Console
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input
 
 from paragents.events import ConflictDetected, PermissionAnswer, PermissionRequested
 from paragents.models import CallPreview, ToolCall
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.approval_bar import ApprovalBar
-from paragents.ui.widgets.conflict_bar import ConflictBar, describe
+from paragents.ui.widgets.conflict_bar import describe
 from paragents.ui.widgets.session_panel import SessionPanel
+from tests.ui.bars import bar_text, rm_ask
 from tests.ui.conftest import SIZE
-from tests.ui.test_widgets import PanelApp
+from tests.ui.panel_app import PanelApp
 
 DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,3 @@\n def f():\n-    return 1\n+    return 2\n"
-
-
-def rm_ask(rid: str = "r1", preview: CallPreview | None = None, **kw: Any) -> PermissionRequested:
-    call = ToolCall("c1", "run_command", '{"command": "rm -rf build"}')
-    return PermissionRequested(
-        "s1", rid, call, "run_command rm -rf build", "no rule allows `rm -rf build`", ("Bash(rm *)",),
-        asyncio.get_running_loop().create_future(), preview, **kw,
-    )  # fmt: skip
-
-
-def plain(widget: Static, width: int = 150) -> str:
-    """The text a Static shows (its content rendered by rich, no markup parsing involved)."""
-    console = Console(file=io.StringIO(), width=width, color_system=None)
-    console.print(widget.content)
-    return console.file.getvalue()  # type: ignore[attr-defined]
-
-
-def bar_text(bar: ApprovalBar | ConflictBar) -> str:
-    return "\n".join(plain(s) for s in bar.query(Static).results(Static) if not isinstance(s, Button))
 
 
 async def test_keys_typed_while_an_ask_arrives_stay_in_the_prompt() -> None:
@@ -249,7 +228,7 @@ async def test_conflict_bar_answers_by_click_or_armed_keys_only() -> None:
 
 
 async def test_an_ask_arriving_in_an_open_inbox_does_not_take_the_keys(tmp_path: Path) -> None:
-    from tests.ui.test_snapshots import app_with, feed, settle
+    from tests.ui.snapshot_app import app_with, feed, settle
 
     app, runtime = app_with(tmp_path, ["api"])
     async with app.run_test(size=SIZE) as pilot:

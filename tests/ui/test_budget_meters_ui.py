@@ -14,10 +14,10 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxScreen, QuestionNote
+from paragents.ui.inbox.screen import InboxScreen, QuestionNote
 from paragents.ui.screens.overview import OverviewScreen
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 BIG = {"prompt_tokens": 9000, "completion_tokens": 1000, "total_tokens": 10000}
 PRICES = {"m": {"input_price_per_mtok": 1.0, "output_price_per_mtok": 1.0, "cached_price_per_mtok": 0.1}}

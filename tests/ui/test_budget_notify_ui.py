@@ -12,10 +12,10 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.widgets.budget_bar import BudgetBar
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 BIG = {"prompt_tokens": 9000, "completion_tokens": 1000, "total_tokens": 10000}
 

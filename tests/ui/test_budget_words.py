@@ -7,7 +7,7 @@ from typing import Any
 
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 
 async def type_command(pilot: Any, text: str) -> None:
@@ -37,7 +37,7 @@ def test_the_headers_spend_today_reads_like_the_panel_titles() -> None:
     from types import SimpleNamespace
 
     from paragents.limits import Spend
-    from paragents.ui.budget_hooks import Meters, today_text
+    from paragents.ui.budgets.hooks import Meters, today_text
 
     budgets = SimpleNamespace(today=None, project_cap=lambda: None)
     refresher = SimpleNamespace(meters=Meters(today=Spend(prompt=9000, completion=871, estimated=True)))

@@ -7,7 +7,14 @@ import sys
 
 import pytest
 
-from paragents.ui.commands import COMMANDS, CommandError, SlashCommand, complete, is_command, parse_command
+from paragents.ui.core.commands import (
+    COMMANDS,
+    CommandError,
+    SlashCommand,
+    complete,
+    is_command,
+    parse_command,
+)
 
 
 def test_new_with_name_model_and_dir() -> None:
@@ -72,7 +79,7 @@ def test_completion_and_detection() -> None:
 
 
 def test_commands_module_does_not_import_textual() -> None:
-    code = "import sys, paragents.ui.commands; print('textual' in sys.modules)"
+    code = "import sys, paragents.ui.core.commands; print('textual' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -17,8 +17,8 @@ from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
-from tests.ui.test_widgets import PanelApp
+from tests.ui.helpers import started
+from tests.ui.panel_app import PanelApp
 
 
 def notices(panel: Any) -> list[str]:

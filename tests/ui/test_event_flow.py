@@ -9,8 +9,8 @@ from typing import Any
 
 from paragents.events import MessageAdded, Notice, ReasoningDelta, TextDelta
 from paragents.ui.app import make_app
-from paragents.ui.gc_tuning import GC_THRESHOLDS
-from paragents.ui.messages import AgentEvent
+from paragents.ui.core.gc_tuning import GC_THRESHOLDS
+from paragents.ui.core.messages import AgentEvent
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view

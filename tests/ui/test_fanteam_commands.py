@@ -12,9 +12,9 @@ from textual.widgets import Static
 
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.ui.app import make_app
-from paragents.ui.screens.fanteam import ReviewScreen
+from paragents.ui.fanout.team_screens import ReviewScreen
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_lane_commands import _git_repo
+from tests.ui.helpers import _git_repo
 
 FINDING = {"file": "app.py", "line": 2, "severity": "high", "title": "returns 2", "evidence": "return 2"}
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from paragents.events import PermissionAnswer
 from paragents.ui.app import make_app
+from tests.ui.bars import rm_ask
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
-from tests.ui.test_approvals import rm_ask
-from tests.ui.test_prompt_box import feed, started
-from tests.ui.test_snapshots import app_with, settle
-from tests.ui.test_snapshots import feed as feed_events
+from tests.ui.prompt_input import feed, started
+from tests.ui.snapshot_app import app_with, settle
+from tests.ui.snapshot_app import feed as feed_events
 
 
 async def test_a_prompt_typed_in_the_same_read_as_f6_goes_to_the_next_session(tmp_path: Path) -> None:

@@ -17,12 +17,12 @@ from wcwidth.table_vs16 import VS16_NARROW_TO_WIDE
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
-from paragents.ui import glyphs as glyphs_module
 from paragents.ui.app import make_app
-from paragents.ui.glyphs import ASCII, UNICODE, Glyphs
-from paragents.ui.text import clean
+from paragents.ui.core import glyphs as glyphs_module
+from paragents.ui.core.glyphs import ASCII, UNICODE, Glyphs
+from paragents.ui.core.text import clean
 from tests.ui.conftest import wait_until
-from tests.ui.test_app_sessions import replies, started
+from tests.ui.helpers import replies, started
 
 AMBIGUOUS = list(AMBIGUOUS_EASTASIAN.values())[-1]
 EMOJI_CAPABLE = list(VS16_NARROW_TO_WIDE.values())[-1]
@@ -133,7 +133,7 @@ def test_the_approval_bars_will_fail_line_uses_the_glyph_set_not_the_emoji_prone
     from rich.text import Text
 
     from paragents.models import CallPreview
-    from paragents.ui.glyphs import glyphs
+    from paragents.ui.core.glyphs import glyphs
     from paragents.ui.widgets.approval_bar import preview_body
 
     for preview in (

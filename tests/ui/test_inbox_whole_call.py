@@ -16,13 +16,13 @@ from paragents.events import PermissionRequested
 from paragents.models import CallPreview, ToolCall
 from paragents.store import Store
 from paragents.tools.base import bounded_lines
-from paragents.ui.remote_asks import RemoteAsks
-from paragents.ui.screens.inbox import InboxScreen, WholeCallScreen
+from paragents.ui.inbox.remote import RemoteAsks
+from paragents.ui.inbox.screen import InboxScreen, WholeCallScreen
 from paragents.ui.widgets.approval_bar import ApprovalBar
-from tests.serve.test_shown import EVIL, LONG_COMMAND
+from tests.serve.calls import EVIL, LONG_COMMAND
+from tests.ui.bars import bar_text, plain
 from tests.ui.conftest import SIZE
-from tests.ui.test_approvals import plain
-from tests.ui.test_snapshots import app_with, feed, settle
+from tests.ui.snapshot_app import app_with, feed, settle
 
 
 async def test_a_cut_command_says_how_much_is_not_shown_and_ctrl_o_shows_it_whole(tmp_path: Path) -> None:
@@ -71,3 +71,30 @@ async def test_an_ask_of_another_process_shows_its_whole_command_not_the_rows_cu
     item = RemoteAsks(runtime, print)._item(row)
     assert isinstance(item.event, PermissionRequested) and item.event.preview is not None
     assert item.event.preview.text == LONG_COMMAND and EVIL in item.event.preview.text
+
+
+async def test_control_characters_of_a_command_are_shown_as_symbols_not_dropped(tmp_path: Path) -> None:
+    """Fresh-user finding: what is approved is shown byte for byte: ESC as "␛", BEL as "␇", a bidi
+    override by its code point, in the bar and in the whole call (ctrl+o), never silently dropped."""
+    app, runtime = app_with(tmp_path, ["api"])
+    command = "printf '\x1b[2J\x07' && echo \u202egnp.exe"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        call = ToolCall("c1", "run_command", json.dumps({"command": command}))
+        request = PermissionRequested(
+            "s1", "r1", call, "run_command printf", "no rule allows it", (),
+            asyncio.get_running_loop().create_future(), CallPreview("command", command, cwd=str(tmp_path)),
+        )  # fmt: skip
+        feed(runtime, [request])
+        await settle(pilot)
+        await pilot.press("f2")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, InboxScreen)
+        shown = bar_text(screen.query_one(ApprovalBar))
+        assert "$ printf '\u241b[2J\u2407' && echo <U+202E>gnp.exe" in shown
+        await pilot.press("ctrl+o")
+        await settle(pilot)
+        assert isinstance(app.screen, WholeCallScreen)
+        whole = plain(app.screen.query_one("#whole-call", Static), width=200)
+        assert "printf '\u241b[2J\u2407' && echo <U+202E>gnp.exe" in whole

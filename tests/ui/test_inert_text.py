@@ -13,14 +13,14 @@ from textual.widgets import Collapsible
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import ParagentsApp, make_app
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.screens.overview import OverviewScreen
 from paragents.ui.widgets import tool_call as tool_call_module
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry
 from tests.ui.conftest import wait_until
-from tests.ui.test_app_sessions import replies, started
+from tests.ui.helpers import replies, started
 
 BIG = (220, 70)
 """A screen wide enough for every hostile string to show uncut."""

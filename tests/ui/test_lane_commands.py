@@ -3,7 +3,6 @@ crash from notes arriving before the panel is mounted) and `/lane` shows the lan
 
 from __future__ import annotations
 
-import subprocess
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -11,39 +10,7 @@ from typing import Any
 from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
-
-
-def _git_repo(project: Path) -> None:
-    env = {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@e",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@e",
-    }
-    (project / "app.py").write_text("def hello():\n    return 1\n")
-    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
-        subprocess.run(
-            ["git", *args], cwd=project, check=True, capture_output=True, env={**env, "PATH": "/usr/bin:/bin"}
-        )
-
-
-def _shown(widget: Any) -> str:
-    """The plain text a Static shows (its rich renderable printed without styles)."""
-    import io
-
-    from rich.console import Console
-
-    console = Console(width=120, record=True, file=io.StringIO())
-    console.print(widget.content)
-    return console.export_text()
-
-
-def _toasts(app: Any) -> list[str]:
-    return [str(n.message) for n in app._notifications]
-
-
-def has_lane(runtime: Any, name: str) -> bool:
-    return any(v.name == name and v.lane for v in runtime.sessions.values())
+from tests.ui.helpers import _git_repo, _shown, _toasts, has_lane
 
 
 async def test_new_lane_then_lane_report(make_runtime: Any, replay: ReplayServer, tmp_path: Path) -> None:
@@ -72,7 +39,7 @@ async def test_lanes_review_screen_shows_commits_and_the_diff(
 ) -> None:
     from textual.widgets import OptionList, Static
 
-    from paragents.ui.screens.lanes import LanesScreen
+    from paragents.ui.lanes.screen import LanesScreen
 
     _git_repo(tmp_path / "project")
     runtime = await make_runtime()

@@ -17,11 +17,11 @@ from textual.widgets import Button, Checkbox, Static, TextArea
 from paragents.llm.replay import ReplayServer, ScriptedResponse
 from paragents.sessions import Runtime
 from paragents.ui.app import make_app
-from paragents.ui.screens.lane_merge import MergeScreen
-from paragents.ui.screens.lanes import LanesScreen
+from paragents.ui.lanes.merge import MergeScreen
+from paragents.ui.lanes.screen import LanesScreen
 from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_lane_commands import _git_repo, _shown, _toasts, has_lane
+from tests.ui.helpers import _git_repo, _shown, _toasts, has_lane
 
 ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -221,7 +221,7 @@ async def test_resolve_in_this_lane_queues_a_prompt_to_its_session(
 async def test_discard_bundles_the_work_closes_the_session_and_removes_the_lane(
     replay: ReplayServer, tmp_path: Path
 ) -> None:
-    from paragents.ui.screens.lane_merge import ConfirmScreen
+    from paragents.ui.lanes.merge import ConfirmScreen
 
     project = tmp_path / "project"
     project.mkdir()

@@ -11,13 +11,13 @@ import pytest
 from textual.app import App
 from textual.widgets import Log, Static
 
-import paragents.ui.screens.lanes as lanes_screen
+import paragents.ui.lanes.screen as lanes_screen
 from paragents.lanes.bring_back import LaneState
 from paragents.lanes.review import LaneReview
 from paragents.store.records import VerifyRecord
-from paragents.ui.screens.lanes import LanesScreen
+from paragents.ui.lanes.screen import LanesScreen
 from tests.ui.conftest import wait_until
-from tests.ui.test_lane_commands import _shown
+from tests.ui.helpers import _shown
 
 
 class HeldVerify:

@@ -8,7 +8,7 @@ from paragents.events import TextDelta
 from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_widgets import PanelApp
+from tests.ui.panel_app import PanelApp
 
 WORDS = " ".join(f"w{i:03d}" for i in range(400))
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from paragents.ui import text
 from paragents.ui.app import make_app
+from paragents.ui.core import text
 from paragents.ui.widgets import markdown_reply
 from paragents.ui.widgets.markdown_reply import OFF_LOOP_CHARS, MarkdownReply
 from tests.patience import HANG_GUARD_S

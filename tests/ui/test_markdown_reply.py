@@ -94,7 +94,7 @@ async def test_a_theme_switch_repaints_finished_and_streaming_replies_in_the_new
     from paragents.events import TextDelta
     from paragents.ui.widgets.live_reply import LiveReply
     from paragents.ui.widgets.session_panel import SessionPanel
-    from tests.ui.test_widgets import PanelApp
+    from tests.ui.panel_app import PanelApp
 
     app = PanelApp([{"role": "assistant", "content": SOURCE}])
     async with app.run_test(size=(80, 40)) as pilot:

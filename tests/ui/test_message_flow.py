@@ -19,12 +19,12 @@ from paragents.events import (
 from paragents.models import SessionState, ToolCall
 from paragents.ui.app import make_app
 from paragents.ui.command_runner import HANDLERS, SESSION_COMMANDS
-from paragents.ui.commands import COMMANDS, SlashCommand
-from paragents.ui.messages import AgentEvent, Answer, ApprovalChoice, CommandRequested, PromptSubmitted
+from paragents.ui.core.commands import COMMANDS, SlashCommand
+from paragents.ui.core.messages import AgentEvent, Answer, ApprovalChoice, CommandRequested, PromptSubmitted
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
-from tests.ui.test_prompt_box import started
+from tests.ui.prompt_input import started
 
 M = TypeVar("M", bound=Message)
 

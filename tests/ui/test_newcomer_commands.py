@@ -9,25 +9,11 @@ from typing import Any
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
-from paragents.ui.app import ParagentsApp, make_app
+from paragents.ui.app import make_app
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import TextEntry
 from tests.ui.conftest import SIZE, wait_until
-
-
-async def first_panel(pilot: Any, app: ParagentsApp) -> SessionPanel:
-    await wait_until(pilot, lambda: app.ready and len(app.panels) == 1, "the first session")
-    return next(iter(app.panels.values()))
-
-
-async def type_line(pilot: Any, panel: SessionPanel, line: str) -> None:
-    panel.prompt_box.input.focus()
-    panel.prompt_box.input.value = line
-    await pilot.press("enter")
-
-
-def notices(app: ParagentsApp) -> list[str]:
-    return [str(n.message) for n in app._notifications]
+from tests.ui.helpers import first_panel, notices, type_line
 
 
 def title(panel: SessionPanel) -> str:

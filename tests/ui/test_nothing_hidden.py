@@ -14,12 +14,12 @@ from textual.widgets import Collapsible, Footer, Static
 from paragents.events import PermissionRequested, ToolCallFinished
 from paragents.models import ToolCall
 from paragents.ui.app import make_app
-from paragents.ui.screens.inbox import InboxItem, InboxScreen
+from paragents.ui.inbox.screen import InboxItem, InboxScreen
 from paragents.ui.widgets.session_panel import SessionPanel
+from tests.ui.bars import bar_text
 from tests.ui.conftest import wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
-from tests.ui.test_approvals import bar_text
-from tests.ui.test_widgets import PanelApp
+from tests.ui.panel_app import PanelApp
 
 TRACE = "Traceback (most recent call last):\n" + "  File 'x.py', line 1\n" * 5
 ERROR = "ValueError: the useful end of the error, which says what went wrong with the build step here"

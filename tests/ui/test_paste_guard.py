@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual import events
 from textual._xterm_parser import XTermParser
 
-from paragents.ui.keys import ESC_SHOWN, PasteGuard, use_paste_guard
+from paragents.ui.core.keys import ESC_SHOWN, PasteGuard, use_paste_guard
 
 PASTE = "line one\n\x1b[31mred\x1b[0m line two\nline three"
 

@@ -13,7 +13,7 @@ from paragents.models import SessionState
 from paragents.ui.app import make_app
 from paragents.ui.widgets.budget_bar import BudgetBar
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 BIG = {"prompt_tokens": 9000, "completion_tokens": 1000, "total_tokens": 10000}
 

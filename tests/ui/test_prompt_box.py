@@ -10,9 +10,8 @@ for the app to be idle between them (``pilot.press`` waits after each key, so it
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from textual._xterm_parser import XTermParser
 from textual.geometry import Region
 
 from paragents.models import SessionState
@@ -21,30 +20,15 @@ from paragents.ui.palette import run_from_palette
 from paragents.ui.widgets.prompt_area import PromptArea
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
+from tests.ui.prompt_input import feed, started
 
 if TYPE_CHECKING:
     from paragents.ui.widgets.prompt_area import PromptArea
 
 
-def feed(app: Any, chunk: str) -> None:
-    """Deliver ``chunk`` as one terminal read: parse it and hand every event to the driver at once,
-    as the driver's input thread does (no pause between the keys)."""
-    parser = XTermParser()
-    events = [*parser.feed(chunk), *parser.feed("")]  # the empty feed flushes a lone trailing ESC
-    for event in events:
-        app._driver.process_message(event)
-
-
 def paste(text: str) -> str:
     """``text`` as a bracketed paste."""
     return f"\x1b[200~{text}\x1b[201~"
-
-
-async def started(pilot: Any, app: Any) -> PromptArea:
-    await wait_until(pilot, lambda: app.ready and bool(app.panels), "startup")
-    area = app.panels[app.active_sid].prompt_box.input
-    await wait_until(pilot, lambda: app.focused is area, "the prompt focused")
-    return area
 
 
 async def test_keys_in_one_burst_submit_each_prompt_as_typed(tmp_path: Path) -> None:
@@ -228,7 +212,7 @@ async def test_editing_a_queued_prompt_keeps_its_lines(tmp_path: Path) -> None:
     from textual.app import App, ComposeResult
     from textual.widgets import Button
 
-    from paragents.ui.messages import QueueEditRequested
+    from paragents.ui.core.messages import QueueEditRequested
     from paragents.ui.widgets.prompt_input import PromptBox, QueuedItem
 
     edits: list[tuple[str, str | None]] = []

@@ -9,7 +9,7 @@ from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry
 from paragents.ui.widgets.transcript import Transcript
 from tests.ui.conftest import SIZE
-from tests.ui.test_widgets import PanelApp, view
+from tests.ui.panel_app import PanelApp, view
 
 OUTCOMES = ("ok", "error", "denied", "cancelled", "interrupted")
 

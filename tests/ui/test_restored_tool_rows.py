@@ -12,7 +12,7 @@ from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import make_app
 from paragents.ui.widgets.tool_call import ToolEntry
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 LONG = "printf '[/] %s\\n' " + " ".join(f"word{i}" for i in range(30))
 

@@ -9,7 +9,7 @@ from paragents.models import ToolCall
 from paragents.ui.widgets.tool_call import ToolEntry
 from paragents.ui.widgets.transcript import Transcript
 from tests.ui.conftest import SIZE
-from tests.ui.test_widgets import PanelApp
+from tests.ui.panel_app import PanelApp
 
 
 def turn(path: str, result: str) -> list[dict[str, Any]]:

@@ -11,11 +11,11 @@ import httpx
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import make_app
-from paragents.ui.screens.pair import PairScreen
-from paragents.ui.serve_hooks import running
+from paragents.ui.serve.hooks import running
+from paragents.ui.serve.pair import PairScreen
 from tests.patience import HANG_GUARD_S
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_newcomer_commands import first_panel, notices, type_line
+from tests.ui.helpers import first_panel, notices, type_line
 
 
 async def test_serve_answers_a_panels_approval_over_http_and_pair_shows_a_link(

@@ -304,3 +304,36 @@ async def test_save_without_a_test_reads_the_context_window_from_the_server_firs
         data = json.loads(paths.user_runtime_config_path().read_text())
         assert data["models"]["m"]["context_window"] == 4096
         await app.shutdown_runtime()
+
+
+async def test_the_context_window_refuses_what_is_not_digits_as_typed_and_a_window_too_small(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    """Fresh-user finding: typing ``-5[b]`` left "5" in the field without a word and Save wrote 5.
+    Each refused key now says why in the status line, and Save refuses a window under 256 tokens."""
+    runtime = await make_runtime()
+    app = make_app(runtime, first_run=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: isinstance(app.screen, SetupScreen), "the setup screen")
+        screen = app.screen
+        screen.query_one("#base-url", Input).value = replay.base_url
+        screen.query_one("#model-input", Input).value = "m"
+        field = screen.query_one("#context-window", Input)
+        field.value = ""
+        field.focus()
+        await pilot.press("-")
+        await wait_until(pilot, lambda: "only digits" in status_text(app), "the refusal said")
+        assert field.value == "" and "at least 256" in status_text(app)
+        await pilot.press("5", "[", "b", "]")
+        await pilot.pause()
+        assert field.value == "5" and "only digits" in status_text(app)
+        await pilot.click("#save")
+        await wait_until(pilot, lambda: "(not '5')" in status_text(app), "the too-small window refused")
+        assert isinstance(app.screen, SetupScreen) and not paths.user_runtime_config_path().exists()
+        assert field.has_class("-invalid")
+        await pilot.press("end", "1", "2")  # the field took the focus back (its text selected)
+        await click_again(pilot, screen, "#save")
+        await wait_until(pilot, lambda: not isinstance(app.screen, SetupScreen), "saved")
+        data = json.loads(paths.user_runtime_config_path().read_text())
+        assert data["models"]["m"]["context_window"] == 512
+        await app.shutdown_runtime()

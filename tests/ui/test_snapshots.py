@@ -19,9 +19,10 @@ from paragents.events import (
     UsageUpdated,
 )
 from paragents.models import CallPreview, SessionState, ToolCall, Usage
-from paragents.ui.app import ParagentsApp, make_app
-from tests.ui.conftest import SIZE, wait_until
+from paragents.ui.app import make_app
+from tests.ui.conftest import SIZE
 from tests.ui.fake_runtime import FakeRuntime, make_view
+from tests.ui.snapshot_app import app_with, feed, settle
 
 ANSWER = """I found the bug in `parse()`:
 
@@ -58,29 +59,6 @@ def conversation(sid: str) -> list[Any]:
         UsageUpdated(sid, Usage(3000, 400, 3400), 3400, 8192),
         SessionStateChanged(sid, SessionState.IDLE),
     ]
-
-
-def app_with(tmp_path: Path, names: list[str]) -> tuple[ParagentsApp, FakeRuntime]:
-    views = [make_view(f"s{i + 1}", name) for i, name in enumerate(names)]
-    runtime = FakeRuntime(views, tmp_path)
-    return make_app(runtime), runtime
-
-
-async def settle(pilot: Any) -> None:
-    app = pilot.app
-    # A condition, not a count of pauses: 200 pauses were not always enough on a loaded machine, and
-    # the screenshot was then taken of an app still starting.
-    await wait_until(pilot, lambda: bool(app.ready), "the app to be ready")
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-    for panel in app.panels.values():
-        panel.flush()
-    await pilot.pause()
-
-
-def feed(runtime: FakeRuntime, events: list[Any]) -> None:
-    for event in events:
-        runtime.emit(event)
 
 
 def test_one_panel(snap_compare: Any, tmp_path: Path) -> None:

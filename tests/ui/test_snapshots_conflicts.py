@@ -20,11 +20,11 @@ from paragents.events import (
     UsageUpdated,
 )
 from paragents.models import SessionState, ToolCall, Usage
-from paragents.ui.screens.inbox import InboxScreen
+from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.screens.overview import OverviewScreen
 from paragents.ui.widgets.conflict_bar import ConflictBar
 from tests.ui.conftest import SIZE
-from tests.ui.test_snapshots import app_with, feed, settle
+from tests.ui.snapshot_app import app_with, feed, settle
 
 NOW = 1_800_000_000.0
 """The fixed clock of these screenshots (Unix seconds)."""

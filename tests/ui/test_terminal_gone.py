@@ -1,4 +1,4 @@
-"""A terminal that went away never hangs the app (ui/terminal_gone.py): Textual's real writer thread,
+"""A terminal that went away never hangs the app (ui/core/terminal_gone.py): Textual's real writer thread,
 writing to a file that fails as a closed pty does (EIO), ends; every later write and the driver's
 stop must return instead of blocking on the full queue (before: the app's loop blocked for good, and
 SIGHUP/SIGTERM could no longer quit it)."""
@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from textual.drivers._writer_thread import MAX_QUEUED_WRITES, WriterThread
 
-from paragents.ui.terminal_gone import drop_output_when_the_terminal_is_gone
+from paragents.ui.core.terminal_gone import drop_output_when_the_terminal_is_gone
 
 
 class ClosedPty:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paragents.ui.text import clean, safe_text, shorten, tail
+from paragents.ui.core.text import clean, safe_text, shorten, tail
 
 
 def test_clean_strips_escape_sequences_and_controls() -> None:

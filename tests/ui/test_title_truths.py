@@ -9,7 +9,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 USAGE = {"prompt_tokens": 3000, "completion_tokens": 200, "total_tokens": 3200}
 
@@ -41,7 +41,7 @@ async def test_an_external_agents_title_says_no_token_count_it_does_not_know() -
     from paragents.sessions import SessionView
     from paragents.sessions.acp import MODEL_PREFIX
     from paragents.ui.widgets.session_panel import SessionPanel
-    from tests.ui.test_widgets import PanelApp
+    from tests.ui.panel_app import PanelApp
 
     app = PanelApp()
     agent_view = SessionView("s1", "helper", f"{MODEL_PREFIX}claude", "default", Path("."))

@@ -9,7 +9,7 @@ from typing import Any
 
 from paragents.ui.app import TOAST_LINE_CHARS, TOAST_LINES, make_app, toast_text
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 
 def messages(app: Any) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.test_app_sessions import started
+from tests.ui.helpers import started
 
 
 async def test_keys_typed_while_a_new_session_opens_go_to_its_prompt(make_runtime: Any) -> None:

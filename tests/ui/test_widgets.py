@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any
 
-from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
 from textual.widgets import Button, Input, Static
 
 from paragents.events import (
@@ -20,10 +17,6 @@ from paragents.events import (
     TurnFinished,
 )
 from paragents.models import ToolCall
-from paragents.sessions import SessionView
-from paragents.ui import answers
-from paragents.ui.app_api import AppAPI
-from paragents.ui.messages import Answer
 from paragents.ui.widgets import live_reply as live_reply_module
 from paragents.ui.widgets import transcript as transcript_module
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
@@ -34,34 +27,7 @@ from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, Transcript
 from tests.ui.conftest import SIZE
-
-
-def view(sid: str = "s1", messages: list[dict[str, Any]] | None = None) -> SessionView:
-    return SessionView(sid, "demo", "m", "default", Path("."), messages=list(messages or []))
-
-
-class PanelApp(App[None]):
-    BINDINGS: ClassVar[list[BindingType]] = [Binding(FOCUS_KEY, "focus_ask", priority=True)]
-
-    def __init__(self, messages: list[dict[str, Any]] | None = None) -> None:
-        super().__init__()
-        self.messages = messages
-
-    def compose(self) -> ComposeResult:
-        panel = SessionPanel(view(messages=self.messages), 1)
-        panel.add_class("-active")
-        self.panels = {panel.session_id: panel}
-        yield panel
-
-    def on_mount(self) -> None:
-        self.query_one(SessionPanel).prompt_box.input.focus()
-
-    def action_focus_ask(self) -> None:
-        self.query_one(SessionPanel).toggle_bar_focus()
-
-    async def on_answer(self, message: Answer) -> None:
-        """A bar's answer: what the real app does (paragents.ui.answers)."""
-        await answers.handle(cast(AppAPI, self), message.choice)
+from tests.ui.panel_app import PanelApp
 
 
 async def test_transcript_keeps_at_most_max_mounted_entries(monkeypatch: Any) -> None:

@@ -48,9 +48,25 @@ function age(since) {
   return Math.round(s / 3600) + " h ago";
 }
 
+// Characters a browser does not draw as themselves (C0/C1 controls but newline and tab, DEL, and
+// invisible format characters: zero-width, bidi overrides, tags), drawn as visible symbols exactly as
+// paragents.terminal_text.show_controls does: ESC as "\u241b", BEL as "\u2407", U+202E as "<U+202E>".
+// What the page shows of a call is what will run.
+const HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\u{e0000}-\u{e007f}]/gu;
+
+function visible(text) {
+  return text.replace(HIDDEN, (ch) => {
+    const code = ch.codePointAt(0);
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    if (code === 0x7f) return "\u2421";
+    return "<U+" + code.toString(16).toUpperCase().padStart(4, "0") + ">";
+  });
+}
+
 function textBlock(text, diff) {
   const pre = el("pre", "preview");
-  for (const line of text.split("\n")) {
+  for (const raw of text.split("\n")) {
+    const line = visible(raw);
     const cls = diff && line.startsWith("+") && !line.startsWith("+++") ? "add"
       : diff && line.startsWith("-") && !line.startsWith("---") ? "del" : null;
     pre.appendChild(cls ? el("span", cls, line) : document.createTextNode(line));

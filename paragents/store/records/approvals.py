@@ -32,7 +32,8 @@ class ApprovalRecord:
     ``expires_at``: after this (unix seconds) no answer is taken (None: never). ``state``: pending,
     answered, expired or closed (the wait ended without an answer: cancelled, process gone...).
     ``answer``/``answered_by``/``answered_at``/``note``: the answer, who gave it, when, and its note
-    (the deny note; for a closed row why it was closed)."""
+    (the deny note; for a closed row why it was closed). ``session_name``/``session_workdir``: the
+    session's name and working directory (from its ``sessions`` row: where its commands run)."""
 
     id: str
     session_id: str
@@ -55,6 +56,7 @@ class ApprovalRecord:
     answered_at: float | None
     note: str | None
     session_name: str = ""
+    session_workdir: str = ""
 
     @property
     def answers(self) -> tuple[str, ...]:

@@ -13,8 +13,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from paragents.ui.commands import help_rows
-from paragents.ui.text import clean
+from paragents.sessions.mcp import COLUMNS
+from paragents.ui.core.commands import help_rows
+from paragents.ui.core.text import clean
 
 KEY_ROWS: tuple[tuple[str, str], ...] = (
     ("ctrl+n", "New session"),
@@ -143,8 +144,6 @@ def permissions_screen(policy: object) -> TableScreen:
 
 def mcp_screen(report: object) -> TableScreen:
     """Return the /mcp screen for a ``Runtime.mcp_report()`` (paragents.sessions.mcp.McpReport)."""
-    from paragents.sessions.mcp import COLUMNS
-
     notes = list(getattr(report, "notes", []))
     note = "\n".join(notes) if notes else "/mcp restart NAME restarts a server. Secrets are never shown."
     return TableScreen("MCP servers", COLUMNS, list(getattr(report, "rows", [])), note=note)

@@ -37,8 +37,9 @@ from paragents.events import (
 )
 from paragents.limits import Spend
 from paragents.models import Usage
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
 from paragents.ui.widgets.conflict_bar import age_text
+from paragents.ui.widgets.session_panel import format_tokens
 
 if TYPE_CHECKING:
     from paragents.sessions import SessionsAPI
@@ -126,8 +127,6 @@ class OverviewRow:
 
     def cells(self) -> tuple[str, ...]:
         """Return the row's display cells, in :data:`COLUMNS` order."""
-        from paragents.ui.widgets.session_panel import format_tokens
-
         spend = self.spend
         mark = "~" if spend is not None and spend.estimated else ""
         if spend is not None:

@@ -12,7 +12,9 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
-from paragents.ui.text import clean
+from paragents.models import SessionState, Usage
+from paragents.store.records.sessions import SessionRecord
+from paragents.ui.core.text import clean
 
 if TYPE_CHECKING:
     from paragents.store.records.sessions import SessionRecord
@@ -82,9 +84,6 @@ class Demo(App[None]):
 
     def on_mount(self) -> None:
         from pathlib import Path
-
-        from paragents.models import SessionState, Usage
-        from paragents.store.records.sessions import SessionRecord
 
         where = Path("/work/project")
         records = [

@@ -4,8 +4,9 @@ Fields: base URL; model (a Select filled from ``GET {base_url}/models`` once the
 free-text Input until then); API key (password Input, never shown again once typed) or the name of the
 environment variable holding it; the model's context window (tokens): read from the server when it
 says (``/models`` entries' context fields such as vLLM's ``max_model_len``, else llama.cpp's
-``/props`` ``n_ctx``), else typed; a "the model can call tools" switch (off writes ``"tools": false``
-for that model, for models or servers that answer tool specs with an empty reply). "Test connection"
+``/props`` ``n_ctx``), else typed (digits only, at least 256); a "the model can call tools" switch
+(off writes ``"tools": false`` for that model, for models or servers that answer tool specs with an
+empty reply). "Test connection"
 says plainly what worked or failed and preselects the model when the server lists exactly one; "Save"
 refuses an empty model, writes the user config with :func:`paragents.config.save_user_config` (mode
 0600) and dismisses with True; "Cancel" dismisses with False. The caller reloads the runtime's config
@@ -21,13 +22,42 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
+from textual.message import Message
 from textual.screen import Screen
+from textual.validation import Integer
 from textual.widgets import Button, Checkbox, Footer, Input, Label, Select, Static
 
 from paragents import paths
 from paragents.config import ConfigError, RuntimeConfig, read_config_file, redact, save_user_config
-from paragents.ui.text import plain
+from paragents.llm import ChatClient
+from paragents.ui.core.text import plain
 from paragents.ui.widgets.ordered_input import OrderedInput
+
+MIN_WINDOW = 256
+"""The smallest context window setup saves (paragents' own instructions take ~140 tokens, ~2,300 with
+tool specs): a typo such as 5 is refused instead of failing every request."""
+WINDOW_RULE = f"The context window is a whole number of tokens, at least {MIN_WINDOW}"
+
+
+class WindowInput(OrderedInput):
+    """The context-window field: digits only (``restrict``), at least :data:`MIN_WINDOW` (a
+    validator). A refused key or paste changes nothing, rings the bell and posts :class:`Refused`, so
+    setup says why instead of saving what was left of the text ("-5[b]" is not saved as 5)."""
+
+    class Refused(Message):
+        """A key or paste was refused (not a digit)."""
+
+    def __init__(self, value: str, **kwargs: Any) -> None:
+        super().__init__(
+            value,
+            restrict=r"[0-9]*",
+            validators=[Integer(minimum=MIN_WINDOW, failure_description=WINDOW_RULE)],
+            **kwargs,
+        )
+
+    def restricted(self) -> None:
+        super().restricted()
+        self.post_message(self.Refused())
 
 
 def _existing_user_config() -> dict[str, Any]:
@@ -104,11 +134,10 @@ class SetupScreen(Screen[bool]):
             yield Label("…or the environment variable holding it")
             yield OrderedInput(cfg.api_key_env or "", placeholder="e.g. OPENAI_API_KEY", id="api-key-env")
             yield Label("Context window of the model (tokens)")
-            yield OrderedInput(
+            yield WindowInput(
                 self.shown_window,
                 placeholder="e.g. 32768 (Test connection reads it when the server says)",
                 id="context-window",
-                restrict=r"[0-9]*",
             )
             yield Checkbox(
                 "The model can call tools (untick when it answers with empty replies)",
@@ -169,6 +198,10 @@ class SetupScreen(Screen[bool]):
         elif event.button.id == "cancel":
             self.action_cancel()
 
+    def on_window_input_refused(self, event: WindowInput.Refused) -> None:
+        event.stop()
+        self._status(f"{WINDOW_RULE}: only digits can be typed there (nothing else was taken).", "error")
+
     def on_select_changed(self, event: Select.Changed) -> None:
         if isinstance(event.value, str):
             self.query_one("#model-input", Input).value = event.value
@@ -194,8 +227,6 @@ class SetupScreen(Screen[bool]):
     @work(exclusive=True, group="setup-test")
     async def test_connection(self) -> None:
         """Ask the server for its models and check the chosen one; report in plain words."""
-        from paragents.llm import ChatClient
-
         base_url = self._value("base-url")
         try:
             RuntimeConfig.model_validate({"base_url": base_url})
@@ -247,8 +278,6 @@ class SetupScreen(Screen[bool]):
 
     async def _ask_windows(self) -> None:
         """Ask the server in the base URL field for its context windows; show the chosen model's."""
-        from paragents.llm import ChatClient
-
         try:
             RuntimeConfig.model_validate({"base_url": self._value("base-url")})
         except Exception:
@@ -270,11 +299,19 @@ class SetupScreen(Screen[bool]):
             )
             self.query_one("#model-select" if self.has_class("-models") else "#model-input").focus()
             return
-        window = int(self._value("context-window") or 0)
-        if window <= 0:
-            self._status("Type the model's context window in tokens (e.g. 32768).", "error")
-            self.query_one("#context-window").focus()
+        field = self.query_one("#context-window", WindowInput)
+        checked = field.validate(field.value.strip())
+        if not field.value.strip() or (checked is not None and not checked.is_valid):
+            typed = field.value.strip()
+            self._status(
+                f"{WINDOW_RULE} (not {typed!r}); e.g. 32768."
+                if typed
+                else "Type the model's context window in tokens (e.g. 32768).",
+                "error",
+            )
+            field.focus()
             return
+        window = int(field.value.strip())
         data = _existing_user_config()
         data["base_url"] = self._value("base-url")
         data["model"] = self.model

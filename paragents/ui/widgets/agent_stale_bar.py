@@ -14,7 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
-from paragents.ui.messages import AgentNewChoice, Answer
+from paragents.ui.core.messages import AgentNewChoice, Answer
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 NEW = "agent-new"

@@ -7,7 +7,7 @@ ask, in a scrollable preview of bounded height that folds away. Answers are only
 here (ctrl+g or a click). Keys then: ``y`` allow once, ``s`` allow for this session, ``a`` always
 allow (shows the exact rules it will store in an editable Input; Enter saves, Esc goes back), ``n``
 deny, ``d`` deny with a note (Input; Enter sends). The bar posts
-:class:`paragents.ui.messages.Answer` (an :class:`~paragents.ui.messages.ApprovalChoice`); the app
+:class:`paragents.ui.core.messages.Answer` (an :class:`~paragents.ui.core.messages.ApprovalChoice`); the app
 resolves the ask's Future (``paragents.ui.answers``). Rule syntax is
 Claude Code's (``Bash(npm test *)``, ``Edit(src/**)``).
 """
@@ -28,11 +28,12 @@ from textual.content import Content
 from textual.widgets import Button, Collapsible, Input, Static
 
 from paragents.events import ApprovalAnswer, PermissionAnswer, PermissionRequested
-from paragents.models import CallPreview
+from paragents.models import CallPreview, ToolCall
 from paragents.permissions.destructive import call_destructive
-from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import Answer, ApprovalChoice
-from paragents.ui.text import clean, shorten
+from paragents.terminal_text import show_controls
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.messages import Answer, ApprovalChoice
+from paragents.ui.core.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons, focus_now
 from paragents.ui.widgets.ordered_input import OrderedInput
 
@@ -115,7 +116,7 @@ def preview_body(preview: CallPreview) -> RenderableType:
     text = Text(overflow="fold")
     if preview.kind == "command":
         text.append("$ ", style="dim")
-        text.append(clean(preview.text), style="bold")
+        text.append(clean(show_controls(preview.text)), style="bold")  # ESC as "␛": what runs
         text.append("\n  in ", style="dim")
         text.append(clean(preview.cwd) or "(the session's directory is not usable)")
     elif preview.text:
@@ -300,8 +301,6 @@ class Demo(App[None]):
     """The approval bar's states: a write with its preview and a second ask waiting, and a command."""
 
     def compose(self) -> ComposeResult:
-        from paragents.models import ToolCall
-
         loop = asyncio.get_running_loop()
         yield ApprovalBar(
             PermissionRequested(

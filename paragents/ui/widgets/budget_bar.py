@@ -6,8 +6,8 @@ Like the approval bar it answers only deliberately (:mod:`paragents.ui.widgets.a
 a button, or a key once the user moved focus here with ctrl+g or a click: ``r`` raise to… (opens the
 value Input: Enter raises, Esc goes back), ``o`` allow one more request, ``s`` stop; the loop guard's
 ``g`` go on, ``s`` stop. Typing elsewhere never answers it. It posts
-:class:`~paragents.ui.messages.Answer` (a :class:`~paragents.ui.messages.BudgetChoice`); the app calls
-the runtime, whose events update the panels and the inbox."""
+:class:`~paragents.ui.core.messages.Answer` (a :class:`~paragents.ui.core.messages.BudgetChoice`);
+the app calls the runtime, whose events update the panels and the inbox."""
 
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Button, Input, Static
 
 from paragents.events import BudgetPaused
-from paragents.ui.messages import Answer, BudgetAction, BudgetChoice
-from paragents.ui.text import clean
+from paragents.ui.core.messages import Answer, BudgetAction, BudgetChoice
+from paragents.ui.core.text import clean
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons, focus_now
 from paragents.ui.widgets.ordered_input import OrderedInput
 

@@ -6,8 +6,8 @@ event's choices as buttons. Answers are only given deliberately
 (:mod:`paragents.ui.widgets.answer_bar`): a click on a button, or a key once the user moved focus
 here (ctrl+g or a click): ``w`` wait (the call runs by itself once the holder releases), ``r`` run
 anyway, ``s`` skip (the model is told why), ``e`` re-read first (stale reads: the model gets the new
-content). It posts :class:`~paragents.ui.messages.Answer` (a
-:class:`~paragents.ui.messages.ConflictChoice`); the app resolves the event's Future.
+content). It posts :class:`~paragents.ui.core.messages.Answer` (a
+:class:`~paragents.ui.core.messages.ConflictChoice`); the app resolves the event's Future.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
 from paragents.events import ConflictAnswer, ConflictDetected
-from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import Answer, ConflictChoice
-from paragents.ui.text import clean, shorten
+from paragents.models import ToolCall
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.messages import Answer, ConflictChoice
+from paragents.ui.core.text import clean, shorten
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 CHOICE_KEYS: dict[str, tuple[str, str]] = {
@@ -109,7 +110,7 @@ def diff_text(event: ConflictDetected) -> Text:
 
 def diff_line(line: str, limit: int = 200) -> str:
     """Return one diff line cleaned and cut to ``limit`` characters, keeping its indentation (unlike
-    :func:`~paragents.ui.text.shorten`, which folds whitespace)."""
+    :func:`~paragents.ui.core.text.shorten`, which folds whitespace)."""
     line = clean(line).replace("\n", " ")
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
@@ -224,8 +225,6 @@ class Demo(App[None]):
 
     def compose(self) -> ComposeResult:
         import asyncio
-
-        from paragents.models import ToolCall
 
         loop = asyncio.get_running_loop()
         call = ToolCall("c1", "edit_file", '{"path": "src/app.py"}')

@@ -1,7 +1,7 @@
 """The main screen with no session open: what to do next (:class:`EmptyHint`), and a command line
 for the slash commands that need no session (``/setup``, ``/new --model M``, ``/new --agent qwen``,
 ``/sessions``...), since without a panel there is no prompt box to type them in. A command is
-parsed as in a prompt box and posted as :class:`~paragents.ui.messages.CommandRequested` (session
+parsed as in a prompt box and posted as :class:`~paragents.ui.core.messages.CommandRequested` (session
 ""); anything else is refused with a hint, never sent anywhere."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Input, Static
 
-from paragents.ui.commands import CommandError, is_command, parse_command
-from paragents.ui.messages import CommandRequested
+from paragents.ui.core.commands import CommandError, is_command, parse_command
+from paragents.ui.core.messages import CommandRequested
 from paragents.ui.widgets.ordered_input import OrderedInput
 
 PLACEHOLDER = "type a command: /setup · /new --model NAME · /new --agent qwen · /sessions · /help"

@@ -3,7 +3,7 @@ session that writes there, so the panel the session was asked from shows this ba
 lane (a git worktree), share the checkout, or cancel. Like the approval bar it answers only
 deliberately (:mod:`paragents.ui.widgets.answer_bar`): a click on a button, or ``l`` / ``s`` / ``c``
 once the user moved focus here with ctrl+g or a click. Typing in the prompt never answers it. It posts
-:class:`~paragents.ui.messages.Answer` (a :class:`~paragents.ui.messages.LaneChoice`); the app opens
+:class:`~paragents.ui.core.messages.Answer` (a :class:`~paragents.ui.core.messages.LaneChoice`); the app opens
 (or not) the session."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
-from paragents.ui.messages import Answer, LaneChoice
+from paragents.ui.core.messages import Answer, LaneChoice
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 CHOICES = (("lane", "In a lane"), ("share", "Share the checkout"), ("cancel", "Cancel"))

@@ -11,7 +11,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
-from paragents.ui.text import clean, tail
+from paragents.ui.core.text import clean, tail
 
 LIVE_TAIL_CHARS = 4_000
 """An open last line of the in-flight reply longer than this is cut at its row boundaries (all but its

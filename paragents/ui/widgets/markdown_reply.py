@@ -31,7 +31,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
-from paragents.ui.text import clean
+from paragents.ui.core.text import clean
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -182,7 +182,7 @@ class MarkdownReply(Widget):
     ready; after a resize it keeps showing the previous rendering until the new one is ready.
 
     ``source`` may hold escape sequences and control characters (a model's text): a short reply is
-    cleaned (:func:`~paragents.ui.text.clean`) at once, a long one in the rendering's thread (its
+    cleaned (:func:`~paragents.ui.core.text.clean`) at once, a long one in the rendering's thread (its
     placeholder cleans the rows it paints), so opening it costs what opening a short one does."""
 
     DEFAULT_CSS = """

@@ -3,8 +3,8 @@
 sides (a read-only screen with both lanes' diffs of the files), ask one lane's agent to adapt (a
 queued prompt naming the files and quoting the other side's change, as ``/lane adapt``), dismiss
 (hidden until the prediction changes). Like the other bars its keys work only once armed (ctrl+g or
-a click); its buttons act on a click. It posts :class:`~paragents.ui.messages.Answer` (a
-:class:`~paragents.ui.messages.PredictionChoice`); the app acts on it."""
+a click); its buttons act on a click. It posts :class:`~paragents.ui.core.messages.Answer` (a
+:class:`~paragents.ui.core.messages.PredictionChoice`); the app acts on it."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Button, Static
 
 from paragents.events import PredictedConflict
-from paragents.ui.messages import Answer, PredictionChoice
-from paragents.ui.text import clean
+from paragents.ui.core.messages import Answer, PredictionChoice
+from paragents.ui.core.text import clean
 from paragents.ui.widgets.answer_bar import AnswerBar, answer_buttons
 
 

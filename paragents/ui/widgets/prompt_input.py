@@ -4,7 +4,7 @@ or removable until it starts).
 
 Completion: typing "/se" suggests "/sessions" inline (→, End or Tab accepts) and the hint line under
 the box lists every matching command with its usage. A bad command is reported in the hint line and
-is not sent. Posts PromptSubmitted, CommandRequested and QueueEditRequested (paragents.ui.messages).
+is not sent. Posts PromptSubmitted, CommandRequested and QueueEditRequested (paragents.ui.core.messages).
 """
 
 from __future__ import annotations
@@ -19,17 +19,17 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Button, Static, TextArea
 
 from paragents import events as ev
-from paragents.ui.agent_commands import PARAGENTS_NAMES, agent_command, agent_matches, agent_prompt
-from paragents.ui.commands import CommandError, complete, is_command, parse_command
-from paragents.ui.glyphs import glyphs
-from paragents.ui.messages import (
+from paragents.ui.core.agent_commands import PARAGENTS_NAMES, agent_command, agent_matches, agent_prompt
+from paragents.ui.core.commands import CommandError, complete, is_command, parse_command
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.messages import (
     CommandRequested,
     DraftChanged,
     PromptSubmitted,
     QueueEditRequested,
     QueueReleaseRequested,
 )
-from paragents.ui.text import clean, plain, shorten
+from paragents.ui.core.text import clean, plain, shorten
 from paragents.ui.widgets.prompt_area import PromptArea
 
 DRAFT_SAVE_S = 1.0

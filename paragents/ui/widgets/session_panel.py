@@ -6,7 +6,7 @@ moves to the bar deliberately (the app's ctrl+g, or a click; see ui/widgets/answ
 The panel keeps a copy of the session's displayed state (name, model, state, usage, queue, pending
 asks), seeded from the runtime's ``SessionView`` and updated by :meth:`SessionPanel.apply` with core
 events routed by the app ("attributes down"). It never calls the runtime; user actions go up as
-messages (paragents.ui.messages). Streamed text is only buffered by ``apply``; the app's ticker calls
+messages (paragents.ui.core.messages). Streamed text is only buffered by ``apply``; the app's ticker calls
 :meth:`SessionPanel.flush` to repaint at a bounded rate.
 """
 
@@ -55,11 +55,12 @@ from paragents.events import (
     TurnStarted,
     UsageUpdated,
 )
-from paragents.models import SessionState, Usage
+from paragents.models import SessionState, ToolCall, Usage
 from paragents.sessions import SessionView
 from paragents.sessions.acp import MODEL_PREFIX
-from paragents.ui.glyphs import glyphs
-from paragents.ui.text import clean, shorten
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.text import clean, shorten
+from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
 from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar, pause_title
@@ -388,8 +389,6 @@ class SessionPanel(Vertical):
 
     async def _show_agent_stale(self) -> None:
         """Show (or remove) the bar offering a new agent session (ui/widgets/agent_stale_bar.py)."""
-        from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
-
         if not self.is_mounted:
             return
         had_focus = any(bar.has_focus_within for bar in self.query(AgentStaleBar))
@@ -540,9 +539,6 @@ class Demo(App[None]):
 
     async def on_mount(self) -> None:
         import asyncio
-
-        from paragents.events import TurnStarted
-        from paragents.models import ToolCall
 
         panels = {p.session_id: p for p in self.query(SessionPanel)}
         busy = panels["s2"]

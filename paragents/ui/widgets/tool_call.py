@@ -12,8 +12,9 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from paragents.ui.glyphs import glyphs
-from paragents.ui.text import clean, plain, safe_text, shorten
+from paragents.models import parse_arguments
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.text import clean, plain, safe_text, shorten
 
 MAX_OUTPUT_CHARS = 8000
 """Characters of a tool result shown in the UI (the rest is summarised as '… N more chars')."""
@@ -30,7 +31,7 @@ STATUS_STYLES: dict[str, str] = {
     "interrupted": "yellow",
 }
 """Rich style per tool call status (pending/asking come from the UI, others from the core); the
-status marks are in the glyph set (paragents.ui.glyphs)."""
+status marks are in the glyph set (paragents.ui.core.glyphs)."""
 
 
 @dataclass(eq=False)
@@ -50,8 +51,6 @@ class ToolEntry:
 
 def summarize_arguments(raw: str, limit: int = 80) -> str:
     """Return a one-line summary of a tool call's raw JSON arguments ("path=a.py content=…")."""
-    from paragents.models import parse_arguments
-
     try:
         args = parse_arguments(raw)
     except ValueError:

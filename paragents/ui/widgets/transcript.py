@@ -23,8 +23,8 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import Button, Collapsible, Static
 
 from paragents.models import Message, ToolCall
-from paragents.ui.glyphs import glyphs
-from paragents.ui.text import plain, safe_text
+from paragents.ui.core.glyphs import glyphs
+from paragents.ui.core.text import plain, safe_text
 from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.markdown_reply import MarkdownReply
 from paragents.ui.widgets.tool_call import ToolCallBlock, ToolEntry, summarize_arguments, undrawable
@@ -471,8 +471,6 @@ class Demo(App[None]):
         yield Transcript()
 
     def on_mount(self) -> None:
-        from paragents.models import ToolCall
-
         t = self.query_one(Transcript)
         t.add_user("Please fix the failing test in [bold]tests/test_x.py[/bold] \x1b[31m(red)\x1b[0m")
         call = ToolCall("c1", "read_file", '{"path": "tests/test_x.py"}')

@@ -1,0 +1,53 @@
+"""``/takeover`` says what it did, never an older note of the start (fresh-user finding: taking a
+session back printed "2 sessions 's8', 's9': taken over from pid … (its process is gone)", a note of
+the previous start, because it showed the last of the runtime's notes whatever made it)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from paragents import events as ev
+from paragents.store import Store
+from tests.patience import HANG_GUARD_S
+from tests.runtime_env import Env
+
+
+def last_notice(env: Env, sid: str) -> str:
+    return str(env.sink.of(ev.Notice, sid)[-1].text)
+
+
+async def test_takeover_shows_its_own_note_not_one_left_from_the_start(env: Env) -> None:
+    rt = await env.runtime()
+    crashed = await rt.new_session("s8")
+    mine = await rt.new_session("a")
+    await rt.shutdown()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(timeout=HANG_GUARD_S)
+    async with await Store.open(env.db) as store:  # s8 was held by a process that died
+        await store.holders.acquire(crashed.id, take_over=True, pid=gone.pid)
+    tui = await env.runtime()
+    views = {v.name: v for v in await tui.restore()}
+    assert any("'s8': taken over from" in n and "its process is gone" in n for n in tui.notes)
+    view = views["a"]
+    assert view.id == mine.id and view.read_only is None
+
+    # `paragents run --session a --take-over` in another terminal takes "a", then ends
+    other = os.getppid()  # alive, and not this process
+    await tui.store.holders.acquire(view.id, take_over=True, pid=other)
+    assert await tui.check_holds() == [view.id] and view.read_only
+    await tui.store.holders.release(view.id, pid=other)
+    await tui.take_over(view.id)
+    assert view.read_only is None
+    assert last_notice(env, view.id) == "session 'a': taken over (no other process held it any more)"
+
+    # taken from a live holder: the note names that holder
+    await tui.store.holders.acquire(view.id, take_over=True, pid=other)
+    assert await tui.check_holds() == [view.id]
+    await tui.take_over(view.id)
+    said = last_notice(env, view.id)
+    assert said.startswith(f"session 'a': taken over from pid {other} ") and said.endswith(
+        "(at your request)"
+    )
+    await tui.shutdown()
