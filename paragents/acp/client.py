@@ -41,6 +41,7 @@ from paragents.acp.agent_env import unsafe_names
 from paragents.acp.permission import WRITE_KINDS, MappedCall, decide_mapped, map_call, pick_option, preview_of
 from paragents.agent.approval import ApprovalContext, ApprovalStore, approve
 from paragents.models import ToolCall
+from paragents.permissions import Decision
 from paragents.tools.base import ToolResult
 from paragents.tools.fsutil import resolve_path
 
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from paragents.agent.calls import ToolCalls
     from paragents.agent.session import SessionReader
     from paragents.conflicts import ConflictChecker
-    from paragents.permissions import Decision, Policy
+    from paragents.permissions import Policy
 
 FORBIDDEN = -32001
 """JSON-RPC error code of a refused file or terminal request (policy, conflict)."""
@@ -468,8 +469,6 @@ class _AskAlways:
         self._policy = policy
 
     def decide(self, tool: str, arguments: dict[str, Any], **kwargs: Any) -> Decision:
-        from paragents.permissions import Decision
-
         return Decision("ask", f"{tool}: an agent tool paragents has no rule family for")
 
     def remember_always(self, rules: list[str]) -> None:

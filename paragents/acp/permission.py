@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from acp.schema import PermissionOption, ToolCallUpdate
 
+from paragents.conflicts.reads import make_diff
 from paragents.models import CallPreview, ToolCall
+from paragents.permissions import Decision
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from paragents.permissions import Decision, Policy
+    from paragents.permissions import Policy
 
 _PATH_KEYS = ("path", "file_path", "filePath", "absolute_path", "absolutePath", "notebook_path", "dir_path")
 _COMMAND_KEYS = ("command", "cmd")
@@ -102,8 +104,6 @@ def decide_mapped(
     """The policy's one answer for an agent's permission request: every check of ``mapped`` is
     decided (a deny wins, then an ask); a call with no command or path to check asks. What a
     session does with the request and what ``paragents permissions check --tool acp:KIND`` prints."""
-    from paragents.permissions import Decision
-
     if not mapped.checks:
         why = f"the agent's {mapped.kind} call names no command or path to check, so it asks"
         return Decision("ask", why, scope="default")
@@ -125,8 +125,6 @@ def decide_mapped(
 def preview_of(update: ToolCallUpdate, mapped: MappedCall, cwd: str = "") -> CallPreview | None:
     """What the call will do, from the agent's own content (a diff) or its command line (run in the
     agent's ``cwd`` from its raw input, else ``cwd``: the session's directory)."""
-    from paragents.conflicts.reads import make_diff
-
     for item in update.content or ():
         if getattr(item, "type", None) == "diff":
             old = getattr(item, "old_text", None)

@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 from paragents import events as ev
 from paragents.agent.session import SessionReader
 from paragents.models import CallPreview, SessionState, ToolCall
+from paragents.permissions import Decision
 from paragents.permissions.host_paths import OWN_FILES
+from paragents.store import StoreError
 from paragents.store.records.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:
-    from paragents.permissions import Decision, Policy
+    from paragents.permissions import Policy
     from paragents.store.approvals import ApprovalsRepo
     from paragents.store.audit import AuditRepo
     from paragents.store.records import ApprovalRecord
@@ -300,8 +302,6 @@ async def _ask(
 
 
 async def _close_quietly(store: ApprovalStore, request_id: str, note: str) -> None:
-    from paragents.store import StoreError
-
     with contextlib.suppress(StoreError):
         await store.approvals.close(request_id, note)
 
@@ -348,8 +348,6 @@ async def ask_server_start(
 ) -> ev.ApprovalAnswer:
     """Ask whether the project's MCP server ``name`` (from ``.mcp.json``, not trusted yet) may start,
     with its command line shown; return the answer (the pool keeps it, "always" in the local file)."""
-    from paragents.permissions import Decision
-
     call = ToolCall(f"mcp-start-{uuid.uuid4().hex[:8]}", f"mcp__{name}", "{}")
     decision = Decision(
         "ask",

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from paragents import events as ev
 from paragents.agent.approval import ApprovalContext, approve, ask_server_start, read_filter
 from paragents.agent.session import SessionReader
+from paragents.agent.tree_state import fingerprint
 from paragents.models import CallPreview, ToolCall, parse_arguments
 from paragents.tools.base import ToolContext, ToolResult
 from paragents.tools.output import cap_middle
@@ -148,7 +149,6 @@ class ToolCalls:
             return None
         if self.remote() is not None:  # its files are elsewhere: a command counts as a change
             return None if after else (None,)
-        from paragents.agent.tree_state import fingerprint
 
         state = await asyncio.to_thread(fingerprint, Path(self.session.workdir))
         return state if after else (state,)

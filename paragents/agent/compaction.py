@@ -34,6 +34,7 @@ from paragents.agent.tokens import (
     estimate_messages_tokens,
     estimate_text_tokens,
 )
+from paragents.llm import LLMError
 from paragents.models import Message, Usage
 from paragents.store.records import StoredMessage
 
@@ -337,8 +338,6 @@ async def summarize(
     fold are smaller than half the summary budget: such a compaction would cost a request and save
     little. Raises CompactionError when there is nothing to compact, the request fails, or the summary
     is empty or too long."""
-    from paragents.llm import LLMError
-
     start = state.covered if state is not None else 0
     limit = tool_output_limit(window)
     max_summary = max(64, int(window * SUMMARY_SHARE))

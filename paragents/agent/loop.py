@@ -34,6 +34,7 @@ from paragents.agent.question import question_of
 from paragents.agent.session import SessionReader
 from paragents.agent.tokens import counted_usage, estimate_messages_tokens
 from paragents.agent.turn import BUDGET_KIND, CANCELLED_RESULT, LOOP_KIND, TurnRecord
+from paragents.llm import LLMError
 from paragents.models import (
     AssembledReply,
     Message,
@@ -343,8 +344,6 @@ class Agent:
 
     # -- streaming ------------------------------------------------------------------------------------
     async def _stream(self, partial: _Partial) -> AssembledReply | None:
-        from paragents.llm import LLMError
-
         sid = self.session.id
         awaiting = False
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from paragents.backend_settings import ContainerSettings, KubernetesSettings
 from paragents.backends.base import BackendError, BackendKind, ExecutionBackend, LaneSpec, Placement
 from paragents.backends.devcontainer import image_spec
+from paragents.backends.local import LocalBackend
 from paragents.tools.sandbox import SandboxConfig
 
 
@@ -25,12 +26,11 @@ async def open_backend(
     gets beyond the config (its image first). Client libraries are imported here, so a user of local
     lanes never loads them."""
     if kind == "local":
-        from paragents.backends.local import LocalBackend
-
         return LocalBackend(spec, sandbox)
     place = placement or Placement()
     wanted = await image_spec(spec.repo, spec.base_commit, place.image or image)
     if kind == "container":
+        # deferred: aiodocker (and aiohttp) load only for a lane in a container
         from paragents.backends.container import ContainerBackend
         from paragents.backends.images import ensure_built
 
@@ -45,7 +45,7 @@ async def open_backend(
                 f"{wanted.source} builds its image from a Dockerfile, which a cluster cannot pull: "
                 "push the image to a registry the cluster reaches and set lanes.image to it"
             )
-        from paragents.backends.kubernetes import KubernetesBackend
+        from paragents.backends.kubernetes import KubernetesBackend  # deferred: kr8s, only for a Pod lane
 
         return KubernetesBackend(spec, kubernetes or KubernetesSettings(), wanted.image, placement=place)
     raise BackendError(f"unknown lanes.backend {kind!r}: use local, container or kubernetes")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents import trust
 from paragents.cassette.answers import AnswerBook, describe_ask, permission_reply
 from paragents.cassette.model import Cassette, Reply
 from paragents.cassette.report import build_report
@@ -129,7 +130,6 @@ class Player:
         for spec in self.cassette.sessions:
             if spec.dir:
                 (self.workspace / spec.dir).mkdir(parents=True, exist_ok=True)
-        from paragents import trust
 
         # the scratch workspace is the cassette the user chose to play: its files are trusted, in the
         # replay's own state dir (paragents.trust)

@@ -28,6 +28,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from paragents.cli import serve
 from paragents.cli.parser import build_parser, cli_rules
 
 __all__ = ["build_parser", "main"]
@@ -65,6 +66,7 @@ def _quiet_stdout() -> None:
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command in ("replay", "demo") or getattr(args, "record", None):
+        # deferred: start-up of `paragents --help` (a command module loads when it runs)
         from paragents.cli.cassette import run_cassette_command
 
         return run_cassette_command(args, _dispatch_plain)
@@ -78,14 +80,17 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
         if args.max_turns is not None and args.max_turns < 1:
             print("paragents run: --max-turns must be at least 1", file=sys.stderr)
             return 2
+        # deferred: start-up of `paragents --help` (a command module loads when it runs)
         from paragents.cli.run import run_headless
 
         return asyncio.run(run_headless(args))
     if args.command == "acp":  # paragents as an ACP agent on stdio
+        # deferred: start-up of `paragents --help` (a command module loads when it runs)
         from paragents.cli.acp_agent import serve as serve_acp
 
         return asyncio.run(serve_acp(args))
     if args.command == "sessions":
+        # deferred: start-up of `paragents --help` (a command module loads when it runs)
         from paragents.cli.sessions import run_sessions
 
         return asyncio.run(run_sessions(args))
@@ -98,19 +103,20 @@ def _dispatch_plain(args: argparse.Namespace) -> int:
     if args.command == "trust":
         return int(args.trust_run(args))
     if args.command in ("serve", "pair"):
-        from paragents.cli import serve
-
         return serve.run_serve(args) if args.command == "serve" else serve.run_pair(args)
     if args.command == "eval":
+        # deferred: start-up of `paragents --help` (a command module loads when it runs)
         from paragents.cli.eval import run_eval_command
 
         return run_eval_command(args)
     if args.command in ("fanout", "runs"):
         return int(args.fanout_run(args))
     if args.command == "permissions":
+        # deferred: start-up of `paragents --help` (a command module loads when it runs)
         from paragents.cli.permissions import run_permissions
 
         return run_permissions(args)
+    # deferred: start-up of `paragents --help` (a command module loads when it runs)
     from paragents.cli.tui import run_tui
 
     return run_tui(args)

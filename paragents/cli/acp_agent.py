@@ -37,8 +37,10 @@ from acp.schema import (
     UsageUpdate,
 )
 
+from paragents import __version__
 from paragents import events as ev
-from paragents.sessions import SessionsAPI
+from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+from paragents.sessions import SessionError, SessionsAPI
 
 OPTIONS = (
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -87,8 +89,6 @@ class ParagentsAgent:
         return None
 
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
-        from paragents.sessions import SessionError
-
         try:
             view = await self.runtime.lifecycle.new_session(None, workdir=Path(cwd), open_panel=False)
         except SessionError as exc:
@@ -96,8 +96,6 @@ class ParagentsAgent:
         return NewSessionResponse(session_id=view.id)
 
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
-        from paragents.sessions import SessionError
-
         rt = self.runtime
         self._know(session_id)
         text = "\n".join(part for block in prompt if (part := prompt_text(block)))
@@ -267,15 +265,11 @@ def _args(arguments: str) -> Any:
 
 
 def _version() -> str:
-    from paragents import __version__
-
     return str(__version__)
 
 
 async def serve(args: argparse.Namespace) -> int:
     """Run ``paragents acp``: open the Runtime of ``--dir`` and serve ACP on stdio until EOF."""
-    from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
-
     prog = "paragents acp"
     try:
         project_dir = project_dir_of(args, prog)

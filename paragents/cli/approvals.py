@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paragents import paths
+
 if TYPE_CHECKING:
     from paragents.store.approvals import ApprovalsRepo
 
@@ -74,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    from paragents import paths
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.store import Store, StoreError
 
     if not paths.db_path().exists():  # nothing was ever asked here: do not create the store
@@ -125,6 +127,7 @@ async def _answered(args: argparse.Namespace, approvals: ApprovalsRepo, project:
 
 
 async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.serve.shown import plural, printable, size_of, whole_call
     from paragents.terminal_text import hidden_symbols, show_controls
 
@@ -210,6 +213,7 @@ async def _approve(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
         short = " (give at least 4 characters of the id)" if len(wanted) < 4 else ""
         print(f"paragents approve: no approval or conflict with id {args.id!r}{short}", file=sys.stderr)
         return 2
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.sessions.answerer import cli_check, has_terminal
 
     answer = _answer_for(args, rec.kind)

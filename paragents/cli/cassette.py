@@ -16,13 +16,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from paragents.cassette import CassetteError, load_cassette, render_text, report_ok
+from paragents.cassette.player import Player
+from paragents.cassette.recorder import CassetteRecorder
+from paragents.llm.recording import Recorder
+from paragents.sessions import ACTIVE_RECORDER
+
 
 def run_cassette_command(args: argparse.Namespace, dispatch: Callable[[argparse.Namespace], int]) -> int:
     """Run ``replay``/``demo``, or run ``dispatch(args)`` while recording to ``args.record``."""
     if args.command == "replay":
         return run_replay(args)
     if args.command == "demo":
-        from paragents.demo.launcher import run_demo
+        from paragents.demo.launcher import run_demo  # deferred: Textual, only for the demo
 
         return run_demo(pace=args.pace)
     return run_recorded(Path(args.record), lambda: dispatch(args))
@@ -31,10 +37,6 @@ def run_cassette_command(args: argparse.Namespace, dispatch: Callable[[argparse.
 def run_recorded(path: Path, run: Callable[[], int]) -> int:
     """Call ``run()`` with a :class:`~paragents.cassette.recorder.CassetteRecorder` active (every runtime it
     creates is recorded), then write the cassette to ``path``; return ``run()``'s exit code."""
-    from paragents.cassette.recorder import CassetteRecorder
-    from paragents.llm.recording import Recorder
-    from paragents.sessions import ACTIVE_RECORDER
-
     recorder = CassetteRecorder()
     typed: Recorder = recorder  # the runtime calls it through this interface
     token = ACTIVE_RECORDER.set(typed)
@@ -56,8 +58,6 @@ def run_recorded(path: Path, run: Callable[[], int]) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """``paragents replay``: load, play, print; return the exit code (see the module docstring)."""
-    from paragents.cassette import CassetteError, load_cassette, render_text, report_ok
-
     try:
         cassette = load_cassette(args.cassette)
     except CassetteError as exc:
@@ -80,9 +80,8 @@ def run_replay(args: argparse.Namespace) -> int:
 async def replay_report(cassette: Any, *, tui: bool = False, timeout: float = 60.0) -> dict[str, Any]:
     """Play ``cassette`` headless (or through the TUI when ``tui``) and return the report dict."""
     if tui:
-        from paragents.demo.tui_player import TuiPlayer
+        from paragents.demo.tui_player import TuiPlayer  # deferred: Textual, only for --tui
 
         return await TuiPlayer(cassette, timeout=timeout).play()
-    from paragents.cassette.player import Player
 
     return await Player(cassette, timeout=timeout).play()

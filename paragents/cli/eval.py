@@ -13,12 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from paragents.cli.parser import USAGE_ANSWER
+from paragents.eval.compare import compare_runs, pick, render_comparison
+from paragents.eval.errors import EXIT_FAILURE, EXIT_REPLAY, EvalError
+from paragents.eval.gate import gate
+from paragents.eval.loader import load_tasks
+from paragents.eval.report import write_reports
+from paragents.eval.results import load_results
+from paragents.eval.scores import score_run
+from paragents.eval.tables import markdown_table, summary_rows
 
 
 def run_eval_command(args: argparse.Namespace) -> int:
     """Dispatch ``paragents eval ...``; return the exit code (one readable line for any EvalError)."""
-    from paragents.eval.errors import EvalError
-
     prog = f"paragents eval {args.eval_command}"
     try:
         if args.eval_command == "run":
@@ -36,11 +42,11 @@ def run_eval_command(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, prog: str) -> int:
-    from paragents.eval.errors import EXIT_REPLAY, EvalError
+    # deferred here and below: only `eval run` loads the runtime (report, compare, gate start without it)
     from paragents.eval.progress import LiveTable
 
     if args.replay:
-        from paragents.eval.replay import replay_run
+        from paragents.eval.replay import replay_run  # deferred: the runtime, as above
 
         if args.tasks or args.targets:
             raise EvalError(
@@ -63,12 +69,10 @@ def _run(args: argparse.Namespace, prog: str) -> int:
         return 0
     options = build_options(args)
     if args.tui:
-        from paragents.eval.errors import EvalError as _E
-
         try:
-            from paragents.ui.eval.hooks import run_eval_tui
+            from paragents.ui.eval.hooks import run_eval_tui  # deferred: Textual, only for --tui
         except ImportError as exc:  # pragma: no cover - the TUI is always installed
-            raise _E(f"--tui: {exc}") from None
+            raise EvalError(f"--tui: {exc}") from None
         results = run_eval_tui(options)
         if results is None:
             where = options.out
@@ -77,7 +81,7 @@ def _run(args: argparse.Namespace, prog: str) -> int:
             )
             return 1
     else:
-        from paragents.eval.runner import run_eval
+        from paragents.eval.runner import run_eval  # deferred: the runtime, as above
 
         with LiveTable() as table:
             results = asyncio.run(run_eval(options, table))
@@ -86,10 +90,6 @@ def _run(args: argparse.Namespace, prog: str) -> int:
 
 
 def _finish(results: Any, out: Path, args: argparse.Namespace) -> None:
-    from paragents.eval.report import write_reports
-    from paragents.eval.scores import score_run
-    from paragents.eval.tables import markdown_table, summary_rows
-
     md, page = write_reports(results, out)
     scores = score_run(results)
     if args.json:
@@ -102,8 +102,8 @@ def _finish(results: Any, out: Path, args: argparse.Namespace) -> None:
 def _machine_lanes(args: argparse.Namespace) -> dict[str, Any]:
     """This machine's lane settings (the config of ``--dir`` or here): where a replay's container or
     Pod lanes run."""
+    # deferred: the config and the runtime load only for `eval run`
     from paragents.config import ConfigError, load_config
-    from paragents.eval.errors import EvalError
     from paragents.eval.targets import lanes_config
 
     project = Path(args.dir).expanduser().resolve() if args.dir else Path.cwd()
@@ -115,11 +115,10 @@ def _machine_lanes(args: argparse.Namespace) -> dict[str, Any]:
 
 def build_options(args: argparse.Namespace) -> Any:
     """The :class:`~paragents.eval.runner.RunOptions` of ``eval run``'s arguments (EvalError for bad ones)."""
+    # deferred: the config and the runtime load only for `eval run`
     from paragents.config import ConfigError, load_config
     from paragents.eval.answers import load_policy
     from paragents.eval.choose import backend_for
-    from paragents.eval.errors import EvalError
-    from paragents.eval.loader import load_tasks
     from paragents.eval.runner import Endpoint, RunOptions
     from paragents.eval.targets import (
         agents_config,
@@ -128,7 +127,7 @@ def build_options(args: argparse.Namespace) -> Any:
         parse_targets,
         shaping_config,
     )
-    from paragents.limits import BudgetError, parse_budget
+    from paragents.limits import BudgetError, parse_budget  # deferred: as above
 
     if not args.tasks or not args.targets or not args.out:
         raise EvalError(
@@ -198,8 +197,7 @@ def build_options(args: argparse.Namespace) -> Any:
 
 
 async def _validate(args: argparse.Namespace) -> int:
-    from paragents.eval.errors import EXIT_FAILURE
-    from paragents.eval.loader import load_tasks
+    # deferred: its git and sandbox parts load for `eval validate` only
     from paragents.eval.validate import validate_tasks
 
     tasks = load_tasks(args.tasks)
@@ -219,11 +217,6 @@ async def _validate(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from paragents.eval.report import write_reports
-    from paragents.eval.results import load_results
-    from paragents.eval.scores import score_run
-    from paragents.eval.tables import markdown_table, summary_rows
-
     results = load_results(args.run)
     out = Path(args.out) if args.out else Path(args.run)
     out.mkdir(parents=True, exist_ok=True)
@@ -237,8 +230,6 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from paragents.eval.compare import compare_runs, pick, render_comparison
-
     cmp = compare_runs(pick(args.baseline), pick(args.candidate))
     if args.json:
         data = {
@@ -256,8 +247,6 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _gate(args: argparse.Namespace) -> int:
-    from paragents.eval.gate import gate
-
     result = gate(
         args.run,
         min_resolved=args.min_resolved,

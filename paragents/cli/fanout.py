@@ -15,6 +15,10 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from paragents import paths
+from paragents.cli import review
+from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+
 
 def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``fanout`` and ``runs`` to the top-level subparsers ``sub``; ``add_common`` adds the options
@@ -67,8 +71,6 @@ def add_parser(sub: Any, add_common: Callable[[argparse.ArgumentParser], None]) 
 
 def run_fanout_command(args: argparse.Namespace) -> int:
     """``paragents fanout``: best-of-N, or ``--review LIST`` / ``--split`` (paragents.cli.review)."""
-    from paragents.cli import review
-
     if args.review is not None:
         if args.prompt:
             print("paragents fanout --review takes no prompt (it reviews git diff BASE)", file=sys.stderr)
@@ -85,7 +87,7 @@ def run_fanout_command(args: argparse.Namespace) -> int:
 
 
 async def _fanout(args: argparse.Namespace) -> int:
-    from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.fanout.errors import FanoutError
     from paragents.fanout.headless import run_fanout
     from paragents.fanout.host import FanoutHost
@@ -172,7 +174,7 @@ def run_runs_command(args: argparse.Namespace) -> int:
 async def _runs(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from paragents import paths
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.fanout.compare import choice_summary, compare
     from paragents.fanout.errors import FanoutError
     from paragents.store import Store, StoreError
@@ -205,6 +207,7 @@ async def _runs(args: argparse.Namespace) -> int:
             return 0
         stored = await store.fanout.get_group(args.id)
         if stored is not None and stored.kind in ("review", "split"):
+            # deferred: start-up (`paragents --help` imports this module)
             from paragents.cli.runs_show import print_run, run_doc
 
             if args.json:

@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.config import ConfigError, load_config
     from paragents.lanes import LaneError
     from paragents.store import Store, StoreError
@@ -126,6 +127,7 @@ async def _run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"paragents lanes: {exc}", file=sys.stderr)
         return 1
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.backends.places import BackendPlaces
     from paragents.lanes.places import use_places
 
@@ -147,6 +149,7 @@ async def _run(args: argparse.Namespace) -> int:
 async def _sandbox(where: Path, name: str, lanes: LanesRepo) -> Any:
     """The sandbox of commands paragents runs in lane ``name`` (the config's sandbox mode,
     ``lanes.verify_network``, the Read deny rules of the project's permissions)."""
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.config import ConfigError, load_config
     from paragents.lanes.contained import LaneSandbox
     from paragents.lanes.merge import find_lane
@@ -154,6 +157,7 @@ async def _sandbox(where: Path, name: str, lanes: LanesRepo) -> Any:
 
     repo, lane = await find_lane(lanes, where, name)
     if lane.remote:  # its container/Pod is the sandbox of paragents' commands there
+        # deferred: start-up (`paragents --help` imports this module)
         from paragents.lanes.places import places_for
 
         return LaneSandbox(runner=places_for(lane).runner(lane))
@@ -173,6 +177,7 @@ async def _sandbox(where: Path, name: str, lanes: LanesRepo) -> Any:
 async def _commit_first(store: Store, where: Path, name: str, message: str, echo: Any) -> None:
     """``--commit``: commit the lane's uncommitted files first, with ``message`` or one built from the
     lane's prompts (headless: no model request)."""
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.lanes.bring_back import lane_state
     from paragents.lanes.commit import commit_lane
     from paragents.lanes.merge import find_lane
@@ -195,6 +200,7 @@ def _emit(args: argparse.Namespace, data: Any, text: str) -> None:
 
 
 async def _command(args: argparse.Namespace, store: Store, where: Path, settings: Any) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.lanes.gc import gc
     from paragents.lanes.merge import EXIT_HOLDS_WORK, lane_diff, merge_lane
     from paragents.lanes.overview import lane_rows
@@ -206,6 +212,7 @@ async def _command(args: argparse.Namespace, store: Store, where: Path, settings
         _emit(args, [{k: v for k, v in row.items() if k != "line"} for row in rows], str(text))
         return 0
     if command in ("diff", "merge"):  # a lane in a container/Pod: its work comes here first
+        # deferred: start-up (`paragents --help` imports this module)
         from paragents.lanes.merge import find_lane
         from paragents.lanes.places import fetch_if_remote
 

@@ -7,11 +7,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paragents.cli.exit_codes import EXIT_CONFIG
-from paragents.config import ConfigError, has_config
-from paragents.sessions import Opened, open_sessions
+
+if TYPE_CHECKING:
+    from paragents.sessions import Opened
 
 
 class OpenFailed(Exception):
@@ -59,6 +60,9 @@ async def open_runtime(
     do a missing ``runtime_config.json`` (and neither ``--endpoint`` nor ``PARAGENTS_BASE_URL``) when
     ``require_config`` and a missing model (neither in a file, ``PARAGENTS_MODEL`` nor ``--model``)
     when ``require_model``. ``unattended_wait``: see ``Runtime.create``."""
+    # deferred: start-up (`paragents --help` imports this module)
+    from paragents.config import ConfigError, has_config
+    from paragents.sessions import open_sessions
 
     if require_config and not has_config(project_dir) and not endpoint_given(args):
         raise fail(

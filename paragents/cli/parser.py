@@ -7,6 +7,12 @@ import argparse
 from typing import Any
 
 from paragents import __version__
+from paragents.cli.approvals import add_parsers as add_approvals_parsers
+from paragents.cli.fanout import add_parser as add_fanout_parser
+from paragents.cli.lanes import add_parser as add_lanes_parser
+from paragents.cli.review import add_parsers as add_fanteam_parsers
+from paragents.cli.serve import add_parsers as add_serve_parsers
+from paragents.cli.trust import add_parsers as add_trust_parsers
 
 
 def add_cassette_parsers(sub: Any) -> None:
@@ -134,11 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_common(acp)
 
     add_cassette_parsers(sub)
-    from paragents.cli.lanes import add_parser as add_lanes_parser
-
     add_lanes_parser(sub)  # `paragents lanes ...`, and `run --lane/--base`
-    from paragents.cli.fanout import add_parser as add_fanout_parser
-
     add_fanout_parser(sub, add_common)  # `paragents fanout ...`, `paragents runs list|show`
 
     sessions = sub.add_parser("sessions", help="list, show or export persisted sessions")
@@ -155,18 +157,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", choices=["md", "json"], default="md")
 
     add_permissions_parser(sub)
-    from paragents.cli.approvals import add_parsers as add_approvals_parsers
-
     add_approvals_parsers(sub)  # `paragents inbox`, `paragents approve ID`
-    from paragents.cli.trust import add_parsers as add_trust_parsers
-
     add_trust_parsers(sub)  # `paragents trust` (paragents.trust)
-    from paragents.cli.serve import add_parsers as add_serve_parsers
-
     add_serve_parsers(sub, add_common)  # `paragents serve`, `paragents pair` (docs/serve.md)
-
-    from paragents.cli.review import add_parsers as add_fanteam_parsers
-
     add_fanteam_parsers(sub, add_common)  # `paragents review`, `split`, `decisions` (wt/fanteam)
     add_eval_parser(sub)  # `paragents eval run|validate|report|compare|gate` (docs/eval.md)
     return parser

@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from paragents import jsonfile
-from paragents.config import ConfigError
+from paragents.cli.parser import add_permissions_parser
+from paragents.config import ConfigError, load_config
 from paragents.permissions import Decision, Policy, PolicyError, parse_mode, tool_family
 from paragents.permissions.destructive import destructive_reason
 from paragents.permissions.policy import KNOWN_TOOLS
 from paragents.terminal_text import strip_controls
+from paragents.tools.sandbox import SandboxConfig, check
 
 ACP_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 """ACP tool kinds ``--tool acp:KIND`` takes (the agent's permission request is checked as a session does)."""
@@ -69,8 +71,6 @@ def _sandboxed(cwd: Path, policy: Policy, family: str) -> bool:
     the agent computes it: the config's sandbox settings and whether bubblewrap works)."""
     if family != "Bash":
         return False
-    from paragents.config import load_config
-    from paragents.tools.sandbox import SandboxConfig, check
 
     settings = load_config(cwd).config.sandbox
     if not settings.auto_allow:
@@ -89,9 +89,10 @@ def _sandboxed(cwd: Path, policy: Policy, family: str) -> bool:
 def _decide_acp(policy: Policy, kind: str, arguments: dict[str, Any], cwd: Path, mode: str) -> Decision:
     """Decide an ACP agent's permission request of ``kind`` with ``arguments`` as its rawInput, as a
     session hosting the agent does (:func:`paragents.acp.permission.decide_mapped`)."""
+    # deferred: the ACP library loads only for --tool acp:KIND
     from acp.schema import ToolCallUpdate
 
-    from paragents.acp.permission import decide_mapped, map_call
+    from paragents.acp.permission import decide_mapped, map_call  # deferred: as above
 
     update = ToolCallUpdate(tool_call_id="check", kind=kind, raw_input=arguments, title=f"{kind} call")
     return decide_mapped(policy, map_call(update), cwd=cwd, mode=mode)
@@ -191,8 +192,6 @@ def run_permissions(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point for ``python -m paragents.cli.permissions check|show ...``; returns the exit code."""
-    from paragents.cli.parser import add_permissions_parser
-
     parser = argparse.ArgumentParser(prog="paragents")
     add_permissions_parser(parser.add_subparsers(dest="command", required=True))
     return run_permissions(parser.parse_args(["permissions", *(argv if argv is not None else sys.argv[1:])]))

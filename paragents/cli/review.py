@@ -23,7 +23,9 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from paragents import paths
 from paragents.cli.exit_codes import EXIT_CONFIG, EXIT_FAILURE, EXIT_OK
+from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
 
 if TYPE_CHECKING:
     from paragents.fanout.host import FanoutHost
@@ -77,6 +79,7 @@ def _out(text: str) -> None:
 
 
 def _refuse_asks(event: Any) -> None:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents import events as ev
 
     if isinstance(event, ev.PermissionRequested) and not event.reply.done():
@@ -85,7 +88,7 @@ def _refuse_asks(event: Any) -> None:
 
 
 async def _open(args: argparse.Namespace, prog: str) -> FanoutHost:
-    from paragents.cli.open_runtime import open_runtime, project_dir_of
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.fanout.host import FanoutHost
 
     opened = await open_runtime(args, project_dir_of(args, prog), prog=prog, require_model=True)
@@ -95,8 +98,6 @@ async def _open(args: argparse.Namespace, prog: str) -> FanoutHost:
 
 def fanout_review(args: argparse.Namespace) -> int:
     """``paragents review LIST`` / ``paragents fanout --review LIST``; returns the exit code."""
-    from paragents.cli.open_runtime import OpenFailed
-
     try:
         return asyncio.run(_review(args))
     except OpenFailed as exc:
@@ -104,6 +105,7 @@ def fanout_review(args: argparse.Namespace) -> int:
 
 
 async def _review(args: argparse.Namespace) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.fanout.review import ReviewError, ReviewRequest, run_review
     from paragents.fanout.specialists import parse_list
 
@@ -143,8 +145,6 @@ async def _review(args: argparse.Namespace) -> int:
 
 def fanout_split(args: argparse.Namespace) -> int:
     """``paragents split PROMPT`` / ``paragents fanout --split PROMPT``; returns the exit code."""
-    from paragents.cli.open_runtime import OpenFailed
-
     try:
         return asyncio.run(_split(args))
     except OpenFailed as exc:
@@ -152,6 +152,7 @@ def fanout_split(args: argparse.Namespace) -> int:
 
 
 async def _split(args: argparse.Namespace) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.fanout.split import Plan, Schedule, SplitError, run_split
 
     host = await _open(args, "paragents split")
@@ -217,8 +218,7 @@ def run_decisions(args: argparse.Namespace) -> int:
 
 
 async def _decisions(args: argparse.Namespace) -> int:
-    from paragents import paths
-    from paragents.cli.open_runtime import OpenFailed, project_dir_of
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.sessions.decisions import decision_line
     from paragents.store import Store, StoreError
 

@@ -29,8 +29,13 @@ from rich.markup import escape as _markup_escape
 from paragents import events as ev
 from paragents.cli.exit_codes import EXIT_CONFIG, EXIT_HELD, exit_code_for
 from paragents.cli.open_runtime import OpenFailed, open_runtime, project_dir_of
+from paragents.limits import BudgetError, parse_budget
 from paragents.models import Usage
+from paragents.sessions import SessionError
+from paragents.sessions.acp import agent_of
+from paragents.store import SessionHeld
 from paragents.terminal_text import StreamCleaner, strip_controls
+from paragents.tools.output import strip_ansi
 
 
 def escape(text: str) -> str:
@@ -217,8 +222,6 @@ RUN_SESSION = re.compile(r"^run(-\d+)?$")
 async def _run_session(runtime: Any, args: Any, project_dir: Path, err: Console) -> Any:
     """Return the session of a run without ``--session``: a new ``run-N`` one, or with ``--continue``
     the most recently used run session (a new one when there is none). Raises SessionError."""
-    from paragents.sessions import SessionError
-
     records = [r for r in await runtime.lifecycle.list_sessions() if RUN_SESSION.match(r.name)]
     if getattr(args, "continue_", False):
         if records:
@@ -256,8 +259,6 @@ def print_preview(out: Console, event: ev.PermissionRequested) -> None:
     from rich.syntax import Syntax
     from rich.text import Text
 
-    from paragents.tools.output import strip_ansi
-
     rule = f"rule: {event.rule} ({event.rule_scope})" if event.rule else "rule: none matched"
     out.print(Text("  " + strip_ansi(rule), style="dim"))
     preview = event.preview
@@ -279,16 +280,11 @@ def print_preview(out: Console, event: ev.PermissionRequested) -> None:
 
 async def run_headless(args: Any) -> int:
     """Run ``paragents run`` with parsed ``args``; return the exit code (never raises for user errors)."""
-    from paragents.sessions import SessionError
-    from paragents.store import SessionHeld
-
     prog = "paragents run"
     console = Console(stderr=False, highlight=False, soft_wrap=True)
     err = Console(stderr=True, highlight=False, soft_wrap=True)  # one line per error, never cut
     max_budget = getattr(args, "max_budget", None)
     if max_budget is not None:
-        from paragents.limits import BudgetError, parse_budget
-
         try:
             parse_budget(max_budget)
         except BudgetError as exc:
@@ -392,8 +388,6 @@ async def run_headless(args: Any) -> int:
 def _headless_agent(runtime: Any, sid: str) -> None:
     """An external agent that cannot continue a stored session (no session/load nor session/resume)
     starts a new agent session with a note when run headless (no panel to ask in)."""
-    from paragents.sessions.acp import agent_of
-
     agent = agent_of(runtime, sid)
     if agent is not None:
         agent.wait.auto_new = True

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
+from paragents.fanout.report import ReviewReport
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -50,8 +52,6 @@ def _lines(group: GroupRecord) -> list[str]:
             out.append(f"{c.idx}. {c.session_name}  [{c.state}]  model {c.model}  {what}")
         report = settings.get("report")
         if report:
-            from paragents.fanout.report import ReviewReport
-
             out.extend(ReviewReport.model_validate(report).lines())
         return out
     plan = settings.get("plan") or {}

@@ -69,6 +69,7 @@ def add_parsers(sub: Any, add_common: Callable[[argparse.ArgumentParser], None])
 
 def print_pairing(link: str, ttl: float) -> None:
     """Print the pairing link, its QR code and how long it works (plain text)."""
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.serve.pairing import qr_text
 
     print(qr_text(link))
@@ -79,6 +80,7 @@ def print_pairing(link: str, ttl: float) -> None:
 
 
 async def _pair(args: argparse.Namespace) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents.serve.launch import pair_base_url
     from paragents.serve.pairing import PAIRING_TTL, new_pairing
     from paragents.store import Store, StoreError
@@ -108,6 +110,7 @@ def run_pair(args: argparse.Namespace) -> int:
 
 
 async def _serve(args: argparse.Namespace) -> int:
+    # deferred: start-up (`paragents --help` imports this module)
     from paragents import events as ev
     from paragents.serve.launch import ServeOptions, auth_from, start
     from paragents.serve.pairing import PAIRING_TTL, new_pairing
@@ -146,6 +149,7 @@ async def _serve(args: argparse.Namespace) -> int:
     runtime.set_sink(sink)
     extend = None
     if args.tui:
+        # deferred: start-up (`paragents --help` imports this module)
         from paragents.ui.serve.tui_web import tui_extension
 
         extend = tui_extension(project_dir, extra=_tab_arguments(args))

@@ -11,6 +11,10 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from paragents import paths
+from paragents.store import Store
+from paragents.store.connection import pid_alive
+
 
 def _when(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
@@ -19,8 +23,6 @@ def _when(ts: float) -> str:
 def _shown_state(state: str, pid: int | None) -> str:
     """Return the state to show: a session left running/waiting by a process that is gone is
     ``interrupted`` (``idle`` when it was only queued), as the next start will record it."""
-    from paragents.store.connection import pid_alive
-
     if state in ("running", "waiting", "queued", "budget") and not pid_alive(pid):
         return "idle" if state == "queued" else "interrupted"
     return state
@@ -56,9 +58,6 @@ def transcript_markdown(name: str, messages: list[dict[str, Any]]) -> str:
 
 async def run_sessions(args: Any) -> int:
     """Run a ``sessions`` subcommand; return the exit code (2 when the session does not exist)."""
-    from paragents import paths
-    from paragents.store import Store
-
     project_dir = Path(args.dir or ".").expanduser().resolve()
     console = Console(highlight=False)
     db = paths.db_path()

@@ -33,6 +33,7 @@ from paragents.conflicts.ports import PORT_PREFIX
 from paragents.conflicts.reads import ReadTracker, Stale
 from paragents.conflicts.targets import RESOURCE_PREFIX, CallTargets, call_targets, paths_overlap
 from paragents.models import ToolCall
+from paragents.store.connection import pid_alive
 
 if TYPE_CHECKING:
     from paragents.store.approvals import ApprovalsRepo
@@ -194,8 +195,6 @@ class ConflictChecker:
 
     async def release_dead(self) -> str | None:
         """Release reservations whose process is gone (at start); return a readable note, or None."""
-        from paragents.store.connection import pid_alive
-
         dead = [r for r in await self.store.reservations.all() if r.pid is not None and not pid_alive(r.pid)]
         if not dead:
             return None

@@ -16,6 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from paragents.conflicts.ports import PORT_PREFIX, command_ports
+from paragents.permissions import parse_command, write_targets
+from paragents.permissions.rules import bash_matches
+from paragents.tools.fsutil import resolve_path
 
 WRITE_TOOLS = ("write_file", "edit_file")
 """Tools whose ``path`` argument is the one file they write (stale reads are checked for these)."""
@@ -76,8 +79,6 @@ def paths_overlap(a: str, b: str) -> bool:
 
 def _command_lines(command: str) -> list[str]:
     """Return each simple command of ``command`` (and each wrapped command) as words joined by spaces."""
-    from paragents.permissions import parse_command
-
     lines: list[str] = []
     for simple in parse_command(command).commands:
         for layer in simple.layers or (simple.words,):
@@ -98,8 +99,6 @@ def _resource_spec(pattern: str) -> str | None:
 def matching_resources(command: str, resources: Iterable[Any]) -> tuple[str, ...]:
     """Return the names of ``resources`` (``SharedResource``: ``name``, ``commands`` Bash patterns)
     used by some simple command of ``command``."""
-    from paragents.permissions.rules import bash_matches
-
     resources = list(resources)
     if not resources:
         return ()
@@ -121,8 +120,6 @@ MCP_PATH_KEYS = ("path", "file_path", "filePath", "paths", "file_paths")
 def mcp_targets(args: dict[str, Any], workdir: Path) -> CallTargets:
     """The paths an MCP tool call declares in its arguments (``path``, ``file_path``, ``paths``...),
     taken as written by the call (the agent skips read-only tools)."""
-    from paragents.tools.fsutil import resolve_path
-
     found: list[str] = []
     for key in MCP_PATH_KEYS:
         value = args.get(key)
@@ -140,15 +137,11 @@ def call_targets(
     """Return what the call of ``tool`` (paragents tool name) with validated ``args`` writes, relative
     paths taken from ``workdir``. Reads and unknown tools return an empty :class:`CallTargets`."""
     if tool in WRITE_TOOLS and isinstance(args.get("path"), str):
-        from paragents.tools.fsutil import resolve_path
-
         file = normalize(resolve_path(workdir, args["path"]))
         return CallTargets(paths=(file,), file=file)
     if tool.startswith("mcp__"):
         return mcp_targets(args, workdir)
     if tool == SHELL_TOOL and isinstance(args.get("command"), str):
-        from paragents.permissions import write_targets
-
         command = args["command"]
         cwd = args.get("cwd")  # the command's relative paths resolve in its cwd (checked by the policy)
         base = Path(os.path.realpath(workdir / os.path.expanduser(cwd))) if isinstance(cwd, str) else workdir

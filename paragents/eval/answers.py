@@ -32,6 +32,7 @@ from paragents import events as ev
 from paragents import jsonfile
 from paragents.eval.errors import EvalError
 from paragents.permissions.destructive import command_destructive
+from paragents.store import StoreError
 
 if TYPE_CHECKING:
     from paragents.sessions.api import SessionsAPI
@@ -253,8 +254,6 @@ class Answerer:
         return Ask(event.call.name, args, lane, event.sandboxed, tuple(targets), unknown)
 
     async def _answer(self, event: ev.PermissionRequested) -> None:
-        from paragents.store import StoreError
-
         try:
             await self._answer_one(event)
         except (StoreError, ValueError) as exc:  # the ask stays pending: the trial runs into its timeout

@@ -19,16 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from paragents.backends.base import BackendError, Placement, check_place_path
 from paragents.config import LaneSettings
 from paragents.eval.errors import EvalError
 from paragents.eval.harbor import read_task_toml
+from paragents.eval.images import BuildFailed, EngineImages, base_images, context_tar
 from paragents.eval.tasks import Task, TaskSet
-
-if TYPE_CHECKING:
-    from paragents.eval.images import EngineImages
 
 LOCAL_FIRST = "environment/Dockerfile not built"
 """How the local lane's own note (:func:`paragents.eval.harbor.environment_files`) starts."""
@@ -61,8 +58,6 @@ async def place_tasks(
     placed: list[Task] = []
     placements: dict[str, Placement | None] = {}
     if on == "container":
-        from paragents.eval.images import EngineImages
-
         async with EngineImages(lanes.container) as engine:
             for task in tasks.tasks:
                 new, placement = await _in_container(task, engine, lanes)
@@ -101,8 +96,6 @@ async def check_cluster(lanes: LaneSettings) -> None:
 async def _in_container(
     task: Task, engine: EngineImages, lanes: LaneSettings
 ) -> tuple[Task, Placement | None]:
-    from paragents.eval.images import BuildFailed, base_images, context_tar
-
     alias = _workdir_alias(task)
     network = lanes.container.network
     extra: tuple[str, ...] = ()

@@ -145,9 +145,10 @@ class EngineImages:
 
     @contextlib.asynccontextmanager
     async def _engine(self, what: str) -> AsyncIterator[None]:
+        # deferred: aiodocker loads only when a run talks to the Docker engine
         from aiodocker.exceptions import DockerError
 
-        from paragents.backends.container import UNREACHABLE_ERRORS
+        from paragents.backends.container import UNREACHABLE_ERRORS  # deferred: aiodocker, as above
 
         try:
             yield
@@ -248,7 +249,7 @@ class EngineImages:
             container = await self.docker.containers.create(config)
             try:
                 try:
-                    from paragents.backends.container import read_archive
+                    from paragents.backends.container import read_archive  # deferred: aiodocker, as above
 
                     data = await read_archive(self.docker, container.id, workdir, MAX_WORKDIR_BYTES)
                 except DockerError as exc:

@@ -35,11 +35,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents.backends.base import BackendError, FileProblem, Placement
+from paragents.backends.mirror import mirror_dir
 from paragents.config import LaneSettings
 from paragents.eval.backend import LocalBackend, Opening, TrialLane
+from paragents.eval.environment import place_tasks
 from paragents.eval.errors import EvalError
+from paragents.eval.images import EngineImages
 from paragents.eval.sandbox import TAIL_CHARS, CommandResult, Mount
 from paragents.eval.tasks import Task, TaskSet
+from paragents.lanes.repo import project_hash
 
 if TYPE_CHECKING:
     from paragents.backends.lane import RemoteLane
@@ -72,8 +76,6 @@ class PlacedBackend(LocalBackend):
         return any(p is None for p in self.placements.values())
 
     async def prepare(self, tasks: TaskSet) -> TaskSet:
-        from paragents.eval.environment import place_tasks
-
         placed, self.placements = await place_tasks(tasks, self.on, self.lanes)
         return placed
 
@@ -204,7 +206,6 @@ class PlacedBackend(LocalBackend):
             with contextlib.suppress(BackendError):
                 await lane.place.backend.destroy(force=True)
             rt.lanes.place_lane(lane.name, None)
-            from paragents.backends.mirror import mirror_dir
 
             with contextlib.suppress(OSError):
                 shutil.rmtree(mirror_dir(lane.path))
@@ -214,9 +215,8 @@ class PlacedBackend(LocalBackend):
         await super().finish(repo)
         if self.on != "container":
             return
+        # deferred: aiodocker loads for container runs only
         from paragents.backends.container import REPO_LABEL
-        from paragents.eval.images import EngineImages
-        from paragents.lanes.repo import project_hash
 
         with contextlib.suppress(EvalError):  # what a stopped run left (each trial removes its own)
             async with EngineImages(self.lanes.container) as engine:

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from paragents.cassette.player import isolated_dirs
+from paragents.cassette.recorder import CassetteRecorder
+from paragents.config import ConfigError, LaneSettings
 from paragents.eval.answers import Answerer, AnswerPolicy
 from paragents.eval.backend import TrialBackend
 from paragents.eval.choose import backend_for
@@ -26,9 +29,9 @@ from paragents.eval.targets import Target, endpoint_label, open_target_runtime
 from paragents.eval.tasks import TaskSet
 from paragents.eval.trial import TrialContext, TrialSpec, run_trial, trial_name
 from paragents.eval.workspace import branch_of, prepare_repo
+from paragents.permissions import PolicyError
 
 if TYPE_CHECKING:
-    from paragents.cassette.recorder import CassetteRecorder
     from paragents.sessions import Opened
     from paragents.sessions.api import SessionsAPI
     from paragents.store import Store
@@ -143,8 +146,6 @@ class EvalSession:
         self._stack = contextlib.ExitStack()
 
     async def __aenter__(self) -> EvalSession:
-        from paragents.cassette.player import isolated_dirs
-
         if (self.out / RESULTS).exists():
             raise EvalError(
                 f"--out {self.options.out}: it already holds a run ({RESULTS}); give a new directory"
@@ -195,10 +196,6 @@ async def run_eval(options: RunOptions, progress: Progress | None = None) -> Run
 
 
 async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str, TargetRun]:
-    from paragents.cassette.recorder import CassetteRecorder
-    from paragents.config import ConfigError
-    from paragents.permissions import PolicyError
-
     rules = {k: list(v) for k, v in options.rules.items()}
     rules.setdefault("deny", [])
     rules["deny"] += [r for r in hidden_rules(options.tasks) if r not in rules["deny"]]
@@ -245,8 +242,6 @@ async def _open_targets(options: RunOptions, repo: Path, out: Path) -> dict[str,
 def _lane_settings(options: RunOptions) -> Any:
     """The :class:`~paragents.config.LaneSettings` of ``options.lanes`` (EvalError naming the field)."""
     from pydantic import ValidationError
-
-    from paragents.config import LaneSettings
 
     try:
         return LaneSettings.model_validate(options.lanes)

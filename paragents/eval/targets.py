@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
+from paragents.acp.launch import agent_names
 from paragents.eval.errors import EvalError
+from paragents.llm import ChatClient
+from paragents.sessions import Opened, open_sessions
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm.recording import Recorder
-    from paragents.sessions import Opened
-
 REDACTED = "<redacted>"
 
 SHAPING_KEYS = (
@@ -111,8 +112,6 @@ def lanes_config(config: RuntimeConfig) -> dict[str, Any]:
 def check_target(target: Target, config: RuntimeConfig) -> None:
     """EvalError when ``target`` names an agent paragents does not know."""
     if target.kind == "agent":
-        from paragents.acp.launch import agent_names
-
         names = agent_names(config.agents)
         if target.name not in names:
             raise EvalError(
@@ -149,9 +148,6 @@ async def open_target_runtime(
     """Open the runtime of ``target`` over ``repo`` (see the module docstring); ``agents`` is the agents
     table with its secrets (else the shaping's); ``lanes`` the lane settings of a container or Pod run.
     Raises ConfigError or PolicyError like ``Runtime.create``."""
-    from paragents.llm import ChatClient
-    from paragents.sessions import open_sessions
-
     overrides: dict[str, Any] = {k: v for k, v in shaping.items() if k != "agents"}
     if agents or shaping.get("agents"):
         overrides["agents"] = agents or shaping["agents"]

@@ -23,6 +23,7 @@ from paragents.eval.answers import Answerer
 from paragents.eval.backend import Opening, TrialBackend, TrialLane
 from paragents.eval.errors import EvalError
 from paragents.eval.evidence import Usage, burden_of, usage_of
+from paragents.eval.recording import trial_cassette
 from paragents.eval.results import Burden, TrialResult, Verifier
 from paragents.eval.sandbox import Mount, SandboxUnavailable
 from paragents.eval.targets import Target
@@ -337,7 +338,6 @@ def _save_cassette(
     relative to the run's directory; None when nothing records this target (an external agent)."""
     if ctx.recorder is None or spec.target.kind != "model":
         return None
-    from paragents.eval.recording import trial_cassette
 
     names = {lane.name for lane in lanes}
     title = f"eval trial {spec.name}: {spec.task.id} by {spec.target.label}"

@@ -18,6 +18,7 @@ from paragents.lanes.git import git
 from paragents.lanes.merge import LaneStore, _checked_out_at, find_lane
 from paragents.lanes.predict import merge_conflicts, snapshot_tree
 from paragents.lanes.pull_request import pr_commands
+from paragents.lanes.repo import project_hash, recovery_dir
 from paragents.lanes.status import lane_status
 from paragents.store.lanes import LanesRepo
 from paragents.store.records import LaneRecord, VerifyRecord
@@ -250,8 +251,6 @@ async def resolve_prompt(lanes: LanesRepo, where: Path, name: str, files: tuple[
 async def plan_discard(lanes: LanesRepo, where: Path, name: str) -> list[str]:
     """The git commands discarding lane ``name`` runs (gc's no-work-lost rules with force): a
     verified bundle of its unmerged commits and a recovery commit of its uncommitted files first."""
-    from paragents.lanes.repo import project_hash, recovery_dir
-
     repo, lane = await find_lane(lanes, where, name)
     status = await lane_status(repo, lane)
     bundle = f"{recovery_dir()}/{project_hash(repo)}-{name}-<time>.bundle"

@@ -26,6 +26,7 @@ from paragents.lanes.repo import (
     resolve_base,
     toplevel,
 )
+from paragents.lanes.setup import run_setup
 from paragents.store.lanes import LanesRepo
 from paragents.store.records import LaneRecord, StoreError
 from paragents.store.sessions import SessionsRepo
@@ -141,8 +142,6 @@ async def create_lane(
         if session_id is not None:
             await store.lanes.update(record.id, session_id=session_id)
         if setup:
-            from paragents.lanes.setup import run_setup
-
             await store.lanes.update(record.id, setup_state="setup")
             outcome = await run_setup(
                 repo, path, port=record.port_base, settings=settings, sandbox=sandbox, on_output=on_output

@@ -58,6 +58,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from paragents import treefiles
 from paragents.lanes.contained import LaneSandbox, run_in_lane
+from paragents.lanes.repo import lanes_root
 from paragents.tools.shell import command_env
 
 FICLONE = 0x40049409
@@ -90,8 +91,6 @@ def host_env(lane: Path, repo: Path) -> dict[str, str]:
     """The environment of a host step: :func:`command_env` without uv's and Python's own variables and
     without ``PATH`` entries that are relative or inside the repository or the lanes (so no file a
     session wrote is found as a program)."""
-    from paragents.lanes.repo import lanes_root
-
     env = {
         k: v
         for k, v in command_env().items()

@@ -15,7 +15,8 @@ from paragents.lanes.create import lane_env
 from paragents.lanes.errors import LaneError, LaneMoved
 from paragents.lanes.git import git
 from paragents.lanes.merge_result import MergeResult
-from paragents.lanes.predict import merge_conflicts
+from paragents.lanes.predict import merge_conflicts, snapshot_tree
+from paragents.lanes.pull_request import open_pull_request
 from paragents.lanes.repo import toplevel
 from paragents.lanes.status import lane_status
 from paragents.store.lane_verify import LaneVerifyRepo
@@ -159,8 +160,6 @@ async def merge_lane(
             f"`git -C {quoted} stash push -u`"
         )
     if strategy == "pr":
-        from paragents.lanes.pull_request import open_pull_request
-
         return await open_pull_request(repo, lane, message, on_output)
     if not status.ahead:
         return MergeResult(
@@ -248,8 +247,6 @@ async def lane_diff(
     """Return (lane, the patch of its working tree against its base commit, untracked files
     included, per-file numstat rows)."""
     import tempfile
-
-    from paragents.lanes.predict import snapshot_tree
 
     repo, lane = await find_lane(lanes, where, name)
     if not Path(lane.path).is_dir():

@@ -15,19 +15,16 @@ import shlex
 import shutil
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import git
 from paragents.lanes.integrity import lane_pins
+from paragents.lanes.merge_result import MergeResult
 from paragents.store import LaneRecord
 from paragents.tools.git_exec import GitConfigRefused, user_program_env
 
 GH_ENV = ("GH_*", "GITHUB_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "SSH_AUTH_SOCK")
 """The user's variables ``gh`` gets besides the allowed ones (its credentials)."""
-
-if TYPE_CHECKING:
-    from paragents.lanes.merge_result import MergeResult
 
 
 def pr_argvs(lane: LaneRecord, message: str | None) -> list[list[str]]:
@@ -80,8 +77,6 @@ async def open_pull_request(
 ) -> MergeResult:
     """Push the lane's branch and open its PR with ``gh``; without ``gh`` run nothing and return the
     commands."""
-    from paragents.lanes.merge_result import MergeResult
-
     argvs = pr_argvs(lane, message)
     commands = [shlex.join(argv) for argv in argvs]
     target = lane.base_ref

@@ -20,7 +20,14 @@ import httpx
 
 from paragents.llm.errors import LLMError, quote, safe_url, scrub, status_error
 from paragents.llm.sse import iter_events, reads_for_record
-from paragents.llm.stream import StreamAssembler, StreamDelta, error_detail, parse_model_list
+from paragents.llm.stream import (
+    StreamAssembler,
+    StreamDelta,
+    error_detail,
+    parse_context_windows,
+    parse_model_list,
+    parse_props_context,
+)
 from paragents.llm.transport import parse_retry_after, transport_error
 from paragents.models import AssembledReply
 
@@ -442,8 +449,6 @@ class ChatClient:
         read: the ``/models`` entries' context fields, else llama.cpp's ``GET /props`` (the server's
         ``n_ctx``, for every model it lists). ``({}, "")`` when the server does not say. One attempt
         each, never raises (used by setup)."""
-        from paragents.llm.stream import parse_context_windows, parse_props_context
-
         body = await self._get_json(f"{self.base_url}/models")
         windows = parse_context_windows(body)
         if windows:

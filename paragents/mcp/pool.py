@@ -24,6 +24,7 @@ from paragents.config import McpSettings
 from paragents.mcp.project import ServerEntry, load_servers, remember_trust
 from paragents.mcp.server import McpServerError, ServerHandle, ServerStatus
 from paragents.mcp.tools import CHARS_PER_TOKEN, McpTool, make_tool, offered, schema_problem
+from paragents.tools.output import cap_middle
 
 TrustAnswer = Literal["once", "always", "refuse"]
 AskTrust = Callable[[ServerEntry], Awaitable[TrustAnswer]]
@@ -341,7 +342,6 @@ class SessionMcp:
         ]
         if not found:
             return text, []
-        from paragents.tools.output import cap_middle
 
         blocks: list[str] = []
         problems: list[str] = []

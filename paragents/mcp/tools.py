@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from mcp import types
 
+from paragents.mcp.server import McpServerError
 from paragents.models import CallPreview
 from paragents.tools.base import Tool, ToolArgumentError, ToolContext, ToolFamily, ToolResult, bounded_lines
 from paragents.tools.output import cap_middle, shorten, strip_ansi
@@ -84,8 +85,6 @@ class McpTool(Tool):
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Call the tool on its server; errors (could not start, timeout, crash) are error results."""
-        from paragents.mcp.server import McpServerError
-
         try:
             result = await self.handle.call(self.remote_name, args)
         except McpServerError as exc:

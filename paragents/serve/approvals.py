@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
 from paragents.paths import norm_dir
+from paragents.permissions import destructive
 from paragents.serve.shown import arguments_of, not_shown, size_of, whole_call
 
 if TYPE_CHECKING:
@@ -40,10 +41,8 @@ def is_destructive(command: str) -> bool:
     """True when a shell command deletes or overwrites files (or cannot be analysed): the page then
     asks for a second tap before allowing it. The one classifier is
     :func:`paragents.permissions.destructive.command_destructive`."""
-    from paragents.permissions.destructive import command_destructive
-
     try:
-        return command_destructive(command) is not None
+        return destructive.command_destructive(command) is not None
     except Exception:  # never let a parser failure hide the second tap
         return True
 
@@ -52,10 +51,8 @@ def destructive_reason(tool: str, args: dict[str, Any]) -> str | None:
     """Why the call deletes or overwrites files (the page then asks for a second tap on Allow), or
     None: the policy's one classifier, :func:`paragents.permissions.destructive.destructive_reason`
     (the approval bar and the inbox ask it too)."""
-    from paragents.permissions.destructive import destructive_reason as classify
-
     try:
-        return classify(tool, args)
+        return destructive.destructive_reason(tool, args)
     except Exception:  # never let a parser failure hide the second tap
         return "the call could not be analysed"
 

@@ -19,7 +19,7 @@ from paragents.paths import norm_dir
 from paragents.serve.app import is_loopback_host
 from paragents.serve.auth import AuthConfig, mask
 from paragents.serve.bridge import RuntimeBridge
-from paragents.serve.pairing import browser_secret, claim_info, info_path
+from paragents.serve.pairing import browser_secret, claim_info, info_path, live_info
 from paragents.serve.server import ServeRefused, ServeThread, check_bind
 
 if TYPE_CHECKING:
@@ -173,8 +173,6 @@ async def start(
 def pair_base_url(explicit: str | None) -> str | None:
     """The base URL for a pairing link: ``explicit``, else the running server's (its process alive),
     else None: a link nothing serves would only fail on the phone."""
-    from paragents.serve.pairing import live_info
-
     if explicit:
         return explicit
     info = live_info()

@@ -17,7 +17,6 @@ from paragents.acp.launch import AcpLaunchError, AgentUnavailable, find_program,
 from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
-    # start-up time: the ACP SDK (seconds to import) loads only for a session an external agent runs
     from paragents.acp.agent import AcpAgent
     from paragents.sessions.core import SessionsCore
     from paragents.sessions.view import SessionView
@@ -100,6 +99,7 @@ async def _start(core: SessionsCore, agent: AcpAgent, *, quiet: bool = False) ->
 
 async def build_agent(core: SessionsCore, view: SessionView, agent: str, remote_id: str | None) -> None:
     """Replace the session's agent by an :class:`AcpAgent` for ``agent`` (keeping its history)."""
+    # deferred: start-up time, the ACP SDK (seconds to import) loads only for a session an external agent runs
     from paragents.acp.agent import AcpAgent
 
     old = core.agents.get(view.id)

@@ -64,7 +64,7 @@ async def _switch(
 ) -> bool:
     """Await the agent's ``method`` switching its ``what`` to ``chosen``; True when done, else one
     note saying why not ("method not found" is remembered: the agent is not asked again)."""
-    # start-up time: the ACP SDK (seconds to import) loads only for a session an external agent runs
+    # deferred: start-up time, the ACP SDK (seconds to import) loads only for a session an external agent runs
     from acp import RequestError
 
     from paragents.acp.controls import not_supported

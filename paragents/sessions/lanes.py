@@ -105,7 +105,7 @@ def _backend_kind(core: SessionsCore, on: str | None) -> str:
     """The backend ``--on`` names (the config's ``lanes.backend`` without it); SessionError otherwise."""
     if on is None:
         return core.config.lanes.backend
-    # start-up time: the backends load only once a lane runs in a container or a Pod
+    # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
     from paragents.backends.places import backend_kind
 
     try:

@@ -87,7 +87,7 @@ class RemoteLanes:
         """Make the lane commands (gc, merge, discard) reach remote lanes through this process."""
         if self._installed:
             return
-        # start-up time: the backends load only once a lane runs in a container or a Pod
+        # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
         from paragents.backends.places import BackendPlaces
 
         use_places(
@@ -121,7 +121,7 @@ class RemoteLanes:
         if not create:
             self._reach_later(record)
             return
-        # start-up time: the backends load only once a lane runs in a container or a Pod
+        # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
         from paragents.backends.base import BackendError
         from paragents.backends.lane import RemoteLane
         from paragents.backends.places import backend_of
@@ -152,7 +152,7 @@ class RemoteLanes:
 
     async def _reach(self, pending: _Pending) -> None:
         """Open a lane found after a restart (see :meth:`open`), retrying with growing pauses."""
-        # start-up time: the backends load only once a lane runs in a container or a Pod
+        # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
         from paragents.backends.base import BackendError
         from paragents.backends.lane import PROBE_MAX, RemoteLane
         from paragents.backends.places import backend_of
@@ -246,7 +246,7 @@ class RemoteLanes:
         view = self.core.sessions.get(sid)
         if view is None or view.lane is None or view.lane_where is None:
             return None
-        # start-up time: the backends load only once a lane runs in a container or a Pod
+        # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
         from paragents.backends.facet import LaneExecution, UnopenedExecution
 
         for (_, name), lane in self.lanes.items():
@@ -339,7 +339,7 @@ class RemoteLanes:
 
     async def usage(self) -> dict[tuple[str, str], str]:
         """(repository, lane) -> "where · state · cpu · mem" for the overview."""
-        # start-up time: the backends load only once a lane runs in a container or a Pod
+        # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
         from paragents.backends.base import BackendError
 
         async def one(lane: RemoteLane) -> str:
@@ -356,7 +356,7 @@ class RemoteLanes:
         return dict(zip(keys, found, strict=True))
 
     async def _forward(self, record: LaneRecord, lane: RemoteLane) -> None:
-        # start-up time: the backends load only once a lane runs in a container or a Pod
+        # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
         from paragents.backends.forward import PortForwards
 
         forwards = PortForwards(lane, list(record.ports))
