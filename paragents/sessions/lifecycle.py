@@ -9,6 +9,7 @@ from typing import Protocol
 
 from paragents import events as ev
 from paragents.agent.compaction import load_compaction
+from paragents.lanes import recovery_dir
 from paragents.models import Message, SessionState
 from paragents.sessions import acp as acp_sessions
 from paragents.sessions import lanes
@@ -67,6 +68,18 @@ class Lifecycle(Protocol):
     async def take_over(self, sid: str) -> SessionView: ...
     async def list_sessions(self) -> list[SessionRecord]: ...
     async def find_session(self, name: str) -> SessionRecord | None: ...
+
+
+def refuse_gone_workdir(rec: SessionRecord) -> None:
+    """Refuse to open a closed session whose directory is gone (a lane discarded by fan-out's compare
+    screen or ``lanes gc``, a folder the user removed): its tools would run nowhere and a write would
+    make the removed path again as a plain folder no lane knows. Raises SessionError."""
+    if rec.workdir.is_dir():
+        return
+    raise SessionError(
+        f"session {rec.name!r} was not opened: its directory {rec.workdir} no longer exists (a discarded"
+        f" lane's work is kept as a git bundle in {recovery_dir()}); start a new session instead"
+    )
 
 
 class SessionLifecycle:
@@ -183,6 +196,7 @@ class SessionLifecycle:
         rec = await core.store.sessions.get(sid)
         if rec is None:
             raise SessionError(f"no session with id {sid}")
+        refuse_gone_workdir(rec)
         await core.store.sessions.update(sid, is_open=True, position=len(core.sessions))
         return await self.opening.open_view(await core.store.sessions.get(sid))
 
@@ -209,6 +223,8 @@ class SessionLifecycle:
                 name, model=model, workdir=workdir, mode=mode, open_panel=False, lane=lane, on=on
             )
             return view, True
+        if rec.id not in core.sessions:
+            refuse_gone_workdir(rec)
         previous = await core.store.holders.acquire(rec.id, take_over=take_over)  # raises SessionHeld
         if previous is not None:
             why = "as --take-over asked" if take_over else "its process is gone"
