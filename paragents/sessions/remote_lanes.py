@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from paragents.backends.facet import LaneExecution, UnopenedExecution
     from paragents.backends.forward import PortForwards
     from paragents.backends.lane import LaneState, RemoteLane
+    # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
     from paragents.backends.rounds import RoundSyncer
     from paragents.config import RuntimeConfig
     from paragents.lanes.contained import LaneRunner
@@ -208,6 +209,7 @@ class RemoteLanes:
             notes.append(f"ran the setup from {spec.source} in lane {record.name}'s {record.backend}")
         lane = self.get(record)
         if lane is not None:
+            # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
             from paragents.backends.base import BackendError
 
             try:
@@ -332,6 +334,7 @@ class RemoteLanes:
     def rounds(self) -> RoundSyncer:
         """The remote part of prediction rounds (made on first use)."""
         if self._rounds is None:
+            # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
             from paragents.backends.rounds import RoundSyncer
 
             self._rounds = RoundSyncer()
