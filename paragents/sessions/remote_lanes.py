@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from paragents.backends.facet import LaneExecution, UnopenedExecution
     from paragents.backends.forward import PortForwards
     from paragents.backends.lane import LaneState, RemoteLane
-    # deferred: start-up time, the backends load only once a lane runs in a container or a Pod
     from paragents.backends.rounds import RoundSyncer
     from paragents.config import RuntimeConfig
     from paragents.lanes.contained import LaneRunner
