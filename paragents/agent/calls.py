@@ -50,8 +50,10 @@ def capped(text: str, limit: int = 1000) -> str:
 
 class ToolCalls:
     """The tool calls of one session (see the module docstring). ``tools`` and ``config`` may be
-    replaced (a fan-out worker's tools, a config reload); ``mcp`` is None without MCP, ``preflight``
-    None without a conflict checker, ``on_read``/``on_write`` the stale-read hooks."""
+    replaced (a fan-out worker's tools, a config reload); ``store`` holds the asks' rows, the audit
+    and the session's rules (:class:`~paragents.agent.approval.ApprovalStore`); ``mcp`` is None
+    without MCP, ``preflight`` None without a conflict checker, ``on_read``/``on_write`` the
+    stale-read hooks."""
 
     def __init__(
         self,

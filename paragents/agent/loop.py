@@ -88,8 +88,9 @@ class Agent:
     copy) and its tool calls (``calls``).
 
     Takes the session (read only: its state changes only through the events the agent emits), the
-    chat client, the tool registry, the policy, the store, the runtime config, an event sink and a
-    callable that builds the system prompt."""
+    chat client, the tool registry, the policy, the store (the tables it uses:
+    :class:`~paragents.agent.parts.AgentStore`), the runtime config, an event sink and a callable that
+    builds the system prompt; the rest are :meth:`AgentParts.build`'s."""
 
     RESUMES_ASKS: ClassVar[bool] = True
     """Whether an ask a crash left pending can be asked again in a new turn (``run_turn(resume=...)``)."""
