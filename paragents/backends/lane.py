@@ -11,7 +11,11 @@ mirror`) and whether its place answers:
   files and a deleted or evicted one is recreated from the last fetched snapshot (with a note saying
   so), then the lane is ``ready`` again and the paused sessions resume;
 - a call that finds its container/Pod gone (``LaneGone``) recreates it at once the same way and is
-  tried once more.
+  tried once more;
+- ``discarded`` (:meth:`RemoteLane.discard`) or closed: its place is never recovered or recreated
+  again. The flag is set and read under the lock recoveries hold, so a call still in flight (a
+  prediction round's sync that met the deleted Pod) cannot bring the place back after its removal,
+  and a recovery already running ends before the removal starts.
 
 Nothing fetched is lost on the way: snapshots live in the user's repository. Core code: no Textual;
 everything runs on the loop the backend's client was made on."""
@@ -24,7 +28,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from paragents.backends.base import BackendError, BackendUnreachable, ExecutionBackend, LaneGone
+from paragents.backends.base import BackendError, BackendUnreachable, ExecutionBackend, LaneGone, Snapshot
 from paragents.backends.mirror import Mirror, SyncResult
 
 T = TypeVar("T")
@@ -63,6 +67,9 @@ class RemoteLane:
         self._ready.set()
         self._probe: asyncio.Task[None] | None = None
         self._recovering = asyncio.Lock()
+        self._recovery: asyncio.Future[str | None] | None = None
+        self.ended: str | None = None
+        """Why the lane's place must never be made again ("discarded", "closed"), None while in use."""
 
     @property
     def name(self) -> str:
@@ -115,11 +122,14 @@ class RemoteLane:
         self.detail = why
         self._ready.clear()
         self._tell("unreachable", why)
+        self._start_probing()
+
+    def _start_probing(self) -> None:
         self._probe = asyncio.get_running_loop().create_task(self._probing(), name=f"probe lane {self.name}")
 
     async def _probing(self) -> None:
         delay = self.probe_first
-        while True:
+        while self.ended is None:
             await asyncio.sleep(delay)
             delay = min(delay * 2, self.probe_max)
             health = await self.backend.health()
@@ -132,6 +142,8 @@ class RemoteLane:
                 self.detail = str(exc)
                 continue
             except BackendError as exc:  # the place answers but cannot be made again: say so, retry
+                if self.ended is not None:
+                    return
                 self.detail = f"lane {self.name} answers but could not be recovered: {exc}"
                 continue
             self.state = "ready"
@@ -152,7 +164,61 @@ class RemoteLane:
 
     async def _recover_now(self) -> str | None:
         async with self._recovering:
-            return await self.backend.recover()
+            if self.ended is not None:
+                raise self._ended_error()
+            self._recovery = asyncio.ensure_future(self.backend.recover())
+            try:
+                return await self._recovery
+            except asyncio.CancelledError:
+                me = asyncio.current_task()
+                if self.ended is not None and me is not None and not me.cancelling():
+                    raise self._ended_error() from None  # ended under it: its caller was not cancelled
+                raise
+            finally:
+                self._recovery = None
+
+    def _ended_error(self) -> LaneGone:
+        return LaneGone(
+            f"lane {self.name}'s {self.where} is gone and the lane was {self.ended}: it is not made again"
+        )
+
+    async def _end(self, why: str) -> None:
+        """No recovery from now on: the probe stops, a recovery running is cancelled (what it made is
+        removed by the backend's create) and has ended when this returns."""
+        self.ended = self.ended or why
+        await self._stop_probing()
+        if self._recovery is not None:
+            self._recovery.cancel()
+        async with self._recovering:
+            pass
+
+    async def _stop_probing(self) -> None:
+        if self._probe is not None and self._probe is not asyncio.current_task():
+            self._probe.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._probe
+        self._probe = None
+
+    async def discard(self, *, force: bool = False) -> Snapshot | None:
+        """Remove the lane's place for good: from now on nothing recovers or recreates it (a sync in
+        flight that meets the removed place fails with LaneGone). Without ``force`` its work is
+        fetched here first (refused, with the backend's error, when that fails; a place already gone
+        has nothing more to fetch). Returns :meth:`~paragents.backends.base.ExecutionBackend.destroy`'s
+        last snapshot."""
+        before = self.ended
+        await self._end("discarded")
+        try:
+            if not force:
+                with contextlib.suppress(LaneGone):
+                    await self.sync()
+            async with self._recovering:
+                return await self.backend.destroy(force=force)
+        except BaseException:
+            if before is None:  # not removed: the lane is in use again (and probed while unreachable)
+                self.ended = None
+                if self.state == "unreachable" and self._probe is None:
+                    self._start_probing()
+            raise
 
     def _tell(self, state: LaneState, note: str | None) -> None:
         self.last_note = note
@@ -160,10 +226,7 @@ class RemoteLane:
             self.on_change(self, state, note)
 
     async def close(self) -> None:
-        """Stop probing and release the backend's connections (the place itself stays)."""
-        if self._probe is not None:
-            self._probe.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._probe
-            self._probe = None
+        """Stop probing and release the backend's connections (the place itself stays, and this
+        object never recovers it again: a call still in flight that finds it gone fails)."""
+        await self._end("closed")
         await self.backend.close()

@@ -100,9 +100,7 @@ class BackendPlaces:
     async def remove(self, lane: LaneRecord, *, force: bool) -> None:
         remote, opened = await self._open(lane)
         try:
-            if not force:
-                await remote.sync()  # its work comes here first: nothing of it is lost
-            await remote.backend.destroy(force=force)
+            await remote.discard(force=force)  # its work comes here first: nothing of it is lost
         except BackendError as exc:
             raise LaneError(
                 f"lane {lane.name}'s {remote.where} was not removed: its work could not be fetched first "

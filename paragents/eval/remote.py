@@ -194,7 +194,7 @@ class PlacedBackend(LocalBackend):
     async def discard(self, rt: SessionsAPI, lanes: LanesRepo, repo: Path, lane: TrialLane) -> None:
         if lane.place is not None:
             with contextlib.suppress(BackendError):
-                await lane.place.backend.destroy(force=True)
+                await lane.place.discard(force=True)  # never recreated by a round still syncing it
             rt.lanes.place_lane(lane.name, None)
 
             with contextlib.suppress(OSError):

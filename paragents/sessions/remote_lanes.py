@@ -317,7 +317,7 @@ class RemoteLanes:
         long keeps syncing while the round goes on."""
         todo = [
             lane for (r, name), lane in self.lanes.items()
-            if r == repo and lane.ready and (only is None or name in only)
+            if r == repo and lane.ready and lane.ended is None and (only is None or name in only)
         ]  # fmt: skip
         if not todo and not self._rounds:
             return {}
