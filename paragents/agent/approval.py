@@ -68,6 +68,8 @@ class ApprovalContext:
     - ``read_only``: an MCP tool its server declares read-only, ``schema`` its inputSchema (the paths
       it names are checked; see ``Policy.decide``).
     - ``agent_options``: an external agent's own options, shown with the ask (``PermissionRequested``).
+    - ``masked``: a command that will run in the bubblewrap sandbox: the paths Read deny rules hide
+      there (``Policy.decide``'s ``masked``); None otherwise (no sandbox, a lane's container).
     """
 
     session: SessionReader
@@ -86,6 +88,7 @@ class ApprovalContext:
     read_only: bool = False
     agent_options: tuple[tuple[str, str], ...] = ()
     schema: dict[str, Any] | None = None
+    masked: Callable[[], Sequence[str]] | None = None
 
 
 async def approve(ctx: ApprovalContext) -> Approval:
@@ -103,6 +106,7 @@ async def approve(ctx: ApprovalContext) -> Approval:
         sandboxed=bool(ctx.sandboxed and ctx.sandbox is not None and ctx.sandbox.auto_allow),
         read_only=ctx.read_only,
         schema=ctx.schema,
+        masked=ctx.masked,
     )
     audit: dict[str, Any] = {
         "tool": ctx.tool_name,

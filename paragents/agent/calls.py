@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -24,7 +25,7 @@ from paragents.models import CallPreview, ToolCall, parse_arguments
 from paragents.tools.base import ToolContext, ToolResult
 from paragents.tools.output import cap_middle
 from paragents.tools.registry import unknown_tool_message
-from paragents.tools.sandbox import SandboxConfig, SandboxStatus, check
+from paragents.tools.sandbox import SandboxConfig, SandboxStatus, check, denied_out_of_sight
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
@@ -211,6 +212,7 @@ class ToolCalls:
                 resume=resume,
                 read_only=bool(getattr(tool, "read_only", False)),
                 schema=tool.parameters if tool.name.startswith("mcp__") else None,
+                masked=self.masked(sandbox, status),
             )
         )
         if not approval.allowed:
@@ -318,6 +320,15 @@ class ToolCalls:
             self.sandbox_warned = True
             self.emit(ev.Notice(self.session.id, status.message, "warning"))
         return sandbox, status
+
+    def masked(
+        self, sandbox: SandboxConfig | None, status: SandboxStatus | None
+    ) -> Callable[[], list[str]] | None:
+        """What a command's bubblewrap sandbox hides by Read deny rules (computed when asked), or None
+        when it runs in none (unconfined, or in a lane's container, which hides nothing)."""
+        if sandbox is None or status is None or not status.active or status.bwrap is None:
+            return None
+        return partial(denied_out_of_sight, sandbox, Path(self.session.workdir))
 
     async def preview(self, tool_name: str, args: dict[str, Any]) -> CallPreview | None:
         """Return the tool's preview of the call (what it will do), computed in a thread; a preview

@@ -10,7 +10,8 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from paragents.permissions import Decision, Policy, PolicyError, parse_mode, too
 from paragents.permissions.destructive import destructive_reason
 from paragents.permissions.policy import KNOWN_TOOLS
 from paragents.terminal_text import strip_controls
-from paragents.tools.sandbox import SandboxConfig, check
+from paragents.tools.sandbox import SandboxConfig, check, denied_out_of_sight
 
 ACP_KINDS = ("read", "edit", "delete", "move", "search", "execute", "think", "fetch", "switch_mode", "other")
 """ACP tool kinds ``--tool acp:KIND`` takes (the agent's permission request is checked as a session does)."""
@@ -86,6 +87,21 @@ def _sandboxed(cwd: Path, policy: Policy, family: str) -> bool:
     return check(sandbox).active
 
 
+def _masked(cwd: Path, policy: Policy, family: str) -> Callable[[], list[str]] | None:
+    """What a session's command here would not see because Read deny rules name it (when it would
+    run in the bubblewrap sandbox; as the agent computes it), or None."""
+    if family != "Bash":
+        return None
+    settings = load_config(cwd).config.sandbox
+    sandbox = SandboxConfig(
+        mode=settings.mode, writable=settings.writable, hidden_rules=policy.read_deny_patterns(cwd),
+        bwrap=settings.bwrap,
+    )  # fmt: skip
+    if not check(sandbox).active:
+        return None
+    return partial(denied_out_of_sight, sandbox, cwd)
+
+
 def _decide_acp(policy: Policy, kind: str, arguments: dict[str, Any], cwd: Path, mode: str) -> Decision:
     """Decide an ACP agent's permission request of ``kind`` with ``arguments`` as its rawInput, as a
     session hosting the agent does (:func:`paragents.acp.permission.decide_mapped`)."""
@@ -132,6 +148,7 @@ def _check(args: argparse.Namespace) -> int:
                 sandboxed=_sandboxed(cwd, policy, tool_family(tool)),
                 read_only=args.read_only,
                 schema=schema,
+                masked=_masked(cwd, policy, tool_family(tool)),
             )
     except (PolicyError, ConfigError, ValueError) as err:
         return _fail(str(err))

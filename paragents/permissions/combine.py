@@ -19,7 +19,9 @@ Category = Literal[
     "environment", "unmatched", "edit_inside", "allow_rule", "default_allow",
 ]  # fmt: skip
 """Why a part got its answer. ``deny_inside``: a recursive read of a directory holding a path a Read
-deny rule covers (denied, except in the sandbox, which hides those paths). ``environment``: a command
+deny rule covers and the command's sandbox does not hide (denied; a hidden one is no such part:
+:meth:`~paragents.permissions.evaluate.Checker.check_tree`), or paragents' own files (denied, except
+to a sandboxed command with auto-allow: they are out of its sight). ``environment``: a command
 given variables that may change what it runs (``HOME=. git status``): it asks like ``risky`` but the
 sandbox's auto-allow never lets it through (a ``.gitconfig`` it points at runs programs on the host
 through paragents' or the user's git later). ``integrity``: one of paragents' own files (its config
@@ -73,8 +75,8 @@ def _with_mode(
     if part.category in ("deny_rule", "invalid", "integrity"):
         return "deny", part.reason, scope
     if part.category == "deny_inside":
-        if sandboxed and family == "Bash":
-            return "allow", f"sandboxed: the sandbox hides the denied paths ({part.reason})", "sandbox"
+        if sandboxed and family == "Bash" and part.rule is None:  # paragents' own files: out of sight
+            return "allow", f"sandboxed: paragents' own files are out of its sight ({part.reason})", "sandbox"
         return "deny", part.reason, scope
     if mode is PermissionMode.PLAN and family == "MCP":
         return "ask", f"plan mode: the MCP tool is not read-only, so it asks ({part.reason})", "mode"

@@ -8,7 +8,7 @@ and the mode applied by :func:`paragents.permissions.combine.finish` (re-exporte
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -75,6 +75,9 @@ class Checker:
     """paragents' own directories and the lanes' folders below them
     (:func:`~paragents.permissions.host_paths.integrity_dirs`): every path in the first and not in
     the second is denied to every tool in every mode."""
+    masked: Callable[[], Sequence[str]] | None = None
+    """A command that runs in the bubblewrap sandbox: the real paths Read deny rules hide there
+    (called once, when a recursive read meets a denied path); None when nothing is hidden from it."""
 
     def _integrity(self, candidates: Sequence[str]) -> str | None:
         dirs, open_dirs = self.integrity
@@ -343,7 +346,8 @@ class Checker:
 
     def check_tree(self, directory: str, origin: str) -> Part | None:
         """For a recursive read of ``directory``: a part denying (asking for) it when some path below
-        it is covered by a Read deny (ask) rule; None when none is."""
+        it is covered by a Read deny (ask) rule; None when none is. A denied path the sandbox hides
+        (:attr:`masked`) does not deny it: the command cannot read it (a part saying so allows)."""
         dirs_own, open_dirs = self.integrity
         if holds_integrity(directory, dirs_own) or integrity_reason(directory, dirs_own, open_dirs):
             reason = f"`{origin}` reads every file under {directory}, which holds paragents' own files"
@@ -351,6 +355,8 @@ class Checker:
         if not self._read_rules():
             return None
         first_ask: Part | None = None
+        hidden: Sequence[str] | None = None
+        out_of_sight: Part | None = None
         count = 0
         for root, dirs, files in os.walk(directory):
             for name in (*dirs, *files):
@@ -363,6 +369,16 @@ class Checker:
                     return Part(origin, "opaque", reason)
                 candidate = os.path.join(root, name)
                 rule = self._path_rule("deny", "Read", candidate)
+                if rule and self.masked is not None:
+                    hidden = self.masked() if hidden is None else hidden
+                    if resolve.is_inside(os.path.realpath(candidate), list(hidden)):
+                        if out_of_sight is None:
+                            reason = (
+                                f"`{origin}` reads every file under {directory}; Read of {candidate} is "
+                                f"denied by {rule.describe()}, and the sandbox hides it from the command"
+                            )
+                            out_of_sight = Part(origin, "default_allow", reason, rule, what="Read")
+                        continue
                 if rule:
                     reason = (
                         f"`{origin}` reads every file under {directory}, and Read of {candidate} is denied "
@@ -373,7 +389,7 @@ class Checker:
                 if rule:
                     reason = f"`{origin}` reads {candidate}, which asks because of {rule.describe()}"
                     first_ask = Part(origin, "ask_rule", reason, rule)
-        return first_ask
+        return first_ask or out_of_sight
 
     def check_mentioned(
         self, path: str, origin: str, families: tuple[str, ...] = ("Read", "Edit"), *, protect: bool = False

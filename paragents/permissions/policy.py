@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -209,6 +209,7 @@ class Policy:
         sandboxed: bool = False,
         read_only: bool = False,
         schema: Mapping[str, Any] | None = None,
+        masked: Callable[[], Sequence[str]] | None = None,
     ) -> Decision:
         """Decide one tool call: allow, ask or deny, with a reason naming the rule and its file.
 
@@ -227,7 +228,9 @@ class Policy:
         MCP tool's inputSchema. The paths an MCP call names (:mod:`mcp_paths`) are checked as Read
         targets and, unless the tool is read-only, as Edit targets: deny and ask rules, protected
         paths and paths outside the working directories (they ask) apply; inside them the tool's
-        own rule decides. In plan mode an MCP tool that is not read-only asks."""
+        own rule decides. In plan mode an MCP tool that is not read-only asks. ``masked``: a Bash call
+        that will run in the bubblewrap sandbox; it returns the paths Read deny rules hide there (a
+        recursive read over them is not denied for their sake: the command cannot read them)."""
         permission_mode = self._allowed_mode(parse_mode(mode))
         rules = self._rules
         if session_rules:
@@ -246,6 +249,7 @@ class Policy:
             dirs=resolve.working_dirs([cwd_text, *self.additional_dirs, *extra_dirs]),
             managed=os.path.abspath(paths.managed_settings_path()),
             integrity=host_paths.integrity_dirs(),
+            masked=masked,
         )
         family = tool_family(tool)
         if family == "Bash":

@@ -407,13 +407,8 @@ def prepare(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[str]
     ]
     for path in hidden_files:
         argv += ["--ro-bind", _empty_file(), path]
-    for hidden in hidden_paths(config.hidden_rules, Path(root)):
-        text = str(hidden)
-        if text == "/" or (is_under(text, ["/tmp"]) and not is_under(text, binds)):
-            continue  # the private /tmp already hides it
-        if any(is_under(bind, [text]) for bind in binds):
-            continue  # hiding it would hide the writable root (or a writable path) too
-        if hidden.is_dir():
+    for text in _denied(config, root, binds):
+        if os.path.isdir(text):
             argv += ["--tmpfs", text, "--remount-ro", text]
         else:
             argv += ["--ro-bind", _empty_file(), text]
@@ -422,6 +417,34 @@ def prepare(bwrap: str, config: SandboxConfig, cwd: Path, command: Sequence[str]
             argv += ["--setenv", name, os.path.join(private, sub)]
     argv += ["--setenv", "TMPDIR", "/tmp", "--chdir", str(cwd), "--", *command]
     return Prepared(argv, watch(binds, git, root), envs)
+
+
+def _denied(config: SandboxConfig, root: str, binds: Sequence[str]) -> list[str]:
+    """The paths of Read deny rules :func:`prepare` hides (mounts over) for the writable ``binds``."""
+    found = []
+    for hidden in hidden_paths(config.hidden_rules, Path(root)):
+        text = str(hidden)
+        if text == "/" or (is_under(text, ["/tmp"]) and not is_under(text, binds)):
+            continue  # the private /tmp already hides it
+        if any(is_under(bind, [text]) for bind in binds):
+            continue  # hiding it would hide the writable root (or a writable path) too
+        found.append(text)
+    return found
+
+
+def denied_out_of_sight(config: SandboxConfig, cwd: Path) -> list[str]:
+    """The real paths a command run in ``cwd`` under ``config`` cannot see because Read deny rules
+    name them: those :func:`prepare` hides, found the same way now (a matching file made later is not
+    among them; the private ``/tmp`` and hidden home hide more). The permission check of a recursive
+    read uses it (``grep -r`` over a folder holding a denied file runs when the sandbox hides it)."""
+    root = os.path.realpath(config.root or cwd)
+    binds = [root]
+    for text in config.writable:
+        path = os.path.realpath(os.path.join(root, os.path.expanduser(text)))
+        if os.path.exists(path) and path not in binds:
+            binds.append(path)
+    binds.append(os.path.realpath(private_dir(config, root)))
+    return _denied(config, root, binds)
 
 
 def describe(config: SandboxConfig, status: SandboxStatus, cwd: Path) -> str:

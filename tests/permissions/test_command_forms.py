@@ -29,9 +29,12 @@ def project(tmp_path: Path) -> Path:
     return root
 
 
-def decide(project: Path, command: str, mode: str, sandboxed: bool) -> tuple[str, str | None, str]:
+def decide(
+    project: Path, command: str, mode: str, sandboxed: bool, masked: list[str] | None = None
+) -> tuple[str, str | None, str]:
     policy = Policy.load(project, cli_rules=RULES)
-    got = bash(policy, command, project, mode=mode, sandboxed=sandboxed)
+    hidden = None if masked is None else lambda: masked
+    got = bash(policy, command, project, mode=mode, sandboxed=sandboxed, masked=hidden)
     return got.decision, got.rule, got.reason
 
 
@@ -105,8 +108,11 @@ def test_recursive_readers_of_a_tree_holding_a_denied_path_are_denied(project: P
     decision, rule, reason = decide(project, command, "bypassPermissions", False)
     assert (decision, rule) == ("deny", "Read(.env)"), reason
     assert "reads every file under" in reason
-    # the sandbox hides the denied paths, so there the recursive read runs
-    assert decide(project, command, "default", True)[0] == "allow"
+    # the bubblewrap sandbox hides the denied path, so there the recursive read runs (auto-allowed)
+    assert decide(project, command, "default", True, [str(project / ".env")])[0] == "allow"
+    # ... but not where nothing hides it (a lane's container, or a path the sandbox left visible)
+    assert decide(project, command, "default", True)[:2] == ("deny", "Read(.env)")
+    assert decide(project, command, "default", True, [str(project / "src")])[:2] == ("deny", "Read(.env)")
     # a directory that holds no denied path is fine
     assert decide(project, command.replace("KEY", "KEY src").replace(" .", ""), "bypassPermissions", False)[
         0
