@@ -247,6 +247,8 @@ class ToolCalls:
         outcome: Literal["ok", "error"] = "error" if result.is_error else "ok"
         ran_sandboxed = result.meta.get("sandboxed") if sandbox is not None else None
         self.emit(ev.ToolCallFinished(sid, call, outcome, result.content, result.diff, ran_sandboxed))
+        for notice in result.meta.get("sandbox_notices", ()):  # what paragents moved: not only in the result
+            self.emit(ev.Notice(sid, f"{summary}: {notice}", "warning"))
         return result.content, outcome
 
     # -- an external agent's requests ------------------------------------------------------------------
