@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents import events as ev
 from paragents.agent.calls import ToolCalls
@@ -126,6 +126,12 @@ class Compactor:
             auto=auto,
         )
         start, cut = summary.start, summary.cut
+        grown = self._size_with(CompactionState(summary.text, cut, first_task(history)), specs)
+        if grown >= before:  # the summary (with the task it quotes) is no shorter than what it folds
+            raise NothingToCompact(
+                f"the summary would not make the requests smaller (about {before} tokens now, {grown} "
+                "with it), so it was not kept"
+            )
         try:
             cost = request_cost(config, session.model, summary.usage)
             await store.turns.add_usage(
@@ -150,6 +156,15 @@ class Compactor:
         return CompactionOutcome(
             True, f"compacted: {cut - start} messages summarised", cut - start, before, after
         )
+
+    def _size_with(self, state: CompactionState, specs: list[dict[str, Any]]) -> int:
+        """The estimated size of the next request were ``state`` the compaction in force."""
+        record = self.agent.record
+        kept, record.compaction = record.compaction, state
+        try:
+            return estimate_messages_tokens(self.agent.request_messages(), specs)
+        finally:
+            record.compaction = kept
 
 
 class CompactionQueue:

@@ -29,9 +29,13 @@ async def until(predicate: Callable[[], bool], limit: int = 1000) -> None:
     raise AssertionError("condition never became true")
 
 
+DETAILS = " with the details of the work done" * 12
+"""Answers long enough that a short summary (with the task it quotes) makes requests smaller."""
+
+
 async def turns(rt: Runtime, env: Env, sid: str, prompts: list[str], session: str = "a") -> None:
     for prompt in prompts:
-        env.server.add(say(f"answer to {prompt}"), session=session)
+        env.server.add(say(f"answer to {prompt}{DETAILS}"), session=session)
         rt.submit(sid, prompt)
         await rt.wait_idle(sid)
 
@@ -41,7 +45,7 @@ def user(text: str) -> dict:
 
 
 def answer(text: str) -> dict:
-    return {"role": "assistant", "content": f"answer to {text}"}
+    return {"role": "assistant", "content": f"answer to {text}{DETAILS}"}
 
 
 async def test_summary_replaces_the_oldest_messages_in_requests_only(env: Env) -> None:
@@ -184,6 +188,31 @@ async def test_a_failing_compaction_changes_nothing(env: Env) -> None:
         answer("q2"),
         user("q3"),
     ]
+    await rt.shutdown()
+
+
+async def test_a_summary_no_shorter_than_what_it_folds_is_refused_and_said(env: Env) -> None:
+    """/compact of short turns kept a summary (with the header and the task it quotes) longer than the
+    messages it replaced: requests grew. Now it is refused with a notice, and nothing changes."""
+    rt = await env.runtime(default_context_window=32768)
+    view = await rt.lifecycle.new_session("a")
+    for prompt in ("q0", "q1", "q2"):
+        env.server.add(say("ok"), session="a")
+        rt.submit(view.id, prompt)
+        await rt.wait_idle(view.id)
+    env.server.add(say("SUMMARY-LONG: " + "what happened so far, at length. " * 20), session="a/compact")
+    outcome = await rt.memory.compact(view.id)
+    assert not outcome.ok and "would not make the requests smaller" in outcome.message
+    [notice] = [n for n in env.sink.of(ev.Notice, view.id) if "not compacted" in n.text]
+    assert "so it was not kept" in notice.text and notice.level == "info"
+    assert rt.agents[view.id].record.compaction is None
+    assert await rt.store.compactions.latest(view.id) is None
+    assert not env.sink.of(ev.Compacted)
+    env.server.add(say("ok"), session="a")
+    rt.submit(view.id, "q3")
+    await rt.wait_idle(view.id)
+    body = turn_requests(env.server)[-1]
+    assert "SUMMARY-LONG" not in json.dumps(body) and body["messages"][1] == user("q0")
     await rt.shutdown()
 
 

@@ -72,7 +72,9 @@ async def test_fork_copies_history_and_compaction(env: Env) -> None:
     rt = await env.runtime(default_context_window=32768)
     view = await rt.lifecycle.new_session("a")
     for prompt in ("q0", "q1", "q2"):
-        env.server.add(say(f"answer {prompt}"), session="a")
+        env.server.add(
+            say(f"answer {prompt}" + " with its details" * 20), session="a"
+        )  # the summary is shorter
         rt.submit(view.id, prompt)
         await rt.wait_idle(view.id)
     env.server.add(say("SUMMARY-F"), session="a/compact")
