@@ -145,7 +145,7 @@ def print_comparison(out: Console, data: dict[str, Any]) -> None:
         v = c.get("verify") or {}
         verify = "not run" if not v else ("timeout" if v.get("timed_out") else f"exit {v.get('exit_code')}")
         ev = c.get("evidence") or {}
-        over = ", ".join(f"{k}{'!' if files else ''}" for k, files in (ev.get("overlaps") or {}).items())
+        over = c.get("overlaps_shown") or ""  # "1 file: #2!" (evidence order; the same count both ways)
         cost = ev.get("cost")
         line = (
             f"{n}. {c['session']}  [{c['state']}]  model {c['model']}  verify {verify}"

@@ -27,7 +27,13 @@ from paragents.fanout.errors import (
     EXIT_RUNTIME,
     FanoutError,
 )
-from paragents.fanout.evidence import CandidateView, candidate_view, evidence_order, select_hunks
+from paragents.fanout.evidence import (
+    CandidateView,
+    candidate_view,
+    evidence_order,
+    overlap_cell,
+    select_hunks,
+)
 from paragents.fanout.host import FanoutHost
 from paragents.fanout.judge import latest_answer
 from paragents.lanes import LaneError
@@ -85,6 +91,7 @@ class Comparison:
                     "hunks": [h.key for h in c.hunks],
                     "judge_rank": c.judge_rank,
                     "judge_reason": c.judge_reason,
+                    "overlaps_shown": overlap_cell(c, self.candidates),
                 }
                 for c in self.candidates
             ],

@@ -6,6 +6,7 @@ first: passing verify, then smaller diff). Nothing here imports Textual."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -163,6 +164,25 @@ class CandidateView:
         added = sum(int(f["added"]) for f in self.files)
         deleted = sum(int(f["deleted"]) for f in self.files)
         return f"{len(self.files)} file(s) +{added} -{deleted}"
+
+
+def overlap_cell(c: CandidateView, order: Sequence[CandidateView]) -> str:
+    """What the compare screen and ``paragents fanout`` show of ``c``'s overlaps, e.g. ``"1 file: #2!"``:
+    how many of its files other candidates changed too, then those candidates by their place in
+    ``order`` (the evidence order, the table's ``#``; "!": ``git merge-tree`` predicts a conflict).
+    Two candidates that changed the same one file both show "1 file" (it used to be each other's name
+    suffix, read as differing counts); "-" when it shares no file."""
+    place = {o.record.idx: n for n, o in enumerate(order, 1)}
+    files = {o.record.idx: {str(f["path"]) for f in o.files} for o in order}
+    others = sorted((k for k in c.overlaps if k in place), key=lambda k: place[k])
+    if not others:
+        return "-"
+    mine = {str(f["path"]) for f in c.files}
+    shared: set[str] = set()
+    for k in others:
+        shared |= mine & files[k]
+    names = ", ".join(f"#{place[k]}{'!' if c.overlaps[k] else ''}" for k in others)
+    return f"{len(shared)} file{'' if len(shared) == 1 else 's'}: {names}" if shared else names
 
 
 def verify_class(c: CandidateView) -> int:

@@ -40,6 +40,10 @@ async def test_best_of_three_ranks_the_smallest_passing_diff_first(
         assert cmp.find(3).verify is not None and cmp.find(3).verify.passed  # type: ignore[union-attr]
         assert cmp.find(3).lines < cmp.find(2).lines
         assert cmp.find(2).overlaps.get(3) == ["app.py"]  # both rewrote the same line
+        # all three changed the one file app.py: the same overlap count for each, the others by place
+        shown = {c["session"]: c["overlaps_shown"] for c in cmp.as_dict()["candidates"]}
+        assert {cell.split(": ")[0] for cell in shown.values()} == {"1 file"}, shown
+        assert shown[f"{SLUG}-3"].split(": ")[1].replace("!", "") == "#2, #3"
         # the main checkout was never touched
         assert (repo / "app.py").read_text() == "def add(a, b):\n    return a - b\n"
         assert sh(repo, "status", "--porcelain") == ""

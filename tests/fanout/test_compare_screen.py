@@ -145,3 +145,26 @@ async def test_apply_refuses_a_failed_candidate_unless_the_override_is_ticked() 
         dialog.query_one("#go", Button).press()
         await wait_for(pilot, lambda: bool(done))
         assert done == [("apply", "fix-add-1", "Fix add (fix-add-1)", True)]
+
+
+async def test_candidates_that_changed_the_same_one_file_show_the_same_overlap_count() -> None:
+    """The overlaps cell named the other candidates by their name suffix ("2!, 3" beside "1, 3"), read
+    as counts that differed. Each fix-add-N of the demo changed only app.py: all show "1 file", then
+    the others by their place in the table ("!": merge-tree predicts a conflict, as for 2 and 3)."""
+
+    async def nothing(*_: object) -> str:
+        return ""
+
+    async def reload() -> Comparison:
+        return demo_comparison()
+
+    app = Harness(CompareActions(lander([]), nothing, nothing, reload))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        rows = {str(table.get_row_at(i)[1]): str(table.get_row_at(i)[7]) for i in range(3)}
+    assert rows == {
+        "fix-add-3": "1 file: #2!, #3",
+        "fix-add-2": "1 file: #1!, #3",
+        "fix-add-1": "1 file: #1, #2",
+    }

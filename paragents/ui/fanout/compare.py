@@ -14,7 +14,7 @@ the runtime), so the screen holds no runtime."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, SelectionList, Static
 
 from paragents.fanout.compare import Comparison, applied_candidate, choice_summary, compare_from
-from paragents.fanout.evidence import CandidateView
+from paragents.fanout.evidence import CandidateView, overlap_cell
 from paragents.store.records.fanout import CandidateRecord, GroupRecord
 from paragents.ui.core.text import clean, shorten
 from paragents.ui.lanes.merge import MergeScreen
@@ -72,15 +72,7 @@ def verify_cell(c: CandidateView) -> Text:
     return Text(f"exit {v.exit_code}", style="green" if v.passed else "red")
 
 
-def overlaps_text(c: CandidateView, names: dict[int, str]) -> str:
-    """ "2!, 3": candidates sharing files with this one ("!": merge-tree predicts a conflict)."""
-    return (
-        ", ".join(f"{names.get(k, k)}{'!' if files else ''}" for k, files in sorted(c.overlaps.items()))
-        or "-"
-    )
-
-
-def row_cells(rank: int, c: CandidateView, names: dict[int, str]) -> tuple[Any, ...]:
+def row_cells(rank: int, c: CandidateView, order: Sequence[CandidateView]) -> tuple[Any, ...]:
     """The table cells of one candidate (all plain Text: names, models and tests are untrusted)."""
     failing = ", ".join(c.verify.failing) if c.verify else ""
     cost = "-" if c.cost is None else f"${c.cost:.4f}"
@@ -93,7 +85,7 @@ def row_cells(rank: int, c: CandidateView, names: dict[int, str]) -> tuple[Any, 
         Text(shorten(failing, 30) or "-"),
         Text(c.diffstat()),
         Text(str(len(c.hunks))),
-        Text(shorten(overlaps_text(c, names), 20)),
+        Text(shorten(overlap_cell(c, order), 20)),
         Text(str(c.tokens)),
         Text(cost),
         Text(wall),
@@ -166,9 +158,9 @@ class CompareScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         table.clear(columns=True)
         table.add_columns(*COLUMNS)
-        names = {c.record.idx: c.name.rsplit("-", 1)[-1] for c in self.comparison.candidates}
-        for rank, c in enumerate(self.comparison.candidates, 1):
-            table.add_row(*row_cells(rank, c, names), key=c.name)
+        order = self.comparison.candidates
+        for rank, c in enumerate(order, 1):
+            table.add_row(*row_cells(rank, c, order), key=c.name)
         if self.target is None:
             chosen = applied_candidate(self.comparison.group)
             first = self.comparison.candidates[0].name if self.comparison.candidates else None
