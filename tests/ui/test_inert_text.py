@@ -125,7 +125,7 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         panel.prompt_box.input.focus()
         await pilot.press(*"/rename [b]n[/b]", "enter")
         await wait_until(pilot, lambda: "'[b]n[/b]'" in toast_text(app), "the refusal")
-        panel.name_ = "[b]n[/b]"
+        panel.view.name = "[b]n[/b]"
         panel.refresh_title()
         await pilot.press(*"write", "enter")
         await wait_until(pilot, lambda: panel.approval_bar is not None, "the approval bar")

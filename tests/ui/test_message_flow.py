@@ -62,7 +62,7 @@ async def test_a_typed_rename_goes_through_the_command_table_and_the_panel_shows
         await started(pilot, app)
         await pilot.press(*"/rename web", "enter")
         panel = app.panels["s1"]
-        await wait_until(pilot, lambda: panel.name_ == "web", "the new name in the panel")
+        await wait_until(pilot, lambda: panel.view.name == "web", "the new name in the panel")
         commands = [m.command for m in handled(seen, CommandRequested)]
         assert commands == [SlashCommand("rename", "web")]
         assert runtime.sessions["s1"].name == "web" and "web" in panel.title_text().plain
@@ -97,10 +97,10 @@ async def test_core_events_reach_the_panel_as_agent_events(tmp_path: Path) -> No
         runtime.emit(SessionRenamed("s2", "frontend"))
         runtime.emit(SessionStateChanged("s2", SessionState.WAITING, "waiting on api", "api"))
         panel = app.panels["s2"]
-        await wait_until(pilot, lambda: panel.waiting_on == "api", "the waiting state")
+        await wait_until(pilot, lambda: panel.view.waiting_on == "api", "the waiting state")
         routed = [m.event for m in handled(seen, AgentEvent)]
         assert [type(e) for e in routed] == [SessionRenamed, SessionStateChanged]
-        assert panel.name_ == "frontend" and "waiting on api" in panel.title_text().plain
+        assert panel.view.name == "frontend" and "waiting on api" in panel.title_text().plain
 
 
 async def test_an_approval_answered_by_key_resolves_the_ask(tmp_path: Path) -> None:
@@ -113,7 +113,7 @@ async def test_an_approval_answered_by_key_resolves_the_ask(tmp_path: Path) -> N
         call = ToolCall("c1", "run_command", '{"command": "npm test"}')
         runtime.emit(PermissionRequested("s1", "r1", call, "run_command npm test", "no rule", (), reply))
         panel = app.panels["s1"]
-        await wait_until(pilot, lambda: bool(panel.pending), "the ask")
+        await wait_until(pilot, lambda: bool(panel.view.pending), "the ask")
         await pilot.press(FOCUS_KEY, "y")
         await wait_until(pilot, reply.done, "the answer")
         choices = [m.choice for m in handled(seen, Answer)]
