@@ -18,7 +18,7 @@ from paragents.models import SessionState, Usage
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.bars import rm_ask
 from tests.ui.conftest import SIZE
-from tests.ui.feeding import feed
+from tests.ui.feeding import feed, shown_title
 from tests.ui.panel_app import PanelApp
 
 
@@ -38,7 +38,7 @@ async def test_the_title_shows_the_view_even_before_the_panel_handles_the_newer_
         title = panel.title_text().plain
         assert "renamed" in title and "other-model" in title and "ctx 25%" in title, title
         assert "queued: waiting for a turn slot" in title and "1 queued" in title, title
-        assert str(panel.query_one(".panel-title").render()) == title  # what the screen shows
+        assert shown_title(panel) == title  # what the screen shows
 
 
 async def test_an_ask_the_view_resolved_gets_no_bar_and_the_next_one_is_not_lost() -> None:
