@@ -82,12 +82,33 @@ class SessionView:
     agent_stale: str | None = None
     """Set when the session's external ACP agent cannot continue the stored conversation (see
     ``ev.AgentSessionStale``): the panel offers to start a new agent session; None otherwise."""
+    state_detail: str = ""
+    """The short note of the last state change (``SessionStateChanged.detail``: why a prompt is
+    QUEUED, an error summary...), "" when none."""
+
+    @property
+    def open_asks(self) -> list[ev.PermissionRequested]:
+        """The asks of ``pending`` still waiting for an answer, oldest first (one answered, here or in
+        another client, stays in ``pending`` until its ``PermissionResolved``)."""
+        return [ask for ask in self.pending.values() if not ask.reply.done()]
+
+    @property
+    def open_conflicts(self) -> list[ev.ConflictDetected]:
+        """The conflicts of ``conflicts`` still waiting for an answer, oldest first."""
+        return [conflict for conflict in self.conflicts.values() if not conflict.reply.done()]
+
+    @property
+    def open_pause(self) -> ev.BudgetPaused | None:
+        """``budget_pause`` while it waits for an answer, else None."""
+        pause = self.budget_pause
+        return pause if pause is not None and not pause.reply.done() else None
 
     def apply(self, event: ev.Event) -> None:
         """Update the view from one of its session's events (events that change nothing are ignored)."""
         match event:
-            case ev.SessionStateChanged(state=state, waiting_on=waiting_on):
+            case ev.SessionStateChanged(state=state, detail=detail, waiting_on=waiting_on):
                 self.state = SessionState(state)
+                self.state_detail = detail
                 self.waiting_on = waiting_on
             case ev.PermissionRequested(request_id=request_id):
                 self.pending[request_id] = event
@@ -148,7 +169,7 @@ class SessionView:
             case ev.ReadOnlyChanged(reason=reason, state=state):
                 self.read_only = reason
                 if state is not None:
-                    self.state = state
+                    self.state, self.state_detail = state, ""
             case ev.ConversationLoaded(messages=messages, context_tokens=context_tokens, notes=notes):
                 self.messages = list(messages)
                 self.history_notes = list(notes)

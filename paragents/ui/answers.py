@@ -49,12 +49,12 @@ async def _act(app: AppAPI, choice: AnswerChoice) -> None:
                 ask.reply.set_result(answer)
             panel = app.panels.get(ask.session_id)
             if panel is not None:
-                await panel.ask_answered(ask.request_id)
+                await panel.answered()
         case ConflictChoice(conflict=conflict, answer=answer):
             resolve(conflict, answer)
             panel = app.panels.get(conflict.session_id)
             if panel is not None:  # "wait" emits nothing until the call runs: the bar goes now
-                await panel.conflict_answered(conflict.conflict_id)
+                await panel.answered()
         case BudgetChoice(pause=pause, action=action, value=value):
             sid = pause.session_id
             if action == "raise":

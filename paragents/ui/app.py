@@ -406,13 +406,13 @@ class ParagentsApp(UserActions):
             and event.session_id != self.active_sid
         ):
             notify = self.runtime.settings.loaded.config.notify
-            bell.ring(self, panel.name_, enabled=bool(getattr(notify, "enabled", notify)))
+            bell.ring(self, panel.view.name, enabled=bool(getattr(notify, "enabled", notify)))
 
     def update_header(self) -> None:
         """Say in the header how many sessions are open, running and waiting for the user."""
         panels = list(self.panels.values())
-        running = sum(p.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
-        asks = sum(len(p.pending) + len(p.conflicts) for p in panels)
+        running = sum(p.view.state in (SessionState.RUNNING, SessionState.WAITING) for p in panels)
+        asks = sum(len(p.view.open_asks) + len(p.view.open_conflicts) for p in panels)
         asks += budget_hooks.paused_count(self)  # sessions held at a budget or the loop guard
         parts = [f"{len(panels)} session{'s' if len(panels) != 1 else ''}", f"{running} running"]
         if asks:
@@ -527,11 +527,11 @@ class ParagentsApp(UserActions):
             await self.open_session()
 
     def sync_panel(self, sid: str) -> None:
-        """Show the runtime's view of ``sid`` (name, model, mode, context) in its panel."""
+        """Show the runtime's view of ``sid`` (name, model, mode, context) in its panel's title (after a
+        change that emits no event, e.g. a reloaded config's context window)."""
         panel = self.panels.get(sid)
-        view = self.runtime.sessions.get(sid)
-        if panel is not None and view is not None:
-            panel.sync(view)
+        if panel is not None:
+            panel.refresh_title()
 
     def sync_panels(self) -> None:
         """:meth:`sync_panel` for every open panel."""

@@ -155,11 +155,8 @@ class UserActions(App[None]):
 
     def _show_queue(self, sid: str) -> None:
         panel = self.panels.get(sid)
-        view = self.runtime.sessions.get(sid)
-        if panel is not None and view is not None:
-            queue = tuple((q.id, q.text) for q in view.queue)
-            held = tuple(q.id for q in view.queue if q.held)
-            self.run_worker(panel.apply_queue(queue, held))
+        if panel is not None:
+            self.run_worker(panel.show_queue())
 
     # --- key actions ---------------------------------------------------------------------------
     def action_new_session(self) -> None:
@@ -260,7 +257,9 @@ class UserActions(App[None]):
     async def _refresh_remote(self, screen: InboxScreen) -> None:
         """Re-read the asks other processes wait on; reload the open inbox when they changed (a store
         that cannot be read now is tried again at the next refresh)."""
-        local = {key for panel in self.panels.values() for key in (*panel.pending, *panel.conflicts)}
+        local = {
+            key for panel in self.panels.values() for key in (*panel.view.pending, *panel.view.conflicts)
+        }
         try:
             changed = await self.remote_asks.refresh(local)
         except Exception:

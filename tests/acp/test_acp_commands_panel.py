@@ -71,7 +71,7 @@ async def test_typing_slash_offers_the_agents_commands_and_sends_them_to_it(tmp_
         assert "fake mode Code" in panel.title_text().plain
         await type_line(pilot, panel, "/mode plan")
         await wait_until(pilot, lambda: "fake mode Plan" in panel.title_text().plain, "the mode in the title")
-        assert panel.mode == "default"
+        assert panel.view.mode == "default"
         await rt.wait_idle()
         await pilot.pause()
     await rt.shutdown()

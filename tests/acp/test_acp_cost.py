@@ -12,7 +12,7 @@ import pytest
 
 from paragents import events as ev
 from paragents.agent.spend import priced
-from paragents.models import SessionState, Usage
+from paragents.models import SessionState
 from paragents.ui.budgets.hooks import budget_label
 from paragents.ui.screens.overview import ActivityLog, collect_rows
 from tests.acp.conftest import AcpEnv, idle
@@ -44,10 +44,7 @@ async def test_reported_cost_is_stored_per_turn_and_shown_in_the_title_and_overv
     assert budget_label(rt, view.id) == "$0.07"
     rt.budgets.set_budget(view.id, "session", "1usd")
     assert budget_label(rt, view.id) == "$0.07 of $1.00 (7%)"
-    panel = SimpleNamespace(
-        number=1, name_="q", state=SessionState.IDLE, waiting_on=None, model=view.model, queue=(),
-        pending={}, conflicts={}, usage=Usage(1200, 300, 1500), agent_controls=None,
-    )  # fmt: skip
+    panel = SimpleNamespace(number=1, view=view, agent_controls=None)
     [row] = collect_rows({view.id: panel}, ActivityLog(), rt)  # type: ignore[dict-item]
     assert "$0.07" in row.cells() and "7% of $1.00" in row.cells()
     await rt.shutdown()

@@ -41,7 +41,7 @@ async def test_new_agent_opens_a_panel_that_renders_the_agent(tmp_path: Path) ->
         records = panel.transcript.records
         await wait_until(
             pilot,
-            lambda: panel.state.value == "idle" and any(isinstance(e, ToolEntry) for e in records),
+            lambda: panel.view.state.value == "idle" and any(isinstance(e, ToolEntry) for e in records),
             "the turn",
         )
         replies = [e.content for e in records if isinstance(e, AssistantEntry)]
@@ -50,7 +50,7 @@ async def test_new_agent_opens_a_panel_that_renders_the_agent(tmp_path: Path) ->
         assert tool.status == "denied"  # the deny rule stopped it: shown as denied, not an error
         texts = [e.text for e in records if isinstance(e, TextEntry)]
         assert any("denied by policy: rm x.txt" in t for t in texts)
-        assert not panel.pending  # the deny rule answered; nobody was asked
+        assert not panel.view.pending  # the deny rule answered; nobody was asked
         await rt.wait_idle()  # the scheduler's last events reach the panel before the app closes
         await pilot.pause()
     await rt.shutdown()

@@ -41,11 +41,11 @@ class PilotDemo(DemoPlayer):
         app.notify = recording_notify  # type: ignore[method-assign]
         async with app.run_test(size=SIZE) as pilot:
             await wait_until(pilot, lambda: app.ready and len(app.panels) == 3, "the three demo panels")
-            panels = {p.name_: p for p in app.panels.values()}
+            panels = {p.view.name: p for p in app.panels.values()}
             api, docs = panels["api"], panels["docs"]
             await wait_until(pilot, lambda: api.approval_bar is not None, "api's approval")
             await wait_until(pilot, lambda: self.done("docs", 2) and self.done("notes", 1), "the others")
-            assert api.approval_bar is not None and api.pending, "the first ask must wait for the user"
+            assert api.approval_bar is not None and api.view.pending, "the first ask must wait for the user"
             assert WAIT_FOR_USER in texts(api)
             assert any("the demo will answer in" in t for t in texts(docs))  # the conflict's countdown
             assert any("answer it yourself" in t for t in shown), shown  # also when the bar hides it
@@ -62,7 +62,7 @@ class PilotDemo(DemoPlayer):
             app.focus_panel(api.session_id)
             await pilot.press("y")  # a stray key: it goes into the prompt and answers nothing
             await pilot.pause()
-            assert api.pending and api.prompt_box.input.text.endswith("y")
+            assert api.view.pending and api.prompt_box.input.text.endswith("y")
             await pilot.press("ctrl+g", "y")  # the deliberate act: go to the bar, then answer
             await wait_until(pilot, lambda: self.done("api", 1), "api to finish after the answer")
             self.checked = True

@@ -63,7 +63,9 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
             runtime.submit(views[name].id, "change hello")
             await runtime.wait_idle(views[name].id)
         api, web = app.panels[views["api"].id], app.panels[views["web"].id]
-        await wait_until(pilot, lambda: bool(api.lane_conflicts and web.lane_conflicts), "the prediction")
+        await wait_until(
+            pilot, lambda: bool(api.view.lane_conflicts and web.view.lane_conflicts), "the prediction"
+        )
         assert "conflicts with web in app.py" in _shown(api.title_text())
         assert "conflicts with api in app.py" in _shown(web.title_text())
         assert sh(project, "log", "--format=%s") == "init"  # neither merged nor committed
@@ -105,10 +107,10 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
 
         await pilot.press("ctrl+g", "d")
         await wait_until(pilot, lambda: not inbox.items, "dismissed")
-        assert not api.lane_conflicts and "conflicts with" not in _shown(web.title_text())
+        assert not api.view.lane_conflicts and "conflicts with" not in _shown(web.title_text())
         await runtime.lane_watcher.run_round()  # still predicted, still dismissed
         await pilot.pause()
-        assert not inbox.items and not api.lane_conflicts
+        assert not inbox.items and not api.view.lane_conflicts
 
         (Path(views["web"].workdir) / "app.py").write_text("def hello():\n    return 'WEB'\n")
         await runtime.lane_watcher.run_round()  # same files: still dismissed
@@ -116,14 +118,16 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
         for name in ("api", "web"):
             (Path(views[name].workdir) / "util.py").write_text(f"who = {name!r}\n")
         await runtime.lane_watcher.run_round()  # the prediction changed (one more file): shown again
-        await wait_until(pilot, lambda: len(inbox.items) == 1 and bool(web.lane_conflicts), "shown again")
+        await wait_until(
+            pilot, lambda: len(inbox.items) == 1 and bool(web.view.lane_conflicts), "shown again"
+        )
 
         assert inbox.items[0].summary == "api conflicts with web in app.py, util.py (neither has merged yet)"
         (Path(views["web"].workdir) / "app.py").write_text("def hello():\n    return 1\n")
         (Path(views["web"].workdir) / "util.py").unlink()
         await runtime.lane_watcher.run_round()  # no longer holds: both cleared
         await wait_until(pilot, lambda: not inbox.items, "cleared from the inbox")
-        assert not api.lane_conflicts and not web.lane_conflicts
+        assert not api.view.lane_conflicts and not web.view.lane_conflicts
         assert "conflicts with" not in _shown(api.title_text())
         await pilot.press("escape")
         await pilot.press("f3")  # the overview lists the lanes with their ports

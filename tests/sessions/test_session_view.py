@@ -89,3 +89,27 @@ def test_names_that_read_as_options_are_refused() -> None:
         with pytest.raises(SessionError, match="not starting with '-'"):
             check_name(bad)
     assert check_name("a-b") == "a-b"
+
+
+def test_the_state_keeps_its_note_until_the_next_change() -> None:
+    view = make_view()
+    view.apply(ev.SessionStateChanged("s1", SessionState.QUEUED, "waiting for a turn slot"))
+    assert view.state is SessionState.QUEUED and view.state_detail == "waiting for a turn slot"
+    view.apply(ev.ReadOnlyChanged("s1", "held elsewhere", SessionState.RUNNING))  # the holder's state
+    assert view.state is SessionState.RUNNING and view.state_detail == ""
+
+
+async def test_only_unanswered_asks_conflicts_and_pauses_are_open() -> None:
+    loop = asyncio.get_running_loop()
+    view = make_view()
+    call = ToolCall("c1", "run_command", "{}")
+    asks = [
+        ev.PermissionRequested("s1", rid, call, "ls", "no rule", (), loop.create_future()) for rid in "ab"
+    ]
+    pause = ev.BudgetPaused("s1", "session", "usd", "$1.00", "$1.00", "spent", loop.create_future())
+    for event in (*asks, pause):
+        view.apply(event)
+    assert view.open_asks == asks and view.open_pause is pause
+    asks[0].reply.set_result(ev.PermissionAnswer("allow_once"))  # answered; its resolved event comes later
+    pause.reply.set_result("stop")
+    assert view.open_asks == [asks[1]] and list(view.pending) == ["a", "b"] and view.open_pause is None

@@ -408,7 +408,7 @@ class Monkey:
         if panel is None or len(self.app.screen_stack) > 1:
             return await self.act_keys()
         if panel.approval_bar is None:
-            if not panel.conflicts:
+            if not panel.view.conflicts:
                 return await self.act_keys()
             armed = await self.press("ctrl+g")  # a conflict bar: wait / run anyway / skip / re-read
             await self.press(self.draw(st.sampled_from(["w", "r", "s", "e"])))

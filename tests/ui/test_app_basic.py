@@ -28,10 +28,10 @@ async def test_startup_creates_one_session_and_answers_a_prompt(
         panel = next(iter(app.panels.values()))
         await pilot.press(*"hi there", "enter")
         await wait_until(pilot, lambda: bool(panel.query(AssistantBlock)), "the reply")
-        await wait_until(pilot, lambda: panel.state == SessionState.IDLE, "idle")
+        await wait_until(pilot, lambda: panel.view.state == SessionState.IDLE, "idle")
         prompts = [str(w.render()) for w in panel.query(UserPrompt)]
         assert any("hi there" in p for p in prompts)
         reply = panel.transcript.records[-1]
         assert isinstance(reply, AssistantEntry) and reply.content == "Hello **there**"
-        assert panel.usage.total_tokens == 13
+        assert panel.view.usage.total_tokens == 13
         await app.shutdown_runtime()

@@ -57,7 +57,7 @@ async def test_quit_while_a_turn_streams_exits_cleanly_and_saves(
         sid = panel.session_id
         await pilot.press(*"hello", "enter")
         await wait_until(pilot, lambda: "a lo" in panel.transcript.streamed_text, "the stream")
-        assert panel.state == SessionState.RUNNING
+        assert panel.view.state == SessionState.RUNNING
         await pilot.press("ctrl+q")
     gate.set()
     assert app._exception is None
@@ -69,7 +69,7 @@ async def test_quit_while_a_turn_streams_exits_cleanly_and_saves(
     async with app2.run_test(size=SIZE) as pilot:
         (panel2,) = await started(pilot, app2)
         assert panel2.session_id == sid
-        assert panel2.state == SessionState.IDLE
+        assert panel2.view.state == SessionState.IDLE
         texts = [getattr(e, "text", "") for e in panel2.transcript.records]
         assert "hello" in texts
         assert any(r.startswith("a lo") for r in replies(panel2))

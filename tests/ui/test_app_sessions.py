@@ -46,7 +46,7 @@ async def test_two_sessions_stream_concurrently(make_runtime: Any, replay: Repla
         # both replies are mid-stream at the same time, each in its own panel
         await wait_until(pilot, lambda: "alph" in first.transcript.streamed_text, "stream in panel 1")
         await wait_until(pilot, lambda: "beta" in second.transcript.streamed_text, "stream in panel 2")
-        assert first.state == SessionState.RUNNING and second.state == SessionState.RUNNING
+        assert first.view.state == SessionState.RUNNING and second.view.state == SessionState.RUNNING
         await wait_until(pilot, lambda: first.transcript.live is not None, "panel 1 repainted")
         await wait_until(pilot, lambda: second.transcript.live is not None, "panel 2 repainted")
         assert "running" in app.sub_title and "2 running" in app.sub_title
@@ -68,17 +68,17 @@ async def test_queue_while_busy_and_remove_a_queued_prompt(make_runtime: Any, re
     async with app.run_test(size=SIZE) as pilot:
         (panel,) = await started(pilot, app)
         await pilot.press(*"first", "enter")
-        await wait_until(pilot, lambda: panel.state == SessionState.RUNNING, "running")
+        await wait_until(pilot, lambda: panel.view.state == SessionState.RUNNING, "running")
         await pilot.press(*"second", "enter")
         await pilot.press(*"third", "enter")
         await wait_until(pilot, lambda: len(panel.query(QueuedItem)) == 2, "two queued prompts shown")
-        assert [text for _, text in panel.queue] == ["second", "third"]
+        assert [q.text for q in panel.view.queue] == ["second", "third"]
         assert "2 queued" in panel.title_text().plain
         third = next(item for item in panel.query(QueuedItem) if item.text == "third")
         await pilot.click(third.query_one(".remove", Button))
         await wait_until(pilot, lambda: len(panel.query(QueuedItem)) == 1, "third removed")
         gate.set()
-        await wait_until(pilot, lambda: len(replies(panel)) == 2 and not panel.queue, "both turns")
+        await wait_until(pilot, lambda: len(replies(panel)) == 2 and not panel.view.queue, "both turns")
         assert prompts(panel) == ["first", "second"]
         assert replies(panel) == ["first answer", "second answer"]
         assert len([r for r in replay.requests if r.method == "POST"]) == 2
@@ -108,7 +108,7 @@ async def _approval_run(
         )
         bar = panel.approval_bar
         assert isinstance(bar, ApprovalBar) and not bar.has_focus and panel.prompt_box.input.has_focus
-        assert panel.state == SessionState.WAITING
+        assert panel.view.state == SessionState.WAITING
         assert "needs you" in app.sub_title
         preview = bar.request.preview  # the real agent computed it: a new file's content
         assert preview is not None and preview.kind == "content" and preview.text == "hello"
@@ -118,7 +118,7 @@ async def _approval_run(
         panel.prompt_box.input.value = ""
         await pilot.press(FOCUS_KEY, key)
         await wait_until(pilot, lambda: replies(panel) == ["all done"], "the final reply")
-        assert panel.approval_bar is None and not panel.pending
+        assert panel.approval_bar is None and not panel.view.pending
         tool = next(e for e in panel.transcript.records if isinstance(e, ToolEntry))
         await app.shutdown_runtime()
     return panel, tool, runtime.project_dir / "a.txt"
@@ -154,7 +154,7 @@ async def test_escape_cancels_a_hanging_stream(make_runtime: Any, replay: Replay
         notices = lambda: [  # noqa: E731
             e.text for e in panel.transcript.records if isinstance(e, TextEntry) and e.kind != "user"
         ]
-        await wait_until(pilot, lambda: panel.state != SessionState.RUNNING, "not running")
+        await wait_until(pilot, lambda: panel.view.state != SessionState.RUNNING, "not running")
         await wait_until(pilot, lambda: any("cancel" in n for n in notices()), "the cancel notice")
         await pilot.pause()
         assert any("partial" in r for r in replies(panel))
@@ -162,7 +162,7 @@ async def test_escape_cancels_a_hanging_stream(make_runtime: Any, replay: Replay
         assert [n for n in notices() if "cancel" in n.lower()] == [
             "cancelled: the partial reply was kept (marked incomplete)"
         ]
-        assert panel.usage.total_tokens > 0
+        assert panel.view.usage.total_tokens > 0
         assert " 0 tok" not in panel.title_text().plain
         await app.shutdown_runtime()
 
@@ -177,7 +177,7 @@ async def test_restart_restores_open_sessions_and_history(make_runtime: Any, rep
         await wait_until(pilot, lambda: replies(panel) == ["remembered answer"], "the reply")
         await pilot.press("ctrl+n")
         await started(pilot, app, 2)
-        names = [p.name_ for p in app.panels.values()]
+        names = [p.view.name for p in app.panels.values()]
         await pilot.press("ctrl+q")
     assert app._runtime_closed
 
@@ -185,7 +185,7 @@ async def test_restart_restores_open_sessions_and_history(make_runtime: Any, rep
     app2 = make_app(runtime2)
     async with app2.run_test(size=SIZE) as pilot:
         first, _ = await started(pilot, app2, 2)
-        assert [p.name_ for p in app2.panels.values()] == names
+        assert [p.view.name for p in app2.panels.values()] == names
         assert prompts(first) == ["remember this"]
         assert replies(first) == ["remembered answer"]
         await app2.shutdown_runtime()

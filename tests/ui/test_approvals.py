@@ -20,6 +20,7 @@ from paragents.ui.widgets.conflict_bar import describe
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.bars import bar_text, rm_ask
 from tests.ui.conftest import SIZE
+from tests.ui.feeding import feed
 from tests.ui.panel_app import PanelApp
 
 DIFF = "--- a/app.py\n+++ b/app.py\n@@ -1,3 +1,3 @@\n def f():\n-    return 1\n+    return 2\n"
@@ -32,7 +33,7 @@ async def test_keys_typed_while_an_ask_arrives_stay_in_the_prompt() -> None:
         prompt = panel.prompt_box.input
         await pilot.press("s", "a")
         request = rm_ask()
-        await panel.apply(request)  # the ask arrives mid-word
+        await feed(panel, request)  # the ask arrives mid-word
         await pilot.press(*"y hi")
         await pilot.pause()
         assert prompt.value == "say hi" and prompt.has_focus
@@ -40,7 +41,7 @@ async def test_keys_typed_while_an_ask_arrives_stay_in_the_prompt() -> None:
         # and with an empty prompt (the old bar took focus then): "try again" stays text
         prompt.value = ""
         second = rm_ask("r2")
-        await panel.apply(second)
+        await feed(panel, second)
         await pilot.press(*"try again")
         await pilot.pause()
         assert prompt.value == "try again"
@@ -52,7 +53,7 @@ async def test_answer_keys_do_nothing_until_the_user_moves_to_the_bar() -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         request = rm_ask()
-        await panel.apply(request)
+        await feed(panel, request)
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None and not bar.armed
@@ -85,8 +86,8 @@ async def test_buttons_answer_on_a_click_and_never_take_focus() -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         first, second = rm_ask("r1"), rm_ask("r2")
-        await panel.apply(first)
-        await panel.apply(second)
+        await feed(panel, first)
+        await feed(panel, second)
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None
@@ -118,7 +119,7 @@ async def test_an_external_agents_ask_is_answered_with_the_agents_own_options_as
             ("reject_always", "Never"),
         )
         request = rm_ask(agent_options=options)
-        await panel.apply(request)
+        await feed(panel, request)
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None
@@ -142,7 +143,7 @@ async def test_the_ask_shows_the_command_its_cwd_and_the_rule_as_plain_text() ->
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         command = CallPreview("command", "rm -rf [bold]build[/bold]", "bash -c", cwd="/work/p/[red]x")
-        await panel.apply(rm_ask(preview=command, rule="Bash(rm *)", rule_scope="project"))
+        await feed(panel, rm_ask(preview=command, rule="Bash(rm *)", rule_scope="project"))
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None
@@ -161,7 +162,7 @@ async def test_the_ask_shows_the_diff_of_an_edit_and_the_head_of_a_new_file() ->
         edit = PermissionRequested(
             "s1", "r1", call, "edit_file app.py", "no rule", (), loop.create_future(), diff, None, "default"
         )
-        await panel.apply(edit)
+        await feed(panel, edit)
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None
@@ -174,7 +175,7 @@ async def test_the_ask_shows_the_diff_of_an_edit_and_the_head_of_a_new_file() ->
             "s1", "r2", call, "write_file x.txt", "no rule", (), loop.create_future(), content
         )
         edit.reply.set_result(PermissionAnswer("reject_once"))
-        await panel.apply(write)
+        await feed(panel, write)
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None and bar.request is write
@@ -206,7 +207,7 @@ async def test_conflict_bar_answers_by_click_or_armed_keys_only() -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         event = conflict("reservation", "edit_file src/app.py", 0)
-        await panel.apply(event)
+        await feed(panel, event)
         await pilot.pause()
         bar = panel.conflict_bar
         assert bar is not None and panel.prompt_box.input.has_focus
@@ -217,7 +218,7 @@ async def test_conflict_bar_answers_by_click_or_armed_keys_only() -> None:
         await pilot.pause()
         assert event.reply.result() == "skip"
         second = conflict("stale_read", "", 0, DIFF)
-        await panel.apply(second)
+        await feed(panel, second)
         await pilot.pause()
         await pilot.press(FOCUS_KEY, "w")  # armed, but wait is not offered for a stale read
         await pilot.pause()
@@ -267,7 +268,7 @@ async def test_the_bar_shows_the_destructive_flag_of_the_one_classifier() -> Non
             "s1", "r2", call, "run_command bash <<< 'rm -rf ~'", "no rule allows it", (),
             asyncio.get_running_loop().create_future(), None,
         )  # fmt: skip
-        await panel.apply(request)
+        await feed(panel, request)
         await pilot.pause()
         assert panel.approval_bar is not None
         shown = bar_text(panel.approval_bar)

@@ -49,12 +49,12 @@ async def test_background_approval_notifies_and_the_focused_one_does_not(
         notifier.digest_window = 0
         runtime.submit(front.session_id, "make a file")
         runtime.submit(back.session_id, "make another")
-        await wait_until(pilot, lambda: bool(front.pending) and bool(back.pending), "both asks")
+        await wait_until(pilot, lambda: bool(front.view.pending) and bool(back.view.pending), "both asks")
         notifier.tick()  # (the app's own 1 s tick may have sent it already)
         assert [n.text for n in notifier.sent] == ["bg · approve `touch build.txt` (run_command) · f2"]
         assert notifier.title() == "paragents · 2 need you"
         for panel in (front, back):
-            next(iter(panel.pending.values())).reply.set_result(PermissionAnswer("reject_once"))
+            next(iter(panel.view.pending.values())).reply.set_result(PermissionAnswer("reject_once"))
         await wait_until(pilot, lambda: not runtime.scheduler.running_count, "both turns to end")
         await app.shutdown_runtime()
 
@@ -79,7 +79,7 @@ async def test_budget_pause_has_an_inbox_row_and_raising_it_there_resumes(
         (panel,) = await started(pilot, app)
         runtime.budgets.set_budget(panel.session_id, "session", "12k")
         runtime.submit(panel.session_id, "look")
-        await wait_until(pilot, lambda: panel.state is SessionState.BUDGET, "the budget pause")
+        await wait_until(pilot, lambda: panel.view.state is SessionState.BUDGET, "the budget pause")
         assert len(replay.requests) == 1
         assert "10k of 12k tok (83%)" in panel.title_text().plain
         assert "1 needs you" in app.sub_title
@@ -94,8 +94,10 @@ async def test_budget_pause_has_an_inbox_row_and_raising_it_there_resumes(
         assert item.summary == "s1 reached 10k of 12k: raise to … / allow one more request / stop"
         bar = screen.query_one(BudgetBar)
         await pilot.press(*"5usd")  # typed before arming: goes nowhere, answers nothing
-        assert not bar.armed and panel.state is SessionState.BUDGET and isinstance(app.screen, InboxScreen)
+        assert (
+            not bar.armed and panel.view.state is SessionState.BUDGET and isinstance(app.screen, InboxScreen)
+        )
         await pilot.press("ctrl+g", "r", *"100k", "enter")  # the inbox says ctrl+g answers with keys
-        await wait_until(pilot, lambda: panel.state is SessionState.IDLE, "the resumed turn to finish")
+        await wait_until(pilot, lambda: panel.view.state is SessionState.IDLE, "the resumed turn to finish")
         assert len(replay.requests) == 2
         await app.shutdown_runtime()

@@ -17,6 +17,7 @@ from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import TextEntry
 from tests.scripted import gated
 from tests.ui.conftest import SIZE, wait_until
+from tests.ui.feeding import feed
 from tests.ui.helpers import started
 from tests.ui.panel_app import PanelApp
 
@@ -103,8 +104,8 @@ async def test_a_draft_restored_while_typing_goes_after_the_typed_text_and_the_c
         await pilot.press("left")
         cursor = box.cursor_location
         restored = DraftRestored(panel.session_id, "from [red]last[/red] time", 1)
-        await panel.apply(restored)
-        await panel.apply(restored)  # delivered twice (a reload): once in the box
+        await feed(panel, restored)
+        await feed(panel, restored)  # delivered twice (a reload): once in the box
         await pilot.press("X")
         await pilot.pause()
         assert box.value == "neXw\n\nfrom [red]last[/red] time"

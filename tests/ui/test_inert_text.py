@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from textual.widgets import Collapsible
 
+from paragents.events import SessionRenamed
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import ParagentsApp, make_app
@@ -125,10 +126,12 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         panel.prompt_box.input.focus()
         await pilot.press(*"/rename [b]n[/b]", "enter")
         await wait_until(pilot, lambda: "'[b]n[/b]'" in toast_text(app), "the refusal")
-        panel.name_ = "[b]n[/b]"
-        panel.refresh_title()
         await pilot.press(*"write", "enter")
         await wait_until(pilot, lambda: panel.approval_bar is not None, "the approval bar")
+        # set once the last request is sent: requests carry the name (X-Paragents-Session), the replay
+        # server tells sessions by it
+        panel.view.apply(SessionRenamed(panel.session_id, "[b]n[/b]"))
+        panel.refresh_title()
         shown = screen_text(app)
         assert "[b]n[/b]" in shown and f"{FILE}.out" in shown
         await pilot.press("f2")

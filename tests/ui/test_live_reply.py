@@ -8,6 +8,7 @@ from paragents.events import TextDelta
 from paragents.ui.widgets.live_reply import LiveReply
 from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.conftest import SIZE, wait_until
+from tests.ui.feeding import feed
 from tests.ui.panel_app import PanelApp
 
 WORDS = " ".join(f"w{i:03d}" for i in range(400))
@@ -22,7 +23,7 @@ async def test_a_paused_stream_is_wrapped_again_at_the_new_width_after_a_resize(
     app = PanelApp()
     async with app.run_test(size=(60, 30)) as pilot:
         panel = app.query_one(SessionPanel)
-        await panel.apply(TextDelta("s1", "follow a single job: " + WORDS))
+        await feed(panel, TextDelta("s1", "follow a single job: " + WORDS))
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
@@ -49,7 +50,7 @@ async def test_rows_above_a_reader_scrolled_back_in_a_streaming_reply_do_not_mov
         panel = app.query_one(SessionPanel)
         t = panel.transcript
         lines = 4 * t.size.height
-        await panel.apply(TextDelta("s1", "".join(f"line {i}\n" for i in range(lines))))
+        await feed(panel, TextDelta("s1", "".join(f"line {i}\n" for i in range(lines))))
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
@@ -60,7 +61,7 @@ async def test_rows_above_a_reader_scrolled_back_in_a_streaming_reply_do_not_mov
         seen = [live.render_line(int(top) - live.virtual_region.y + k).text.rstrip() for k in range(5)]
         assert seen == [f"line {i}" for i in range(5, 10)]  # the start of the reply is reachable
         for batch in range(3):  # more text arrives while the reader reads
-            await panel.apply(TextDelta("s1", "".join(f"more {batch}.{i}\n" for i in range(20))))
+            await feed(panel, TextDelta("s1", "".join(f"more {batch}.{i}\n" for i in range(20))))
             panel.flush()
             await pilot.pause()
             assert t.scroll_y == top
@@ -78,7 +79,7 @@ async def test_a_huge_pasted_prompt_shows_its_head_and_says_how_much_more() -> N
     async with app.run_test(size=(40, 20)) as pilot:
         panel = app.query_one(SessionPanel)
         huge = "\n".join(f"line {i}: " + "x" * 120 for i in range(3000))
-        await panel.apply(TurnStarted("s1", huge))
+        await feed(panel, TurnStarted("s1", huge))
         await pilot.pause()
         prompt = panel.query_one(UserPrompt)
         shown = str(prompt.render())

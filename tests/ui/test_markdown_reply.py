@@ -7,6 +7,7 @@ from textual.app import App, ComposeResult
 from textual.selection import Selection
 
 from paragents.ui.widgets.markdown_reply import MarkdownReply, render_markdown
+from tests.ui.feeding import feed
 
 SOURCE = (
     "# Title\n\nSome **bold** text and `code`.\n\n"
@@ -100,7 +101,7 @@ async def test_a_theme_switch_repaints_finished_and_streaming_replies_in_the_new
     async with app.run_test(size=(80, 40)) as pilot:
         app.theme = "textual-dark"
         panel = app.query_one(SessionPanel)
-        await panel.apply(TextDelta("s1", "streaming words\n"))
+        await feed(panel, TextDelta("s1", "streaming words\n"))
         panel.flush()
         await pilot.pause()
         reply, live = app.query_one(MarkdownReply), app.query_one(LiveReply)

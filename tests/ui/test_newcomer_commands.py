@@ -26,7 +26,7 @@ async def test_reload_applies_the_file_and_says_what_changed(make_runtime: Any) 
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
         panel = await first_panel(pilot, app)
-        assert runtime.config.max_parallel_turns == 4 and panel.context_window == 8192
+        assert runtime.config.max_parallel_turns == 4 and panel.view.context_window == 8192
         config = runtime.project_dir / "runtime_config.json"
         config.write_text(json.dumps({"max_parallel_turns": 2, "models": {"m": {"context_window": 1000}}}))
         await type_line(pilot, panel, "/reload")
@@ -35,7 +35,7 @@ async def test_reload_applies_the_file_and_says_what_changed(make_runtime: Any) 
         assert str(config) in notice and "max_parallel_turns: 4 → 2" in notice
         assert runtime.config.max_parallel_turns == 2 and runtime.scheduler.max_parallel == 2
         assert runtime.config.model == "m"  # the command line's --model stays on top
-        assert panel.context_window == 1000 and "ctx 0%" in title(panel)
+        assert panel.view.context_window == 1000 and "ctx 0%" in title(panel)
         await app.shutdown_runtime()
 
 
@@ -63,7 +63,7 @@ async def test_clear_resets_the_context_percentage(make_runtime: Any, replay: Re
         panel = await first_panel(pilot, app)
         await type_line(pilot, panel, "hi")
         await wait_until(pilot, lambda: "ctx 0%" not in title(panel), "a context % after the turn")
-        await wait_until(pilot, lambda: panel.state.value == "idle", "the turn to end")
+        await wait_until(pilot, lambda: panel.view.state.value == "idle", "the turn to end")
         await type_line(pilot, panel, "/clear")
         await wait_until(pilot, lambda: "ctx 0%" in title(panel), "ctx 0% after /clear: " + title(panel))
         record = await runtime.store.sessions.get(panel.session_id)
@@ -77,12 +77,12 @@ async def test_session_names_may_contain_emoji(make_runtime: Any) -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = await first_panel(pilot, app)
         await type_line(pilot, panel, "/rename 🚀api")
-        await wait_until(pilot, lambda: panel.name_ == "🚀api", "the emoji name")
+        await wait_until(pilot, lambda: panel.view.name == "🚀api", "the emoji name")
         assert "🚀api" in title(panel)
         assert (await runtime.lifecycle.find_session("🚀api")) is not None
         await type_line(pilot, panel, "/rename a/b")
         await wait_until(pilot, lambda: any("bad session name" in n for n in notices(app)), "the error")
-        assert panel.name_ == "🚀api"
+        assert panel.view.name == "🚀api"
         await app.shutdown_runtime()
 
 

@@ -19,6 +19,7 @@ from paragents.ui.widgets.session_panel import SessionPanel
 from tests.ui.bars import bar_text
 from tests.ui.conftest import wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
+from tests.ui.feeding import feed
 from tests.ui.panel_app import PanelApp
 
 TRACE = "Traceback (most recent call last):\n" + "  File 'x.py', line 1\n" * 5
@@ -30,9 +31,9 @@ async def test_a_collapsed_result_uses_the_panel_width_and_shows_the_end_of_an_e
     async with app.run_test(size=(200, 40)) as pilot:
         panel = app.query_one(SessionPanel)
         call = ToolCall("c1", "run_command", '{"command": "make"}')
-        await panel.apply(ToolCallFinished("s1", call, "error", TRACE + ERROR, None))
+        await feed(panel, ToolCallFinished("s1", call, "error", TRACE + ERROR, None))
         ok = ToolCall("c2", "run_command", '{"command": "ls"}')
-        await panel.apply(ToolCallFinished("s1", ok, "ok", "first line " + "x" * 150 + "\nsecond", None))
+        await feed(panel, ToolCallFinished("s1", ok, "ok", "first line " + "x" * 150 + "\nsecond", None))
         await pilot.pause()
         titles = [str(c.title) for c in panel.query(Collapsible)]
         assert titles[0] == f"result: … {ERROR}"  # the end, not "Traceback (most recent call…"
@@ -54,7 +55,7 @@ async def test_an_asks_explanation_is_shown_whole() -> None:
             "s1", "r1", ToolCall("m1", "mcp__db", "{}"), "start MCP server db: uvx db", reason,
             ("mcp__db",), asyncio.get_running_loop().create_future(),
         )  # fmt: skip
-        await panel.apply(ask)
+        await feed(panel, ask)
         await pilot.pause()
         bar = panel.approval_bar
         assert bar is not None and "always: remembered in .paragents/permissions.local.json" in bar_text(bar)

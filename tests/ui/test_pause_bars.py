@@ -41,8 +41,8 @@ async def test_a_budget_pause_shows_its_bar_in_the_panel_and_answers_only_after_
         assert bar is not None and not bar.armed
         assert "paused: budget" in panel.title_text().plain and "1 needs you" in panel.title_text().plain
         await pilot.press(*"os", "enter")  # typed for the prompt: a prompt, never an answer
-        await wait_until(pilot, lambda: bool(panel.queue), "the typed text queued as a prompt")
-        assert panel.state is SessionState.BUDGET and not bar.pause.reply.done()
+        await wait_until(pilot, lambda: bool(panel.view.queue), "the typed text queued as a prompt")
+        assert panel.view.state is SessionState.BUDGET and not bar.pause.reply.done()
         assert app.check_action("focus_ask", ()) is True  # the footer offers ctrl+g
         await pilot.press("ctrl+g")
         assert bar.armed and "o allow one more request" in str(bar.query_one(".keys").render())
@@ -50,7 +50,7 @@ async def test_a_budget_pause_shows_its_bar_in_the_panel_and_answers_only_after_
         said = lambda: [n.message for n in app._notifications if "does not parse" in n.message]  # noqa: E731
         await wait_until(pilot, lambda: bool(said()), "the error toast")
         await pilot.pause()
-        assert len(said()) == 1 and panel.state is SessionState.BUDGET
+        assert len(said()) == 1 and panel.view.state is SessionState.BUDGET
         await pilot.press("escape", "o")  # back to the bar; allow one more request
         await wait_until(pilot, lambda: panel.budget_bar is not bar, "the answered bar gone")
         assert bar.pause.reply.result() == "one_more"
@@ -59,7 +59,7 @@ async def test_a_budget_pause_shows_its_bar_in_the_panel_and_answers_only_after_
         await wait_until(pilot, lambda: panel.budget_bar is not None, "the queued prompt's pause")
         await pilot.press("ctrl+g", "s")
         await wait_until(pilot, lambda: panel.budget_bar is None, "stopped")
-        await wait_until(pilot, lambda: panel.state is not SessionState.BUDGET, "the turn ended")
+        await wait_until(pilot, lambda: panel.view.state is not SessionState.BUDGET, "the turn ended")
         assert len(replay.requests) == 2
         await app.shutdown_runtime()
 
@@ -83,9 +83,9 @@ async def test_a_loop_guard_pause_says_so_in_the_title_and_goes_on_with_g(
         bar = panel.budget_bar
         assert bar is not None and bar.loop
         await pilot.press("ctrl+g", "r", "o")  # no cap to raise, no "one more": only g and s
-        assert panel.state is SessionState.BUDGET and not bar.pause.reply.done()
+        assert panel.view.state is SessionState.BUDGET and not bar.pause.reply.done()
         await pilot.press("g")
-        await wait_until(pilot, lambda: panel.state is SessionState.IDLE, "the turn to go on and end")
+        await wait_until(pilot, lambda: panel.view.state is SessionState.IDLE, "the turn to go on and end")
         assert len(replay.requests) == 4
         await app.shutdown_runtime()
 

@@ -37,14 +37,14 @@ async def test_serve_answers_a_panels_approval_over_http_and_pair_shows_a_link(
         assert any("paragents API on http://127.0.0.1:" in n for n in notices(app))
         assert server.thread.auth.api_key and server.thread.auth.api_key not in " ".join(notices(app))
         await type_line(pilot, panel, "write x")
-        await wait_until(pilot, lambda: bool(panel.pending), "the approval bar")
+        await wait_until(pilot, lambda: panel.approval_bar is not None, "the approval bar")
         headers = {"Authorization": f"Bearer {server.thread.auth.api_key}"}
         async with httpx.AsyncClient(base_url=server.url, headers=headers, timeout=HANG_GUARD_S) as client:
             items = (await client.get("/inbox")).json()["items"]
             assert [i["tool"] for i in items] == ["write_file"]
             answer = await client.post(f"/inbox/{items[0]['id']}/answer", json={"answer": "allow_once"})
             assert answer.status_code == 200
-        await wait_until(pilot, lambda: not panel.pending, "the bar to go")
+        await wait_until(pilot, lambda: panel.approval_bar is None, "the bar to go")
         await runtime.wait_idle()
         assert (runtime.project_dir / "x.txt").read_text() == "hi\n"
         await type_line(pilot, panel, "/pair")

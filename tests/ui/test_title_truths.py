@@ -9,6 +9,7 @@ from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import make_app
 from tests.ui.conftest import SIZE, wait_until
+from tests.ui.feeding import feed
 from tests.ui.helpers import started
 
 USAGE = {"prompt_tokens": 3000, "completion_tokens": 200, "total_tokens": 3200}
@@ -48,11 +49,11 @@ async def test_an_external_agents_title_says_no_token_count_it_does_not_know() -
     app.compose = lambda: iter([SessionPanel(agent_view, 1)])  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
-        await panel.apply(UsageUpdated("s1", Usage(0, 0, 0), 780, 1000))
+        await feed(panel, UsageUpdated("s1", Usage(0, 0, 0), 780, 1000))
         await pilot.pause()
         title = panel.title_text().plain
         assert "ctx 78%" in title and "0 tok" not in title
-        await panel.apply(UsageUpdated("s1", Usage(100, 20, 120), 780, 1000))  # it reports tokens
+        await feed(panel, UsageUpdated("s1", Usage(100, 20, 120), 780, 1000))  # it reports tokens
         assert "120 tok" in panel.title_text().plain
 
 
@@ -74,12 +75,12 @@ async def test_a_session_waiting_for_a_turn_slot_says_why(make_runtime: Any, rep
         await wait_until(pilot, lambda: len(app.panels) == 2, "the second panel")
         second = list(app.panels.values())[1]
         runtime.submit(first.session_id, "long one")
-        await wait_until(pilot, lambda: first.state is SessionState.RUNNING, "the first turn")
+        await wait_until(pilot, lambda: first.view.state is SessionState.RUNNING, "the first turn")
         runtime.submit(second.session_id, "short one")
-        await wait_until(pilot, lambda: second.state is SessionState.QUEUED, "the wait")
+        await wait_until(pilot, lambda: second.view.state is SessionState.QUEUED, "the wait")
         title = second.title_text().plain
         assert "queued: waiting for a turn slot: 1 running, max_parallel_turns = 1" in title, title
         gate.set()
         await runtime.wait_idle()
-        await wait_until(pilot, lambda: second.state is SessionState.IDLE, "its turn done")
+        await wait_until(pilot, lambda: second.view.state is SessionState.IDLE, "its turn done")
         await app.action_quit()

@@ -27,6 +27,7 @@ from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.tool_call import ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry, Transcript
 from tests.ui.conftest import SIZE
+from tests.ui.feeding import feed
 from tests.ui.panel_app import PanelApp
 
 
@@ -58,14 +59,14 @@ async def test_stream_shows_plain_live_text_then_one_markdown() -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         for piece in ["# Title\n", "some [bold]x[/bold] ", "\x1b[31mtext"]:
-            await panel.apply(TextDelta("s1", piece))
+            await feed(panel, TextDelta("s1", piece))
         assert panel.dirty and not panel.query(LiveReply)
         assert panel.flush() is True and panel.flush() is False
         await pilot.pause()
         live = panel.query_one(LiveReply)
         assert "[bold]x[/bold]" in live.rows_text() and "\x1b" not in live.rows_text()
         assert not panel.query(MarkdownReply)
-        await panel.apply(MessageAdded("s1", {"role": "assistant", "content": "# Title\nsome text"}))
+        await feed(panel, MessageAdded("s1", {"role": "assistant", "content": "# Title\nsome text"}))
         await pilot.pause()
         assert not panel.query(LiveReply)
         assert len(panel.query(MarkdownReply)) == 1
@@ -92,7 +93,7 @@ async def test_always_allow_stores_the_edited_rules() -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         request = ask(asyncio.get_running_loop())
-        await panel.apply(request)
+        await feed(panel, request)
         await pilot.pause()
         bar = panel.query_one(ApprovalBar)
         assert not bar.has_focus and panel.prompt_box.input.has_focus
@@ -122,7 +123,7 @@ async def test_no_always_allow_when_no_rule_is_suggested() -> None:
         request = PermissionRequested(
             "s1", "r1", call, "run_command ls && rm -rf ~", "no rule", (), loop.create_future()
         )
-        await panel.apply(request)
+        await feed(panel, request)
         await pilot.pause()
         bar = panel.query_one(ApprovalBar)
         assert "allow_always" not in {b.id for b in bar.query(Button)}
@@ -143,8 +144,8 @@ async def test_deny_with_note_and_next_ask_follows() -> None:
         panel = app.query_one(SessionPanel)
         loop = asyncio.get_running_loop()
         first, second = ask(loop, "r1"), ask(loop, "r2")
-        await panel.apply(first)
-        await panel.apply(second)
+        await feed(panel, first)
+        await feed(panel, second)
         await pilot.pause()
         assert "2 needs you" in panel.title_text().plain
         await pilot.press(FOCUS_KEY, "d", *"use pytest", "enter")
@@ -170,17 +171,17 @@ async def test_tool_call_block_states_and_diff() -> None:
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         call = ToolCall("c9", "edit_file", '{"path": "x.py"}')
-        await panel.apply(ToolCallStarted("s1", call, "x.py"))
+        await feed(panel, ToolCallStarted("s1", call, "x.py"))
         await pilot.pause()
         entry = panel.transcript.records[-1]
         assert isinstance(entry, ToolEntry)
         assert entry.status == "running"
         diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
-        await panel.apply(ToolCallFinished("s1", call, "ok", "edited", diff))
+        await feed(panel, ToolCallFinished("s1", call, "ok", "edited", diff))
         await pilot.pause()
         assert entry.status == "ok" and entry.diff == diff
         assert "diff" in str(entry.widget.query_one("Collapsible").title)
-        await panel.apply(TurnFinished("s1", "failed", "HTTP 401 from server", "auth"))
+        await feed(panel, TurnFinished("s1", "failed", "HTTP 401 from server", "auth"))
         await pilot.pause()
         notice = panel.transcript.records[-1]
         assert isinstance(notice, TextEntry)
@@ -192,7 +193,7 @@ async def test_live_reply_keeps_every_row_of_a_long_reply_and_grows_in_steps() -
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
         t = panel.transcript
-        await panel.apply(TextDelta("s1", "line 0\n"))
+        await feed(panel, TextDelta("s1", "line 0\n"))
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
@@ -204,7 +205,7 @@ async def test_live_reply_keeps_every_row_of_a_long_reply_and_grows_in_steps() -
         last = 3 * t.size.height
         for i in range(1, last, 3):
             for j in range(i, i + 3):
-                await panel.apply(TextDelta("s1", f"line {j}\n"))
+                await feed(panel, TextDelta("s1", f"line {j}\n"))
             panel.flush()
             await pilot.pause()
             heights.add(live.outer_size.height)
@@ -215,7 +216,7 @@ async def test_live_reply_keeps_every_row_of_a_long_reply_and_grows_in_steps() -
         assert len(rows) == live.row_count > 2 * t.size.height
         # the whole reply is kept and shown once it completes
         full = t.streamed_text
-        await panel.apply(MessageAdded("s1", {"role": "assistant", "content": full}))
+        await feed(panel, MessageAdded("s1", {"role": "assistant", "content": full}))
         await pilot.pause()
         reply = t.records[-1]
         assert isinstance(reply, AssistantEntry)
@@ -226,7 +227,7 @@ async def test_live_reply_of_one_huge_line_keeps_every_row_and_wraps_only_what_i
     app = PanelApp()
     async with app.run_test(size=SIZE) as pilot:
         panel = app.query_one(SessionPanel)
-        await panel.apply(TextDelta("s1", "a" * 200_000 + "THE-END"))
+        await feed(panel, TextDelta("s1", "a" * 200_000 + "THE-END"))
         panel.flush()
         await pilot.pause()
         live = panel.query_one(LiveReply)
@@ -234,6 +235,6 @@ async def test_live_reply_of_one_huge_line_keeps_every_row_and_wraps_only_what_i
         assert live.rows_text().endswith("THE-END") and live.rows_text().count("a") == 200_000
         # the open line was cut at row boundaries: only its last rows are wrapped again
         assert len(live._tail) <= 2 and len(live._rows) >= 200_000 // width - 2
-        await panel.apply(TextDelta("s1", "b" * 10))
+        await feed(panel, TextDelta("s1", "b" * 10))
         panel.flush()
         assert live.rows_text().endswith("THE-END" + "b" * 10) and len(live._tail) <= 2

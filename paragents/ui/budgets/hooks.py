@@ -18,8 +18,8 @@ from paragents.notify import Notifier
 from paragents.ui.core.commands import SlashCommand
 from paragents.ui.inbox.screen import InboxItem, InboxScreen
 from paragents.ui.widgets.budget_bar import pause_summary
+from paragents.ui.widgets.panel_title import format_tokens as short_tokens
 from paragents.ui.widgets.session_panel import SessionPanel
-from paragents.ui.widgets.session_panel import format_tokens as short_tokens
 
 if TYPE_CHECKING:
     from paragents.sessions import SessionsAPI, SessionView
@@ -50,26 +50,17 @@ def budget_items(app: AppAPI) -> list[InboxItem]:
     """Return the inbox rows of sessions held at a budget or the loop guard, or asking a question."""
     items = []
     for sid, panel in app.panels.items():
-        view = app.runtime.sessions.get(sid)
-        pause = view.budget_pause if view is not None else None
-        if pause is not None and not pause.reply.done():
+        view = panel.view
+        pause = view.open_pause
+        if pause is not None:
             since = app.activity.asked.get(f"budget:{sid}")
-            items.append(
-                InboxItem(
-                    f"budget:{sid}",
-                    sid,
-                    panel.name_,
-                    "budget",
-                    pause_summary(panel.name_, pause),
-                    since,
-                    pause,
-                )
-            )
+            summary = pause_summary(view.name, pause)
+            items.append(InboxItem(f"budget:{sid}", sid, view.name, "budget", summary, since, pause))
         question = asking(view)
         if question is not None:
             since = app.activity.asked.get(f"question:{sid}")
             asked = ev.QuestionAsked(sid, question)
-            items.append(InboxItem(f"question:{sid}", sid, panel.name_, "question", question, since, asked))
+            items.append(InboxItem(f"question:{sid}", sid, view.name, "question", question, since, asked))
     return items
 
 

@@ -81,18 +81,15 @@ def collect_items(
     asked = activity.asked
     items: list[InboxItem] = []
     for sid, panel in panels.items():
-        for req in panel.pending.values():
-            if not req.reply.done():
-                since = asked.get(req.request_id)
-                group = (groups or {}).get(sid, "")
-                items.append(
-                    InboxItem(req.request_id, sid, panel.name_, "approval", req.summary, since, req, group)
-                )
-        for con in panel.conflicts.values():
-            if not con.reply.done():
-                since = asked.get(con.conflict_id)
-                summary = con.summary + stale_summary(con)
-                items.append(InboxItem(con.conflict_id, sid, panel.name_, "conflict", summary, since, con))
+        name = panel.view.name
+        for req in panel.view.open_asks:
+            since = asked.get(req.request_id)
+            group = (groups or {}).get(sid, "")
+            items.append(InboxItem(req.request_id, sid, name, "approval", req.summary, since, req, group))
+        for con in panel.view.open_conflicts:
+            since = asked.get(con.conflict_id)
+            summary = con.summary + stale_summary(con)
+            items.append(InboxItem(con.conflict_id, sid, name, "conflict", summary, since, con))
     items.extend(extra)
     order = {key: i for i, key in enumerate(i.key for i in items)}
     items.sort(key=lambda i: (i.since if i.since is not None else math.inf, order[i.key]))

@@ -24,13 +24,13 @@ def lane_items(app: AppAPI) -> list[InboxItem]:
     conflict"), under the session of its first lane that has a panel."""
     items: dict[str, InboxItem] = {}
     for sid, panel in app.panels.items():
-        for conflict in panel.lane_conflicts:
+        for conflict in panel.view.lane_conflicts:
             key = f"lanepred:{conflict.key}"
-            if key in items and panel.lane != conflict.a:
+            if key in items and panel.view.lane != conflict.a:
                 continue
             since = app.activity.asked.get(key)
             summary = prediction_summary(conflict)
-            items[key] = InboxItem(key, sid, panel.name_, "predicted conflict", summary, since, conflict)
+            items[key] = InboxItem(key, sid, panel.view.name, "predicted conflict", summary, since, conflict)
     return list(items.values())
 
 

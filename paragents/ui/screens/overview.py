@@ -39,7 +39,7 @@ from paragents.limits import Spend
 from paragents.models import Usage
 from paragents.ui.core.text import clean
 from paragents.ui.widgets.conflict_bar import age_text
-from paragents.ui.widgets.session_panel import format_tokens
+from paragents.ui.widgets.panel_title import format_tokens
 
 if TYPE_CHECKING:
     from paragents.sessions import SessionsAPI
@@ -176,15 +176,13 @@ def collect_rows(
     config = runtime.settings.loaded.config
     rows: list[OverviewRow] = []
     for sid, panel in panels.items():
-        state = panel.state.value
-        if panel.waiting_on and state == "waiting":
-            state = f"waiting on {panel.waiting_on}"
-        view = runtime.sessions.get(sid)
-        if view is not None and view.question and panel.state.value == "idle":
+        view = panel.view
+        state = view.state.value
+        if view.waiting_on and state == "waiting":
+            state = f"waiting on {view.waiting_on}"
+        if view.question and state == "idle":
             state = "needs you: question"
-        spend = (
-            view.spend if view is not None and (view.spend.tokens or not panel.usage.total_tokens) else None
-        )
+        spend = view.spend if view.spend.tokens or not view.usage.total_tokens else None
         cap = runtime.budgets.caps(sid).get("session")
         budget = spend.percents(cap, (seconds or {}).get(sid, 0.0)) if spend is not None else ""
         last = activity.last.get(sid)
@@ -192,16 +190,15 @@ def collect_rows(
             OverviewRow(
                 number=panel.number,
                 session_id=sid,
-                name=panel.name_,
+                name=view.name,
                 state=state,
-                model=panel.model + (f" ({c.model})" if (c := panel.agent_controls) and c.model else ""),
+                model=view.model + (f" ({c.model})" if (c := panel.agent_controls) and c.model else ""),
                 tool=activity.tool.get(sid, ""),
-                queued=len(panel.queue),
-                asks=sum(not e.reply.done() for e in panel.pending.values())
-                + sum(not e.reply.done() for e in panel.conflicts.values()),
+                queued=len(view.queue),
+                asks=len(view.open_asks) + len(view.open_conflicts),
                 held=runtime.reservations.held_count(sid),
-                tokens=panel.usage.total_tokens,
-                cost=session_cost(config, panel.model, panel.usage),
+                tokens=view.usage.total_tokens,
+                cost=session_cost(config, view.model, view.usage),
                 idle=None if last is None else now - last,
                 spend=spend,
                 budget=budget,

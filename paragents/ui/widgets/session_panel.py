@@ -3,11 +3,14 @@
 An ask never moves focus: its bar appears above the prompt, which keeps every keystroke; the user
 moves to the bar deliberately (the app's ctrl+g, or a click; see ui/widgets/answer_bar.py).
 
-The panel keeps a copy of the session's displayed state (name, model, state, usage, queue, pending
-asks), seeded from the runtime's ``SessionView`` and updated by :meth:`SessionPanel.apply` with core
-events routed by the app ("attributes down"). It never calls the runtime; user actions go up as
-messages (paragents.ui.core.messages). Streamed text is only buffered by ``apply``; the app's ticker calls
-:meth:`SessionPanel.flush` to repaint at a bounded rate.
+The panel reads the session's state (name, model, state, usage, queue, asks, lane...) from the
+runtime's ``SessionView`` it holds (``panel.view``), which the runtime alone writes: it applies each
+event to the view before the app routes the event to :meth:`SessionPanel.apply` ("attributes down").
+``apply`` does only what is the panel's own: the transcript, which bar to show, focus, the
+"waiting for first token" timer; the view may already be newer than the event being handled. The panel
+never calls the runtime; user actions go up as messages (paragents.ui.core.messages). Streamed text is
+only buffered by ``apply``; the app's ticker calls :meth:`SessionPanel.flush` to repaint at a bounded
+rate.
 """
 
 from __future__ import annotations
@@ -31,67 +34,37 @@ from paragents.events import (
     Compacted,
     ConflictDetected,
     ConflictResolved,
-    ConversationLoaded,
     DraftRestored,
     Event,
-    LaneAttached,
-    LaneConflictsChanged,
     MessageAdded,
-    ModeChanged,
-    ModelChanged,
     Notice,
     PermissionRequested,
     PermissionResolved,
-    PredictedConflict,
     QueueChanged,
     ReasoningDelta,
-    SessionRenamed,
     SessionStateChanged,
-    StreamRetry,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
-    UsageUpdated,
 )
 from paragents.models import SessionState, ToolCall, Usage
 from paragents.sessions import SessionView
 from paragents.sessions.acp import MODEL_PREFIX
-from paragents.ui.core.glyphs import glyphs
-from paragents.ui.core.text import clean, shorten
 from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
 from paragents.ui.widgets.answer_bar import AnswerBar
 from paragents.ui.widgets.approval_bar import ApprovalBar
-from paragents.ui.widgets.budget_bar import BudgetBar, pause_title
+from paragents.ui.widgets.budget_bar import BudgetBar
 from paragents.ui.widgets.conflict_bar import ConflictBar
+from paragents.ui.widgets.panel_title import title_text
 from paragents.ui.widgets.prompt_input import PromptBox
 from paragents.ui.widgets.transcript import Transcript, live_summary
 
-STATE_STYLES = {
-    SessionState.IDLE: "green",
-    SessionState.QUEUED: "yellow",
-    SessionState.RUNNING: "bold cyan",
-    SessionState.WAITING: "bold yellow",
-    SessionState.BUDGET: "bold red",
-    SessionState.PAUSED: "bold magenta",
-    SessionState.FAILED: "bold red",
-    SessionState.INTERRUPTED: "red",
-    SessionState.CLOSED: "dim",
-}
-
-
-def format_tokens(count: int) -> str:
-    """Return a token count in short form: 950 → "950", 12 345 → "12.3k", 2 500 000 → "2.5M"."""
-    if count < 1000:
-        return str(count)
-    if count < 1_000_000:
-        return f"{count / 1000:.1f}k"
-    return f"{count / 1_000_000:.1f}M"
-
 
 class SessionPanel(Vertical):
-    """The panel of session ``session_id``; ``number`` is its 1-based position (alt+number)."""
+    """The panel of the session of ``view`` (``panel.view``, read, never written); ``number`` is its
+    1-based position (alt+number)."""
 
     DEFAULT_CSS = """
     SessionPanel { border: round $panel-lighten-2; height: 1fr; width: 1fr; padding: 0; }
@@ -104,41 +77,14 @@ class SessionPanel(Vertical):
     """
 
     def __init__(self, view: SessionView, number: int, *, defer_history: bool = False) -> None:
-        """``view`` is the session's ``SessionView`` (read once: events keep the panel current); with
+        """``view`` is the session's ``SessionView`` (the runtime keeps it current); with
         ``defer_history`` its messages are not shown until the owner calls :meth:`show_history` and
         ``transcript.mount_restored()`` (the app's startup)."""
         super().__init__(id=f"panel-{view.id}")
-        self.session_id: str = view.id
+        self.view = view
         self.number = number
-        self.name_: str = view.name
-        self.model: str = view.model
-        self.mode: str = view.mode
-        self.state: SessionState = SessionState(view.state)
-        self.usage: Usage = view.usage
-        self.context_tokens: int = view.context_tokens
-        self.context_window: int = view.context_window
-        self.queue: tuple[tuple[str, str], ...] = tuple((q.id, q.text) for q in view.queue)
-        self.queue_held: tuple[str, ...] = tuple(q.id for q in view.queue if q.held)
-        """Ids of the queued prompts held (still queued when paragents stopped; not sent yet)."""
-        self.pending: dict[str, PermissionRequested] = dict(view.pending)
-        """Unanswered asks by request_id, oldest first."""
-        self.conflicts: dict[str, ConflictDetected] = dict(view.conflicts)
-        """Unanswered conflicts by conflict_id, oldest first (paragents.conflicts)."""
-        pause = getattr(view, "budget_pause", None)
-        self.budget_pause: BudgetPaused | None = (
-            pause if pause is not None and not pause.reply.done() else None
-        )
-        """The budget or loop-guard pause waiting for an answer (its bar shows), or None."""
-        self.waiting_on: str | None = view.waiting_on
-        self.queued_because = ""
         self.budget_label = ""
         """The title's spend ("$0.03 of $0.05 (60%)"), set by the budget hooks (ui/budgets/hooks.py)."""
-        """Why the session's prompt waits for its turn (state QUEUED), as the core said."""
-        self.lane: str | None = view.lane
-        """The lane (git worktree) the session works in, or None."""
-        self.lane_conflicts: tuple[PredictedConflict, ...] = view.lane_conflicts
-        """Conflicts predicted for the session's lane (the title names the first; the inbox lists them)."""
-        """What a held call waits on (holder session or path), shown in the title."""
         self.awaiting_since: float | None = None
         """When (``clock()``) the pending model request was sent, while no token of it has arrived."""
         self.clock: Callable[[], float] = time.monotonic
@@ -149,18 +95,25 @@ class SessionPanel(Vertical):
         self.history_shown = not defer_history
         """False while a deferred history waits for :meth:`show_history`."""
         self.transcript = Transcript()
-        self.prompt_box = PromptBox(self.session_id)
-        self.agent_controls: AgentControlsChanged | None = getattr(view, "agent_controls", None)
-        if self.agent_controls is None and view.model.startswith(MODEL_PREFIX):  # not started yet
-            self.agent_controls = AgentControlsChanged(view.id, view.model.removeprefix(MODEL_PREFIX))
-        """What the session's external ACP agent offers (title: its mode and model; prompt box: its
-        commands), or None."""
+        self.prompt_box = PromptBox(view.id)
         self.prompt_box.agent = self.agent_controls
         self._cancel_noticed = False
         self._draft = view.draft
         """Text typed but not sent last time (put into the prompt box at mount)."""
-        self.agent_stale: str | None = getattr(view, "agent_stale", None)
-        """Why the session's external agent cannot continue the transcript (its bar shows), or None."""
+
+    @property
+    def session_id(self) -> str:
+        """The id of the panel's session."""
+        return self.view.id
+
+    @property
+    def agent_controls(self) -> AgentControlsChanged | None:
+        """What the session's external ACP agent offers (title: its mode and model; prompt box: its
+        commands): the view's, or only the agent's name while it has not started; None without one."""
+        view = self.view
+        if view.agent_controls is None and view.model.startswith(MODEL_PREFIX):  # not started yet
+            return AgentControlsChanged(view.id, view.model.removeprefix(MODEL_PREFIX))
+        return view.agent_controls
 
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), classes="panel-title")
@@ -176,7 +129,7 @@ class SessionPanel(Vertical):
             self.transcript.load_history(self._history, notes=self._notes)
             self.prompt_box.remember(self._history)
         self._history = []
-        await self.prompt_box.set_queue(self.queue, self.queue_held)
+        await self.show_queue()
         self.prompt_box.restore_draft(self._draft)
         await self._show_next_ask()
         await self._show_conflict()
@@ -197,49 +150,10 @@ class SessionPanel(Vertical):
 
     # --- display -------------------------------------------------------------------------------
     def title_text(self) -> Text:
-        """Return the title line: number, name, model, state, mode, tokens, context %, queue, asks."""
-        text = Text(no_wrap=True, overflow="ellipsis")
-        text.append(f"{self.number} ", style="bold reverse")
-        text.append(" ")
-        sep = f" {glyphs().sep} "
-        text.append(shorten(self.name_, 40), style="bold")
-        text.append(sep)
-        text.append(shorten(self.model or "(no model)", 40))
-        if self.agent_controls is not None and self.agent_controls.model:
-            text.append(f" ({shorten(self.agent_controls.model, 30)})")
-        text.append(sep)
+        """Return the title line (ui/widgets/panel_title.py) of the view as it is now."""
         waited = self.waited_for_first_token()
-        if self.state is SessionState.WAITING and self.waiting_on:
-            text.append(f"waiting on {shorten(self.waiting_on, 40)}", style=STATE_STYLES[self.state])
-        elif waited is not None and self.state is SessionState.RUNNING:
-            text.append(f"waiting for first token, {waited} s", style=STATE_STYLES[self.state])
-        elif self.state is SessionState.QUEUED and self.queued_because:
-            text.append(f"queued: {shorten(self.queued_because, 80)}", style=STATE_STYLES[self.state])
-        elif self.state is SessionState.BUDGET and self.budget_pause is not None:
-            text.append(pause_title(self.budget_pause), style=STATE_STYLES[self.state])
-        else:
-            text.append(self.state.value, style=STATE_STYLES.get(self.state, ""))
-        if self.agent_controls is not None and self.agent_controls.mode:  # an ACP agent's own mode
-            agent, mode = shorten(self.agent_controls.agent, 20), shorten(self.agent_controls.mode, 24)
-            text.append(f"{sep}{agent} mode {mode}", style="bold")
-        if self.lane_conflicts and self.lane:
-            more = f" +{len(self.lane_conflicts) - 1}" if len(self.lane_conflicts) > 1 else ""
-            said = shorten(clean(self.lane_conflicts[0].title(self.lane)), 48)
-            text.append(f"{sep}{glyphs().warn} {said}{more}", style="bold red")
-        text.append(f"{sep}{clean(self.mode)}")
-        if self.usage.total_tokens or self.agent_controls is None:  # an agent that reports none: no "0 tok"
-            text.append(f"{sep}{format_tokens(self.usage.total_tokens)} tok")
-        if self.context_window > 0:
-            pct = round(100 * self.context_tokens / self.context_window)
-            text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
-        if budget := self.budget_label:
-            text.append(f"{sep}{budget}", style="bold red" if self.state is SessionState.BUDGET else "")
-        if self.queue:
-            text.append(f"{sep}{len(self.queue)} queued", style="yellow")
-        asks = len(self.pending) + len(self.conflicts) + (self.budget_pause is not None)
-        if asks:
-            text.append(f"{sep}{glyphs().warn} {asks} needs you", style="bold yellow")
-        return text
+        controls = self.agent_controls
+        return title_text(self.view, self.number, controls, waited=waited, budget_label=self.budget_label)
 
     def waited_for_first_token(self) -> int | None:
         """Whole seconds the pending model request has waited for its first token (None: not waiting,
@@ -258,17 +172,10 @@ class SessionPanel(Vertical):
                 self._wait_timer.pause()
 
     def refresh_title(self) -> None:
-        """Re-render the title line from the panel's fields."""
+        """Re-render the title line from the view."""
         if self.is_mounted:
             # One fixed row (CSS height: 1): a repaint, never a screen-wide layout pass.
             self.query_one(".panel-title", Static).update(self.title_text(), layout=False)
-
-    def sync(self, view: SessionView) -> None:
-        """Copy name, model, mode and context size from a ``SessionView`` (after rename/model/mode,
-        /clear and /reload)."""
-        self.name_, self.model, self.mode = view.name, view.model, view.mode
-        self.context_tokens, self.context_window = view.context_tokens, view.context_window
-        self.refresh_title()
 
     def flush(self) -> bool:
         """Repaint buffered streamed text; return True when something was repainted."""
@@ -279,10 +186,12 @@ class SessionPanel(Vertical):
         """True when streamed text waits for :meth:`flush`."""
         return self.transcript.dirty
 
-    async def apply_queue(self, prompts: tuple[tuple[str, str], ...], held: tuple[str, ...] = ()) -> None:
-        """Show ``prompts`` ((prompt_id, text) pairs; ``held``: ids not sent yet) as the session's queue."""
-        self.queue, self.queue_held = prompts, held
-        await self.prompt_box.set_queue(prompts, held)
+    async def show_queue(self) -> None:
+        """Show the view's queued prompts (those not sent yet marked held) and the title's count."""
+        queue = self.view.queue
+        await self.prompt_box.set_queue(
+            tuple((q.id, q.text) for q in queue), tuple(q.id for q in queue if q.held)
+        )
         self.refresh_title()
 
     async def clear_transcript(self) -> None:
@@ -292,7 +201,8 @@ class SessionPanel(Vertical):
 
     # --- events --------------------------------------------------------------------------------
     async def apply(self, event: Event) -> None:
-        """Update the panel for one core event of this session (see paragents.events)."""
+        """Update the panel for one core event of this session (see paragents.events), which the
+        runtime has already applied to the view."""
         t = self.transcript
         if isinstance(event, TextDelta):
             t.append_text(event.text)
@@ -302,26 +212,10 @@ class SessionPanel(Vertical):
             return
         if isinstance(event, AwaitingReply):
             self._set_awaiting(event.waiting)
-        elif isinstance(event, SessionStateChanged):
-            self.state = SessionState(event.state)
-            self.waiting_on = event.waiting_on if self.state is SessionState.WAITING else None
-            self.queued_because = event.detail if self.state is SessionState.QUEUED else ""
-        elif isinstance(event, ConflictDetected):
-            self.conflicts[event.conflict_id] = event
+        elif isinstance(event, ConflictDetected | ConflictResolved):
             await self._show_conflict()
-        elif isinstance(event, ConflictResolved):
-            self.conflicts.pop(event.conflict_id, None)
-            await self._show_conflict()
-        elif isinstance(event, BudgetPaused):
-            self.budget_pause = event
+        elif isinstance(event, BudgetPaused | BudgetResolved):
             await self._show_budget()
-        elif isinstance(event, BudgetResolved):
-            self.budget_pause = None
-            await self._show_budget()
-        elif isinstance(event, LaneConflictsChanged):
-            self.lane, self.lane_conflicts = event.lane, event.conflicts
-        elif isinstance(event, LaneAttached):
-            self.lane = event.lane
         elif isinstance(event, TurnStarted):
             self._cancel_noticed = False
             t.add_user(event.prompt)
@@ -333,24 +227,14 @@ class SessionPanel(Vertical):
         elif isinstance(event, ToolCallFinished):
             t.tool_finished(event.call, event.status, event.output, event.diff)
         elif isinstance(event, PermissionRequested):
-            self.pending[event.request_id] = event
             t.tool_status(event.call, "asking", live_summary(event.summary, event.sandboxed))
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
-            self.pending.pop(event.request_id, None)
             await self._show_next_ask()
         elif isinstance(event, DraftRestored):
             self.prompt_box.restore_draft(event.text)
         elif isinstance(event, QueueChanged):
-            self.queue, self.queue_held = tuple(event.prompts), tuple(event.held)
-            await self.prompt_box.set_queue(self.queue, self.queue_held)
-        elif isinstance(event, UsageUpdated):
-            self.usage = event.total
-            self.context_tokens, self.context_window = event.context_tokens, event.context_window
-        elif isinstance(event, ConversationLoaded) and event.context_tokens is not None:
-            self.context_tokens = event.context_tokens  # a fork's copied history (before its first turn)
-        elif isinstance(event, StreamRetry):
-            pass  # the core's Notice that comes with it ("..., retrying in N s") is the one line shown
+            await self.show_queue()
         elif isinstance(event, TurnFinished):
             self._set_awaiting(False)
             t.end_stream()
@@ -360,33 +244,22 @@ class SessionPanel(Vertical):
             elif event.status == "cancelled" and not self._cancel_noticed:
                 t.add_notice("Turn cancelled.", "warning")
             self._cancel_noticed = False
-            self.pending = {k: v for k, v in self.pending.items() if not v.reply.done()}
-            await self._show_next_ask()
-            self.conflicts = {k: v for k, v in self.conflicts.items() if not v.reply.done()}
-            await self._show_conflict()
-            if self.budget_pause is not None and self.budget_pause.reply.done():
-                self.budget_pause = None
-                await self._show_budget()
+            await self.answered()  # asks answered without a resolved event: their bars go
+            await self._show_budget()
         elif isinstance(event, Notice):
             t.add_notice(event.text, event.level)
             # the core's own word on a cancel ("cancelled: the partial reply was kept") is the one notice
             self._cancel_noticed = self._cancel_noticed or event.text.startswith("cancelled")
-        elif isinstance(event, SessionRenamed):
-            self.name_ = event.name
-        elif isinstance(event, ModelChanged):
-            self.model, self.context_window = event.model, event.context_window
-        elif isinstance(event, ModeChanged):
-            self.mode = event.mode
         elif isinstance(event, AgentControlsChanged):
-            self.agent_controls = self.prompt_box.agent = event
+            self.prompt_box.agent = self.agent_controls
         elif isinstance(event, AgentSessionStale):
-            self.agent_stale = event.reason
             await self._show_agent_stale()
         elif isinstance(event, Compacted):
             t.add_notice(
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
                 f"keeps them all (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
             )
+        # StreamRetry: the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         self.refresh_title()
 
     async def _show_agent_stale(self) -> None:
@@ -395,8 +268,8 @@ class SessionPanel(Vertical):
             return
         had_focus = any(bar.has_focus_within for bar in self.query(AgentStaleBar))
         await self.query(AgentStaleBar).remove()
-        if self.agent_stale:
-            await self.mount(AgentStaleBar(self.session_id, self.agent_stale), before=self.prompt_box)
+        if self.view.agent_stale:
+            await self.mount(AgentStaleBar(self.session_id, self.view.agent_stale), before=self.prompt_box)
         if had_focus:
             self.prompt_box.input.focus()
 
@@ -439,9 +312,9 @@ class SessionPanel(Vertical):
     async def _show_next_ask(self) -> None:
         if not self.is_mounted:
             return
-        self.pending = {k: v for k, v in self.pending.items() if not v.reply.done()}
+        asks = self.view.open_asks  # the view may be newer than the event handled: no bar for a resolved ask
         current = self.approval_bar
-        first = next(iter(self.pending.values()), None)
+        first = asks[0] if asks else None
         if current is not None and first is not None and current.request.request_id == first.request_id:
             return
         had_focus = current is not None and current.has_focus_within
@@ -452,7 +325,7 @@ class SessionPanel(Vertical):
                 self.prompt_box.input.focus()
             self.refresh_title()
             return
-        await slot.mount(ApprovalBar(first, extra_pending=len(self.pending) - 1))
+        await slot.mount(ApprovalBar(first, extra_pending=len(asks) - 1))
         if had_focus:  # the answered bar had focus: back to the prompt, never on to the next ask
             self.prompt_box.input.focus()
         self.refresh_title()
@@ -467,9 +340,9 @@ class SessionPanel(Vertical):
         """Show the oldest unanswered conflict in the conflict slot (or empty it)."""
         if not self.is_mounted:
             return
-        self.conflicts = {k: v for k, v in self.conflicts.items() if not v.reply.done()}
+        conflicts = self.view.open_conflicts
         current = self.conflict_bar
-        first = next(iter(self.conflicts.values()), None)
+        first = conflicts[0] if conflicts else None
         if current is not None and first is not None and current.conflict.conflict_id == first.conflict_id:
             return
         had_focus = current is not None and current.has_focus_within
@@ -481,15 +354,11 @@ class SessionPanel(Vertical):
             self.prompt_box.input.focus()
         self.refresh_title()
 
-    async def conflict_answered(self, conflict_id: str) -> None:
-        """The conflict ``conflict_id`` was answered (here or in the inbox): show the next one."""
-        self.conflicts.pop(conflict_id, None)
-        await self._show_conflict()
-
-    async def ask_answered(self, request_id: str) -> None:
-        """The ask ``request_id`` was answered (here or in the inbox): show the next one, if any."""
-        self.pending.pop(request_id, None)
+    async def answered(self) -> None:
+        """An ask or conflict of the session was answered (here or in the inbox; its resolved event may
+        come later): show the next unanswered ones, if any."""
         await self._show_next_ask()
+        await self._show_conflict()
 
     @property
     def budget_bar(self) -> BudgetBar | None:
@@ -502,7 +371,7 @@ class SessionPanel(Vertical):
         if not self.is_mounted:
             return
         current = self.budget_bar
-        pause = self.budget_pause
+        pause = self.view.open_pause
         if current is not None and pause is not None and current.pause is pause:
             return
         had_focus = current is not None and current.has_focus_within
@@ -543,21 +412,26 @@ class Demo(App[None]):
         import asyncio
 
         panels = {p.session_id: p for p in self.query(SessionPanel)}
+
+        async def feed(panel: SessionPanel, event: Event) -> None:
+            panel.view.apply(event)  # what the runtime does before the app routes the event
+            await panel.apply(event)
+
         busy = panels["s2"]
-        await busy.apply(SessionStateChanged("s2", SessionState.RUNNING))
-        await busy.apply(TurnStarted("s2", "Explain the parser"))
-        await busy.apply(TextDelta("s2", "The parser reads the input **line by line** and "))
+        await feed(busy, SessionStateChanged("s2", SessionState.RUNNING))
+        await feed(busy, TurnStarted("s2", "Explain the parser"))
+        await feed(busy, TextDelta("s2", "The parser reads the input **line by line** and "))
         busy.flush()
         asking = panels["s3"]
-        await asking.apply(SessionStateChanged("s3", SessionState.RUNNING))
-        await asking.apply(TurnStarted("s3", "Run the tests"))
+        await feed(asking, SessionStateChanged("s3", SessionState.RUNNING))
+        await feed(asking, TurnStarted("s3", "Run the tests"))
         call = ToolCall("c1", "run_command", '{"command": "npm test"}')
         future = asyncio.get_running_loop().create_future()
         ask = PermissionRequested(
             "s3", "r1", call, "run_command npm test", "no rule", ("Bash(npm test)",), future
         )
-        await asking.apply(SessionStateChanged("s3", SessionState.WAITING, "run_command npm test"))
-        await asking.apply(ask)
+        await feed(asking, SessionStateChanged("s3", SessionState.WAITING, "run_command npm test"))
+        await feed(asking, ask)
 
 
 if __name__ == "__main__":
