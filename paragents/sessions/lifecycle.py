@@ -9,7 +9,7 @@ from typing import Protocol
 
 from paragents import events as ev
 from paragents.agent.compaction import load_compaction
-from paragents.lanes import recovery_dir
+from paragents.lanes import gone_dir
 from paragents.models import Message, SessionState
 from paragents.sessions import acp as acp_sessions
 from paragents.sessions import lanes
@@ -74,12 +74,10 @@ def refuse_gone_workdir(rec: SessionRecord) -> None:
     """Refuse to open a closed session whose directory is gone (a lane discarded by fan-out's compare
     screen or ``lanes gc``, a folder the user removed): its tools would run nowhere and a write would
     make the removed path again as a plain folder no lane knows. Raises SessionError."""
-    if rec.workdir.is_dir():
+    gone = gone_dir(rec.workdir)
+    if gone is None:
         return
-    raise SessionError(
-        f"session {rec.name!r} was not opened: its directory {rec.workdir} no longer exists (a discarded"
-        f" lane's work is kept as a git bundle in {recovery_dir()}); start a new session instead"
-    )
+    raise SessionError(f"session {rec.name!r} was not opened: {gone}; start a new session instead")
 
 
 class SessionLifecycle:
