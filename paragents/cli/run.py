@@ -34,7 +34,7 @@ from paragents.models import Usage
 from paragents.sessions import SessionError
 from paragents.sessions.acp import agent_of
 from paragents.store import SessionHeld
-from paragents.terminal_text import StreamCleaner, strip_controls
+from paragents.terminal_text import StreamCleaner, show_controls, strip_controls
 from paragents.tools.output import strip_ansi
 
 
@@ -180,7 +180,9 @@ class HeadlessSink:
 
         out = self.console
         out.print()
-        out.print(f"[bold yellow]Allow {escape(event.summary)}?[/] [dim]{escape(event.reason)}[/]")
+        # a command's control characters drawn as symbols (ESC as "␛"): never sent to the terminal
+        summary, reason = show_controls(event.summary), show_controls(event.reason)
+        out.print(f"[bold yellow]Allow {escape(summary)}?[/] [dim]{escape(reason)}[/]")
         print_preview(out, event)
         rules = ", ".join(event.suggested_rules) or "(none)"
         agent = bool(event.agent_options)  # an external agent's ask: a note could not reach it
