@@ -285,10 +285,14 @@ class SessionLifecycle:
 
     async def take_over(self, sid: str) -> SessionView:
         """Take the session over from the process holding it (the user confirmed): this process
-        becomes its writer and reloads its history (what the other process wrote is kept)."""
+        becomes its writer and reloads its history (what the other process wrote is kept). A session
+        this process already holds is left as it is, with a note saying so."""
         core = self.core
         view = core.view(sid)
-        if not view.read_only:
+        if not view.read_only:  # said, not silent: the user may think the command was lost
+            core.emit(
+                ev.Notice(sid, f"session {view.name!r} is already held by this window: nothing to take over")
+            )
             return view
         await core.loaded_event.wait()
         before = len(core.notes)
