@@ -361,6 +361,8 @@ class SessionLifecycle:
         copy.history = await core.store.messages.load_history(new.id)
         copy.compaction = await load_compaction(core.store, new.id, copy.history)
         await copy.mark_current()
+        # its context is the copied one: kept, so a reopened fork's header does not say `ctx 0%`
+        await core.store.sessions.update(new.id, last_prompt_tokens=view.context_tokens)
         shown = tuple({**m, "outcome": outcome_of(m)} if outcome_of(m) else dict(m) for m in copy.history)
         core.emit(ev.ConversationLoaded(new.id, shown, view.context_tokens))
         await core.notebook.refresh(new.id)
