@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from acp import RequestError, text_block
 from acp.schema import PromptResponse
@@ -28,12 +28,12 @@ from paragents.acp.link import CANCEL_WAIT, AgentLink
 from paragents.acp.spending import AgentSpending
 from paragents.acp.updates import TurnLog
 from paragents.agent.budget import BudgetMeter
-from paragents.agent.calls import ToolCalls
 from paragents.agent.compacting import CompactionQueue
 from paragents.agent.compaction import CompactionOutcome
+from paragents.agent.parts import AgentParts, AgentStore
 from paragents.agent.session import SessionReader
 from paragents.agent.spend import request_cost
-from paragents.agent.turn import BUDGET_KIND, CANCELLED_RESULT, TurnRecord
+from paragents.agent.turn import BUDGET_KIND, CANCELLED_RESULT
 from paragents.limits import Spend
 from paragents.models import Message, TurnResult, TurnStatus, Usage, user_message
 from paragents.store.records import StoreError
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
     from paragents.conflicts import ConflictChecker
     from paragents.llm import ChatClient
     from paragents.permissions import Policy
-    from paragents.store import ApprovalRecord, Store
+    from paragents.store.agent_sessions import AgentSessionsRepo
+    from paragents.store.records import ApprovalRecord
     from paragents.tools.registry import ToolRegistry
 
 __all__ = ["AGENT_KIND", "AcpAgent", "AcpLaunchError"]
@@ -55,6 +56,14 @@ STOP_REASONS = {
     "max_turn_requests": "the agent reached its limit of model requests for one turn",
     "refusal": "the agent refused to go on",
 }
+
+
+class AcpStore(AgentStore, Protocol):
+    """The store's tables an external agent's session uses: those of every agent (its turns, messages,
+    asks) and the agent's own session id and reported cost (``paragents.store.Store`` is one)."""
+
+    @property
+    def agent_sessions(self) -> AgentSessionsRepo: ...
 
 
 class AcpAgent:
@@ -78,7 +87,7 @@ class AcpAgent:
         session: SessionReader,
         tools: ToolRegistry,
         policy: Policy,
-        store: Store,
+        store: AcpStore,
         config: RuntimeConfig,
         emit: ev.EventSink,
         history: list[Message] | None = None,
@@ -96,20 +105,21 @@ class AcpAgent:
         self.config = config
         self.emit = emit
         self.budget = budget
-        self.record = TurnRecord(
-            session=session, store=store, config=config, emit=emit, budget=budget, history=history
-        )
-        self.calls = ToolCalls(
+        self.parts = AgentParts.build(
             session=session,
             tools=tools,
             policy=policy,
             store=store,
             config=config,
             emit=emit,
+            history=history,
+            budget=budget,
             on_read=on_read,
             on_write=on_write,
         )
-        """paragents' tools, serving the agent's file and terminal requests (paragents.acp.client)."""
+        """The record of its turns and its tool calls (:mod:`paragents.agent.parts`); the tool calls
+        serve the agent's file and terminal requests (paragents.acp.client)."""
+        self.record, self.calls = self.parts.record, self.parts.calls
         self.compactions = CompactionQueue(self.compact)
         self.log = TurnLog(session.id, emit)
         self.controls = AgentControls(session.id, emit, spec.name)
@@ -123,7 +133,8 @@ class AcpAgent:
 
     def reconfigure(self, client: ChatClient, config: RuntimeConfig) -> None:
         """Use ``config`` from now on (the runtime config was reloaded; the agent has its own model)."""
-        self.config = self.record.config = self.calls.config = config
+        self.config = config
+        self.parts.reconfigure(config)
 
     async def compact(self, focus: str | None = None, *, auto: bool = False) -> CompactionOutcome:
         """External agents keep their own context: paragents does not compact it."""

@@ -19,7 +19,7 @@ from paragents.agent.session import SessionReader
 from paragents.models import CallPreview, SessionState, ToolCall
 from paragents.permissions import Decision
 from paragents.permissions.host_paths import OWN_FILES
-from paragents.store import StoreError
+from paragents.store.records import StoreError
 from paragents.store.records.approvals import APPROVAL_ANSWERS
 
 if TYPE_CHECKING:

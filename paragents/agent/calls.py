@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from paragents import events as ev
-from paragents.agent.approval import ApprovalContext, approve, ask_server_start, read_filter
+from paragents.agent.approval import ApprovalContext, ApprovalStore, approve, ask_server_start, read_filter
 from paragents.agent.session import SessionReader
 from paragents.agent.tree_state import fingerprint
 from paragents.lanes import gone_dir
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
-    from paragents.store import ApprovalRecord, Store
+    from paragents.store.records import ApprovalRecord
     from paragents.tools.execution import Execution
     from paragents.tools.registry import ToolRegistry
 
@@ -51,8 +51,10 @@ def capped(text: str, limit: int = 1000) -> str:
 
 class ToolCalls:
     """The tool calls of one session (see the module docstring). ``tools`` and ``config`` may be
-    replaced (a fan-out worker's tools, a config reload); ``mcp`` is None without MCP, ``preflight``
-    None without a conflict checker, ``on_read``/``on_write`` the stale-read hooks."""
+    replaced (a fan-out worker's tools, a config reload); ``store`` holds the asks' rows, the audit
+    and the session's rules (:class:`~paragents.agent.approval.ApprovalStore`); ``mcp`` is None
+    without MCP, ``preflight`` None without a conflict checker, ``on_read``/``on_write`` the
+    stale-read hooks."""
 
     def __init__(
         self,
@@ -60,7 +62,7 @@ class ToolCalls:
         session: SessionReader,
         tools: ToolRegistry,
         policy: Policy,
-        store: Store,
+        store: ApprovalStore,
         config: RuntimeConfig,
         emit: ev.EventSink,
         preflight: Preflight | None = None,

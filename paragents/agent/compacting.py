@@ -30,7 +30,25 @@ from paragents.store.records import StoreError
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm import ChatClient
-    from paragents.store import Store
+    from paragents.store.compactions import CompactionsRepo
+    from paragents.store.messages import MessagesRepo
+    from paragents.store.sessions import SessionsRepo
+    from paragents.store.turns import TurnsRepo
+
+
+class CompactorStore(Protocol):
+    """The store's tables a compaction reads and writes: the summary request's usage (``turns``), the
+    messages it covers, its own row (``compactions``) and the session's context size (``sessions``)
+    (``paragents.store.Store`` is one)."""
+
+    @property
+    def turns(self) -> TurnsRepo: ...
+    @property
+    def messages(self) -> MessagesRepo: ...
+    @property
+    def compactions(self) -> CompactionsRepo: ...
+    @property
+    def sessions(self) -> SessionsRepo: ...
 
 
 class _Agent(Protocol):
@@ -40,11 +58,12 @@ class _Agent(Protocol):
     session: SessionReader
     record: TurnRecord
     calls: ToolCalls
-    store: Store
     client: ChatClient
     config: RuntimeConfig
     system_prompt: Callable[[], str]
 
+    @property
+    def store(self) -> CompactorStore: ...
     def emit(self, event: ev.Event) -> None: ...
     def request_messages(self) -> list[Message]: ...
 

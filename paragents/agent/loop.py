@@ -26,14 +26,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from paragents import events as ev
 from paragents.agent.budget import Breach, BudgetMeter
-from paragents.agent.calls import Preflight, ToolCalls, capped
+from paragents.agent.calls import Preflight, capped
 from paragents.agent.compacting import CompactionQueue, Compactor
 from paragents.agent.compaction import CompactionOutcome, build_request, tool_output_limit
 from paragents.agent.loop_guard import LoopGuard
+from paragents.agent.parts import AgentParts, AgentStore
 from paragents.agent.question import question_of
 from paragents.agent.session import SessionReader
 from paragents.agent.tokens import counted_usage, estimate_messages_tokens
-from paragents.agent.turn import BUDGET_KIND, CANCELLED_RESULT, LOOP_KIND, TurnRecord
+from paragents.agent.turn import BUDGET_KIND, CANCELLED_RESULT, LOOP_KIND
 from paragents.llm import LLMError
 from paragents.models import (
     AssembledReply,
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from paragents.llm import ChatClient
     from paragents.mcp import SessionMcp
     from paragents.permissions import Policy
-    from paragents.store import ApprovalRecord, Store
+    from paragents.store.records import ApprovalRecord
     from paragents.tools.execution import Execution
     from paragents.tools.registry import ToolRegistry
 
@@ -87,8 +88,9 @@ class Agent:
     copy) and its tool calls (``calls``).
 
     Takes the session (read only: its state changes only through the events the agent emits), the
-    chat client, the tool registry, the policy, the store, the runtime config, an event sink and a
-    callable that builds the system prompt."""
+    chat client, the tool registry, the policy, the store (the tables it uses:
+    :class:`~paragents.agent.parts.AgentStore`), the runtime config, an event sink and a callable that
+    builds the system prompt; the rest are :meth:`AgentParts.build`'s."""
 
     RESUMES_ASKS: ClassVar[bool] = True
     """Whether an ask a crash left pending can be asked again in a new turn (``run_turn(resume=...)``)."""
@@ -100,7 +102,7 @@ class Agent:
         client: ChatClient,
         tools: ToolRegistry,
         policy: Policy,
-        store: Store,
+        store: AgentStore,
         config: RuntimeConfig,
         emit: ev.EventSink,
         system_prompt: Callable[[], str],
@@ -120,22 +122,23 @@ class Agent:
         self.system_prompt = system_prompt
         self.budget = budget
         """Checks the budgets before each request (None: no budgets, e.g. in unit tests)."""
-        self.record = TurnRecord(
-            session=session, store=store, config=config, emit=emit, budget=budget, history=history
-        )
-        self.calls = ToolCalls(
+        self.parts = AgentParts.build(
             session=session,
             tools=tools,
             policy=policy,
             store=store,
             config=config,
             emit=emit,
+            history=history,
+            budget=budget,
             preflight=preflight,
             on_read=on_read,
             on_write=on_write,
             mcp=mcp,
             execution=execution,
         )
+        """The record of its turns and its tool calls (:mod:`paragents.agent.parts`)."""
+        self.record, self.calls = self.parts.record, self.parts.calls
         guard = config.loop_guard
         self.loop_guard = LoopGuard(guard.identical_calls, guard.idle_requests)
         self.compactor = Compactor(self)
@@ -145,7 +148,8 @@ class Agent:
     def reconfigure(self, client: ChatClient, config: RuntimeConfig) -> None:
         """Use ``client`` and ``config`` from the next request on (the runtime config was reloaded)."""
         self.client = client
-        self.config = self.record.config = self.calls.config = config
+        self.config = config
+        self.parts.reconfigure(config)
 
     def request_messages(self) -> list[Message]:
         """Return the full message list of the next request: system prompt, then the compaction

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.llm import ChatClient
     from paragents.models import TurnResult
-    from paragents.store import ApprovalRecord
+    from paragents.store.records import ApprovalRecord
 
 
 class SessionAgent(Protocol):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from paragents import events as ev
 from paragents.agent.compaction import CompactionState, load_compaction
@@ -25,7 +25,9 @@ from paragents.store.records import HistoryChanged, StoreError
 if TYPE_CHECKING:
     from paragents.agent.budget import Breach, BudgetMeter
     from paragents.config import RuntimeConfig
-    from paragents.store import Store
+    from paragents.store.compactions import CompactionsRepo
+    from paragents.store.messages import MessagesRepo
+    from paragents.store.turns import TurnsRepo
 
 STORE_KIND = "store"
 """``error_kind`` of a turn stopped because the store could not be written (or refused a stale write)."""
@@ -37,6 +39,18 @@ CANCELLED_RESULT = "cancelled: the user cancelled the turn before this call fini
 """The result of a tool call the turn's cancel cut short (the history stays valid)."""
 
 
+class TurnStore(Protocol):
+    """The store's tables the record of the turns writes and reads: the conversation's messages, the
+    turns and their usage, the compaction in force (``paragents.store.Store`` is one)."""
+
+    @property
+    def messages(self) -> MessagesRepo: ...
+    @property
+    def turns(self) -> TurnsRepo: ...
+    @property
+    def compactions(self) -> CompactionsRepo: ...
+
+
 class TurnRecord:
     """The conversation copy of one session's agent and the record of its running turn (see the
     module docstring). ``config`` is replaced on a config reload; ``budget`` is None without budgets
@@ -46,7 +60,7 @@ class TurnRecord:
         self,
         *,
         session: SessionReader,
-        store: Store,
+        store: TurnStore,
         config: RuntimeConfig,
         emit: ev.EventSink,
         budget: BudgetMeter | None = None,

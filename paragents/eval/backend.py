@@ -25,6 +25,7 @@ from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord, StoreError
 
 if TYPE_CHECKING:
+    from paragents.backends.base import Placement
     from paragents.backends.lane import RemoteLane
     from paragents.sessions.api import SessionsAPI
     from paragents.store.lanes import LanesRepo
@@ -144,8 +145,7 @@ class LocalBackend:
         return tasks
 
     async def open(self, rt: SessionsAPI, opening: Opening) -> TrialLane:
-        async with self._git:
-            return await self._open(rt, opening)
+        return await self._open(rt, opening)
 
     async def settle(self, lane: TrialLane) -> None:
         return None
@@ -157,7 +157,33 @@ class LocalBackend:
         )  # fmt: skip
         return None if applied.ok else applied.err
 
-    async def _open(self, rt: SessionsAPI, opening: Opening, on: str | None = None) -> TrialLane:
+    async def _open(
+        self, rt: SessionsAPI, opening: Opening, placed: tuple[str, Placement] | None = None
+    ) -> TrialLane:
+        """Open ``opening``'s session in a new lane, one lane at a time (see the class docstring).
+        ``placed``: ``(on, placement)`` of a lane in a container or Pod: the lanes get the placement
+        before the session opens its lane (taken back when that fails) and the trial's lane holds
+        the lane's open place."""
+        on = placed[0] if placed is not None else None
+        if placed is not None:
+            rt.lanes.place_lane(opening.name, placed[1])
+        try:
+            async with self._git:
+                opened = await self._new_session(rt, opening, on)
+        except BaseException:
+            if placed is not None:
+                rt.lanes.place_lane(opening.name, None)
+            raise
+        if placed is None:
+            return opened
+        place = rt.lanes.remote_lane(opened.lane)
+        if place is None:
+            raise EvalError(f"trial {opening.name}: its lane on {on} is not open")
+        return TrialLane(opened.session_id, opened.name, opened.lane, place)
+
+    async def _new_session(self, rt: SessionsAPI, opening: Opening, on: str | None) -> TrialLane:
+        """The session of ``opening`` in a new lane (``on``: in a container or Pod); EvalError when
+        it cannot open."""
         try:
             if opening.agent is not None:
                 view = await rt.lifecycle.new_agent_session(

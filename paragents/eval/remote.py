@@ -83,17 +83,7 @@ class PlacedBackend(LocalBackend):
         placement = self.placements.get(opening.task_id)
         if placement is None or opening.agent is not None:
             return await super().open(rt, opening)
-        rt.lanes.place_lane(opening.name, placement)
-        try:
-            async with self._git:  # git worktree add, one lane at a time (see LocalBackend)
-                opened = await self._open(rt, opening, on=self.on)
-        except BaseException:
-            rt.lanes.place_lane(opening.name, None)
-            raise
-        place = rt.lanes.remote_lane(opened.lane)
-        if place is None:
-            raise EvalError(f"trial {opening.name}: its lane on {self.on} is not open")
-        return TrialLane(opened.session_id, opened.name, opened.lane, place)
+        return await self._open(rt, opening, (self.on, placement))
 
     async def settle(self, lane: TrialLane) -> None:
         if lane.place is None:

@@ -17,12 +17,12 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from paragents.eval.answers import Answerer
 from paragents.eval.backend import Opening, TrialBackend, TrialLane
 from paragents.eval.errors import EvalError
-from paragents.eval.evidence import Usage, burden_of, usage_of
+from paragents.eval.evidence import BurdenStore, Usage, UsageStore, burden_of, usage_of
 from paragents.eval.recording import trial_cassette
 from paragents.eval.results import Burden, TrialResult, Verifier
 from paragents.eval.sandbox import Mount, SandboxUnavailable
@@ -39,10 +39,21 @@ from paragents.store import StoreError
 if TYPE_CHECKING:
     from paragents.cassette.recorder import CassetteRecorder
     from paragents.sessions.api import SessionsAPI
-    from paragents.store import Store
+    from paragents.store.fanout import FanoutRepo
+    from paragents.store.lanes import LanesRepo
 
 CANCEL_WAIT = 30.0
 """Seconds to wait for a turn cancelled at the agent's timeout to end."""
+
+
+class TrialStore(UsageStore, BurdenStore, Protocol):
+    """The store's tables a trial uses (``paragents.store.Store`` is one): its lanes' rows (removed
+    when discarded), its best-of-N group (``fanout``), and the figures' (usage and burden)."""
+
+    @property
+    def lanes(self) -> LanesRepo: ...
+    @property
+    def fanout(self) -> FanoutRepo: ...
 
 
 @dataclass(frozen=True)
@@ -65,7 +76,7 @@ class TrialContext:
     repository, the run's output directory, the options and (when recording) the target's recorder."""
 
     rt: SessionsAPI
-    store: Store
+    store: TrialStore
     backend: TrialBackend
     answerer: Answerer
     repo: Path

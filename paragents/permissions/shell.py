@@ -13,7 +13,6 @@ look past and which need an exact rule. Words are rebuilt with quotes removed, s
 
 from __future__ import annotations
 
-import itertools
 import shlex
 import threading
 from functools import lru_cache
@@ -24,8 +23,9 @@ import tree_sitter_bash
 from paragents.permissions import env_names, options, special
 from paragents.permissions import file_args as files
 from paragents.permissions import known_commands as known
+from paragents.permissions.feeds import StdinFeeds
 from paragents.permissions.parsed import ParsedCommand, SimpleCommand, Target, resolve_arguments
-from paragents.permissions.words import Feed, Word, heredoc_text, herestring_text, node_text, output_of, word
+from paragents.permissions.words import Feed, Word, herestring_text, node_text, word
 
 MAX_COMMAND_CHARS = 10_000
 """Commands longer than this are not analysed (and so never auto-allowed)."""
@@ -59,8 +59,8 @@ class _Walker:
         self.out = out
         self.depth = depth
         self.parent_forms = parent_forms
-        self.feeds: dict[int, Feed] = {}
-        """Command node id -> what it reads on stdin (a pipe, a heredoc, a here-string)."""
+        self.feeds = StdinFeeds(out)
+        """What each command of the tree reads on stdin (a pipe, a heredoc, a here-string)."""
         self.feed: Feed | None = None
         """The stdin of the command being analysed."""
 
@@ -81,83 +81,13 @@ class _Walker:
         if kind == "variable_assignment":
             self._standalone_assignment(node)
         elif kind == "pipeline":
-            stages = [c for c in node.named_children if c.type != "comment"]
-            for before, stage in itertools.pairwise(stages):
-                self._feed(stage, output_of(before))
+            self.feeds.pipeline(node)
         elif kind == "redirected_statement":
-            self._redirected(node)
+            self.feeds.redirected(node)
         elif kind == "for_statement":
             self._for(node)
         for child in node.children:
             self.walk(child)
-
-    def _feed(self, stage: ts.Node, feed: Feed) -> None:
-        """Remember that ``stage`` (a command, or a redirected one) reads ``feed`` on stdin."""
-        if stage.type == "redirected_statement":
-            stage = stage.child_by_field_name("body") or stage
-        if stage.type == "command":
-            self.feeds.setdefault(stage.id, feed)
-
-    def _redirected(self, node: ts.Node) -> None:
-        """A heredoc feeds its command; a pipeline written after the heredoc's start is fed the
-        command's output (``cat <<EOF | sh``)."""
-        body = node.child_by_field_name("body")  # (a list's last command: see _feed_redirect)
-        for child in node.named_children:
-            if child.type == "file_redirect" and body is not None:
-                self._input_redirect(body, child)
-            if child.type != "heredoc_redirect":
-                continue
-            feed = heredoc_text(child)
-            if body is not None and feed is not None:
-                self._feed_redirect(body, feed)
-            for piped in child.named_children:
-                if piped.type in ("pipeline", "command", "redirected_statement", "list") and "\n" in (
-                    node_text(piped)
-                ):  # the parser took heredoc lines for the command line (a body starting with "\")
-                    self.out.problem = "a heredoc's body could not be told apart from its command line"
-                output = self._heredoc_output(node, body, feed)
-                if piped.type == "pipeline" and piped.named_children:
-                    self._feed(piped.named_children[0], output)
-                elif piped.type in ("command", "redirected_statement"):
-                    self._feed(piped, output)
-
-    @staticmethod
-    def _heredoc_output(node: ts.Node, body: ts.Node | None, feed: Feed | None) -> Feed:
-        """What ``node`` (a statement with a heredoc) writes to a pipe written after the heredoc's
-        start: the output of its command, or of the last command of a list the parser attached the
-        heredoc to (``true && cat <<EOF | sh``: ``cat`` reads the heredoc)."""
-        last = body
-        while last is not None and last.type in ("list", "pipeline") and last.named_children:
-            last = last.named_children[-1]
-        if last is None or last is body:
-            return output_of(node)
-        return output_of(last, feed)
-
-    def _input_redirect(self, body: ts.Node, redirect: ts.Node) -> None:
-        """``sh < <(curl x)``, ``sh < "$F"``: stdin read from something only known when it runs feeds
-        the command (the last one of a pipeline); a named file does not (like ``sh FILE``)."""
-        ops = [c.type for c in redirect.children if not c.is_named]
-        target = redirect.child_by_field_name("destination")
-        if ops[:1] != ["<"] or target is None or word(target).known:
-            return
-        self._feed_redirect(body, Feed(None, f"the input redirect < {node_text(target)}"))
-
-    def _feed_redirect(self, body: ts.Node, feed: Feed) -> None:
-        """A redirect written after ``body`` feeds its last command (bash binds it there; tree-sitter
-        attaches it to the whole list or pipeline: ``true && sh <<EOF``), or every command of a group
-        or subshell (``{ a; sh; } <<EOF``), with the text unknown: which of them reads it is not."""
-        while body.type in ("list", "pipeline") and body.named_children:
-            body = body.named_children[-1]  # (a comment never comes last: it would hide the redirect)
-        if body.type in ("command", "redirected_statement"):
-            self._feed(body, feed)
-            return
-        group = Feed(None, f"{feed.origin} given to a group of commands")
-        pending = [body]
-        while pending:
-            node = pending.pop()
-            if node.type == "command":
-                self._feed(node, group)
-            pending.extend(node.named_children)
 
     def _for(self, node: ts.Node) -> None:
         """``for NAME in WORDS``: NAME takes each word (computed when a word expands)."""
@@ -218,7 +148,7 @@ class _Walker:
     def _command(self, node: ts.Node) -> None:
         assignments: list[tuple[str, bool]] = []
         words: list[Word] = []
-        feed = self.feeds.get(node.id)
+        feed = self.feeds.of(node)
         if node.type != "command":
             words.append(Word(node_text(node.children[0]), True))
         for child in node.children:

@@ -1,19 +1,11 @@
-"""Helpers of the ACP tests: type a line in a panel, the fake agent's request log (``calls``), the text
-and the notices a session's events carried."""
+"""Helpers of the ACP tests: the fake agent's request log (``calls``), the text and the notices a
+session's events carried (typing a line in a panel: tests/typing_keys.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from paragents import events as ev
-from paragents.ui.widgets.session_panel import SessionPanel
-
-
-async def type_line(pilot: Any, panel: SessionPanel, line: str) -> None:
-    panel.prompt_box.input.focus()
-    panel.prompt_box.input.value = line
-    await pilot.press("enter")
 
 
 def calls(log: Path) -> list[str]:

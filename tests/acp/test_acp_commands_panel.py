@@ -15,7 +15,7 @@ from paragents.ui.app import make_app
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import AssistantEntry
 from tests.acp.conftest import FAKE_AGENT
-from tests.acp.helpers import type_line
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
 
 

@@ -11,7 +11,7 @@ from paragents.ui.app import ParagentsApp, make_app
 from paragents.ui.widgets.tool_call import ToolEntry
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
 from tests.acp.conftest import FAKE_AGENT
-from tests.acp.helpers import type_line
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
 
 

@@ -13,7 +13,8 @@ from paragents.ui.app import make_app
 from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
 from tests.acp.conftest import FAKE_AGENT, idle
-from tests.acp.helpers import calls, type_line
+from tests.acp.helpers import calls
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
 
 

@@ -13,8 +13,8 @@ from paragents.sessions.runtime import Runtime
 from paragents.ui.app import make_app
 from paragents.ui.widgets.tool_call import ToolEntry
 from tests.acp.conftest import FAKE_AGENT, idle
-from tests.acp.helpers import type_line
 from tests.patience import HANG_GUARD_S
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
 
 

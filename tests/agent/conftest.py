@@ -1,42 +1,8 @@
 """Agent fixtures: a real Runtime against a loopback ReplayServer and an event collector
-(tests/runtime_env.py), and checkers of what the server received (compaction, valid requests)."""
+(tests/runtime_env.py). The checkers of what the server received are tests/chat_requests.py."""
 
 from __future__ import annotations
 
-from typing import Any
+from tests.runtime_env import env
 
-from paragents.agent.compaction import SUMMARY_PROMPT
-from paragents.llm.replay import ReceivedRequest, ReplayServer
-
-# The shared Runtime/ReplayServer fixture (one definition, tests/runtime_env.py).
-from tests.runtime_env import Collector, Env, env  # noqa: F401
-
-
-def is_summary_request(request: ReceivedRequest) -> bool:
-    """True when ``request`` is a summarisation request (its system prompt is SUMMARY_PROMPT...)."""
-    messages = request.body_json["messages"]
-    return str(messages[0]["content"]).startswith(SUMMARY_PROMPT)
-
-
-def turn_requests(server: ReplayServer) -> list[dict[str, Any]]:
-    """Bodies of the chat requests that were not summarisation requests, in order."""
-    return [r.body_json for r in server.requests if r.body_json and not is_summary_request(r)]
-
-
-def assert_valid_request(body: dict[str, Any]) -> None:
-    """Assert the OpenAI rules on ``body["messages"]``: one system message first; every assistant
-    ``tool_calls`` answered by tool messages right after it (each id once); no orphan tool message;
-    the request does not end with unanswered calls."""
-    messages = body["messages"]
-    assert messages[0]["role"] == "system"
-    assert all(m["role"] != "system" for m in messages[1:])
-    pending: set[str] = set()
-    for m in messages[1:]:
-        if m["role"] == "tool":
-            assert m["tool_call_id"] in pending, f"orphan or repeated tool result {m['tool_call_id']}"
-            pending.remove(m["tool_call_id"])
-        else:
-            assert not pending, f"calls {pending} not answered before a {m['role']} message"
-            if m["role"] == "assistant":
-                pending = {c["id"] for c in m.get("tool_calls") or []}
-    assert not pending
+__all__ = ["env"]

@@ -11,8 +11,9 @@ from paragents.agent.compaction import SUMMARY_HEADER, build_request, choose_cut
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions.runtime import Runtime
-from tests.agent.conftest import Env, assert_valid_request, is_summary_request, turn_requests
+from tests.chat_requests import assert_valid_request, is_summary_request, turn_requests
 from tests.patience import HANG_GUARD_S
+from tests.runtime_env import Env
 
 
 def say(text: str) -> ScriptedResponse:

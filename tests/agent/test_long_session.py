@@ -11,7 +11,8 @@ from paragents.agent.tokens import estimate_messages_tokens
 from paragents.llm.replay import ScriptedResponse
 from paragents.tools.files import ListDir
 from paragents.tools.registry import ToolRegistry
-from tests.agent.conftest import Env, assert_valid_request, turn_requests
+from tests.chat_requests import assert_valid_request, turn_requests
+from tests.runtime_env import Env
 
 WINDOW = 2000
 TURNS = 200

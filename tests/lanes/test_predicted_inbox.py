@@ -18,6 +18,7 @@ from paragents.ui.app import make_app
 from tests.lanes.conftest import commit_all, sh
 from tests.ui import conftest as ui_fixtures
 from tests.ui.conftest import SIZE, wait_until
+from tests.ui.helpers import has_lane
 
 replay = ui_fixtures.replay
 make_runtime = ui_fixtures.make_runtime
@@ -27,10 +28,6 @@ def _shown(renderable: Any) -> str:
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(renderable)
     return console.export_text()
-
-
-def _has_lane(runtime: Any, name: str) -> bool:
-    return any(v.name == name and v.lane for v in runtime.sessions.values())
 
 
 def _write(server: ReplayServer, session: str, body: str) -> None:
@@ -57,7 +54,7 @@ async def test_inbox_shows_the_predicted_conflict_before_either_merges(
         await wait_until(pilot, lambda: app.ready and len(app.panels) == 1, "the first panel")
         for name in ("api", "web"):
             await pilot.press(*f"/new {name} --lane", "enter")
-            await wait_until(pilot, partial(_has_lane, runtime, name), name)
+            await wait_until(pilot, partial(has_lane, runtime, name), name)
         views = {v.name: v for v in runtime.sessions.values() if v.lane}
         runtime.lane_watcher.debounce = 0
         for name, body in (("api", "return 'api'"), ("web", "return 'web'")):

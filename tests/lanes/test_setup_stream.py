@@ -16,6 +16,7 @@ from paragents.ui.app import make_app
 from tests.lanes.conftest import commit_all, sh
 from tests.ui import conftest as ui_fixtures
 from tests.ui.conftest import SIZE, wait_until
+from tests.ui.helpers import notices
 
 replay = ui_fixtures.replay
 make_runtime = ui_fixtures.make_runtime
@@ -29,10 +30,6 @@ SETUP = """setup = [
 """
 """The setup runs in the lane's sandbox (the lane writable; a private /tmp, so a main checkout under
 /tmp is not visible there): it waits for ``go`` in the lane itself, and the lane ``bad`` fails."""
-
-
-def _toasts(app: Any) -> list[str]:
-    return [str(n.message) for n in app._notifications]
 
 
 def _text(widget: Any) -> str:
@@ -69,12 +66,12 @@ async def test_setup_streams_into_the_panel_and_a_failing_one_leaves_nothing(
         assert app.active_sid is not None
         first = app.panels[app.active_sid]  # the api panel now has focus: /new is typed there
         await pilot.press(*"/new bad --lane", "enter")
-        await wait_until(pilot, lambda: any("exited with 3" in t for t in _toasts(app)), "the failure")
+        await wait_until(pilot, lambda: any("exited with 3" in t for t in notices(app)), "the failure")
         await wait_until(pilot, lambda: bool(first.query(SetupLog)), "the kept log")
         [log] = first.query(SetupLog)
         assert log.lines[:3] == ["$ echo started", "started", log.lines[2]] and "failing now" in log.lines
         assert log.has_class("-failed") and "setup failed" in _text(log.query_one(".setup-heading"))
-        [toast] = [t for t in _toasts(app) if "exited with 3" in t]
+        [toast] = [t for t in notices(app) if "exited with 3" in t]
         kept = Path(toast.split("output kept in ")[1].split(")")[0])
         assert "failing now" in kept.read_text()
         assert len(app.panels) == 2

@@ -13,7 +13,8 @@ def wait_exited(pid: int) -> None:
         os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """True while ``pid`` runs (it exists and is not a zombie)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

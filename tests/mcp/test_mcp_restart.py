@@ -14,7 +14,7 @@ from paragents.config import McpSettings
 from paragents.mcp import McpPool, SessionMcp
 from paragents.tools.base import ToolContext
 from tests.mcp.conftest import demo_stdio
-from tests.mcp.processes import _alive, wait_exited
+from tests.mcp.processes import alive, wait_exited
 from tests.patience import HANG_GUARD_S
 
 
@@ -58,5 +58,5 @@ async def test_a_server_that_closes_its_stdout_is_stopped_and_restarted(tmp_path
     assert await add(mine, tmp_path) == ("42", False)  # not sent to the dead connection
     assert handle.pid not in (None, old) and handle.restarts == 1
     assert handle.last_error == "MCP server 'demo' closed its stdout but did not exit (it was stopped)"
-    assert not _alive(old)  # the process that kept running was terminated
+    assert not alive(old)  # the process that kept running was terminated
     await pool.shutdown()

@@ -15,7 +15,7 @@ from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.sessions.runtime import Runtime
 from tests.mcp.conftest import DEMO, Env, demo_stdio
-from tests.mcp.processes import _alive, wait_exited
+from tests.mcp.processes import alive, wait_exited
 from tests.patience import HANG_GUARD_S
 
 TIMEOUT = HANG_GUARD_S
@@ -77,7 +77,7 @@ async def test_two_sessions_share_one_server_process(env: Env) -> None:
     assert memory.mcp_tokens["demo"] == int(top[6].split()[0])
     assert any(k == "mcp tools" and w == "demo" for k, w, _t in memory.rows())
     await rt.shutdown()
-    assert not _alive(int(pid_a))  # stopped with the runtime
+    assert not alive(int(pid_a))  # stopped with the runtime
 
 
 async def test_mcp_offers_to_disable_unused_tools_of_a_costly_server(env: Env) -> None:
@@ -108,7 +108,7 @@ async def test_scope_session_gives_each_session_its_own_process(env: Env) -> Non
     own = rt.mcp_pool.handles[("demo", a.id)]
     await rt.lifecycle.close_session(a.id)  # its own server stops with it
     await own.stop()  # joins the stop the close started
-    assert not _alive(int(tool_results(env, a.id)[0][1]))
+    assert not alive(int(tool_results(env, a.id)[0][1]))
     assert [r.users for r in rt.mcp_pool.status()] == [(b.id,)]
     await rt.shutdown()
 

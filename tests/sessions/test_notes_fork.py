@@ -8,7 +8,8 @@ import json
 from paragents.events import PermissionAnswer
 from paragents.llm.replay import ScriptedResponse
 from paragents.ui.core.commands import SlashCommand, parse_command
-from tests.agent.conftest import Env, assert_valid_request, turn_requests
+from tests.chat_requests import assert_valid_request, turn_requests
+from tests.runtime_env import Env
 
 
 def say(text: str) -> ScriptedResponse:

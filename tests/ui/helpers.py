@@ -1,5 +1,7 @@
 """Helpers of the tests that drive the real app under Pilot: wait for its panels (``started``,
-``first_panel``), type a line, read replies, notices and toasts, make a small git repository."""
+``first_panel``), read replies and toasts (``notices``), make a small git repository (``git_repo``),
+find a session in a lane (``has_lane``). Typing a line is tests/typing_keys.py; the plain text a
+Static shows is ``tests.ui.bars.plain``."""
 
 from __future__ import annotations
 
@@ -37,17 +39,13 @@ async def first_panel(pilot: Any, app: ParagentsApp) -> SessionPanel:
     return next(iter(app.panels.values()))
 
 
-async def type_line(pilot: Any, panel: SessionPanel, line: str) -> None:
-    panel.prompt_box.input.focus()
-    panel.prompt_box.input.value = line
-    await pilot.press("enter")
-
-
 def notices(app: ParagentsApp) -> list[str]:
+    """The messages of the app's toasts."""
     return [str(n.message) for n in app._notifications]
 
 
-def _git_repo(project: Path) -> None:
+def git_repo(project: Path) -> None:
+    """Make ``project`` a git repository: ``app.py`` committed on ``main``."""
     env = {
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@e",
@@ -59,21 +57,6 @@ def _git_repo(project: Path) -> None:
         subprocess.run(
             ["git", *args], cwd=project, check=True, capture_output=True, env={**env, "PATH": "/usr/bin:/bin"}
         )
-
-
-def _shown(widget: Any) -> str:
-    """The plain text a Static shows (its rich renderable printed without styles)."""
-    import io
-
-    from rich.console import Console
-
-    console = Console(width=120, record=True, file=io.StringIO())
-    console.print(widget.content)
-    return console.export_text()
-
-
-def _toasts(app: Any) -> list[str]:
-    return [str(n.message) for n in app._notifications]
 
 
 def has_lane(runtime: Any, name: str) -> bool:

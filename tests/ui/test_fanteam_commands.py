@@ -15,7 +15,7 @@ from paragents.sessions.factory import opened
 from paragents.ui.app import make_app
 from paragents.ui.fanout.team_screens import ReviewScreen
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.helpers import _git_repo
+from tests.ui.helpers import git_repo
 
 FINDING = {"file": "app.py", "line": 2, "severity": "high", "title": "returns 2", "evidence": "return 2"}
 
@@ -24,7 +24,7 @@ async def test_review_shows_the_merged_report(
     make_runtime: Any, replay: ReplayServer, tmp_path: Path
 ) -> None:
     project = tmp_path / "project"
-    _git_repo(project)
+    git_repo(project)
     (project / "app.py").write_text("def hello():\n    return 2\n")
     for name in ("security", "code"):
         replay.add(

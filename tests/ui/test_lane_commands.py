@@ -9,12 +9,13 @@ from typing import Any
 
 from paragents.llm.replay import ReplayServer
 from paragents.ui.app import make_app
+from tests.ui.bars import plain
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.helpers import _git_repo, _shown, _toasts, has_lane
+from tests.ui.helpers import git_repo, has_lane, notices
 
 
 async def test_new_lane_then_lane_report(make_runtime: Any, replay: ReplayServer, tmp_path: Path) -> None:
-    _git_repo(tmp_path / "project")
+    git_repo(tmp_path / "project")
     runtime = await make_runtime()
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
@@ -24,13 +25,13 @@ async def test_new_lane_then_lane_report(make_runtime: Any, replay: ReplayServer
         view = next(v for v in runtime.sessions.values() if v.name == "api")
         assert view.lane == "api" and view.workdir == view.sandbox_root != tmp_path / "project"
         await wait_until(
-            pilot, lambda: any("working in lane api" in t for t in _toasts(app)), "the lane note"
+            pilot, lambda: any("working in lane api" in t for t in notices(app)), "the lane note"
         )
         await pilot.press(*"/lane", "enter")
         await wait_until(
-            pilot, lambda: any(t.startswith("this session works in lane api") for t in _toasts(app)), "/lane"
+            pilot, lambda: any(t.startswith("this session works in lane api") for t in notices(app)), "/lane"
         )
-        assert any("ports 41000-41009" in t for t in _toasts(app))
+        assert any("ports 41000-41009" in t for t in notices(app))
         await app.shutdown_runtime()
 
 
@@ -41,7 +42,7 @@ async def test_lanes_review_screen_shows_commits_and_the_diff(
 
     from paragents.ui.lanes.screen import LanesScreen
 
-    _git_repo(tmp_path / "project")
+    git_repo(tmp_path / "project")
     runtime = await make_runtime()
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
@@ -53,10 +54,10 @@ async def test_lanes_review_screen_shows_commits_and_the_diff(
         (web.workdir / "app.py").write_text("def hello():\n    return '[red]web[/red]'\n")
         await pilot.press(*"/lanes", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, LanesScreen), "the Lanes screen")
-        assert "0 file(s) changed" in _shown(app.screen.query_one("#lane-body", Static))
+        assert "0 file(s) changed" in plain(app.screen.query_one("#lane-body", Static))
         await pilot.press("down")
         await pilot.pause()
-        text = _shown(app.screen.query_one("#lane-body", Static))
+        text = plain(app.screen.query_one("#lane-body", Static))
         assert app.screen.query_one(OptionList).highlighted == 1
         assert "1 file(s) changed" in text and "app.py  +1 -1" in text
         assert "[red]web[/red]" in text  # file content shown as text, never as markup

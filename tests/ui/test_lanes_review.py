@@ -20,8 +20,9 @@ from paragents.ui.app import make_app
 from paragents.ui.lanes.merge import MergeScreen
 from paragents.ui.lanes.screen import LanesScreen
 from tests.patience import HANG_GUARD_S
+from tests.ui.bars import plain
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.helpers import _git_repo, _shown, _toasts, has_lane
+from tests.ui.helpers import git_repo, has_lane, notices
 
 ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -86,7 +87,7 @@ async def run_verify(pilot: Any, screen: LanesScreen, passed: bool) -> None:
         pilot, lambda: screen.reviews[0].verify is not None, "the verify result", timeout=HANG_GUARD_S
     )
     assert screen.reviews[0].verify.passed is passed
-    body = _shown(screen.query_one("#lane-body", Static))
+    body = plain(screen.query_one("#lane-body", Static))
     assert ("passed on" if passed else "FAILED (exit 1)") in body
 
 
@@ -101,7 +102,7 @@ async def open_merge(pilot: Any, app: Any, key: str = "s") -> MergeScreen:
 async def test_squash_merge_from_the_screen_after_verify_passes(replay: ReplayServer, tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    _git_repo(project)
+    git_repo(project)
     runtime = await runtime_factory(tmp_path, replay, "grep -q 'return 2' app.py")()
     app = make_app(runtime)
     drafted = "Make hello return 2\n\nThe caller needs the new value."
@@ -112,7 +113,7 @@ async def test_squash_merge_from_the_screen_after_verify_passes(replay: ReplaySe
         screen = await show_lanes(pilot, app)
         await run_verify(pilot, screen, passed=True)
         dialog = await open_merge(pilot, app)
-        plan_text = _shown(dialog.query_one("#plan-text", Static))
+        plan_text = plain(dialog.query_one("#plan-text", Static))
         assert "git merge-tree --write-tree" in plan_text and "git commit-tree <tree>" in plan_text
         assert "git -C" in plan_text and "merge --ff-only <new>" in plan_text  # main is checked out there
         assert "merges cleanly" in plan_text and "passed on" in plan_text
@@ -123,7 +124,7 @@ async def test_squash_merge_from_the_screen_after_verify_passes(replay: ReplaySe
         area.load_text(drafted + "\n\nEdited by hand.")
         await pilot.click("#go")
         await wait_until(pilot, lambda: isinstance(app.screen, LanesScreen), "back on the Lanes screen")
-        await wait_until(pilot, lambda: any(t.startswith("squash: 1 commit") for t in _toasts(app)), "merged")
+        await wait_until(pilot, lambda: any(t.startswith("squash: 1 commit") for t in notices(app)), "merged")
         await wait_until(pilot, lambda: "(landed)" in screen.reviews[0].summary, "the review started over")
         assert (project / "app.py").read_text() == "def hello():\n    return 2\n"
         assert git(project, "log", "-1", "--format=%B").strip() == drafted + "\n\nEdited by hand."
@@ -136,7 +137,7 @@ async def test_merge_refused_while_verify_fails_unless_overridden(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    _git_repo(project)
+    git_repo(project)
     runtime = await runtime_factory(tmp_path, replay, "grep -q 'return 3' app.py")()
     app = make_app(runtime)
     replay.add(ScriptedResponse.from_message("Return 2"))
@@ -149,13 +150,13 @@ async def test_merge_refused_while_verify_fails_unless_overridden(
         await wait_until(pilot, lambda: dialog.query_one("#message", TextArea).text == "Return 2", "draft")
         await pilot.click("#go")
         status = dialog.query_one("#status", Static)
-        await wait_until(pilot, lambda: "Merge refused: verify:" in _shown(status), "the refusal")
+        await wait_until(pilot, lambda: "Merge refused: verify:" in plain(status), "the refusal")
         assert app.screen is dialog and git(project, "rev-list", "--count", "main") == "1"
         dialog.query_one("#override", Checkbox).value = True
         go = dialog.query_one("#go", Button)  # a Button ignores clicks during its 0.2 s press effect
         await wait_until(pilot, lambda: not go.has_class("-active"), "the first click's effect to end")
         await pilot.click("#go")
-        await wait_until(pilot, lambda: any(t.startswith("squash: 1 commit") for t in _toasts(app)), "merged")
+        await wait_until(pilot, lambda: any(t.startswith("squash: 1 commit") for t in notices(app)), "merged")
         await wait_until(pilot, lambda: "(landed)" in screen.reviews[0].summary, "the review started over")
         assert git(project, "show", "main:app.py") == "def hello():\n    return 2"
         await app.shutdown_runtime()
@@ -166,7 +167,7 @@ async def test_merge_refused_when_the_lane_moved_since_the_review(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    _git_repo(project)
+    git_repo(project)
     runtime = await runtime_factory(tmp_path, replay, "true")()
     app = make_app(runtime)
     replay.add(ScriptedResponse.from_message("Return 2"))
@@ -179,8 +180,8 @@ async def test_merge_refused_when_the_lane_moved_since_the_review(
         await wait_until(pilot, lambda: dialog.query_one("#message", TextArea).text == "Return 2", "draft")
         moved = commit_in(view.workdir, "def hello():\n    return 22\n", "unreviewed change")
         await pilot.click("#go")
-        await wait_until(pilot, lambda: any("moved since" in t for t in _toasts(app)), "the refusal")
-        note = next(t for t in _toasts(app) if "moved since" in t)
+        await wait_until(pilot, lambda: any("moved since" in t for t in notices(app)), "the refusal")
+        note = next(t for t in notices(app) if "moved since" in t)
         assert reviewed[:12] in note and moved[:12] in note and "review starts over" in note
         assert git(project, "rev-list", "--count", "main") == "1"  # nothing merged
         await wait_until(pilot, lambda: screen.reviews[0].head == moved, "the review started over")
@@ -193,7 +194,7 @@ async def test_resolve_in_this_lane_queues_a_prompt_to_its_session(
 ) -> None:
     project = tmp_path / "project"
     project.mkdir()
-    _git_repo(project)
+    git_repo(project)
     runtime = await runtime_factory(tmp_path, replay, "true")()
     app = make_app(runtime)
     replay.add(ScriptedResponse.from_message("Return 2"))
@@ -204,11 +205,11 @@ async def test_resolve_in_this_lane_queues_a_prompt_to_its_session(
         theirs = commit_in(project, "def hello():\n    return 3\n", "main: return 3")
         await show_lanes(pilot, app)
         dialog = await open_merge(pilot, app)
-        assert "conflict in: app.py" in _shown(dialog.query_one("#plan-text", Static))
+        assert "conflict in: app.py" in plain(dialog.query_one("#plan-text", Static))
         assert dialog.query_one("#resolve", Button)
         await pilot.click("#resolve")
         await wait_until(
-            pilot, lambda: any("resolve the conflict in app.py" in t for t in _toasts(app)), "queued"
+            pilot, lambda: any("resolve the conflict in app.py" in t for t in notices(app)), "queued"
         )
         await wait_until(pilot, lambda: any(r.session == "api" for r in replay.requests), "the lane's turn")
         sent = [r for r in replay.requests if r.session == "api"]
@@ -225,7 +226,7 @@ async def test_discard_bundles_the_work_closes_the_session_and_removes_the_lane(
 
     project = tmp_path / "project"
     project.mkdir()
-    _git_repo(project)
+    git_repo(project)
     runtime = await runtime_factory(tmp_path, replay, "true")()
     app = make_app(runtime)
     async with app.run_test(size=SIZE) as pilot:
@@ -236,13 +237,13 @@ async def test_discard_bundles_the_work_closes_the_session_and_removes_the_lane(
         screen = await show_lanes(pilot, app)
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the discard confirmation")
-        assert "git bundle create" in _shown(app.screen.query("Static")[1])
+        assert "git bundle create" in plain(app.screen.query(Static)[1])
         await pilot.click("#yes")
         await wait_until(
-            pilot, lambda: any(t.startswith("Lane api discarded") for t in _toasts(app)), "discarded"
+            pilot, lambda: any(t.startswith("Lane api discarded") for t in notices(app)), "discarded"
         )
         await wait_until(pilot, lambda: screen.reviews == [], "the review started over")
-        note = next(t for t in _toasts(app) if t.startswith("Lane api discarded"))
+        note = next(t for t in notices(app) if t.startswith("Lane api discarded"))
         assert "git fetch" in note and not lane_path.exists() and view.id not in app.panels
         bundles = list(Path(note.split("Work saved in ")[1].split(";")[0]).parent.glob("*-api-*.bundle"))
         assert len(bundles) == 1

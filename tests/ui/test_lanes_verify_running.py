@@ -16,8 +16,8 @@ from paragents.lanes.bring_back import LaneState
 from paragents.lanes.review import LaneReview
 from paragents.store.records import VerifyRecord
 from paragents.ui.lanes.screen import LanesScreen
+from tests.ui.bars import plain
 from tests.ui.conftest import wait_until
-from tests.ui.helpers import _shown
 
 
 class HeldVerify:
@@ -64,14 +64,14 @@ async def test_a_running_verify_says_so_and_for_how_long(monkeypatch: pytest.Mon
         await pilot.press("v")
         await wait_until(pilot, actions.started.is_set, "the verify to start")
         # the screen says it before the command starts: no wait for output
-        assert "verify running: `uv run pytest -q` for 0s" in _shown(body)
+        assert "verify running: `uv run pytest -q` for 0s" in plain(body)
         assert log.border_title == "verify running in lane api · 0s"
         clock[0] += 42
         screen._tick()  # the once-a-second timer's work, run at a known time
-        assert "for 42s" in _shown(body)
+        assert "for 42s" in plain(body)
         assert log.border_title == "verify running in lane api · 42s"
         actions.finish.set()
         await wait_until(pilot, lambda: screen.reviews[0].verify is not None, "the verify result")
-        await wait_until(pilot, lambda: "verify running" not in _shown(body), "the running line to go")
-        assert "passed on" in _shown(body)
+        await wait_until(pilot, lambda: "verify running" not in plain(body), "the running line to go")
+        assert "passed on" in plain(body)
         assert log.border_title == "verify in lane api: exit 0"

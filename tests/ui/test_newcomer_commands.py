@@ -12,8 +12,9 @@ from paragents.llm.replay_script import ScriptedResponse
 from paragents.ui.app import make_app
 from paragents.ui.widgets.session_panel import SessionPanel
 from paragents.ui.widgets.transcript import TextEntry
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.helpers import first_panel, notices, type_line
+from tests.ui.helpers import first_panel, notices
 
 
 def title(panel: SessionPanel) -> str:

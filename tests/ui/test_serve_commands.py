@@ -15,8 +15,9 @@ from paragents.ui.app import make_app
 from paragents.ui.serve.hooks import running
 from paragents.ui.serve.pair import PairScreen
 from tests.patience import HANG_GUARD_S
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
-from tests.ui.helpers import first_panel, notices, type_line
+from tests.ui.helpers import first_panel, notices
 
 
 async def test_serve_answers_a_panels_approval_over_http_and_pair_shows_a_link(

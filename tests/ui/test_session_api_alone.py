@@ -7,9 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from paragents.ui.app import make_app
+from tests.typing_keys import type_line
 from tests.ui.conftest import SIZE, wait_until
 from tests.ui.fake_runtime import FakeRuntime, make_view
-from tests.ui.helpers import first_panel, notices, type_line
+from tests.ui.helpers import first_panel, notices
 
 
 async def test_fan_out_and_serve_say_they_need_the_store(tmp_path: Path) -> None:
