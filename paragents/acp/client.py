@@ -225,8 +225,12 @@ class AcpClient:
         """Let a file or terminal request through the policy: a deny refuses it; an ask is answered by
         the ``request_permission`` that announced it (``key`` or one of ``also`` approved), else asks
         the user. Returns True when the user was asked (the call is shown in the transcript; a denial
-        is marked there). Raises the refusal (RequestError) when it may not run."""
+        is marked there). Raises the refusal (RequestError) when it may not run, and before anything
+        else when the session's directory is gone (ToolCalls.gone)."""
         agent = self.agent
+        gone = agent.calls.gone()
+        if gone is not None:
+            raise refused(gone)
         decision = self._decide(tool, args)
         if decision is not None and decision.decision != "ask":
             audit = {"decision": decision.decision, "reason": decision.reason}

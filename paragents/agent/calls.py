@@ -21,6 +21,7 @@ from paragents import events as ev
 from paragents.agent.approval import ApprovalContext, ApprovalStore, approve, ask_server_start, read_filter
 from paragents.agent.session import SessionReader
 from paragents.agent.tree_state import fingerprint
+from paragents.lanes import gone_dir
 from paragents.models import CallPreview, ToolCall, parse_arguments
 from paragents.tools.base import ToolContext, ToolResult
 from paragents.tools.output import cap_middle
@@ -93,6 +94,23 @@ class ToolCalls:
     def remote(self) -> Execution | None:
         """Where the calls run now when not here (a lane's container or Pod), else None."""
         return self.execution() if self.execution is not None else None
+
+    def gone(self) -> str | None:
+        """The refusal of every tool call while this session's directory is gone (removed while the
+        session was open: a lane discarded elsewhere, ``rm -rf``), else None. One stat per call, made
+        before anything runs, so no tool makes the removed path again as a plain folder and no command
+        fails obscurely (bwrap cannot start in a missing directory). Not checked when the calls run
+        in a lane's container or Pod (its files are there)."""
+        if self.remote() is not None:
+            return None
+        gone = gone_dir(Path(self.session.workdir))
+        if gone is None:
+            return None
+        return (
+            f"error: nothing was run: {gone}; it was removed while the session {self.session.name!r} was"
+            " open, and no tool of this session can work any more: close this session (/close) and start"
+            " a new one"
+        )
 
     # -- around the calls ------------------------------------------------------------------------------
     def tool(self, name: str) -> Any:
@@ -175,6 +193,10 @@ class ToolCalls:
                 msg += ", " + ", ".join(self.mcp.tools)
             self.emit(ev.ToolCallFinished(sid, call, "error", msg))
             return msg, "error"
+        gone = self.gone()
+        if gone is not None:
+            self.emit(ev.ToolCallFinished(sid, call, "error", gone))
+            return gone, "error"
         try:
             args = parse_arguments(call.arguments)
         except ValueError as exc:
@@ -270,6 +292,9 @@ class ToolCalls:
         the session's), ``env`` what the agent adds to the lane's environment."""
         tool = self.tools.get(tool_name)
         assert tool is not None, tool_name
+        gone = self.gone()
+        if gone is not None:
+            return ToolResult(gone, is_error=True)
         sandbox, _status = self.sandbox_for(tool.family)
         ctx = ToolContext(
             workdir=workdir or self.session.workdir,

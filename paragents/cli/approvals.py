@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import paths
+from paragents.terminal_text import hidden_symbols, show_controls
 
 if TYPE_CHECKING:
     from paragents.store.approvals import ApprovalsRepo
@@ -129,7 +130,6 @@ async def _answered(args: argparse.Namespace, approvals: ApprovalsRepo, project:
 async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
     # deferred: start-up (`paragents --help` imports this module)
     from paragents.serve.shown import plural, printable, size_of, whole_call
-    from paragents.terminal_text import hidden_symbols, show_controls
 
     project = None if args.all else Path(args.dir or ".").expanduser().resolve()
     if args.answered:
@@ -164,9 +164,9 @@ async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
     for r in rows:
         where = "process gone: asked again when reopened" if r.waiter_gone() else f"pid {r.pid}"
         kind = r.kind if r.kind == "approval" else f"conflict ({'/'.join(r.choices)})"
-        what = Text(r.summary)
+        what = Text(show_controls(r.summary))  # ESC as "␛", as the summary of a tool shows it
         whole = whole_call(r.tool, str(r.call.get("arguments") or ""))
-        if "\n" in whole or whole not in r.summary:  # the one-line summary leaves some out: say so
+        if _cut(r.summary, whole):  # the one-line summary leaves some out: say so
             what.append(f"\n(cut: {size_of(whole)} in all; paragents inbox --show {r.id})", style="yellow")
         table.add_row(r.id, _age(r.created_at), Text(r.session_name), kind, what, where)
     console = Console(highlight=False)
@@ -179,6 +179,16 @@ async def _inbox(args: argparse.Namespace, approvals: ApprovalsRepo) -> int:
         )
     )
     return 0
+
+
+def _cut(summary: str, whole: str) -> bool:
+    """Whether the one-line ``summary`` of a call leaves out some of its ``whole`` call: more lines, or
+    characters past the cut. Control characters are drawn as symbols in both (they are shown, not cut),
+    and a run of spaces counts as the one space the line shows."""
+    if "\n" in whole:
+        return True
+    shown = " ".join(show_controls(summary).split())
+    return " ".join(show_controls(whole).split()) not in shown
 
 
 def _answer_for(args: argparse.Namespace, kind: str) -> str:

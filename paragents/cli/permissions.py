@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from paragents import jsonfile
+from paragents import jsonfile, trust
 from paragents.cli.parser import add_permissions_parser
 from paragents.config import ConfigError, load_config
 from paragents.permissions import Decision, Policy, PolicyError, parse_mode, tool_family
@@ -69,11 +70,12 @@ def as_json(
 
 def _sandboxed(cwd: Path, policy: Policy, family: str) -> bool:
     """Whether a session's command here would run in the sandbox with ``sandbox.auto_allow`` on (as
-    the agent computes it: the config's sandbox settings and whether bubblewrap works)."""
+    the agent computes it: the config's sandbox settings and whether bubblewrap works), with the
+    project's config read as it will be once trusted (:func:`_trust_of` says so)."""
     if family != "Bash":
         return False
 
-    settings = load_config(cwd).config.sandbox
+    settings = load_config(cwd, as_if_trusted=True).config.sandbox
     if not settings.auto_allow:
         return False
     sandbox = SandboxConfig(
@@ -112,6 +114,26 @@ def _decide_acp(policy: Policy, kind: str, arguments: dict[str, Any], cwd: Path,
 
     update = ToolCallUpdate(tool_call_id="check", kind=kind, raw_input=arguments, title=f"{kind} call")
     return decide_mapped(policy, map_call(update), cwd=cwd, mode=mode)
+
+
+def _trust_of(project: Path, settings_given: bool) -> tuple[list[str], str]:
+    """The project's files a session would refuse to start with (posture files not trusted as they
+    are, paragents.trust; with ``--settings`` its permission files are not read) and the line saying
+    what the answer assumed: a session here runs nothing until they are trusted, so ``check`` answers
+    as it will once they are (with their rules and config), and says so."""
+    waiting = [
+        item.rel
+        for item in trust.untrusted(project)
+        if not (settings_given and item.rel in trust.PERMISSION_FILES)
+    ]
+    if not waiting:
+        return [], "the project's files are trusted (or need no trust): answered as a session here decides"
+    where = "" if Path.cwd().resolve() == project.resolve() else f" --dir {shlex.quote(str(project))}"
+    return waiting, (
+        f"NOT trusted yet: {', '.join(waiting)} (new, or changed since you trusted them); a session here"
+        f" does not start until you trust them (`paragents trust{where}` after reviewing them): answered"
+        " as it will be once they are trusted, with their rules and settings"
+    )
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -155,12 +177,14 @@ def _check(args: argparse.Namespace) -> int:
     destructive = destructive_reason(
         f"acp_{acp_kind}" if acp_kind else tool, arguments, destructive_hint=args.destructive
     )
+    waiting, assumed = _trust_of(cwd, settings is not None)
     for note in policy.notes:
         _say(f"note: {note}", file=sys.stderr)
     if args.json:
+        shown = as_json(decision, mode=mode.value, notes=policy.notes, destructive=destructive)
         print(
             json.dumps(
-                as_json(decision, mode=mode.value, notes=policy.notes, destructive=destructive), indent=2
+                shown | {"trusted": not waiting, "untrusted_files": waiting, "trust": assumed}, indent=2
             )
         )
         return 0
@@ -169,6 +193,7 @@ def _check(args: argparse.Namespace) -> int:
     _say(f"rule:     {decision.rule or '-'}")
     _say(f"scope:    {decision.scope or '-'}{f' ({decision.source})' if decision.source else ''}")
     _say(f"mode:     {mode.value}")
+    _say(f"trust:    {assumed}")
     if destructive:
         _say(f"destructive: {destructive}")
     if len(decision.subcommands) > 1 or tool in ("Bash", "run_command"):

@@ -81,9 +81,11 @@ def _out(text: str) -> None:
 def _refuse_asks(event: Any) -> None:
     # deferred: start-up (`paragents --help` imports this module)
     from paragents import events as ev
+    from paragents.terminal_text import show_controls
 
     if isinstance(event, ev.PermissionRequested) and not event.reply.done():
-        print(f"refused (no one to ask headless): {event.summary}: {event.reason}", file=sys.stderr)
+        said = show_controls(f"{event.summary}: {event.reason}")  # ESC as "␛": nothing reaches the terminal
+        print(f"refused (no one to ask headless): {said}", file=sys.stderr)
         event.reply.set_result(ev.PermissionAnswer("reject_once", note="no terminal to ask", headless=True))
 
 

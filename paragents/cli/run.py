@@ -34,7 +34,7 @@ from paragents.models import Usage
 from paragents.sessions import SessionError
 from paragents.sessions.acp import agent_of
 from paragents.store import SessionHeld
-from paragents.terminal_text import StreamCleaner, strip_controls
+from paragents.terminal_text import StreamCleaner, show_controls, strip_controls
 from paragents.tools.output import strip_ansi
 
 
@@ -180,7 +180,9 @@ class HeadlessSink:
 
         out = self.console
         out.print()
-        out.print(f"[bold yellow]Allow {escape(event.summary)}?[/] [dim]{escape(event.reason)}[/]")
+        # a command's control characters drawn as symbols (ESC as "␛"): never sent to the terminal
+        summary, reason = show_controls(event.summary), show_controls(event.reason)
+        out.print(f"[bold yellow]Allow {escape(summary)}?[/] [dim]{escape(reason)}[/]")
         print_preview(out, event)
         rules = ", ".join(event.suggested_rules) or "(none)"
         agent = bool(event.agent_options)  # an external agent's ask: a note could not reach it
@@ -362,6 +364,10 @@ async def run_headless(args: Any) -> int:
             runtime.budgets.set_budget(view.id, "session", max_budget)
         runtime.submit(view.id, args.prompt)
         await runtime.wait_idle(view.id)
+        lost = await _lost(opened.store, view.id, view.name)
+        if lost is not None:
+            err.print(f"{prog}: {lost}", markup=False, style="bold red")
+            notes = [*notes, lost]
         result = view.last_result
         if result is not None:
             status = result.status.value
@@ -383,6 +389,20 @@ async def run_headless(args: Any) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
     return exit_code_for(status, kind)
+
+
+async def _lost(store: Any, sid: str, name: str) -> str | None:
+    """What to say when another process took session ``sid`` over while this run used it (``paragents
+    run --take-over``, the TUI's /takeover): the session by its name and id, who has it, and how to go
+    on; None while this process still holds it."""
+    if not await store.holders.renew([sid]):
+        return None
+    holder = await store.holders.get(sid)
+    who = holder.describe() if holder is not None else "another process (done with it since)"
+    return (
+        f"session {name!r} (id {sid}) was taken over by {who} while this run used it: this run stopped,"
+        f" what both wrote is kept; go on with `paragents run --session {name} PROMPT`"
+    )
 
 
 def _headless_agent(runtime: Any, sid: str) -> None:

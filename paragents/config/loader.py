@@ -108,13 +108,17 @@ def load_config(
     project_dir: Path,
     cli: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,
+    *,
+    as_if_trusted: bool = False,
 ) -> LoadedConfig:
     """Load the effective config for ``project_dir``.
 
     ``cli`` holds values given on the command line (e.g. ``{"base_url": ..., "model": ...}``; None values
     are ignored). Raises ConfigError with a readable message on any bad file or value, and
     :class:`UntrustedConfig` when the project's files add commands or weaken the sandbox or the
-    permissions and the user has not trusted them as they are (``paragents.trust``)."""
+    permissions and the user has not trusted them as they are (``paragents.trust``).
+    ``as_if_trusted``: read them as the config will be once trusted, for a dry answer that says so
+    (``paragents permissions check``); never to run anything."""
     env = os.environ if env is None else env
     merged: dict[str, Any] = {}
     sources: dict[str, str] = {}
@@ -123,7 +127,8 @@ def load_config(
         (path, read_config_file(path, None if path == paths.user_runtime_config_path() else project_dir))
         for path in files
     ]
-    require_trusted_files(project_dir, (CONFIG_FILENAME, *SETUP_FILES))
+    if not as_if_trusted:
+        require_trusted_files(project_dir, (CONFIG_FILENAME, *SETUP_FILES))
     for path, data in read:
         for key, value in data.items():
             merged[key] = value

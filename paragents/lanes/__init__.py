@@ -4,7 +4,7 @@ a cleanup that cannot lose work (docs/lanes.md). Core code: never imports textua
 from paragents.lanes.create import CreatedLane, create_lane, lane_env, unique_lane_name
 from paragents.lanes.errors import LaneError
 from paragents.lanes.git import MIN_VERSION, git, require_git
-from paragents.lanes.repo import lane_path, lanes_root, recovery_dir, resolve_base, toplevel
+from paragents.lanes.repo import gone_dir, lane_path, lanes_root, recovery_dir, resolve_base, toplevel
 
 __all__ = [
     "MIN_VERSION",
@@ -12,6 +12,7 @@ __all__ = [
     "LaneError",
     "create_lane",
     "git",
+    "gone_dir",
     "lane_env",
     "lane_path",
     "lanes_root",

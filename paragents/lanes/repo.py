@@ -29,6 +29,19 @@ def recovery_dir() -> Path:
     return lanes_root() / "recovery"
 
 
+def gone_dir(path: Path) -> str | None:
+    """None while ``path`` is a directory; else the words saying it is gone (a lane discarded by fan-out's
+    compare screen or ``lanes gc``, a folder the user removed) and where a discarded lane's work is
+    kept. One stat. The refusals of a session whose directory is gone (reopening it, and each tool call
+    of an open one) start from these words."""
+    if path.is_dir():
+        return None
+    kept = recovery_dir()
+    return (
+        f"its directory {path} no longer exists (a discarded lane's work is kept as a git bundle in {kept})"
+    )
+
+
 def lane_path(repo: Path, name: str) -> Path:
     return lanes_root() / project_hash(repo) / name
 

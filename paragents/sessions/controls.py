@@ -5,11 +5,13 @@ of a view goes through an event. Nothing here imports Textual."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Protocol
 
 from paragents import events as ev
 from paragents.agent import Agent
+from paragents.llm.errors import LLMError, safe_url
 from paragents.permissions import PermissionMode
 from paragents.sessions import acp as acp_sessions
 from paragents.sessions import acp_controls
@@ -20,6 +22,10 @@ from paragents.tools.registry import ToolRegistry
 from paragents.tools.sandbox import check, describe
 
 SANDBOX_MODES = ("off", "auto", "required")
+MODELS_CHECK_S = 5.0
+"""How long ``/model NAME`` waits for the server's ``/models`` before saying it could not check."""
+MODELS_SHOWN = 8
+"""Model ids named in the warning about a model the server does not list."""
 MODE_NAMES = tuple(m.value for m in PermissionMode)
 
 
@@ -55,6 +61,8 @@ class SessionControls:
 
     def __init__(self, core: SessionsCore) -> None:
         self.core = core
+        self.checked_models: set[str] = set()
+        """Models already checked against the server's ``/models`` (each is warned about once)."""
 
     async def rename_session(self, sid: str, name: str) -> None:
         """Rename a session. Raises SessionError on a bad or taken name."""
@@ -78,6 +86,33 @@ class SessionControls:
         await core.store.sessions.update(sid, model=model)
         core.emit(ev.ModelChanged(sid, model, core.context_window(model)))
         core.emit(ev.SessionStateChanged(sid, view.state, f"model {model}"))
+        if model not in self.checked_models:
+            self.checked_models.add(model)
+            warning = await self.unlisted(model)
+            if warning is not None:
+                core.emit(ev.Notice(sid, warning, "warning"))
+
+    async def unlisted(self, model: str) -> str | None:
+        """The warning for a model the server's ``GET /models`` does not list (set anyway: a server
+        may serve more than it lists), or that the list could not be read; None when it is listed
+        or the server lists nothing. Waits at most :data:`MODELS_CHECK_S`; never raises."""
+        client = self.core.client
+        where = safe_url(client.base_url)
+        try:
+            listed = await asyncio.wait_for(client.list_models(), MODELS_CHECK_S)
+        except (LLMError, TimeoutError) as exc:
+            why = str(exc) or f"no answer in {MODELS_CHECK_S:g} s"
+            return (
+                f"model {model!r} is set, but {where}/models could not be read to check that the server"
+                f" has it ({why}); the next request will say"
+            )
+        if not listed or model in listed:
+            return None
+        shown = ", ".join(listed[:MODELS_SHOWN]) + (", ..." if len(listed) > MODELS_SHOWN else "")
+        return (
+            f"model {model!r} is set, but {where}/models does not list it (it lists {shown}): the next"
+            " request may fail; /setup shows the server's models, `/model NAME` picks one"
+        )
 
     async def set_mode(self, sid: str, mode: str) -> None:
         """Set the session's permission mode. Raises SessionError for an unknown mode."""

@@ -9,7 +9,7 @@ from typing import Protocol
 
 from paragents import events as ev
 from paragents.agent.compaction import load_compaction
-from paragents.lanes import recovery_dir
+from paragents.lanes import gone_dir
 from paragents.models import Message, SessionState
 from paragents.sessions import acp as acp_sessions
 from paragents.sessions import lanes
@@ -74,12 +74,10 @@ def refuse_gone_workdir(rec: SessionRecord) -> None:
     """Refuse to open a closed session whose directory is gone (a lane discarded by fan-out's compare
     screen or ``lanes gc``, a folder the user removed): its tools would run nowhere and a write would
     make the removed path again as a plain folder no lane knows. Raises SessionError."""
-    if rec.workdir.is_dir():
+    gone = gone_dir(rec.workdir)
+    if gone is None:
         return
-    raise SessionError(
-        f"session {rec.name!r} was not opened: its directory {rec.workdir} no longer exists (a discarded"
-        f" lane's work is kept as a git bundle in {recovery_dir()}); start a new session instead"
-    )
+    raise SessionError(f"session {rec.name!r} was not opened: {gone}; start a new session instead")
 
 
 class SessionLifecycle:
@@ -287,10 +285,14 @@ class SessionLifecycle:
 
     async def take_over(self, sid: str) -> SessionView:
         """Take the session over from the process holding it (the user confirmed): this process
-        becomes its writer and reloads its history (what the other process wrote is kept)."""
+        becomes its writer and reloads its history (what the other process wrote is kept). A session
+        this process already holds is left as it is, with a note saying so."""
         core = self.core
         view = core.view(sid)
-        if not view.read_only:
+        if not view.read_only:  # said, not silent: the user may think the command was lost
+            core.emit(
+                ev.Notice(sid, f"session {view.name!r} is already held by this window: nothing to take over")
+            )
             return view
         await core.loaded_event.wait()
         before = len(core.notes)
@@ -359,6 +361,8 @@ class SessionLifecycle:
         copy.history = await core.store.messages.load_history(new.id)
         copy.compaction = await load_compaction(core.store, new.id, copy.history)
         await copy.mark_current()
+        # its context is the copied one: kept, so a reopened fork's header does not say `ctx 0%`
+        await core.store.sessions.update(new.id, last_prompt_tokens=view.context_tokens)
         shown = tuple({**m, "outcome": outcome_of(m)} if outcome_of(m) else dict(m) for m in copy.history)
         core.emit(ev.ConversationLoaded(new.id, shown, view.context_tokens))
         await core.notebook.refresh(new.id)

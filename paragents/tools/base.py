@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from paragents.models import CallPreview
+from paragents.terminal_text import show_controls
 from paragents.tools.output import shorten
 from paragents.tools.result import ToolResult as ToolResult  # re-exported: part of the tool contract
 
@@ -229,5 +230,8 @@ class Tool(abc.ABC):
         return None
 
     def _line(self, text: str) -> str:
-        """Return ``f"{name} {text}"`` flattened to one line of at most 80 characters."""
-        return shorten(f"{self.name} {text}", 80)
+        """Return ``f"{name} {text}"`` flattened to one line of at most 80 characters, its control
+        characters drawn as symbols (ESC ``␛``, BEL ``␇``: ``show_controls``), never dropped: this is
+        the call's one-line form everywhere (the ask's headline, the transcript row, the inbox rows),
+        and it must not show something else than what runs."""
+        return shorten(show_controls(f"{self.name} {text}"), 80)

@@ -57,8 +57,11 @@ DEMO_TYPED_PROMPT = (
     "/overview or /help; run `paragents` (setup connects a model) to chat for real."
 )
 """What ``paragents demo`` says when a prompt is typed (the scripted server has no reply for it)."""
-QUIT_CONFIRM_S = 5.0
-"""Seconds in which a second quit confirms quitting with prompts still queued."""
+QUIT_NOTICE_S = 5.0
+"""Seconds the warning of a quit with prompts still queued is shown."""
+QUIT_GRACE_S = 2.0
+"""How much longer than its notice a second quit still confirms: a toast leaves a moment after its
+time (later on a busy machine), and a press while it still shows must quit, never warn again."""
 
 
 class UserActions(App[None]):
@@ -301,7 +304,8 @@ class UserActions(App[None]):
 
         Prompts still queued (not started) do not run: they are kept and come back into their queues
         next time, held (not sent), as does unsent text (saved here). While any exist, the first quit
-        only warns and names them; a second quit within :data:`QUIT_CONFIRM_S` seconds quits.
+        only warns and names them; a second quit while that notice shows (:data:`QUIT_NOTICE_S`, and
+        :data:`QUIT_GRACE_S` after it) quits.
         ``force`` (SIGTERM, SIGHUP: the terminal is going away) quits at once."""
         if self._quitting:
             return
@@ -310,11 +314,12 @@ class UserActions(App[None]):
         ]  # held prompts (from last time) are not about to be sent: they stay held
         now = self.clock()
         if waiting and not force and now > self._quit_confirm_until:
-            self._quit_confirm_until = now + QUIT_CONFIRM_S
+            window = QUIT_NOTICE_S + QUIT_GRACE_S  # outlives its notice
+            self._quit_confirm_until = now + window
             self.runtime.prompts.hold_new_turns(
                 True
             )  # what the warning says stays queued is not sent meanwhile
-            self.set_timer(QUIT_CONFIRM_S, self._quit_not_confirmed)
+            self.set_timer(window, self._quit_not_confirmed)
             count = sum(n for _, n in waiting)
             names = ", ".join(clean(name) for name, _ in waiting)
             self.notify(
@@ -322,7 +327,7 @@ class UserActions(App[None]):
                 f"{'they' if count != 1 else 'it'} will be back in the queue next time, held (not sent). "
                 "Press ctrl+q (or /quit) again to quit.",
                 severity="warning",
-                timeout=QUIT_CONFIRM_S,
+                timeout=QUIT_NOTICE_S,
                 markup=False,
             )
             return

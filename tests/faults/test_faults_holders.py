@@ -111,6 +111,44 @@ def test_take_over_flag_runs_on_a_live_holders_session(tmp_path: Path) -> None:
     record("--take-over of a live holder's session", recovered=True)
 
 
+def test_a_run_that_lost_its_session_to_a_take_over_names_it(tmp_path: Path) -> None:
+    """Fresh-user finding: the run whose session another run took over (``--take-over``) said only that
+    "another process wrote to this session"; it names the session (and its id), who took it and how
+    to go on, on stderr and in ``--json`` notes."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    with ThreadedReplayServer(models=["m"]) as server:
+        url = server.base_url
+        server.add(ScriptedResponse.from_message("created"), session=SESSION)
+        assert run(url, project, "create").wait(WAIT) == 0
+        sid = session_id(project)
+        hit, release = threading.Event(), threading.Event()
+
+        async def gate(i: int) -> None:
+            if i == 1:
+                hit.set()
+                await asyncio.to_thread(release.wait, WAIT)  # until the take-over is done
+
+        held = ScriptedResponse.from_message("a reply that goes on after the take-over", chunk_size=4)
+        held.before_read = gate
+        server.add(held, session=SESSION)
+        holder = run(url, project, "long prompt")
+        try:
+            assert hit.wait(WAIT), "the first run never reached the stream"
+            server.add(ScriptedResponse.from_message("mine now"), session=SESSION)
+            taker = run(url, project, "take it", "--take-over")
+            out, err = taker.communicate(timeout=WAIT)
+            assert taker.returncode == 0, err
+        finally:
+            release.set()
+        out, err = holder.communicate(timeout=WAIT)
+    assert holder.returncode != 0
+    said = f"session {SESSION!r} (id {sid}) was taken over by another process"
+    assert said in err and f"paragents run --session {SESSION}" in err
+    assert any(said in note for note in json.loads(out)["notes"])
+    assert "Traceback" not in err
+
+
 def session_id(project: Path) -> str:
     from paragents.store import Store
 

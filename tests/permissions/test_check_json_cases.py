@@ -489,4 +489,7 @@ def test_check_json_is_pinned_whole(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert got.pop("notes") == []
     assert got.pop("mode") == (case.mode or "default")
     assert got.pop("destructive") is (case.expected["destructive_reason"] is not None)
+    # its allow rules are not trusted yet: answered as they will be once trusted, and said so
+    assert (got.pop("trusted"), got.pop("untrusted_files")) == (False, ["permissions.json"])
+    assert got.pop("trust").startswith("NOT trusted yet: permissions.json")
     assert got == case.expected

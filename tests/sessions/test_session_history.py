@@ -222,3 +222,21 @@ async def test_a_fork_keeps_the_outcome_of_each_tool_result(env: Env) -> None:
     stored = {m["tool_call_id"]: m["outcome"] for m in views["b"].messages if m["role"] == "tool"}
     assert stored == {"c_ok": "ok", "c_deny": "denied"}
     await again.shutdown()
+
+
+async def test_a_reopened_fork_keeps_the_context_it_copied(env: Env) -> None:
+    """Fresh-user finding: a fork's header said `ctx 0%` after a restart though it carries the copied
+    history (its prompt size was shown only until then, never stored)."""
+    rt = await env.runtime()
+    s = await rt.lifecycle.new_session("a")
+    env.server.add(reply("the answer"), session="a")
+    rt.submit(s.id, "hello")
+    await rt.wait_idle(s.id)
+    assert s.context_tokens > 0
+    fork = await rt.lifecycle.fork(s.id, "b")
+    assert fork.context_tokens == s.context_tokens
+    await rt.shutdown()
+    again = await env.runtime()
+    views = {v.name: v for v in await again.opening.restore()}
+    assert views["b"].context_tokens == s.context_tokens
+    await again.shutdown()

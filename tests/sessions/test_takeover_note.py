@@ -51,3 +51,19 @@ async def test_takeover_shows_its_own_note_not_one_left_from_the_start(env: Env)
         "(at your request)"
     )
     await tui.shutdown()
+
+
+async def test_taking_over_a_session_this_process_holds_says_so(env: Env) -> None:
+    """Fresh-user finding: `/takeover` of a session this window already held printed nothing."""
+    rt = await env.runtime()
+    try:
+        view = await rt.lifecycle.new_session("mine")
+        before = len(env.sink.of(ev.Notice, view.id))
+        await rt.lifecycle.take_over(view.id)
+        assert view.read_only is None
+        assert len(env.sink.of(ev.Notice, view.id)) == before + 1
+        assert (
+            last_notice(env, view.id) == "session 'mine' is already held by this window: nothing to take over"
+        )
+    finally:
+        await rt.shutdown()

@@ -164,3 +164,10 @@ def test_cap_middle_keeps_head_and_tail_and_counts_omitted() -> None:
 def test_cap_parts_counts_already_dropped_chars() -> None:
     out = cap_parts("head\n", "tail\n", 100, 50)
     assert out == "head\n[... 50 chars omitted ...]\ntail\n"
+
+
+def test_a_summary_draws_control_characters_as_symbols_never_drops_them() -> None:
+    """Fresh-user finding: the one-line form of a call shows what runs (ESC "␛", BEL "␇", a bidi
+    override by its code point), as the whole call does."""
+    line = tool("run_command").summarize({"command": "printf '\x1b[2J\x07' && echo \u202egnp.exe"})
+    assert line == "run_command printf '\u241b[2J\u2407' && echo <U+202E>gnp.exe"

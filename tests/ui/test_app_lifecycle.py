@@ -8,11 +8,14 @@ import os
 import signal
 from typing import Any
 
+import pytest
 from textual.widgets import DataTable
+from textual.widgets._toast import Toast
 
 from paragents.llm.replay import ReplayServer
 from paragents.llm.replay_script import ScriptedResponse
 from paragents.models import SessionState
+from paragents.ui import app_actions
 from paragents.ui.app import make_app
 from paragents.ui.core.signals import quit_on_signals
 from paragents.ui.screens.info import TableScreen
@@ -146,6 +149,35 @@ async def test_quit_with_queued_prompts_warns_once_and_quits_on_the_second_press
     gate.set()
     assert app.return_code == 0
     assert app._runtime_closed
+
+
+async def test_a_second_quit_as_the_warning_leaves_still_quits(
+    make_runtime: Any, replay: ReplayServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Fresh-user finding: the confirmation ended with the warning's time, but the toast leaves a moment
+    later, so a ctrl+q while it still showed warned again. It lasts longer than its notice: a press
+    right when the toast has gone still quits (a short notice keeps the test quick)."""
+    monkeypatch.setattr(app_actions, "QUIT_NOTICE_S", 0.3)
+    gate = asyncio.Event()
+    replay.add(gated("a long answer that is still streaming", gate), session="s1")
+    app = make_app(await make_runtime())
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        (panel,) = await started(pilot, app)
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: "a lo" in panel.transcript.streamed_text, "the stream")
+        await pilot.press(*"queued one", "enter")
+        await wait_until(pilot, lambda: len(app.runtime.sessions[panel.session_id].queue) == 1, "the queue")
+        await pilot.press("ctrl+q")
+
+        def warning_shown() -> bool:
+            return any("not sent yet" in str(toast.render()) for toast in app.screen.query(Toast))
+
+        await wait_until(pilot, warning_shown, "the warning")
+        await wait_until(pilot, lambda: not warning_shown(), "the warning to leave")
+        assert app.is_running and not app._runtime_closed
+        await pilot.press("ctrl+q")
+    gate.set()
+    assert app.return_code == 0 and app._runtime_closed
 
 
 async def test_sigterm_mid_stream_quits_like_ctrl_q_and_keeps_the_partial_reply(

@@ -152,7 +152,9 @@ class WholeCallScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         whole = whole_call(self.request.call.name, self.request.call.arguments)
-        head = Text(f"{clean(self.request.summary)}  ({size_of(whole)}; Esc closes)\n", style="bold")
+        head = Text(
+            f"{clean(show_controls(self.request.summary))}  ({size_of(whole)}; Esc closes)\n", style="bold"
+        )
         with VerticalScroll():
             yield Static(head + Text(clean(show_controls(whole))), id="whole-call")  # ESC as "␛"
         yield Footer()
@@ -230,7 +232,7 @@ class InboxScreen(Screen[str | None]):
             text.append(
                 f"{clean(item.kind):<{kind_width}} ", style="red" if "conflict" in item.kind else "yellow"
             )
-            text.append(shorten(clean(item.summary), 100), style="reverse" if mine else "")
+            text.append(shorten(show_controls(item.summary), 100), style="reverse" if mine else "")
             call = getattr(item.event, "call", None)
             if item.kind == "approval" and call is not None and call_destructive(call.name, call.arguments):
                 text.append("  destructive", style="bold red")

@@ -173,18 +173,20 @@ class ApprovalBar(AnswerBar):
         req = self.request
         text = Text(overflow="fold")
         text.append(f"{glyphs().warn} Permission needed: ", style="bold")
-        summary = shorten(req.summary, 400)
+        summary = shorten(show_controls(req.summary), 400)  # ESC as "␛", never dropped
         if not summary.startswith(req.call.name):
             text.append(clean(req.call.name), style="bold")
             text.append("  ")
         text.append(summary)
         if req.reason:
             text.append("\n  why: ", style="dim")
-            text.append(shorten(req.reason, 800), style="dim")  # whole: it may say what "always" keeps
+            text.append(
+                shorten(show_controls(req.reason), 800), style="dim"
+            )  # whole: it may say what "always" keeps
         danger = call_destructive(req.call.name, req.call.arguments)
         if danger:  # the one classifier (permissions/destructive.py), as the phone page's second tap
             text.append("\n  destructive: ", style="bold red")
-            text.append(shorten(clean(danger), 200), style="red")
+            text.append(shorten(show_controls(danger), 200), style="red")
         if req.sandboxed is not None:
             text.append(
                 "\n  runs in the sandbox (workdir writable, no network)"

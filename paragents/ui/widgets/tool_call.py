@@ -13,6 +13,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from paragents.models import parse_arguments
+from paragents.terminal_text import show_controls
 from paragents.ui.core.glyphs import glyphs
 from paragents.ui.core.text import clean, plain, safe_text, shorten
 
@@ -54,8 +55,8 @@ def summarize_arguments(raw: str, limit: int = 80) -> str:
     try:
         args = parse_arguments(raw)
     except ValueError:
-        return shorten(raw, limit)
-    parts = [f"{k}={shorten(str(v), 40)}" for k, v in args.items()]
+        return shorten(show_controls(raw), limit)
+    parts = [f"{k}={shorten(show_controls(str(v)), 40)}" for k, v in args.items()]  # ESC as "␛"
     return shorten(" ".join(parts), limit)
 
 
