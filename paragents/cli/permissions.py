@@ -91,10 +91,11 @@ def _sandboxed(cwd: Path, policy: Policy, family: str) -> bool:
 
 def _masked(cwd: Path, policy: Policy, family: str) -> Callable[[], list[str]] | None:
     """What a session's command here would not see because Read deny rules name it (when it would
-    run in the bubblewrap sandbox; as the agent computes it), or None."""
+    run in the bubblewrap sandbox; as the agent computes it), or None; the project's config is read
+    as it will be once trusted, like :func:`_sandboxed`."""
     if family != "Bash":
         return None
-    settings = load_config(cwd).config.sandbox
+    settings = load_config(cwd, as_if_trusted=True).config.sandbox
     sandbox = SandboxConfig(
         mode=settings.mode, writable=settings.writable, hidden_rules=policy.read_deny_patterns(cwd),
         bwrap=settings.bwrap,
