@@ -305,12 +305,10 @@ class Policy:
         )
 
     # ---- remembering -------------------------------------------------------------------------
-    def remember_always(self, rules: list[str], kind: RuleKind = "allow") -> Path:
-        """Append ``rules`` (validated) to the project-local file's ``kind`` list and reload this Policy.
-
-        Creates ``<project>/.paragents/`` with a ``.gitignore`` holding ``permissions.local.json``.
-        Returns the file's path. Raises PolicyError for a malformed rule or an unreadable local file,
-        OSError when the file cannot be written."""
+    def check_always(self, rules: Sequence[str], kind: RuleKind = "allow") -> None:
+        """Raise PolicyError when :meth:`remember_always` would refuse ``rules`` now: a malformed rule,
+        or permission files changed outside paragents (not trusted). Writes nothing: the TUI's rule
+        editor asks before it answers, so a rule that cannot be saved keeps the ask open."""
         parse_rules(list(rules), kind, "local", None, "remembered rule")
         path = self.project_dir / LOCAL_FILE
         try:  # never append the user's answer to rules someone else put there, nor reload them
@@ -318,6 +316,15 @@ class Policy:
         except trust.UntrustedError as exc:
             changed = ", ".join(item.rel for item in exc.items)
             raise PolicyError(f"{changed} changed outside paragents; {path} not saved: {exc}") from None
+
+    def remember_always(self, rules: list[str], kind: RuleKind = "allow") -> Path:
+        """Append ``rules`` (validated) to the project-local file's ``kind`` list and reload this Policy.
+
+        Creates ``<project>/.paragents/`` with a ``.gitignore`` holding ``permissions.local.json``.
+        Returns the file's path. Raises PolicyError for a malformed rule or an unreadable local file,
+        OSError when the file cannot be written."""
+        self.check_always(rules, kind)
+        path = self.project_dir / LOCAL_FILE
         loaded = load_file(path, "local", self.project_dir)
         data: dict[str, Any] = json.loads(treefiles.read_text(path, root=self.project_dir)) if loaded else {}
         block = data.setdefault("permissions", {})

@@ -68,6 +68,7 @@ class Approvals(Protocol):
     async def http_answerer(self, server: tuple[str, int], client: tuple[str, int], by: str) -> Answerer: ...
     async def add_session_rules(self, sid: str, rules: list[str]) -> list[str]: ...
     def rules_report(self) -> RulesReport: ...
+    def check_always_rules(self, rules: Sequence[str]) -> None: ...
     def decide(self, sid: str, tool: str, arguments: dict[str, Any]) -> Decision: ...
 
 
@@ -126,6 +127,15 @@ class ApprovalCommands:
         core.emit(ev.SessionRulesChanged(sid, tuple(now)))
         await core.store.sessions.update(sid, session_rules=now)
         return now
+
+    def check_always_rules(self, rules: Sequence[str]) -> None:
+        """Raise SessionError saying why ``rules`` could not be stored as "always allow" now (a
+        malformed rule, permission files not trusted); nothing is written. The TUI's rule editor asks
+        this before it answers, so the ask stays open instead of running the call once."""
+        try:
+            self.core.policy.check_always(rules)
+        except PolicyError as exc:
+            raise SessionError(str(exc)) from None
 
     def rules_report(self) -> RulesReport:
         """The effective rules and the default mode (``/permissions``)."""

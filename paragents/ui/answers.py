@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from paragents.sessions.view import SessionError
 from paragents.ui.core.commands import SlashCommand
 from paragents.ui.core.messages import (
     AgentNewChoice,
@@ -23,6 +24,7 @@ from paragents.ui.core.text import clean
 from paragents.ui.inbox.screen import InboxScreen
 from paragents.ui.lanes import hooks as lane_hooks
 from paragents.ui.lanes.prediction import SidesScreen
+from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.conflict_bar import resolve
 from paragents.ui.widgets.prediction_bar import prediction_summary
 
@@ -45,6 +47,8 @@ async def handle(app: AppAPI, choice: AnswerChoice) -> None:
 async def _act(app: AppAPI, choice: AnswerChoice) -> None:
     match choice:
         case ApprovalChoice(ask=ask, answer=answer):
+            if answer.kind == "allow_always" and not ask.reply.done() and not _rules_saveable(app, choice):
+                return
             if not ask.reply.done():
                 ask.reply.set_result(answer)
             panel = app.panels.get(ask.session_id)
@@ -81,3 +85,22 @@ async def _act(app: AppAPI, choice: AnswerChoice) -> None:
                 app.runtime.lanes.dismiss_lane_conflict(p.key)
         case AgentNewChoice(session_id=sid):
             app.start_command(sid, SlashCommand("agent", "new"))
+
+
+def _rules_saveable(app: AppAPI, choice: ApprovalChoice) -> bool:
+    """True when the rules of an "always allow" answer can be stored now; otherwise the bar that
+    answered opens its rule editor again with the reason, the ask stays open (nothing runs)."""
+    try:
+        app.runtime.approvals.check_always_rules(choice.answer.rules or choice.ask.suggested_rules)
+    except SessionError as exc:
+        bars = [*app.screen.query(ApprovalBar)]
+        panel = app.panels.get(choice.ask.session_id)
+        if panel is not None and panel.approval_bar is not None:
+            bars.append(panel.approval_bar)
+        for bar in bars:
+            if bar.request is choice.ask:
+                bar.rules_refused(str(exc))
+                return False
+        app.notify(clean(str(exc)), severity="error", timeout=8)
+        return False
+    return True

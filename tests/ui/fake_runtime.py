@@ -10,15 +10,17 @@ network, no database, fixed ids (s1, s2, ...), so screenshots are stable."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from paragents.config import LoadedConfig, RuntimeConfig, load_config
 from paragents.events import Event, EventSink, Notice
 from paragents.limits import Budget, Spend
+from paragents.permissions.settings import PolicyError, parse_rules
 from paragents.sessions import SessionsAPI, SessionView
 from paragents.sessions.mcp import McpReport
+from paragents.sessions.view import SessionError
 
 if TYPE_CHECKING:
     from paragents.store.records import ApprovalRecord
@@ -222,6 +224,13 @@ class _Approvals(NotFaked):
         self, *, all_projects: bool = False, project_dir: Path | None = None
     ) -> list[ApprovalRecord]:
         return []
+
+    def check_always_rules(self, rules: Sequence[str]) -> None:
+        """The real rule syntax check; no permission files to trust here."""
+        try:
+            parse_rules(list(rules), "allow", "local", None, "remembered rule")
+        except PolicyError as exc:
+            raise SessionError(str(exc)) from None
 
 
 class _Mcp(NotFaked):

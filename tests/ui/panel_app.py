@@ -4,6 +4,7 @@ the runtime."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar, cast
 
 from textual.app import App, ComposeResult
@@ -15,6 +16,7 @@ from paragents.ui.app_api import AppAPI
 from paragents.ui.core.messages import Answer
 from paragents.ui.widgets.answer_bar import FOCUS_KEY
 from paragents.ui.widgets.session_panel import SessionPanel
+from tests.ui.fake_runtime import _Approvals as FakeApprovals
 
 
 def view(sid: str = "s1", messages: list[dict[str, Any]] | None = None) -> SessionView:
@@ -27,6 +29,7 @@ class PanelApp(App[None]):
     def __init__(self, messages: list[dict[str, Any]] | None = None) -> None:
         super().__init__()
         self.messages = messages
+        self.runtime = SimpleNamespace(approvals=FakeApprovals())  # the rule check of "always allow"
 
     def compose(self) -> ComposeResult:
         panel = SessionPanel(view(messages=self.messages), 1)

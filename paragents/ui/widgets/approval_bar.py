@@ -136,6 +136,8 @@ _PLAIN: dict[str, ApprovalAnswer] = {
     "reject_once": "reject_once",
 }
 """The buttons that answer at once (no note, no rules)."""
+RULES_HINT = "Enter saves the rule(s) and allows the call · Esc goes back to the choices"
+"""Shown above the rules Input while it is open."""
 
 
 class ApprovalBar(AnswerBar):
@@ -148,8 +150,12 @@ class ApprovalBar(AnswerBar):
     ApprovalBar > Collapsible { height: auto; padding: 0; margin: 0; border: none; background: transparent; }
     ApprovalBar > Collapsible Contents { padding: 0 0 0 2; }
     ApprovalBar .preview { height: auto; max-height: 10; }
-    ApprovalBar > Input { display: none; }
+    ApprovalBar > Input, ApprovalBar > .rules-part { display: none; }
     ApprovalBar.-rules > #rules, ApprovalBar.-note > #note { display: block; }
+    ApprovalBar.-rules > .rules-part { display: block; }
+    ApprovalBar > #rules-hint { height: auto; color: $text; text-style: bold; }
+    ApprovalBar > #rules-error { height: auto; color: $error; text-style: bold; }
+    ApprovalBar.-rules > #rules-error.-clear { display: none; }
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -207,6 +213,8 @@ class ApprovalBar(AnswerBar):
                 title=preview_title(req.preview),  # type: ignore[arg-type]
                 collapsed=False,
             )
+        yield Static(RULES_HINT.replace("·", glyphs().sep), id="rules-hint", classes="rules-part")
+        yield Static("", id="rules-error", classes="rules-part -clear")
         yield OrderedInput(
             "; ".join(req.suggested_rules),
             placeholder="rules to store, separated by ';'  (Enter saves, Esc goes back)",
@@ -241,10 +249,33 @@ class ApprovalBar(AnswerBar):
         self.answered()
 
     def action_always(self) -> None:
-        """Show the editable rules Input for "always allow"."""
+        """Show the editable rules Input for "always allow" with its hint, focus it and scroll it into
+        view (in a small panel it was below the fold: what the user typed as a prompt went there)."""
         self.set_class(False, "-note")
         self.set_class(True, "-rules")
-        focus_now(self.query_one("#rules", Input))
+        self.show_rules_error("")
+        rules = self.query_one("#rules", Input)
+        focus_now(rules)
+        self.call_after_refresh(self._show_editor)
+
+    def _show_editor(self) -> None:
+        if self.has_class("-rules") and self.is_attached:
+            self.query_one("#rules", Input).scroll_visible(animate=False)
+
+    def show_rules_error(self, error: str) -> None:
+        """Show ``error`` (plain text) above the rules Input; "" hides the line."""
+        line = self.query_one("#rules-error", Static)
+        line.update(Text(f"{glyphs().warn} {clean(error)}" if error else ""))
+        line.set_class(not error, "-clear")
+
+    def rules_refused(self, error: str) -> None:
+        """The rules typed for "always allow" cannot be saved (``error`` says why): the ask stays open
+        and the editor opens again, focused, with what was typed and the error; the user can fix the
+        rule, or press Esc and answer otherwise. Nothing was allowed."""
+        self._handed_to = None
+        self.arm()
+        self.action_always()
+        self.show_rules_error(error)
 
     def action_note(self) -> None:
         """Show the note Input for "deny with note"."""
@@ -271,7 +302,7 @@ class ApprovalBar(AnswerBar):
         if event.input.id == "rules":
             rules = parse_rules(event.value)
             if not rules:
-                self.notify("Type at least one rule, or press Esc and choose another answer.")
+                self.show_rules_error("Type at least one rule, or press Esc and choose another answer.")
                 return
             answer = PermissionAnswer("allow_always", rules=tuple(rules))
             self.post_message(Answer(ApprovalChoice(self.request, answer)))

@@ -53,7 +53,7 @@ from paragents.models import SessionState, ToolCall, Usage
 from paragents.sessions import SessionView
 from paragents.sessions.acp import MODEL_PREFIX
 from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
-from paragents.ui.widgets.answer_bar import AnswerBar
+from paragents.ui.widgets.answer_bar import AnswerBar, focus_now
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
 from paragents.ui.widgets.conflict_bar import ConflictBar
@@ -299,8 +299,8 @@ class SessionPanel(Vertical):
             bars[0].arm()
         elif inside + 1 < len(bars):
             bars[inside + 1].arm()
-        else:
-            self.prompt_box.input.focus()
+        else:  # now: what is typed right after ctrl+g goes to the prompt, not into the bar's editor
+            focus_now(self.prompt_box.input)
         return True
 
     @property
