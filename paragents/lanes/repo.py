@@ -32,10 +32,12 @@ def recovery_dir() -> Path:
 def gone_dir(path: Path) -> str | None:
     """None while ``path`` is a directory; else the words saying it is gone (a lane discarded by fan-out's
     compare screen or ``lanes gc``, a folder the user removed) and where a discarded lane's work is
-    kept. One stat. The refusals of a session whose directory is gone (reopening it, and each tool call
-    of an open one) start from these words."""
+    kept (said only for a lane's directory). One stat. The refusals of a session whose directory is gone
+    (reopening it, and each tool call of an open one) start from these words."""
     if path.is_dir():
         return None
+    if not path.is_relative_to(lanes_root()):
+        return f"its directory {path} no longer exists"
     kept = recovery_dir()
     return (
         f"its directory {path} no longer exists (a discarded lane's work is kept as a git bundle in {kept})"

@@ -167,6 +167,7 @@ async def model(app: AppAPI, sid: str, command: SlashCommand) -> None:
         return
     await app.runtime.controls.set_model(sid, command.arg or "")
     app.sync_panel(sid)
+    app.runtime.notice(sid, f"Model set to {app.runtime.sessions[sid].model} (from the next request).")
 
 
 async def mode(app: AppAPI, sid: str, command: SlashCommand) -> None:
@@ -175,6 +176,7 @@ async def mode(app: AppAPI, sid: str, command: SlashCommand) -> None:
         return
     await app.runtime.controls.set_mode(sid, command.arg or "")
     app.sync_panel(sid)
+    app.runtime.notice(sid, f"Permission mode set to {app.runtime.sessions[sid].mode}.")
 
 
 async def sandbox(app: AppAPI, sid: str, command: SlashCommand) -> None:

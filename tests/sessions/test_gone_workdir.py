@@ -61,3 +61,13 @@ async def test_a_session_whose_directory_exists_reopens(env: Env) -> None:
         assert again.id == view.id and view.id in rt.sessions
     finally:
         await rt.shutdown()
+
+
+def test_only_a_lanes_gone_directory_points_to_the_lane_bundles(tmp_path: Path) -> None:
+    from paragents.lanes.repo import gone_dir, lanes_root
+
+    folder = tmp_path / "removed"
+    assert gone_dir(folder) == f"its directory {folder} no longer exists"
+    lane = lanes_root() / "0123abcd" / "gone-lane"
+    said = gone_dir(lane)
+    assert said is not None and "a discarded lane's work is kept as a git bundle" in said

@@ -116,7 +116,10 @@ class ToolCallBlock(Vertical):
         text.append(f"{symbol} ", style=style)
         text.append(clean(self.entry.name), style="bold")
         text.append("  ")
-        text.append(clean(self.entry.summary), style="dim")
+        summary = self.entry.summary  # an ask's summary starts with the tool's name: shown once
+        if summary.startswith(f"{self.entry.name} "):
+            summary = summary[len(self.entry.name) + 1 :]
+        text.append(clean(summary), style="dim")
         text.append(f"  [{self.entry.status}]", style=style)
         return text
 
