@@ -107,12 +107,17 @@ class UserActions(App[None]):
         if self.demo:
             self.notify(DEMO_TYPED_PROMPT, title="DEMO", severity="warning", timeout=10, markup=False)
             return
+        panel = self.panels.get(message.session_id)
+        view = self.runtime.sessions.get(message.session_id)
         try:
             self.runtime.submit(message.session_id, message.text)
         except Exception as exc:  # SessionError and friends carry a readable message
+            if panel is not None and view is not None and view.read_only:  # held elsewhere: nothing lost
+                panel.prompt_box.keep_unsent(message.text)
+                panel.transcript.add_notice(f"Not sent (kept in the box): {view.read_only}", "warning")
+                return
             self.show_error(exc)
             return
-        panel = self.panels.get(message.session_id)
         if panel is not None:
             panel.transcript.follow()  # sent while scrolled up: show the bottom, where the reply comes
 

@@ -245,6 +245,15 @@ class PromptBox(Vertical):
         text = self.input.value
         return None if text == self._saved_draft else text
 
+    def keep_unsent(self, text: str) -> None:
+        """Put ``text``, a prompt that could not be sent (the session is held by another process), back
+        into the box with the cursor at its end; what was typed since stays after it."""
+        area = self.input
+        typed = area.text
+        area.text = text + (f"\n{typed}" if typed else "")
+        area.move_cursor(area.document.end)
+        self.post_message(DraftChanged(self.session_id, area.text))
+
     def restore_draft(self, text: str) -> None:
         """Put a draft kept from last time into the box: the whole box when it is empty, else after
         what is typed (the cursor stays). Never focuses, never sends."""
