@@ -301,6 +301,10 @@ class SessionLifecycle:
         agent = core.agents.get(sid)
         if agent is not None:
             await agent.record.sync()
+        rec = await core.store.sessions.get(sid)  # its usage as the holder left it, as a reopen reads it
+        if rec is not None:
+            core.emit(ev.UsageUpdated(sid, rec.usage, rec.last_prompt_tokens, view.context_window))
+        await core.budgets.load(view)  # and its spend so far (f3, the title)
         # the note this take-over made, never an older one (core.notes keeps the start's notes too)
         made = core.notes[before:]
         note = made[-1] if made else f"session {view.name!r}: taken over (no other process held it any more)"

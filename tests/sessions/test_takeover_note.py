@@ -67,3 +67,24 @@ async def test_taking_over_a_session_this_process_holds_says_so(env: Env) -> Non
         )
     finally:
         await rt.shutdown()
+
+
+async def test_takeover_loads_the_usage_and_spend_the_holder_left(env: Env) -> None:
+    """Fresh-user finding: after /takeover the title said ``0 tok ∙ ctx 0%`` and f3 spend ``-``
+    though the store had what the holder's turns used; a reopen read it, /takeover did not."""
+    from paragents.models import Usage
+
+    rt = await env.runtime()
+    view = await rt.lifecycle.new_session("held")
+    other = os.getppid()  # alive, and not this process: `paragents run --session held`
+    await rt.store.holders.acquire(view.id, take_over=True, pid=other)
+    assert await rt.holding.check_holds() == [view.id] and view.read_only
+    turn = await rt.store.turns.start(view.id, "go", pid=other)  # the holder's turn spends
+    await rt.store.turns.add_usage(view.id, turn, "m", Usage(1200, 300, 1500), cost_usd=0.25)
+    assert view.usage.total_tokens == 0
+    await rt.lifecycle.take_over(view.id)
+    assert view.read_only is None
+    assert view.usage.total_tokens == 1500 and view.context_tokens == 1200
+    (last,) = env.sink.of(ev.UsageUpdated, view.id)[-1:]
+    assert last.spend is not None and last.spend.tokens == 1500  # what f3 and the title read
+    await rt.shutdown()
