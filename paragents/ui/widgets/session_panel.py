@@ -293,7 +293,9 @@ class SessionPanel(Vertical):
         if not bars:
             return False
         focused = self.screen.focused
-        inside = next((i for i, bar in enumerate(bars) if focused is not None and
+        # Only an armed bar counts as "on a bar": focus can land in an unarmed one by itself (its
+        # preview, after the focused queued prompt was removed), and ctrl+g must then arm it.
+        inside = next((i for i, bar in enumerate(bars) if bar.armed and focused is not None and
                        (focused is bar or bar in focused.ancestors)), None)  # fmt: skip
         if inside is None:
             bars[0].arm()
