@@ -211,10 +211,7 @@ class Agent:
                 await self._hold_while_unreachable()
                 stopped = await self._hold_at_caps()
                 if stopped is not None:
-                    kind = LOOP_KIND if stopped.level == "loop" else BUDGET_KIND
-                    return await record.finish(
-                        TurnStatus.FAILED, f"stopped at a pause: {stopped.reason}", kind
-                    )
+                    return await self._stopped_at(stopped)
                 reply = await self._stream(partial)
                 if reply is None:
                     return await record.finish(TurnStatus.FAILED, partial.error, partial.kind)
@@ -312,6 +309,16 @@ class Agent:
         )
 
     # -- budgets, the loop guard, an unreachable lane -------------------------------------------------
+    async def _stopped_at(self, breach: Breach) -> TurnResult:
+        """The user answered a budget or loop-guard pause with "stop": the turn ends as a cancel does
+        (status cancelled, the session idle, not failed), with a note naming the cap; its
+        ``error_kind`` stays "budget"/"loop" (``paragents run`` exits with 7)."""
+        kind = LOOP_KIND if breach.level == "loop" else BUDGET_KIND
+        where = "the loop guard" if breach.level == "loop" else "the budget"
+        text = f"stopped at {where}: {breach.reason}"
+        self.emit(ev.Notice(self.session.id, text, "warning"))
+        return await self.record.finish(TurnStatus.CANCELLED, text, kind)
+
     async def _hold_while_unreachable(self) -> None:
         """Before a request: while the session's lane (a container or Pod) does not answer, pause the
         turn (state PAUSED, the reason as detail) until it answers again; its clock stops meanwhile."""
