@@ -163,15 +163,29 @@ class Agent:
         Never raises for a failed compaction (a Notice says why; ``ok=False``)."""
         return await self.compactor.compact(focus, auto=auto)
 
-    async def _before_request(self) -> None:
+    async def _before_request(self) -> Breach | None:
         """Between requests of a turn (every tool call answered): run asked-for compactions, then
-        compact automatically when the request would reach ``compact_threshold`` of the window."""
+        compact automatically when the request would reach ``compact_threshold`` of the window. A
+        summary request is a model request like any other: the budgets are checked before it (a
+        pause as before a turn's request; returns the breach when the user chose to stop)."""
         await self.calls.prepare_mcp(self.record.turn_id)
-        await self.compactions.run_pending()
+        if self.compactions.waiters:
+            stopped = await self._hold_at_caps()
+            if stopped is not None:
+                return stopped
+            await self.compactions.run_pending()
+        if self._compaction_due():
+            stopped = await self._hold_at_caps()
+            if stopped is not None:
+                return stopped
+            await self.compact(None, auto=True)
+        return None
+
+    def _compaction_due(self) -> bool:
+        """True when the next request would reach ``compact_threshold`` of the window."""
         window = self.session.context_window
         size = estimate_messages_tokens(self.request_messages(), self.calls.specs())
-        if window > 0 and size >= self.config.compact_threshold * window:
-            await self.compact(None, auto=True)
+        return window > 0 and size >= self.config.compact_threshold * window
 
     # -- a turn ---------------------------------------------------------------------------------------
     async def before_turn(self, prompt: str) -> None:
@@ -207,9 +221,9 @@ class Agent:
                 self.budget.start_clock()
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
-                await self._before_request()
+                stopped = await self._before_request()
                 await self._hold_while_unreachable()
-                stopped = await self._hold_at_caps()
+                stopped = stopped or await self._hold_at_caps()
                 if stopped is not None:
                     return await self._stopped_at(stopped)
                 reply = await self._stream(partial)
