@@ -203,6 +203,9 @@ class Agent:
         Never raises for endpoint or tool failures (they end the turn as failed, with the error);
         re-raises asyncio.CancelledError after recording the turn as cancelled."""
         record, calls = self.record, self.calls
+        too_big = self._prompt_too_big(user_message(prompt)) if resume is None else None
+        if too_big is not None:
+            return await self._refuse_prompt(prompt, too_big)
         failed = await record.start(prompt)
         if failed is not None:
             return failed
@@ -273,6 +276,42 @@ class Agent:
         except asyncio.CancelledError:
             await asyncio.shield(self._on_cancel(partial, pending_calls))
             raise
+
+    async def _refuse_prompt(self, prompt: str, why: str) -> TurnResult:
+        """End a turn whose prompt cannot fit the window before anything is sent: the prompt goes back
+        into the prompt box (``DraftRestored``), is kept in the store marked unsent (shown so when the
+        session is reopened, never sent to the model) and the turn fails with ``why``."""
+        record = self.record
+        failed = await record.start(prompt, announce=False)
+        if failed is not None:
+            return failed
+        self.emit(ev.DraftRestored(self.session.id, prompt))
+        try:
+            await record.keep_unsent(user_message(prompt))
+        except StoreError as exc:
+            return await record.store_failed(exc)
+        return await record.finish(TurnStatus.FAILED, why, "context_length")
+
+    def _prompt_too_big(self, message: Message) -> str | None:
+        """What to say when the user message ``message`` cannot fit the context window even alone
+        (without the system prompt, the tools or any history), else None. Such a prompt is
+        refused before any request: sent, it would fail or be cut, and kept in the history every later
+        request would first try (and fail) to compact it."""
+        window = self.session.context_window
+        if window <= 0:
+            return None
+        size = estimate_messages_tokens([message])
+        if size <= window:
+            return None
+        model = self.session.model
+        return (
+            f"this prompt is about {size:,} tokens (estimated), more "
+            f"than {model}'s context window of {window:,} tokens, so nothing was sent. It is back in the "
+            "prompt box (and in the transcript, marked not sent) but not in the conversation the model "
+            "sees. Shorten it, or save the text to a file in the project and ask the model to read what it "
+            "needs, or switch to a model with a bigger window (/model NAME); if "
+            f"{model}'s window is larger, set models.{model}.context_window in runtime_config.json"
+        )
 
     async def _reissue(self, resume: ApprovalRecord) -> ToolCall:
         """Store an assistant message re-issuing the call of a resumed approval (a new call id: the old
