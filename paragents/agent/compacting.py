@@ -169,6 +169,8 @@ class Compactor:
         await agent.store.turns.add_usage(
             session.id, None, session.model, usage, estimated=estimated, cost_usd=cost
         )
+        # add_usage took the summary request's prompt as the context size: the session's is unchanged
+        await agent.store.sessions.update(session.id, last_prompt_tokens=session.context_tokens)
         spend = (getattr(session, "spend", None) or Spend()) + Spend(
             usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost, estimated
         )
