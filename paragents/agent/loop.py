@@ -307,7 +307,7 @@ class Agent:
         return (
             f"this prompt is about {size:,} tokens (estimated), more "
             f"than {model}'s context window of {window:,} tokens, so nothing was sent. It is back in the "
-            "prompt box (and in the transcript, marked not sent) but not in the conversation the model "
+            "prompt box (and kept in the session, marked not sent), not in the conversation the model "
             "sees. Shorten it, or save the text to a file in the project and ask the model to read what it "
             "needs, or switch to a model with a bigger window (/model NAME); if "
             f"{model}'s window is larger, set models.{model}.context_window in runtime_config.json"

@@ -13,6 +13,7 @@ from paragents.cli.exit_codes import EXIT_BUDGET, exit_code_for
 from paragents.limits import Budget, BudgetError, parse_budget
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.models import SessionState
+from paragents.sessions.opening import turn_notes
 from tests.cli.headless import run_json
 from tests.runtime_env import Env
 
@@ -123,6 +124,8 @@ async def test_stop_at_a_budget_pause_ends_the_turn_as_a_cancel_not_a_failure(en
     assert any(t.startswith("stopped at the budget: session budget") for t in notices)
     turns = await rt.store.turns.all(s.id)
     assert turns[-1].status == "cancelled" and "stopped at the budget" in (turns[-1].error or "")
+    notes = turn_notes(await rt.store.messages.load(s.id), turns)  # what a restored transcript says
+    assert [text for _, text, _ in notes] == [f"Turn cancelled: {turns[-1].error}"]
     await rt.shutdown()
 
 
