@@ -5,10 +5,13 @@ once (first answer wins, the other side's bar goes), every answer recorded with 
 from __future__ import annotations
 
 import asyncio
+import subprocess
+from pathlib import Path
 
 from paragents import events as ev
 from paragents.llm.replay import ScriptedResponse
 from paragents.models import SessionState
+from paragents.serve.auth import SESSION_HEADER, sign_browser_token
 from tests.serve.conftest import KEY, Served
 from tests.serve.held import BIG, held_conflict, listing
 
@@ -129,3 +132,48 @@ async def test_the_terminals_answer_wins_and_the_page_is_refused(served: Served)
     assert late.status_code == 409 and "stop by user" in late.json()["error"]["message"]
     await asyncio.wait_for(rt.wait_idle(view.id), 30)
     assert view.last_result is not None and view.last_result.error_kind == "budget"
+
+
+async def test_another_projects_conflict_or_this_servers_pause_is_refused_to_a_foreign_credential(
+    served: Served, tmp_path: Path
+) -> None:
+    s = served
+    stranger = subprocess.Popen(["sleep", "600"])  # the other process waiting on the conflict
+    try:
+        other = tmp_path / "other-project"
+        other.mkdir()
+        record = await s.runtime.store.sessions.create(name="x", project_dir=other, workdir=other, model="m")
+        await s.runtime.store.approvals.add(
+            "other-conflict-1",
+            record.id,
+            kind="conflict",
+            tool="write_file",
+            summary="write_file deploy.sh",
+            call={"id": "c1", "name": "write_file", "arguments": "{}"},
+            choices=("wait", "run_anyway", "skip"),
+            pid=stranger.pid,
+        )
+        refused = await s.client.post(
+            "/conflicts/other-conflict-1/answer", json={"answer": "run_anyway"}, headers=H
+        )
+        assert refused.status_code == 403 and str(other.resolve()) in refused.json()["error"]["message"]
+        row = await s.runtime.approvals.get_approval("other-conflict-1")
+        assert row is not None and row.state == "pending"
+        view = await s.runtime.lifecycle.new_session("api")
+        s.runtime.budgets.set_budget(view.id, "session", "12k")
+        (s.project / "a").mkdir()
+        s.replay.add(
+            [listing("a", "c1"), ScriptedResponse.from_message(content="done", usage=BIG)], session="api"
+        )
+        s.runtime.submit(view.id, "go")
+        await s.sink.wait_for(lambda: view.state is SessionState.BUDGET)
+        assert view.budget_pause is not None
+        foreign = {SESSION_HEADER: sign_browser_token(b"c" * 32, s.clock.now, str(other.resolve()))}
+        url = f"/pauses/{view.budget_pause.pause_id}/answer"
+        assert (await s.client.post(url, json={"answer": "one_more"}, headers=foreign)).status_code == 403
+        assert view.open_pause is not None
+        assert s.runtime.budgets.answer_pause(view.budget_pause.pause_id, "stop", "", "user").accepted
+        await asyncio.wait_for(s.runtime.wait_idle(view.id), 30)
+    finally:
+        stranger.kill()
+        stranger.wait()
