@@ -16,6 +16,7 @@ Nothing here imports Textual."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -300,12 +301,13 @@ class BudgetCommands:
         said = f"{action} {value}".strip() if action == "raise" else action
         self.answered[pause_id] = f"{said} by {answered_by}"
         data = {"pause_id": pause_id, "level": pause.level, "kind": pause.kind, "answer": action}
-        self._save(
-            self.core.store.events.record(
-                sid, "budget_answer", {**data, "value": value or None, "by": answered_by}
-            )
-        )
+        self._save(self._record(sid, {**data, "value": value or None, "by": answered_by}))
         return PauseAnswer("accepted", f"{said} by {answered_by}", sid)
+
+    async def _record(self, sid: str, data: dict[str, Any]) -> None:
+        """Record a pause's answer (a ``budget_answer`` event); the audit trail never breaks a turn."""
+        with contextlib.suppress(Exception):
+            await self.core.store.events.record(sid, "budget_answer", data)
 
     def _answer(self, sid: str, answer: ev.BudgetAnswer) -> bool:
         view = self.core.sessions.get(sid)
