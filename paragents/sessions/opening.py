@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from paragents import events as ev
 from paragents.agent import Agent
 from paragents.agent.compaction import load_compaction
+from paragents.agent.question import ends_with_question
 from paragents.models import SessionState
 from paragents.sessions import acp as acp_sessions
 from paragents.sessions import approvals, lanes
@@ -40,8 +41,25 @@ def turn_notes(stored: list[Any], turns: list[Any], before: int = 0) -> tuple[tu
         ending = ENDINGS.get(turn.status)
         if ending is not None and turn.id in last:
             text = ending[0].format(error=turn.error or "unknown error")
+            if turn.status == "cancelled" and (turn.error or "").startswith("stopped at"):
+                text = f"Turn cancelled: {turn.error}"  # the user's Stop at a budget/loop-guard pause
             notes.append((before + last[turn.id] + 1, text, ending[1]))
     return tuple(sorted(notes))
+
+
+def restored_question(view: SessionView) -> str | None:
+    """The question the session's last turn ended with, read back from its loaded conversation: its
+    last message is a whole assistant reply without tool calls, its turn completed (no note after
+    it), and its last paragraph ends with "?" (agent/question.py). The reply's ``finish_reason`` is
+    not stored, so a reply cut at the length limit that ends with "?" would count too."""
+    messages = view.messages
+    if not messages or any(n >= len(messages) for n, _text, _level in view.history_notes):
+        return None
+    last = messages[-1]
+    if last.get("role") != "assistant" or last.get("tool_calls") or last.get("incomplete"):
+        return None
+    content = last.get("content")
+    return ends_with_question(content) if isinstance(content, str) else None
 
 
 class Opening(Protocol):
@@ -115,6 +133,9 @@ class SessionOpening:
         ended = await core.store.turns.all(sid, tuple(ENDINGS))  # the few that did not complete
         notes = turn_notes(stored_messages, ended, len(view.messages))
         view.apply(ev.ConversationLoaded(sid, (*view.messages, *shown), notes=notes))
+        question = restored_question(view)
+        if question is not None:  # "needs you: question" survives a restart
+            view.apply(ev.QuestionAsked(sid, question))
         await core.budgets.load(view)  # its spend so far and its stored /budget session
         agent = Agent(
             session=view,

@@ -69,7 +69,8 @@ class SessionView:
     spend: Spend = field(default_factory=Spend)
     """What the session spent: tokens (prompt, cached, completion) and money priced per request."""
     question: str | None = None
-    """The question the last turn ended with (needs you: question) until a prompt is sent, or None."""
+    """The question the last turn ended with (needs you: question) until a prompt is sent, or None;
+    after a restart read back from the conversation (sessions/opening.py ``restored_question``)."""
     history_notes: list[tuple[int, str, str]] = field(default_factory=list)
     """How past turns ended when not completed: ``(n, text, level)`` shown after ``messages[:n]``."""
     draft: str = ""

@@ -17,6 +17,11 @@ def texts(panel: SessionPanel) -> list[str]:
     return [e.text for e in panel.transcript.records if isinstance(e, TextEntry)]
 
 
+def ctx_percent(panel: SessionPanel) -> int:
+    """The "ctx N%" the panel's title shows."""
+    return int(panel.title_text().plain.split("ctx ")[1].split("%")[0])
+
+
 class PilotDemo(DemoPlayer):
     """The demo with Pilot as the user: no pacing, conflicts answered by the script at once."""
 
@@ -46,9 +51,13 @@ class PilotDemo(DemoPlayer):
             await wait_until(pilot, lambda: api.approval_bar is not None, "api's approval")
             await wait_until(pilot, lambda: self.done("docs", 2) and self.done("notes", 1), "the others")
             assert api.approval_bar is not None and api.view.pending, "the first ask must wait for the user"
+            during = ctx_percent(api)
             assert WAIT_FOR_USER in texts(api)
             assert any("the demo will answer in" in t for t in texts(docs))  # the conflict's countdown
             assert any("answer it yourself" in t for t in shown), shown  # also when the bar hides it
+            # the resolved conflict leaves one plain line saying how it ended
+            ended = [t for t in texts(docs) if t.startswith("Conflict on ")]
+            assert len(ended) == 1 and ended[0].endswith("README.md resolved: run anyway."), ended
 
             docs.prompt_box.input.focus()
             docs.prompt_box.input.value = "hello there"
@@ -65,6 +74,10 @@ class PilotDemo(DemoPlayer):
             assert api.view.pending and api.prompt_box.input.text.endswith("y")
             await pilot.press("ctrl+g", "y")  # the deliberate act: go to the bar, then answer
             await wait_until(pilot, lambda: self.done("api", 1), "api to finish after the answer")
+            await wait_until(pilot, lambda: api.view.state.value == "idle", "api idle")
+            # The context only grows within a turn: the title must not drop after it (the cassette's
+            # made-up usage once showed "ctx 31%" while running, then "ctx 11%" when idle)
+            assert ctx_percent(api) >= during > 0, (during, api.title_text().plain)
             self.checked = True
 
 

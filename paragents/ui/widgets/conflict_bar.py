@@ -49,6 +49,34 @@ def age_text(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+def resolved_line(event: ConflictDetected | None, answer: str, by: str) -> str:
+    """Return the transcript's one plain line for a conflict that ended with ``answer`` (by ``by``:
+    "user", "auto", "unattended", "cancelled", or another client such as "http: phone"); ``event``
+    is the conflict as shown (None when this panel never saw it)."""
+    if event is None:
+        where, holder = "", "the other session"
+    else:
+        where = f" on {shorten(clean(event.path.removeprefix('resource:')), 80)}"
+        holder = shorten(clean(event.holder), 40) if event.holder else "the other side"
+    if answer == "cancelled" or by == "cancelled":
+        how = "the turn was cancelled, the call did not run"
+    elif answer == "wait":
+        how = f"{holder} finished, the call ran" + (" (you chose wait)" if by == "user" else "")
+    elif answer == "run_anyway":
+        how = "run anyway"
+    elif answer == "reread":
+        how = "re-read first (the model got the file's new content)"
+    elif answer == "skip":
+        how = "skipped (the model was told why)"
+    else:
+        how = clean(answer)
+    if by == "unattended":
+        how += ", as nobody answered in time"
+    elif by not in ("user", "auto", "cancelled", ""):
+        how += f", answered by {shorten(clean(by), 40)}"
+    return f"Conflict{where} resolved: {how}."
+
+
 def describe(event: ConflictDetected, now: float, *, with_diff: bool = True) -> Text:
     """Return the bar's text for ``event``: what is held, by whom, what it did, how long ago (``now``
     in Unix seconds), and (``with_diff``) the diff of a stale read."""

@@ -36,6 +36,22 @@ def format_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
+def over_window(view: SessionView) -> bool:
+    """True when the session's context (the last request's prompt and reply, the size of the next
+    request) is larger than its model's context window."""
+    return view.context_window > 0 and view.context_tokens > view.context_window
+
+
+def over_window_notice(view: SessionView) -> str:
+    """The transcript's warning when the context outgrew the window (see :func:`over_window`)."""
+    return (
+        f"The context ({view.context_tokens:,} tokens) is larger than the context window of "
+        f"{clean(view.model) or 'the model'} ({view.context_window:,} tokens): the server may cut or "
+        "refuse the next request. /compact or /clear it, or set the model's context_window if the "
+        "window is larger."
+    )
+
+
 def title_text(
     view: SessionView,
     number: int,
@@ -82,7 +98,10 @@ def title_text(
         text.append(f"{sep}{format_tokens(view.usage.total_tokens)} tok")
     if view.context_window > 0:
         pct = round(100 * view.context_tokens / view.context_window)
-        text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
+        if over_window(view):  # the configured window is wrong, or the next request will not fit
+            text.append(f"{sep}{glyphs().warn} ctx {pct}% over the window", style="bold white on red")
+        else:
+            text.append(f"{sep}ctx {pct}%", style="bold red" if pct >= 80 else "")
     if budget_label:
         text.append(f"{sep}{budget_label}", style="bold red" if state is SessionState.BUDGET else "")
     if view.queue:

@@ -334,8 +334,14 @@ class PromptBox(Vertical):
             self.post_message(PromptSubmitted(self.session_id, event.text))
 
     async def set_queue(self, prompts: tuple[tuple[str, str], ...], held: tuple[str, ...] = ()) -> None:
-        """Show the session's queued prompts ((prompt_id, text) pairs; ``held``: ids not sent yet)."""
-        await self.query_one(QueueList).set_queue(prompts, held)
+        """Show the session's queued prompts ((prompt_id, text) pairs; ``held``: ids not sent yet).
+        Focus on a queued prompt that goes (its button, its editor) comes back to the prompt editor,
+        never to whatever Textual picks next (an ask's bar)."""
+        queue = self.query_one(QueueList)
+        had_focus = queue.has_focus_within
+        await queue.set_queue(prompts, held)
+        if had_focus and not queue.has_focus_within and self.is_attached:
+            self.screen.set_focus(self.input, scroll_visible=False)
 
 
 class Demo(App[None]):

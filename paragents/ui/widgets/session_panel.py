@@ -34,9 +34,12 @@ from paragents.events import (
     Compacted,
     ConflictDetected,
     ConflictResolved,
+    ConversationCleared,
+    ConversationLoaded,
     DraftRestored,
     Event,
     MessageAdded,
+    ModelChanged,
     Notice,
     PermissionRequested,
     PermissionResolved,
@@ -48,6 +51,7 @@ from paragents.events import (
     ToolCallStarted,
     TurnFinished,
     TurnStarted,
+    UsageUpdated,
 )
 from paragents.models import SessionState, ToolCall, Usage
 from paragents.sessions import SessionView
@@ -56,8 +60,8 @@ from paragents.ui.widgets.agent_stale_bar import AgentStaleBar
 from paragents.ui.widgets.answer_bar import AnswerBar, focus_now
 from paragents.ui.widgets.approval_bar import ApprovalBar
 from paragents.ui.widgets.budget_bar import BudgetBar
-from paragents.ui.widgets.conflict_bar import ConflictBar
-from paragents.ui.widgets.panel_title import title_text
+from paragents.ui.widgets.conflict_bar import ConflictBar, resolved_line
+from paragents.ui.widgets.panel_title import over_window, over_window_notice, title_text
 from paragents.ui.widgets.prompt_input import PromptBox
 from paragents.ui.widgets.transcript import Transcript, live_summary
 
@@ -100,6 +104,10 @@ class SessionPanel(Vertical):
         self._cancel_noticed = False
         self._draft = view.draft
         """Text typed but not sent last time (put into the prompt box at mount)."""
+        self._over_window = over_window(view)
+        """The context was larger than the window when last looked at (warned once per crossing)."""
+        self._conflicts_seen: dict[str, ConflictDetected] = dict(view.conflicts)
+        """The conflicts shown, by id, until resolved (the view drops one before its resolved event)."""
 
     @property
     def session_id(self) -> str:
@@ -212,7 +220,12 @@ class SessionPanel(Vertical):
             return
         if isinstance(event, AwaitingReply):
             self._set_awaiting(event.waiting)
-        elif isinstance(event, ConflictDetected | ConflictResolved):
+        elif isinstance(event, ConflictDetected):
+            self._conflicts_seen[event.conflict_id] = event
+            await self._show_conflict()
+        elif isinstance(event, ConflictResolved):
+            seen = self._conflicts_seen.pop(event.conflict_id, None)
+            t.add_notice(resolved_line(seen, event.answer, event.by))
             await self._show_conflict()
         elif isinstance(event, BudgetPaused | BudgetResolved):
             await self._show_budget()
@@ -259,8 +272,18 @@ class SessionPanel(Vertical):
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
                 f"keeps them all (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
             )
+        elif isinstance(event, UsageUpdated | ModelChanged | ConversationLoaded | ConversationCleared):
+            self._say_if_over_window()
         # StreamRetry: the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         self.refresh_title()
+
+    def _say_if_over_window(self) -> None:
+        """Warn once in the transcript when the context outgrows the model's window (the title says
+        it too, in red, for as long as it lasts); again after it fitted once more."""
+        over = over_window(self.view)
+        if over and not self._over_window:
+            self.transcript.add_notice(over_window_notice(self.view), "warning")
+        self._over_window = over
 
     async def _show_agent_stale(self) -> None:
         """Show (or remove) the bar offering a new agent session (ui/widgets/agent_stale_bar.py)."""
@@ -293,7 +316,9 @@ class SessionPanel(Vertical):
         if not bars:
             return False
         focused = self.screen.focused
-        inside = next((i for i, bar in enumerate(bars) if focused is not None and
+        # Only an armed bar counts as "on a bar": focus can land in an unarmed one by itself (its
+        # preview, after the focused queued prompt was removed), and ctrl+g must then arm it.
+        inside = next((i for i, bar in enumerate(bars) if bar.armed and focused is not None and
                        (focused is bar or bar in focused.ancestors)), None)  # fmt: skip
         if inside is None:
             bars[0].arm()
