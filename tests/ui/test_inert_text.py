@@ -113,7 +113,7 @@ async def test_hostile_text_is_shown_literally_on_every_path(make_runtime: Any, 
         await pilot.pause()
         shown = screen_text(app)
         assert_literal(shown, "tool output")
-        assert f"read_file {FILE}" in shown  # the call's arguments
+        assert f"read_file  {FILE}" in shown  # the call's arguments (its name once)
         assert "result: 1 [/] [link=x]y[/link] [bold]x[/bold]" in shown  # the result's title
         assert "[link=x]y.txt" in shown
         # model reply and reasoning
