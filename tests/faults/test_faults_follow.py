@@ -1,0 +1,98 @@
+"""A session shown read-only follows its holder (one writer per session): a real ``paragents run``
+process holds the session and runs a turn against the loopback replay server while a Runtime in this
+process shows it read-only; the reply that process writes reaches the reader's view (as the events
+the holder emitted), its state and usage follow, the view says the session is free once the holder
+exits, and the reader wrote nothing to the store meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+
+from paragents import events as ev
+from paragents import paths
+from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
+from paragents.models import SessionState
+from paragents.sessions.runtime import Runtime
+from paragents.store import Store
+from tests.faults.tally import record
+from tests.faults.test_faults_holders import SESSION, WAIT, run
+from tests.runtime_env import Collector
+
+
+async def session_id(project: Path) -> str:
+    async with await Store.open(paths.db_path()) as store:
+        rec = await store.sessions.find(project, SESSION)
+        assert rec is not None
+        return rec.id
+
+
+async def test_a_read_only_view_follows_the_holders_turn_and_says_when_it_is_free(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    followed = False
+    with ThreadedReplayServer(models=["m"]) as server:
+        url = server.base_url
+        server.add(ScriptedResponse.from_message("created"), session=SESSION)
+        created = run(url, project, "create")
+        _out, err = await asyncio.to_thread(created.communicate, timeout=WAIT)
+        assert created.returncode == 0, err
+        sid = await session_id(project)
+        hit, release = threading.Event(), threading.Event()
+
+        async def gate(i: int) -> None:
+            if i == 1:
+                hit.set()
+                await asyncio.to_thread(release.wait, WAIT)  # until the reader shows the session
+
+        held = ScriptedResponse.from_message("the holder's new reply", chunk_size=4)
+        held.before_read = gate
+        server.add(held, session=SESSION)
+        holder = run(url, project, "long prompt")
+        reader: Runtime | None = None
+        try:
+            assert await asyncio.to_thread(hit.wait, WAIT), "the holder never reached the stream"
+            reader = await Runtime.create(
+                project, cli_overrides={"base_url": url, "model": "m", "max_retries": 0}, db_path=paths.db_path()
+            )
+            sink = Collector()
+            reader.set_sink(sink)
+            view = await reader.lifecycle.reopen_session(sid)
+            assert view.read_only and f"pid {holder.pid}" in view.read_only
+            assert view.state == SessionState.RUNNING
+            usage_before = view.usage
+            assert not any(m.get("content") == "the holder's new reply" for m in view.messages)
+            written = reader.store.changes.total_changes
+
+            release.set()
+            await sink.wait_for(
+                lambda: any(m.get("content") == "the holder's new reply" for m in view.messages)
+            )
+            added = [e.message for e in sink.of(ev.MessageAdded, sid)]
+            assert [m.get("content") for m in added] == ["the holder's new reply"]
+            _out, err = await asyncio.to_thread(holder.communicate, timeout=WAIT)
+            assert holder.returncode == 0, err
+
+            await sink.wait_for(lambda: "is free now" in (view.read_only or ""))
+            assert any("is free now" in e.text for e in sink.of(ev.Notice, sid))
+            assert view.state == SessionState.IDLE
+            async with await Store.open(paths.db_path()) as store:
+                rec = await store.sessions.get(sid)
+            assert rec is not None and view.usage == rec.usage != usage_before
+            assert reader.store.changes.total_changes == written  # the reader wrote nothing
+            followed = True
+
+            # the session is free: /takeover makes this window its writer, with nothing shown twice
+            await reader.lifecycle.take_over(sid)
+            assert view.read_only is None
+            replies = [m for m in view.messages if m.get("content") == "the holder's new reply"]
+            assert len(replies) == 1
+        finally:
+            release.set()
+            if holder.poll() is None:
+                holder.kill()
+                await asyncio.to_thread(holder.communicate, timeout=WAIT)
+            if reader is not None:
+                await reader.shutdown()
+    record("read-only view follows its holder's turn", recovered=followed)
