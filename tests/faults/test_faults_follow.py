@@ -7,8 +7,12 @@ exits, and the reader wrote nothing to the store meanwhile."""
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 from paragents import events as ev
 from paragents import paths
@@ -18,7 +22,10 @@ from paragents.sessions.runtime import Runtime
 from paragents.store import Store
 from tests.faults.tally import record
 from tests.faults.test_faults_holders import SESSION, WAIT, run
+from paragents.ui.app import make_app
+from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
 from tests.runtime_env import Collector
+from tests.ui.conftest import SIZE, wait_until
 
 
 async def session_id(project: Path) -> str:
@@ -96,3 +103,74 @@ async def test_a_read_only_view_follows_the_holders_turn_and_says_when_it_is_fre
             if reader is not None:
                 await reader.shutdown()
     record("read-only view follows its holder's turn", recovered=followed)
+
+
+HOLDER = Path(__file__).with_name("follow_holder.py")
+
+
+def start_holder(project: Path, url: str, name: str, count: int = 1) -> tuple[subprocess.Popen[str], list[str]]:
+    """A child process whose Runtime holds ``count`` new sessions (tests/faults/follow_holder.py)."""
+    proc = subprocess.Popen(
+        [sys.executable, str(HOLDER), str(project), str(paths.db_path()), url, name, str(count)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}, cwd=project,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    assert line.startswith("held "), (line, proc.stderr and proc.stderr.read())
+    return proc, line.removeprefix("held ").split(",")
+
+
+def say(proc: subprocess.Popen[str], line: str) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+
+
+async def test_the_read_only_panel_shows_the_holders_prompt_and_reply_then_that_it_is_free(
+    tmp_path: Path,
+) -> None:
+    """Pilot: the TUI restores a session another live process holds; that process runs a turn; the
+    panel's transcript shows its prompt and reply (no UI special case: the view's events), then says
+    the session is free once that process exits."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    with ThreadedReplayServer(models=["m"]) as server:
+        holder, (sid,) = await asyncio.to_thread(start_holder, project, server.base_url, "held")
+        reader: Runtime | None = None
+        try:
+            reader = await Runtime.create(
+                project, cli_overrides={"base_url": server.base_url, "model": "m"}, db_path=paths.db_path()
+            )
+            app = make_app(reader)
+            async with app.run_test(size=SIZE) as pilot:
+                await wait_until(pilot, lambda: app.ready and sid in app.panels, "the restored panel")
+                panel = app.panels[sid]
+                assert panel.view.read_only and f"pid {holder.pid}" in panel.view.read_only
+                records: list[Any] = panel.transcript.records
+                written = reader.store.changes.total_changes
+
+                server.add(ScriptedResponse.from_message("the holder's reply"), session="held")
+                await asyncio.to_thread(say, holder, "prompt a prompt typed in the holder")
+                await wait_until(
+                    pilot,
+                    lambda: any(isinstance(e, AssistantEntry) and e.content == "the holder's reply" for e in records),
+                    "the holder's reply in the reader's panel",
+                )
+                prompts = [e.text for e in records if isinstance(e, TextEntry) and e.kind == "user"]
+                assert prompts == ["a prompt typed in the holder"]
+                await asyncio.to_thread(say, holder, "quit")
+                await asyncio.to_thread(holder.communicate, timeout=WAIT)
+                await wait_until(
+                    pilot,
+                    lambda: any(isinstance(e, TextEntry) and "is free now" in e.text for e in records),
+                    "the panel saying the session is free",
+                )
+                assert reader.store.changes.total_changes == written  # the reader wrote nothing
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                await asyncio.to_thread(holder.communicate, timeout=WAIT)
+            if reader is not None:
+                await reader.shutdown()
+    record("read-only panel follows its holder (pilot)", recovered=True)
