@@ -15,6 +15,7 @@ import asyncio
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from paragents import events as ev
 from paragents.models import SessionState
@@ -22,6 +23,9 @@ from paragents.sessions.core import SessionsCore
 from paragents.sessions.view import SessionView
 from paragents.store import StoreError
 from paragents.store.holders import HEARTBEAT_INTERVAL
+
+if TYPE_CHECKING:
+    from paragents.agent.turn import TurnRecord
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +60,7 @@ class _Mark:
     conversation it was read at (None until first followed), for the agent copy ``record`` it was
     loaded with (a session closed and opened again starts anew)."""
 
-    record: object
+    record: TurnRecord
     last_message_id: int
     revision: int
     conversation_id: str | None = None
@@ -109,7 +113,7 @@ class SessionFollow:
         """Bring one read-only view up to what its holder wrote; say when the holder is gone."""
         core, sid = self.core, view.id
         agent = core.agents.get(sid)
-        record = getattr(agent, "record", None)
+        record: TurnRecord | None = getattr(agent, "record", None)
         if record is None or record.revision is None:
             return  # not loaded yet: its load reads what was written until then
         rec = await core.store.sessions.get(sid)

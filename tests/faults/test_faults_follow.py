@@ -20,10 +20,10 @@ from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.models import SessionState
 from paragents.sessions.runtime import Runtime
 from paragents.store import Store
-from tests.faults.tally import record
-from tests.faults.test_faults_holders import SESSION, WAIT, run
 from paragents.ui.app import make_app
 from paragents.ui.widgets.transcript import AssistantEntry, TextEntry
+from tests.faults.tally import record
+from tests.faults.test_faults_holders import SESSION, WAIT, run
 from tests.runtime_env import Collector
 from tests.ui.conftest import SIZE, wait_until
 
@@ -61,7 +61,9 @@ async def test_a_read_only_view_follows_the_holders_turn_and_says_when_it_is_fre
         try:
             assert await asyncio.to_thread(hit.wait, WAIT), "the holder never reached the stream"
             reader = await Runtime.create(
-                project, cli_overrides={"base_url": url, "model": "m", "max_retries": 0}, db_path=paths.db_path()
+                project,
+                cli_overrides={"base_url": url, "model": "m", "max_retries": 0},
+                db_path=paths.db_path(),
             )
             sink = Collector()
             reader.set_sink(sink)
@@ -108,7 +110,9 @@ async def test_a_read_only_view_follows_the_holders_turn_and_says_when_it_is_fre
 HOLDER = Path(__file__).with_name("follow_holder.py")
 
 
-def start_holder(project: Path, url: str, name: str, count: int = 1) -> tuple[subprocess.Popen[str], list[str]]:
+def start_holder(
+    project: Path, url: str, name: str, count: int = 1
+) -> tuple[subprocess.Popen[str], list[str]]:
     """A child process whose Runtime holds ``count`` new sessions (tests/faults/follow_holder.py)."""
     proc = subprocess.Popen(
         [sys.executable, str(HOLDER), str(project), str(paths.db_path()), url, name, str(count)],
@@ -154,7 +158,9 @@ async def test_the_read_only_panel_shows_the_holders_prompt_and_reply_then_that_
                 await asyncio.to_thread(say, holder, "prompt a prompt typed in the holder")
                 await wait_until(
                     pilot,
-                    lambda: any(isinstance(e, AssistantEntry) and e.content == "the holder's reply" for e in records),
+                    lambda: any(
+                        isinstance(e, AssistantEntry) and e.content == "the holder's reply" for e in records
+                    ),
                     "the holder's reply in the reader's panel",
                 )
                 prompts = [e.text for e in records if isinstance(e, TextEntry) and e.kind == "user"]
