@@ -5,9 +5,9 @@ the view says when that process is gone (the session is free to take with ``/tak
 One loop per process, running while a view is read-only: every :data:`FOLLOW_INTERVAL` seconds one
 ``PRAGMA data_version`` read (``store.changes``) says whether another process committed anything;
 only then are the read-only sessions' rows read (``store.sessions``, ``store.messages.load_after``,
-``store.holders.live``), plus once every :data:`RECHECK_INTERVAL` seconds for a holder that died
-without a word. It only reads: the holder stays the one writer of the session. Nothing here imports
-Textual."""
+``store.holders.live``, and the usage rows when the totals moved), plus once every
+:data:`RECHECK_INTERVAL` seconds for a holder that died without a word. It only reads: the holder
+stays the one writer of the session. Nothing here imports Textual."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from paragents import events as ev
+from paragents.agent.spend import priced
 from paragents.models import SessionState
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.view import SessionView
@@ -124,6 +125,9 @@ class SessionFollow:
             mark = self._marks[sid] = _Mark(record, record.last_message_id, record.revision)
             self._free.discard(sid)
         if rec.revision != mark.revision or rec.conversation_id != mark.conversation_id:
+            if mark.conversation_id not in (None, rec.conversation_id):  # /clear in the holder
+                core.emit(ev.ConversationCleared(sid))
+                core.emit(ev.Notice(sid, "New conversation (started in the process holding this session)."))
             await self._messages(view, mark)
             mark.revision, mark.conversation_id = rec.revision, rec.conversation_id
             # /takeover's catch-up (TurnRecord.sync) adds none of these to the view again
@@ -132,7 +136,8 @@ class SessionFollow:
         if state is not None and state != view.state:
             core.emit(ev.SessionStateChanged(sid, state, "in the process holding it"))
         if rec.usage != view.usage or rec.last_prompt_tokens != view.context_tokens:
-            core.emit(ev.UsageUpdated(sid, rec.usage, rec.last_prompt_tokens, view.context_window))
+            spend = priced(core.config, await core.store.budgets.spend_rows(session_id=sid))
+            core.emit(ev.UsageUpdated(sid, rec.usage, rec.last_prompt_tokens, view.context_window, spend))
         await self._holder(view)
 
     async def _messages(self, view: SessionView, mark: _Mark) -> None:
