@@ -127,7 +127,6 @@ class SessionFollow:
         if rec.revision != mark.revision or rec.conversation_id != mark.conversation_id:
             if mark.conversation_id not in (None, rec.conversation_id):  # /clear in the holder
                 core.emit(ev.ConversationCleared(sid))
-                core.emit(ev.Notice(sid, "New conversation (started in the process holding this session)."))
             await self._messages(view, mark)
             mark.revision, mark.conversation_id = rec.revision, rec.conversation_id
             # /takeover's catch-up (TurnRecord.sync) adds none of these to the view again

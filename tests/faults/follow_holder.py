@@ -2,7 +2,8 @@
 
 Usage: python follow_holder.py PROJECT DB_PATH BASE_URL NAME [COUNT]
 Opens COUNT (default 1) new sessions NAME, NAME-2, ... and prints "held ID[,ID...]". Then reads
-lines on stdin: "prompt TEXT" runs a turn of the first session and prints "done" when it ended; "quit"
+lines on stdin: "prompt TEXT" runs a turn of the first session and prints "done" when it ended;
+"clear" starts a new conversation in it (``/clear``) and prints "done"; "quit"
 or the end of input shuts the Runtime down (the sessions are released) and exits.
 """
 
@@ -28,6 +29,9 @@ async def main(project: Path, db: Path, url: str, name: str, count: int) -> None
         if line.startswith("prompt "):
             rt.submit(views[0].id, line.removeprefix("prompt "))
             await rt.wait_idle(views[0].id)
+            print("done", flush=True)
+        elif line == "clear":
+            await rt.lifecycle.clear_session(views[0].id)
             print("done", flush=True)
     await rt.shutdown()
 

@@ -135,8 +135,8 @@ async def test_the_read_only_panel_shows_the_holders_prompt_and_reply_then_that_
     tmp_path: Path,
 ) -> None:
     """Pilot: the TUI restores a session another live process holds; that process runs a turn; the
-    panel's transcript shows its prompt and reply (no UI special case: the view's events), then says
-    the session is free once that process exits."""
+    panel's transcript shows its prompt and reply (no UI special case: the view's events), is emptied
+    by a ``/clear`` there, then says the session is free once that process exits."""
     project = tmp_path / "proj"
     project.mkdir()
     with ThreadedReplayServer(models=["m"]) as server:
@@ -165,6 +165,17 @@ async def test_the_read_only_panel_shows_the_holders_prompt_and_reply_then_that_
                 )
                 prompts = [e.text for e in records if isinstance(e, TextEntry) and e.kind == "user"]
                 assert prompts == ["a prompt typed in the holder"]
+
+                await asyncio.to_thread(say, holder, "clear")  # /clear in the holder empties this panel
+                await wait_until(
+                    pilot,
+                    lambda: not any(isinstance(e, AssistantEntry) for e in records) and bool(records),
+                    "the holder's /clear in the reader's panel",
+                )
+                assert panel.view.messages == []
+                assert [e.text for e in records] == [
+                    "New conversation (the previous one stays in the history)."
+                ]
                 await asyncio.to_thread(say, holder, "quit")
                 await asyncio.to_thread(holder.communicate, timeout=WAIT)
                 await wait_until(

@@ -34,6 +34,7 @@ from paragents.events import (
     Compacted,
     ConflictDetected,
     ConflictResolved,
+    ConversationCleared,
     DraftRestored,
     Event,
     MessageAdded,
@@ -231,6 +232,8 @@ class SessionPanel(Vertical):
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
             await self._show_next_ask()
+        elif isinstance(event, ConversationCleared):  # /clear here, or in the process holding it
+            await self.clear_transcript()
         elif isinstance(event, DraftRestored):
             self.prompt_box.restore_draft(event.text)
         elif isinstance(event, QueueChanged):
