@@ -8,6 +8,7 @@ runner prints it. Events are produced in order per session.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -299,7 +300,9 @@ class BudgetPaused(Event):
     """A turn is held before its next model request (the session is in state BUDGET): ``level`` is
     "session", "project_day", "group" or "loop" (the loop guard); ``kind`` the cap reached ("usd",
     "tokens", "seconds", "identical_calls", "idle_requests"); ``spent`` / ``cap`` as shown ("$2.00");
-    ``reason`` one readable line. ``reply`` is resolved with a :data:`BudgetAnswer`."""
+    ``reason`` one readable line. ``reply`` is resolved with a :data:`BudgetAnswer`. ``pause_id``
+    names this pause (an answer from ``paragents serve`` names it, so a later pause is not answered
+    by it)."""
 
     level: str
     kind: str
@@ -307,6 +310,7 @@ class BudgetPaused(Event):
     cap: str
     reason: str
     reply: asyncio.Future[BudgetAnswer] = field(compare=False, repr=False)
+    pause_id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,8 +178,9 @@ class AcpAgent:
                 self.budget.start_clock()
             stopped = await hold_at_budget(self, prompt)
             if stopped is not None:
-                text = f"stopped at a pause: {stopped.reason}; the prompt was not sent to the agent"
-                return await record.finish(TurnStatus.FAILED, text, BUDGET_KIND)
+                text = f"stopped at the budget: {stopped.reason}; the prompt was not sent to the agent"
+                self.emit(ev.Notice(self.session.id, text, "warning"))
+                return await record.finish(TurnStatus.CANCELLED, text, BUDGET_KIND)
             proc, exit_task = link.proc, link.exit
             assert proc is not None and exit_task is not None
             self.log.take()  # updates that came between turns

@@ -24,7 +24,7 @@ from paragents.agent.session import SessionReader
 from paragents.agent.spend import Spend, request_cost
 from paragents.agent.tokens import estimate_messages_tokens
 from paragents.agent.turn import TurnRecord
-from paragents.models import Message
+from paragents.models import Message, Usage
 from paragents.store.records import StoreError
 
 if TYPE_CHECKING:
@@ -97,6 +97,11 @@ class Compactor:
                 return CompactionOutcome(False, str(exc))
             except CompactionError as exc:
                 text = f"compaction failed: {exc}; the history is unchanged"
+                if exc.billed is not None:  # the server answered: its request counts in spend
+                    try:
+                        await self._bill(*exc.billed)
+                    except StoreError as store_exc:
+                        text += f" (its usage could not be recorded: {store_exc})"
                 agent.emit(ev.Notice(sid, text, "error"))
                 return CompactionOutcome(False, text)
 
@@ -126,6 +131,10 @@ class Compactor:
             auto=auto,
         )
         start, cut = summary.start, summary.cut
+        try:  # the server answered: the request is spent whether or not the summary is kept
+            await self._bill(summary.usage, summary.estimated)
+        except StoreError as exc:
+            raise CompactionError(f"the compaction could not be recorded: {exc}") from None
         grown = self._size_with(CompactionState(summary.text, cut, first_task(history)), specs)
         if grown >= before:  # the summary (with the task it quotes) is no shorter than what it folds
             raise NothingToCompact(
@@ -133,10 +142,6 @@ class Compactor:
                 "with it), so it was not kept"
             )
         try:
-            cost = request_cost(config, session.model, summary.usage)
-            await store.turns.add_usage(
-                session.id, None, session.model, summary.usage, estimated=summary.estimated, cost_usd=cost
-            )
             upto = upto_message_id(await store.messages.load(session.id), history, cut)
             revision = record.revision
             record_id = await store.compactions.add(session.id, upto, summary.text, expect_revision=revision)
@@ -148,14 +153,29 @@ class Compactor:
         after = estimate_messages_tokens(agent.request_messages(), specs)
         await store.sessions.update(session.id, last_prompt_tokens=after)
         agent.emit(ev.Compacted(session.id, cut - start, cut, before, after))
-        u = summary.usage
-        spend = (getattr(session, "spend", None) or Spend()) + Spend(
-            u.prompt_tokens, u.cached_tokens, u.completion_tokens, cost, summary.estimated
-        )
-        agent.emit(ev.UsageUpdated(session.id, session.usage + u, after, window, spend))
+        spend = getattr(session, "spend", None) or Spend()  # the summary request counted in _bill
+        agent.emit(ev.UsageUpdated(session.id, session.usage, after, window, spend))
         return CompactionOutcome(
             True, f"compacted: {cut - start} messages summarised", cut - start, before, after
         )
+
+    async def _bill(self, usage: Usage, estimated: bool) -> None:
+        """Record one summary request the server answered: its usage row in the store (no turn: it
+        counts in the session's and the project's spend, and so against every budget, like a turn's
+        request) and the session's new totals (``UsageUpdated``; the context size is unchanged)."""
+        agent = self.agent
+        session, config = agent.session, agent.config
+        cost = request_cost(config, session.model, usage)
+        await agent.store.turns.add_usage(
+            session.id, None, session.model, usage, estimated=estimated, cost_usd=cost
+        )
+        # add_usage took the summary request's prompt as the context size: the session's is unchanged
+        await agent.store.sessions.update(session.id, last_prompt_tokens=session.context_tokens)
+        spend = (getattr(session, "spend", None) or Spend()) + Spend(
+            usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens, cost, estimated
+        )
+        total = session.usage + usage
+        agent.emit(ev.UsageUpdated(session.id, total, session.context_tokens, session.context_window, spend))
 
     def _size_with(self, state: CompactionState, specs: list[dict[str, Any]]) -> int:
         """The estimated size of the next request were ``state`` the compaction in force."""

@@ -70,7 +70,11 @@ SUMMARY_PROMPT = (
 
 
 class CompactionError(Exception):
-    """A compaction could not be done; ``str()`` says why in one readable sentence."""
+    """A compaction could not be done; ``str()`` says why in one readable sentence. ``billed``: the
+    usage of a summary request the server answered (and so billed) before the compaction was given
+    up, with whether it is estimated; None when no request was answered."""
+
+    billed: tuple[Usage, bool] | None = None
 
 
 class NothingToCompact(CompactionError):
@@ -360,11 +364,21 @@ async def summarize(
     try:
         reply = await client.stream_chat(model=model, messages=messages, tools=None, session_label=label)
     except LLMError as exc:
-        raise CompactionError(f"the summary request failed: {exc.message}") from None
-    text = check_summary(reply.content, max_summary)
+        failed = CompactionError(f"the summary request failed: {exc.message}")
+        got = exc.partial
+        if got is not None and got.usage is not None:  # the server reported what it billed
+            failed.billed = (got.usage, False)
+        raise failed from None
     usage, estimated = counted_usage(
-        reply.usage, lambda: estimate_messages_tokens(messages), lambda: estimate_text_tokens(text)
+        reply.usage,
+        lambda: estimate_messages_tokens(messages),
+        lambda: estimate_text_tokens(reply.content or ""),
     )
+    try:
+        text = check_summary(reply.content, max_summary)
+    except CompactionError as exc:  # answered, so billed, even though the summary is not kept
+        exc.billed = (usage, estimated)
+        raise
     return Summary(text, start, cut, usage, estimated)
 
 

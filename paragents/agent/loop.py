@@ -163,15 +163,29 @@ class Agent:
         Never raises for a failed compaction (a Notice says why; ``ok=False``)."""
         return await self.compactor.compact(focus, auto=auto)
 
-    async def _before_request(self) -> None:
+    async def _before_request(self) -> Breach | None:
         """Between requests of a turn (every tool call answered): run asked-for compactions, then
-        compact automatically when the request would reach ``compact_threshold`` of the window."""
+        compact automatically when the request would reach ``compact_threshold`` of the window. A
+        summary request is a model request like any other: the budgets are checked before it (a
+        pause as before a turn's request; returns the breach when the user chose to stop)."""
         await self.calls.prepare_mcp(self.record.turn_id)
-        await self.compactions.run_pending()
+        if self.compactions.waiters:
+            stopped = await self._hold_at_caps()
+            if stopped is not None:
+                return stopped
+            await self.compactions.run_pending()
+        if self._compaction_due():
+            stopped = await self._hold_at_caps()
+            if stopped is not None:
+                return stopped
+            await self.compact(None, auto=True)
+        return None
+
+    def _compaction_due(self) -> bool:
+        """True when the next request would reach ``compact_threshold`` of the window."""
         window = self.session.context_window
         size = estimate_messages_tokens(self.request_messages(), self.calls.specs())
-        if window > 0 and size >= self.config.compact_threshold * window:
-            await self.compact(None, auto=True)
+        return window > 0 and size >= self.config.compact_threshold * window
 
     # -- a turn ---------------------------------------------------------------------------------------
     async def before_turn(self, prompt: str) -> None:
@@ -189,6 +203,9 @@ class Agent:
         Never raises for endpoint or tool failures (they end the turn as failed, with the error);
         re-raises asyncio.CancelledError after recording the turn as cancelled."""
         record, calls = self.record, self.calls
+        too_big = self._prompt_too_big(user_message(prompt)) if resume is None else None
+        if too_big is not None:
+            return await self._refuse_prompt(prompt, too_big)
         failed = await record.start(prompt)
         if failed is not None:
             return failed
@@ -207,14 +224,11 @@ class Agent:
                 self.budget.start_clock()
             for _round in range(self.config.max_tool_rounds):
                 partial = _Partial()
-                await self._before_request()
+                stopped = await self._before_request()
                 await self._hold_while_unreachable()
-                stopped = await self._hold_at_caps()
+                stopped = stopped or await self._hold_at_caps()
                 if stopped is not None:
-                    kind = LOOP_KIND if stopped.level == "loop" else BUDGET_KIND
-                    return await record.finish(
-                        TurnStatus.FAILED, f"stopped at a pause: {stopped.reason}", kind
-                    )
+                    return await self._stopped_at(stopped)
                 reply = await self._stream(partial)
                 if reply is None:
                     return await record.finish(TurnStatus.FAILED, partial.error, partial.kind)
@@ -262,6 +276,42 @@ class Agent:
         except asyncio.CancelledError:
             await asyncio.shield(self._on_cancel(partial, pending_calls))
             raise
+
+    async def _refuse_prompt(self, prompt: str, why: str) -> TurnResult:
+        """End a turn whose prompt cannot fit the window before anything is sent: the prompt goes back
+        into the prompt box (``DraftRestored``), is kept in the store marked unsent (shown so when the
+        session is reopened, never sent to the model) and the turn fails with ``why``."""
+        record = self.record
+        failed = await record.start(prompt, announce=False)
+        if failed is not None:
+            return failed
+        self.emit(ev.DraftRestored(self.session.id, prompt))
+        try:
+            await record.keep_unsent(user_message(prompt))
+        except StoreError as exc:
+            return await record.store_failed(exc)
+        return await record.finish(TurnStatus.FAILED, why, "context_length")
+
+    def _prompt_too_big(self, message: Message) -> str | None:
+        """What to say when the user message ``message`` cannot fit the context window even alone
+        (without the system prompt, the tools or any history), else None. Such a prompt is
+        refused before any request: sent, it would fail or be cut, and kept in the history every later
+        request would first try (and fail) to compact it."""
+        window = self.session.context_window
+        if window <= 0:
+            return None
+        size = estimate_messages_tokens([message])
+        if size <= window:
+            return None
+        model = self.session.model
+        return (
+            f"this prompt is about {size:,} tokens (estimated), more "
+            f"than {model}'s context window of {window:,} tokens, so nothing was sent. It is back in the "
+            "prompt box (and kept in the session, marked not sent), not in the conversation the model "
+            "sees. Shorten it, or save the text to a file in the project and ask the model to read what it "
+            "needs, or switch to a model with a bigger window (/model NAME); if "
+            f"{model}'s window is larger, set models.{model}.context_window in runtime_config.json"
+        )
 
     async def _reissue(self, resume: ApprovalRecord) -> ToolCall:
         """Store an assistant message re-issuing the call of a resumed approval (a new call id: the old
@@ -312,6 +362,16 @@ class Agent:
         )
 
     # -- budgets, the loop guard, an unreachable lane -------------------------------------------------
+    async def _stopped_at(self, breach: Breach) -> TurnResult:
+        """The user answered a budget or loop-guard pause with "stop": the turn ends as a cancel does
+        (status cancelled, the session idle, not failed), with a note naming the cap; its
+        ``error_kind`` stays "budget"/"loop" (``paragents run`` exits with 7)."""
+        kind = LOOP_KIND if breach.level == "loop" else BUDGET_KIND
+        where = "the loop guard" if breach.level == "loop" else "the budget"
+        text = f"stopped at {where}: {breach.reason}"
+        self.emit(ev.Notice(self.session.id, text, "warning"))
+        return await self.record.finish(TurnStatus.CANCELLED, text, kind)
+
     async def _hold_while_unreachable(self) -> None:
         """Before a request: while the session's lane (a container or Pod) does not answer, pause the
         turn (state PAUSED, the reason as detail) until it answers again; its clock stops meanwhile."""

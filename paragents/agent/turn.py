@@ -133,20 +133,23 @@ class TurnRecord:
             self.revision += 1
 
     # -- the running turn ------------------------------------------------------------------------------
-    async def start(self, prompt: str) -> TurnResult | None:
+    async def start(self, prompt: str, *, announce: bool = True) -> TurnResult | None:
         """Begin a turn for ``prompt``: catch up with the store, record the turn, move the session to
         RUNNING. Returns None when it began, else how it ended (the store failed; see
-        :meth:`store_failed`)."""
+        :meth:`store_failed`). ``announce`` False: no ``TurnStarted`` (a prompt refused before sending
+        is not shown as sent; it goes back to the prompt box instead)."""
         sid = self.session.id
         self.added, self.total = [], Usage()
         try:
             await self.sync()  # another process may have written since this copy was loaded
             self.turn_id = await self.store.turns.start(sid, prompt)
         except StoreError as exc:
-            self.emit(ev.TurnStarted(sid, prompt))
+            if announce:
+                self.emit(ev.TurnStarted(sid, prompt))
             return await self.store_failed(exc)
         self.set_state(SessionState.RUNNING)
-        self.emit(ev.TurnStarted(sid, prompt))
+        if announce:
+            self.emit(ev.TurnStarted(sid, prompt))
         return None
 
     def set_state(self, state: SessionState, detail: str = "") -> None:
@@ -184,6 +187,16 @@ class TurnRecord:
                 self.session.id, result, outcome=outcome, turn_id=self.turn_id
             )
             raise
+
+    async def keep_unsent(self, prompt: Message) -> None:
+        """Store the turn's user message that was refused before sending (too big for the window):
+        kept and shown like a partial reply (marked incomplete), never part of the history sent to
+        the model, so no later request carries it or tries to compact it."""
+        try:
+            await self.append_partial(prompt)
+        except HistoryChanged:  # written between the turn's start and now: catch up once more
+            await self.sync()
+            await self.append_partial(prompt)
 
     async def append_partial(self, msg: Message) -> None:
         """Store a partial reply (kept, marked incomplete, never sent back) and report it."""

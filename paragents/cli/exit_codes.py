@@ -34,12 +34,12 @@ def exit_code_for(status: str, error_kind: str | None) -> int:
     """Map a turn's status and error kind to the documented exit code."""
     if status == TurnStatus.COMPLETED:
         return EXIT_OK
+    if error_kind in _BUDGET_KINDS:  # stopped at a budget or loop-guard pause (a cancel, or failed)
+        return EXIT_BUDGET
     if status == TurnStatus.CANCELLED:
         return EXIT_CANCELLED
     if error_kind in _CONFIG_KINDS:
         return EXIT_CONFIG
-    if error_kind in _BUDGET_KINDS:
-        return EXIT_BUDGET
     if error_kind in _PROTOCOL_KINDS:
         return EXIT_PROTOCOL
     return EXIT_FAILURE

@@ -412,7 +412,10 @@ class ConflictChecker:
                     if answered.state == "answered" and answered.answer in shown.choices:
                         if not reply.done():
                             reply.set_result(answered.answer)  # the client's bar goes away
-                        return answered.answer, answered.answered_by or "user"
+                        by = answered.answered_by or "user"
+                        if answered.answer == "wait":  # nothing else ends the bar while it waits
+                            self.emit(ev.ConflictResolved(shown.session_id, shown.conflict_id, "wait", by))
+                        return answered.answer, by
                 if not reply.done():
                     return None, "auto"
             if reply.cancelled():

@@ -269,6 +269,8 @@ async def _work(ctx: TrialContext, spec: TrialSpec, lanes: list[TrialLane]) -> t
         result = view.last_result if view is not None else None
         if result is None:
             return "error", "the session ended without a result"
+        if result.error_kind in ("budget", "loop"):  # stopped at a pause (a cancel): the trial failed
+            return "failed", result.error
         return result.status.value, result.error if result.status is not TurnStatus.COMPLETED else None
 
     statuses = list(await asyncio.gather(*(follow(lane) for lane in lanes)))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from paragents import events as ev
+from paragents.agent.spend import request_cost
 from paragents.agent.tokens import cost_usd
 from paragents.fanout.errors import EXIT_CONFIG, FanoutError
 from paragents.fanout.evidence import commit_work, overlaps, patch_of
@@ -30,7 +31,7 @@ from paragents.fanout.verify import run_verify
 from paragents.lanes import LaneError, lane_env, resolve_base, toplevel
 from paragents.lanes.gc import remove_lane
 from paragents.lanes.git import git
-from paragents.models import TurnStatus
+from paragents.models import TurnStatus, Usage
 from paragents.sessions.view import SessionError
 from paragents.store import LaneRecord, StoreError
 
@@ -186,10 +187,23 @@ class FanoutGroup:
                     self.rt.config,
                     self.id,
                     self.request.judge_model,
+                    self._bill_judge,
                 )
             except JudgeFailed as exc:
                 self.judge_error = str(exc)
         await store.fanout.update_group(self.id, state="finished", finished=True)
+
+    async def _bill_judge(self, model: str, usage: Usage, estimated: bool) -> None:
+        """Record one judge request as spent: a usage row (no turn) of the group's first candidate
+        session, so it counts in the group's spend, the project's today and their budgets (the
+        candidates' own evidence was taken before the judge ran)."""
+        store = self.host.store
+        sid = self.siblings[0].session_id
+        record = await store.sessions.get(sid)
+        cost = request_cost(self.rt.config, model, usage)
+        await store.turns.add_usage(sid, None, model, usage, estimated=estimated, cost_usd=cost)
+        if record is not None:  # add_usage took the judge's prompt as the context size: keep the session's
+            await store.sessions.update(sid, last_prompt_tokens=record.last_prompt_tokens)
 
     async def _follow_one(self, sib: Sibling) -> None:
         store = self.host.store

@@ -6,15 +6,22 @@ ranking is advice shown next to the evidence, never instead of it. Nothing here 
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from paragents.agent.tokens import counted_usage, estimate_messages_tokens, estimate_text_tokens
 from paragents.fanout.errors import EXIT_JUDGE, FanoutError
 from paragents.fanout.evidence import CandidateView, candidate_view
 from paragents.llm.errors import LLMError
+from paragents.models import Usage
+
+Bill = Callable[[str, Usage, bool], Awaitable[None]]
+"""Records one judge request the server answered: ``(model, usage, estimated)``."""
 
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
@@ -92,11 +99,17 @@ def judge_prompt(prompt: str, cands: list[CandidateView]) -> str:
 
 
 async def judge_group(
-    fanout: FanoutRepo, client: ChatClient, config: RuntimeConfig, group_id: str, model: str | None = None
+    fanout: FanoutRepo,
+    client: ChatClient,
+    config: RuntimeConfig,
+    group_id: str,
+    model: str | None = None,
+    bill: Bill | None = None,
 ) -> JudgeAnswer:
     """Ask the judge (one request with ``client``) about group ``group_id``'s candidates; store every
     attempt in ``fanout``; return the answer. Raises JudgeFailed after two invalid answers (or when the
-    request fails)."""
+    request fails). ``bill`` records each request the server answered (its usage, else an estimate),
+    valid answer or not: it is spent either way."""
     group = await fanout.get_group(group_id)
     if group is None:
         raise JudgeFailed(f"no fan-out group {group_id}")
@@ -114,9 +127,18 @@ async def judge_group(
                 model=model, messages=messages, tools=None, session_label=f"{group.name}-judge"
             )
         except LLMError as exc:
+            if bill is not None and exc.partial is not None and exc.partial.usage is not None:
+                await bill(model, exc.partial.usage, False)  # the server reported what it billed
             await fanout.add_judge_answer(group_id, {"attempt": attempt, "model": model, "error": str(exc)})
             raise JudgeFailed(f"judge failed: the request failed: {exc}") from None
         text = reply.content or ""
+        if bill is not None:
+            usage, estimated = counted_usage(
+                reply.usage,
+                functools.partial(estimate_messages_tokens, list(messages)),
+                functools.partial(estimate_text_tokens, text),
+            )
+            await bill(model, usage, estimated)
         try:
             answer = parse_answer(text, names)
         except ValueError as exc:

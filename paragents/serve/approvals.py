@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 from paragents import events as ev
 from paragents.paths import norm_dir
 from paragents.permissions import destructive
+from paragents.serve.errors import ApiError
+from paragents.serve.held import Held, conflict_row_json
 from paragents.serve.shown import arguments_of, not_shown, size_of, whole_call
 
 if TYPE_CHECKING:
@@ -26,15 +28,7 @@ if TYPE_CHECKING:
 
 WEB_ANSWERS = ("allow_once", "allow_session", "reject_once", "reject_with_note")
 """Answers the API accepts ("always allow" writes permanent rules: the terminal only)."""
-
-
-class ApiError(Exception):
-    """A request the Runtime refused: ``status`` (HTTP) and a readable ``message``."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.message = message
+__all__ = ["ApiError", "Approvals"]
 
 
 def is_destructive(command: str) -> bool:
@@ -149,6 +143,8 @@ class Approvals:
         self.runtime = runtime
         self.clock = clock
         self.asked_at: dict[str, float] = {}
+        self.held = Held(runtime)
+        """Conflicts and budget / loop-guard pauses (:mod:`paragents.serve.held`)."""
 
     def observe(self, event: ev.Event) -> None:
         """Note when asks arrive and drop them once settled (an observer of the Runtime's events)."""
@@ -158,9 +154,9 @@ class Approvals:
             self.asked_at.pop(event.request_id, None)
 
     async def items(self, projects: tuple[str, ...]) -> list[dict[str, Any]]:
-        """Pending approvals (answerable here) and conflicts (answered in the terminal) of
-        ``projects``, oldest first: this process's asks when it serves one of them, and the pending
-        rows other processes of those projects wait on."""
+        """Pending approvals, conflicts and (this process's) budget pauses of ``projects``, oldest
+        first: this process's when it serves one of them, and the pending rows (asks and conflicts)
+        other processes of those projects wait on."""
         items: list[dict[str, Any]] = []
         if norm_dir(self.runtime.project_dir) in projects:
             items.extend(self._local_items())
@@ -169,7 +165,9 @@ class Approvals:
             for row in await self.runtime.approvals.pending_approvals(project_dir=Path(project)):
                 if row.id not in shown and row.kind == "approval":
                     items.append(row_json(row))  # an ask another process waits on
-                    shown.add(row.id)
+                elif row.id not in shown and row.kind == "conflict":
+                    items.append(conflict_row_json(row))  # answered through the store too
+                shown.add(row.id)
         items.sort(key=lambda i: i["since"] if i["since"] is not None else float("inf"))
         return items
 
@@ -179,19 +177,7 @@ class Approvals:
             for req in view.pending.values():
                 if not req.reply.done():
                     items.append(request_json(sid, view.name, req, self.asked_at.get(req.request_id)))
-            for con in view.conflicts.values():
-                if not con.reply.done():
-                    items.append(
-                        {
-                            "id": con.conflict_id,
-                            "kind": "conflict",
-                            "session_id": sid,
-                            "session_name": view.name,
-                            "summary": con.summary,
-                            "since": None,
-                        }
-                    )
-        return items
+        return [*items, *self.held.local_items()]
 
     async def whole(self, request_id: str, projects: tuple[str, ...]) -> dict[str, Any]:
         """The whole call of the pending ask ``request_id`` of one of ``projects``: ``whole`` (as

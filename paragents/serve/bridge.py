@@ -195,6 +195,22 @@ class RuntimeBridge:
             raise ApiError(400, "reject_with_note needs a non-empty note")
         return await self.call(lambda: self.approvals.answer(request_id, answer, note, by, projects))
 
+    async def answer_conflict(
+        self, conflict_id: str, answer: str, by: str, projects: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """Answer the pending conflict ``conflict_id`` of one of ``projects`` once
+        (:meth:`~paragents.serve.held.Held.answer_conflict`)."""
+        return await self.call(lambda: self.approvals.held.answer_conflict(conflict_id, answer, by, projects))
+
+    async def answer_pause(
+        self, pause_id: str, answer: str, value: str | None, by: str, projects: tuple[str, ...]
+    ) -> dict[str, Any]:
+        """Answer this process's budget or loop-guard pause ``pause_id`` once
+        (:meth:`~paragents.serve.held.Held.answer_pause`)."""
+        return await self.call(
+            lambda: self.approvals.held.answer_pause(pause_id, answer, value, by, projects)
+        )
+
     async def prompt(self, sid: str, text: str) -> str:
         """Queue ``text`` for the open session ``sid``; return the prompt id (404/409 as for reads)."""
 

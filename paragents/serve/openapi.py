@@ -95,6 +95,37 @@ def openapi_document() -> dict[str, Any]:
                     ],
                 )
             },
+            "/conflicts/{cid}/answer": {
+                "post": _op(
+                    "Answer a conflict (once) with one of its choices",
+                    body={
+                        "type": "object",
+                        "required": ["answer"],
+                        "properties": {
+                            "answer": {"type": "string", "enum": ["wait", "run_anyway", "skip", "reread"]}
+                        },
+                    },
+                    parameters=[
+                        {"name": "cid", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                )
+            },
+            "/pauses/{pid}/answer": {
+                "post": _op(
+                    "Answer this process's budget or loop-guard pause (once)",
+                    body={
+                        "type": "object",
+                        "required": ["answer"],
+                        "properties": {
+                            "answer": {"type": "string", "enum": ["raise", "one_more", "stop"]},
+                            "value": {"type": "string", "description": "the new cap (raise): 5usd, 500k"},
+                        },
+                    },
+                    parameters=[
+                        {"name": "pid", "in": "path", "required": True, "schema": {"type": "string"}}
+                    ],
+                )
+            },
             "/events": {"get": _op("Server-sent events of session changes (text/event-stream)")},
             "/pair/{code}": {"get": _op("A pairing link's page (does not use the code)", public=True)},
             "/pair": {

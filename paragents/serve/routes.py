@@ -136,13 +136,47 @@ async def answer(request: web.Request) -> web.Response:
     if not isinstance(choice, str) or (note is not None and not isinstance(note, str)):
         raise ApiError(400, "answer must be a string (and note, when given, a string)")
     verdict = request[VERDICT]
-    who = await _answerer(request, f"web:{verdict.principal}")  # a session's own tool may not answer
-    if who.refused is not None:
-        raise ApiError(403, f"refused: {who.refused}")
+    who = await _person(request)
     result = await _state(request).bridge.answer(
-        request.match_info["rid"], choice, note, who.label, verdict.projects
+        request.match_info["rid"], choice, note, who, verdict.projects
     )
     return web.json_response(result)
+
+
+async def answer_conflict(request: web.Request) -> web.Response:
+    """Answer a conflict with one of its choices (wait, run_anyway, skip, reread)."""
+    body = await json_body(request)
+    choice = body.get("answer")
+    if not isinstance(choice, str):
+        raise ApiError(400, "answer must be a string")
+    who = await _person(request)
+    result = await _state(request).bridge.answer_conflict(
+        request.match_info["cid"], choice, who, request[VERDICT].projects
+    )
+    return web.json_response(result)
+
+
+async def answer_pause(request: web.Request) -> web.Response:
+    """Answer a budget or loop-guard pause: raise (with ``value``, the new cap), one_more, stop."""
+    body = await json_body(request)
+    choice = body.get("answer")
+    value = body.get("value")
+    if not isinstance(choice, str) or (value is not None and not isinstance(value, str)):
+        raise ApiError(400, "answer must be a string (and value, when given, a string)")
+    who = await _person(request)
+    result = await _state(request).bridge.answer_pause(
+        request.match_info["pid"], choice, value, who, request[VERDICT].projects
+    )
+    return web.json_response(result)
+
+
+async def _person(request: web.Request) -> str:
+    """Who answers through this request (``answered_by``); ApiError 403 when it is a session's own
+    tool or sandboxed: a session never answers its own asks, conflicts or pauses."""
+    who = await _answerer(request, f"web:{request[VERDICT].principal}")
+    if who.refused is not None:
+        raise ApiError(403, f"refused: {who.refused}")
+    return who.label
 
 
 async def _answerer(request: web.Request, by: str) -> Answerer:
@@ -286,6 +320,8 @@ def add_routes(app: web.Application) -> None:
             web.get("/inbox", inbox),
             web.get("/inbox/{rid}/call", whole_call),
             web.post("/inbox/{rid}/answer", answer),
+            web.post("/conflicts/{cid}/answer", answer_conflict),
+            web.post("/pauses/{pid}/answer", answer_pause),
             web.get("/events", events),
             web.get("/pair/{code}", pair_page),
             web.post("/pair", pair),

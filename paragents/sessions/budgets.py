@@ -16,8 +16,10 @@ Nothing here imports Textual."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from paragents import events as ev
 from paragents.agent.budget import BudgetMeter, day_start
@@ -29,6 +31,7 @@ from paragents.sessions.view import SessionError, SessionView
 if TYPE_CHECKING:
     from paragents.config import RuntimeConfig
     from paragents.store.budgets import BudgetsRepo
+    from paragents.store.session_events import SessionEventsRepo
 
 
 class _Store(Protocol):
@@ -36,6 +39,8 @@ class _Store(Protocol):
 
     @property
     def budgets(self) -> BudgetsRepo: ...
+    @property
+    def events(self) -> SessionEventsRepo: ...
 
 
 class _Core(Protocol):
@@ -61,6 +66,7 @@ class Budgets(Protocol):
     def join_group(self, sid: str, group_id: str) -> None: ...
     def allow_one_more(self, sid: str) -> bool: ...
     def stop_paused(self, sid: str) -> bool: ...
+    def answer_pause(self, pause_id: str, action: str, value: str, answered_by: str) -> PauseAnswer: ...
     def caps(self, sid: str) -> dict[str, Budget | None]: ...
     def project_cap(self) -> Budget | None: ...
     async def today(self, now: float) -> tuple[Spend, float]: ...
@@ -69,6 +75,24 @@ class Budgets(Protocol):
 
 BUDGET_LEVELS = ("session", "project", "group")
 """Levels ``/budget`` accepts ("project" is the per-day project cap)."""
+PAUSE_ANSWERS = ("raise", "one_more", "stop")
+"""Answers to a pause: raise the cap to a value, allow one more request (the loop guard: go on), stop."""
+
+
+@dataclass(frozen=True, slots=True)
+class PauseAnswer:
+    """What :meth:`BudgetCommands.answer_pause` did. ``status``: accepted; already_answered (the pause
+    was answered first: ``message`` names that answer); unknown (no such pause waits here: it ended,
+    or it is another process's); invalid (an answer this pause does not offer)."""
+
+    status: Literal["accepted", "already_answered", "unknown", "invalid"]
+    message: str
+    session_id: str = ""
+
+    @property
+    def accepted(self) -> bool:
+        """True when this answer was the one taken."""
+        return self.status == "accepted"
 
 
 class BudgetCommands:
@@ -87,6 +111,8 @@ class BudgetCommands:
         """Fan-out group of each sibling session (session id -> group id), set by :meth:`join_group`."""
         self.group_caps: dict[str, Budget] = {}
         """Group caps set with ``/budget group`` (group id -> cap; else the config's ``budgets.group``)."""
+        self.answered: dict[str, str] = {}
+        """Pause id -> its first answer, as :meth:`answer_pause` refusals name it ("stop by user")."""
 
     # -- stored budgets and figures ---------------------------------------------------------------------
     async def load(self, view: SessionView) -> None:
@@ -238,6 +264,50 @@ class BudgetCommands:
     def stop_paused(self, sid: str) -> bool:
         """End a paused session's turn; False when it is not paused."""
         return self._answer(sid, "stop")
+
+    def answer_pause(self, pause_id: str, action: str, value: str, answered_by: str) -> PauseAnswer:
+        """Answer the pause ``pause_id`` once with ``action`` (``raise`` to ``value``, ``one_more``,
+        ``stop``; a loop-guard pause takes one_more and stop) on behalf of ``answered_by`` (``user``:
+        the terminal's bar; ``web:...``: ``paragents serve``), and record who answered (a
+        ``budget_answer`` event of the session). A later pause of the same session is another id, so a
+        late answer never answers it. Raises SessionError for a cap that does not parse."""
+        first = self.answered.get(pause_id)
+        if first is not None:
+            return PauseAnswer("already_answered", f"pause {pause_id} was already answered: {first}")
+        found = next(
+            (
+                v
+                for v in self.core.sessions.values()
+                if v.budget_pause and v.budget_pause.pause_id == pause_id
+            ),
+            None,
+        )
+        pause = found.budget_pause if found is not None else None
+        if found is None or pause is None:
+            return PauseAnswer("unknown", f"no pause {pause_id} waits here")
+        if pause.reply.done() or found.state is not SessionState.BUDGET:
+            return PauseAnswer("already_answered", f"pause {pause_id} was already answered or ended")
+        offered = ("one_more", "stop") if pause.level == "loop" else PAUSE_ANSWERS
+        if action not in offered:
+            return PauseAnswer("invalid", f"this pause takes {', '.join(offered)}, not {action}")
+        sid = found.id
+        if action == "raise":
+            if not value.strip():
+                raise SessionError("raise needs the new cap, e.g. 5usd or 500k")
+            level = "project" if pause.level == "project_day" else pause.level
+            self.set_budget(sid, level if level in BUDGET_LEVELS else "session", value)
+        else:
+            self._answer(sid, "one_more" if action == "one_more" else "stop")
+        said = f"{action} {value}".strip() if action == "raise" else action
+        self.answered[pause_id] = f"{said} by {answered_by}"
+        data = {"pause_id": pause_id, "level": pause.level, "kind": pause.kind, "answer": action}
+        self._save(self._record(sid, {**data, "value": value or None, "by": answered_by}))
+        return PauseAnswer("accepted", f"{said} by {answered_by}", sid)
+
+    async def _record(self, sid: str, data: dict[str, Any]) -> None:
+        """Record a pause's answer (a ``budget_answer`` event); the audit trail never breaks a turn."""
+        with contextlib.suppress(Exception):
+            await self.core.store.events.record(sid, "budget_answer", data)
 
     def _answer(self, sid: str, answer: ev.BudgetAnswer) -> bool:
         view = self.core.sessions.get(sid)

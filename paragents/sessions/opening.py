@@ -40,6 +40,8 @@ def turn_notes(stored: list[Any], turns: list[Any], before: int = 0) -> tuple[tu
         ending = ENDINGS.get(turn.status)
         if ending is not None and turn.id in last:
             text = ending[0].format(error=turn.error or "unknown error")
+            if turn.status == "cancelled" and (turn.error or "").startswith("stopped at"):
+                text = f"Turn cancelled: {turn.error}"  # the user's Stop at a budget/loop-guard pause
             notes.append((before + last[turn.id] + 1, text, ending[1]))
     return tuple(sorted(notes))
 

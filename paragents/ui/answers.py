@@ -56,16 +56,9 @@ async def _act(app: AppAPI, choice: AnswerChoice) -> None:
             if panel is not None:  # "wait" emits nothing until the call runs: the bar goes now
                 await panel.answered()
         case BudgetChoice(pause=pause, action=action, value=value):
-            sid = pause.session_id
-            if action == "raise":
-                level = "project" if pause.level == "project_day" else pause.level
-                app.runtime.budgets.set_budget(
-                    sid, level if level in ("session", "project", "group") else "session", value
-                )
-            elif action == "one_more":
-                app.runtime.budgets.allow_one_more(sid)
-            else:
-                app.runtime.budgets.stop_paused(sid)
+            result = app.runtime.budgets.answer_pause(pause.pause_id, action, value, "user")
+            if not result.accepted:  # answered first elsewhere (paragents serve): say so
+                app.notify(clean(result.message), severity="warning", timeout=8)
         case LaneChoice():
             await lane_hooks.lane_answered(app, choice)
         case PredictionChoice(prediction=p, action=action):

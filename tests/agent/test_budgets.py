@@ -13,6 +13,7 @@ from paragents.cli.exit_codes import EXIT_BUDGET, exit_code_for
 from paragents.limits import Budget, BudgetError, parse_budget
 from paragents.llm.replay import ScriptedResponse, ThreadedReplayServer
 from paragents.models import SessionState
+from paragents.sessions.opening import turn_notes
 from tests.cli.headless import run_json
 from tests.runtime_env import Env
 
@@ -100,8 +101,31 @@ async def test_token_cap_and_allow_one_more_then_stop(env: Env) -> None:
     assert rt.budgets.stop_paused(s.id)
     await rt.wait_idle(s.id)
     assert s.last_result is not None and s.last_result.error_kind == "budget"
-    assert s.state is SessionState.FAILED and len(env.server.requests) == 2
+    assert s.last_result.status == "cancelled" and len(env.server.requests) == 2
     assert exit_code_for(s.last_result.status.value, s.last_result.error_kind) == EXIT_BUDGET == 7
+    await rt.shutdown()
+
+
+async def test_stop_at_a_budget_pause_ends_the_turn_as_a_cancel_not_a_failure(env: Env) -> None:
+    """A running session paused at its budget, then stopped (the bar's Stop): the session is idle
+    (as after a cancel), not failed, and its detail and a notice say it stopped at the budget."""
+    rt = await env.runtime(budgets={"session": "12k"})
+    s = await rt.lifecycle.new_session("api")
+    (env.project / "a").mkdir()
+    env.server.add([read("a", "c1"), done()], session="api")
+    rt.submit(s.id, "go")
+    await env.sink.wait_for(lambda: s.state is SessionState.BUDGET)
+    assert rt.budgets.stop_paused(s.id)
+    await rt.wait_idle(s.id)
+    assert s.state is SessionState.IDLE
+    assert s.last_result is not None and s.last_result.status == "cancelled"
+    assert s.state_detail.startswith("stopped at the budget: session budget: spent")
+    notices = [n.text for n in env.sink.of(ev.Notice, s.id)]
+    assert any(t.startswith("stopped at the budget: session budget") for t in notices)
+    turns = await rt.store.turns.all(s.id)
+    assert turns[-1].status == "cancelled" and "stopped at the budget" in (turns[-1].error or "")
+    notes = turn_notes(await rt.store.messages.load(s.id), turns)  # what a restored transcript says
+    assert [text for _, text, _ in notes] == [f"Turn cancelled: {turns[-1].error}"]
     await rt.shutdown()
 
 

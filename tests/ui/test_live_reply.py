@@ -87,3 +87,19 @@ async def test_a_huge_pasted_prompt_shows_its_head_and_says_how_much_more() -> N
         assert f"line {SHOWN_PROMPT_LINES}:" not in shown
         assert "2,960 more lines (the whole prompt was sent)" in shown
         assert prompt.size.height < 400
+
+
+async def test_a_prompt_kept_unsent_says_so_not_that_it_was_sent() -> None:
+    """A prompt refused for being bigger than the context window is stored marked incomplete; the
+    restored transcript says it was not sent (never "the whole prompt was sent")."""
+    from paragents.ui.widgets.transcript import Transcript, UserPrompt
+
+    app = PanelApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        panel = app.query_one(SessionPanel)
+        huge = "\n".join(f"line {i}" for i in range(3000))
+        panel.query_one(Transcript).add_message({"role": "user", "content": huge, "incomplete": True})
+        await pilot.pause()
+        shown = str(panel.query_one(UserPrompt).render())
+        assert "line 0" in shown and "(not sent: too big for the context window)" in shown
+        assert "the whole prompt was sent" not in shown

@@ -94,3 +94,30 @@ def test_the_budget_bar_is_an_answer_bar() -> None:
     from paragents.ui.widgets.answer_bar import AnswerBar
 
     assert issubclass(BudgetBar, AnswerBar)
+
+
+async def test_an_answer_from_the_phone_page_takes_the_panels_bar_away(
+    make_runtime: Any, replay: ReplayServer
+) -> None:
+    """First answer wins: the page (``paragents serve``) answers the pause by its id; the terminal's
+    bar goes, and the bar's own answer after it would be refused, naming the page's."""
+    runtime = await make_runtime()
+    (runtime.project_dir / "a").mkdir()
+    replay.add([listing("c1"), ScriptedResponse.from_message("all done", usage=BIG)], session="s1")
+    app = make_app(runtime)
+    async with app.run_test(size=SIZE, notifications=True) as pilot:
+        (panel,) = await started(pilot, app)
+        runtime.budgets.set_budget(panel.session_id, "session", "12k")
+        runtime.submit(panel.session_id, "look")
+        await wait_until(pilot, lambda: panel.budget_bar is not None, "the budget bar in the panel")
+        bar = panel.budget_bar
+        assert bar is not None
+        by = "web:key (client 127.0.0.1:5000)"
+        assert runtime.budgets.answer_pause(bar.pause.pause_id, "one_more", "", by).accepted
+        await wait_until(pilot, lambda: panel.budget_bar is None, "the answered bar gone")
+        late = runtime.budgets.answer_pause(bar.pause.pause_id, "stop", "", "user")
+        assert late.status == "already_answered" and by in late.message
+        await wait_until(pilot, lambda: panel.view.state is not SessionState.BUDGET, "the turn went on")
+        await runtime.wait_idle(panel.session_id)
+        assert len(replay.requests) == 2
+        await app.shutdown_runtime()

@@ -147,11 +147,16 @@ function showNote(item, card) {
 }
 
 async function send(item, card, answer, note) {
+  const body = note === null ? { answer } : { answer, note };
+  await post(card, "/inbox/" + encodeURIComponent(item.id) + "/answer", body);
+}
+
+async function post(card, path, body) {
   for (const b of card.querySelectorAll("button")) b.disabled = true;
   const error = card.querySelector(".error");
   error.textContent = "";
   try {
-    await api("/inbox/" + encodeURIComponent(item.id) + "/answer", note === null ? { answer } : { answer, note });
+    await api(path, body);
     card.classList.add("done");
     card.dataset.state = "answered";
   } catch (e) {
@@ -161,6 +166,65 @@ async function send(item, card, answer, note) {
   scheduleRefresh(0);
 }
 
+// A conflict's answers, as the terminal's conflict bar offers them (the item's ``choices``).
+const CONFLICT_LABELS = { wait: "Wait", run_anyway: "Run anyway", skip: "Skip", reread: "Re-read first" };
+
+function plainButton(label, answer, cls, onClick) {
+  const button = el("button", cls, label);
+  button.type = "button";
+  button.dataset.answer = answer;
+  button.addEventListener("click", onClick);
+  return button;
+}
+
+function conflictCard(item, card) {
+  const path = "/conflicts/" + encodeURIComponent(item.id) + "/answer";
+  if (item.holder) card.appendChild(el("div", "why", "Held by " + item.holder + (item.holder_reason ? ": " + item.holder_reason : "")));
+  else if (item.holder_reason) card.appendChild(el("div", "why", item.holder_reason));
+  if (item.process) card.appendChild(el("div", "why", "Waits in another paragents process (pid " + item.process + ")."));
+  if (item.diff) card.appendChild(textBlock(item.diff, true));
+  const buttons = el("div", "buttons");
+  for (const choice of item.choices) {
+    if (!(choice in CONFLICT_LABELS)) continue;
+    const cls = choice === "skip" ? "deny" : "allow";
+    buttons.appendChild(plainButton(CONFLICT_LABELS[choice], choice, cls, () => post(card, path, { answer: choice })));
+  }
+  card.append(buttons, el("div", "error"));
+  return card;
+}
+
+function pauseCard(item, card) {
+  const path = "/pauses/" + encodeURIComponent(item.id) + "/answer";
+  const loop = item.level === "loop";
+  card.appendChild(el("div", "why", loop ? "Loop guard: the session is held before its next request."
+    : "Budget (" + item.level + "): " + item.spent + " of " + item.cap + ". The session is held before its next request."));
+  const buttons = el("div", "buttons");
+  if (!loop) {
+    buttons.appendChild(plainButton("Raise to…", "raise", "allow", () => showRaise(card, path)));
+  }
+  buttons.append(
+    plainButton(loop ? "Go on" : "Allow one more request", "one_more", "allow", () => post(card, path, { answer: "one_more" })),
+    plainButton("Stop", "stop", "deny", () => post(card, path, { answer: "stop" })),
+  );
+  card.append(buttons, el("div", "error"));
+  return card;
+}
+
+function showRaise(card, path) {
+  if (card.querySelector(".note")) return;
+  const box = el("div", "note");
+  const input = el("input");
+  input.type = "text";
+  input.placeholder = "The new cap, e.g. 5usd or 500k";
+  input.maxLength = 100;
+  const ok = plainButton("Raise", "send_raise", "allow", () => {
+    if (input.value.trim()) post(card, path, { answer: "raise", value: input.value.trim() });
+  });
+  box.append(input, ok);
+  card.querySelector(".buttons").appendChild(box);
+  input.focus();
+}
+
 function itemCard(item) {
   const card = el("article", "card");
   card.dataset.id = item.id;
@@ -168,10 +232,9 @@ function itemCard(item) {
   head.append(el("span", "session", item.session_name), el("span", "age", age(item.since)));
   card.appendChild(head);
   card.appendChild(el("div", "summary", item.summary));
-  if (item.kind !== "approval") {
-    card.appendChild(el("div", "why", "A conflict between sessions: answer it in the terminal."));
-    return card;
-  }
+  if (item.kind === "conflict") return conflictCard(item, card);
+  if (item.kind === "pause") return pauseCard(item, card);
+  if (item.kind !== "approval") return card;
   if (item.destructive) {
     const why = item.destructive_reason || "it deletes or overwrites files";
     card.appendChild(el("div", "danger", "Destructive (" + why + "): Allow needs a second tap."));

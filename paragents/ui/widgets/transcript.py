@@ -75,11 +75,13 @@ def live_summary(summary: str, sandboxed: bool | None = None) -> str:
 
 @dataclass(eq=False)
 class TextEntry:
-    """A user prompt (``kind`` "user") or notice (``kind`` "info"/"warning"/"error")."""
+    """A user prompt (``kind`` "user") or notice (``kind`` "info"/"warning"/"error"); ``sent`` False
+    for a prompt kept but never sent (too big for the context window)."""
 
     kind: str
     text: str
     widget: Any = field(default=None, repr=False)
+    sent: bool = True
 
 
 @dataclass(eq=False)
@@ -244,10 +246,10 @@ class Transcript(VerticalScroll):
             self._add(AssistantEntry(text + "\n\n*(interrupted)*", reasoning))
 
     # --- entries -------------------------------------------------------------------------------
-    def add_user(self, text: str) -> None:
-        """Append a user prompt."""
+    def add_user(self, text: str, *, sent: bool = True) -> None:
+        """Append a user prompt (``sent`` False: kept, never sent to the model)."""
         self._drop_live()
-        self._add(TextEntry("user", text))
+        self._add(TextEntry("user", text, sent=sent))
 
     def add_notice(self, text: str, level: str = "info") -> None:
         """Append a notice; ``level`` is info, warning or error."""
@@ -281,7 +283,7 @@ class Transcript(VerticalScroll):
                 entry.status = str(message.get("outcome") or "ok")  # stored outcome (restored)
                 self._refresh_tool(entry)
         elif role == "user":
-            self.add_user(str(message.get("content") or ""))
+            self.add_user(str(message.get("content") or ""), sent=not message.get("incomplete"))
 
     def load_history(
         self, messages: list[Message], *, mount: bool = True, notes: Sequence[tuple[int, str, str]] = ()
@@ -390,9 +392,12 @@ class Transcript(VerticalScroll):
         else:
             text = safe_text(shown, style)
             widget = NoticeLine(text)
+        unsent = entry.kind == "user" and not entry.sent
         if more:
-            sent = " (the whole prompt was sent)" if entry.kind == "user" else ""
+            sent = " (the whole prompt was sent)" if entry.kind == "user" and not unsent else ""
             text.append(f"\n{glyphs().ellipsis} {more}{sent}", style="dim italic")
+        if unsent:
+            text.append("\n(not sent: too big for the context window)", style="dim italic")
         entry.widget = widget
         return widget
 
