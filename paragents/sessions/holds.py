@@ -11,6 +11,7 @@ from typing import Any
 from paragents import events as ev
 from paragents.models import SessionState
 from paragents.sessions.core import SessionsCore
+from paragents.sessions.follow import SessionFollow
 from paragents.sessions.view import SessionView
 from paragents.store import SessionHeld, StoreError
 from paragents.store.holders import HEARTBEAT_INTERVAL
@@ -30,6 +31,8 @@ class SessionHolds:
     def __init__(self, core: SessionsCore) -> None:
         self.core = core
         self._heartbeat: asyncio.Task[None] | None = None
+        self.follow = SessionFollow(core)
+        """The loop that keeps the views shown read-only up to what their holders write."""
         self._gone: dict[str, tuple[int, list[str], str]] = {}
         """Holder gone -> (index of its note in ``core.notes``, the sessions taken from it, the note)."""
 
@@ -42,13 +45,15 @@ class SessionHolds:
             previous = await core.store.holders.acquire(view.id, take_over=take_over)
         except SessionHeld as exc:
             reason = (
-                f"{exc}: shown read-only here; /takeover takes it over (only when that process is "
-                "gone or you are sure)"
+                f"{exc}: shown read-only here (it follows what that process writes); /takeover takes "
+                "it over (only when that process is gone or you are sure)"
             )
             known = rec is not None and rec.state in SessionState._value2member_map_
             view.apply(ev.ReadOnlyChanged(view.id, reason, SessionState(rec.state) if known else None))
+            self.follow.ensure()
             return False
         view.apply(ev.ReadOnlyChanged(view.id, None))
+        self.follow.forget(view.id)
         core.holds.add(view.id)
         self._ensure_heartbeat()
         if previous is not None:
@@ -96,7 +101,8 @@ class SessionHolds:
                 log.exception("renewing the session holds failed")
 
     async def stop(self) -> None:
-        """Stop renewing the holds (at shutdown)."""
+        """Stop renewing the holds and following the read-only sessions (at shutdown)."""
+        await self.follow.stop()
         if self._heartbeat is not None:
             self._heartbeat.cancel()
             await asyncio.gather(self._heartbeat, return_exceptions=True)
@@ -113,10 +119,11 @@ class SessionHolds:
             if view is None:
                 continue
             reason = (
-                f"session {view.name!r} was taken over by another process: shown read-only here; "
-                "/takeover takes it back"
+                f"session {view.name!r} was taken over by another process: shown read-only here (it "
+                "follows what that process writes); /takeover takes it back"
             )
             core.emit(ev.ReadOnlyChanged(sid, reason))
+            self.follow.ensure()
             core.scheduler.cancel(sid)
             core.emit(ev.Notice(sid, reason, "error"))
         return lost

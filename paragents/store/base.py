@@ -60,6 +60,12 @@ class Database:
             async with self._lock:
                 await db.close()
 
+    @property
+    def total_changes(self) -> int:
+        """Rows changed through this connection since it opened (``sqlite3.Connection.total_changes``;
+        0 once closed)."""
+        return 0 if self._db is None else int(self._db.total_changes)
+
     def _conn(self) -> aiosqlite.Connection:
         if self._db is None:
             raise StoreError(f"the store {self.path} is closed; open it again with Store.open()")

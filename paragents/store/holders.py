@@ -107,6 +107,15 @@ class HoldersRepo(Repository):
         """Return the session's holder row, or None when no process holds it."""
         return _holder(await self._db.fetchone(_SELECT, (session_id,)))
 
+    async def live(self, session_id: str, *, stale_after: float | None = None) -> HolderRecord | None:
+        """Return the session's holder while it is a live process (see :func:`holder_gone`), else
+        None: no process holds it, or the one recorded is gone (the session is free to take). Only reads."""
+        held = await self.get(session_id)
+        limit = STALE_AFTER if stale_after is None else stale_after
+        if held is None or holder_gone(held, host=this_host(), stamp=now(), stale_after=limit):
+            return None
+        return held
+
     async def renew(self, session_ids: list[str], *, pid: int | None = None) -> list[str]:
         """Renew this process's heartbeat on ``session_ids``; return those it no longer holds (another
         process took them over, or the row is gone)."""

@@ -136,6 +136,16 @@ class MessagesRepo(Repository):
             )
         return [stored_message(r) for r in rows]
 
+    async def load_after(self, session_id: str, after_id: int) -> list[StoredMessage]:
+        """Return the messages of the session's current conversation stored after message id
+        ``after_id`` (ids grow in append order), in conversation order, for display: what another
+        process appended since a copy that has messages up to ``after_id`` was read. Only reads."""
+        rows = await self._db.fetchall(
+            f"SELECT {COLUMNS} FROM messages WHERE conversation_id = {_CURRENT} AND id > ? ORDER BY seq, id",
+            (session_id, after_id),
+        )
+        return [stored_message(r) for r in rows]
+
     async def load_history(self, session_id: str, stored: list[StoredMessage] | None = None) -> list[Message]:
         """Return the current conversation as OpenAI messages ready to send to the provider.
 

@@ -14,7 +14,8 @@ module and each over that shared connection: ``store.sessions`` (:mod:`.sessions
 ``store.messages``, ``store.turns``, ``store.compactions``, ``store.holders``, ``store.audit``,
 ``store.events``, ``store.reservations``, ``store.notes``, ``store.lanes``, ``store.lane_verify``,
 ``store.approvals``, ``store.api_access``, ``store.budgets``, ``store.fanout``,
-``store.agent_sessions``, ``store.decisions``, ``store.drafts`` and ``store.tool_rows``. A part of
+``store.agent_sessions``, ``store.decisions``, ``store.drafts``, ``store.tool_rows`` and
+``store.changes`` (whether another process wrote). A part of
 paragents that uses one subject takes that repository (``ApprovalsRepo``...), not the whole store.
 Every method is a coroutine and runs its SQL on aiosqlite's thread; rows come back as the records of
 :mod:`paragents.store.records`.
@@ -37,6 +38,7 @@ from paragents.store.approvals import ApprovalsRepo
 from paragents.store.audit import AuditRepo
 from paragents.store.base import Database
 from paragents.store.budgets import BudgetsRepo
+from paragents.store.changes import ChangesRepo
 from paragents.store.compactions import CompactionsRepo
 from paragents.store.connection import connect, make_private, retry_busy
 from paragents.store.corruption import check_file, is_corruption, move_aside, recovery_note, salvage
@@ -114,6 +116,7 @@ class Store:
         self.decisions = DecisionsRepo(database)
         self.drafts = DraftsRepo(database)
         self.tool_rows = ToolRowsRepo(database)
+        self.changes = ChangesRepo(database)
 
     @property
     def path(self) -> Path:

@@ -151,8 +151,7 @@ async def cancel(app: AppAPI, sid: str, command: SlashCommand) -> None:
 
 
 async def clear(app: AppAPI, sid: str, command: SlashCommand) -> None:
-    await app.runtime.lifecycle.clear_session(sid)
-    await app.panels[sid].clear_transcript()
+    await app.runtime.lifecycle.clear_session(sid)  # its ConversationCleared empties the panel
     app.sync_panel(sid)
 
 

@@ -36,9 +36,9 @@ async def replay() -> AsyncIterator[ReplayServer]:
 async def test_huge_paste_and_control_sequences_render_safely(replay: ReplayServer, tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
-    rt = await Runtime.create(
-        project, cli_overrides={"base_url": replay.base_url, "model": "m"}, db_path=tmp_path / "db.sqlite"
-    )
+    # a window the 1 MB prompt fits in: a prompt bigger than the window is refused before sending
+    overrides = {"base_url": replay.base_url, "model": "m", "default_context_window": 10_000_000}
+    rt = await Runtime.create(project, cli_overrides=overrides, db_path=tmp_path / "db.sqlite")
     replay.add(ScriptedResponse.from_message(NASTY, chunk_size=50))
     app = make_app(rt)
     ok = False

@@ -68,6 +68,8 @@ async def test_clear_resets_the_context_percentage(make_runtime: Any, replay: Re
         await wait_until(pilot, lambda: "ctx 0%" in title(panel), "ctx 0% after /clear: " + title(panel))
         record = await runtime.store.sessions.get(panel.session_id)
         assert record.last_prompt_tokens == 0  # a restart shows 0 % too
+        texts = [getattr(e, "text", getattr(e, "content", None)) for e in panel.transcript.records]
+        assert texts == ["New conversation (the previous one stays in the history)."]  # emptied, said once
         await app.shutdown_runtime()
 
 

@@ -244,6 +244,9 @@ class SessionPanel(Vertical):
             await self._show_next_ask()
         elif isinstance(event, PermissionResolved):
             await self._show_next_ask()
+        elif isinstance(event, ConversationCleared):  # /clear here, or in the process holding it
+            await self.clear_transcript()
+            self._say_if_over_window()  # the context is empty again
         elif isinstance(event, DraftRestored):
             self.prompt_box.restore_draft(event.text)
         elif isinstance(event, QueueChanged):
@@ -272,7 +275,7 @@ class SessionPanel(Vertical):
                 f"compacted: {event.replaced} messages (above) are summarised in requests; the store "
                 f"keeps them all (~{event.tokens_before} -> ~{event.tokens_after} tokens)"
             )
-        elif isinstance(event, UsageUpdated | ModelChanged | ConversationLoaded | ConversationCleared):
+        elif isinstance(event, UsageUpdated | ModelChanged | ConversationLoaded):
             self._say_if_over_window()
         # StreamRetry: the core's Notice that comes with it ("..., retrying in N s") is the one line shown
         self.refresh_title()
