@@ -56,6 +56,7 @@ class _Core(Protocol):
     def config(self) -> RuntimeConfig: ...
     def emit(self, event: ev.Event) -> None: ...
     def view(self, sid: str) -> SessionView: ...
+    def writable(self, sid: str) -> SessionView: ...
 
 
 class Budgets(Protocol):
@@ -201,8 +202,9 @@ class BudgetCommands:
     def set_budget(self, sid: str, level: str, text: str) -> Budget:
         """Set (or raise) the ``level`` cap ("session", "project", "group": the session's fan-out group) to
         ``text`` (e.g. ``"5usd"``) and let a paused session re-check; return the caps now in force.
-        Raises SessionError with a readable message for a bad level or budget."""
-        view = self.core.view(sid)
+        Raises SessionError with a readable message for a bad level or budget, or for a session cap
+        of a session another process holds (read-only here)."""
+        view = self.core.writable(sid) if level == "session" else self.core.view(sid)
         if level not in BUDGET_LEVELS:
             raise SessionError(f"unknown budget level {level!r}: use session, project or group")
         gid = self.groups.get(sid)

@@ -67,7 +67,7 @@ class SessionControls:
     async def rename_session(self, sid: str, name: str) -> None:
         """Rename a session. Raises SessionError on a bad or taken name."""
         core = self.core
-        view = core.view(sid)
+        view = core.writable(sid)
         check_name(name)
         try:
             await core.store.sessions.update(sid, name=name)
@@ -80,7 +80,7 @@ class SessionControls:
         """Use ``model`` for the session's next requests. Raises SessionError for an ``acp:NAME``
         model (that names an external agent, which a model session cannot become)."""
         core = self.core
-        view = core.view(sid)
+        view = core.writable(sid)
         if model.startswith(acp_sessions.MODEL_PREFIX) and acp_sessions.agent_of(core, sid) is None:
             raise SessionError(f"{model} names an external agent: open one with /new --agent {model[4:]}")
         await core.store.sessions.update(sid, model=model)
@@ -118,7 +118,7 @@ class SessionControls:
         """Set the session's permission mode. Raises SessionError for an unknown mode."""
         core = self.core
         check_mode(mode)
-        view = core.view(sid)
+        view = core.writable(sid)
         await core.store.sessions.update(sid, mode=mode)
         core.emit(ev.ModeChanged(sid, mode))
         core.emit(ev.SessionStateChanged(sid, view.state, f"mode {mode}"))
@@ -128,7 +128,7 @@ class SessionControls:
         for an unknown mode."""
         if mode not in SANDBOX_MODES:
             raise SessionError(f"unknown sandbox mode {mode!r}; use one of {', '.join(SANDBOX_MODES)}")
-        view = self.core.view(sid)
+        view = self.core.writable(sid)
         self.core.emit(ev.SandboxChanged(sid, mode))
         self.core.emit(ev.SessionStateChanged(sid, view.state, f"sandbox {mode}"))
 
@@ -147,10 +147,12 @@ class SessionControls:
 
     async def agent_mode(self, sid: str, mode: str | None) -> None:
         """See :func:`paragents.sessions.acp_controls.agent_mode`."""
+        self.core.writable(sid)
         await acp_controls.agent_mode(self.core, sid, mode)
 
     async def agent_model(self, sid: str, model: str | None) -> None:
         """See :func:`paragents.sessions.acp_controls.agent_model`."""
+        self.core.writable(sid)
         await acp_controls.agent_model(self.core, sid, model)
 
     def use_tools(self, sid: str, tools: Sequence[str] | None, instructions: Sequence[str] = ()) -> None:

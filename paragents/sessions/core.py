@@ -169,6 +169,15 @@ class SessionsCore:
         except KeyError:
             raise SessionError(f"no open session with id {sid}") from None
 
+    def writable(self, sid: str) -> SessionView:
+        """Return the open session ``sid``'s view for a command that changes the session. Raises
+        SessionError when it is not open, or when another live process holds it (read-only here: one
+        writer per session), naming that process and /takeover."""
+        view = self.view(sid)
+        if view.read_only:
+            raise SessionError(view.read_only)
+        return view
+
     def context_window(self, model: str) -> int:
         """Return ``model``'s context window (tokens) from the config."""
         return int(self.config.model_settings(model).context_window)

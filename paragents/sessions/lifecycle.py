@@ -238,7 +238,7 @@ class SessionLifecycle:
         """Start a new conversation in the session (the old one stays in the store's history)."""
         core = self.core
         await core.loaded_event.wait()
-        view = core.view(sid)
+        view = core.writable(sid)
         if core.scheduler.is_running(sid):
             raise SessionError("the session is running a turn: cancel it (Esc) before /clear")
         await core.store.sessions.new_conversation(sid)

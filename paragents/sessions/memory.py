@@ -11,7 +11,6 @@ from paragents.agent.context import load_instructions
 from paragents.sessions.core import SessionsCore
 from paragents.sessions.mcp import mcp_tokens
 from paragents.sessions.notes import MemoryReport
-from paragents.sessions.view import SessionError
 from paragents.store import DecisionRecord, NoteRecord
 from paragents.tools.remember import Remember
 
@@ -51,9 +50,7 @@ class MemoryCommands:
         outcome; a failure (``ok=False``, also shown as a Notice) leaves the history unchanged."""
         core = self.core
         await core.loaded_event.wait()
-        view = core.view(sid)
-        if view.read_only:
-            raise SessionError(view.read_only)
+        view = core.writable(sid)
         agent = core.agents[view.id]
         if core.scheduler.is_running(sid):
             return await agent.compactions.request(focus)
@@ -63,7 +60,7 @@ class MemoryCommands:
         """Store a note written by the user: for this session, or for every session of the project
         (``project``). Returns the store's ``NoteRecord``; raises ValueError for empty text."""
         core = self.core
-        view = core.view(sid)
+        view = core.view(sid) if project else core.writable(sid)  # a project note is no session's
         note = await core.notebook.add(sid, text, project=project, author=f"user@{view.name}")
         if project:
             for other in core.sessions:
