@@ -129,12 +129,19 @@ async def whole_call(request: web.Request) -> web.Response:
     return web.json_response(data)
 
 
-async def answer(request: web.Request) -> web.Response:
+async def _choice(request: web.Request, extra: str | None = None) -> tuple[str, str | None]:
+    """The body's ``answer`` and, when ``extra`` names one, that optional field; both strings, else 400."""
     body = await json_body(request)
     choice = body.get("answer")
-    note = body.get("note")
-    if not isinstance(choice, str) or (note is not None and not isinstance(note, str)):
-        raise ApiError(400, "answer must be a string (and note, when given, a string)")
+    more = body.get(extra) if extra else None
+    if not isinstance(choice, str) or (more is not None and not isinstance(more, str)):
+        also = f" (and {extra}, when given, a string)" if extra else ""
+        raise ApiError(400, f"answer must be a string{also}")
+    return choice, more
+
+
+async def answer(request: web.Request) -> web.Response:
+    choice, note = await _choice(request, "note")
     verdict = request[VERDICT]
     who = await _person(request)
     result = await _state(request).bridge.answer(
@@ -145,10 +152,7 @@ async def answer(request: web.Request) -> web.Response:
 
 async def answer_conflict(request: web.Request) -> web.Response:
     """Answer a conflict with one of its choices (wait, run_anyway, skip, reread)."""
-    body = await json_body(request)
-    choice = body.get("answer")
-    if not isinstance(choice, str):
-        raise ApiError(400, "answer must be a string")
+    choice, _ = await _choice(request)
     who = await _person(request)
     result = await _state(request).bridge.answer_conflict(
         request.match_info["cid"], choice, who, request[VERDICT].projects
@@ -158,11 +162,7 @@ async def answer_conflict(request: web.Request) -> web.Response:
 
 async def answer_pause(request: web.Request) -> web.Response:
     """Answer a budget or loop-guard pause: raise (with ``value``, the new cap), one_more, stop."""
-    body = await json_body(request)
-    choice = body.get("answer")
-    value = body.get("value")
-    if not isinstance(choice, str) or (value is not None and not isinstance(value, str)):
-        raise ApiError(400, "answer must be a string (and value, when given, a string)")
+    choice, value = await _choice(request, "value")
     who = await _person(request)
     result = await _state(request).bridge.answer_pause(
         request.match_info["pid"], choice, value, who, request[VERDICT].projects
